@@ -1,0 +1,239 @@
+//! The backend traits: what every place that computes (CPU, CUDA, wgpu) offers.
+//!
+//! A backend runs a workload in the phases a GPU user pays for: [`Implements::upload`] (host to device),
+//! [`Implements::launch`] (enqueue the kernel, no wait), [`Implements::download`] (device to host, which waits). Keeping
+//! the phases apart lets the harness time transfers and kernels separately and keep data resident across launches.
+//! Kernel compilation happens in [`Implements::prepare`], once per process and variant, so that first-call cost is
+//! measured as its own phase and never inside a timed loop.
+//!
+//! Run-time choice of backend is a closed enum ([`BackendKind`]) rather than trait objects: the traits have associated
+//! types (the resident data) that trait objects cannot carry, and the set of backends is fixed.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::workload::{Precision, Workload};
+
+/// The backends gpuworthy knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BackendKind {
+    /// The host CPU: rayon threads and explicit SIMD.
+    Cpu,
+    /// NVIDIA GPUs through the CUDA driver and NVRTC.
+    Cuda,
+    /// Any GPU through WGSL compute shaders on wgpu (Vulkan, Metal, DX12), or a CPU through lavapipe.
+    Wgpu,
+}
+
+impl BackendKind {
+    /// Every backend, in a stable order.
+    pub const ALL: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Cuda, BackendKind::Wgpu];
+
+    /// The lower-case name used on the command line, in benchmark ids and in `GPUWORTHY_REQUIRE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+            BackendKind::Wgpu => "wgpu",
+        }
+    }
+
+    /// Whether this backend computes on a GPU (so data must travel to it).
+    pub fn is_gpu(self) -> bool {
+        !matches!(self, BackendKind::Cpu)
+    }
+
+    /// The backends named in the environment variable `GPUWORTHY_REQUIRE` (comma-separated, e.g. `cpu,wgpu`).
+    ///
+    /// Tests skip a backend that is unavailable on this machine; a backend listed here turns that skip into a
+    /// failure, so that a CI run cannot pass by skipping. An unknown name is an error, not silently ignored.
+    ///
+    /// ```
+    /// # use gpuworthy_core::BackendKind;
+    /// let required = BackendKind::parse_list("cpu, wgpu").unwrap();
+    /// assert_eq!(required, vec![BackendKind::Cpu, BackendKind::Wgpu]);
+    /// ```
+    pub fn required_by_env() -> Result<Vec<BackendKind>> {
+        match std::env::var("GPUWORTHY_REQUIRE") {
+            Ok(list) => Self::parse_list(&list),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Parses a comma-separated list of backend names; empty items are ignored.
+    pub fn parse_list(list: &str) -> Result<Vec<BackendKind>> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::parse)
+            .collect()
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        BackendKind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown backend `{s}`: expected one of cpu, cuda, wgpu"
+                ))
+            })
+    }
+}
+
+/// Which clock measured a kernel time, so that reports can say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelClock {
+    /// The host's monotonic clock around synchronous work (the CPU backend: the work is the launch).
+    HostWallClock,
+    /// The host's clock around a launch followed by a full synchronisation: includes launch overhead. A GPU backend
+    /// uses it only when its device has no timer.
+    SynchronisedWallClock,
+    /// CUDA events recorded on the backend's stream.
+    CudaEvents,
+    /// wgpu timestamp queries written at the start and end of the compute passes.
+    TimestampQueries,
+}
+
+impl fmt::Display for KernelClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KernelClock::HostWallClock => "host wall clock",
+            KernelClock::SynchronisedWallClock => "wall clock around a synchronised launch",
+            KernelClock::CudaEvents => "CUDA events",
+            KernelClock::TimestampQueries => "timestamp queries",
+        })
+    }
+}
+
+/// What a backend says about the device it computes on, for reports and machine fingerprints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The device's name, e.g. `AMD EPYC 7B13` or `NVIDIA H200`.
+    pub name: String,
+    /// The driver, API or instruction set in use, e.g. `AVX2+FMA, 16 threads` or `Vulkan, NVIDIA 580.65`.
+    pub driver: String,
+    /// Limits that matter for sizing work, as `(name, value)` pairs, e.g. `("max_storage_buffer_binding_size",
+    /// "128 MiB")`.
+    pub limits: Vec<(String, String)>,
+}
+
+/// A place that computes: its identity, synchronisation and timer.
+pub trait Backend: Send + Sync {
+    /// Which backend this is.
+    fn kind(&self) -> BackendKind;
+
+    /// The device this backend computes on.
+    fn device(&self) -> &DeviceInfo;
+
+    /// Waits until all work enqueued so far has finished. Called before every host clock read.
+    fn synchronize(&self) -> Result<()>;
+
+    /// The clock [`Backend::time_on_device`] uses.
+    fn kernel_clock(&self) -> KernelClock;
+
+    /// Runs `work` (which enqueues launches), waits for it, and returns the time the device spent on it as measured by
+    /// [`Backend::kernel_clock`].
+    fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration>;
+}
+
+/// Times synchronous work with the host clock: the [`Backend::time_on_device`] of a backend whose launches complete
+/// before they return.
+pub fn time_synchronous(work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+    let start = Instant::now();
+    work()?;
+    Ok(start.elapsed())
+}
+
+/// A backend's implementation of workload `W`, split into the phases a GPU user pays for.
+///
+/// `launch` may be called many times on one resident value (benchmarks do); [`Implements::download`] returns the
+/// result of the last launch. Validate with one launch per upload: a second launch of an in-place workload (saxpy)
+/// applies it twice.
+pub trait Implements<W: Workload>: Backend {
+    /// The inputs and outputs where the backend computes (device buffers, or host vectors on the CPU).
+    type Resident: Send;
+
+    /// The variants this backend offers for `W` on this device, in ladder order (naive first). A variant that is not
+    /// written, or that this device cannot run, is absent.
+    fn variants(&self) -> Vec<&'static str>;
+
+    /// The arithmetic precision a variant computes in; reduced-precision variants are checked at a looser tolerance
+    /// and labelled in every report.
+    fn precision(&self, variant: &str) -> Precision {
+        let _ = variant;
+        Precision::Full
+    }
+
+    /// Does the first-use work of a variant (compiling its kernel, building its pipeline) and caches it. Cheap when
+    /// already done. [`Implements::launch`] calls it too, so calling it first only moves the cost out of the launch.
+    fn prepare(&self, variant: &str) -> Result<()>;
+
+    /// Validates the input and copies it to where the backend computes.
+    fn upload(&self, input: &W::Input) -> Result<Self::Resident>;
+
+    /// Enqueues one run of `variant` on resident data. May return before the work finishes.
+    fn launch(&self, variant: &str, resident: &mut Self::Resident) -> Result<()>;
+
+    /// Waits for the work and copies the output back to the host.
+    fn download(&self, resident: &mut Self::Resident) -> Result<W::Output>;
+
+    /// Upload, one launch and download: the whole job for one input.
+    fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
+        let mut resident = self.upload(input)?;
+        self.launch(variant, &mut resident)?;
+        self.download(&mut resident)
+    }
+
+    /// The error for a variant name this backend does not offer.
+    fn unknown_variant(&self, variant: &str) -> Error {
+        Error::UnknownVariant {
+            backend: self.kind(),
+            workload: W::NAME,
+            variant: variant.to_owned(),
+            available: self.variants(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_names_round_trip() {
+        for kind in BackendKind::ALL {
+            assert_eq!(kind.name().parse::<BackendKind>().unwrap(), kind);
+            assert_eq!(kind.to_string(), kind.name());
+        }
+        assert_eq!("  WGPU ".parse::<BackendKind>().unwrap(), BackendKind::Wgpu);
+    }
+
+    #[test]
+    fn unknown_backend_is_named_in_the_error() {
+        let err = "metal".parse::<BackendKind>().unwrap_err();
+        assert!(err.to_string().contains("metal"), "{err}");
+    }
+
+    #[test]
+    fn required_list_parses_and_rejects_unknown_names() {
+        assert_eq!(BackendKind::parse_list("").unwrap(), vec![]);
+        assert_eq!(
+            BackendKind::parse_list("cuda,cpu,").unwrap(),
+            vec![BackendKind::Cuda, BackendKind::Cpu]
+        );
+        assert!(BackendKind::parse_list("cpu,opencl").is_err());
+    }
+}

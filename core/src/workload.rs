@@ -1,0 +1,238 @@
+//! The [`Workload`] trait: one compute task, defined once and independent of where it runs.
+//!
+//! A workload owns everything that must be identical on every backend: the parameters and their ladders of sizes,
+//! the seeded input generator (so that every backend sees the same bytes), the scalar reference, the check with its
+//! tolerance, and the cost (bytes a perfect implementation moves, flops it computes) from which throughput follows.
+
+use std::fmt;
+
+use crate::error::Result;
+
+/// One compute task (square, saxpy, sum, softmax, matmul, mandelbrot, histogram, stencil).
+pub trait Workload: Sized + Send + Sync + 'static {
+    /// The stable name used in benchmark ids, on the command line and in reports.
+    const NAME: &'static str;
+    /// The GPU-programming lesson this workload teaches, in one line.
+    const LESSON: &'static str;
+
+    /// Shape and parameters: `n`, `rows x cols`, `M x K x N`, bins, region. Displayed in benchmark ids and tables.
+    type Params: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync;
+    /// Host input data, carrying its own shape.
+    type Input: Clone + fmt::Debug + Send + Sync;
+    /// Host output data.
+    type Output: Clone + fmt::Debug + Send + Sync;
+
+    /// The parameters an input was made with (its shape).
+    fn params(input: &Self::Input) -> Self::Params;
+
+    /// Checks that the input is computable as given (shape matches data, parameters in range). Every backend calls
+    /// it before uploading, so a bad input is the same clear [`crate::Error::InvalidInput`] everywhere.
+    fn validate(input: &Self::Input) -> Result<()>;
+
+    /// Makes the input for `params`, reproducibly from `seed`: the same bytes on every machine and backend.
+    fn generate(params: &Self::Params, seed: u64) -> Result<Self::Input>;
+
+    /// The scalar reference: sequential, accumulating in `f64` where it matters. Validates the input first.
+    fn reference(input: &Self::Input) -> Result<Self::Output>;
+
+    /// Compares a backend's output with the reference at the workload's tolerance for `precision`.
+    fn check(
+        input: &Self::Input,
+        expected: &Self::Output,
+        actual: &Self::Output,
+        precision: Precision,
+    ) -> std::result::Result<(), Mismatch>;
+
+    /// What a perfect implementation moves and computes for `params`.
+    fn cost(params: &Self::Params) -> Cost;
+
+    /// The cost of a run that produced `output`, for workloads whose work depends on the data (mandelbrot counts
+    /// the iterations actually run). Defaults to [`Workload::cost`].
+    fn cost_of_run(params: &Self::Params, output: &Self::Output) -> Cost {
+        let _ = output;
+        Self::cost(params)
+    }
+
+    /// The sweep ladder: the sizes benchmarks and `gpuworthy sweep` use by default, smallest first.
+    fn ladder() -> Vec<Self::Params>;
+
+    /// A short ladder for quick runs.
+    fn quick_ladder() -> Vec<Self::Params>;
+
+    /// The sizes every variant must pass at, empty ones included.
+    fn conformance_params() -> Vec<Self::Params>;
+
+    /// Hand-made inputs holding the special values the specification defines (NaN, infinities, values out of
+    /// range), each with a short label naming what it tests.
+    fn special_inputs() -> Vec<(&'static str, Self::Input)>;
+}
+
+/// The arithmetic a variant computes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// IEEE `f32` throughout (FMA contraction allowed).
+    #[default]
+    Full,
+    /// Reduced-precision arithmetic (TF32 tensor cores): checked at a looser tolerance and labelled in reports.
+    Reduced,
+}
+
+/// What a perfect implementation of one run moves and computes: the denominators of throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Cost {
+    /// Bytes read from and written to memory, counting each input and output once.
+    pub bytes: u64,
+    /// Floating-point operations (or equivalent integer operations for histogram).
+    pub flops: u64,
+    /// Output elements produced (pixels, bins, matrix entries): the unit of "elements per second".
+    pub elements: u64,
+}
+
+impl Cost {
+    /// Flops per byte moved: the roofline's x-axis.
+    pub fn arithmetic_intensity(&self) -> f64 {
+        if self.bytes == 0 {
+            0.0
+        } else {
+            self.flops as f64 / self.bytes as f64
+        }
+    }
+}
+
+/// Why a backend's output failed its check: where, what was expected, what came, and the tolerance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// What went wrong, naming the index or row and the values.
+    pub message: String,
+}
+
+impl Mismatch {
+    /// A mismatch with this description.
+    pub fn new(message: impl Into<String>) -> Self {
+        Mismatch {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// A float tolerance of the form `|actual − expected| ≤ absolute + relative·|expected|`.
+///
+/// NaN matches NaN and an infinity matches the same infinity; anything else against a non-finite expectation fails.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// The absolute part.
+    pub absolute: f64,
+    /// The part relative to the expected value's magnitude.
+    pub relative: f64,
+}
+
+impl Tolerance {
+    /// Whether `actual` is within tolerance of `expected`.
+    pub fn accepts(&self, expected: f64, actual: f64) -> bool {
+        if expected.is_nan() || actual.is_nan() {
+            return expected.is_nan() && actual.is_nan();
+        }
+        if expected.is_infinite() || actual.is_infinite() {
+            return expected == actual;
+        }
+        (actual - expected).abs() <= self.absolute + self.relative * expected.abs()
+    }
+
+    /// Checks two equally long slices element by element, reporting the first element out of tolerance.
+    /// `describe` turns a flat index into a position (e.g. `row 3, column 7`).
+    pub fn check_slices(
+        &self,
+        expected: &[f32],
+        actual: &[f32],
+        describe: impl Fn(usize) -> String,
+    ) -> std::result::Result<(), Mismatch> {
+        check_lengths(expected.len(), actual.len())?;
+        match expected
+            .iter()
+            .zip(actual)
+            .position(|(&e, &a)| !self.accepts(e as f64, a as f64))
+        {
+            None => Ok(()),
+            Some(i) => Err(Mismatch::new(format!(
+                "{}: expected {:e}, got {:e} (tolerance {:e} + {:e}·|expected|)",
+                describe(i),
+                expected[i],
+                actual[i],
+                self.absolute,
+                self.relative
+            ))),
+        }
+    }
+}
+
+/// Fails when an output's length differs from the reference's.
+pub fn check_lengths(expected: usize, actual: usize) -> std::result::Result<(), Mismatch> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Mismatch::new(format!(
+            "output has {actual} elements, expected {expected}"
+        )))
+    }
+}
+
+/// Describes a flat index of a row-major matrix with `cols` columns as `row r, column c`.
+pub fn describe_2d(cols: usize) -> impl Fn(usize) -> String {
+    move |i| format!("row {}, column {}", i / cols.max(1), i % cols.max(1))
+}
+
+/// Describes a flat index as `element i`.
+pub fn describe_1d(i: usize) -> String {
+    format!("element {i}")
+}
+
+/// `rows × cols` as a checked product, or an [`crate::Error::InvalidInput`] naming what overflowed.
+pub fn checked_area(what: &str, rows: usize, cols: usize) -> Result<usize> {
+    rows.checked_mul(cols).ok_or_else(|| {
+        crate::Error::invalid(format!(
+            "{what} {rows} x {cols} overflows the address space"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerance_handles_special_values() {
+        let t = Tolerance {
+            absolute: 1e-6,
+            relative: 1e-6,
+        };
+        assert!(t.accepts(f64::NAN, f64::NAN));
+        assert!(!t.accepts(f64::NAN, 1.0));
+        assert!(!t.accepts(1.0, f64::NAN));
+        assert!(t.accepts(f64::INFINITY, f64::INFINITY));
+        assert!(!t.accepts(f64::INFINITY, f64::NEG_INFINITY));
+        assert!(!t.accepts(f64::INFINITY, 1e30));
+        assert!(t.accepts(1.0, 1.0 + 1e-6));
+        assert!(!t.accepts(1.0, 1.0 + 1e-5));
+    }
+
+    #[test]
+    fn slice_check_names_the_first_bad_element() {
+        let t = Tolerance {
+            absolute: 0.0,
+            relative: 1e-6,
+        };
+        let err = t
+            .check_slices(&[1.0, 2.0, 3.0], &[1.0, 2.5, 3.0], describe_1d)
+            .unwrap_err();
+        assert!(err.message.contains("element 1"), "{err}");
+        assert!(t.check_slices(&[1.0], &[1.0, 2.0], describe_1d).is_err());
+    }
+}

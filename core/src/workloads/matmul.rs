@@ -1,0 +1,205 @@
+//! `matmul`: `C = A·B`, row-major. Compute-bound: coalescing, tiling, shared memory, register blocking, and how a
+//! hand-written kernel compares with the vendor's library.
+
+use std::fmt;
+
+use rayon::prelude::*;
+
+use super::square_ladder;
+use crate::rng;
+use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
+use crate::{Error, Result};
+
+/// `C[M×N] = A[M×K] · B[K×N]`, all row-major, A and B uniform in `[-1, 1)`.
+///
+/// ```
+/// use gpuworthy_core::{Workload, workloads::{Matmul, MatmulInput}};
+/// let input = MatmulInput::new(1, 2, 1, vec![1.0, 2.0], vec![3.0, 4.0]).unwrap();
+/// assert_eq!(Matmul::reference(&input).unwrap(), vec![11.0]);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Matmul;
+
+/// The shape `M x K x N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MatmulParams {
+    /// Rows of A and C.
+    pub m: usize,
+    /// Columns of A, rows of B: the length of each dot product.
+    pub k: usize,
+    /// Columns of B and C.
+    pub n: usize,
+}
+
+impl MatmulParams {
+    /// The shape `m x k x n`.
+    pub const fn new(m: usize, k: usize, n: usize) -> Self {
+        MatmulParams { m, k, n }
+    }
+
+    /// The square shape `size x size x size`.
+    pub const fn square(size: usize) -> Self {
+        MatmulParams {
+            m: size,
+            k: size,
+            n: size,
+        }
+    }
+}
+
+impl fmt::Display for MatmulParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}x{}", self.m, self.k, self.n)
+    }
+}
+
+/// Two row-major matrices to multiply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatmulInput {
+    /// Rows of A.
+    pub m: usize,
+    /// Columns of A and rows of B.
+    pub k: usize,
+    /// Columns of B.
+    pub n: usize,
+    /// `m × k` values, row-major.
+    pub a: Vec<f32>,
+    /// `k × n` values, row-major.
+    pub b: Vec<f32>,
+}
+
+impl MatmulInput {
+    /// Two matrices from their shapes and data, validated.
+    pub fn new(m: usize, k: usize, n: usize, a: Vec<f32>, b: Vec<f32>) -> Result<Self> {
+        let input = MatmulInput { m, k, n, a, b };
+        Matmul::validate(&input)?;
+        Ok(input)
+    }
+}
+
+impl Workload for Matmul {
+    const NAME: &'static str = "matmul";
+    const LESSON: &'static str =
+        "compute-bound: tiling, shared memory, register blocking, the vendor library";
+    type Params = MatmulParams;
+    type Input = MatmulInput;
+    type Output = Vec<f32>;
+
+    fn params(input: &MatmulInput) -> MatmulParams {
+        MatmulParams::new(input.m, input.k, input.n)
+    }
+
+    fn validate(input: &MatmulInput) -> Result<()> {
+        let MatmulInput { m, k, n, .. } = *input;
+        let a_len = checked_area("matrix A", m, k)?;
+        let b_len = checked_area("matrix B", k, n)?;
+        checked_area("matrix C", m, n)?;
+        if input.a.len() != a_len || input.b.len() != b_len {
+            return Err(Error::invalid(format!(
+                "matmul {m}x{k}x{n} needs A of {m} x {k} = {a_len} values and B of {k} x {n} = {b_len} values \
+                 (inner dimensions must match), got A of {} and B of {}",
+                input.a.len(),
+                input.b.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn generate(p: &MatmulParams, seed: u64) -> Result<MatmulInput> {
+        let a_len = checked_area("matrix A", p.m, p.k)?;
+        let b_len = checked_area("matrix B", p.k, p.n)?;
+        Ok(MatmulInput {
+            m: p.m,
+            k: p.k,
+            n: p.n,
+            a: rng::uniform_f32(seed, 0, a_len, -1.0, 1.0),
+            b: rng::uniform_f32(seed, 1, b_len, -1.0, 1.0),
+        })
+    }
+
+    /// Each entry is a sequential `f64` dot product; rows are computed in parallel (the order within an entry, and so
+    /// the result, does not depend on the thread count).
+    fn reference(input: &MatmulInput) -> Result<Vec<f32>> {
+        Self::validate(input)?;
+        let MatmulInput { k, n, .. } = *input;
+        let mut c = vec![0.0f32; input.m * n];
+        if n == 0 {
+            return Ok(c);
+        }
+        c.par_chunks_mut(n).enumerate().for_each(|(i, c_row)| {
+            let mut acc = vec![0.0f64; n];
+            for (p, &a) in input.a[i * k..(i + 1) * k].iter().enumerate() {
+                for (acc, &b) in acc.iter_mut().zip(&input.b[p * n..(p + 1) * n]) {
+                    *acc += a as f64 * b as f64;
+                }
+            }
+            for (c, acc) in c_row.iter_mut().zip(acc) {
+                *c = acc as f32;
+            }
+        });
+        Ok(c)
+    }
+
+    fn check(
+        input: &MatmulInput,
+        expected: &Vec<f32>,
+        actual: &Vec<f32>,
+        precision: Precision,
+    ) -> Result<(), Mismatch> {
+        let per_k = match precision {
+            Precision::Full => 5e-6,
+            Precision::Reduced => 2e-3,
+        };
+        let tolerance = Tolerance {
+            absolute: per_k * input.k as f64,
+            relative: 0.0,
+        };
+        tolerance.check_slices(expected, actual, describe_2d(input.n))
+    }
+
+    fn cost(p: &MatmulParams) -> Cost {
+        let (m, k, n) = (p.m as u64, p.k as u64, p.n as u64);
+        Cost {
+            bytes: 4 * (m * k + k * n + m * n),
+            flops: 2 * m * n * k,
+            elements: m * n,
+        }
+    }
+
+    fn ladder() -> Vec<MatmulParams> {
+        square_ladder(32, 8192)
+            .into_iter()
+            .map(|s| MatmulParams::square(s.rows))
+            .collect()
+    }
+
+    fn quick_ladder() -> Vec<MatmulParams> {
+        [64, 256, 512, 1024]
+            .into_iter()
+            .map(MatmulParams::square)
+            .collect()
+    }
+
+    fn conformance_params() -> Vec<MatmulParams> {
+        [
+            (0, 5, 3),
+            (4, 0, 3),
+            (4, 5, 0),
+            (1, 1, 1),
+            (1, 7, 3),
+            (17, 33, 65),
+            (64, 64, 64),
+            (129, 65, 257),
+        ]
+        .into_iter()
+        .map(|(m, k, n)| MatmulParams::new(m, k, n))
+        .collect()
+    }
+
+    fn special_inputs() -> Vec<(&'static str, MatmulInput)> {
+        let mut input = Self::generate(&MatmulParams::new(5, 9, 19), 4).expect("small shape");
+        input.a[9] = f32::NAN; // row 1 of C is NaN
+        input.b[3] = f32::INFINITY; // column 3 of C is ±inf or NaN
+        vec![("NaN in A, +inf in B", input)]
+    }
+}

@@ -1,0 +1,322 @@
+//! The eight workloads of the specification, each a [`crate::Workload`].
+//!
+//! Each file holds one workload: its parameters and input types, generator, scalar reference, check and cost. The
+//! size ladders shared by several workloads live here.
+
+mod histogram;
+mod mandelbrot;
+mod matmul;
+mod saxpy;
+mod softmax;
+mod square;
+mod stencil;
+mod sum;
+
+pub use histogram::{Distribution, Histogram, HistogramInput, HistogramParams};
+pub use mandelbrot::{Mandelbrot, MandelbrotParams, Region};
+pub use matmul::{Matmul, MatmulInput, MatmulParams};
+pub use saxpy::{Saxpy, SaxpyInput, SaxpyParams};
+pub use softmax::{Softmax, SoftmaxInput};
+pub use square::Square;
+pub use stencil::{Stencil, StencilInput};
+pub use sum::Sum;
+
+use std::fmt;
+
+/// The length of a 1D input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Len(pub usize);
+
+impl fmt::Display for Len {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The shape of a row-major 2D array: `rows x cols` (height x width for images).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Shape2 {
+    /// Rows (image height).
+    pub rows: usize,
+    /// Columns (image width).
+    pub cols: usize,
+}
+
+impl Shape2 {
+    /// A `rows x cols` shape.
+    pub const fn new(rows: usize, cols: usize) -> Self {
+        Shape2 { rows, cols }
+    }
+
+    /// A square `side x side` shape.
+    pub const fn square(side: usize) -> Self {
+        Shape2 {
+            rows: side,
+            cols: side,
+        }
+    }
+}
+
+impl fmt::Display for Shape2 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.rows, self.cols)
+    }
+}
+
+/// The 1D sweep ladder: 2^10, 2^12, …, 2^28.
+pub fn ladder_1d() -> Vec<usize> {
+    (10..=28).step_by(2).map(|e| 1usize << e).collect()
+}
+
+/// The 1D quick ladder.
+pub fn quick_ladder_1d() -> Vec<usize> {
+    vec![1 << 12, 1 << 16, 1 << 20, 1 << 22]
+}
+
+/// The 1D conformance sizes: empty, tiny, around the power-of-two boundaries, past 2^16, and one above 2^22 (odd, so
+/// that every vector tail is exercised).
+pub fn conformance_1d() -> Vec<usize> {
+    vec![0, 1, 2, 31, 1000, 1023, 1024, 1025, 65537, (1 << 22) + 3]
+}
+
+/// The 2D conformance shapes: empty both ways, 1x1, a single row, a single column, odd shapes, and a power of two.
+pub fn conformance_2d() -> Vec<Shape2> {
+    [
+        (0, 5),
+        (5, 0),
+        (1, 1),
+        (1, 1000),
+        (1000, 1),
+        (17, 33),
+        (64, 64),
+        (100, 257),
+    ]
+    .into_iter()
+    .map(|(r, c)| Shape2::new(r, c))
+    .collect()
+}
+
+/// Square shapes `side x side` for side in `from..=to` by powers of two.
+pub fn square_ladder(from: usize, to: usize) -> Vec<Shape2> {
+    std::iter::successors(Some(from), |s| Some(s * 2))
+        .take_while(|&s| s <= to)
+        .map(Shape2::square)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every check must reject a wrong answer: one element off by 1.0, and the output shifted by one index.
+
+    use super::*;
+    use crate::{Precision, Workload};
+
+    /// The reference passes its own check; a copy with one element changed by `+1` fails; a copy shifted by one
+    /// index fails.
+    fn rejects_wrong_answers<W, T>(params: W::Params, bump: impl Fn(&mut T))
+    where
+        W: Workload<Output = Vec<T>>,
+        T: Clone,
+    {
+        let input = W::generate(&params, 11).unwrap();
+        let good = W::reference(&input).unwrap();
+        assert!(
+            W::check(&input, &good, &good, Precision::Full).is_ok(),
+            "{} rejects its reference",
+            W::NAME
+        );
+
+        let mut off_by_one = good.clone();
+        let middle = off_by_one.len() / 2;
+        bump(&mut off_by_one[middle]);
+        let err = W::check(&input, &good, &off_by_one, Precision::Full);
+        assert!(
+            err.is_err(),
+            "{} {params} accepts an element off by 1",
+            W::NAME
+        );
+
+        let mut shifted = good.clone();
+        shifted.rotate_left(1);
+        assert!(
+            W::check(&input, &good, &shifted, Precision::Full).is_err(),
+            "{} accepts a shift",
+            W::NAME
+        );
+
+        assert!(
+            W::check(&input, &good, &good[1..].to_vec(), Precision::Full).is_err(),
+            "{} accepts a short output",
+            W::NAME
+        );
+    }
+
+    fn add_one(v: &mut f32) {
+        *v += 1.0;
+    }
+
+    #[test]
+    fn checks_reject_wrong_answers() {
+        rejects_wrong_answers::<Square, f32>(Len(1000), add_one);
+        rejects_wrong_answers::<Saxpy, f32>(SaxpyParams::new(1000), add_one);
+        rejects_wrong_answers::<Softmax, f32>(Shape2::new(17, 33), add_one);
+        rejects_wrong_answers::<Matmul, f32>(MatmulParams::new(17, 33, 65), add_one);
+        rejects_wrong_answers::<Stencil, f32>(Shape2::new(17, 33), add_one);
+        // Up to 1% of mandelbrot pixels may differ, so one wrong pixel is caught in an image of fewer than 100.
+        rejects_wrong_answers::<Mandelbrot, u32>(MandelbrotParams::new(9, 9), |c| {
+            *c = (*c + 1) % 257
+        });
+        rejects_wrong_answers::<Histogram, u32>(HistogramParams::new(1000), |c| *c += 1);
+    }
+
+    #[test]
+    fn a_shifted_large_mandelbrot_is_rejected() {
+        let params = MandelbrotParams::new(256, 256);
+        let good = Mandelbrot::reference(&params).unwrap();
+        let mut shifted = good.clone();
+        shifted.rotate_left(1);
+        assert!(Mandelbrot::check(&params, &good, &shifted, Precision::Full).is_err());
+    }
+
+    #[test]
+    fn sum_check_rejects_an_answer_off_by_one() {
+        let input = Sum::generate(&Len(1000), 3).unwrap();
+        let good = Sum::reference(&input).unwrap();
+        assert!(Sum::check(&input, &good, &good, Precision::Full).is_ok());
+        assert!(Sum::check(&input, &good, &(good + 1.0), Precision::Full).is_err());
+        let without_last: f64 = input[..999].iter().map(|&x| x as f64).sum();
+        assert!(Sum::check(&input, &good, &without_last, Precision::Full).is_err());
+        assert!(Sum::check(&vec![], &0.0, &0.0, Precision::Full).is_ok());
+    }
+
+    #[test]
+    fn a_sequential_f32_sum_fails_beyond_2_to_the_20() {
+        let input = Sum::generate(&Len(1 << 24), 1).unwrap();
+        let expected = Sum::reference(&input).unwrap();
+        let mut naive = 0.0f32;
+        for &x in &input {
+            naive += x;
+        }
+        assert!(Sum::check(&input, &expected, &(naive as f64), Precision::Full).is_err());
+    }
+
+    #[test]
+    fn histogram_check_rejects_a_lost_count_and_a_moved_count() {
+        let input = Histogram::generate(&HistogramParams::new(1000), 3).unwrap();
+        let good = Histogram::reference(&input).unwrap();
+        let mut moved = good.clone();
+        moved[10] -= 1;
+        moved[11] += 1;
+        let err = Histogram::check(&input, &good, &moved, Precision::Full).unwrap_err();
+        assert!(err.message.contains("bin 10"), "{err}");
+    }
+
+    #[test]
+    fn bad_input_is_invalid_input_naming_the_problem() {
+        let cases: Vec<(crate::Error, &str)> = vec![
+            (
+                Saxpy::validate(&SaxpyInput {
+                    a: 1.0,
+                    x: vec![1.0; 3],
+                    y: vec![1.0; 4],
+                })
+                .unwrap_err(),
+                "same length",
+            ),
+            (
+                Softmax::validate(&SoftmaxInput {
+                    rows: 2,
+                    cols: 3,
+                    data: vec![0.0; 5],
+                })
+                .unwrap_err(),
+                "2 x 3",
+            ),
+            (
+                Histogram::validate(&HistogramInput {
+                    bins: 0,
+                    x: vec![0.5],
+                })
+                .unwrap_err(),
+                "bins",
+            ),
+            (
+                Matmul::validate(&MatmulInput {
+                    m: 2,
+                    k: 3,
+                    n: 2,
+                    a: vec![0.0; 6],
+                    b: vec![0.0; 4],
+                })
+                .unwrap_err(),
+                "inner dimensions",
+            ),
+            (
+                Stencil::validate(&StencilInput {
+                    height: 0,
+                    width: 5,
+                    data: vec![0.0; 3],
+                })
+                .unwrap_err(),
+                "0 x 5",
+            ),
+            (
+                Softmax::reference(&SoftmaxInput {
+                    rows: usize::MAX,
+                    cols: 2,
+                    data: vec![],
+                })
+                .unwrap_err(),
+                "overflows",
+            ),
+        ];
+        for (err, needle) in cases {
+            assert!(matches!(err, crate::Error::InvalidInput(_)), "{err:?}");
+            assert!(
+                err.to_string().contains(needle),
+                "`{err}` does not mention `{needle}`"
+            );
+        }
+    }
+
+    #[test]
+    fn special_references_follow_the_specification() {
+        let softmax = &Softmax::special_inputs()[0].1;
+        let y = Softmax::reference(softmax).unwrap();
+        let cols = softmax.cols;
+        assert!(
+            y[..2 * cols].iter().all(|v| v.is_nan()),
+            "NaN and +inf rows are NaN"
+        );
+        assert_eq!(y[2 * cols + 5], 0.0, "exp(-inf) is 0");
+        assert!(
+            y[3 * cols..4 * cols].iter().all(|v| v.is_nan()),
+            "an all -inf row is NaN"
+        );
+        assert!(y[4 * cols..].iter().all(|v| v.is_finite()));
+
+        let histogram = HistogramInput::new(
+            4,
+            vec![-1.0, f32::NEG_INFINITY, 1.0, f32::INFINITY, f32::NAN, 0.5],
+        );
+        assert_eq!(
+            Histogram::reference(&histogram.unwrap()).unwrap(),
+            vec![2, 0, 1, 2]
+        );
+
+        let stencil = &Stencil::special_inputs()[0].1;
+        let y = Stencil::reference(stencil).unwrap();
+        assert_eq!(y[0], f32::INFINITY);
+        assert!(y[4 * 11 + 4].is_nan() && y[6 * 11 + 6].is_nan() && y[3 * 11 + 3].is_finite());
+
+        assert!(
+            Mandelbrot::reference(&MandelbrotParams {
+                max_iter: 0,
+                ..MandelbrotParams::new(5, 5)
+            })
+            .unwrap()
+            .iter()
+            .all(|&c| c == 0)
+        );
+    }
+}

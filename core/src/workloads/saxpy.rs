@@ -1,0 +1,190 @@
+//! `saxpy`: `y = a*x + y`, in place. The STREAM triad: fused multiply-add and an in-place update, memory-bound.
+
+use std::fmt;
+
+use super::{conformance_1d, ladder_1d, quick_ladder_1d};
+use crate::rng;
+use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
+use crate::{Error, Result};
+
+/// `y[i] = a·x[i] + y[i]`, updating `y` in place. Inputs: `x`, `y` uniform in `[-1, 1)`; `a` = 2.5 by default.
+///
+/// ```
+/// use gpuworthy_core::{Workload, workloads::{Saxpy, SaxpyParams}};
+/// let input = Saxpy::generate(&SaxpyParams::new(3), 1).unwrap();
+/// let y = Saxpy::reference(&input).unwrap();
+/// assert!((y[0] - (2.5 * input.x[0] + input.y[0])).abs() < 1e-6);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Saxpy;
+
+/// The length and the scalar `a`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SaxpyParams {
+    /// Elements of `x` and `y`.
+    pub n: usize,
+    /// The scalar multiplier.
+    pub a: f32,
+}
+
+impl SaxpyParams {
+    /// The default scalar of the specification.
+    pub const DEFAULT_A: f32 = 2.5;
+
+    /// `n` elements with the default `a`.
+    pub fn new(n: usize) -> Self {
+        SaxpyParams {
+            n,
+            a: Self::DEFAULT_A,
+        }
+    }
+}
+
+impl fmt::Display for SaxpyParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.a == Self::DEFAULT_A {
+            write!(f, "{}", self.n)
+        } else {
+            write!(f, "{} (a={})", self.n, self.a)
+        }
+    }
+}
+
+/// The scalar and the two vectors; `y` is the one updated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaxpyInput {
+    /// The scalar multiplier.
+    pub a: f32,
+    /// The vector scaled by `a`.
+    pub x: Vec<f32>,
+    /// The vector added to, and the output.
+    pub y: Vec<f32>,
+}
+
+/// FMA and a separate multiply and add differ by one rounding.
+const TOLERANCE: Tolerance = Tolerance {
+    absolute: 1e-6,
+    relative: 1e-6,
+};
+
+impl Workload for Saxpy {
+    const NAME: &'static str = "saxpy";
+    const LESSON: &'static str = "fused multiply-add and in-place update: the STREAM triad";
+    type Params = SaxpyParams;
+    type Input = SaxpyInput;
+    type Output = Vec<f32>;
+
+    fn params(input: &SaxpyInput) -> SaxpyParams {
+        SaxpyParams {
+            n: input.x.len(),
+            a: input.a,
+        }
+    }
+
+    fn validate(input: &SaxpyInput) -> Result<()> {
+        if input.x.len() != input.y.len() {
+            return Err(Error::invalid(format!(
+                "saxpy needs x and y of the same length, got x of {} and y of {} elements",
+                input.x.len(),
+                input.y.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn generate(params: &SaxpyParams, seed: u64) -> Result<SaxpyInput> {
+        Ok(SaxpyInput {
+            a: params.a,
+            x: rng::uniform_f32(seed, 0, params.n, -1.0, 1.0),
+            y: rng::uniform_f32(seed, 1, params.n, -1.0, 1.0),
+        })
+    }
+
+    fn reference(input: &SaxpyInput) -> Result<Vec<f32>> {
+        Self::validate(input)?;
+        let a = input.a as f64;
+        Ok(input
+            .x
+            .iter()
+            .zip(&input.y)
+            .map(|(&x, &y)| (a * x as f64 + y as f64) as f32)
+            .collect())
+    }
+
+    fn check(
+        _: &SaxpyInput,
+        expected: &Vec<f32>,
+        actual: &Vec<f32>,
+        _: Precision,
+    ) -> Result<(), Mismatch> {
+        TOLERANCE.check_slices(expected, actual, describe_1d)
+    }
+
+    fn cost(params: &SaxpyParams) -> Cost {
+        let n = params.n as u64;
+        Cost {
+            bytes: 12 * n,
+            flops: 2 * n,
+            elements: n,
+        }
+    }
+
+    fn ladder() -> Vec<SaxpyParams> {
+        ladder_1d().into_iter().map(SaxpyParams::new).collect()
+    }
+
+    fn quick_ladder() -> Vec<SaxpyParams> {
+        quick_ladder_1d()
+            .into_iter()
+            .map(SaxpyParams::new)
+            .collect()
+    }
+
+    fn conformance_params() -> Vec<SaxpyParams> {
+        let mut params: Vec<_> = conformance_1d().into_iter().map(SaxpyParams::new).collect();
+        params.push(SaxpyParams { n: 1025, a: -0.75 });
+        params
+    }
+
+    fn special_inputs() -> Vec<(&'static str, SaxpyInput)> {
+        let x = [
+            f32::NAN,
+            f32::INFINITY,
+            1.0,
+            f32::NEG_INFINITY,
+            0.5,
+            1.0,
+            -1.0,
+            2.0,
+            3.0,
+            1e38,
+        ];
+        let y = [
+            1.0,
+            1.0,
+            f32::INFINITY,
+            0.0,
+            f32::NAN,
+            f32::NEG_INFINITY,
+            0.25,
+            -5.0,
+            0.0,
+            1e38,
+        ];
+        let repeat = |v: &[f32]| {
+            v.iter()
+                .cycle()
+                .take(3 * v.len())
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        vec![(
+            "NaN, ±inf and overflow in x and y",
+            SaxpyInput {
+                a: 2.5,
+                x: repeat(&x),
+                y: repeat(&y),
+            },
+        )]
+    }
+}

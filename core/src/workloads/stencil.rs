@@ -1,0 +1,141 @@
+//! `stencil`: a 3×3 box blur with clamp-to-edge. 2D grids, tiles with halos, reuse of loaded data.
+
+use rayon::prelude::*;
+
+use super::softmax::validate_2d;
+use super::{Shape2, conformance_2d, square_ladder};
+use crate::Result;
+use crate::rng;
+use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
+
+/// `y[r][c]` = the mean of the 3×3 neighbourhood of `(r, c)`, coordinates clamped to the image. Input uniform in
+/// `[0, 1)`. Any `height, width ≥ 1`; a 1×1 image is its own blur.
+///
+/// ```
+/// use gpuworthy_core::{Workload, workloads::{Stencil, StencilInput}};
+/// let y = Stencil::reference(&StencilInput::new(1, 1, vec![0.25]).unwrap()).unwrap();
+/// assert_eq!(y, vec![0.25]);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Stencil;
+
+/// A row-major image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StencilInput {
+    /// Rows.
+    pub height: usize,
+    /// Columns.
+    pub width: usize,
+    /// `height × width` pixels, row-major.
+    pub data: Vec<f32>,
+}
+
+impl StencilInput {
+    /// An image from its shape and pixels, validated.
+    pub fn new(height: usize, width: usize, data: Vec<f32>) -> Result<Self> {
+        let input = StencilInput {
+            height,
+            width,
+            data,
+        };
+        Stencil::validate(&input)?;
+        Ok(input)
+    }
+}
+
+const TOLERANCE: Tolerance = Tolerance {
+    absolute: 1e-6,
+    relative: 1e-5,
+};
+
+impl Workload for Stencil {
+    const NAME: &'static str = "stencil";
+    const LESSON: &'static str = "2D grids, tiles with halos, data reuse";
+    type Params = Shape2;
+    type Input = StencilInput;
+    type Output = Vec<f32>;
+
+    fn params(input: &StencilInput) -> Shape2 {
+        Shape2::new(input.height, input.width)
+    }
+
+    fn validate(input: &StencilInput) -> Result<()> {
+        validate_2d("stencil image", input.height, input.width, input.data.len())
+    }
+
+    fn generate(params: &Shape2, seed: u64) -> Result<StencilInput> {
+        let n = checked_area("stencil image", params.rows, params.cols)?;
+        Ok(StencilInput {
+            height: params.rows,
+            width: params.cols,
+            data: rng::uniform_f32(seed, 0, n, 0.0, 1.0),
+        })
+    }
+
+    fn reference(input: &StencilInput) -> Result<Vec<f32>> {
+        Self::validate(input)?;
+        let (h, w) = (input.height, input.width);
+        let mut out = vec![0.0f32; input.data.len()];
+        if w == 0 {
+            return Ok(out);
+        }
+        out.par_chunks_mut(w).enumerate().for_each(|(r, out_row)| {
+            for (c, y) in out_row.iter_mut().enumerate() {
+                let mut total = 0.0f64;
+                for dr in [-1isize, 0, 1] {
+                    let rr = r.saturating_add_signed(dr).min(h - 1);
+                    for dc in [-1isize, 0, 1] {
+                        let cc = c.saturating_add_signed(dc).min(w - 1);
+                        total += input.data[rr * w + cc] as f64;
+                    }
+                }
+                *y = (total / 9.0) as f32;
+            }
+        });
+        Ok(out)
+    }
+
+    fn check(
+        input: &StencilInput,
+        expected: &Vec<f32>,
+        actual: &Vec<f32>,
+        _: Precision,
+    ) -> Result<(), Mismatch> {
+        TOLERANCE.check_slices(expected, actual, describe_2d(input.width))
+    }
+
+    fn cost(params: &Shape2) -> Cost {
+        let n = (params.rows * params.cols) as u64;
+        Cost {
+            bytes: 8 * n,
+            flops: 9 * n,
+            elements: n,
+        }
+    }
+
+    fn ladder() -> Vec<Shape2> {
+        square_ladder(64, 16384)
+    }
+
+    fn quick_ladder() -> Vec<Shape2> {
+        square_ladder(64, 2048).into_iter().step_by(2).collect()
+    }
+
+    fn conformance_params() -> Vec<Shape2> {
+        conformance_2d()
+    }
+
+    fn special_inputs() -> Vec<(&'static str, StencilInput)> {
+        let mut data = rng::uniform_f32(6, 0, 9 * 11, 0.0, 1.0);
+        data[0] = f32::INFINITY; // a corner: spreads to its clamped neighbourhood only
+        data[5 * 11 + 5] = f32::NAN; // the middle: spreads to its 3×3 neighbourhood only
+        vec![(
+            "+inf in a corner and NaN in the middle",
+            StencilInput {
+                height: 9,
+                width: 11,
+                data,
+            },
+        )]
+    }
+}
