@@ -1,1 +1,100 @@
-//! x
+//! # gpuworthy-cpu
+//!
+//! The CPU backend: every workload on rayon threads with explicit SIMD, the analogue of Numba's
+//! `njit(parallel=True)`, and the baseline every GPU backend has to beat.
+//!
+//! Each workload offers a ladder of variants (see [`gpuworthy_core::Implements::variants`]): a `scalar` (or
+//! `pairwise`, `naive`) single-threaded version written the obvious way, and optimised ones (`simd`, `private`,
+//! `blocked`, `library`) that use every core and the widest vectors the CPU has, chosen at run time (see [`simd`]).
+//!
+//! "Upload" and "download" copy the input into and the output out of buffers the backend owns, so that the phases
+//! mean the same on every backend; on the CPU they are plain memory copies, and comparisons with a GPU should use
+//! the CPU's kernel time alone, since the data is already where the CPU computes.
+//!
+//! ```
+//! use gpuworthy_core::{Implements, Precision, Workload, workloads::{Len, Square}};
+//! use gpuworthy_cpu::CpuBackend;
+//!
+//! let cpu = CpuBackend::new();
+//! let x = Square::generate(&Len(10_000), 1)?;
+//! for variant in <CpuBackend as Implements<Square>>::variants(&cpu) {
+//!     let y = cpu.run(variant, &x)?;
+//!     Square::check(&x, &Square::reference(&x)?, &y, Precision::Full).unwrap();
+//! }
+//! # Ok::<(), gpuworthy_core::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+use std::time::Duration;
+
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, KernelClock, Result, time_synchronous};
+
+mod kernels;
+pub mod simd;
+
+pub use kernels::HostResident;
+
+/// The CPU backend. Cheap to create; every instance shares rayon's global thread pool.
+#[derive(Debug, Clone)]
+pub struct CpuBackend {
+    device: DeviceInfo,
+}
+
+impl CpuBackend {
+    /// The CPU backend, using the best SIMD level this CPU supports (see [`simd::level`]).
+    pub fn new() -> Self {
+        let level = simd::level();
+        let device = DeviceInfo {
+            name: cpu_model(),
+            driver: format!("{}, {} threads", level.describe(), rayon::current_num_threads()),
+            limits: vec![
+                ("threads".into(), rayon::current_num_threads().to_string()),
+                ("simd".into(), level.name().into()),
+            ],
+        };
+        CpuBackend { device }
+    }
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backend for CpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
+    }
+
+    fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+
+    /// Work on the CPU is synchronous: a launch returns when it is done.
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn kernel_clock(&self) -> KernelClock {
+        KernelClock::HostWallClock
+    }
+
+    fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        time_synchronous(work)
+    }
+}
+
+/// The CPU's model name, from `/proc/cpuinfo` where there is one.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|name| name.trim().to_owned())
+        })
+        .unwrap_or_else(|| format!("{} CPU", std::env::consts::ARCH))
+}

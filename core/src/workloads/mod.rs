@@ -12,8 +12,8 @@ mod square;
 mod stencil;
 mod sum;
 
-pub use histogram::{Distribution, Histogram, HistogramInput, HistogramParams};
-pub use mandelbrot::{Mandelbrot, MandelbrotParams, Region};
+pub use histogram::{Distribution, Histogram, HistogramInput, HistogramParams, bin_of};
+pub use mandelbrot::{Mandelbrot, MandelbrotParams, Region, escape_count};
 pub use matmul::{Matmul, MatmulInput, MatmulParams};
 pub use saxpy::{Saxpy, SaxpyInput, SaxpyParams};
 pub use softmax::{Softmax, SoftmaxInput};

@@ -1,0 +1,80 @@
+//! `square` and `saxpy`: one pass over memory. The `scalar` variants are the single-threaded loops anyone writes
+//! first; `simd` splits the vectors over rayon tasks and runs explicit vector code in each.
+
+use gpuworthy_core::workloads::{Saxpy, Square};
+use gpuworthy_core::{Implements, Result};
+use rayon::prelude::*;
+
+use super::{CHUNK_1D, host_phases};
+use crate::CpuBackend;
+use crate::simd::simd_kernel;
+
+const VARIANTS: [&str; 2] = ["scalar", "simd"];
+
+simd_kernel! {
+    /// `y = x * x` over one chunk.
+    fn square_chunk<S>(s, x: &[f32], y: &mut [f32]) {
+        let mut xs = x.chunks_exact(S::LANES);
+        let mut ys = y.chunks_exact_mut(S::LANES);
+        for (x, y) in (&mut xs).zip(&mut ys) {
+            let v = s.load(x);
+            s.store(y, s.mul(v, v));
+        }
+        for (x, y) in xs.remainder().iter().zip(ys.into_remainder()) {
+            *y = x * x;
+        }
+    }
+}
+
+simd_kernel! {
+    /// `y = a * x + y` over one chunk.
+    fn saxpy_chunk<S>(s, a: f32, x: &[f32], y: &mut [f32]) {
+        let va = s.splat(a);
+        let mut xs = x.chunks_exact(S::LANES);
+        let mut ys = y.chunks_exact_mut(S::LANES);
+        for (x, y) in (&mut xs).zip(&mut ys) {
+            s.store(y, s.mul_add(va, s.load(x), s.load(y)));
+        }
+        for (x, y) in xs.remainder().iter().zip(ys.into_remainder()) {
+            *y = a.mul_add(*x, *y);
+        }
+    }
+}
+
+impl Implements<Square> for CpuBackend {
+    host_phases!(Square, |input| vec![0.0; input.len()]);
+
+    fn variants(&self) -> Vec<&'static str> {
+        VARIANTS.to_vec()
+    }
+
+    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+        let (x, y) = (&r.input, &mut r.output);
+        match variant {
+            "scalar" => x.iter().zip(y.iter_mut()).for_each(|(x, y)| *y = x * x),
+            "simd" => x.par_chunks(CHUNK_1D).zip(y.par_chunks_mut(CHUNK_1D)).for_each(|(x, y)| square_chunk(x, y)),
+            _ => return Err(<Self as Implements<Square>>::unknown_variant(self, variant)),
+        }
+        Ok(())
+    }
+}
+
+impl Implements<Saxpy> for CpuBackend {
+    host_phases!(Saxpy, |input| input.y.clone());
+
+    fn variants(&self) -> Vec<&'static str> {
+        VARIANTS.to_vec()
+    }
+
+    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+        let (a, x, y) = (r.input.a, &r.input.x, &mut r.output);
+        match variant {
+            "scalar" => x.iter().zip(y.iter_mut()).for_each(|(x, y)| *y += a * x),
+            "simd" => {
+                x.par_chunks(CHUNK_1D).zip(y.par_chunks_mut(CHUNK_1D)).for_each(|(x, y)| saxpy_chunk(a, x, y));
+            }
+            _ => return Err(<Self as Implements<Saxpy>>::unknown_variant(self, variant)),
+        }
+        Ok(())
+    }
+}

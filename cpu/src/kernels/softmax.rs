@@ -1,0 +1,112 @@
+//! `softmax` row by row. `scalar` is three loops per row on one thread with the standard library's `exp`. `simd`
+//! gives rows to rayon tasks and runs each row in three vector passes that stay in L1 for rows up to a few thousand
+//! columns: the maximum (watching for NaN), `exp(x − max)` written out and summed, then a scale by the reciprocal.
+//! Fusing further would not save memory traffic on a CPU, where the row is cached between passes; on a GPU the same
+//! passes are separate kernels unless fused, which is the lesson.
+
+use gpuworthy_core::workloads::Softmax;
+use gpuworthy_core::{Implements, Result};
+use rayon::prelude::*;
+
+use super::host_phases;
+use crate::CpuBackend;
+use crate::simd::simd_kernel;
+
+/// Rows whose maximum is not finite (NaN, +inf, or all −inf) are NaN throughout, as the specification says.
+fn scalar_row(x: &[f32], y: &mut [f32]) {
+    let mut max = f32::NEG_INFINITY;
+    let mut nan = false;
+    for &v in x {
+        max = max.max(v);
+        nan |= v.is_nan();
+    }
+    if nan || !max.is_finite() {
+        y.fill(f32::NAN);
+        return;
+    }
+    let mut total = 0.0f32;
+    for (y, &v) in y.iter_mut().zip(x) {
+        *y = (v - max).exp();
+        total += *y;
+    }
+    let scale = 1.0 / total;
+    y.iter_mut().for_each(|y| *y *= scale);
+}
+
+simd_kernel! {
+    /// One row in three vector passes.
+    fn simd_row<S>(s, x: &[f32], y: &mut [f32]) {
+        let lanes = S::LANES;
+        let body = x.len() - x.len() % lanes;
+
+        let mut vmax = s.splat(f32::NEG_INFINITY);
+        let mut vnan = s.is_nan(vmax); // no lane set
+        for c in x[..body].chunks_exact(lanes) {
+            let v = s.load(c);
+            vmax = s.max(vmax, v);
+            vnan = s.or(vnan, s.is_nan(v));
+        }
+        let mut max = s.reduce_max(vmax);
+        let mut nan = s.any(vnan);
+        for &v in &x[body..] {
+            max = max.max(v);
+            nan |= v.is_nan();
+        }
+        if nan || !max.is_finite() {
+            y.fill(f32::NAN);
+            return;
+        }
+
+        let vm = s.splat(max);
+        let mut vsum = [s.splat(0.0); 2];
+        for (i, (xc, yc)) in x[..body].chunks_exact(lanes).zip(y[..body].chunks_exact_mut(lanes)).enumerate() {
+            let e = s.exp(s.sub(s.load(xc), vm));
+            s.store(yc, e);
+            vsum[i % 2] = s.add(vsum[i % 2], e);
+        }
+        let mut total = s.reduce_add(s.add(vsum[0], vsum[1]));
+        for (y, &v) in y[body..].iter_mut().zip(&x[body..]) {
+            *y = (v - max).exp();
+            total += *y;
+        }
+
+        let scale = 1.0 / total;
+        let vscale = s.splat(scale);
+        for yc in y[..body].chunks_exact_mut(lanes) {
+            let v = s.load(yc);
+            s.store(yc, s.mul(v, vscale));
+        }
+        y[body..].iter_mut().for_each(|y| *y *= scale);
+    }
+}
+
+impl Implements<Softmax> for CpuBackend {
+    host_phases!(Softmax, |input| vec![0.0; input.data.len()]);
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["scalar", "simd"]
+    }
+
+    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+        let vectorised = match variant {
+            "scalar" => false,
+            "simd" => true,
+            _ => return Err(<Self as Implements<Softmax>>::unknown_variant(self, variant)),
+        };
+        let (cols, x, y) = (r.input.cols, &r.input.data, &mut r.output);
+        if cols == 0 {
+            return Ok(());
+        }
+        match vectorised {
+            false => x.chunks_exact(cols).zip(y.chunks_exact_mut(cols)).for_each(|(x, y)| scalar_row(x, y)),
+            true => {
+                // Short rows are grouped so that each task has at least a few thousand elements.
+                let rows_per_task = (4096 / cols).max(1);
+                x.par_chunks(cols * rows_per_task).zip(y.par_chunks_mut(cols * rows_per_task)).for_each(|(x, y)| {
+                    x.chunks_exact(cols).zip(y.chunks_exact_mut(cols)).for_each(|(x, y)| simd_row(x, y));
+                });
+            }
+        }
+        Ok(())
+    }
+}
