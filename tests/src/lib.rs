@@ -1,0 +1,122 @@
+//! # gpuworthy-tests
+//!
+//! Cross-backend conformance. The test bodies are written once, generic over the workload and the backend, and the
+//! `conformance` test binary instantiates them for every backend, workload and variant as separate named trials
+//! (`conformance::cpu::square::simd`), so that the output names every combination it checked and a filter can pick
+//! any of them.
+//!
+//! A backend that cannot run on this machine is skipped loudly, with its reason; when the environment variable
+//! `GPUWORTHY_REQUIRE` lists it (e.g. `GPUWORTHY_REQUIRE=cpu,wgpu`), the skip becomes a failure, so that a CI run
+//! cannot pass by skipping.
+
+#![deny(missing_docs)]
+
+use std::sync::Arc;
+
+use gpuworthy_core::workloads::{
+    Histogram, HistogramInput, Matmul, MatmulInput, Saxpy, SaxpyInput, Softmax, SoftmaxInput, Stencil, StencilInput,
+};
+use gpuworthy_core::{BackendKind, Error, Implements, Workload};
+use libtest_mimic::{Failed, Trial};
+
+/// The seed of every conformance input.
+pub const SEED: u64 = 0x6770_7577;
+
+/// Runs `variant` of `W` on `backend` at every conformance size and on every special input, checking each output
+/// against the reference. Returns how many inputs passed, or the first failure with its input named.
+pub fn conform<W, B>(backend: &B, variant: &str) -> Result<usize, String>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    let generated = W::conformance_params().into_iter().map(|p| {
+        let input = W::generate(&p, SEED).map_err(|e| format!("generating {p}: {e}"))?;
+        Ok::<_, String>((p.to_string(), input))
+    });
+    let special = W::special_inputs().into_iter().map(|(label, input)| Ok::<_, String>((label.to_owned(), input)));
+    let precision = backend.precision(variant);
+    let mut passed = 0;
+    for case in generated.chain(special) {
+        let (label, input) = case?;
+        let expected = W::reference(&input).map_err(|e| format!("reference for {label}: {e}"))?;
+        let actual = backend.run(variant, &input).map_err(|e| format!("{label}: {e}"))?;
+        W::check(&input, &expected, &actual, precision).map_err(|m| format!("{label}: {m}"))?;
+        passed += 1;
+    }
+    Ok(passed)
+}
+
+/// One trial per variant the backend offers for `W`, named `conformance::<backend>::<workload>::<variant>`.
+pub fn variant_trials<W, B>(backend: &Arc<B>) -> Vec<Trial>
+where
+    W: Workload,
+    B: Implements<W> + 'static,
+{
+    let kind = backend.kind();
+    backend
+        .variants()
+        .into_iter()
+        .map(|variant| {
+            let backend = Arc::clone(backend);
+            let name = format!("conformance::{kind}::{}::{variant}", W::NAME);
+            Trial::test(name, move || {
+                let passed = conform::<W, B>(&backend, variant)?;
+                println!("    {kind} {} {variant}: {passed} inputs match the reference", W::NAME);
+                Ok(())
+            })
+        })
+        .collect()
+}
+
+/// Asserts that `result` is an [`Error::InvalidInput`] whose message contains `needle`.
+fn expect_invalid<T>(what: &str, result: gpuworthy_core::Result<T>, needle: &str) -> Result<(), Failed> {
+    match result {
+        Err(Error::InvalidInput(message)) if message.contains(needle) => Ok(()),
+        Err(other) => Err(format!("{what}: expected an invalid-input error naming `{needle}`, got: {other}").into()),
+        Ok(_) => Err(format!("{what}: accepted").into()),
+    }
+}
+
+/// A trial checking that the backend rejects malformed inputs with [`Error::InvalidInput`] (never a panic) and
+/// unknown variant names with [`Error::UnknownVariant`].
+pub fn invalid_input_trial<B>(backend: &Arc<B>) -> Trial
+where
+    B: Implements<Saxpy> + Implements<Softmax> + Implements<Histogram> + Implements<Matmul> + Implements<Stencil>,
+    B: 'static,
+{
+    let backend = Arc::clone(backend);
+    Trial::test(format!("conformance::{}::invalid_input", backend.kind()), move || {
+        let b = &*backend;
+        let saxpy = SaxpyInput { a: 2.0, x: vec![1.0; 3], y: vec![1.0; 4] };
+        expect_invalid("saxpy with x of 3 and y of 4", Implements::<Saxpy>::upload(b, &saxpy), "same length")?;
+        let softmax = SoftmaxInput { rows: 3, cols: 4, data: vec![0.0; 11] };
+        expect_invalid("softmax 3 x 4 of 11 values", Implements::<Softmax>::upload(b, &softmax), "3 x 4")?;
+        let histogram = HistogramInput { bins: 0, x: vec![0.5; 8] };
+        expect_invalid("histogram with 0 bins", Implements::<Histogram>::upload(b, &histogram), "0")?;
+        let matmul = MatmulInput { m: 2, k: 3, n: 4, a: vec![0.0; 6], b: vec![0.0; 8] };
+        expect_invalid("matmul 2x3 times 2x4", Implements::<Matmul>::upload(b, &matmul), "inner dimensions")?;
+        let stencil = StencilInput { height: 0, width: 5, data: vec![0.0; 3] };
+        expect_invalid("stencil 0 x 5 of 3 values", Implements::<Stencil>::upload(b, &stencil), "0 x 5")?;
+
+        let mut resident = Implements::<Saxpy>::upload(b, &SaxpyInput { a: 1.0, x: vec![1.0; 4], y: vec![1.0; 4] })?;
+        match Implements::<Saxpy>::launch(b, "no-such-variant", &mut resident) {
+            Err(Error::UnknownVariant { .. }) => Ok(()),
+            other => Err(format!("an unknown variant gave {other:?}").into()),
+        }
+    })
+}
+
+/// What to do with a backend that could not be created: a trial that is ignored (skipped, with the reason printed)
+/// or, when `GPUWORTHY_REQUIRE` lists the backend, one that fails with the reason.
+pub fn unavailable_trial(kind: BackendKind, error: &Error) -> Trial {
+    let required = BackendKind::required_by_env().unwrap_or_else(|e| panic!("GPUWORTHY_REQUIRE: {e}"));
+    let name = format!("conformance::{kind}::available");
+    let reason = error.to_string();
+    if required.contains(&kind) {
+        eprintln!("REQUIRED BACKEND MISSING: {reason}");
+        Trial::test(name, move || Err(format!("{reason} (required by GPUWORTHY_REQUIRE)").into()))
+    } else {
+        eprintln!("SKIPPING {kind}: {reason} (set GPUWORTHY_REQUIRE={kind} to make this a failure)");
+        Trial::test(name, || Ok(())).with_ignored_flag(true)
+    }
+}
