@@ -64,11 +64,7 @@ impl BackendKind {
 
     /// Parses a comma-separated list of backend names; empty items are ignored.
     pub fn parse_list(list: &str) -> Result<Vec<BackendKind>> {
-        list.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::parse)
-            .collect()
+        list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::parse).collect()
     }
 }
 
@@ -85,11 +81,7 @@ impl FromStr for BackendKind {
         BackendKind::ALL
             .into_iter()
             .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "unknown backend `{s}`: expected one of cpu, cuda, wgpu"
-                ))
-            })
+            .ok_or_else(|| Error::invalid(format!("unknown backend `{s}`: expected one of cpu, cuda, wgpu")))
     }
 }
 
@@ -230,10 +222,7 @@ mod tests {
     #[test]
     fn required_list_parses_and_rejects_unknown_names() {
         assert_eq!(BackendKind::parse_list("").unwrap(), vec![]);
-        assert_eq!(
-            BackendKind::parse_list("cuda,cpu,").unwrap(),
-            vec![BackendKind::Cuda, BackendKind::Cpu]
-        );
+        assert_eq!(BackendKind::parse_list("cuda,cpu,").unwrap(), vec![BackendKind::Cuda, BackendKind::Cpu]);
         assert!(BackendKind::parse_list("cpu,opencl").is_err());
     }
 }

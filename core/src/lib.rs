@@ -35,13 +35,5 @@ pub use error::{Error, Result};
 pub use workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 
 /// The names of the eight workloads, in the order of the specification.
-pub const WORKLOAD_NAMES: [&str; 8] = [
-    "square",
-    "saxpy",
-    "sum",
-    "softmax",
-    "matmul",
-    "mandelbrot",
-    "histogram",
-    "stencil",
-];
+pub const WORKLOAD_NAMES: [&str; 8] =
+    ["square", "saxpy", "sum", "softmax", "matmul", "mandelbrot", "histogram", "stencil"];

@@ -31,10 +31,7 @@ pub fn unit_f32(word: u64) -> f32 {
 /// with few bits (as in the specification's ranges) for every value to stay below `high` after rounding.
 pub fn uniform_f32(seed: u64, stream: u64, n: usize, low: f32, high: f32) -> Vec<f32> {
     let span = high - low;
-    (0..n as u64)
-        .into_par_iter()
-        .map(|i| low + span * unit_f32(word(seed, stream, i)))
-        .collect()
+    (0..n as u64).into_par_iter().map(|i| low + span * unit_f32(word(seed, stream, i))).collect()
 }
 
 #[cfg(test)]
@@ -53,13 +50,7 @@ mod tests {
 
     #[test]
     fn streams_and_seeds_differ() {
-        assert_ne!(
-            uniform_f32(7, 1, 8, 0.0, 1.0),
-            uniform_f32(7, 2, 8, 0.0, 1.0)
-        );
-        assert_ne!(
-            uniform_f32(7, 1, 8, 0.0, 1.0),
-            uniform_f32(8, 1, 8, 0.0, 1.0)
-        );
+        assert_ne!(uniform_f32(7, 1, 8, 0.0, 1.0), uniform_f32(7, 2, 8, 0.0, 1.0));
+        assert_ne!(uniform_f32(7, 1, 8, 0.0, 1.0), uniform_f32(8, 1, 8, 0.0, 1.0));
     }
 }

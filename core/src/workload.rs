@@ -91,11 +91,7 @@ pub struct Cost {
 impl Cost {
     /// Flops per byte moved: the roofline's x-axis.
     pub fn arithmetic_intensity(&self) -> f64 {
-        if self.bytes == 0 {
-            0.0
-        } else {
-            self.flops as f64 / self.bytes as f64
-        }
+        if self.bytes == 0 { 0.0 } else { self.flops as f64 / self.bytes as f64 }
     }
 }
 
@@ -109,9 +105,7 @@ pub struct Mismatch {
 impl Mismatch {
     /// A mismatch with this description.
     pub fn new(message: impl Into<String>) -> Self {
-        Mismatch {
-            message: message.into(),
-        }
+        Mismatch { message: message.into() }
     }
 }
 
@@ -155,11 +149,7 @@ impl Tolerance {
         describe: impl Fn(usize) -> String,
     ) -> std::result::Result<(), Mismatch> {
         check_lengths(expected.len(), actual.len())?;
-        match expected
-            .iter()
-            .zip(actual)
-            .position(|(&e, &a)| !self.accepts(e as f64, a as f64))
-        {
+        match expected.iter().zip(actual).position(|(&e, &a)| !self.accepts(e as f64, a as f64)) {
             None => Ok(()),
             Some(i) => Err(Mismatch::new(format!(
                 "{}: expected {:e}, got {:e} (tolerance {:e} + {:e}·|expected|)",
@@ -178,9 +168,7 @@ pub fn check_lengths(expected: usize, actual: usize) -> std::result::Result<(), 
     if expected == actual {
         Ok(())
     } else {
-        Err(Mismatch::new(format!(
-            "output has {actual} elements, expected {expected}"
-        )))
+        Err(Mismatch::new(format!("output has {actual} elements, expected {expected}")))
     }
 }
 
@@ -196,11 +184,8 @@ pub fn describe_1d(i: usize) -> String {
 
 /// `rows × cols` as a checked product, or an [`crate::Error::InvalidInput`] naming what overflowed.
 pub fn checked_area(what: &str, rows: usize, cols: usize) -> Result<usize> {
-    rows.checked_mul(cols).ok_or_else(|| {
-        crate::Error::invalid(format!(
-            "{what} {rows} x {cols} overflows the address space"
-        ))
-    })
+    rows.checked_mul(cols)
+        .ok_or_else(|| crate::Error::invalid(format!("{what} {rows} x {cols} overflows the address space")))
 }
 
 #[cfg(test)]
@@ -209,10 +194,7 @@ mod tests {
 
     #[test]
     fn tolerance_handles_special_values() {
-        let t = Tolerance {
-            absolute: 1e-6,
-            relative: 1e-6,
-        };
+        let t = Tolerance { absolute: 1e-6, relative: 1e-6 };
         assert!(t.accepts(f64::NAN, f64::NAN));
         assert!(!t.accepts(f64::NAN, 1.0));
         assert!(!t.accepts(1.0, f64::NAN));
@@ -225,13 +207,8 @@ mod tests {
 
     #[test]
     fn slice_check_names_the_first_bad_element() {
-        let t = Tolerance {
-            absolute: 0.0,
-            relative: 1e-6,
-        };
-        let err = t
-            .check_slices(&[1.0, 2.0, 3.0], &[1.0, 2.5, 3.0], describe_1d)
-            .unwrap_err();
+        let t = Tolerance { absolute: 0.0, relative: 1e-6 };
+        let err = t.check_slices(&[1.0, 2.0, 3.0], &[1.0, 2.5, 3.0], describe_1d).unwrap_err();
         assert!(err.message.contains("element 1"), "{err}");
         assert!(t.check_slices(&[1.0], &[1.0, 2.0], describe_1d).is_err());
     }

@@ -18,7 +18,7 @@
 //! let cpu = CpuBackend::new();
 //! let x = Square::generate(&Len(10_000), 1)?;
 //! for variant in <CpuBackend as Implements<Square>>::variants(&cpu) {
-//!     let y = cpu.run(variant, &x)?;
+//!     let y = Implements::<Square>::run(&cpu, variant, &x)?;
 //!     Square::check(&x, &Square::reference(&x)?, &y, Precision::Full).unwrap();
 //! }
 //! # Ok::<(), gpuworthy_core::Error>(())

@@ -46,11 +46,7 @@ impl HistogramParams {
 
     /// `n` uniform values in 256 bins.
     pub fn new(n: usize) -> Self {
-        HistogramParams {
-            n,
-            bins: Self::DEFAULT_BINS,
-            distribution: Distribution::Uniform,
-        }
+        HistogramParams { n, bins: Self::DEFAULT_BINS, distribution: Distribution::Uniform }
     }
 }
 
@@ -103,11 +99,7 @@ impl Workload for Histogram {
     type Output = Vec<u32>;
 
     fn params(input: &HistogramInput) -> HistogramParams {
-        HistogramParams {
-            n: input.x.len(),
-            bins: input.bins,
-            distribution: Distribution::Uniform,
-        }
+        HistogramParams { n: input.x.len(), bins: input.bins, distribution: Distribution::Uniform }
     }
 
     fn validate(input: &HistogramInput) -> Result<()> {
@@ -134,10 +126,7 @@ impl Workload for Histogram {
             let hot = (p.bins / 3) as f32;
             let hot_value = (hot + 0.5) / p.bins as f32;
             let choose = rng::uniform_f32(seed, 1, p.n, 0.0, 1.0);
-            x.iter_mut()
-                .zip(choose)
-                .filter(|(_, c)| *c < 0.9)
-                .for_each(|(x, _)| *x = hot_value);
+            x.iter_mut().zip(choose).filter(|(_, c)| *c < 0.9).for_each(|(x, _)| *x = hot_value);
         }
         let input = HistogramInput { bins: p.bins, x };
         Self::validate(&input)?;
@@ -153,12 +142,7 @@ impl Workload for Histogram {
         Ok(counts)
     }
 
-    fn check(
-        input: &HistogramInput,
-        expected: &Vec<u32>,
-        actual: &Vec<u32>,
-        _: Precision,
-    ) -> Result<(), Mismatch> {
+    fn check(input: &HistogramInput, expected: &Vec<u32>, actual: &Vec<u32>, _: Precision) -> Result<(), Mismatch> {
         check_lengths(expected.len(), actual.len())?;
         let counted: u64 = actual.iter().map(|&c| c as u64).sum();
         let expected_total = input.x.iter().filter(|x| !x.is_nan()).count() as u64;
@@ -169,20 +153,13 @@ impl Workload for Histogram {
         }
         match expected.iter().zip(actual).position(|(e, a)| e != a) {
             None => Ok(()),
-            Some(b) => Err(Mismatch::new(format!(
-                "bin {b}: expected {}, got {}",
-                expected[b], actual[b]
-            ))),
+            Some(b) => Err(Mismatch::new(format!("bin {b}: expected {}, got {}", expected[b], actual[b]))),
         }
     }
 
     fn cost(p: &HistogramParams) -> Cost {
         let n = p.n as u64;
-        Cost {
-            bytes: 4 * n,
-            flops: n,
-            elements: n,
-        }
+        Cost { bytes: 4 * n, flops: n, elements: n }
     }
 
     fn ladder() -> Vec<HistogramParams> {
@@ -190,62 +167,27 @@ impl Workload for Histogram {
     }
 
     fn quick_ladder() -> Vec<HistogramParams> {
-        quick_ladder_1d()
-            .into_iter()
-            .map(HistogramParams::new)
-            .collect()
+        quick_ladder_1d().into_iter().map(HistogramParams::new).collect()
     }
 
     fn conformance_params() -> Vec<HistogramParams> {
-        let mut params: Vec<_> = conformance_1d()
-            .into_iter()
-            .map(HistogramParams::new)
-            .collect();
+        let mut params: Vec<_> = conformance_1d().into_iter().map(HistogramParams::new).collect();
         for n in [1025, 65537, (1 << 22) + 3] {
-            params.push(HistogramParams {
-                distribution: Distribution::Skewed,
-                ..HistogramParams::new(n)
-            });
+            params.push(HistogramParams { distribution: Distribution::Skewed, ..HistogramParams::new(n) });
         }
         for bins in [1, 7, 4096, HistogramParams::MAX_BINS] {
-            params.push(HistogramParams {
-                bins,
-                ..HistogramParams::new(65537)
-            });
+            params.push(HistogramParams { bins, ..HistogramParams::new(65537) });
         }
         params
     }
 
     fn special_inputs() -> Vec<(&'static str, HistogramInput)> {
-        let mut x = vec![
-            -0.5,
-            -0.0,
-            0.0,
-            1.0,
-            1.5,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-            0.999_999_9,
-            0.5,
-        ];
+        let mut x = vec![-0.5, -0.0, 0.0, 1.0, 1.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 0.999_999_9, 0.5];
         x.extend(x.clone());
         x.extend(rng::uniform_f32(2, 0, 50, -1.0, 2.0));
         vec![
-            (
-                "values outside [0, 1), ±inf and NaN, 256 bins",
-                HistogramInput {
-                    bins: 256,
-                    x: x.clone(),
-                },
-            ),
-            (
-                "the same in 1 bin",
-                HistogramInput {
-                    bins: 1,
-                    x: x.clone(),
-                },
-            ),
+            ("values outside [0, 1), ±inf and NaN, 256 bins", HistogramInput { bins: 256, x: x.clone() }),
+            ("the same in 1 bin", HistogramInput { bins: 1, x: x.clone() }),
             ("the same in 65536 bins", HistogramInput { bins: 65536, x }),
         ]
     }

@@ -39,12 +39,7 @@ pub struct Region {
 
 impl Region {
     /// The whole set: x ∈ [-2, 1], y ∈ [-1.5, 1.5].
-    pub const DEFAULT: Region = Region {
-        x_min: -2.0,
-        x_max: 1.0,
-        y_min: -1.5,
-        y_max: 1.5,
-    };
+    pub const DEFAULT: Region = Region { x_min: -2.0, x_max: 1.0, y_min: -1.5, y_max: 1.5 };
 }
 
 /// The image size, iteration limit and region; also the whole input (there is no data).
@@ -66,31 +61,20 @@ impl MandelbrotParams {
 
     /// A `width x height` image of the default region at 256 iterations.
     pub fn new(width: usize, height: usize) -> Self {
-        MandelbrotParams {
-            width,
-            height,
-            max_iter: Self::DEFAULT_MAX_ITER,
-            region: Region::DEFAULT,
-        }
+        MandelbrotParams { width, height, max_iter: Self::DEFAULT_MAX_ITER, region: Region::DEFAULT }
     }
 
     /// The step between pixel centres along x and y, in `f32`.
     pub fn steps(&self) -> (f32, f32) {
         let r = self.region;
-        (
-            (r.x_max - r.x_min) / self.width as f32,
-            (r.y_max - r.y_min) / self.height as f32,
-        )
+        ((r.x_max - r.x_min) / self.width as f32, (r.y_max - r.y_min) / self.height as f32)
     }
 
     /// The point `c` that pixel `(column, row)` samples: `min + (index + 0.5) · step`, each operation in `f32`.
     #[inline]
     pub fn pixel_centre(&self, column: usize, row: usize) -> (f32, f32) {
         let (dx, dy) = self.steps();
-        (
-            self.region.x_min + (column as f32 + 0.5) * dx,
-            self.region.y_min + (row as f32 + 0.5) * dy,
-        )
+        (self.region.x_min + (column as f32 + 0.5) * dx, self.region.y_min + (row as f32 + 0.5) * dy)
     }
 }
 
@@ -102,11 +86,7 @@ impl fmt::Display for MandelbrotParams {
         }
         if self.region != Region::DEFAULT {
             let r = self.region;
-            write!(
-                f,
-                " [{}, {}] x [{}, {}]",
-                r.x_min, r.x_max, r.y_min, r.y_max
-            )?;
+            write!(f, " [{}, {}] x [{}, {}]", r.x_min, r.x_max, r.y_min, r.y_max)?;
         }
         Ok(())
     }
@@ -146,13 +126,8 @@ impl Workload for Mandelbrot {
     fn validate(p: &MandelbrotParams) -> Result<()> {
         checked_area("mandelbrot image", p.height, p.width)?;
         let r = p.region;
-        if ![r.x_min, r.x_max, r.y_min, r.y_max]
-            .iter()
-            .all(|v| v.is_finite())
-        {
-            return Err(Error::invalid(format!(
-                "mandelbrot region must be finite, got {r:?}"
-            )));
+        if ![r.x_min, r.x_max, r.y_min, r.y_max].iter().all(|v| v.is_finite()) {
+            return Err(Error::invalid(format!("mandelbrot region must be finite, got {r:?}")));
         }
         Ok(())
     }
@@ -169,24 +144,16 @@ impl Workload for Mandelbrot {
         if p.width == 0 {
             return Ok(counts);
         }
-        counts
-            .par_chunks_mut(p.width)
-            .enumerate()
-            .for_each(|(row, out)| {
-                for (column, count) in out.iter_mut().enumerate() {
-                    let (cx, cy) = p.pixel_centre(column, row);
-                    *count = escape_count(cx, cy, p.max_iter);
-                }
-            });
+        counts.par_chunks_mut(p.width).enumerate().for_each(|(row, out)| {
+            for (column, count) in out.iter_mut().enumerate() {
+                let (cx, cy) = p.pixel_centre(column, row);
+                *count = escape_count(cx, cy, p.max_iter);
+            }
+        });
         Ok(counts)
     }
 
-    fn check(
-        p: &MandelbrotParams,
-        expected: &Vec<u32>,
-        actual: &Vec<u32>,
-        _: Precision,
-    ) -> Result<(), Mismatch> {
+    fn check(p: &MandelbrotParams, expected: &Vec<u32>, actual: &Vec<u32>, _: Precision) -> Result<(), Mismatch> {
         check_lengths(expected.len(), actual.len())?;
         if let Some(i) = actual.iter().position(|&c| c > p.max_iter) {
             return Err(Mismatch::new(format!(
@@ -197,11 +164,7 @@ impl Workload for Mandelbrot {
         let differing = expected.iter().zip(actual).filter(|(e, a)| e != a).count();
         let matching = 1.0 - differing as f64 / expected.len().max(1) as f64;
         if matching < MIN_MATCHING {
-            let first = expected
-                .iter()
-                .zip(actual)
-                .position(|(e, a)| e != a)
-                .unwrap_or(0);
+            let first = expected.iter().zip(actual).position(|(e, a)| e != a).unwrap_or(0);
             return Err(Mismatch::new(format!(
                 "{differing} of {} pixels differ ({:.3}%, at most 1% may), first at row {}, column {}: expected {}, got {}",
                 expected.len(),
@@ -219,66 +182,36 @@ impl Workload for Mandelbrot {
     /// known: see [`Workload::cost_of_run`].
     fn cost(p: &MandelbrotParams) -> Cost {
         let pixels = (p.width * p.height) as u64;
-        Cost {
-            bytes: 4 * pixels,
-            flops: 8 * pixels * p.max_iter as u64,
-            elements: pixels,
-        }
+        Cost { bytes: 4 * pixels, flops: 8 * pixels * p.max_iter as u64, elements: pixels }
     }
 
     /// 8 flops per iteration actually run.
     fn cost_of_run(p: &MandelbrotParams, counts: &Vec<u32>) -> Cost {
         let iterations: u64 = counts.iter().map(|&c| c as u64).sum();
-        Cost {
-            flops: 8 * iterations,
-            ..Self::cost(p)
-        }
+        Cost { flops: 8 * iterations, ..Self::cost(p) }
     }
 
     fn ladder() -> Vec<MandelbrotParams> {
-        square_ladder(64, 8192)
-            .into_iter()
-            .map(|s| MandelbrotParams::new(s.cols, s.rows))
-            .collect()
+        square_ladder(64, 8192).into_iter().map(|s| MandelbrotParams::new(s.cols, s.rows)).collect()
     }
 
     fn quick_ladder() -> Vec<MandelbrotParams> {
-        [64, 256, 1024]
-            .into_iter()
-            .map(|s| MandelbrotParams::new(s, s))
-            .collect()
+        [64, 256, 1024].into_iter().map(|s| MandelbrotParams::new(s, s)).collect()
     }
 
     fn conformance_params() -> Vec<MandelbrotParams> {
-        let mut params: Vec<_> = conformance_2d()
-            .into_iter()
-            .map(|s: Shape2| MandelbrotParams::new(s.cols, s.rows))
-            .collect();
-        params.push(MandelbrotParams {
-            max_iter: 0,
-            ..MandelbrotParams::new(17, 33)
-        });
-        params.push(MandelbrotParams {
-            max_iter: 1000,
-            ..MandelbrotParams::new(130, 70)
-        });
+        let mut params: Vec<_> =
+            conformance_2d().into_iter().map(|s: Shape2| MandelbrotParams::new(s.cols, s.rows)).collect();
+        params.push(MandelbrotParams { max_iter: 0, ..MandelbrotParams::new(17, 33) });
+        params.push(MandelbrotParams { max_iter: 1000, ..MandelbrotParams::new(130, 70) });
         params
     }
 
     fn special_inputs() -> Vec<(&'static str, MandelbrotParams)> {
-        let seahorse = Region {
-            x_min: -0.76,
-            x_max: -0.74,
-            y_min: 0.09,
-            y_max: 0.11,
-        };
+        let seahorse = Region { x_min: -0.76, x_max: -0.74, y_min: 0.09, y_max: 0.11 };
         vec![(
             "a zoom on the boundary at 2000 iterations",
-            MandelbrotParams {
-                max_iter: 2000,
-                region: seahorse,
-                ..MandelbrotParams::new(61, 47)
-            },
+            MandelbrotParams { max_iter: 2000, region: seahorse, ..MandelbrotParams::new(61, 47) },
         )]
     }
 }

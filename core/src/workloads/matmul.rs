@@ -39,11 +39,7 @@ impl MatmulParams {
 
     /// The square shape `size x size x size`.
     pub const fn square(size: usize) -> Self {
-        MatmulParams {
-            m: size,
-            k: size,
-            n: size,
-        }
+        MatmulParams { m: size, k: size, n: size }
     }
 }
 
@@ -79,8 +75,7 @@ impl MatmulInput {
 
 impl Workload for Matmul {
     const NAME: &'static str = "matmul";
-    const LESSON: &'static str =
-        "compute-bound: tiling, shared memory, register blocking, the vendor library";
+    const LESSON: &'static str = "compute-bound: tiling, shared memory, register blocking, the vendor library";
     type Params = MatmulParams;
     type Input = MatmulInput;
     type Output = Vec<f32>;
@@ -150,50 +145,28 @@ impl Workload for Matmul {
             Precision::Full => 5e-6,
             Precision::Reduced => 2e-3,
         };
-        let tolerance = Tolerance {
-            absolute: per_k * input.k as f64,
-            relative: 0.0,
-        };
+        let tolerance = Tolerance { absolute: per_k * input.k as f64, relative: 0.0 };
         tolerance.check_slices(expected, actual, describe_2d(input.n))
     }
 
     fn cost(p: &MatmulParams) -> Cost {
         let (m, k, n) = (p.m as u64, p.k as u64, p.n as u64);
-        Cost {
-            bytes: 4 * (m * k + k * n + m * n),
-            flops: 2 * m * n * k,
-            elements: m * n,
-        }
+        Cost { bytes: 4 * (m * k + k * n + m * n), flops: 2 * m * n * k, elements: m * n }
     }
 
     fn ladder() -> Vec<MatmulParams> {
-        square_ladder(32, 8192)
-            .into_iter()
-            .map(|s| MatmulParams::square(s.rows))
-            .collect()
+        square_ladder(32, 8192).into_iter().map(|s| MatmulParams::square(s.rows)).collect()
     }
 
     fn quick_ladder() -> Vec<MatmulParams> {
-        [64, 256, 512, 1024]
-            .into_iter()
-            .map(MatmulParams::square)
-            .collect()
+        [64, 256, 512, 1024].into_iter().map(MatmulParams::square).collect()
     }
 
     fn conformance_params() -> Vec<MatmulParams> {
-        [
-            (0, 5, 3),
-            (4, 0, 3),
-            (4, 5, 0),
-            (1, 1, 1),
-            (1, 7, 3),
-            (17, 33, 65),
-            (64, 64, 64),
-            (129, 65, 257),
-        ]
-        .into_iter()
-        .map(|(m, k, n)| MatmulParams::new(m, k, n))
-        .collect()
+        [(0, 5, 3), (4, 0, 3), (4, 5, 0), (1, 1, 1), (1, 7, 3), (17, 33, 65), (64, 64, 64), (129, 65, 257)]
+            .into_iter()
+            .map(|(m, k, n)| MatmulParams::new(m, k, n))
+            .collect()
     }
 
     fn special_inputs() -> Vec<(&'static str, MatmulInput)> {

@@ -50,10 +50,7 @@ impl Shape2 {
 
     /// A square `side x side` shape.
     pub const fn square(side: usize) -> Self {
-        Shape2 {
-            rows: side,
-            cols: side,
-        }
+        Shape2 { rows: side, cols: side }
     }
 }
 
@@ -81,27 +78,15 @@ pub fn conformance_1d() -> Vec<usize> {
 
 /// The 2D conformance shapes: empty both ways, 1x1, a single row, a single column, odd shapes, and a power of two.
 pub fn conformance_2d() -> Vec<Shape2> {
-    [
-        (0, 5),
-        (5, 0),
-        (1, 1),
-        (1, 1000),
-        (1000, 1),
-        (17, 33),
-        (64, 64),
-        (100, 257),
-    ]
-    .into_iter()
-    .map(|(r, c)| Shape2::new(r, c))
-    .collect()
+    [(0, 5), (5, 0), (1, 1), (1, 1000), (1000, 1), (17, 33), (64, 64), (100, 257)]
+        .into_iter()
+        .map(|(r, c)| Shape2::new(r, c))
+        .collect()
 }
 
 /// Square shapes `side x side` for side in `from..=to` by powers of two.
 pub fn square_ladder(from: usize, to: usize) -> Vec<Shape2> {
-    std::iter::successors(Some(from), |s| Some(s * 2))
-        .take_while(|&s| s <= to)
-        .map(Shape2::square)
-        .collect()
+    std::iter::successors(Some(from), |s| Some(s * 2)).take_while(|&s| s <= to).map(Shape2::square).collect()
 }
 
 #[cfg(test)]
@@ -120,29 +105,17 @@ mod tests {
     {
         let input = W::generate(&params, 11).unwrap();
         let good = W::reference(&input).unwrap();
-        assert!(
-            W::check(&input, &good, &good, Precision::Full).is_ok(),
-            "{} rejects its reference",
-            W::NAME
-        );
+        assert!(W::check(&input, &good, &good, Precision::Full).is_ok(), "{} rejects its reference", W::NAME);
 
         let mut off_by_one = good.clone();
         let middle = off_by_one.len() / 2;
         bump(&mut off_by_one[middle]);
         let err = W::check(&input, &good, &off_by_one, Precision::Full);
-        assert!(
-            err.is_err(),
-            "{} {params} accepts an element off by 1",
-            W::NAME
-        );
+        assert!(err.is_err(), "{} {params} accepts an element off by 1", W::NAME);
 
         let mut shifted = good.clone();
         shifted.rotate_left(1);
-        assert!(
-            W::check(&input, &good, &shifted, Precision::Full).is_err(),
-            "{} accepts a shift",
-            W::NAME
-        );
+        assert!(W::check(&input, &good, &shifted, Precision::Full).is_err(), "{} accepts a shift", W::NAME);
 
         assert!(
             W::check(&input, &good, &good[1..].to_vec(), Precision::Full).is_err(),
@@ -164,7 +137,7 @@ mod tests {
         rejects_wrong_answers::<Stencil, f32>(Shape2::new(17, 33), add_one);
         // Up to 1% of mandelbrot pixels may differ, so one wrong pixel is caught in an image of fewer than 100.
         rejects_wrong_answers::<Mandelbrot, u32>(MandelbrotParams::new(9, 9), |c| {
-            *c = (*c + 1) % 257
+            *c = (*c + 1) % 257;
         });
         rejects_wrong_answers::<Histogram, u32>(HistogramParams::new(1000), |c| *c += 1);
     }
@@ -214,68 +187,19 @@ mod tests {
     #[test]
     fn bad_input_is_invalid_input_naming_the_problem() {
         let cases: Vec<(crate::Error, &str)> = vec![
+            (Saxpy::validate(&SaxpyInput { a: 1.0, x: vec![1.0; 3], y: vec![1.0; 4] }).unwrap_err(), "same length"),
+            (Softmax::validate(&SoftmaxInput { rows: 2, cols: 3, data: vec![0.0; 5] }).unwrap_err(), "2 x 3"),
+            (Histogram::validate(&HistogramInput { bins: 0, x: vec![0.5] }).unwrap_err(), "bins"),
             (
-                Saxpy::validate(&SaxpyInput {
-                    a: 1.0,
-                    x: vec![1.0; 3],
-                    y: vec![1.0; 4],
-                })
-                .unwrap_err(),
-                "same length",
-            ),
-            (
-                Softmax::validate(&SoftmaxInput {
-                    rows: 2,
-                    cols: 3,
-                    data: vec![0.0; 5],
-                })
-                .unwrap_err(),
-                "2 x 3",
-            ),
-            (
-                Histogram::validate(&HistogramInput {
-                    bins: 0,
-                    x: vec![0.5],
-                })
-                .unwrap_err(),
-                "bins",
-            ),
-            (
-                Matmul::validate(&MatmulInput {
-                    m: 2,
-                    k: 3,
-                    n: 2,
-                    a: vec![0.0; 6],
-                    b: vec![0.0; 4],
-                })
-                .unwrap_err(),
+                Matmul::validate(&MatmulInput { m: 2, k: 3, n: 2, a: vec![0.0; 6], b: vec![0.0; 4] }).unwrap_err(),
                 "inner dimensions",
             ),
-            (
-                Stencil::validate(&StencilInput {
-                    height: 0,
-                    width: 5,
-                    data: vec![0.0; 3],
-                })
-                .unwrap_err(),
-                "0 x 5",
-            ),
-            (
-                Softmax::reference(&SoftmaxInput {
-                    rows: usize::MAX,
-                    cols: 2,
-                    data: vec![],
-                })
-                .unwrap_err(),
-                "overflows",
-            ),
+            (Stencil::validate(&StencilInput { height: 0, width: 5, data: vec![0.0; 3] }).unwrap_err(), "0 x 5"),
+            (Softmax::reference(&SoftmaxInput { rows: usize::MAX, cols: 2, data: vec![] }).unwrap_err(), "overflows"),
         ];
         for (err, needle) in cases {
             assert!(matches!(err, crate::Error::InvalidInput(_)), "{err:?}");
-            assert!(
-                err.to_string().contains(needle),
-                "`{err}` does not mention `{needle}`"
-            );
+            assert!(err.to_string().contains(needle), "`{err}` does not mention `{needle}`");
         }
     }
 
@@ -284,25 +208,13 @@ mod tests {
         let softmax = &Softmax::special_inputs()[0].1;
         let y = Softmax::reference(softmax).unwrap();
         let cols = softmax.cols;
-        assert!(
-            y[..2 * cols].iter().all(|v| v.is_nan()),
-            "NaN and +inf rows are NaN"
-        );
+        assert!(y[..2 * cols].iter().all(|v| v.is_nan()), "NaN and +inf rows are NaN");
         assert_eq!(y[2 * cols + 5], 0.0, "exp(-inf) is 0");
-        assert!(
-            y[3 * cols..4 * cols].iter().all(|v| v.is_nan()),
-            "an all -inf row is NaN"
-        );
+        assert!(y[3 * cols..4 * cols].iter().all(|v| v.is_nan()), "an all -inf row is NaN");
         assert!(y[4 * cols..].iter().all(|v| v.is_finite()));
 
-        let histogram = HistogramInput::new(
-            4,
-            vec![-1.0, f32::NEG_INFINITY, 1.0, f32::INFINITY, f32::NAN, 0.5],
-        );
-        assert_eq!(
-            Histogram::reference(&histogram.unwrap()).unwrap(),
-            vec![2, 0, 1, 2]
-        );
+        let histogram = HistogramInput::new(4, vec![-1.0, f32::NEG_INFINITY, 1.0, f32::INFINITY, f32::NAN, 0.5]);
+        assert_eq!(Histogram::reference(&histogram.unwrap()).unwrap(), vec![2, 0, 1, 2]);
 
         let stencil = &Stencil::special_inputs()[0].1;
         let y = Stencil::reference(stencil).unwrap();
@@ -310,13 +222,10 @@ mod tests {
         assert!(y[4 * 11 + 4].is_nan() && y[6 * 11 + 6].is_nan() && y[3 * 11 + 3].is_finite());
 
         assert!(
-            Mandelbrot::reference(&MandelbrotParams {
-                max_iter: 0,
-                ..MandelbrotParams::new(5, 5)
-            })
-            .unwrap()
-            .iter()
-            .all(|&c| c == 0)
+            Mandelbrot::reference(&MandelbrotParams { max_iter: 0, ..MandelbrotParams::new(5, 5) })
+                .unwrap()
+                .iter()
+                .all(|&c| c == 0)
         );
     }
 }

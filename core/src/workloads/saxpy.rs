@@ -33,20 +33,13 @@ impl SaxpyParams {
 
     /// `n` elements with the default `a`.
     pub fn new(n: usize) -> Self {
-        SaxpyParams {
-            n,
-            a: Self::DEFAULT_A,
-        }
+        SaxpyParams { n, a: Self::DEFAULT_A }
     }
 }
 
 impl fmt::Display for SaxpyParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.a == Self::DEFAULT_A {
-            write!(f, "{}", self.n)
-        } else {
-            write!(f, "{} (a={})", self.n, self.a)
-        }
+        if self.a == Self::DEFAULT_A { write!(f, "{}", self.n) } else { write!(f, "{} (a={})", self.n, self.a) }
     }
 }
 
@@ -62,10 +55,7 @@ pub struct SaxpyInput {
 }
 
 /// FMA and a separate multiply and add differ by one rounding.
-const TOLERANCE: Tolerance = Tolerance {
-    absolute: 1e-6,
-    relative: 1e-6,
-};
+const TOLERANCE: Tolerance = Tolerance { absolute: 1e-6, relative: 1e-6 };
 
 impl Workload for Saxpy {
     const NAME: &'static str = "saxpy";
@@ -75,10 +65,7 @@ impl Workload for Saxpy {
     type Output = Vec<f32>;
 
     fn params(input: &SaxpyInput) -> SaxpyParams {
-        SaxpyParams {
-            n: input.x.len(),
-            a: input.a,
-        }
+        SaxpyParams { n: input.x.len(), a: input.a }
     }
 
     fn validate(input: &SaxpyInput) -> Result<()> {
@@ -103,30 +90,16 @@ impl Workload for Saxpy {
     fn reference(input: &SaxpyInput) -> Result<Vec<f32>> {
         Self::validate(input)?;
         let a = input.a as f64;
-        Ok(input
-            .x
-            .iter()
-            .zip(&input.y)
-            .map(|(&x, &y)| (a * x as f64 + y as f64) as f32)
-            .collect())
+        Ok(input.x.iter().zip(&input.y).map(|(&x, &y)| (a * x as f64 + y as f64) as f32).collect())
     }
 
-    fn check(
-        _: &SaxpyInput,
-        expected: &Vec<f32>,
-        actual: &Vec<f32>,
-        _: Precision,
-    ) -> Result<(), Mismatch> {
+    fn check(_: &SaxpyInput, expected: &Vec<f32>, actual: &Vec<f32>, _: Precision) -> Result<(), Mismatch> {
         TOLERANCE.check_slices(expected, actual, describe_1d)
     }
 
     fn cost(params: &SaxpyParams) -> Cost {
         let n = params.n as u64;
-        Cost {
-            bytes: 12 * n,
-            flops: 2 * n,
-            elements: n,
-        }
+        Cost { bytes: 12 * n, flops: 2 * n, elements: n }
     }
 
     fn ladder() -> Vec<SaxpyParams> {
@@ -134,10 +107,7 @@ impl Workload for Saxpy {
     }
 
     fn quick_ladder() -> Vec<SaxpyParams> {
-        quick_ladder_1d()
-            .into_iter()
-            .map(SaxpyParams::new)
-            .collect()
+        quick_ladder_1d().into_iter().map(SaxpyParams::new).collect()
     }
 
     fn conformance_params() -> Vec<SaxpyParams> {
@@ -147,44 +117,9 @@ impl Workload for Saxpy {
     }
 
     fn special_inputs() -> Vec<(&'static str, SaxpyInput)> {
-        let x = [
-            f32::NAN,
-            f32::INFINITY,
-            1.0,
-            f32::NEG_INFINITY,
-            0.5,
-            1.0,
-            -1.0,
-            2.0,
-            3.0,
-            1e38,
-        ];
-        let y = [
-            1.0,
-            1.0,
-            f32::INFINITY,
-            0.0,
-            f32::NAN,
-            f32::NEG_INFINITY,
-            0.25,
-            -5.0,
-            0.0,
-            1e38,
-        ];
-        let repeat = |v: &[f32]| {
-            v.iter()
-                .cycle()
-                .take(3 * v.len())
-                .copied()
-                .collect::<Vec<_>>()
-        };
-        vec![(
-            "NaN, ±inf and overflow in x and y",
-            SaxpyInput {
-                a: 2.5,
-                x: repeat(&x),
-                y: repeat(&y),
-            },
-        )]
+        let x = [f32::NAN, f32::INFINITY, 1.0, f32::NEG_INFINITY, 0.5, 1.0, -1.0, 2.0, 3.0, 1e38];
+        let y = [1.0, 1.0, f32::INFINITY, 0.0, f32::NAN, f32::NEG_INFINITY, 0.25, -5.0, 0.0, 1e38];
+        let repeat = |v: &[f32]| v.iter().cycle().take(3 * v.len()).copied().collect::<Vec<_>>();
+        vec![("NaN, ±inf and overflow in x and y", SaxpyInput { a: 2.5, x: repeat(&x), y: repeat(&y) })]
     }
 }

@@ -38,19 +38,14 @@ impl SoftmaxInput {
     }
 }
 
-const TOLERANCE: Tolerance = Tolerance {
-    absolute: 1e-6,
-    relative: 1e-4,
-};
+const TOLERANCE: Tolerance = Tolerance { absolute: 1e-6, relative: 1e-4 };
 const ROW_SUM_TOLERANCE: f64 = 1e-4;
 
 /// Validates that `data_len` matches `rows × cols` for a named 2D input.
 pub(crate) fn validate_2d(what: &str, rows: usize, cols: usize, data_len: usize) -> Result<()> {
     let area = checked_area(what, rows, cols)?;
     if area != data_len {
-        return Err(Error::invalid(format!(
-            "{what} of {rows} x {cols} needs {area} values, got {data_len}"
-        )));
+        return Err(Error::invalid(format!("{what} of {rows} x {cols} needs {area} values, got {data_len}")));
     }
     Ok(())
 }
@@ -72,11 +67,7 @@ impl Workload for Softmax {
 
     fn generate(params: &Shape2, seed: u64) -> Result<SoftmaxInput> {
         let n = checked_area("softmax matrix", params.rows, params.cols)?;
-        Ok(SoftmaxInput {
-            rows: params.rows,
-            cols: params.cols,
-            data: rng::uniform_f32(seed, 0, n, -8.0, 8.0),
-        })
+        Ok(SoftmaxInput { rows: params.rows, cols: params.cols, data: rng::uniform_f32(seed, 0, n, -8.0, 8.0) })
     }
 
     fn reference(input: &SoftmaxInput) -> Result<Vec<f32>> {
@@ -85,18 +76,9 @@ impl Workload for Softmax {
         if input.cols == 0 {
             return Ok(out);
         }
-        for (row, y) in input
-            .data
-            .chunks_exact(input.cols)
-            .zip(out.chunks_exact_mut(input.cols))
-        {
-            let max = row.iter().fold(f64::NEG_INFINITY, |m, &x| {
-                if (x as f64) > m || x.is_nan() {
-                    x as f64
-                } else {
-                    m
-                }
-            });
+        for (row, y) in input.data.chunks_exact(input.cols).zip(out.chunks_exact_mut(input.cols)) {
+            let max =
+                row.iter().fold(f64::NEG_INFINITY, |m, &x| if (x as f64) > m || x.is_nan() { x as f64 } else { m });
             if !max.is_finite() || row.iter().any(|x| x.is_nan()) {
                 y.fill(f32::NAN);
                 continue;
@@ -109,12 +91,7 @@ impl Workload for Softmax {
         Ok(out)
     }
 
-    fn check(
-        input: &SoftmaxInput,
-        expected: &Vec<f32>,
-        actual: &Vec<f32>,
-        _: Precision,
-    ) -> Result<(), Mismatch> {
+    fn check(input: &SoftmaxInput, expected: &Vec<f32>, actual: &Vec<f32>, _: Precision) -> Result<(), Mismatch> {
         TOLERANCE.check_slices(expected, actual, describe_2d(input.cols))?;
         if input.cols == 0 {
             return Ok(());
@@ -122,9 +99,7 @@ impl Workload for Softmax {
         for (r, row) in actual.chunks_exact(input.cols).enumerate() {
             let total: f64 = row.iter().map(|&y| y as f64).sum();
             if total.is_finite() && (total - 1.0).abs() > ROW_SUM_TOLERANCE {
-                return Err(Mismatch::new(format!(
-                    "row {r} sums to {total}, expected 1 within {ROW_SUM_TOLERANCE}"
-                )));
+                return Err(Mismatch::new(format!("row {r} sums to {total}, expected 1 within {ROW_SUM_TOLERANCE}")));
             }
         }
         Ok(())
@@ -132,11 +107,7 @@ impl Workload for Softmax {
 
     fn cost(params: &Shape2) -> Cost {
         let n = (params.rows * params.cols) as u64;
-        Cost {
-            bytes: 8 * n,
-            flops: 5 * n,
-            elements: n,
-        }
+        Cost { bytes: 8 * n, flops: 5 * n, elements: n }
     }
 
     /// Square matrices 64² … 8192², then wide rows 256 × 2^10 … 256 × 2^18.
@@ -147,12 +118,7 @@ impl Workload for Softmax {
     }
 
     fn quick_ladder() -> Vec<Shape2> {
-        vec![
-            Shape2::square(64),
-            Shape2::square(256),
-            Shape2::square(1024),
-            Shape2::new(256, 1 << 14),
-        ]
+        vec![Shape2::square(64), Shape2::square(256), Shape2::square(1024), Shape2::new(256, 1 << 14)]
     }
 
     fn conformance_params() -> Vec<Shape2> {
@@ -169,13 +135,6 @@ impl Workload for Softmax {
         data[2 * cols + 5] = f32::NEG_INFINITY; // row 2: finite max, that entry is 0
         data[3 * cols..4 * cols].fill(f32::NEG_INFINITY); // row 3: no finite maximum
         data[4 * cols + 36] = 80.0; // row 4: a large value must not overflow exp
-        vec![(
-            "NaN, +inf, -inf and an all -inf row",
-            SoftmaxInput {
-                rows: 5,
-                cols,
-                data,
-            },
-        )]
+        vec![("NaN, +inf, -inf and an all -inf row", SoftmaxInput { rows: 5, cols, data })]
     }
 }

@@ -17,15 +17,11 @@ use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1
 pub struct Square;
 
 /// Multiplication is correctly rounded everywhere, so only the flushing of subnormal results may differ.
-const TOLERANCE: Tolerance = Tolerance {
-    absolute: f32::MIN_POSITIVE as f64,
-    relative: 1e-6,
-};
+const TOLERANCE: Tolerance = Tolerance { absolute: f32::MIN_POSITIVE as f64, relative: 1e-6 };
 
 impl Workload for Square {
     const NAME: &'static str = "square";
-    const LESSON: &'static str =
-        "the first kernel: launches are asynchronous, and the work is memory-bound";
+    const LESSON: &'static str = "the first kernel: launches are asynchronous, and the work is memory-bound";
     type Params = Len;
     type Input = Vec<f32>;
     type Output = Vec<f32>;
@@ -46,22 +42,13 @@ impl Workload for Square {
         Ok(input.iter().map(|&x| x * x).collect())
     }
 
-    fn check(
-        _input: &Vec<f32>,
-        expected: &Vec<f32>,
-        actual: &Vec<f32>,
-        _: Precision,
-    ) -> Result<(), Mismatch> {
+    fn check(_input: &Vec<f32>, expected: &Vec<f32>, actual: &Vec<f32>, _: Precision) -> Result<(), Mismatch> {
         TOLERANCE.check_slices(expected, actual, describe_1d)
     }
 
     fn cost(params: &Len) -> Cost {
         let n = params.0 as u64;
-        Cost {
-            bytes: 8 * n,
-            flops: n,
-            elements: n,
-        }
+        Cost { bytes: 8 * n, flops: n, elements: n }
     }
 
     fn ladder() -> Vec<Len> {
@@ -77,16 +64,7 @@ impl Workload for Square {
     }
 
     fn special_inputs() -> Vec<(&'static str, Vec<f32>)> {
-        let mut specials = vec![
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            0.0,
-            -0.0,
-            1e-30,
-            1e20,
-            f32::MAX,
-        ];
+        let mut specials = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 1e-30, 1e20, f32::MAX];
         // Repeat past a SIMD width so the special values also pass through the vector body, not only the tail.
         specials.extend(specials.clone().iter().rev());
         specials.extend(rng::uniform_f32(3, 0, 37, -1.0, 1.0));

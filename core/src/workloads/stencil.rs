@@ -33,20 +33,13 @@ pub struct StencilInput {
 impl StencilInput {
     /// An image from its shape and pixels, validated.
     pub fn new(height: usize, width: usize, data: Vec<f32>) -> Result<Self> {
-        let input = StencilInput {
-            height,
-            width,
-            data,
-        };
+        let input = StencilInput { height, width, data };
         Stencil::validate(&input)?;
         Ok(input)
     }
 }
 
-const TOLERANCE: Tolerance = Tolerance {
-    absolute: 1e-6,
-    relative: 1e-5,
-};
+const TOLERANCE: Tolerance = Tolerance { absolute: 1e-6, relative: 1e-5 };
 
 impl Workload for Stencil {
     const NAME: &'static str = "stencil";
@@ -65,11 +58,7 @@ impl Workload for Stencil {
 
     fn generate(params: &Shape2, seed: u64) -> Result<StencilInput> {
         let n = checked_area("stencil image", params.rows, params.cols)?;
-        Ok(StencilInput {
-            height: params.rows,
-            width: params.cols,
-            data: rng::uniform_f32(seed, 0, n, 0.0, 1.0),
-        })
+        Ok(StencilInput { height: params.rows, width: params.cols, data: rng::uniform_f32(seed, 0, n, 0.0, 1.0) })
     }
 
     fn reference(input: &StencilInput) -> Result<Vec<f32>> {
@@ -95,22 +84,13 @@ impl Workload for Stencil {
         Ok(out)
     }
 
-    fn check(
-        input: &StencilInput,
-        expected: &Vec<f32>,
-        actual: &Vec<f32>,
-        _: Precision,
-    ) -> Result<(), Mismatch> {
+    fn check(input: &StencilInput, expected: &Vec<f32>, actual: &Vec<f32>, _: Precision) -> Result<(), Mismatch> {
         TOLERANCE.check_slices(expected, actual, describe_2d(input.width))
     }
 
     fn cost(params: &Shape2) -> Cost {
         let n = (params.rows * params.cols) as u64;
-        Cost {
-            bytes: 8 * n,
-            flops: 9 * n,
-            elements: n,
-        }
+        Cost { bytes: 8 * n, flops: 9 * n, elements: n }
     }
 
     fn ladder() -> Vec<Shape2> {
@@ -129,13 +109,6 @@ impl Workload for Stencil {
         let mut data = rng::uniform_f32(6, 0, 9 * 11, 0.0, 1.0);
         data[0] = f32::INFINITY; // a corner: spreads to its clamped neighbourhood only
         data[5 * 11 + 5] = f32::NAN; // the middle: spreads to its 3×3 neighbourhood only
-        vec![(
-            "+inf in a corner and NaN in the middle",
-            StencilInput {
-                height: 9,
-                width: 11,
-                data,
-            },
-        )]
+        vec![("+inf in a corner and NaN in the middle", StencilInput { height: 9, width: 11, data })]
     }
 }

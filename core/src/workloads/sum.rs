@@ -19,15 +19,11 @@ use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 #[derive(Debug, Clone, Copy)]
 pub struct Sum;
 
-const TOLERANCE: Tolerance = Tolerance {
-    absolute: 0.0,
-    relative: 1e-5,
-};
+const TOLERANCE: Tolerance = Tolerance { absolute: 0.0, relative: 1e-5 };
 
 impl Workload for Sum {
     const NAME: &'static str = "sum";
-    const LESSON: &'static str =
-        "reduction: synchronisation, shared memory, atomics, floating-point order";
+    const LESSON: &'static str = "reduction: synchronisation, shared memory, atomics, floating-point order";
     type Params = Len;
     type Input = Vec<f32>;
     type Output = f64;
@@ -61,11 +57,7 @@ impl Workload for Sum {
 
     fn cost(params: &Len) -> Cost {
         let n = params.0 as u64;
-        Cost {
-            bytes: 4 * n,
-            flops: n,
-            elements: n,
-        }
+        Cost { bytes: 4 * n, flops: n, elements: n }
     }
 
     fn ladder() -> Vec<Len> {

@@ -1,9 +1,9 @@
 //! `histogram`: `scalar` counts into one table on one thread. `private` gives each rayon task its own tables and
 //! merges them at the end: no atomics and no sharing, the CPU's privatisation.
 //!
-//! Within a task, consecutive values go to four interleaved tables (for up to 4096 bins), so that a run of equal
-//! bins (the skewed distribution puts 90% of values in one bin) becomes four independent chains of increments
-//! instead of one chain where each increment waits for the previous store.
+//! Within a task, bins are computed a vector at a time, and consecutive values go to four interleaved tables (for
+//! up to 4096 bins), so that a run of equal bins (the skewed distribution puts 90% of values in one bin) becomes
+//! four independent chains of increments instead of one chain where each increment waits for the previous store.
 
 use gpuworthy_core::workloads::{Histogram, bin_of};
 use gpuworthy_core::{Implements, Result};
@@ -11,47 +11,46 @@ use rayon::prelude::*;
 
 use super::{CHUNK_1D, host_phases};
 use crate::CpuBackend;
+use crate::simd::simd_kernel;
 
-/// Up to this many bins, four tables fit in L1 and L2 comfortably.
+/// Up to this many bins, four tables per task fit in L1 and L2 comfortably.
 const MAX_BINS_FOR_FOUR_TABLES: usize = 4096;
 
-/// Counts `x` into `counts` (length `bins`), through four interleaved tables when they are small.
+simd_kernel! {
+    /// Counts `x` into `tables`: `copies` tables of `bins + 1` counters each, the last counter of each collecting
+    /// NaN (which is not counted). Bins are computed a vector at a time: `min(max(x·B, 0), B−1)`, truncated, with
+    /// NaN lanes sent to the discard counter; then lane `l` increments table `l % copies` (`copies` is 1 or 4).
+    fn count_into_tables<S>(s, x: &[f32], bins: usize, copies: usize, tables: &mut [u32]) {
+        let stride = bins + 1;
+        let (scale, last, zero) = (s.splat(bins as f32), s.splat((bins - 1) as f32), s.splat(0.0));
+        let discard = s.splat(bins as f32);
+        debug_assert!(copies.is_power_of_two());
+        let table_mask = copies - 1; // `lane % copies` without a division
+        let mut index = [0u32; 16];
+        let index = &mut index[..S::LANES];
+        let mut vectors = x.chunks_exact(S::LANES);
+        for chunk in &mut vectors {
+            let v = s.load(chunk);
+            let bin = s.min(s.max(s.mul(v, scale), zero), last);
+            s.store_truncated(index, s.select(s.is_nan(v), discard, bin));
+            for (lane, &i) in index.iter().enumerate() {
+                tables[(lane & table_mask) * stride + i as usize] += 1;
+            }
+        }
+        for bin in vectors.remainder().iter().filter_map(|&v| bin_of(v, bins)) {
+            tables[bin] += 1;
+        }
+    }
+}
+
+/// Counts `x` into `counts` (length `bins`) through private tables.
 fn count_into(x: &[f32], bins: usize, counts: &mut [u32]) {
-    if bins > MAX_BINS_FOR_FOUR_TABLES {
-        for bin in x.iter().filter_map(|&v| bin_of(v, bins)) {
-            counts[bin] += 1;
-        }
-        return;
-    }
-    let mut tables = vec![0u32; 4 * bins];
-    let (t0, rest) = tables.split_at_mut(bins);
-    let (t1, rest) = rest.split_at_mut(bins);
-    let (t2, t3) = rest.split_at_mut(bins);
-    let scale = bins as f32;
-    let last = bins - 1;
-    // NaN is the only value for which `v == v` fails; it is skipped. `as usize` saturates, so negative values and
-    // −inf land in bin 0 and +inf past the end, clamped to the last bin.
-    let bin = |v: f32| ((v * scale) as usize).min(last);
-    let mut quads = x.chunks_exact(4);
-    for q in &mut quads {
-        if q[0] == q[0] {
-            t0[bin(q[0])] += 1;
-        }
-        if q[1] == q[1] {
-            t1[bin(q[1])] += 1;
-        }
-        if q[2] == q[2] {
-            t2[bin(q[2])] += 1;
-        }
-        if q[3] == q[3] {
-            t3[bin(q[3])] += 1;
-        }
-    }
-    for bin in quads.remainder().iter().filter_map(|&v| bin_of(v, bins)) {
-        t0[bin] += 1;
-    }
-    for (i, c) in counts.iter_mut().enumerate() {
-        *c += t0[i] + t1[i] + t2[i] + t3[i];
+    let copies = if bins <= MAX_BINS_FOR_FOUR_TABLES { 4 } else { 1 };
+    let stride = bins + 1;
+    let mut tables = vec![0u32; copies * stride];
+    count_into_tables(x, bins, copies, &mut tables);
+    for table in tables.chunks_exact(stride) {
+        counts.iter_mut().zip(table).for_each(|(c, t)| *c += t);
     }
 }
 

@@ -49,6 +49,11 @@ impl Simd for Neon {
         unsafe { vst1q_f32(s.as_mut_ptr(), v) }
     }
     #[inline(always)]
+    fn store_truncated(self, s: &mut [u32], v: float32x4_t) {
+        let s = &mut s[..4];
+        unsafe { vst1q_u32(s.as_mut_ptr(), vcvtq_u32_f32(v)) }
+    }
+    #[inline(always)]
     fn add(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
         unsafe { vaddq_f32(a, b) }
     }

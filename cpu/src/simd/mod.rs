@@ -34,6 +34,9 @@ pub trait Simd: Copy + Send + Sync + 'static {
     fn load(self, s: &[f32]) -> Self::V;
     /// Stores into the first `LANES` values of `s` (which must hold at least that many).
     fn store(self, s: &mut [f32], v: Self::V);
+    /// Truncates each lane towards zero and stores it as an integer into the first `LANES` values of `s`. Lanes must
+    /// hold values in `[0, 2^31)`.
+    fn store_truncated(self, s: &mut [u32], v: Self::V);
     /// `a + b`.
     fn add(self, a: Self::V, b: Self::V) -> Self::V;
     /// `a − b`.
@@ -275,6 +278,10 @@ impl Simd for Portable {
         s[..8].copy_from_slice(&v);
     }
     #[inline(always)]
+    fn store_truncated(self, s: &mut [u32], v: Lanes) {
+        s[..8].copy_from_slice(&v.map(|x| x as u32));
+    }
+    #[inline(always)]
     fn add(self, a: Lanes, b: Lanes) -> Lanes {
         map2(a, b, |a, b| a + b)
     }
@@ -380,6 +387,9 @@ mod tests {
             out.extend_from_slice(&lanes);
         }
         assert_eq!(S::LANES, S::LEVEL.lanes());
+        let mut ints = vec![0u32; S::LANES];
+        s.store_truncated(&mut ints, s.max(s.mul(va, s.splat(1000.0)), s.splat(0.0)));
+        out.extend(ints.iter().map(|&i| i as f32));
         out.push(s.reduce_add(va));
         out.push(s.reduce_max(va));
         out.push(s.any(s.lt(va, vb)) as u8 as f32);
@@ -415,6 +425,7 @@ mod tests {
         }));
         out.extend(a.iter().zip(b).map(|(&a, &b)| ((if a < b { a } else { b }) as f64, 0.0)));
         out.extend(a.iter().zip(b).map(|(&a, &b)| ((if a.is_nan() { b } else { a }) as f64, 0.0)));
+        out.extend(a.iter().map(|&a| ((a * 1000.0).max(0.0) as u32 as f64, 0.0)));
         out.push((a.iter().map(|&x| x as f64).sum(), 4.0 * ulp * a.iter().map(|x| x.abs() as f64).sum::<f64>()));
         out.push((a.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64, 0.0));
         out.push((a.iter().zip(b).any(|(a, b)| a < b) as u8 as f64, 0.0));

@@ -54,6 +54,11 @@ impl Simd for Avx2Fma {
         unsafe { _mm256_storeu_ps(s.as_mut_ptr(), v) }
     }
     #[inline(always)]
+    fn store_truncated(self, s: &mut [u32], v: __m256) {
+        let s = &mut s[..8];
+        unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), _mm256_cvttps_epi32(v)) }
+    }
+    #[inline(always)]
     fn add(self, a: __m256, b: __m256) -> __m256 {
         unsafe { _mm256_add_ps(a, b) }
     }
@@ -178,6 +183,11 @@ impl Simd for Avx512 {
     fn store(self, s: &mut [f32], v: __m512) {
         let s = &mut s[..16];
         unsafe { _mm512_storeu_ps(s.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
+    fn store_truncated(self, s: &mut [u32], v: __m512) {
+        let s = &mut s[..16];
+        unsafe { _mm512_storeu_si512(s.as_mut_ptr().cast(), _mm512_cvttps_epi32(v)) }
     }
     #[inline(always)]
     fn add(self, a: __m512, b: __m512) -> __m512 {

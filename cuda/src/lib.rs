@@ -1,0 +1,150 @@
+//! # gpuworthy-cuda
+//!
+//! The CUDA backend: NVIDIA GPUs through the driver API (cudarc), with kernels written in CUDA C and compiled at run
+//! time by NVRTC for the device's own architecture, the analogue of PyTorch's `load_inline` and CuPy's `RawKernel`.
+//!
+//! cudarc loads `libcuda` and `libnvrtc` dynamically, so this crate builds on machines without a CUDA toolkit; but
+//! cudarc *panics* when a library it needs is missing. [`CudaBackend::new`] therefore probes for each library first
+//! and returns [`Error::Unavailable`] with the reason, so that no machine without CUDA ever sees a panic.
+
+#![deny(missing_docs)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::{CudaContext, CudaStream, DriverError, sys};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result};
+
+/// The CUDA backend on one device, with its own stream.
+#[derive(Debug)]
+pub struct CudaBackend {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    device: DeviceInfo,
+}
+
+/// An [`Error::Unavailable`] for CUDA with this reason.
+fn unavailable(reason: impl Into<String>) -> Error {
+    Error::Unavailable { backend: BackendKind::Cuda, reason: reason.into() }
+}
+
+/// An [`Error::Device`] for a driver error while doing `what`.
+pub(crate) fn driver_error(what: &str) -> impl FnOnce(DriverError) -> Error + '_ {
+    move |e| Error::Device { backend: BackendKind::Cuda, message: format!("{what}: {e}") }
+}
+
+impl CudaBackend {
+    /// The CUDA backend on device `ordinal` (0 is the first GPU).
+    ///
+    /// Returns [`Error::Unavailable`] when the driver library, NVRTC or a device is missing.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        // SAFETY: the probes only try to open the shared libraries by name; they call no CUDA function.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(unavailable(
+                "the NVIDIA driver library (libcuda) was not found: this machine has no NVIDIA driver",
+            ));
+        }
+        // SAFETY: as above.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(unavailable(
+                "the NVRTC library (libnvrtc) was not found: install the CUDA toolkit's runtime compiler",
+            ));
+        }
+        let count = CudaContext::device_count().map_err(|e| unavailable(format!("the driver failed to start: {e}")))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(unavailable(format!("no CUDA device {ordinal}: the driver reports {count} device(s)")));
+        }
+        let context = CudaContext::new(ordinal).map_err(|e| unavailable(format!("device {ordinal}: {e}")))?;
+        let stream = context.new_stream().map_err(driver_error("creating a stream"))?;
+        let device = describe(&context)?;
+        Ok(CudaBackend { context, stream, device })
+    }
+
+    /// The driver context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.context
+    }
+
+    /// The stream every phase runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+}
+
+fn describe(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
+    let name = context.name().map_err(driver_error("reading the device name"))?;
+    let (major, minor) = context.compute_capability().map_err(driver_error("reading the compute capability"))?;
+    let memory = context.total_mem().map_err(driver_error("reading the memory size"))?;
+    let attribute = |a| context.attribute(a).map_err(driver_error("reading a device attribute"));
+    let sms = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    let max_grid_x = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?;
+    let max_shared = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+    let mut version = 0i32;
+    // SAFETY: the driver library is loaded (the context exists) and `version` is a valid place for one int.
+    let driver = match unsafe { sys::cuDriverGetVersion(&mut version) } {
+        sys::CUresult::CUDA_SUCCESS => format!("CUDA driver {}.{}", version / 1000, (version % 1000) / 10),
+        _ => "CUDA driver".to_owned(),
+    };
+    Ok(DeviceInfo {
+        name,
+        driver: format!("{driver}, compute capability {major}.{minor}"),
+        limits: vec![
+            ("memory".into(), format!("{:.1} GiB", memory as f64 / (1u64 << 30) as f64)),
+            ("multiprocessors".into(), sms.to_string()),
+            ("max_grid_dim_x".into(), max_grid_x.to_string()),
+            ("max_shared_memory_per_block".into(), format!("{} KiB", max_shared / 1024)),
+        ],
+    })
+}
+
+impl Backend for CudaBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(driver_error("synchronising the stream"))
+    }
+
+    fn kernel_clock(&self) -> KernelClock {
+        KernelClock::CudaEvents
+    }
+
+    /// Records an event before and after `work` on the backend's stream and returns the time between them.
+    fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(timed).map_err(driver_error("recording the start event"))?;
+        work()?;
+        let end = self.stream.record_event(timed).map_err(driver_error("recording the end event"))?;
+        let ms = start.elapsed_ms(&end).map_err(driver_error("reading the events"))?;
+        Ok(Duration::from_secs_f64(ms as f64 / 1e3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a machine without CUDA this must be an `Unavailable` error, never a panic; on a machine with CUDA, a
+    /// backend that names its device.
+    #[test]
+    fn new_never_panics() {
+        match CudaBackend::new(0) {
+            Ok(cuda) => assert!(!cuda.device().name.is_empty()),
+            Err(e) => {
+                assert!(e.is_unavailable(), "{e}");
+                println!("CUDA unavailable here, as expected on a machine without it: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_device_that_does_not_exist_is_unavailable() {
+        let err = CudaBackend::new(1 << 20).unwrap_err();
+        assert!(err.is_unavailable(), "{err}");
+    }
+}

@@ -1,0 +1,24 @@
+//! # gpuworthy
+//!
+//! Is this work worth sending to the GPU? This crate is the facade users depend on: it re-exports the workloads
+//! ([`core`]) and the backends, measures every phase a GPU user pays for ([`measure`]), and chooses a backend at run
+//! time.
+//!
+//! ```
+//! use gpuworthy::core::{Workload, workloads::{Len, Sum}};
+//! use gpuworthy::{cpu::CpuBackend, measure::{MeasureOptions, measure}};
+//!
+//! let input = Sum::generate(&Len(1 << 20), 7)?;
+//! let m = measure::<Sum, _>(&CpuBackend::new(), "simd", &input, &MeasureOptions::quick())?;
+//! println!("sum of 2^20: kernel {:?} (median of {})", m.kernel.median, m.kernel.samples);
+//! # Ok::<(), gpuworthy::core::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub use gpuworthy_core as core;
+pub use gpuworthy_cpu as cpu;
+
+pub mod dispatch;
+pub mod measure;
+pub mod size;

@@ -1,0 +1,267 @@
+//! The measurement harness shared by the benches, the command-line tool and the dispatcher.
+//!
+//! It measures every phase a user pays for, apart: `compile` (the first use of a variant: kernel compilation and
+//! pipeline creation), `first_call` (the first upload, launch and download after that), `upload`, `kernel` (the
+//! backend's device timer: CUDA events, timestamp queries, or the host clock on the CPU), `download`, and
+//! `end_to_end` (the wall clock of upload + launch + download, synchronised). It always warms up, always
+//! synchronises before reading a host clock, and reports the median and spread of several repetitions.
+//!
+//! The number of repetitions adapts to the work: at least [`MeasureOptions::min_repetitions`], and more until
+//! [`MeasureOptions::target_time`] has been spent on a phase or [`MeasureOptions::max_repetitions`] is reached, so
+//! that a microsecond kernel gets hundreds of samples and a one-second one a handful.
+
+use std::time::{Duration, Instant};
+
+use gpuworthy_core::{Cost, Implements, KernelClock, Mismatch, Precision, Result, Workload};
+
+/// How long and how often to measure.
+#[derive(Debug, Clone)]
+pub struct MeasureOptions {
+    /// Untimed end-to-end runs before measuring (after the first call, which is timed on its own).
+    pub warmup: usize,
+    /// The fewest timed repetitions per phase.
+    pub min_repetitions: usize,
+    /// The most timed repetitions per phase.
+    pub max_repetitions: usize,
+    /// Stop adding repetitions to a phase once this much time has been spent on it.
+    pub target_time: Duration,
+    /// Check the first call's output against the scalar reference.
+    pub validate: bool,
+    /// The seed of the generated input.
+    pub seed: u64,
+}
+
+impl Default for MeasureOptions {
+    fn default() -> Self {
+        MeasureOptions {
+            warmup: 2,
+            min_repetitions: 5,
+            max_repetitions: 200,
+            target_time: Duration::from_millis(300),
+            validate: true,
+            seed: 1,
+        }
+    }
+}
+
+impl MeasureOptions {
+    /// Fewer repetitions and less time per phase, for sweeps on slow machines.
+    pub fn quick() -> Self {
+        MeasureOptions {
+            warmup: 1,
+            min_repetitions: 3,
+            max_repetitions: 50,
+            target_time: Duration::from_millis(60),
+            ..Self::default()
+        }
+    }
+}
+
+/// The median and spread of repeated timings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    /// The median.
+    pub median: Duration,
+    /// The fastest repetition.
+    pub min: Duration,
+    /// The slowest repetition.
+    pub max: Duration,
+    /// The 25th percentile.
+    pub p25: Duration,
+    /// The 75th percentile.
+    pub p75: Duration,
+    /// How many repetitions.
+    pub samples: usize,
+}
+
+impl Stats {
+    /// Summarises samples (at least one).
+    pub fn from_samples(mut samples: Vec<Duration>) -> Stats {
+        assert!(!samples.is_empty(), "statistics of no samples");
+        samples.sort();
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Stats {
+            median: at(0.5),
+            min: samples[0],
+            max: samples[samples.len() - 1],
+            p25: at(0.25),
+            p75: at(0.75),
+            samples: samples.len(),
+        }
+    }
+
+    /// The interquartile range relative to the median, a robust measure of spread.
+    pub fn relative_spread(&self) -> f64 {
+        let median = self.median.as_secs_f64();
+        if median == 0.0 { 0.0 } else { (self.p75 - self.p25).as_secs_f64() / median }
+    }
+}
+
+/// Everything measured for one workload, size, backend and variant.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// The workload's name.
+    pub workload: &'static str,
+    /// The size, as the workload displays it.
+    pub size: String,
+    /// The variant.
+    pub variant: String,
+    /// Reduced-precision variants are labelled in every report.
+    pub precision: Precision,
+    /// The clock behind [`Measurement::kernel`].
+    pub kernel_clock: KernelClock,
+    /// First use of the variant: compiling its kernel, building its pipeline (zero once cached).
+    pub compile: Duration,
+    /// The first upload, launch and download after compiling, synchronised.
+    pub first_call: Duration,
+    /// Host to device.
+    pub upload: Stats,
+    /// The kernel alone, on resident data, by the device's timer.
+    pub kernel: Stats,
+    /// Device to host.
+    pub download: Stats,
+    /// Upload, launch and download, synchronised.
+    pub end_to_end: Stats,
+    /// The cost of one run, for throughput.
+    pub cost: Cost,
+    /// The check of the first call's output, when validation was asked for.
+    pub check: Option<std::result::Result<(), Mismatch>>,
+}
+
+impl Measurement {
+    /// Decimal GB/s of the cost's bytes in time `t`.
+    pub fn gb_per_s(&self, t: Duration) -> f64 {
+        self.cost.bytes as f64 / t.as_secs_f64() / 1e9
+    }
+
+    /// Decimal GFLOP/s of the cost's flops in time `t`.
+    pub fn gflop_per_s(&self, t: Duration) -> f64 {
+        self.cost.flops as f64 / t.as_secs_f64() / 1e9
+    }
+}
+
+/// Repeats `run` (which returns the time of one repetition) until the options say enough.
+fn repeat(options: &MeasureOptions, mut run: impl FnMut() -> Result<Duration>) -> Result<Stats> {
+    let mut samples = Vec::new();
+    let started = Instant::now();
+    while samples.len() < options.min_repetitions
+        || (samples.len() < options.max_repetitions && started.elapsed() < options.target_time)
+    {
+        samples.push(run()?);
+    }
+    Ok(Stats::from_samples(samples))
+}
+
+/// Measures `variant` of `W` on `backend` for `input`.
+///
+/// ```
+/// use gpuworthy::measure::{MeasureOptions, measure};
+/// use gpuworthy::core::{Workload, workloads::{Len, Square}};
+/// use gpuworthy::cpu::CpuBackend;
+///
+/// let input = Square::generate(&Len(1 << 16), 1)?;
+/// let m = measure::<Square, _>(&CpuBackend::new(), "simd", &input, &MeasureOptions::quick())?;
+/// assert!(matches!(m.check, Some(Ok(()))));
+/// println!("{:.1} GB/s", m.gb_per_s(m.kernel.median));
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
+pub fn measure<W, B>(backend: &B, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    let compile_start = Instant::now();
+    backend.prepare(variant)?;
+    let compile = compile_start.elapsed();
+
+    let first_start = Instant::now();
+    let output = backend.run(variant, input)?;
+    let first_call = first_start.elapsed();
+
+    let params = W::params(input);
+    let precision = backend.precision(variant);
+    let check = if options.validate {
+        let expected = W::reference(input)?;
+        Some(W::check(input, &expected, &output, precision))
+    } else {
+        None
+    };
+    let cost = W::cost_of_run(&params, &output);
+    drop(output);
+
+    for _ in 0..options.warmup {
+        backend.run(variant, input)?;
+    }
+
+    let end_to_end = repeat(options, || {
+        backend.synchronize()?;
+        let start = Instant::now();
+        backend.run(variant, input)?;
+        Ok(start.elapsed())
+    })?;
+
+    // Upload alone: each repetition makes a fresh resident copy; it is dropped outside the timed region.
+    let upload = repeat(options, || {
+        backend.synchronize()?;
+        let start = Instant::now();
+        let resident = backend.upload(input)?;
+        backend.synchronize()?;
+        let elapsed = start.elapsed();
+        drop(resident);
+        Ok(elapsed)
+    })?;
+
+    let mut resident = backend.upload(input)?;
+    backend.launch(variant, &mut resident)?;
+    backend.synchronize()?;
+    let kernel = repeat(options, || backend.time_on_device(&mut || backend.launch(variant, &mut resident)))?;
+    let download = repeat(options, || {
+        backend.synchronize()?;
+        let start = Instant::now();
+        backend.download(&mut resident)?;
+        Ok(start.elapsed())
+    })?;
+
+    Ok(Measurement {
+        workload: W::NAME,
+        size: params.to_string(),
+        variant: variant.to_owned(),
+        precision,
+        kernel_clock: backend.kernel_clock(),
+        compile,
+        first_call,
+        upload,
+        kernel,
+        download,
+        end_to_end,
+        cost,
+        check,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_take_median_and_quartiles() {
+        let ms = |v: u64| Duration::from_millis(v);
+        let s = Stats::from_samples(vec![ms(5), ms(1), ms(3), ms(2), ms(4)]);
+        assert_eq!((s.median, s.min, s.max, s.p25, s.p75, s.samples), (ms(3), ms(1), ms(5), ms(2), ms(4), 5));
+        assert!((s.relative_spread() - 2.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn repeat_respects_the_minimum_and_maximum() {
+        let options = MeasureOptions {
+            min_repetitions: 3,
+            max_repetitions: 7,
+            target_time: Duration::from_secs(3600),
+            ..MeasureOptions::default()
+        };
+        let s = repeat(&options, || Ok(Duration::from_nanos(1))).unwrap();
+        assert_eq!(s.samples, 7);
+        let options = MeasureOptions { target_time: Duration::ZERO, ..options };
+        assert_eq!(repeat(&options, || Ok(Duration::from_nanos(1))).unwrap().samples, 3);
+    }
+}
