@@ -6,11 +6,13 @@
 // and the threads of a warp that finish early sit idle until the slowest lane of the warp is done. 16x16
 // workgroups keep the lanes of a warp on a compact patch of the image, where iteration counts are similar.
 
+// The host may split a tall image into bands of rows (one output buffer each, within the device's binding limit):
+// this dispatch computes image rows [row_start, row_end) into a buffer that starts at row row_start.
 struct Params {
     width: u32,
-    height: u32,
+    row_end: u32,     // one past the last image row of this band
     max_iter: u32,
-    _pad0: u32,
+    row_start: u32,   // the first image row of this band
     x_min: f32,   // real part of the left edge
     y_min: f32,   // imaginary part of row 0's edge
     dx: f32,      // pixel width in the complex plane
@@ -22,9 +24,9 @@ struct Params {
 
 @compute @workgroup_size(16, 16)
 fn mandelbrot_naive(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x; // column
-    let j = gid.y; // row
-    if (i >= params.width || j >= params.height) {
+    let i = gid.x;                    // column
+    let j = params.row_start + gid.y; // image row
+    if (i >= params.width || j >= params.row_end) {
         return;
     }
     // Sample the centre of the pixel.
@@ -48,5 +50,5 @@ fn mandelbrot_naive(@builtin(global_invocation_id) gid: vec3<u32>) {
         x = x2 - y2 + cx;
         count += 1u;
     }
-    counts[j * params.width + i] = count;
+    counts[gid.y * params.width + i] = count;
 }

@@ -18,6 +18,8 @@
 
 pub use gpuworthy_core as core;
 pub use gpuworthy_cpu as cpu;
+pub use gpuworthy_cuda as cuda;
+pub use gpuworthy_wgpu as wgpu;
 
 pub mod dispatch;
 pub mod measure;

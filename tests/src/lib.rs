@@ -14,13 +14,73 @@
 use std::sync::Arc;
 
 use gpuworthy_core::workloads::{
-    Histogram, HistogramInput, Matmul, MatmulInput, Saxpy, SaxpyInput, Softmax, SoftmaxInput, Stencil, StencilInput,
+    Histogram, HistogramInput, HistogramParams, Len, Mandelbrot, MandelbrotParams, Matmul, MatmulInput, Saxpy,
+    SaxpyInput, SaxpyParams, Shape2, Softmax, SoftmaxInput, Square, Stencil, StencilInput, Sum,
 };
 use gpuworthy_core::{BackendKind, Error, Implements, Workload};
 use libtest_mimic::{Failed, Trial};
 
 /// The seed of every conformance input.
 pub const SEED: u64 = 0x6770_7577;
+
+/// Sizes beyond 128 MiB per buffer, the storage-binding limit of lavapipe (and of many integrated GPUs): backends
+/// must split these into chunks and still give the right answer.
+pub trait LargeCases: Workload {
+    /// Sizes whose buffers exceed 128 MiB; empty where the workload refuses such sizes rather than splitting them.
+    fn large_params() -> Vec<Self::Params>;
+}
+
+/// 2^25 + 5 `f32` values: 128 MiB and a little, with an odd tail.
+const BEYOND_128_MIB: usize = (1 << 25) + 5;
+
+impl LargeCases for Square {
+    fn large_params() -> Vec<Len> {
+        vec![Len(BEYOND_128_MIB)]
+    }
+}
+
+impl LargeCases for Saxpy {
+    fn large_params() -> Vec<SaxpyParams> {
+        vec![SaxpyParams::new(BEYOND_128_MIB)]
+    }
+}
+
+impl LargeCases for Sum {
+    fn large_params() -> Vec<Len> {
+        vec![Len(BEYOND_128_MIB)]
+    }
+}
+
+impl LargeCases for Histogram {
+    fn large_params() -> Vec<HistogramParams> {
+        vec![HistogramParams::new(BEYOND_128_MIB)]
+    }
+}
+
+impl LargeCases for Softmax {
+    fn large_params() -> Vec<Shape2> {
+        vec![Shape2::new(5801, 5800)]
+    }
+}
+
+impl LargeCases for Stencil {
+    fn large_params() -> Vec<Shape2> {
+        vec![Shape2::new(5801, 5800)]
+    }
+}
+
+impl LargeCases for Mandelbrot {
+    fn large_params() -> Vec<MandelbrotParams> {
+        vec![MandelbrotParams { max_iter: 8, ..MandelbrotParams::new(6000, 5801) }]
+    }
+}
+
+/// Matrices beyond a binding are refused with the limit named, not split: no large case.
+impl LargeCases for Matmul {
+    fn large_params() -> Vec<gpuworthy_core::workloads::MatmulParams> {
+        Vec::new()
+    }
+}
 
 /// Runs `variant` of `W` on `backend` at every conformance size and on every special input, checking each output
 /// against the reference. Returns how many inputs passed, or the first failure with its input named.
@@ -29,11 +89,26 @@ where
     W: Workload,
     B: Implements<W>,
 {
-    let generated = W::conformance_params().into_iter().map(|p| {
+    conform_at::<W, B>(backend, variant, W::conformance_params(), W::special_inputs())
+}
+
+/// Runs `variant` of `W` on `backend` for generated inputs of each of `params` and for `special` inputs, checking
+/// each output against the reference.
+pub fn conform_at<W, B>(
+    backend: &B,
+    variant: &str,
+    params: Vec<W::Params>,
+    special: Vec<(&'static str, W::Input)>,
+) -> Result<usize, String>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    let generated = params.into_iter().map(|p| {
         let input = W::generate(&p, SEED).map_err(|e| format!("generating {p}: {e}"))?;
         Ok::<_, String>((p.to_string(), input))
     });
-    let special = W::special_inputs().into_iter().map(|(label, input)| Ok::<_, String>((label.to_owned(), input)));
+    let special = special.into_iter().map(|(label, input)| Ok::<_, String>((label.to_owned(), input)));
     let precision = backend.precision(variant);
     let mut passed = 0;
     for case in generated.chain(special) {
@@ -46,26 +121,36 @@ where
     Ok(passed)
 }
 
-/// One trial per variant the backend offers for `W`, named `conformance::<backend>::<workload>::<variant>`.
+/// One trial per variant the backend offers for `W`, named `conformance::<backend>::<workload>::<variant>`, and one
+/// per variant for the sizes beyond 128 MiB, named `…::<variant>::beyond_128_mib`.
 pub fn variant_trials<W, B>(backend: &Arc<B>) -> Vec<Trial>
 where
-    W: Workload,
+    W: LargeCases,
     B: Implements<W> + 'static,
 {
     let kind = backend.kind();
-    backend
-        .variants()
-        .into_iter()
-        .map(|variant| {
-            let backend = Arc::clone(backend);
-            let name = format!("conformance::{kind}::{}::{variant}", W::NAME);
-            Trial::test(name, move || {
-                let passed = conform::<W, B>(&backend, variant)?;
-                println!("    {kind} {} {variant}: {passed} inputs match the reference", W::NAME);
+    let mut trials = Vec::new();
+    for variant in backend.variants() {
+        let name = format!("conformance::{kind}::{}::{variant}", W::NAME);
+        let b = Arc::clone(backend);
+        trials.push(Trial::test(name, move || {
+            let passed = conform::<W, B>(&b, variant)?;
+            println!("    {kind} {} {variant}: {passed} inputs match the reference", W::NAME);
+            Ok(())
+        }));
+        let large = W::large_params();
+        if !large.is_empty() {
+            let name = format!("conformance::{kind}::{}::{variant}::beyond_128_mib", W::NAME);
+            let b = Arc::clone(backend);
+            trials.push(Trial::test(name, move || {
+                let sizes: Vec<String> = large.iter().map(ToString::to_string).collect();
+                conform_at::<W, B>(&b, variant, large, Vec::new())?;
+                println!("    {kind} {} {variant}: {} matches the reference", W::NAME, sizes.join(", "));
                 Ok(())
-            })
-        })
-        .collect()
+            }));
+        }
+    }
+    trials
 }
 
 /// Asserts that `result` is an [`Error::InvalidInput`] whose message contains `needle`.

@@ -8,6 +8,7 @@ use gpuworthy_core::workloads::{Histogram, Mandelbrot, Matmul, Saxpy, Softmax, S
 use gpuworthy_core::{BackendKind, Result};
 use gpuworthy_cpu::CpuBackend;
 use gpuworthy_tests::{invalid_input_trial, unavailable_trial, variant_trials};
+use gpuworthy_wgpu::WgpuBackend;
 use libtest_mimic::{Arguments, Trial};
 
 /// Every trial for one backend, or the trial that reports it unavailable.
@@ -38,6 +39,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = Vec::new();
     trials.extend(backend_trials!(BackendKind::Cpu, Ok(CpuBackend::new())));
+    trials.extend(backend_trials!(BackendKind::Wgpu, WgpuBackend::new()));
     if let Err(e) = BackendKind::required_by_env() {
         eprintln!("GPUWORTHY_REQUIRE: {e}");
         std::process::exit(2);

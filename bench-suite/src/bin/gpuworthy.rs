@@ -8,8 +8,10 @@ use bench_suite::report;
 use clap::{Parser, Subcommand};
 use gpuworthy::core::{Backend, BackendKind, Error, Implements, WORKLOAD_NAMES, Workload};
 use gpuworthy::cpu::CpuBackend;
+use gpuworthy::cuda::CudaBackend;
 use gpuworthy::measure::{MeasureOptions, Measurement, measure};
 use gpuworthy::size::ParseSize;
+use gpuworthy::wgpu::WgpuBackend;
 
 /// Is this work worth sending to the GPU? Runs the same workloads on the CPU and on GPUs, side by side.
 #[derive(Debug, Parser)]
@@ -70,9 +72,22 @@ fn usage(e: Error) -> anyhow::Error {
 
 fn devices() -> anyhow::Result<()> {
     for kind in BackendKind::ALL {
-        match kind {
-            BackendKind::Cpu => describe(&CpuBackend::new()),
-            other => println!("{other:<5} not available: this build has no {other} backend yet"),
+        let opened: Result<Box<dyn Backend>, Error> = match kind {
+            BackendKind::Cpu => Ok(Box::new(CpuBackend::new())),
+            BackendKind::Cuda => CudaBackend::new(0).map(|b| Box::new(b) as Box<dyn Backend>),
+            BackendKind::Wgpu => WgpuBackend::new().map(|b| Box::new(b) as Box<dyn Backend>),
+        };
+        match opened {
+            Ok(backend) => describe(backend.as_ref()),
+            Err(e) => println!("{kind:<5} not available: {e}"),
+        }
+        if kind == BackendKind::Wgpu {
+            for (i, adapter) in WgpuBackend::adapters().iter().enumerate() {
+                println!(
+                    "      adapter {i}: {} ({:?}, {}, {})  [GPUWORTHY_WGPU_ADAPTER={i}]",
+                    adapter.name, adapter.device_type, adapter.backend, adapter.driver
+                );
+            }
         }
     }
     Ok(())
@@ -128,10 +143,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     let cpu = CpuBackend::new();
                     gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&cpu, size, variant, &options))
                 }
-                other => Err(usage(Error::Unavailable {
-                    backend: other,
-                    reason: "this build has no such backend yet".into(),
-                })),
+                BackendKind::Wgpu => {
+                    let wgpu = WgpuBackend::new()?;
+                    gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&wgpu, size, variant, &options))
+                }
+                BackendKind::Cuda => {
+                    CudaBackend::new(0)?;
+                    Err(anyhow::anyhow!("the CUDA backend runs no workload in this build yet"))
+                }
             }
         }
     }

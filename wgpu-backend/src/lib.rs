@@ -1,0 +1,493 @@
+//! # gpuworthy-wgpu
+//!
+//! The portable GPU backend: every workload as WGSL compute shaders (in `shaders/`, embedded at compile time) run
+//! through wgpu, so that one code path runs on NVIDIA, AMD, Intel and Apple GPUs (Vulkan, Metal, DX12) and, through
+//! Mesa's lavapipe, on a CPU: the wgpu backend is tested on machines without a GPU.
+//!
+//! Design decisions:
+//!
+//! - **Adapter choice.** A discrete GPU first, then integrated, virtual, and CPU adapters; overridable with
+//!   [`AdapterChoice`] or the environment variable `GPUWORTHY_WGPU_ADAPTER` (an index into `gpuworthy devices`' list,
+//!   a wgpu backend name such as `vulkan`, or part of the adapter's name such as `llvmpipe`).
+//! - **Pipelines** are created once per entry point and cached for the life of the backend; [`Implements::prepare`]
+//!   creates them, so their cost is measured as the first-call phase, never inside a timed loop.
+//! - **Phases.** Upload writes through wgpu's staging belt and submits; launch encodes one compute pass (with every
+//!   dispatch of the variant) and submits without waiting; download copies into a mappable buffer, maps and polls.
+//! - **Timing.** Kernel time comes from timestamp queries at the start and end of each compute pass where the adapter
+//!   has `TIMESTAMP_QUERY`; otherwise from the wall clock around a synchronised launch, and
+//!   [`Backend::kernel_clock`] says which.
+//! - **Limits.** Inputs larger than `max_storage_buffer_binding_size` (128 MiB on lavapipe) are split into chunks,
+//!   each in its own buffer; dispatches of more than 65535 workgroups are folded into two dimensions.
+//! - **Errors.** Validation and out-of-memory errors are captured with error scopes and returned as
+//!   [`Error::Device`]; errors that escape a scope are recorded by an uncaptured-error handler and returned by the
+//!   next synchronisation, never panicked.
+//!
+//! [`Implements::prepare`]: gpuworthy_core::Implements::prepare
+
+#![deny(missing_docs)]
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result};
+
+mod shaders;
+mod workloads;
+
+pub use shaders::SHADERS;
+
+/// Which adapter to use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AdapterChoice {
+    /// The best adapter: discrete GPU, then integrated, virtual, CPU.
+    #[default]
+    Auto,
+    /// The adapter at this index in [`WgpuBackend::adapters`]' list.
+    Index(usize),
+    /// The best adapter of this wgpu backend (`vulkan`, `metal`, `dx12`).
+    Api(wgpu::Backend),
+    /// The best adapter whose name contains this text (case-insensitive).
+    Name(String),
+}
+
+impl AdapterChoice {
+    /// The choice named by the environment variable `GPUWORTHY_WGPU_ADAPTER`, or [`AdapterChoice::Auto`].
+    pub fn from_env() -> Self {
+        std::env::var("GPUWORTHY_WGPU_ADAPTER")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .map_or(Self::Auto, |s| s.parse().unwrap_or_else(|never: std::convert::Infallible| match never {}))
+    }
+}
+
+impl FromStr for AdapterChoice {
+    type Err = std::convert::Infallible;
+
+    /// A number is an index, a wgpu backend name is an API, anything else part of a name.
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        let s = s.trim();
+        if let Ok(index) = s.parse() {
+            return Ok(AdapterChoice::Index(index));
+        }
+        let api = match s.to_ascii_lowercase().as_str() {
+            "vulkan" | "vk" => Some(wgpu::Backend::Vulkan),
+            "metal" => Some(wgpu::Backend::Metal),
+            "dx12" | "d3d12" => Some(wgpu::Backend::Dx12),
+            "gl" | "gles" => Some(wgpu::Backend::Gl),
+            _ => None,
+        };
+        Ok(api.map_or_else(|| AdapterChoice::Name(s.to_owned()), AdapterChoice::Api))
+    }
+}
+
+impl fmt::Display for AdapterChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdapterChoice::Auto => f.write_str("the best adapter"),
+            AdapterChoice::Index(i) => write!(f, "adapter {i}"),
+            AdapterChoice::Api(api) => write!(f, "a {api} adapter"),
+            AdapterChoice::Name(name) => write!(f, "an adapter named like `{name}`"),
+        }
+    }
+}
+
+/// Preference order of device types: lower is better.
+fn device_rank(kind: wgpu::DeviceType) -> u8 {
+    match kind {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+fn unavailable(reason: impl Into<String>) -> Error {
+    Error::Unavailable { backend: BackendKind::Wgpu, reason: reason.into() }
+}
+
+/// An [`Error::Device`] for wgpu.
+pub(crate) fn device_error(message: impl Into<String>) -> Error {
+    Error::Device { backend: BackendKind::Wgpu, message: message.into() }
+}
+
+/// The timestamp queries of one timing window.
+#[derive(Debug)]
+struct Timer {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    /// Nanoseconds per timestamp tick.
+    period: f64,
+    /// Passes timed in the current window; `None` when no window is open.
+    passes: Mutex<Option<u32>>,
+}
+
+/// How many compute passes one timing window can hold.
+const MAX_TIMED_PASSES: u32 = 64;
+
+/// The wgpu backend on one adapter.
+pub struct WgpuBackend {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    adapter: wgpu::AdapterInfo,
+    info: DeviceInfo,
+    limits: wgpu::Limits,
+    features: wgpu::Features,
+    modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
+    pipelines: Mutex<HashMap<&'static str, Arc<wgpu::ComputePipeline>>>,
+    timer: Option<Timer>,
+    /// Errors no error scope caught, reported by the next synchronisation.
+    uncaptured: Arc<Mutex<Vec<String>>>,
+}
+
+impl fmt::Debug for WgpuBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WgpuBackend").field("adapter", &self.adapter).finish_non_exhaustive()
+    }
+}
+
+/// Locks a mutex, ignoring poisoning (the data guarded here stays consistent if a holder panicked).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl WgpuBackend {
+    /// The backend on the adapter chosen by `GPUWORTHY_WGPU_ADAPTER`, or the best one.
+    pub fn new() -> Result<Self> {
+        Self::with_adapter(&AdapterChoice::from_env())
+    }
+
+    /// Every adapter wgpu finds on this machine, in preference order, as `(backend, device type, name, driver)`.
+    pub fn adapters() -> Vec<wgpu::AdapterInfo> {
+        Self::sorted_adapters(&Self::instance()).into_iter().map(|a| a.get_info()).collect()
+    }
+
+    fn instance() -> wgpu::Instance {
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+        descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
+        wgpu::Instance::new(descriptor)
+    }
+
+    fn sorted_adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+        let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        adapters.sort_by_key(|a| device_rank(a.get_info().device_type));
+        adapters
+    }
+
+    /// The backend on the chosen adapter.
+    ///
+    /// Returns [`Error::Unavailable`] when there is no adapter (or none matches the choice), with a hint: Mesa's
+    /// lavapipe (`mesa-vulkan-drivers`) runs WGSL on the CPU.
+    pub fn with_adapter(choice: &AdapterChoice) -> Result<Self> {
+        let instance = Self::instance();
+        let adapters = Self::sorted_adapters(&instance);
+        if adapters.is_empty() {
+            return Err(unavailable(
+                "no GPU adapter found (Vulkan, Metal or DX12); on Linux without a GPU, Mesa's lavapipe runs WGSL on \
+                 the CPU: apt-get install mesa-vulkan-drivers libvulkan1",
+            ));
+        }
+        let names = || adapters.iter().map(|a| a.get_info().name).collect::<Vec<_>>().join(", ");
+        let adapter = match choice {
+            AdapterChoice::Auto => adapters.first(),
+            AdapterChoice::Index(i) => adapters.get(*i),
+            AdapterChoice::Api(api) => adapters.iter().find(|a| a.get_info().backend == *api),
+            AdapterChoice::Name(name) => {
+                let name = name.to_lowercase();
+                adapters.iter().find(|a| a.get_info().name.to_lowercase().contains(&name))
+            }
+        }
+        .ok_or_else(|| unavailable(format!("no adapter matches {choice}; found: {}", names())))?;
+        Self::on(adapter)
+    }
+
+    fn on(adapter: &wgpu::Adapter) -> Result<Self> {
+        let adapter_info = adapter.get_info();
+        let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP;
+        let features = adapter.features() & wanted;
+        // The adapter's own limits, not wgpu's conservative defaults: the largest buffers and bindings it allows.
+        let limits = adapter.limits();
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("gpuworthy"),
+            required_features: features,
+            required_limits: limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
+            .map_err(|e| unavailable(format!("adapter {} refused a device: {e}", adapter_info.name)))?;
+
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&uncaptured);
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| lock(&sink).push(e.to_string())));
+
+        let timer = features.contains(wgpu::Features::TIMESTAMP_QUERY).then(|| Timer {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("kernel timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * MAX_TIMED_PASSES,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp resolve"),
+                size: 16 * MAX_TIMED_PASSES as u64,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            readback: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp readback"),
+                size: 16 * MAX_TIMED_PASSES as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            period: queue.get_timestamp_period() as f64,
+            passes: Mutex::new(None),
+        });
+
+        let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
+        let info = DeviceInfo {
+            name: adapter_info.name.clone(),
+            driver: format!(
+                "{} on {:?}, {} {}",
+                adapter_info.backend, adapter_info.device_type, adapter_info.driver, adapter_info.driver_info
+            )
+            .trim()
+            .to_owned(),
+            limits: vec![
+                ("max_storage_buffer_binding_size".into(), mib(limits.max_storage_buffer_binding_size)),
+                ("max_buffer_size".into(), mib(limits.max_buffer_size)),
+                (
+                    "max_compute_workgroups_per_dimension".into(),
+                    limits.max_compute_workgroups_per_dimension.to_string(),
+                ),
+                (
+                    "max_compute_workgroup_storage_size".into(),
+                    format!("{} KiB", limits.max_compute_workgroup_storage_size / 1024),
+                ),
+                ("timestamp_query".into(), features.contains(wgpu::Features::TIMESTAMP_QUERY).to_string()),
+                ("subgroups".into(), features.contains(wgpu::Features::SUBGROUP).to_string()),
+            ],
+        };
+        Ok(WgpuBackend {
+            device,
+            queue,
+            adapter: adapter_info,
+            info,
+            limits,
+            features,
+            modules: Mutex::new(HashMap::new()),
+            pipelines: Mutex::new(HashMap::new()),
+            timer,
+            uncaptured,
+        })
+    }
+
+    /// The adapter in use: its name, wgpu backend (Vulkan, Metal, DX12), device type and driver.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.adapter
+    }
+
+    /// Whether the device has subgroup operations (the `subgroup` sum variant needs them).
+    pub fn has_subgroups(&self) -> bool {
+        self.features.contains(wgpu::Features::SUBGROUP)
+    }
+
+    /// The largest number of bytes one storage binding may cover, and so the largest chunk a kernel sees at once.
+    pub(crate) fn max_binding_bytes(&self) -> u64 {
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+    }
+
+    pub(crate) fn device_handle(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    pub(crate) fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// Runs `f` inside validation and out-of-memory error scopes, returning what they caught as an error.
+    pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        let out_of_memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let value = f();
+        let invalid = pollster::block_on(validation.pop());
+        let oom = pollster::block_on(out_of_memory.pop());
+        match invalid.or(oom) {
+            None => Ok(value),
+            Some(wgpu::Error::OutOfMemory { .. }) => Err(device_error(format!("{what}: out of device memory"))),
+            Some(e) => Err(device_error(format!("{what}: {e}"))),
+        }
+    }
+
+    /// The compute pipeline for `entry` (an entry point in `shaders/`), created on first use and cached.
+    pub(crate) fn pipeline(&self, entry: &'static str) -> Result<Arc<wgpu::ComputePipeline>> {
+        if let Some(p) = lock(&self.pipelines).get(entry) {
+            return Ok(Arc::clone(p));
+        }
+        let shader = shaders::shader_of(entry)
+            .ok_or_else(|| device_error(format!("no shader defines the entry point `{entry}`")))?;
+        let module = {
+            let mut modules = lock(&self.modules);
+            match modules.get(shader.file) {
+                Some(m) => m.clone(),
+                None => {
+                    let m = self.compile(shader.file, shader.source, entry)?;
+                    modules.insert(shader.file, m.clone());
+                    m
+                }
+            }
+        };
+        let pipeline = self
+            .scoped(&format!("creating the pipeline `{entry}`"), || {
+                self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .map_err(|e| Error::Compile {
+                backend: BackendKind::Wgpu,
+                kernel: entry.to_owned(),
+                options: "automatic layout".into(),
+                log: e.to_string(),
+            })?;
+        let pipeline = Arc::new(pipeline);
+        lock(&self.pipelines).insert(entry, Arc::clone(&pipeline));
+        Ok(pipeline)
+    }
+
+    fn compile(&self, file: &'static str, source: &'static str, entry: &str) -> Result<wgpu::ShaderModule> {
+        let module = self.scoped(&format!("compiling {file}"), || {
+            self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(file),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            })
+        });
+        module.map_err(|e| Error::Compile {
+            backend: BackendKind::Wgpu,
+            kernel: format!("{entry} in {file}"),
+            options: format!("{:?}", self.features),
+            log: e.to_string(),
+        })
+    }
+
+    /// The timestamp writes for the next compute pass, when a timing window is open.
+    pub(crate) fn timestamp_writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let timer = self.timer.as_ref()?;
+        let mut passes = lock(&timer.passes);
+        let used = passes.as_mut()?;
+        if *used >= MAX_TIMED_PASSES {
+            return None;
+        }
+        let index = 2 * *used;
+        *used += 1;
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: &timer.queries,
+            beginning_of_pass_write_index: Some(index),
+            end_of_pass_write_index: Some(index + 1),
+        })
+    }
+
+    /// Encodes one compute pass with `record` (timed when a timing window is open) after `prepare` (copies and
+    /// clears outside the pass), and submits it without waiting.
+    pub(crate) fn submit_pass(
+        &self,
+        what: &str,
+        prepare: impl FnOnce(&mut wgpu::CommandEncoder),
+        record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+    ) -> Result<()> {
+        self.scoped(what, || {
+            let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
+            prepare(&mut encoder);
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(what),
+                    timestamp_writes: self.timestamp_writes(),
+                });
+                record(&mut pass);
+            }
+            self.queue.submit([encoder.finish()]);
+        })
+    }
+
+    /// Waits for all submitted work, returning any error the device reported meanwhile.
+    fn wait(&self) -> Result<()> {
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| device_error(format!("waiting: {e}")))?;
+        let errors = std::mem::take(&mut *lock(&self.uncaptured));
+        if errors.is_empty() { Ok(()) } else { Err(device_error(errors.join("; "))) }
+    }
+
+    /// Maps `buffer` (a `MAP_READ` buffer whose copies have been submitted), waits, and returns its bytes.
+    pub(crate) fn read_mapped(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        buffer.map_async(wgpu::MapMode::Read, .., move |result| {
+            let _ = sender.send(result);
+        });
+        self.wait()?;
+        receiver
+            .recv()
+            .map_err(|_| device_error("the buffer mapping was dropped"))?
+            .map_err(|e| device_error(format!("mapping a buffer for reading: {e}")))?;
+        let bytes =
+            buffer.get_mapped_range(..).map_err(|e| device_error(format!("reading a mapped buffer: {e}")))?.to_vec();
+        buffer.unmap();
+        Ok(bytes)
+    }
+
+    fn time_with_queries(&self, timer: &Timer, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        *lock(&timer.passes) = Some(0);
+        let result = work();
+        let passes = lock(&timer.passes).take().unwrap_or(0);
+        result?;
+        if passes == 0 {
+            return Err(device_error("the timed work encoded no compute pass"));
+        }
+        let bytes = 16 * passes as u64;
+        self.scoped("reading timestamps", || {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.resolve_query_set(&timer.queries, 0..2 * passes, &timer.resolve, 0);
+            encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, bytes);
+            self.queue.submit([encoder.finish()]);
+        })?;
+        let raw = self.read_mapped(&timer.readback)?;
+        let ticks: &[u64] = bytemuck::cast_slice(&raw[..bytes as usize]);
+        let total: u64 = ticks.chunks_exact(2).map(|pair| pair[1].saturating_sub(pair[0])).sum();
+        Ok(Duration::from_nanos((total as f64 * timer.period).round() as u64))
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Wgpu
+    }
+
+    fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.wait()
+    }
+
+    fn kernel_clock(&self) -> KernelClock {
+        if self.timer.is_some() { KernelClock::TimestampQueries } else { KernelClock::SynchronisedWallClock }
+    }
+
+    fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        match &self.timer {
+            Some(timer) => self.time_with_queries(timer, work),
+            None => {
+                self.wait()?;
+                let start = Instant::now();
+                work()?;
+                self.wait()?;
+                Ok(start.elapsed())
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The WGSL sources, embedded at compile time, and which file defines which entry point.
+//!
+//! One file per workload, entry points named `<workload>_<variant>` (with a suffix for the kernels of a multi-kernel
+//! variant). The subgroup sum lives in its own file: a module that uses subgroup operations cannot even be created on
+//! an adapter without them, and the other sum kernels must still work there.
+
+/// One WGSL file and the entry points it defines.
+#[derive(Debug, Clone, Copy)]
+pub struct Shader {
+    /// The file name under `shaders/`.
+    pub file: &'static str,
+    /// The WGSL source.
+    pub source: &'static str,
+    /// The compute entry points it defines.
+    pub entry_points: &'static [&'static str],
+}
+
+macro_rules! shader {
+    ($file:literal, [$($entry:literal),* $(,)?]) => {
+        Shader {
+            file: $file,
+            source: include_str!(concat!("../../shaders/", $file)),
+            entry_points: &[$($entry),*],
+        }
+    };
+}
+
+/// Every shader of the backend.
+pub const SHADERS: &[Shader] = &[
+    shader!("square.wgsl", ["square_naive", "square_vec4"]),
+    shader!("saxpy.wgsl", ["saxpy_naive", "saxpy_vec4"]),
+    shader!("sum.wgsl", ["sum_workgroup"]),
+    shader!("sum_subgroup.wgsl", ["sum_subgroup"]),
+    shader!(
+        "softmax.wgsl",
+        ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused"]
+    ),
+    shader!("matmul.wgsl", ["matmul_naive", "matmul_tiled", "matmul_register"]),
+    shader!("mandelbrot.wgsl", ["mandelbrot_naive"]),
+    shader!("histogram.wgsl", ["histogram_global", "histogram_private"]),
+    shader!("stencil.wgsl", ["stencil_naive", "stencil_tiled"]),
+];
+
+/// The shader that defines `entry`.
+pub(crate) fn shader_of(entry: &str) -> Option<&'static Shader> {
+    SHADERS.iter().find(|s| s.entry_points.contains(&entry))
+}

@@ -1,0 +1,153 @@
+//! `square` and `saxpy`: one thread per element (`naive`), or per four elements with `vec4` loads and stores
+//! (`vec4`). Buffers are padded to whole `vec4`s so the vector kernels need no scalar tail.
+
+use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
+use gpuworthy_core::{Implements, Result, Workload};
+
+use super::{BindGroups, WORKGROUP, floats, grid_1d, split, unknown};
+use crate::WgpuBackend;
+
+/// The uniform block of both shaders: the chunk's length and, for saxpy, `a`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    a: f32,
+    _pad: [u32; 2],
+}
+
+/// One chunk of an element-wise input on the device.
+#[derive(Debug)]
+struct Chunk {
+    n: usize,
+    params: wgpu::Buffer,
+    x: wgpu::Buffer,
+    y: wgpu::Buffer,
+}
+
+/// Resident data of `square` and `saxpy`.
+#[derive(Debug)]
+pub struct ElementwiseResident {
+    chunks: Vec<Chunk>,
+    groups: BindGroups,
+}
+
+impl WgpuBackend {
+    /// Uploads `x` and the initial `y` in chunks that fit one binding.
+    fn upload_elementwise(&self, a: f32, x: &[f32], y: Option<&[f32]>) -> Result<ElementwiseResident> {
+        let max_len = (self.max_binding_bytes() / 4) as usize;
+        let chunks = split(x.len(), max_len, 4)
+            .into_iter()
+            .map(|range| {
+                let n = range.len();
+                let params = self.uniform("params", &Params { n: n as u32, a, _pad: [0; 2] })?;
+                let x = self.storage_with("x", bytemuck::cast_slice(&x[range.clone()]))?;
+                let y = match y {
+                    Some(y) => self.storage_with("y", bytemuck::cast_slice(&y[range]))?,
+                    None => self.storage_zeroed("y", 4 * n as u64)?,
+                };
+                Ok(Chunk { n, params, x, y })
+            })
+            .collect::<Result<_>>()?;
+        self.flush_uploads();
+        Ok(ElementwiseResident { chunks, groups: BindGroups::default() })
+    }
+
+    /// Dispatches `entry` over every chunk: `naive` entries take one element per thread, `vec4` ones four.
+    fn launch_elementwise(&self, entry: &'static str, r: &mut ElementwiseResident) -> Result<()> {
+        if r.chunks.is_empty() {
+            return Ok(());
+        }
+        self.pipeline(entry)?;
+        let per_thread = if entry.ends_with("vec4") { 4 } else { 1 };
+        let (x_binding, y_binding) = if per_thread == 4 { (3, 4) } else { (1, 2) };
+        let chunks = &r.chunks;
+        let groups = r.groups.get_or_make(entry, || {
+            chunks.iter().map(|c| self.bind(entry, &[(0, &c.params), (x_binding, &c.x), (y_binding, &c.y)])).collect()
+        })?;
+        let grids: Vec<_> = chunks
+            .iter()
+            .map(|c| grid_1d((c.n as u64).div_ceil(per_thread).div_ceil(WORKGROUP), self.max_workgroups()))
+            .collect::<Result<_>>()?;
+        let pipeline = self.pipeline(entry)?;
+        self.submit_pass(
+            entry,
+            |_| {},
+            |pass| {
+                pass.set_pipeline(&pipeline);
+                for (group, (x, y)) in groups.iter().zip(grids) {
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+            },
+        )
+    }
+
+    fn download_elementwise(&self, r: &ElementwiseResident) -> Result<Vec<f32>> {
+        let parts: Vec<_> = r.chunks.iter().map(|c| (&c.y, 4 * c.n as u64)).collect();
+        Ok(floats(&self.read_buffers(&parts)?))
+    }
+}
+
+fn entry_of(workload: &str, variant: &str) -> Option<&'static str> {
+    Some(match (workload, variant) {
+        ("square", "naive") => "square_naive",
+        ("square", "vec4") => "square_vec4",
+        ("saxpy", "naive") => "saxpy_naive",
+        ("saxpy", "vec4") => "saxpy_vec4",
+        _ => return None,
+    })
+}
+
+impl Implements<Square> for WgpuBackend {
+    type Resident = ElementwiseResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive", "vec4"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let entry = entry_of(Square::NAME, variant).ok_or_else(|| unknown::<Square>(self, variant))?;
+        self.pipeline(entry).map(drop)
+    }
+
+    fn upload(&self, input: &Vec<f32>) -> Result<Self::Resident> {
+        self.upload_elementwise(0.0, input, None)
+    }
+
+    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+        let entry = entry_of(Square::NAME, variant).ok_or_else(|| unknown::<Square>(self, variant))?;
+        self.launch_elementwise(entry, r)
+    }
+
+    fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {
+        self.download_elementwise(r)
+    }
+}
+
+impl Implements<Saxpy> for WgpuBackend {
+    type Resident = ElementwiseResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive", "vec4"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let entry = entry_of(Saxpy::NAME, variant).ok_or_else(|| unknown::<Saxpy>(self, variant))?;
+        self.pipeline(entry).map(drop)
+    }
+
+    fn upload(&self, input: &SaxpyInput) -> Result<Self::Resident> {
+        Saxpy::validate(input)?;
+        self.upload_elementwise(input.a, &input.x, Some(&input.y))
+    }
+
+    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+        let entry = entry_of(Saxpy::NAME, variant).ok_or_else(|| unknown::<Saxpy>(self, variant))?;
+        self.launch_elementwise(entry, r)
+    }
+
+    fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {
+        self.download_elementwise(r)
+    }
+}

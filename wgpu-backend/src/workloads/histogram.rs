@@ -1,0 +1,104 @@
+//! `histogram`: `global` makes one atomic increment in global memory per value, so values of the same bin contend
+//! for one counter (the skewed distribution makes 90% of them do so); `private` counts into a histogram in
+//! workgroup memory first and merges it into the global one once per workgroup: privatisation. Bins beyond what
+//! workgroup memory holds (4096) are counted in ranges, one range per sweep over the values.
+
+use gpuworthy_core::workloads::{Histogram, HistogramInput};
+use gpuworthy_core::{Implements, Result, Workload};
+
+use super::{BindGroups, WORKGROUP, grid_1d, split, words};
+use crate::WgpuBackend;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    bins: u32,
+    _pad: [u32; 2],
+}
+
+#[derive(Debug)]
+struct Chunk {
+    n: usize,
+    params: wgpu::Buffer,
+    x: wgpu::Buffer,
+}
+
+/// Resident data of `histogram`.
+#[derive(Debug)]
+pub struct HistogramResident {
+    bins: usize,
+    chunks: Vec<Chunk>,
+    counts: wgpu::Buffer,
+    groups: BindGroups,
+}
+
+/// The entry point of a variant and the most workgroups it uses per chunk (its loops stride over the rest).
+fn entry_of(variant: &str) -> Option<(&'static str, u64)> {
+    match variant {
+        "global" => Some(("histogram_global", 1 << 16)),
+        "private" => Some(("histogram_private", 1024)),
+        _ => None,
+    }
+}
+
+impl Implements<Histogram> for WgpuBackend {
+    type Resident = HistogramResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["global", "private"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let (entry, _) = entry_of(variant).ok_or_else(|| super::unknown::<Histogram>(self, variant))?;
+        self.pipeline(entry).map(drop)
+    }
+
+    fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
+        Histogram::validate(input)?;
+        let bins = input.bins;
+        let max_len = (self.max_binding_bytes() / 4) as usize;
+        let chunks = split(input.x.len(), max_len, 4)
+            .into_iter()
+            .map(|range| {
+                let n = range.len();
+                Ok(Chunk {
+                    n,
+                    params: self.uniform("params", &Params { n: n as u32, bins: bins as u32, _pad: [0; 2] })?,
+                    x: self.storage_with("x", bytemuck::cast_slice(&input.x[range]))?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let counts = self.storage_zeroed("counts", 4 * bins as u64)?;
+        self.flush_uploads();
+        Ok(HistogramResident { bins, chunks, counts, groups: BindGroups::default() })
+    }
+
+    fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
+        let (entry, max_groups) = entry_of(variant).ok_or_else(|| super::unknown::<Histogram>(self, variant))?;
+        let pipeline = self.pipeline(entry)?;
+        let (chunks, counts) = (&r.chunks, &r.counts);
+        let groups = r.groups.get_or_make(entry, || {
+            chunks.iter().map(|c| self.bind(entry, &[(0, &c.params), (1, &c.x), (2, counts)])).collect()
+        })?;
+        let grids: Vec<_> = chunks
+            .iter()
+            .map(|c| grid_1d((c.n as u64).div_ceil(WORKGROUP).min(max_groups), self.max_workgroups()))
+            .collect::<Result<_>>()?;
+        self.submit_pass(
+            entry,
+            |encoder| encoder.clear_buffer(counts, 0, None),
+            |pass| {
+                pass.set_pipeline(&pipeline);
+                for (group, (x, y)) in groups.iter().zip(grids) {
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+            },
+        )
+    }
+
+    fn download(&self, r: &mut HistogramResident) -> Result<Vec<u32>> {
+        Ok(words(&self.read_buffers(&[(&r.counts, 4 * r.bins as u64)])?))
+    }
+}

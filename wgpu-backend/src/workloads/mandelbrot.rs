@@ -1,0 +1,114 @@
+//! `mandelbrot`: one thread per pixel in 16×16 workgroups. Tall images are computed in bands of rows, each band's
+//! counts in its own buffer within the binding limit. The pixel centres are computed as the reference does, but WGSL
+//! cannot forbid fused multiply-adds, so a few pixels near the boundary of the set may differ (the check allows 1%).
+
+use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
+use gpuworthy_core::{Implements, Result, Workload};
+
+use super::{BindGroups, split, words};
+use crate::WgpuBackend;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    width: u32,
+    row_end: u32,
+    max_iter: u32,
+    row_start: u32,
+    x_min: f32,
+    y_min: f32,
+    dx: f32,
+    dy: f32,
+}
+
+#[derive(Debug)]
+struct Band {
+    rows: usize,
+    params: wgpu::Buffer,
+    counts: wgpu::Buffer,
+}
+
+/// Resident data of `mandelbrot`: the counts buffers (there is no input data).
+#[derive(Debug)]
+pub struct MandelbrotResident {
+    width: usize,
+    bands: Vec<Band>,
+    groups: BindGroups,
+}
+
+const ENTRY: &str = "mandelbrot_naive";
+
+impl Implements<Mandelbrot> for WgpuBackend {
+    type Resident = MandelbrotResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        if variant != "naive" {
+            return Err(super::unknown::<Mandelbrot>(self, variant));
+        }
+        self.pipeline(ENTRY).map(drop)
+    }
+
+    fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
+        Mandelbrot::validate(p)?;
+        let (dx, dy) = p.steps();
+        let row_bytes = 4 * p.width as u64;
+        let bands = if p.width == 0 || p.height == 0 {
+            Vec::new()
+        } else {
+            self.fits_one_binding("a row of counts", row_bytes)?;
+            let rows_per_band = (self.max_binding_bytes() / row_bytes) as usize;
+            split(p.height, rows_per_band, 1)
+                .into_iter()
+                .map(|rows| {
+                    let params = Params {
+                        width: p.width as u32,
+                        row_end: rows.end as u32,
+                        max_iter: p.max_iter,
+                        row_start: rows.start as u32,
+                        x_min: p.region.x_min,
+                        y_min: p.region.y_min,
+                        dx,
+                        dy,
+                    };
+                    Ok(Band {
+                        rows: rows.len(),
+                        params: self.uniform("params", &params)?,
+                        counts: self.storage_zeroed("counts", row_bytes * rows.len() as u64)?,
+                    })
+                })
+                .collect::<Result<_>>()?
+        };
+        self.flush_uploads();
+        Ok(MandelbrotResident { width: p.width, bands, groups: BindGroups::default() })
+    }
+
+    fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
+        Implements::<Mandelbrot>::prepare(self, variant)?;
+        let pipeline = self.pipeline(ENTRY)?;
+        let bands = &r.bands;
+        let groups = r.groups.get_or_make(ENTRY, || {
+            bands.iter().map(|b| self.bind(ENTRY, &[(0, &b.params), (1, &b.counts)])).collect()
+        })?;
+        let columns = (r.width as u64).div_ceil(16) as u32;
+        self.submit_pass(
+            ENTRY,
+            |_| {},
+            |pass| {
+                pass.set_pipeline(&pipeline);
+                for (band, group) in bands.iter().zip(groups) {
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(columns, (band.rows as u64).div_ceil(16) as u32, 1);
+                }
+            },
+        )
+    }
+
+    fn download(&self, r: &mut MandelbrotResident) -> Result<Vec<u32>> {
+        let parts: Vec<_> = r.bands.iter().map(|b| (&b.counts, 4 * (b.rows * r.width) as u64)).collect();
+        Ok(words(&self.read_buffers(&parts)?))
+    }
+}

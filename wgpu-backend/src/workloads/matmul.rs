@@ -1,0 +1,124 @@
+//! `matmul`: `naive` (one thread per entry of C, reading A and B from global memory), `tiled` (16×16 tiles staged in
+//! workgroup memory: each value loaded once per tile instead of once per product) and `register` (each thread keeps
+//! a 4×4 block of C in registers, reusing each loaded value four times). Matrices larger than one binding are refused
+//! with the limit named: splitting a matrix product is a different algorithm, not a chunking.
+
+use gpuworthy_core::workloads::{Matmul, MatmulInput};
+use gpuworthy_core::{Error, Implements, Result, Workload};
+
+use super::floats;
+use crate::WgpuBackend;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    m: u32,
+    k: u32,
+    n: u32,
+    _pad: u32,
+}
+
+/// Resident data of `matmul`.
+#[derive(Debug)]
+pub struct MatmulResident {
+    m: usize,
+    n: usize,
+    buffers: Option<Buffers>,
+    groups: super::BindGroups,
+}
+
+#[derive(Debug)]
+struct Buffers {
+    params: wgpu::Buffer,
+    a: wgpu::Buffer,
+    b: wgpu::Buffer,
+    c: wgpu::Buffer,
+}
+
+/// The entry point of a variant and the side of the square block of C one workgroup computes.
+fn entry_of(variant: &str) -> Option<(&'static str, u32)> {
+    match variant {
+        "naive" => Some(("matmul_naive", 16)),
+        "tiled" => Some(("matmul_tiled", 16)),
+        "register" => Some(("matmul_register", 64)),
+        _ => None,
+    }
+}
+
+impl Implements<Matmul> for WgpuBackend {
+    type Resident = MatmulResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive", "tiled", "register"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let (entry, _) = entry_of(variant).ok_or_else(|| unknown(self, variant))?;
+        self.pipeline(entry).map(drop)
+    }
+
+    fn upload(&self, input: &MatmulInput) -> Result<MatmulResident> {
+        Matmul::validate(input)?;
+        let MatmulInput { m, k, n, .. } = *input;
+        let empty = MatmulResident { m, n, buffers: None, groups: Default::default() };
+        if m == 0 || n == 0 {
+            return Ok(empty);
+        }
+        for (what, elements) in [("matrix A", m * k), ("matrix B", k * n), ("matrix C", m * n)] {
+            self.fits_one_binding(what, 4 * elements as u64)?;
+        }
+        if [m, k, n].iter().any(|&d| d > u32::MAX as usize) {
+            return Err(Error::TooLarge {
+                what: format!("matmul {m}x{k}x{n}"),
+                limit: "2^32 - 1 per dimension".into(),
+            });
+        }
+        let params = Params { m: m as u32, k: k as u32, n: n as u32, _pad: 0 };
+        let buffers = Buffers {
+            params: self.uniform("params", &params)?,
+            a: self.storage_with("A", bytemuck::cast_slice(&input.a))?,
+            b: self.storage_with("B", bytemuck::cast_slice(&input.b))?,
+            c: self.storage_zeroed("C", 4 * (m * n) as u64)?,
+        };
+        self.flush_uploads();
+        Ok(MatmulResident { buffers: Some(buffers), ..empty })
+    }
+
+    fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
+        let (entry, block) = entry_of(variant).ok_or_else(|| unknown(self, variant))?;
+        let pipeline = self.pipeline(entry)?;
+        let Some(b) = &r.buffers else { return Ok(()) };
+        let (x, y) = ((r.n as u64).div_ceil(block as u64), (r.m as u64).div_ceil(block as u64));
+        let limit = self.max_workgroups() as u64;
+        if x > limit || y > limit {
+            return Err(Error::TooLarge {
+                what: format!("a {x} x {y} grid of workgroups for {}x{} outputs", r.m, r.n),
+                limit: format!("{limit} workgroups per dimension"),
+            });
+        }
+        let group = r
+            .groups
+            .get_or_make(entry, || Ok(vec![self.bind(entry, &[(0, &b.params), (1, &b.a), (2, &b.b), (3, &b.c)])?]))?;
+        let group = &group[0];
+        self.submit_pass(
+            entry,
+            |_| {},
+            |pass| {
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x as u32, y as u32, 1);
+            },
+        )
+    }
+
+    fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {
+        match &r.buffers {
+            None => Ok(vec![0.0; r.m * r.n]),
+            Some(b) => Ok(floats(&self.read_buffers(&[(&b.c, 4 * (r.m * r.n) as u64)])?)),
+        }
+    }
+}
+
+fn unknown(backend: &WgpuBackend, variant: &str) -> Error {
+    super::unknown::<Matmul>(backend, variant)
+}

@@ -1,0 +1,226 @@
+//! The workloads on wgpu, one module each, and the buffer, binding and dispatch helpers they share.
+//!
+//! Every input is split into chunks no larger than the device's storage-binding limit, each chunk in its own
+//! buffers, so that a kernel never sees more than it can bind; most inputs are one chunk. Bind groups depend on the
+//! pipeline (automatic layouts are not shared between pipelines), so each resident input caches its bind groups per
+//! entry point, made on the first launch of a variant rather than in every launch.
+
+mod elementwise;
+mod histogram;
+mod mandelbrot;
+mod matmul;
+mod softmax;
+mod stencil;
+mod sum;
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use gpuworthy_core::{Error, Result};
+use wgpu::util::DeviceExt;
+
+use crate::WgpuBackend;
+
+/// Threads per workgroup of the 1D kernels.
+pub(crate) const WORKGROUP: u64 = 256;
+
+/// Splits `0..n` into consecutive ranges of at most `max_len` elements, each a multiple of `align` except the last.
+pub(crate) fn split(n: usize, max_len: usize, align: usize) -> Vec<Range<usize>> {
+    let step = (max_len / align * align).max(align);
+    (0..n).step_by(step).map(|start| start..(start + step).min(n)).collect()
+}
+
+/// The grid for `groups` workgroups of a 1D kernel: at most `limit` per dimension, the rest folded into y. The
+/// kernels rebuild the linear index as `x + y·num_workgroups.x` and ignore workgroups past the end.
+pub(crate) fn grid_1d(groups: u64, limit: u32) -> Result<(u32, u32)> {
+    let x = groups.clamp(1, limit as u64);
+    let y = groups.div_ceil(x);
+    if y > limit as u64 {
+        return Err(Error::TooLarge {
+            what: format!("a dispatch of {groups} workgroups"),
+            limit: format!("{limit} x {limit} workgroups"),
+        });
+    }
+    Ok((x as u32, y as u32))
+}
+
+/// Bind groups of one resident input, per entry point and chunk.
+#[derive(Debug, Default)]
+pub(crate) struct BindGroups(HashMap<&'static str, Vec<wgpu::BindGroup>>);
+
+impl BindGroups {
+    /// The bind groups of `entry` (one per chunk), made by `make` on first use.
+    pub(crate) fn get_or_make(
+        &mut self,
+        entry: &'static str,
+        make: impl FnOnce() -> Result<Vec<wgpu::BindGroup>>,
+    ) -> Result<&[wgpu::BindGroup]> {
+        if !self.0.contains_key(entry) {
+            let groups = make()?;
+            self.0.insert(entry, groups);
+        }
+        Ok(&self.0[entry])
+    }
+}
+
+/// Rounds a byte count up to a multiple of 16 (whole `vec4`s), and to at least 16: bindings cannot be empty.
+pub(crate) fn padded(bytes: u64) -> u64 {
+    bytes.next_multiple_of(16).max(16)
+}
+
+impl WgpuBackend {
+    /// A storage buffer holding `data`, padded with zeros to whole `vec4`s; written through the queue's staging
+    /// belt.
+    pub(crate) fn storage_with(&self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
+        let buffer = self.storage_zeroed(label, data.len() as u64)?;
+        self.scoped(&format!("uploading {label}"), || self.queue().write_buffer(&buffer, 0, data))?;
+        Ok(buffer)
+    }
+
+    /// A zero-filled storage buffer of at least `bytes` bytes, padded to whole `vec4`s.
+    pub(crate) fn storage_zeroed(&self, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
+        self.scoped(&format!("allocating {label} ({bytes} bytes)"), || {
+            self.device_handle().create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: padded(bytes),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        })
+    }
+
+    /// A uniform buffer holding `params`.
+    pub(crate) fn uniform<T: bytemuck::Pod>(&self, label: &str, params: &T) -> Result<wgpu::Buffer> {
+        self.scoped(&format!("allocating {label}"), || {
+            self.device_handle().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::bytes_of(params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+        })
+    }
+
+    /// Submits the writes queued by uploads, so that an upload is complete once the device is synchronised.
+    pub(crate) fn flush_uploads(&self) {
+        self.queue().submit([]);
+    }
+
+    /// A bind group for `entry`'s pipeline with `buffers` bound (whole) at the given binding numbers.
+    pub(crate) fn bind(&self, entry: &'static str, buffers: &[(u32, &wgpu::Buffer)]) -> Result<wgpu::BindGroup> {
+        self.bind_ranges(entry, &buffers.iter().map(|&(b, buf)| (b, buf, 0, None)).collect::<Vec<_>>())
+    }
+
+    /// A bind group for `entry`'s pipeline with byte ranges `(binding, buffer, offset, size)` bound.
+    pub(crate) fn bind_ranges(
+        &self,
+        entry: &'static str,
+        ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)],
+    ) -> Result<wgpu::BindGroup> {
+        let pipeline = self.pipeline(entry)?;
+        let layout = pipeline.get_bind_group_layout(0);
+        let entries: Vec<_> = ranges
+            .iter()
+            .map(|&(binding, buffer, offset, size)| wgpu::BindGroupEntry {
+                binding,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer,
+                    offset,
+                    size: size.and_then(wgpu::BufferSize::new),
+                }),
+            })
+            .collect();
+        self.scoped(&format!("binding the buffers of `{entry}`"), || {
+            self.device_handle().create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(entry),
+                layout: &layout,
+                entries: &entries,
+            })
+        })
+    }
+
+    /// Copies the first `bytes` of each buffer to the host, in order, and concatenates them.
+    pub(crate) fn read_buffers(&self, parts: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u8>> {
+        let staging: Vec<wgpu::Buffer> = self.scoped("reading results back", || {
+            let mut encoder = self.device_handle().create_command_encoder(&Default::default());
+            let staging = parts
+                .iter()
+                .map(|&(buffer, bytes)| {
+                    let copy = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4);
+                    let staging = self.device_handle().create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("download staging"),
+                        size: copy,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, copy);
+                    staging
+                })
+                .collect();
+            self.queue().submit([encoder.finish()]);
+            staging
+        })?;
+        let mut out = Vec::with_capacity(parts.iter().map(|p| p.1 as usize).sum());
+        for (buffer, &(_, bytes)) in staging.iter().zip(parts) {
+            out.extend_from_slice(&self.read_mapped(buffer)?[..bytes as usize]);
+        }
+        Ok(out)
+    }
+
+    /// Refuses a buffer larger than one binding may cover, naming the limit.
+    pub(crate) fn fits_one_binding(&self, what: &str, bytes: u64) -> Result<()> {
+        if bytes > self.max_binding_bytes() {
+            return Err(Error::TooLarge {
+                what: format!("{what} ({} MiB)", bytes >> 20),
+                limit: format!(
+                    "max_storage_buffer_binding_size = {} MiB on this adapter",
+                    self.max_binding_bytes() >> 20
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The largest number of workgroups per dispatch dimension.
+    pub(crate) fn max_workgroups(&self) -> u32 {
+        self.limits.max_compute_workgroups_per_dimension
+    }
+}
+
+/// Reinterprets downloaded bytes as `f32`s.
+pub(crate) fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
+/// Reinterprets downloaded bytes as `u32`s.
+pub(crate) fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
+/// The error for an unknown variant of `W`.
+pub(crate) fn unknown<W: gpuworthy_core::Workload>(backend: &WgpuBackend, variant: &str) -> Error
+where
+    WgpuBackend: gpuworthy_core::Implements<W>,
+{
+    <WgpuBackend as gpuworthy_core::Implements<W>>::unknown_variant(backend, variant)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_everything_in_aligned_pieces() {
+        assert_eq!(split(10, 4, 4), vec![0..4, 4..8, 8..10]);
+        assert_eq!(split(10, 6, 4), vec![0..4, 4..8, 8..10]);
+        assert_eq!(split(3, 100, 4), vec![0..3]);
+        assert!(split(0, 100, 4).is_empty());
+    }
+
+    #[test]
+    fn large_grids_fold_into_two_dimensions() {
+        assert_eq!(grid_1d(0, 65535).unwrap(), (1, 0));
+        assert_eq!(grid_1d(10, 65535).unwrap(), (10, 1));
+        assert_eq!(grid_1d(70000, 65535).unwrap(), (65535, 2));
+        assert!(grid_1d(1 << 40, 65535).is_err());
+    }
+}

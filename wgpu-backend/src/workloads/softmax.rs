@@ -1,0 +1,138 @@
+//! `softmax`, one workgroup per row. `unfused` is three kernels (row maximum, exponentials and their sum,
+//! normalisation), each reading and writing global memory; `fused` is one kernel computing the maximum and the sum
+//! in a single online pass, then writing the output: the lesson on kernel fusion. Tall matrices are split into bands
+//! of rows that fit one binding; a single row larger than a binding is refused, naming the limit.
+
+use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
+use gpuworthy_core::{Error, Implements, Result, Workload};
+
+use super::{BindGroups, floats, grid_1d, split, unknown};
+use crate::WgpuBackend;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    rows: u32,
+    cols: u32,
+    _pad: [u32; 2],
+}
+
+#[derive(Debug)]
+struct Band {
+    rows: usize,
+    params: wgpu::Buffer,
+    x: wgpu::Buffer,
+    y: wgpu::Buffer,
+    /// Per row: the maximum and the sum of exponentials (used by `unfused`).
+    stats: wgpu::Buffer,
+}
+
+/// Resident data of `softmax`.
+#[derive(Debug)]
+pub struct SoftmaxResident {
+    cols: usize,
+    bands: Vec<Band>,
+    groups: BindGroups,
+}
+
+/// The kernels of each variant, in launch order, with the bindings each one uses.
+fn kernels_of(variant: &str) -> Option<&'static [(&'static str, &'static [u32])]> {
+    match variant {
+        "unfused" => Some(&[
+            ("softmax_unfused_max", &[0, 1, 3]),
+            ("softmax_unfused_exp", &[0, 1, 2, 3]),
+            ("softmax_unfused_normalize", &[0, 2, 3]),
+        ]),
+        "fused" => Some(&[("softmax_fused", &[0, 1, 2])]),
+        _ => None,
+    }
+}
+
+impl Implements<Softmax> for WgpuBackend {
+    type Resident = SoftmaxResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["unfused", "fused"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let kernels = kernels_of(variant).ok_or_else(|| unknown::<Softmax>(self, variant))?;
+        kernels.iter().try_for_each(|(entry, _)| self.pipeline(entry).map(drop))
+    }
+
+    fn upload(&self, input: &SoftmaxInput) -> Result<SoftmaxResident> {
+        Softmax::validate(input)?;
+        let (rows, cols) = (input.rows, input.cols);
+        if rows == 0 || cols == 0 {
+            return Ok(SoftmaxResident { cols, bands: Vec::new(), groups: BindGroups::default() });
+        }
+        let row_bytes = 4 * cols as u64;
+        if row_bytes > self.max_binding_bytes() {
+            return Err(Error::TooLarge {
+                what: format!("a softmax row of {cols} columns"),
+                limit: format!("max_storage_buffer_binding_size = {} MiB", self.max_binding_bytes() >> 20),
+            });
+        }
+        let rows_per_band = (self.max_binding_bytes() / row_bytes) as usize;
+        let bands = split(rows, rows_per_band, 1)
+            .into_iter()
+            .map(|band| {
+                let data = &input.data[band.start * cols..band.end * cols];
+                let params = Params { rows: band.len() as u32, cols: cols as u32, _pad: [0; 2] };
+                Ok(Band {
+                    rows: band.len(),
+                    params: self.uniform("params", &params)?,
+                    x: self.storage_with("x", bytemuck::cast_slice(data))?,
+                    y: self.storage_zeroed("y", 4 * data.len() as u64)?,
+                    stats: self.storage_zeroed("row statistics", 8 * band.len() as u64)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        self.flush_uploads();
+        Ok(SoftmaxResident { cols, bands, groups: BindGroups::default() })
+    }
+
+    fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
+        let kernels = kernels_of(variant).ok_or_else(|| unknown::<Softmax>(self, variant))?;
+        if r.bands.is_empty() {
+            return Ok(());
+        }
+        let mut steps = Vec::new();
+        for &(entry, bindings) in kernels {
+            let pipeline = self.pipeline(entry)?;
+            let bands = &r.bands;
+            let groups = r.groups.get_or_make(entry, || {
+                bands
+                    .iter()
+                    .map(|b| {
+                        let all = [(0, &b.params), (1, &b.x), (2, &b.y), (3, &b.stats)];
+                        let used: Vec<_> = all.into_iter().filter(|(i, _)| bindings.contains(i)).collect();
+                        self.bind(entry, &used)
+                    })
+                    .collect()
+            })?;
+            let grids: Vec<_> =
+                r.bands.iter().map(|b| grid_1d(b.rows as u64, self.max_workgroups())).collect::<Result<_>>()?;
+            steps.push((pipeline, groups.to_vec(), grids));
+        }
+        self.submit_pass(
+            variant,
+            |_| {},
+            |pass| {
+                // Band by band, each kernel of the variant in order: a dispatch sees the previous one's writes.
+                for band in 0..r.bands.len() {
+                    for (pipeline, groups, grids) in &steps {
+                        pass.set_pipeline(pipeline);
+                        pass.set_bind_group(0, &groups[band], &[]);
+                        pass.dispatch_workgroups(grids[band].0, grids[band].1, 1);
+                    }
+                }
+            },
+        )
+    }
+
+    fn download(&self, r: &mut SoftmaxResident) -> Result<Vec<f32>> {
+        let parts: Vec<_> = r.bands.iter().map(|b| (&b.y, 4 * (b.rows * r.cols) as u64)).collect();
+        Ok(floats(&self.read_buffers(&parts)?))
+    }
+}

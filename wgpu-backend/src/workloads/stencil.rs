@@ -1,0 +1,115 @@
+//! `stencil`: the 3×3 box blur in 16×16 workgroups. `naive` reads its nine neighbours from global memory; `tiled`
+//! loads an 18×18 tile (the block and its one-pixel halo) into workgroup memory once and reads the neighbours from
+//! there. Tall images are computed in bands of rows, each band's input buffer carrying the rows above and below it
+//! that its edge pixels need.
+
+use gpuworthy_core::workloads::{Stencil, StencilInput};
+use gpuworthy_core::{Implements, Result, Workload};
+
+use super::{BindGroups, floats, split};
+use crate::WgpuBackend;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    height: u32,
+    width: u32,
+    row_start: u32,
+    rows: u32,
+    in_row_start: u32,
+    _pad: [u32; 3],
+}
+
+#[derive(Debug)]
+struct Band {
+    rows: usize,
+    params: wgpu::Buffer,
+    src: wgpu::Buffer,
+    dst: wgpu::Buffer,
+}
+
+/// Resident data of `stencil`.
+#[derive(Debug)]
+pub struct StencilResident {
+    width: usize,
+    bands: Vec<Band>,
+    groups: BindGroups,
+}
+
+fn entry_of(variant: &str) -> Option<&'static str> {
+    match variant {
+        "naive" => Some("stencil_naive"),
+        "tiled" => Some("stencil_tiled"),
+        _ => None,
+    }
+}
+
+impl Implements<Stencil> for WgpuBackend {
+    type Resident = StencilResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive", "tiled"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let entry = entry_of(variant).ok_or_else(|| super::unknown::<Stencil>(self, variant))?;
+        self.pipeline(entry).map(drop)
+    }
+
+    fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
+        Stencil::validate(input)?;
+        let (h, w) = (input.height, input.width);
+        let mut bands = Vec::new();
+        if h > 0 && w > 0 {
+            let row_bytes = 4 * w as u64;
+            self.fits_one_binding("three rows of the image", 3 * row_bytes)?;
+            // Each band's input holds its rows plus one halo row above and below.
+            let rows_per_band = (self.max_binding_bytes() / row_bytes) as usize - 2;
+            for rows in split(h, rows_per_band, 1) {
+                let (first_in, end_in) = (rows.start.saturating_sub(1), (rows.end + 1).min(h));
+                let params = Params {
+                    height: h as u32,
+                    width: w as u32,
+                    row_start: rows.start as u32,
+                    rows: rows.len() as u32,
+                    in_row_start: first_in as u32,
+                    _pad: [0; 3],
+                };
+                bands.push(Band {
+                    rows: rows.len(),
+                    params: self.uniform("params", &params)?,
+                    src: self.storage_with("image", bytemuck::cast_slice(&input.data[first_in * w..end_in * w]))?,
+                    dst: self.storage_zeroed("blurred", row_bytes * rows.len() as u64)?,
+                });
+            }
+        }
+        self.flush_uploads();
+        Ok(StencilResident { width: w, bands, groups: BindGroups::default() })
+    }
+
+    fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
+        let entry = entry_of(variant).ok_or_else(|| super::unknown::<Stencil>(self, variant))?;
+        let pipeline = self.pipeline(entry)?;
+        let bands = &r.bands;
+        let groups = r.groups.get_or_make(entry, || {
+            bands.iter().map(|b| self.bind(entry, &[(0, &b.params), (1, &b.src), (2, &b.dst)])).collect()
+        })?;
+        let columns = (r.width as u64).div_ceil(16) as u32;
+        self.submit_pass(
+            entry,
+            |_| {},
+            |pass| {
+                pass.set_pipeline(&pipeline);
+                for (band, group) in bands.iter().zip(groups) {
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(columns, (band.rows as u64).div_ceil(16) as u32, 1);
+                }
+            },
+        )
+    }
+
+    fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
+        let parts: Vec<_> = r.bands.iter().map(|b| (&b.dst, 4 * (b.rows * r.width) as u64)).collect();
+        Ok(floats(&self.read_buffers(&parts)?))
+    }
+}

@@ -1,0 +1,143 @@
+//! `sum` in two passes within one compute pass: every chunk is reduced by up to [`MAX_GROUPS`] workgroups into
+//! partial sums (a grid-stride loop per thread, then a workgroup-memory tree or subgroup reduction), and one
+//! workgroup then reduces all the partials. Threads accumulate with Kahan compensation, so the `f32` result passes
+//! the 1e-5 relative check at 2^28 elements.
+
+use gpuworthy_core::workloads::Sum;
+use gpuworthy_core::{Implements, Result};
+
+use super::{BindGroups, WORKGROUP, floats, grid_1d, split, unknown};
+use crate::WgpuBackend;
+
+/// Workgroups per chunk in the first pass, and so partial sums per chunk. 1024 × 4 bytes is a multiple of the
+/// storage-offset alignment (256), so each chunk's partials can be bound at their own offset.
+const MAX_GROUPS: u64 = 1024;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    _pad: [u32; 3],
+}
+
+#[derive(Debug)]
+struct Chunk {
+    n: usize,
+    params: wgpu::Buffer,
+    x: wgpu::Buffer,
+}
+
+/// Resident data of `sum`.
+#[derive(Debug)]
+pub struct SumResident {
+    chunks: Vec<Chunk>,
+    /// `MAX_GROUPS` partial sums per chunk, cleared before every launch.
+    partials: Option<wgpu::Buffer>,
+    final_params: Option<wgpu::Buffer>,
+    result: Option<wgpu::Buffer>,
+    groups: BindGroups,
+}
+
+fn entry_of(variant: &str) -> Option<&'static str> {
+    match variant {
+        "workgroup" => Some("sum_workgroup"),
+        "subgroup" => Some("sum_subgroup"),
+        _ => None,
+    }
+}
+
+impl Implements<Sum> for WgpuBackend {
+    type Resident = SumResident;
+
+    /// `subgroup` only where the adapter has subgroup operations.
+    fn variants(&self) -> Vec<&'static str> {
+        if self.has_subgroups() { vec!["workgroup", "subgroup"] } else { vec!["workgroup"] }
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        match entry_of(variant) {
+            Some(entry) if Implements::<Sum>::variants(self).contains(&variant) => self.pipeline(entry).map(drop),
+            _ => Err(unknown::<Sum>(self, variant)),
+        }
+    }
+
+    fn upload(&self, x: &Vec<f32>) -> Result<SumResident> {
+        let max_len = (self.max_binding_bytes() / 4) as usize;
+        let chunks: Vec<Chunk> = split(x.len(), max_len, 4)
+            .into_iter()
+            .map(|range| {
+                let n = range.len();
+                let params = self.uniform("params", &Params { n: n as u32, _pad: [0; 3] })?;
+                Ok(Chunk { n, params, x: self.storage_with("x", bytemuck::cast_slice(&x[range]))? })
+            })
+            .collect::<Result<_>>()?;
+        let (partials, final_params, result) = if chunks.is_empty() {
+            (None, None, None)
+        } else {
+            let partial_count = MAX_GROUPS * chunks.len() as u64;
+            self.fits_one_binding("the partial sums", 4 * partial_count)?;
+            let final_params = Params { n: partial_count as u32, _pad: [0; 3] };
+            (
+                Some(self.storage_zeroed("partial sums", 4 * partial_count)?),
+                Some(self.uniform("final params", &final_params)?),
+                Some(self.storage_zeroed("sum", 4)?),
+            )
+        };
+        self.flush_uploads();
+        Ok(SumResident { chunks, partials, final_params, result, groups: BindGroups::default() })
+    }
+
+    fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
+        let entry = entry_of(variant)
+            .filter(|_| Implements::<Sum>::variants(self).contains(&variant))
+            .ok_or_else(|| unknown::<Sum>(self, variant))?;
+        let pipeline = self.pipeline(entry)?;
+        let (Some(partials), Some(final_params), Some(result)) = (&r.partials, &r.final_params, &r.result) else {
+            return Ok(()); // empty input: the sum is the zero the result starts as
+        };
+        let chunks = &r.chunks;
+        let groups = r.groups.get_or_make(entry, || {
+            let slot_bytes = 4 * MAX_GROUPS;
+            let mut groups: Vec<_> = chunks
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    self.bind_ranges(
+                        entry,
+                        &[
+                            (0, &c.params, 0, None),
+                            (1, &c.x, 0, None),
+                            (2, partials, i as u64 * slot_bytes, Some(slot_bytes)),
+                        ],
+                    )
+                })
+                .collect::<Result<_>>()?;
+            groups.push(self.bind(entry, &[(0, final_params), (1, partials), (2, result)])?);
+            Ok(groups)
+        })?;
+        let grids: Vec<_> = chunks
+            .iter()
+            .map(|c| grid_1d((c.n as u64).div_ceil(WORKGROUP).min(MAX_GROUPS), self.max_workgroups()))
+            .collect::<Result<_>>()?;
+        self.submit_pass(
+            entry,
+            |encoder| encoder.clear_buffer(partials, 0, None),
+            |pass| {
+                pass.set_pipeline(&pipeline);
+                for (group, (x, y)) in groups.iter().zip(grids) {
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+                pass.set_bind_group(0, groups.last().expect("the final reduction's group"), &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            },
+        )
+    }
+
+    fn download(&self, r: &mut SumResident) -> Result<f64> {
+        match &r.result {
+            None => Ok(0.0),
+            Some(result) => Ok(floats(&self.read_buffers(&[(result, 4)])?)[0] as f64),
+        }
+    }
+}
