@@ -9,18 +9,42 @@
 
 #![deny(missing_docs)]
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use cudarc::driver::{CudaContext, CudaStream, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaModule, CudaStream, DriverError, sys};
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result};
 
+mod kernels;
+mod memory;
+mod workloads;
+
+pub use kernels::{KERNEL_FILES, KernelFile, compile_options};
+pub use memory::{HostMemory, TransferRates};
+
 /// The CUDA backend on one device, with its own stream.
-#[derive(Debug)]
 pub struct CudaBackend {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     device: DeviceInfo,
+    capability: (i32, i32),
+    multiprocessors: u32,
+    host_memory: HostMemory,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    staging: memory::Staging,
+    blas: OnceLock<std::result::Result<workloads::Blas, String>>,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend").field("device", &self.device).field("host_memory", &self.host_memory).finish()
+    }
+}
+
+/// Locks a mutex, ignoring poisoning (the caches it guards stay consistent if a holder panicked).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// An [`Error::Unavailable`] for CUDA with this reason.
@@ -29,15 +53,21 @@ fn unavailable(reason: impl Into<String>) -> Error {
 }
 
 /// An [`Error::Device`] for a driver error while doing `what`.
-pub(crate) fn driver_error(what: &str) -> impl FnOnce(DriverError) -> Error + '_ {
+pub(crate) fn driver_error(what: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
+    let what = what.into();
     move |e| Error::Device { backend: BackendKind::Cuda, message: format!("{what}: {e}") }
 }
 
 impl CudaBackend {
-    /// The CUDA backend on device `ordinal` (0 is the first GPU).
+    /// The CUDA backend on device `ordinal` (0 is the first GPU), with pageable host memory.
     ///
     /// Returns [`Error::Unavailable`] when the driver library, NVRTC or a device is missing.
     pub fn new(ordinal: usize) -> Result<Self> {
+        Self::with_host_memory(ordinal, HostMemory::Pageable)
+    }
+
+    /// The CUDA backend on device `ordinal`, moving data through `host_memory`.
+    pub fn with_host_memory(ordinal: usize, host_memory: HostMemory) -> Result<Self> {
         // SAFETY: the probes only try to open the shared libraries by name; they call no CUDA function.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(unavailable(
@@ -55,9 +85,31 @@ impl CudaBackend {
             return Err(unavailable(format!("no CUDA device {ordinal}: the driver reports {count} device(s)")));
         }
         let context = CudaContext::new(ordinal).map_err(|e| unavailable(format!("device {ordinal}: {e}")))?;
+        // SAFETY: every buffer of this backend is used on its one stream only, so cudarc's cross-stream event
+        // tracking (an event recorded per buffer per launch) is unnecessary overhead.
+        unsafe { context.disable_event_tracking() };
         let stream = context.new_stream().map_err(driver_error("creating a stream"))?;
         let device = describe(&context)?;
-        Ok(CudaBackend { context, stream, device })
+        let capability = context.compute_capability().map_err(driver_error("reading the compute capability"))?;
+        let multiprocessors = context
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver_error("reading the multiprocessor count"))? as u32;
+        Ok(CudaBackend {
+            context,
+            stream,
+            device,
+            capability,
+            multiprocessors,
+            host_memory,
+            modules: Mutex::new(HashMap::new()),
+            staging: memory::Staging::default(),
+            blas: OnceLock::new(),
+        })
+    }
+
+    /// How data moves between the host and the device.
+    pub fn host_memory(&self) -> HostMemory {
+        self.host_memory
     }
 
     /// The driver context.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use gpuworthy_core::workloads::{Histogram, Mandelbrot, Matmul, Saxpy, Softmax, Square, Stencil, Sum};
 use gpuworthy_core::{BackendKind, Result};
 use gpuworthy_cpu::CpuBackend;
+use gpuworthy_cuda::CudaBackend;
 use gpuworthy_tests::{invalid_input_trial, unavailable_trial, variant_trials};
 use gpuworthy_wgpu::WgpuBackend;
 use libtest_mimic::{Arguments, Trial};
@@ -39,6 +40,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = Vec::new();
     trials.extend(backend_trials!(BackendKind::Cpu, Ok(CpuBackend::new())));
+    trials.extend(backend_trials!(BackendKind::Cuda, CudaBackend::new(0)));
     trials.extend(backend_trials!(BackendKind::Wgpu, WgpuBackend::new()));
     if let Err(e) = BackendKind::required_by_env() {
         eprintln!("GPUWORTHY_REQUIRE: {e}");

@@ -8,7 +8,7 @@ use bench_suite::report;
 use clap::{Parser, Subcommand};
 use gpuworthy::core::{Backend, BackendKind, Error, Implements, WORKLOAD_NAMES, Workload};
 use gpuworthy::cpu::CpuBackend;
-use gpuworthy::cuda::CudaBackend;
+use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::measure::{MeasureOptions, Measurement, measure};
 use gpuworthy::size::ParseSize;
 use gpuworthy::wgpu::WgpuBackend;
@@ -45,6 +45,15 @@ enum Command {
         /// Skip the check against the scalar reference (for sizes where the reference is slow).
         #[arg(long)]
         no_validate: bool,
+        /// Move data through pinned (page-locked) host memory instead of pageable (CUDA only).
+        #[arg(long)]
+        pinned: bool,
+    },
+    /// Measures raw host-device copy rates on the CUDA device, pageable and pinned.
+    Transfers {
+        /// Bytes per copy: 256M, 2^28, ...
+        #[arg(long, short, default_value = "256M")]
+        size: String,
     },
 }
 
@@ -133,7 +142,27 @@ where
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices => devices(),
-        Command::Run { workload, size, backend, variant, quick, no_validate } => {
+        Command::Transfers { size } => {
+            let bytes = gpuworthy::size::parse_count(&size).map_err(usage)?;
+            let cuda = CudaBackend::new(0)?;
+            let rates = cuda.transfer_rates(bytes, 10)?;
+            println!(
+                "{} ({}), {} bytes per copy, median of 10:",
+                cuda.device().name,
+                cuda.device().driver,
+                rates.bytes
+            );
+            println!(
+                "  host to device  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
+                rates.host_to_device_pageable, rates.host_to_device_pinned
+            );
+            println!(
+                "  device to host  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
+                rates.device_to_host_pageable, rates.device_to_host_pinned
+            );
+            Ok(())
+        }
+        Command::Run { workload, size, backend, variant, quick, no_validate, pinned } => {
             let kind: BackendKind = backend.parse().map_err(usage)?;
             let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
             options.validate = !no_validate;
@@ -148,8 +177,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&wgpu, size, variant, &options))
                 }
                 BackendKind::Cuda => {
-                    CudaBackend::new(0)?;
-                    Err(anyhow::anyhow!("the CUDA backend runs no workload in this build yet"))
+                    let memory = if pinned { HostMemory::Pinned } else { HostMemory::Pageable };
+                    let cuda = CudaBackend::with_host_memory(0, memory)?;
+                    gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&cuda, size, variant, &options))
                 }
             }
         }

@@ -1,0 +1,88 @@
+//! The CUDA C sources (one file per workload in `cuda/kernels/`, embedded at compile time), compiled by NVRTC once
+//! per process for the device's own architecture and cached as loaded modules.
+//!
+//! Compiling a file costs tens to hundreds of milliseconds: it is the "first call" cost of a CUDA kernel, which
+//! [`gpuworthy_core::Implements::prepare`] pays and the harness reports on its own, never inside a timed loop.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule};
+use cudarc::nvrtc::{CompileError, CompileOptions};
+use gpuworthy_core::{BackendKind, Error, Result};
+
+use crate::{CudaBackend, driver_error, lock};
+
+/// One CUDA C file and the kernels it defines.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelFile {
+    /// The file name under `cuda/kernels/`.
+    pub file: &'static str,
+    /// The CUDA C source.
+    pub source: &'static str,
+    /// The `extern "C" __global__` kernels it defines.
+    pub kernels: &'static [&'static str],
+}
+
+macro_rules! kernel_file {
+    ($file:literal, [$($kernel:literal),* $(,)?]) => {
+        KernelFile { file: $file, source: include_str!(concat!("../kernels/", $file)), kernels: &[$($kernel),*] }
+    };
+}
+
+/// Every CUDA C file of the backend.
+pub const KERNEL_FILES: &[KernelFile] = &[
+    kernel_file!("square.cu", ["square_naive", "square_vec4"]),
+    kernel_file!("saxpy.cu", ["saxpy_naive", "saxpy_vec4"]),
+    kernel_file!("sum.cu", ["sum_atomic", "sum_tree", "sum_warp"]),
+    kernel_file!(
+        "softmax.cu",
+        ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused"]
+    ),
+    kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register"]),
+    kernel_file!("mandelbrot.cu", ["mandelbrot_naive"]),
+    kernel_file!("histogram.cu", ["histogram_global", "histogram_private"]),
+    kernel_file!("stencil.cu", ["stencil_naive", "stencil_tiled"]),
+];
+
+/// The NVRTC options for a device of compute capability `major.minor`: its own architecture (so the driver need not
+/// JIT-compile PTX for it), line information for profilers, and nothing that changes the arithmetic.
+pub fn compile_options(major: i32, minor: i32) -> Vec<String> {
+    vec![format!("--gpu-architecture=compute_{major}{minor}"), "--std=c++17".into(), "-lineinfo".into()]
+}
+
+impl CudaBackend {
+    /// The kernel `name`, compiling and loading its file on first use.
+    pub(crate) fn function(&self, name: &'static str) -> Result<CudaFunction> {
+        let file = KERNEL_FILES.iter().find(|f| f.kernels.contains(&name)).ok_or_else(|| Error::Device {
+            backend: BackendKind::Cuda,
+            message: format!("no file in cuda/kernels defines the kernel `{name}`"),
+        })?;
+        let module = self.module(file, name)?;
+        module.load_function(name).map_err(driver_error(format!("loading kernel `{name}` from {}", file.file)))
+    }
+
+    fn module(&self, file: &KernelFile, kernel: &str) -> Result<Arc<CudaModule>> {
+        let mut modules = lock(&self.modules);
+        if let Some(m) = modules.get(file.file) {
+            return Ok(Arc::clone(m));
+        }
+        let options = compile_options(self.capability.0, self.capability.1);
+        let compile = CompileOptions { options: options.clone(), name: Some(file.file.into()), ..Default::default() };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(file.source, compile).map_err(|e| {
+            let log = match &e {
+                CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+                other => other.to_string(),
+            };
+            Error::Compile {
+                backend: BackendKind::Cuda,
+                kernel: format!("{kernel} in {}", file.file),
+                options: options.join(" "),
+                log,
+            }
+        })?;
+        let module =
+            self.context.load_module(ptx).map_err(driver_error(format!("loading the module of {}", file.file)))?;
+        modules.insert(file.file, Arc::clone(&module));
+        Ok(module)
+    }
+}

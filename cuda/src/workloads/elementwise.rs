@@ -1,0 +1,118 @@
+//! `square` and `saxpy`: `naive` launches one thread per element; `vec4` moves `float4`s in a grid-stride loop sized
+//! to the device (a few blocks per multiprocessor), so each thread issues a quarter of the memory instructions.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
+use gpuworthy_core::{Implements, Result, Workload};
+
+use super::config;
+use crate::{CudaBackend, driver_error};
+
+/// Resident data of `square` and `saxpy`.
+#[derive(Debug)]
+pub struct ElementwiseResident {
+    n: usize,
+    a: f32,
+    x: CudaSlice<f32>,
+    y: CudaSlice<f32>,
+}
+
+const BLOCK: u32 = 256;
+
+impl CudaBackend {
+    /// Launches `kernel` over the resident vectors; `with_a` passes saxpy's scalar first.
+    fn launch_elementwise(&self, kernel: &'static str, with_a: bool, r: &mut ElementwiseResident) -> Result<()> {
+        let function = self.function(kernel)?;
+        if r.n == 0 {
+            return Ok(());
+        }
+        let n = r.n as u64;
+        let blocks = if kernel.ends_with("vec4") {
+            n.div_ceil(4 * BLOCK as u64).min(32 * self.multiprocessors as u64)
+        } else {
+            n.div_ceil(BLOCK as u64)
+        };
+        let cfg = config((blocks, 1), (BLOCK, 1), 0)?;
+        let mut launch = self.stream.launch_builder(&function);
+        if with_a {
+            launch.arg(&r.a);
+        }
+        launch.arg(&r.x).arg(&mut r.y).arg(&n);
+        // SAFETY: the kernels take (float a,)? const float* x, float* y, unsigned long long n; x and y hold n floats
+        // (at least one) in 256-byte aligned device allocations, so the vec4 kernels' float4 accesses are aligned.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+}
+
+fn kernel_of(workload: &str, variant: &str) -> Option<&'static str> {
+    Some(match (workload, variant) {
+        ("square", "naive") => "square_naive",
+        ("square", "vec4") => "square_vec4",
+        ("saxpy", "naive") => "saxpy_naive",
+        ("saxpy", "vec4") => "saxpy_vec4",
+        _ => return None,
+    })
+}
+
+impl Implements<Square> for CudaBackend {
+    type Resident = ElementwiseResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive", "vec4"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let kernel =
+            kernel_of(Square::NAME, variant).ok_or_else(|| Implements::<Square>::unknown_variant(self, variant))?;
+        self.function(kernel).map(drop)
+    }
+
+    fn upload(&self, x: &Vec<f32>) -> Result<ElementwiseResident> {
+        Ok(ElementwiseResident { n: x.len(), a: 0.0, x: self.to_device(x)?, y: self.zeros(x.len())? })
+    }
+
+    fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
+        let kernel =
+            kernel_of(Square::NAME, variant).ok_or_else(|| Implements::<Square>::unknown_variant(self, variant))?;
+        self.launch_elementwise(kernel, false, r)
+    }
+
+    fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
+        self.to_host(&r.y, r.n)
+    }
+}
+
+impl Implements<Saxpy> for CudaBackend {
+    type Resident = ElementwiseResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive", "vec4"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let kernel =
+            kernel_of(Saxpy::NAME, variant).ok_or_else(|| Implements::<Saxpy>::unknown_variant(self, variant))?;
+        self.function(kernel).map(drop)
+    }
+
+    fn upload(&self, input: &SaxpyInput) -> Result<ElementwiseResident> {
+        Saxpy::validate(input)?;
+        Ok(ElementwiseResident {
+            n: input.x.len(),
+            a: input.a,
+            x: self.to_device(&input.x)?,
+            y: self.to_device(&input.y)?,
+        })
+    }
+
+    fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
+        let kernel =
+            kernel_of(Saxpy::NAME, variant).ok_or_else(|| Implements::<Saxpy>::unknown_variant(self, variant))?;
+        self.launch_elementwise(kernel, true, r)
+    }
+
+    fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
+        self.to_host(&r.y, r.n)
+    }
+}

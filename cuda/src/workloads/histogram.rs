@@ -1,0 +1,82 @@
+//! `histogram`: `global` makes one atomic increment in global memory per value; `private` counts into a per-block
+//! histogram in shared memory (up to 12288 bins at a time, in ranges beyond) and merges it once per block. The
+//! counts are zeroed before every launch.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use gpuworthy_core::workloads::{Histogram, HistogramInput};
+use gpuworthy_core::{Implements, Result, Workload};
+
+use super::{config, int};
+use crate::{CudaBackend, driver_error};
+
+/// Resident data of `histogram`.
+#[derive(Debug)]
+pub struct HistogramResident {
+    n: usize,
+    bins: usize,
+    x: CudaSlice<f32>,
+    counts: CudaSlice<u32>,
+}
+
+const BLOCK: u32 = 256;
+/// Bins the private kernel holds in shared memory at once (48 KiB).
+const SHARED_BINS: usize = 12288;
+
+fn kernel_of(variant: &str) -> Option<&'static str> {
+    match variant {
+        "global" => Some("histogram_global"),
+        "private" => Some("histogram_private"),
+        _ => None,
+    }
+}
+
+impl Implements<Histogram> for CudaBackend {
+    type Resident = HistogramResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["global", "private"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Histogram>::unknown_variant(self, variant))?;
+        self.function(kernel).map(drop)
+    }
+
+    fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
+        Histogram::validate(input)?;
+        Ok(HistogramResident {
+            n: input.x.len(),
+            bins: input.bins,
+            x: self.to_device(&input.x)?,
+            counts: self.zeros(input.bins)?,
+        })
+    }
+
+    fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
+        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Histogram>::unknown_variant(self, variant))?;
+        let function = self.function(kernel)?;
+        self.stream.memset_zeros(&mut r.counts).map_err(driver_error("zeroing the counts"))?;
+        if r.n == 0 {
+            return Ok(());
+        }
+        let (n, bins) = (r.n as u64, int("bins", r.bins)?);
+        let sms = self.multiprocessors as u64;
+        let (blocks, shared) = if variant == "private" {
+            (n.div_ceil(BLOCK as u64).min(4 * sms), 4 * r.bins.min(SHARED_BINS) as u32)
+        } else {
+            (n.div_ceil(BLOCK as u64).min(32 * sms), 0)
+        };
+        let cfg = config((blocks, 1), (BLOCK, 1), shared)?;
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&r.x).arg(&mut r.counts).arg(&n).arg(&bins);
+        // SAFETY: the kernels take (const float* x, unsigned* counts, unsigned long long n, int bins); x holds n
+        // floats, counts `bins` zeroed counters; the private kernel gets min(bins, 12288)·4 bytes of dynamic shared
+        // memory, as it expects; both stride over x, so any grid size is correct.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    fn download(&self, r: &mut HistogramResident) -> Result<Vec<u32>> {
+        self.to_host(&r.counts, r.bins)
+    }
+}

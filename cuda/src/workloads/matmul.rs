@@ -1,0 +1,161 @@
+//! `matmul`: `naive` (one thread per entry of C), `tiled` (32×32 shared-memory tiles), `register` (128×128 block
+//! tiles, an 8×8 micro-tile of C per thread in registers, `float4` loads), and the vendor references through cuBLAS:
+//! `cublas` (FP32 SGEMM) and `tf32` (tensor cores in TF32: reduced precision, checked at its looser tolerance and
+//! labelled so in reports). The cuBLAS variants are offered only where `libcublas` is found.
+//!
+//! cuBLAS is column-major; a row-major `C = A·B` is the column-major `Cᵀ = Bᵀ·Aᵀ`, so it is called with A and B
+//! swapped and no transposition.
+
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as blas_sys};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use gpuworthy_core::workloads::{Matmul, MatmulInput};
+use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Workload};
+
+use super::{config, int};
+use crate::{CudaBackend, driver_error};
+
+/// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
+pub(crate) struct Blas {
+    fp32: CudaBlas,
+    tf32: CudaBlas,
+}
+
+/// Resident data of `matmul`.
+#[derive(Debug)]
+pub struct MatmulResident {
+    m: usize,
+    k: usize,
+    n: usize,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    c: CudaSlice<f32>,
+}
+
+/// Whether cuBLAS can be loaded (cudarc panics on a missing library, so this is asked first).
+fn cublas_present() -> bool {
+    // SAFETY: only tries to open the shared library by name.
+    unsafe { blas_sys::is_culib_present() }
+}
+
+impl CudaBackend {
+    fn blas(&self) -> Result<&Blas> {
+        let made = self.blas.get_or_init(|| {
+            if !cublas_present() {
+                return Err("libcublas was not found".to_owned());
+            }
+            let fp32 = CudaBlas::new(self.stream.clone()).map_err(|e| e.to_string())?;
+            let tf32 = CudaBlas::new(self.stream.clone()).map_err(|e| e.to_string())?;
+            // SAFETY: `tf32.handle()` is a live cuBLAS handle owned by `tf32`.
+            let status = unsafe {
+                blas_sys::cublasSetMathMode(*tf32.handle(), blas_sys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH)
+            };
+            if status != blas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+                return Err(format!("cublasSetMathMode(TF32) failed: {status:?}"));
+            }
+            Ok(Blas { fp32, tf32 })
+        });
+        made.as_ref().map_err(|reason| Error::Unavailable { backend: BackendKind::Cuda, reason: reason.clone() })
+    }
+
+    fn gemm(&self, handle: &CudaBlas, r: &mut MatmulResident) -> Result<()> {
+        let (m, k, n) = (int("M", r.m)?, int("K", r.k)?, int("N", r.n)?);
+        let cfg = GemmConfig {
+            transa: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            m: n,
+            n: m,
+            k,
+            alpha: 1.0f32,
+            lda: n.max(1),
+            ldb: k.max(1),
+            beta: 0.0f32,
+            ldc: n.max(1),
+        };
+        // SAFETY: column-major Cᵀ (n × m, ld n) = Bᵀ (n × k, ld n) · Aᵀ (k × m, ld k): B holds k·n floats, A m·k,
+        // C m·n, all on this handle's stream.
+        unsafe { handle.gemm(cfg, &r.b, &r.a, &mut r.c) }
+            .map_err(|e| Error::Device { backend: BackendKind::Cuda, message: format!("cuBLAS SGEMM: {e}") })
+    }
+}
+
+/// Kernel, threads per block, and the side of the square block of C one block computes.
+fn kernel_of(variant: &str) -> Option<(&'static str, (u32, u32), u64)> {
+    match variant {
+        "naive" => Some(("matmul_naive", (16, 16), 16)),
+        "tiled" => Some(("matmul_tiled", (32, 32), 32)),
+        "register" => Some(("matmul_register", (256, 1), 128)),
+        _ => None,
+    }
+}
+
+impl Implements<Matmul> for CudaBackend {
+    type Resident = MatmulResident;
+
+    /// The hand-written kernels, then `cublas` and `tf32` where cuBLAS is installed (TF32 needs compute
+    /// capability 8.0 or newer).
+    fn variants(&self) -> Vec<&'static str> {
+        let mut variants = vec!["naive", "tiled", "register"];
+        if cublas_present() {
+            variants.push("cublas");
+            if self.capability.0 >= 8 {
+                variants.push("tf32");
+            }
+        }
+        variants
+    }
+
+    fn precision(&self, variant: &str) -> Precision {
+        if variant == "tf32" { Precision::Reduced } else { Precision::Full }
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        if !Implements::<Matmul>::variants(self).contains(&variant) {
+            return Err(Implements::<Matmul>::unknown_variant(self, variant));
+        }
+        match kernel_of(variant) {
+            Some((kernel, _, _)) => self.function(kernel).map(drop),
+            None => self.blas().map(drop),
+        }
+    }
+
+    fn upload(&self, input: &MatmulInput) -> Result<MatmulResident> {
+        Matmul::validate(input)?;
+        let MatmulInput { m, k, n, .. } = *input;
+        for (what, d) in [("M", m), ("K", k), ("N", n)] {
+            int(what, d)?;
+        }
+        Ok(MatmulResident {
+            m,
+            k,
+            n,
+            a: self.to_device(&input.a)?,
+            b: self.to_device(&input.b)?,
+            c: self.zeros(m * n)?,
+        })
+    }
+
+    fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
+        Implements::<Matmul>::prepare(self, variant)?;
+        if r.m == 0 || r.n == 0 {
+            return Ok(());
+        }
+        let Some((kernel, block, tile)) = kernel_of(variant) else {
+            let blas = self.blas()?;
+            let handle = if variant == "tf32" { &blas.tf32 } else { &blas.fp32 };
+            return self.gemm(handle, r);
+        };
+        let function = self.function(kernel)?;
+        let cfg = config(((r.n as u64).div_ceil(tile), (r.m as u64).div_ceil(tile)), block, 0)?;
+        let (m, k, n) = (int("M", r.m)?, int("K", r.k)?, int("N", r.n)?);
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&r.a).arg(&r.b).arg(&mut r.c).arg(&m).arg(&k).arg(&n);
+        // SAFETY: the kernels take (const float* A, const float* B, float* C, int M, int K, int N); A holds M·K
+        // floats, B K·N, C M·N, and the grid covers C in the block tiles the kernel was written for.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {
+        self.to_host(&r.c, r.m * r.n)
+    }
+}

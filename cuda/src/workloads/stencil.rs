@@ -1,0 +1,73 @@
+//! `stencil`: the 3×3 box blur. `naive` reads nine neighbours from global memory per pixel (the cache catches most
+//! of them); `tiled` stages a 34×34 tile with its halo in shared memory and computes a 32×32 output tile from it.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use gpuworthy_core::workloads::{Stencil, StencilInput};
+use gpuworthy_core::{Implements, Result, Workload};
+
+use super::{config, int};
+use crate::{CudaBackend, driver_error};
+
+/// Resident data of `stencil`.
+#[derive(Debug)]
+pub struct StencilResident {
+    height: usize,
+    width: usize,
+    src: CudaSlice<f32>,
+    dst: CudaSlice<f32>,
+}
+
+/// Kernel and the rows of output one block covers (blocks are 32 × 8 threads).
+fn kernel_of(variant: &str) -> Option<(&'static str, u64)> {
+    match variant {
+        "naive" => Some(("stencil_naive", 8)),
+        "tiled" => Some(("stencil_tiled", 32)),
+        _ => None,
+    }
+}
+
+impl Implements<Stencil> for CudaBackend {
+    type Resident = StencilResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["naive", "tiled"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let (kernel, _) = kernel_of(variant).ok_or_else(|| Implements::<Stencil>::unknown_variant(self, variant))?;
+        self.function(kernel).map(drop)
+    }
+
+    fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
+        Stencil::validate(input)?;
+        int("image height", input.height)?;
+        int("image width", input.width)?;
+        Ok(StencilResident {
+            height: input.height,
+            width: input.width,
+            src: self.to_device(&input.data)?,
+            dst: self.zeros(input.data.len())?,
+        })
+    }
+
+    fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
+        let (kernel, rows_per_block) =
+            kernel_of(variant).ok_or_else(|| Implements::<Stencil>::unknown_variant(self, variant))?;
+        let function = self.function(kernel)?;
+        if r.height == 0 || r.width == 0 {
+            return Ok(());
+        }
+        let cfg = config(((r.width as u64).div_ceil(32), (r.height as u64).div_ceil(rows_per_block)), (32, 8), 0)?;
+        let (h, w) = (int("image height", r.height)?, int("image width", r.width)?);
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&r.src).arg(&mut r.dst).arg(&h).arg(&w);
+        // SAFETY: the kernels take (const float* src, float* dst, int height, int width); both hold height·width
+        // floats and the grid covers the image in the tiles the kernel was written for.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
+        self.to_host(&r.dst, r.height * r.width)
+    }
+}

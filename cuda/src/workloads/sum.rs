@@ -1,0 +1,73 @@
+//! `sum`: `atomic` adds every element to one global `double` with an atomic (correct, and slow: every add
+//! serialises on one address); `tree` reduces each block in shared memory and adds one atomic per block; `warp`
+//! reduces with warp shuffles and `float4` loads. The result is zeroed before every launch.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use gpuworthy_core::workloads::Sum;
+use gpuworthy_core::{Implements, Result};
+
+use super::config;
+use crate::{CudaBackend, driver_error};
+
+/// Resident data of `sum`.
+#[derive(Debug)]
+pub struct SumResident {
+    n: usize,
+    x: CudaSlice<f32>,
+    total: CudaSlice<f64>,
+}
+
+const BLOCK: u32 = 256;
+
+fn kernel_of(variant: &str) -> Option<&'static str> {
+    match variant {
+        "atomic" => Some("sum_atomic"),
+        "tree" => Some("sum_tree"),
+        "warp" => Some("sum_warp"),
+        _ => None,
+    }
+}
+
+impl Implements<Sum> for CudaBackend {
+    type Resident = SumResident;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["atomic", "tree", "warp"]
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Sum>::unknown_variant(self, variant))?;
+        self.function(kernel).map(drop)
+    }
+
+    fn upload(&self, x: &Vec<f32>) -> Result<SumResident> {
+        Ok(SumResident { n: x.len(), x: self.to_device(x)?, total: self.zeros(1)? })
+    }
+
+    fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
+        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Sum>::unknown_variant(self, variant))?;
+        let function = self.function(kernel)?;
+        self.stream.memset_zeros(&mut r.total).map_err(driver_error("zeroing the sum"))?;
+        if r.n == 0 {
+            return Ok(());
+        }
+        let n = r.n as u64;
+        let all = n.div_ceil(BLOCK as u64);
+        // `atomic` has one thread per element; the others stride over the input with a few blocks per SM.
+        let blocks = if variant == "atomic" { all } else { all.min(8 * self.multiprocessors as u64) };
+        let cfg = config((blocks, 1), (BLOCK, 1), 0)?;
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&r.x).arg(&mut r.total).arg(&n);
+        // SAFETY: the kernels take (const float* x, double* out, unsigned long long n); x holds n floats and out one
+        // double, zeroed above on the same stream.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    fn download(&self, r: &mut SumResident) -> Result<f64> {
+        let mut total = [0.0f64];
+        self.stream.memcpy_dtoh(&r.total, &mut total).map_err(driver_error("copying the sum to the host"))?;
+        self.stream.synchronize().map_err(driver_error("copying the sum to the host"))?;
+        Ok(total[0])
+    }
+}
