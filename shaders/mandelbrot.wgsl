@@ -17,7 +17,18 @@ struct Params {
     y_min: f32,   // imaginary part of row 0's edge
     dx: f32,      // pixel width in the complex plane
     dy: f32,      // pixel height
+    one: f32,     // 1.0, unknown to the compiler: see "Exact arithmetic" below
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
+
+// Exact arithmetic. The reference rounds every product before adding it; a GPU compiler may instead fuse a multiply
+// and an add into one FMA, rounding once. Near the boundary of the set (and all along the real axis left of -1.4,
+// where the dynamics are chaotic) that changes whole trajectories. WGSL has no way to forbid the fusion, so every
+// product that feeds an addition is multiplied by `one`, a 1.0 the compiler cannot see: if it then fuses
+// `(a * b) * one + c` into `fma(a * b, one, c)`, the product `a * b` has already been rounded, and the FMA rounds
+// `a * b + c` exactly as the separate add would. The counts then match the CPU bit for bit.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> counts: array<u32>;
@@ -30,8 +41,9 @@ fn mandelbrot_naive(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     // Sample the centre of the pixel.
-    let cx = params.x_min + (f32(i) + 0.5) * params.dx;
-    let cy = params.y_min + (f32(j) + 0.5) * params.dy;
+    let one = params.one;
+    let cx = params.x_min + (f32(i) + 0.5) * params.dx * one;
+    let cy = params.y_min + (f32(j) + 0.5) * params.dy * one;
 
     var x = 0.0;
     var y = 0.0;
@@ -41,12 +53,12 @@ fn mandelbrot_naive(@builtin(global_invocation_id) gid: vec3<u32>) {
             break;
         }
         // Squares are computed once and shared by the escape test and the update.
-        let x2 = x * x;
-        let y2 = y * y;
+        let x2 = x * x * one;
+        let y2 = y * y * one;
         if (x2 + y2 > 4.0) {
             break;
         }
-        y = 2.0 * x * y + cy;
+        y = 2.0 * x * y * one + cy;
         x = x2 - y2 + cx;
         count += 1u;
     }

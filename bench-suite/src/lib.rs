@@ -5,4 +5,6 @@
 
 #![deny(missing_docs)]
 
+pub mod export;
 pub mod report;
+pub mod sweep;

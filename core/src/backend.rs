@@ -169,6 +169,14 @@ pub trait Implements<W: Workload>: Backend {
         Precision::Full
     }
 
+    /// Whether this backend can take an input of this shape at all, answered before any data is made: an error names
+    /// the device limit it would exceed ([`Error::TooLarge`]). Backends that split large inputs into chunks accept
+    /// everything (the default).
+    fn check_size(&self, params: &W::Params) -> Result<()> {
+        let _ = params;
+        Ok(())
+    }
+
     /// Does the first-use work of a variant (compiling its kernel, building its pipeline) and caches it. Cheap when
     /// already done. [`Implements::launch`] calls it too, so calling it first only moves the cost out of the launch.
     fn prepare(&self, variant: &str) -> Result<()>;

@@ -21,7 +21,9 @@ __device__ __forceinline__ void kahan_add(float& sum, float& c, float v)
 {
     const float yv = __fsub_rn(v, c);
     const float t = __fadd_rn(sum, yv);
-    c = __fsub_rn(__fsub_rn(t, sum), yv);
+    // Once the total is infinite, (t - sum) - yv would be inf - inf = NaN and turn a legitimate +inf sum into
+    // NaN: the compensation is kept only while the total is finite.
+    c = isfinite(t) ? __fsub_rn(__fsub_rn(t, sum), yv) : 0.0f;
     sum = t;
 }
 

@@ -18,6 +18,9 @@
 //!   [`Backend::kernel_clock`] says which.
 //! - **Limits.** Inputs larger than `max_storage_buffer_binding_size` (128 MiB on lavapipe) are split into chunks,
 //!   each in its own buffer; dispatches of more than 65535 workgroups are folded into two dimensions.
+//! - **Bounds checks.** wgpu clamps every array index in a shader unless told the shader is trusted. The shaders
+//!   here check their own indices, so `GPUWORTHY_WGPU_UNCHECKED=1` compiles them without wgpu's checks, to measure
+//!   what the checks cost; the default keeps them.
 //! - **Errors.** Validation and out-of-memory errors are captured with error scopes and returned as
 //!   [`Error::Device`]; errors that escape a scope are recorded by an uncaptured-error handler and returned by the
 //!   next synchronisation, never panicked.
@@ -140,6 +143,8 @@ pub struct WgpuBackend {
     modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
     pipelines: Mutex<HashMap<&'static str, Arc<wgpu::ComputePipeline>>>,
     timer: Option<Timer>,
+    /// Compile shaders without wgpu's own bounds checks (`GPUWORTHY_WGPU_UNCHECKED=1`).
+    unchecked_shaders: bool,
     /// Errors no error scope caught, reported by the next synchronisation.
     uncaptured: Arc<Mutex<Vec<String>>>,
 }
@@ -280,6 +285,7 @@ impl WgpuBackend {
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
             timer,
+            unchecked_shaders: std::env::var("GPUWORTHY_WGPU_UNCHECKED").is_ok_and(|v| v == "1"),
             uncaptured,
         })
     }
@@ -362,11 +368,17 @@ impl WgpuBackend {
     }
 
     fn compile(&self, file: &'static str, source: &'static str, entry: &str) -> Result<wgpu::ShaderModule> {
+        let descriptor =
+            wgpu::ShaderModuleDescriptor { label: Some(file), source: wgpu::ShaderSource::Wgsl(source.into()) };
         let module = self.scoped(&format!("compiling {file}"), || {
-            self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(file),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            })
+            if self.unchecked_shaders {
+                // SAFETY: every shader in `shaders/` bounds-checks each index it uses against the lengths the host
+                // passes, and the conformance tests run them at odd sizes, empty ones and sizes beyond a binding;
+                // the user asked for this with GPUWORTHY_WGPU_UNCHECKED=1.
+                unsafe { self.device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked()) }
+            } else {
+                self.device.create_shader_module(descriptor)
+            }
         });
         module.map_err(|e| Error::Compile {
             backend: BackendKind::Wgpu,

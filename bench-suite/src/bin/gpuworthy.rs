@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
 use bench_suite::report;
+use bench_suite::sweep::{Backends, SweepOptions, sweep_workload, table};
 use clap::{Parser, Subcommand};
 use gpuworthy::core::{Backend, BackendKind, Error, Implements, WORKLOAD_NAMES, Workload};
 use gpuworthy::cpu::CpuBackend;
@@ -12,6 +14,9 @@ use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::measure::{MeasureOptions, Measurement, measure};
 use gpuworthy::size::ParseSize;
 use gpuworthy::wgpu::WgpuBackend;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Is this work worth sending to the GPU? Runs the same workloads on the CPU and on GPUs, side by side.
 #[derive(Debug, Parser)]
@@ -48,6 +53,34 @@ enum Command {
         /// Move data through pinned (page-locked) host memory instead of pageable (CUDA only).
         #[arg(long)]
         pinned: bool,
+    },
+    /// Sweeps sizes x backends x variants: a table per workload with each backend's best time, the winner and the
+    /// speed-up, the crossover size (data resident on the GPU, and data on the host) and a verdict.
+    Sweep {
+        /// Workloads to sweep (all when omitted).
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+        workloads: Vec<String>,
+        /// Backends, comma-separated (all that are available when omitted).
+        #[arg(long, short)]
+        backends: Option<String>,
+        /// The short ladder of sizes: a sweep of every workload in a few minutes.
+        #[arg(long)]
+        quick: bool,
+        /// Sizes to sweep instead of the ladder, comma-separated (one workload only).
+        #[arg(long)]
+        sizes: Option<String>,
+        /// The most seconds one measurement may take; a variant whose next size would take longer stops there.
+        #[arg(long, default_value_t = 4.0)]
+        budget: f64,
+        /// Write every measurement, the crossovers and the machine's fingerprint as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write every measurement as CSV.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Write one SVG chart per workload into this directory.
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Measures raw host-device copy rates on the CUDA device, pageable and pinned.
     Transfers {
@@ -102,6 +135,18 @@ fn devices() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How many variants the opened backends offer for `W`, for the progress bar.
+fn variant_count<W: Workload>(backends: &Backends) -> usize
+where
+    CpuBackend: Implements<W>,
+    CudaBackend: Implements<W>,
+    WgpuBackend: Implements<W>,
+{
+    backends.cpu.as_ref().map_or(0, |b| Implements::<W>::variants(b).len())
+        + backends.cuda.as_ref().map_or(0, |b| Implements::<W>::variants(b).len())
+        + backends.wgpu.as_ref().map_or(0, |b| Implements::<W>::variants(b).len())
+}
+
 fn describe(backend: &dyn Backend) {
     let device = backend.device();
     println!("{:<5} available: {} ({})", backend.kind(), device.name, device.driver);
@@ -124,6 +169,7 @@ where
         Some(v) => vec![v.to_owned()],
         None => backend.variants().into_iter().map(str::to_owned).collect(),
     };
+    backend.check_size(&params).map_err(usage)?;
     let input = W::generate(&params, options.seed).map_err(usage)?;
     let mut rows: Vec<Measurement> = Vec::new();
     for v in &variants {
@@ -142,6 +188,61 @@ where
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices => devices(),
+        Command::Sweep { workloads, backends, quick, sizes, budget, json, csv, plot } => {
+            let kinds = match backends {
+                Some(list) => BackendKind::parse_list(&list).map_err(usage)?,
+                None => BackendKind::ALL.to_vec(),
+            };
+            if !(budget > 0.0 && budget.is_finite()) {
+                return Err(UsageError(format!("--budget must be a positive number of seconds, got {budget}")).into());
+            }
+            let workloads = if workloads.is_empty() { WORKLOAD_NAMES.map(str::to_owned).to_vec() } else { workloads };
+            if sizes.is_some() && workloads.len() != 1 {
+                return Err(UsageError("--sizes needs exactly one workload".into()).into());
+            }
+            let opened = Backends::open(&kinds);
+            for (kind, why) in &opened.unavailable {
+                eprintln!("gpuworthy: skipping {kind}: {why}");
+            }
+            let options = SweepOptions { budget: Duration::from_secs_f64(budget), ..SweepOptions::default() };
+            let fingerprint = Fingerprint::of(&opened);
+            println!("cpu: {} ({})", fingerprint.cpu, fingerprint.cpu_simd);
+            for gpu in &fingerprint.gpus {
+                println!("{gpu}");
+            }
+            let progress = ProgressBar::new(0).with_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                    .expect("a valid template"),
+            );
+            let mut results = Vec::new();
+            for workload in &workloads {
+                let sweep = gpuworthy::with_workload!(workload.as_str(), W => {
+                    let ladder = match &sizes {
+                        Some(list) => list.split(',').map(<W as Workload>::Params::parse_size).collect::<Result<Vec<_>, _>>().map_err(usage)?,
+                        None if quick => W::quick_ladder(),
+                        None => W::ladder(),
+                    };
+                    progress.inc_length((ladder.len() * variant_count::<W>(&opened)) as u64);
+                    sweep_workload::<W>(&opened, &ladder, &options, &progress)
+                });
+                progress.suspend(|| {
+                    println!("\n== {workload}");
+                    print!("{}", table(&sweep));
+                });
+                if let Some(dir) = &plot {
+                    write_plot(dir, &sweep)?;
+                }
+                results.push(sweep);
+            }
+            progress.finish_and_clear();
+            if let Some(path) = &json {
+                write_json(path, &fingerprint, &results)?;
+            }
+            if let Some(path) = &csv {
+                write_csv(path, &fingerprint, &results)?;
+            }
+            Ok(())
+        }
         Command::Transfers { size } => {
             let bytes = gpuworthy::size::parse_count(&size).map_err(usage)?;
             let cuda = CudaBackend::new(0)?;

@@ -31,10 +31,12 @@ pub struct MatmulResident {
     c: CudaSlice<f32>,
 }
 
-/// Whether cuBLAS can be loaded (cudarc panics on a missing library, so this is asked first).
+/// Whether cuBLAS can be loaded (cudarc panics on a missing library, so this is asked first). Asked once per
+/// process: the probe opens the library, which takes tens of milliseconds, and `variants` is called on every launch.
 fn cublas_present() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: only tries to open the shared library by name.
-    unsafe { blas_sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { blas_sys::is_culib_present() })
 }
 
 impl CudaBackend {

@@ -3,7 +3,7 @@
 //! a 4×4 block of C in registers, reusing each loaded value four times). Matrices larger than one binding are refused
 //! with the limit named: splitting a matrix product is a different algorithm, not a chunking.
 
-use gpuworthy_core::workloads::{Matmul, MatmulInput};
+use gpuworthy_core::workloads::{Matmul, MatmulInput, MatmulParams};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
 use super::floats;
@@ -52,6 +52,13 @@ impl Implements<Matmul> for WgpuBackend {
         vec!["naive", "tiled", "register"]
     }
 
+    fn check_size(&self, p: &MatmulParams) -> Result<()> {
+        for (what, elements) in [("matrix A", p.m * p.k), ("matrix B", p.k * p.n), ("matrix C", p.m * p.n)] {
+            self.fits_one_binding(what, 4 * elements as u64)?;
+        }
+        Ok(())
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         let (entry, _) = entry_of(variant).ok_or_else(|| unknown(self, variant))?;
         self.pipeline(entry).map(drop)
@@ -64,9 +71,7 @@ impl Implements<Matmul> for WgpuBackend {
         if m == 0 || n == 0 {
             return Ok(empty);
         }
-        for (what, elements) in [("matrix A", m * k), ("matrix B", k * n), ("matrix C", m * n)] {
-            self.fits_one_binding(what, 4 * elements as u64)?;
-        }
+        Implements::<Matmul>::check_size(self, &Matmul::params(input))?;
         if [m, k, n].iter().any(|&d| d > u32::MAX as usize) {
             return Err(Error::TooLarge {
                 what: format!("matmul {m}x{k}x{n}"),

@@ -1,0 +1,174 @@
+//! Criterion benchmarks of every workload on every available backend and variant, one group per workload, with ids
+//! `workload/backend/variant/phase/size`. Phases: `kernel` (the backend's device timer, through `iter_custom`),
+//! `upload`, `download`, `end_to_end` (synchronised), and `first_call` (a fresh backend: compilation and the first
+//! run). Throughput is the workload's cost in decimal bytes.
+//!
+//! `GPUWORTHY_BENCH_QUICK=1` uses each workload's short ladder and short measurement times, for slow machines;
+//! `GPUWORTHY_BENCH_BACKENDS=cpu,wgpu` limits the backends. Inputs are made when a benchmark first runs, so
+//! `cargo bench -p bench-suite -- --list` and filters cost nothing.
+
+use std::cell::OnceCell;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use gpuworthy::core::workloads::{Histogram, Mandelbrot, Matmul, Saxpy, Softmax, Square, Stencil, Sum};
+use gpuworthy::core::{BackendKind, Implements, Workload};
+use gpuworthy::cpu::CpuBackend;
+use gpuworthy::cuda::CudaBackend;
+use gpuworthy::wgpu::WgpuBackend;
+
+fn quick() -> bool {
+    std::env::var("GPUWORTHY_BENCH_QUICK").is_ok_and(|v| v == "1")
+}
+
+fn backend_kinds() -> Vec<BackendKind> {
+    std::env::var("GPUWORTHY_BENCH_BACKENDS")
+        .ok()
+        .map(|list| BackendKind::parse_list(&list).expect("GPUWORTHY_BENCH_BACKENDS names known backends"))
+        .unwrap_or_else(|| BackendKind::ALL.to_vec())
+}
+
+/// The CPU's `naive` matmul stops at 2048: beyond, one run takes minutes.
+fn skipped(backend: BackendKind, workload: &str, variant: &str, params: &str) -> bool {
+    let side: usize = params.split('x').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    backend == BackendKind::Cpu && workload == "matmul" && variant == "naive" && side > 2048
+}
+
+/// Registers every benchmark of `W` on `backend` (made again by `fresh` for the first-call phase).
+fn bench_backend<W, B>(c: &mut Criterion, backend: &B, fresh: &dyn Fn() -> B)
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    let kind = backend.kind();
+    let ladder = if quick() { W::quick_ladder() } else { W::ladder() };
+    let mut group = c.benchmark_group(W::NAME);
+    if quick() {
+        group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500)).sample_size(10);
+    } else {
+        group.sample_size(20);
+    }
+    for params in &ladder {
+        if let Err(e) = backend.check_size(params) {
+            eprintln!("{}/{kind}: not benchmarked at {params}: {e}", W::NAME);
+            continue;
+        }
+        group.throughput(Throughput::Bytes(W::cost(params).bytes));
+        let input: OnceCell<W::Input> = OnceCell::new();
+        let input = || input.get_or_init(|| W::generate(params, 1).expect("ladder sizes are valid"));
+        for variant in backend.variants() {
+            if skipped(kind, W::NAME, variant, &params.to_string()) {
+                eprintln!("{}/{kind}/{variant}: stops at 2048 (one run beyond takes minutes)", W::NAME);
+                continue;
+            }
+            let id = |phase: &str| BenchmarkId::new(format!("{kind}/{variant}/{phase}"), params);
+            let resident = std::cell::RefCell::new(None);
+            let with_resident = |f: &mut dyn FnMut(&mut B::Resident)| {
+                let mut slot = resident.borrow_mut();
+                let r = slot.get_or_insert_with(|| {
+                    let mut r = backend.upload(input()).expect("upload");
+                    backend.launch(variant, &mut r).expect("launch");
+                    r
+                });
+                f(r);
+            };
+            group.bench_function(id("kernel"), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    with_resident(&mut |r| {
+                        for _ in 0..iters {
+                            total += backend.time_on_device(&mut || backend.launch(variant, r)).expect("launch");
+                        }
+                    });
+                    total
+                });
+            });
+            group.bench_function(id("upload"), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        backend.synchronize().expect("synchronize");
+                        let start = Instant::now();
+                        let r = backend.upload(input()).expect("upload");
+                        backend.synchronize().expect("synchronize");
+                        total += start.elapsed();
+                        drop(r);
+                    }
+                    total
+                });
+            });
+            group.bench_function(id("download"), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    with_resident(&mut |r| {
+                        backend.synchronize().expect("synchronize");
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            backend.download(r).expect("download");
+                        }
+                        total = start.elapsed();
+                    });
+                    total
+                });
+            });
+            group.bench_function(id("end_to_end"), |b| {
+                b.iter_custom(|iters| {
+                    backend.synchronize().expect("synchronize");
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        backend.run(variant, input()).expect("run");
+                    }
+                    start.elapsed()
+                });
+            });
+            group.bench_function(id("first_call"), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let new = fresh();
+                        let start = Instant::now();
+                        new.prepare(variant).expect("prepare");
+                        new.run(variant, input()).expect("run");
+                        total += start.elapsed();
+                    }
+                    total
+                });
+            });
+            *resident.borrow_mut() = None;
+        }
+    }
+    group.finish();
+}
+
+macro_rules! bench_all {
+    ($c:expr, $backend:expr, $fresh:expr) => {{
+        let (backend, fresh) = ($backend, $fresh);
+        bench_backend::<Square, _>($c, backend, fresh);
+        bench_backend::<Saxpy, _>($c, backend, fresh);
+        bench_backend::<Sum, _>($c, backend, fresh);
+        bench_backend::<Softmax, _>($c, backend, fresh);
+        bench_backend::<Matmul, _>($c, backend, fresh);
+        bench_backend::<Mandelbrot, _>($c, backend, fresh);
+        bench_backend::<Histogram, _>($c, backend, fresh);
+        bench_backend::<Stencil, _>($c, backend, fresh);
+    }};
+}
+
+fn benches(c: &mut Criterion) {
+    for kind in backend_kinds() {
+        match kind {
+            BackendKind::Cpu => bench_all!(c, &CpuBackend::new(), &CpuBackend::new),
+            BackendKind::Cuda => match CudaBackend::new(0) {
+                Ok(cuda) => bench_all!(c, &cuda, &|| CudaBackend::new(0).expect("available above")),
+                Err(e) => eprintln!("not benchmarking cuda: {e}"),
+            },
+            BackendKind::Wgpu => match WgpuBackend::new() {
+                Ok(wgpu) => bench_all!(c, &wgpu, &|| WgpuBackend::new().expect("available above")),
+                Err(e) => eprintln!("not benchmarking wgpu: {e}"),
+            },
+        }
+    }
+}
+
+criterion_group!(workloads, benches);
+criterion_main!(workloads);
