@@ -3,7 +3,8 @@
 //! `upload`, `download`, `end_to_end` (synchronised), and `first_call` (a fresh backend: compilation and the first
 //! run). Throughput is the workload's cost in decimal bytes.
 //!
-//! `GPUWORTHY_BENCH_QUICK=1` uses each workload's short ladder and short measurement times, for slow machines;
+//! `GPUWORTHY_BENCH_QUICK=1` uses the smallest and largest sizes of each workload's short ladder and short
+//! measurement times, for slow machines (about ten minutes on two cores with cpu and lavapipe);
 //! `GPUWORTHY_BENCH_BACKENDS=cpu,wgpu` limits the backends. Inputs are made when a benchmark first runs, so
 //! `cargo bench -p bench-suite -- --list` and filters cost nothing.
 
@@ -41,10 +42,20 @@ where
     B: Implements<W>,
 {
     let kind = backend.kind();
-    let ladder = if quick() { W::quick_ladder() } else { W::ladder() };
+    let ladder = if quick() {
+        // The smallest and the largest size of the short ladder: where launch overhead rules, and where bandwidth
+        // or arithmetic does.
+        let short = W::quick_ladder();
+        match (short.first(), short.last()) {
+            (Some(first), Some(last)) if first != last => vec![first.clone(), last.clone()],
+            _ => short,
+        }
+    } else {
+        W::ladder()
+    };
     let mut group = c.benchmark_group(W::NAME);
     if quick() {
-        group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500)).sample_size(10);
+        group.warm_up_time(Duration::from_millis(50)).measurement_time(Duration::from_millis(150)).sample_size(10);
     } else {
         group.sample_size(20);
     }

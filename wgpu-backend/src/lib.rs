@@ -117,6 +117,28 @@ pub(crate) fn device_error(message: impl Into<String>) -> Error {
     Error::Device { backend: BackendKind::Wgpu, message: message.into() }
 }
 
+/// The chunk size asked for by `GPUWORTHY_WGPU_MAX_BINDING` (`64M`, `2^26`, `1000000`), at least 1 MiB.
+fn binding_cap_from_env() -> Result<Option<u64>> {
+    let Ok(text) = std::env::var("GPUWORTHY_WGPU_MAX_BINDING") else { return Ok(None) };
+    let text = text.trim();
+    let (digits, scale) = match text.chars().last() {
+        Some('k' | 'K') => (&text[..text.len() - 1], 1u64 << 10),
+        Some('m' | 'M') => (&text[..text.len() - 1], 1 << 20),
+        Some('g' | 'G') => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    let value = match digits.split_once('^') {
+        Some((base, exp)) => base.parse::<u64>().ok().zip(exp.parse::<u32>().ok()).and_then(|(b, e)| b.checked_pow(e)),
+        None => digits.parse::<u64>().ok(),
+    }
+    .and_then(|v| v.checked_mul(scale))
+    .filter(|&v| v >= 1 << 20)
+    .ok_or_else(|| {
+        Error::invalid(format!("GPUWORTHY_WGPU_MAX_BINDING={text}: expected a size of at least 1M, such as 64M"))
+    })?;
+    Ok(Some(value / 16 * 16))
+}
+
 /// The timestamp queries of one timing window.
 #[derive(Debug)]
 struct Timer {
@@ -145,6 +167,8 @@ pub struct WgpuBackend {
     timer: Option<Timer>,
     /// Compile shaders without wgpu's own bounds checks (`GPUWORTHY_WGPU_UNCHECKED=1`).
     unchecked_shaders: bool,
+    /// A smaller chunk size than the adapter's binding limit (`GPUWORTHY_WGPU_MAX_BINDING`).
+    binding_cap: Option<u64>,
     /// Errors no error scope caught, reported by the next synchronisation.
     uncaptured: Arc<Mutex<Vec<String>>>,
 }
@@ -286,6 +310,7 @@ impl WgpuBackend {
             pipelines: Mutex::new(HashMap::new()),
             timer,
             unchecked_shaders: std::env::var("GPUWORTHY_WGPU_UNCHECKED").is_ok_and(|v| v == "1"),
+            binding_cap: binding_cap_from_env()?,
             uncaptured,
         })
     }
@@ -300,9 +325,12 @@ impl WgpuBackend {
         self.features.contains(wgpu::Features::SUBGROUP)
     }
 
-    /// The largest number of bytes one storage binding may cover, and so the largest chunk a kernel sees at once.
+    /// The largest number of bytes one storage binding may cover, and so the largest chunk a kernel sees at once:
+    /// the adapter's limit, or less when `GPUWORTHY_WGPU_MAX_BINDING` (e.g. `64M`) asks for smaller chunks (to
+    /// exercise the chunked path on a large GPU, or to compare chunk sizes).
     pub(crate) fn max_binding_bytes(&self) -> u64 {
-        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+        let adapter = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
+        self.binding_cap.map_or(adapter, |cap| cap.min(adapter))
     }
 
     pub(crate) fn device_handle(&self) -> &wgpu::Device {
@@ -434,8 +462,8 @@ impl WgpuBackend {
         if errors.is_empty() { Ok(()) } else { Err(device_error(errors.join("; "))) }
     }
 
-    /// Maps `buffer` (a `MAP_READ` buffer whose copies have been submitted), waits, and returns its bytes.
-    pub(crate) fn read_mapped(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+    /// Maps `buffer` (a `MAP_READ` buffer whose copies have been submitted), waits, and hands its bytes to `read`.
+    pub(crate) fn read_mapped<T>(&self, buffer: &wgpu::Buffer, read: impl FnOnce(&[u8]) -> T) -> Result<T> {
         let (sender, receiver) = std::sync::mpsc::channel();
         buffer.map_async(wgpu::MapMode::Read, .., move |result| {
             let _ = sender.send(result);
@@ -445,10 +473,13 @@ impl WgpuBackend {
             .recv()
             .map_err(|_| device_error("the buffer mapping was dropped"))?
             .map_err(|e| device_error(format!("mapping a buffer for reading: {e}")))?;
-        let bytes =
-            buffer.get_mapped_range(..).map_err(|e| device_error(format!("reading a mapped buffer: {e}")))?.to_vec();
+        let value = {
+            let mapped =
+                buffer.get_mapped_range(..).map_err(|e| device_error(format!("reading a mapped buffer: {e}")))?;
+            read(&mapped)
+        };
         buffer.unmap();
-        Ok(bytes)
+        Ok(value)
     }
 
     fn time_with_queries(&self, timer: &Timer, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
@@ -466,8 +497,8 @@ impl WgpuBackend {
             encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, bytes);
             self.queue.submit([encoder.finish()]);
         })?;
-        let raw = self.read_mapped(&timer.readback)?;
-        let ticks: &[u64] = bytemuck::cast_slice(&raw[..bytes as usize]);
+        let ticks: Vec<u64> =
+            self.read_mapped(&timer.readback, |raw| bytemuck::pod_collect_to_vec(&raw[..bytes as usize]))?;
         let total: u64 = ticks.chunks_exact(2).map(|pair| pair[1].saturating_sub(pair[0])).sum();
         Ok(Duration::from_nanos((total as f64 * timer.period).round() as u64))
     }

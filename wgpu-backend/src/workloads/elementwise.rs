@@ -4,7 +4,7 @@
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
 use gpuworthy_core::{Implements, Result, Workload};
 
-use super::{BindGroups, WORKGROUP, floats, grid_1d, split, unknown};
+use super::{BindGroups, WORKGROUP, grid_1d, split, unknown};
 use crate::WgpuBackend;
 
 /// The uniform block of both shaders: the chunk's length and, for saxpy, `a`.
@@ -85,7 +85,7 @@ impl WgpuBackend {
 
     fn download_elementwise(&self, r: &ElementwiseResident) -> Result<Vec<f32>> {
         let parts: Vec<_> = r.chunks.iter().map(|c| (&c.y, 4 * c.n as u64)).collect();
-        Ok(floats(&self.read_buffers(&parts)?))
+        self.read_buffers::<f32>(&parts)
     }
 }
 

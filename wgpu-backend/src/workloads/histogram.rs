@@ -6,7 +6,7 @@
 use gpuworthy_core::workloads::{Histogram, HistogramInput};
 use gpuworthy_core::{Implements, Result, Workload};
 
-use super::{BindGroups, WORKGROUP, grid_1d, split, words};
+use super::{BindGroups, WORKGROUP, grid_1d, split};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -99,6 +99,6 @@ impl Implements<Histogram> for WgpuBackend {
     }
 
     fn download(&self, r: &mut HistogramResident) -> Result<Vec<u32>> {
-        Ok(words(&self.read_buffers(&[(&r.counts, 4 * r.bins as u64)])?))
+        self.read_buffers::<u32>(&[(&r.counts, 4 * r.bins as u64)])
     }
 }

@@ -5,7 +5,7 @@
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
 use gpuworthy_core::{Implements, Result, Workload};
 
-use super::{BindGroups, split, words};
+use super::{BindGroups, split};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -115,6 +115,6 @@ impl Implements<Mandelbrot> for WgpuBackend {
 
     fn download(&self, r: &mut MandelbrotResident) -> Result<Vec<u32>> {
         let parts: Vec<_> = r.bands.iter().map(|b| (&b.counts, 4 * (b.rows * r.width) as u64)).collect();
-        Ok(words(&self.read_buffers(&parts)?))
+        self.read_buffers::<u32>(&parts)
     }
 }

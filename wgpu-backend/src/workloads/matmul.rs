@@ -6,7 +6,6 @@
 use gpuworthy_core::workloads::{Matmul, MatmulInput, MatmulParams};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
-use super::floats;
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -119,7 +118,7 @@ impl Implements<Matmul> for WgpuBackend {
     fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {
         match &r.buffers {
             None => Ok(vec![0.0; r.m * r.n]),
-            Some(b) => Ok(floats(&self.read_buffers(&[(&b.c, 4 * (r.m * r.n) as u64)])?)),
+            Some(b) => self.read_buffers::<f32>(&[(&b.c, 4 * (r.m * r.n) as u64)]),
         }
     }
 }

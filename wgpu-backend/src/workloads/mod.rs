@@ -138,8 +138,9 @@ impl WgpuBackend {
         })
     }
 
-    /// Copies the first `bytes` of each buffer to the host, in order, and concatenates them.
-    pub(crate) fn read_buffers(&self, parts: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u8>> {
+    /// Copies the first `bytes` of each buffer to the host, in order, concatenated as values of `T`: one copy from
+    /// the mapped staging memory into the returned vector.
+    pub(crate) fn read_buffers<T: bytemuck::Pod>(&self, parts: &[(&wgpu::Buffer, u64)]) -> Result<Vec<T>> {
         let staging: Vec<wgpu::Buffer> = self.scoped("reading results back", || {
             let mut encoder = self.device_handle().create_command_encoder(&Default::default());
             let staging = parts
@@ -159,9 +160,15 @@ impl WgpuBackend {
             self.queue().submit([encoder.finish()]);
             staging
         })?;
-        let mut out = Vec::with_capacity(parts.iter().map(|p| p.1 as usize).sum());
+        let mut out: Vec<T> = Vec::with_capacity(parts.iter().map(|p| p.1 as usize).sum::<usize>() / size_of::<T>());
         for (buffer, &(_, bytes)) in staging.iter().zip(parts) {
-            out.extend_from_slice(&self.read_mapped(buffer)?[..bytes as usize]);
+            self.read_mapped(buffer, |mapped| {
+                let bytes = &mapped[..bytes as usize];
+                match bytemuck::try_cast_slice::<u8, T>(bytes) {
+                    Ok(values) => out.extend_from_slice(values),
+                    Err(_) => out.extend(bytemuck::pod_collect_to_vec::<u8, T>(bytes)),
+                }
+            })?;
         }
         Ok(out)
     }
@@ -184,16 +191,6 @@ impl WgpuBackend {
     pub(crate) fn max_workgroups(&self) -> u32 {
         self.limits.max_compute_workgroups_per_dimension
     }
-}
-
-/// Reinterprets downloaded bytes as `f32`s.
-pub(crate) fn floats(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
-}
-
-/// Reinterprets downloaded bytes as `u32`s.
-pub(crate) fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
 /// The error for an unknown variant of `W`.

@@ -6,7 +6,7 @@
 use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
-use super::{BindGroups, floats, grid_1d, split, unknown};
+use super::{BindGroups, grid_1d, split, unknown};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -133,6 +133,6 @@ impl Implements<Softmax> for WgpuBackend {
 
     fn download(&self, r: &mut SoftmaxResident) -> Result<Vec<f32>> {
         let parts: Vec<_> = r.bands.iter().map(|b| (&b.y, 4 * (b.rows * r.cols) as u64)).collect();
-        Ok(floats(&self.read_buffers(&parts)?))
+        self.read_buffers::<f32>(&parts)
     }
 }

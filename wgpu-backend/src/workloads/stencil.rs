@@ -6,7 +6,7 @@
 use gpuworthy_core::workloads::{Stencil, StencilInput};
 use gpuworthy_core::{Implements, Result, Workload};
 
-use super::{BindGroups, floats, split};
+use super::{BindGroups, split};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -110,6 +110,6 @@ impl Implements<Stencil> for WgpuBackend {
 
     fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
         let parts: Vec<_> = r.bands.iter().map(|b| (&b.dst, 4 * (b.rows * r.width) as u64)).collect();
-        Ok(floats(&self.read_buffers(&parts)?))
+        self.read_buffers::<f32>(&parts)
     }
 }

@@ -6,7 +6,7 @@
 use gpuworthy_core::workloads::Sum;
 use gpuworthy_core::{Implements, Result};
 
-use super::{BindGroups, WORKGROUP, floats, grid_1d, split, unknown};
+use super::{BindGroups, WORKGROUP, grid_1d, split, unknown};
 use crate::WgpuBackend;
 
 /// Workgroups per chunk in the first pass, and so partial sums per chunk. 1024 × 4 bytes is a multiple of the
@@ -137,7 +137,7 @@ impl Implements<Sum> for WgpuBackend {
     fn download(&self, r: &mut SumResident) -> Result<f64> {
         match &r.result {
             None => Ok(0.0),
-            Some(result) => Ok(floats(&self.read_buffers(&[(result, 4)])?)[0] as f64),
+            Some(result) => Ok(self.read_buffers::<f32>(&[(result, 4)])?[0] as f64),
         }
     }
 }
