@@ -18,6 +18,9 @@ use gpuworthy::cpu::CpuBackend;
 use gpuworthy::cuda::CudaBackend;
 use gpuworthy::wgpu::WgpuBackend;
 
+/// The most work one quick benchmark's size may cost.
+const QUICK_MAX_FLOPS: u64 = 300_000_000;
+
 fn quick() -> bool {
     std::env::var("GPUWORTHY_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
@@ -43,9 +46,10 @@ where
 {
     let kind = backend.kind();
     let ladder = if quick() {
-        // The smallest and the largest size of the short ladder: where launch overhead rules, and where bandwidth
-        // or arithmetic does.
-        let short = W::quick_ladder();
+        // The smallest size of the short ladder (where launch overhead rules) and its largest of at most
+        // QUICK_MAX_FLOPS (where bandwidth or arithmetic does, and a naive kernel on a software rasteriser still
+        // runs in well under a second).
+        let short: Vec<_> = W::quick_ladder().into_iter().filter(|p| W::cost(p).flops <= QUICK_MAX_FLOPS).collect();
         match (short.first(), short.last()) {
             (Some(first), Some(last)) if first != last => vec![first.clone(), last.clone()],
             _ => short,

@@ -228,7 +228,12 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
             }
         }
     }
-    chart.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.9)).draw()?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()?;
     root.present().with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

@@ -18,9 +18,10 @@
 //!   [`Backend::kernel_clock`] says which.
 //! - **Limits.** Inputs larger than `max_storage_buffer_binding_size` (128 MiB on lavapipe) are split into chunks,
 //!   each in its own buffer; dispatches of more than 65535 workgroups are folded into two dimensions.
-//! - **Bounds checks.** wgpu clamps every array index in a shader unless told the shader is trusted. The shaders
-//!   here check their own indices, so `GPUWORTHY_WGPU_UNCHECKED=1` compiles them without wgpu's checks, to measure
-//!   what the checks cost; the default keeps them.
+//! - **Runtime checks.** wgpu clamps every array index in a shader and bounds every loop with a counter unless told
+//!   the shader is trusted. The shaders here check their own indices and their loops end, so
+//!   `GPUWORTHY_WGPU_UNCHECKED=1` compiles them without wgpu's checks, to measure what the checks cost; the default
+//!   keeps them.
 //! - **Errors.** Validation and out-of-memory errors are captured with error scopes and returned as
 //!   [`Error::Device`]; errors that escape a scope are recorded by an uncaptured-error handler and returned by the
 //!   next synchronisation, never panicked.
@@ -121,6 +122,9 @@ pub(crate) fn device_error(message: impl Into<String>) -> Error {
 fn binding_cap_from_env() -> Result<Option<u64>> {
     let Ok(text) = std::env::var("GPUWORTHY_WGPU_MAX_BINDING") else { return Ok(None) };
     let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
     let (digits, scale) = match text.chars().last() {
         Some('k' | 'K') => (&text[..text.len() - 1], 1u64 << 10),
         Some('m' | 'M') => (&text[..text.len() - 1], 1 << 20),

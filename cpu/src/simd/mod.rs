@@ -34,6 +34,21 @@ pub trait Simd: Copy + Send + Sync + 'static {
     fn load(self, s: &[f32]) -> Self::V;
     /// Stores into the first `LANES` values of `s` (which must hold at least that many).
     fn store(self, s: &mut [f32], v: Self::V);
+    /// Stores into the first `LANES` values of `s` bypassing the caches where the instruction set can (a
+    /// non-temporal store, which saves reading the line before writing it). `s` must be aligned to the vector's size
+    /// (see [`Simd::aligned_prefix`]); call [`Simd::fence`] after the last one.
+    fn store_stream(self, s: &mut [f32], v: Self::V) {
+        self.store(s, v);
+    }
+    /// Orders earlier streaming stores before later stores (a no-op where stores do not stream).
+    fn fence(self) {}
+    /// How many leading elements of `s` to handle one by one so that the rest starts aligned for
+    /// [`Simd::store_stream`].
+    fn aligned_prefix(self, s: &[f32]) -> usize {
+        let bytes = Self::LANES * size_of::<f32>();
+        let misalignment = s.as_ptr() as usize % bytes;
+        if misalignment == 0 { 0 } else { ((bytes - misalignment) / size_of::<f32>()).min(s.len()) }
+    }
     /// Truncates each lane towards zero and stores it as an integer into the first `LANES` values of `s`. Lanes must
     /// hold values in `[0, 2^31)`.
     fn store_truncated(self, s: &mut [u32], v: Self::V);

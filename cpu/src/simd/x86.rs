@@ -31,7 +31,7 @@ impl Avx2Fma {
 
 // SAFETY (for every `unsafe` block in this impl): an `Avx2Fma` token exists only on a CPU with AVX2 and FMA (see
 // `new` and `new_unchecked`), so the intrinsics' feature requirements hold; loads and stores go through slices
-// indexed to at least 8 elements first, so they stay in bounds.
+// indexed to at least 8 elements first, so they stay in bounds; streaming stores also assert their alignment.
 #[allow(clippy::undocumented_unsafe_blocks)] // one SAFETY comment above covers the impl
 impl Simd for Avx2Fma {
     const LANES: usize = 8;
@@ -52,6 +52,16 @@ impl Simd for Avx2Fma {
     fn store(self, s: &mut [f32], v: __m256) {
         let s = &mut s[..8];
         unsafe { _mm256_storeu_ps(s.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
+    fn store_stream(self, s: &mut [f32], v: __m256) {
+        let s = &mut s[..8];
+        assert!((s.as_ptr() as usize).is_multiple_of(32), "streaming stores need 32-byte alignment");
+        unsafe { _mm256_stream_ps(s.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        unsafe { _mm_sfence() }
     }
     #[inline(always)]
     fn store_truncated(self, s: &mut [u32], v: __m256) {
@@ -162,7 +172,7 @@ impl Avx512 {
 
 // SAFETY (for every `unsafe` block in this impl): an `Avx512` token exists only on a CPU with AVX-512F and FMA (see
 // `new` and `new_unchecked`), so the intrinsics' feature requirements hold; loads and stores go through slices
-// indexed to at least 16 elements first, so they stay in bounds.
+// indexed to at least 16 elements first, so they stay in bounds; streaming stores also assert their alignment.
 #[allow(clippy::undocumented_unsafe_blocks)] // one SAFETY comment above covers the impl
 impl Simd for Avx512 {
     const LANES: usize = 16;
@@ -183,6 +193,16 @@ impl Simd for Avx512 {
     fn store(self, s: &mut [f32], v: __m512) {
         let s = &mut s[..16];
         unsafe { _mm512_storeu_ps(s.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
+    fn store_stream(self, s: &mut [f32], v: __m512) {
+        let s = &mut s[..16];
+        assert!((s.as_ptr() as usize).is_multiple_of(64), "streaming stores need 64-byte alignment");
+        unsafe { _mm512_stream_ps(s.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        unsafe { _mm_sfence() }
     }
     #[inline(always)]
     fn store_truncated(self, s: &mut [u32], v: __m512) {
