@@ -139,6 +139,11 @@ pub trait Backend: Send + Sync {
     /// Runs `work` (which enqueues launches), waits for it, and returns the time the device spent on it as measured by
     /// [`Backend::kernel_clock`].
     fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration>;
+
+    /// The device's measured memory bandwidth, in decimal GB/s counting bytes read plus bytes written: the median of
+    /// a few copies of `bytes` bytes from one device buffer to another (the CPU: from one vector to another on every
+    /// thread). The "peak" that memory-bound kernels are compared with.
+    fn copy_bandwidth(&self, bytes: usize) -> Result<f64>;
 }
 
 /// Times synchronous work with the host clock: the [`Backend::time_on_device`] of a backend whose launches complete

@@ -84,6 +84,23 @@ impl Backend for CpuBackend {
     fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
         time_synchronous(work)
     }
+
+    fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
+        use rayon::prelude::*;
+        let len = (bytes / 4).max(1);
+        let source = vec![1.0f32; len];
+        let mut target = vec![0.0f32; len];
+        let mut samples: Vec<f64> = (0..7)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                target.par_chunks_mut(1 << 16).zip(source.par_chunks(1 << 16)).for_each(|(t, s)| t.copy_from_slice(s));
+                start.elapsed().as_secs_f64()
+            })
+            .skip(2)
+            .collect();
+        samples.sort_by(f64::total_cmp);
+        Ok(8.0 * len as f64 / samples[samples.len() / 2] / 1e9)
+    }
 }
 
 /// The CPU's model name, from `/proc/cpuinfo` where there is one.

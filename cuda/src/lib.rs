@@ -175,6 +175,23 @@ impl Backend for CudaBackend {
         let ms = start.elapsed_ms(&end).map_err(driver_error("reading the events"))?;
         Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }
+
+    fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
+        let len = (bytes / 4).max(1);
+        let source = self.zeros::<f32>(len)?;
+        let mut target = self.zeros::<f32>(len)?;
+        let mut samples = Vec::new();
+        for i in 0..7 {
+            let t = self.time_on_device(&mut || {
+                self.stream.memcpy_dtod(&source, &mut target).map_err(driver_error("copying on the device"))
+            })?;
+            if i >= 2 {
+                samples.push(t.as_secs_f64());
+            }
+        }
+        samples.sort_by(f64::total_cmp);
+        Ok(8.0 * len as f64 / samples[samples.len() / 2] / 1e9)
+    }
 }
 
 #[cfg(test)]

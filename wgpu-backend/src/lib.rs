@@ -525,6 +525,30 @@ impl Backend for WgpuBackend {
         if self.timer.is_some() { KernelClock::TimestampQueries } else { KernelClock::SynchronisedWallClock }
     }
 
+    /// Copies between two buffers of at most one binding each (`copy_buffer_to_buffer`), timed on the wall clock
+    /// around a synchronised submission: copies cannot carry pass timestamps, so this slightly understates the peak.
+    fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
+        let bytes = (bytes as u64).min(self.max_binding_bytes()).max(16) / 16 * 16;
+        let source = self.storage_zeroed("copy source", bytes)?;
+        let target = self.storage_zeroed("copy target", bytes)?;
+        let mut samples = Vec::new();
+        for i in 0..7 {
+            self.wait()?;
+            let start = Instant::now();
+            self.scoped("copying on the device", || {
+                let mut encoder = self.device.create_command_encoder(&Default::default());
+                encoder.copy_buffer_to_buffer(&source, 0, &target, 0, bytes);
+                self.queue.submit([encoder.finish()]);
+            })?;
+            self.wait()?;
+            if i >= 2 {
+                samples.push(start.elapsed().as_secs_f64());
+            }
+        }
+        samples.sort_by(f64::total_cmp);
+        Ok(2.0 * bytes as f64 / samples[samples.len() / 2] / 1e9)
+    }
+
     fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
         match &self.timer {
             Some(timer) => self.time_with_queries(timer, work),

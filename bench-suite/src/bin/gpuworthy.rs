@@ -90,6 +90,9 @@ enum Command {
     },
 }
 
+/// Bytes per copy when measuring a device's copy bandwidth: large enough to leave every cache behind.
+const COPY_PROBE_BYTES: usize = 256 << 20;
+
 /// An error in what the user asked for (exit code 2), as opposed to a failure while running (exit code 1).
 #[derive(Debug)]
 struct UsageError(String);
@@ -179,6 +182,18 @@ where
     let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.kind(), device.name, device.driver);
     print!("{}", report::phase_table(&title, &rows));
     println!("  kernel clock: {}", backend.kernel_clock());
+    let peak = backend.copy_bandwidth(COPY_PROBE_BYTES)?;
+    let percent: Vec<String> =
+        rows.iter().map(|m| format!("{} {:.0}%", m.variant, 100.0 * m.gb_per_s(m.kernel.median) / peak)).collect();
+    println!(
+        "  measured copy peak: {peak:.1} GB/s (read + write); kernel bandwidth as a share of it: {}{}",
+        percent.join(", "),
+        if rows.first().is_some_and(|m| m.cost.arithmetic_intensity() > 4.0) {
+            " (compute-bound: GFLOP/s is the figure that matters here)"
+        } else {
+            ""
+        }
+    );
     if rows.iter().any(|m| matches!(m.check, Some(Err(_)))) {
         bail!("a variant's output does not match the reference");
     }
