@@ -51,10 +51,11 @@ fn a_malformed_size_is_a_usage_error() {
 
 #[test]
 fn a_size_beyond_a_device_limit_is_a_usage_error() {
-    // A mandelbrot row of 40 million counts (160 MB) exceeds every wgpu binding limit and needs no input data.
+    // A mandelbrot row of two billion counts (8 GB) exceeds every wgpu binding limit (at most 4 GiB) and needs no
+    // input data.
     let devices = String::from_utf8_lossy(&gpuworthy(&["devices"]).stdout).into_owned();
     if devices.lines().any(|l| l.starts_with("wgpu  available") || l.starts_with("wgpu available")) {
-        rejected(&["run", "mandelbrot", "--size", "40000000x1", "--backend", "wgpu"], "limit");
+        rejected(&["run", "mandelbrot", "--size", "2000000000x1", "--backend", "wgpu"], "limit");
     } else {
         println!("wgpu unavailable here: the device-limit case is not exercised");
     }

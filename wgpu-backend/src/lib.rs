@@ -525,34 +525,38 @@ impl Backend for WgpuBackend {
         if self.timer.is_some() { KernelClock::TimestampQueries } else { KernelClock::SynchronisedWallClock }
     }
 
-    /// Copies between two buffers of at most one binding each (`copy_buffer_to_buffer`). Copies cannot carry pass
-    /// timestamps, so the wall clock times a submission of 4 copies and one of 16, and the difference (12 copies)
-    /// cancels the cost of submitting and waiting.
+    /// A compute-shader copy (`copy_vec4` in `shaders/copy.wgsl`) between two buffers of at most one binding each,
+    /// timed like a kernel. A buffer-to-buffer copy command is not used: some drivers run it on a DMA engine, far
+    /// below the bandwidth the compute units reach.
     fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
         let bytes = (bytes as u64).min(self.max_binding_bytes()).max(16) / 16 * 16;
+        let n4 = (bytes / 16) as u32;
+        let params: [u32; 4] = [n4, 0, 0, 0];
+        let params = self.uniform("copy params", &params)?;
         let source = self.storage_zeroed("copy source", bytes)?;
         let target = self.storage_zeroed("copy target", bytes)?;
-        let time = |copies: usize| -> Result<f64> {
-            self.wait()?;
-            let start = Instant::now();
-            self.scoped("copying on the device", || {
-                let mut encoder = self.device.create_command_encoder(&Default::default());
-                for _ in 0..copies {
-                    encoder.copy_buffer_to_buffer(&source, 0, &target, 0, bytes);
-                }
-                self.queue.submit([encoder.finish()]);
-            })?;
-            self.wait()?;
-            Ok(start.elapsed().as_secs_f64())
+        let entry = "copy_vec4";
+        let pipeline = self.pipeline(entry)?;
+        let group = self.bind(entry, &[(0, &params), (1, &source), (2, &target)])?;
+        let (x, y) = workloads::grid_1d((n4 as u64).div_ceil(workloads::WORKGROUP), self.max_workgroups())?;
+        let mut copy = || {
+            self.submit_pass(
+                entry,
+                |_| {},
+                |pass| {
+                    pass.set_pipeline(&pipeline);
+                    pass.set_bind_group(0, &group, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                },
+            )
         };
-        time(4)?; // warm-up
+        copy()?;
         let mut samples = Vec::new();
         for _ in 0..5 {
-            let (few, many) = (time(4)?, time(16)?);
-            samples.push(((many - few) / 12.0).max(f64::MIN_POSITIVE));
+            samples.push(self.time_on_device(&mut copy)?.as_secs_f64());
         }
         samples.sort_by(f64::total_cmp);
-        Ok(2.0 * bytes as f64 / samples[samples.len() / 2] / 1e9)
+        Ok(2.0 * bytes as f64 / samples[samples.len() / 2].max(f64::MIN_POSITIVE) / 1e9)
     }
 
     fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {

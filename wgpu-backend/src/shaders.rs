@@ -39,6 +39,7 @@ pub const SHADERS: &[Shader] = &[
     shader!("mandelbrot.wgsl", ["mandelbrot_naive"]),
     shader!("histogram.wgsl", ["histogram_global", "histogram_private"]),
     shader!("stencil.wgsl", ["stencil_naive", "stencil_tiled"]),
+    shader!("copy.wgsl", ["copy_vec4"]),
 ];
 
 /// The shader that defines `entry`.
