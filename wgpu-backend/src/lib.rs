@@ -536,20 +536,9 @@ impl Backend for WgpuBackend {
         let source = self.storage_zeroed("copy source", bytes)?;
         let target = self.storage_zeroed("copy target", bytes)?;
         let entry = "copy_vec4";
-        let pipeline = self.pipeline(entry)?;
-        let group = self.bind(entry, &[(0, &params), (1, &source), (2, &target)])?;
-        let (x, y) = workloads::grid_1d((n4 as u64).div_ceil(workloads::WORKGROUP), self.max_workgroups())?;
-        let mut copy = || {
-            self.submit_pass(
-                entry,
-                |_| {},
-                |pass| {
-                    pass.set_pipeline(&pipeline);
-                    pass.set_bind_group(0, &group, &[]);
-                    pass.dispatch_workgroups(x, y, 1);
-                },
-            )
-        };
+        let group = [self.bind(entry, &[(0, &params), (1, &source), (2, &target)])?];
+        let grid = workloads::grid_1d((n4 as u64).div_ceil(workloads::WORKGROUP), self.max_workgroups())?;
+        let mut copy = || self.dispatch_each(entry, &group, [grid], None);
         copy()?;
         let mut samples = Vec::new();
         for _ in 0..5 {

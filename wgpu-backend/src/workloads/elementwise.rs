@@ -69,18 +69,7 @@ impl WgpuBackend {
             .iter()
             .map(|c| grid_1d((c.n as u64).div_ceil(per_thread).div_ceil(WORKGROUP), self.max_workgroups()))
             .collect::<Result<_>>()?;
-        let pipeline = self.pipeline(entry)?;
-        self.submit_pass(
-            entry,
-            |_| {},
-            |pass| {
-                pass.set_pipeline(&pipeline);
-                for (group, (x, y)) in groups.iter().zip(grids) {
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(x, y, 1);
-                }
-            },
-        )
+        self.dispatch_each(entry, groups, grids, None)
     }
 
     fn download_elementwise(&self, r: &ElementwiseResident) -> Result<Vec<f32>> {

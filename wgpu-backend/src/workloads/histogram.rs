@@ -76,7 +76,6 @@ impl Implements<Histogram> for WgpuBackend {
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
         let (entry, max_groups) = entry_of(variant).ok_or_else(|| super::unknown::<Histogram>(self, variant))?;
-        let pipeline = self.pipeline(entry)?;
         let (chunks, counts) = (&r.chunks, &r.counts);
         let groups = r.groups.get_or_make(entry, || {
             chunks.iter().map(|c| self.bind(entry, &[(0, &c.params), (1, &c.x), (2, counts)])).collect()
@@ -85,17 +84,7 @@ impl Implements<Histogram> for WgpuBackend {
             .iter()
             .map(|c| grid_1d((c.n as u64).div_ceil(WORKGROUP).min(max_groups), self.max_workgroups()))
             .collect::<Result<_>>()?;
-        self.submit_pass(
-            entry,
-            |encoder| encoder.clear_buffer(counts, 0, None),
-            |pass| {
-                pass.set_pipeline(&pipeline);
-                for (group, (x, y)) in groups.iter().zip(grids) {
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(x, y, 1);
-                }
-            },
-        )
+        self.dispatch_each(entry, groups, grids, Some(counts))
     }
 
     fn download(&self, r: &mut HistogramResident) -> Result<Vec<u32>> {

@@ -94,23 +94,13 @@ impl Implements<Mandelbrot> for WgpuBackend {
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
         Implements::<Mandelbrot>::prepare(self, variant)?;
-        let pipeline = self.pipeline(ENTRY)?;
         let bands = &r.bands;
         let groups = r.groups.get_or_make(ENTRY, || {
             bands.iter().map(|b| self.bind(ENTRY, &[(0, &b.params), (1, &b.counts)])).collect()
         })?;
         let columns = (r.width as u64).div_ceil(16) as u32;
-        self.submit_pass(
-            ENTRY,
-            |_| {},
-            |pass| {
-                pass.set_pipeline(&pipeline);
-                for (band, group) in bands.iter().zip(groups) {
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(columns, (band.rows as u64).div_ceil(16) as u32, 1);
-                }
-            },
-        )
+        let grids = bands.iter().map(|band| (columns, (band.rows as u64).div_ceil(16) as u32));
+        self.dispatch_each(ENTRY, groups, grids, None)
     }
 
     fn download(&self, r: &mut MandelbrotResident) -> Result<Vec<u32>> {

@@ -90,7 +90,6 @@ impl Implements<Matmul> for WgpuBackend {
 
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
         let (entry, block) = entry_of(variant).ok_or_else(|| unknown(self, variant))?;
-        let pipeline = self.pipeline(entry)?;
         let Some(b) = &r.buffers else { return Ok(()) };
         let (x, y) = ((r.n as u64).div_ceil(block as u64), (r.m as u64).div_ceil(block as u64));
         let limit = self.max_workgroups() as u64;
@@ -103,16 +102,7 @@ impl Implements<Matmul> for WgpuBackend {
         let group = r
             .groups
             .get_or_make(entry, || Ok(vec![self.bind(entry, &[(0, &b.params), (1, &b.a), (2, &b.b), (3, &b.c)])?]))?;
-        let group = &group[0];
-        self.submit_pass(
-            entry,
-            |_| {},
-            |pass| {
-                pass.set_pipeline(&pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(x as u32, y as u32, 1);
-            },
-        )
+        self.dispatch_each(entry, group, [(x as u32, y as u32)], None)
     }
 
     fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {

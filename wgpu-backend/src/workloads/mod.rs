@@ -173,6 +173,33 @@ impl WgpuBackend {
         Ok(out)
     }
 
+    /// Submits one timed compute pass that runs `entry` once per `(bind group, grid)` in order, after clearing
+    /// `clear` (a buffer the kernel accumulates into) when given.
+    pub(crate) fn dispatch_each(
+        &self,
+        entry: &'static str,
+        groups: &[wgpu::BindGroup],
+        grids: impl IntoIterator<Item = (u32, u32)>,
+        clear: Option<&wgpu::Buffer>,
+    ) -> Result<()> {
+        let pipeline = self.pipeline(entry)?;
+        self.submit_pass(
+            entry,
+            |encoder| {
+                if let Some(buffer) = clear {
+                    encoder.clear_buffer(buffer, 0, None);
+                }
+            },
+            |pass| {
+                pass.set_pipeline(&pipeline);
+                for (group, (x, y)) in groups.iter().zip(grids) {
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+            },
+        )
+    }
+
     /// Refuses a buffer larger than one binding may cover, naming the limit.
     pub(crate) fn fits_one_binding(&self, what: &str, bytes: u64) -> Result<()> {
         if bytes > self.max_binding_bytes() {

@@ -89,23 +89,13 @@ impl Implements<Stencil> for WgpuBackend {
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
         let entry = entry_of(variant).ok_or_else(|| super::unknown::<Stencil>(self, variant))?;
-        let pipeline = self.pipeline(entry)?;
         let bands = &r.bands;
         let groups = r.groups.get_or_make(entry, || {
             bands.iter().map(|b| self.bind(entry, &[(0, &b.params), (1, &b.src), (2, &b.dst)])).collect()
         })?;
         let columns = (r.width as u64).div_ceil(16) as u32;
-        self.submit_pass(
-            entry,
-            |_| {},
-            |pass| {
-                pass.set_pipeline(&pipeline);
-                for (band, group) in bands.iter().zip(groups) {
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(columns, (band.rows as u64).div_ceil(16) as u32, 1);
-                }
-            },
-        )
+        let grids = bands.iter().map(|band| (columns, (band.rows as u64).div_ceil(16) as u32));
+        self.dispatch_each(entry, groups, grids, None)
     }
 
     fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
