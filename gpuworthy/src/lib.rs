@@ -1,8 +1,8 @@
 //! # gpuworthy
 //!
 //! Is this work worth sending to the GPU? This crate is the facade users depend on: it re-exports the workloads
-//! ([`core`]) and the backends, measures every phase a GPU user pays for ([`measure`]), and chooses a backend at run
-//! time.
+//! ([`core`]) and the backends ([`cpu`], [`cuda`], [`wgpu`]), measures every phase a GPU user pays for ([`measure`]),
+//! parses sizes as people write them ([`size`]) and picks a workload by name at run time ([`dispatch`]).
 //!
 //! ```
 //! use gpuworthy::core::{Workload, workloads::{Len, Sum}};
