@@ -168,6 +168,8 @@ pub struct WgpuBackend {
     features: wgpu::Features,
     modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
     pipelines: Mutex<HashMap<&'static str, Arc<wgpu::ComputePipeline>>>,
+    /// Mappable buffers for downloads, by size, reused while sizes repeat.
+    staging: Mutex<HashMap<u64, Vec<wgpu::Buffer>>>,
     timer: Option<Timer>,
     /// Compile shaders without wgpu's own bounds checks (`GPUWORTHY_WGPU_UNCHECKED=1`).
     unchecked_shaders: bool,
@@ -312,6 +314,7 @@ impl WgpuBackend {
             features,
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
+            staging: Mutex::new(HashMap::new()),
             timer,
             unchecked_shaders: std::env::var("GPUWORTHY_WGPU_UNCHECKED").is_ok_and(|v| v == "1"),
             binding_cap: binding_cap_from_env()?,

@@ -19,7 +19,12 @@ use std::ops::Range;
 use gpuworthy_core::{Error, Result};
 use wgpu::util::DeviceExt;
 
-use crate::WgpuBackend;
+use rayon::prelude::*;
+
+use crate::{WgpuBackend, lock};
+
+/// The most mappable memory kept for reuse by downloads.
+const MAX_POOLED_STAGING: u64 = 1 << 30;
 
 /// Threads per workgroup of the 1D kernels.
 pub(crate) const WORKGROUP: u64 = 256;
@@ -139,36 +144,71 @@ impl WgpuBackend {
     }
 
     /// Copies the first `bytes` of each buffer to the host, in order, concatenated as values of `T`: one copy from
-    /// the mapped staging memory into the returned vector.
-    pub(crate) fn read_buffers<T: bytemuck::Pod>(&self, parts: &[(&wgpu::Buffer, u64)]) -> Result<Vec<T>> {
-        let staging: Vec<wgpu::Buffer> = self.scoped("reading results back", || {
+    /// the mapped staging memory into the returned vector. Staging buffers are kept and reused while sizes repeat
+    /// (making mappable memory is slow), and the vector's pages are touched on every core before the copy (a fresh
+    /// vector's pages are mapped on first touch, which otherwise dominates a large download).
+    pub(crate) fn read_buffers<T: bytemuck::Pod + Send + Sync>(
+        &self,
+        parts: &[(&wgpu::Buffer, u64)],
+    ) -> Result<Vec<T>> {
+        let sizes: Vec<u64> =
+            parts.iter().map(|&(_, bytes)| bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4)).collect();
+        let staging: Vec<wgpu::Buffer> = {
+            let mut pool = lock(&self.staging);
+            sizes.iter().map(|&size| pool.get_mut(&size).and_then(Vec::pop)).collect::<Vec<_>>()
+        }
+        .into_iter()
+        .zip(&sizes)
+        .map(|(reused, &size)| {
+            reused.map_or_else(
+                || {
+                    self.scoped("allocating a download staging buffer", || {
+                        self.device_handle().create_buffer(&wgpu::BufferDescriptor {
+                            label: Some("download staging"),
+                            size,
+                            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                            mapped_at_creation: false,
+                        })
+                    })
+                },
+                Ok,
+            )
+        })
+        .collect::<Result<_>>()?;
+        self.scoped("reading results back", || {
             let mut encoder = self.device_handle().create_command_encoder(&Default::default());
-            let staging = parts
-                .iter()
-                .map(|&(buffer, bytes)| {
-                    let copy = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4);
-                    let staging = self.device_handle().create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("download staging"),
-                        size: copy,
-                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                        mapped_at_creation: false,
-                    });
-                    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, copy);
-                    staging
-                })
-                .collect();
+            for ((buffer, _), (target, &size)) in parts.iter().zip(staging.iter().zip(&sizes)) {
+                encoder.copy_buffer_to_buffer(buffer, 0, target, 0, size);
+            }
             self.queue().submit([encoder.finish()]);
-            staging
         })?;
-        let mut out: Vec<T> = Vec::with_capacity(parts.iter().map(|p| p.1 as usize).sum::<usize>() / size_of::<T>());
+        let total = parts.iter().map(|p| p.1 as usize).sum::<usize>() / size_of::<T>();
+        let mut out: Vec<T> = vec![T::zeroed(); total];
+        out.par_chunks_mut(1 << 16).for_each(|chunk| chunk.fill(T::zeroed()));
+        let mut filled = 0;
         for (buffer, &(_, bytes)) in staging.iter().zip(parts) {
+            let count = bytes as usize / size_of::<T>();
+            let target = &mut out[filled..filled + count];
             self.read_mapped(buffer, |mapped| {
                 let bytes = &mapped[..bytes as usize];
                 match bytemuck::try_cast_slice::<u8, T>(bytes) {
-                    Ok(values) => out.extend_from_slice(values),
-                    Err(_) => out.extend(bytemuck::pod_collect_to_vec::<u8, T>(bytes)),
+                    Ok(values) => target
+                        .par_chunks_mut(1 << 16)
+                        .zip(values.par_chunks(1 << 16))
+                        .for_each(|(t, v)| t.copy_from_slice(v)),
+                    Err(_) => target.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, T>(bytes)),
                 }
             })?;
+            filled += count;
+        }
+        let mut pool = lock(&self.staging);
+        for (buffer, &size) in staging.into_iter().zip(&sizes) {
+            pool.entry(size).or_default().push(buffer);
+        }
+        // Keep at most MAX_POOLED_STAGING bytes of mappable memory: past that, only this download's sizes stay.
+        let pooled: u64 = pool.iter().map(|(size, buffers)| size * buffers.len() as u64).sum();
+        if pooled > MAX_POOLED_STAGING {
+            pool.retain(|size, _| sizes.contains(size));
         }
         Ok(out)
     }
