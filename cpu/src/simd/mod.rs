@@ -2,7 +2,7 @@
 //!
 //! Kernels are written once, generic over the [`Simd`] trait, and instantiated for each instruction set: AVX-512,
 //! AVX2 + FMA and NEON where the CPU has them, and a portable fallback of eight-lane arrays otherwise. The
-//! [`simd_kernel!`] macro writes the per-instruction-set entry points: each is a `#[target_feature]` function that
+//! `simd_kernel!` macro (private to this crate) writes the per-instruction-set entry points: each is a `#[target_feature]` function that
 //! inlines the generic kernel, so the intrinsics compile to the instruction set the entry point enables, and a
 //! dispatcher calls the best one the CPU supports.
 //!
