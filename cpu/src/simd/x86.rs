@@ -1,7 +1,7 @@
 //! AVX2 + FMA and AVX-512 implementations of [`Simd`].
 //!
 //! Every method is `#[inline(always)]` so that it compiles inside the `#[target_feature]` entry point that
-//! `simd_kernel!` macro generates. Called from elsewhere (tests do), the intrinsics stay out-of-line
+//! the `simd_kernel!` macro generates. Called from elsewhere (tests do), the intrinsics stay out-of-line
 //! calls: slower, still correct, because a token exists only where the CPU has the features.
 
 use std::arch::x86_64::*;
