@@ -3,8 +3,8 @@
 //! Kernels are written once, generic over the [`Simd`] trait, and instantiated for each instruction set: AVX-512,
 //! AVX2 + FMA and NEON where the CPU has them, and a portable fallback of eight-lane arrays otherwise. The
 //! `simd_kernel!` macro (private to this crate) writes the per-instruction-set entry points: each is a
-//! `#[target_feature]` function that inlines the generic kernel, so the intrinsics compile to the instruction set the entry point enables, and a
-//! dispatcher calls the best one the CPU supports.
+//! `#[target_feature]` function that inlines the generic kernel, so the intrinsics compile to the instruction set the
+//! entry point enables, and a dispatcher calls the best one the CPU supports.
 //!
 //! Why this shape: the binary is built for generic x86-64 (it must run on any host, the GPU machine included), so
 //! instruction sets beyond SSE2 can only be used behind run-time detection; and writing every kernel once per
