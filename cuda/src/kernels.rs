@@ -52,13 +52,20 @@ pub fn compile_options(major: i32, minor: i32) -> Vec<String> {
 
 impl CudaBackend {
     /// The kernel `name`, compiling and loading its file on first use.
+    /// Cached per name: launches look their kernel up every time, and the lookup must cost nothing next to them.
     pub(crate) fn function(&self, name: &'static str) -> Result<CudaFunction> {
+        if let Some(f) = lock(&self.functions).get(name) {
+            return Ok(f.clone());
+        }
         let file = KERNEL_FILES.iter().find(|f| f.kernels.contains(&name)).ok_or_else(|| Error::Device {
             backend: BackendKind::Cuda,
             message: format!("no file in cuda/kernels defines the kernel `{name}`"),
         })?;
         let module = self.module(file, name)?;
-        module.load_function(name).map_err(driver_error(format!("loading kernel `{name}` from {}", file.file)))
+        let function =
+            module.load_function(name).map_err(driver_error(format!("loading kernel `{name}` from {}", file.file)))?;
+        lock(&self.functions).insert(name, function.clone());
+        Ok(function)
     }
 
     fn module(&self, file: &KernelFile, kernel: &str) -> Result<Arc<CudaModule>> {

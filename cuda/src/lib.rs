@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use cudarc::driver::{CudaContext, CudaModule, CudaStream, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result};
 
 mod kernels;
@@ -32,6 +32,7 @@ pub struct CudaBackend {
     multiprocessors: u32,
     host_memory: HostMemory,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
     blas: OnceLock<std::result::Result<workloads::Blas, String>>,
 }
@@ -102,6 +103,7 @@ impl CudaBackend {
             multiprocessors,
             host_memory,
             modules: Mutex::new(HashMap::new()),
+            functions: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
             blas: OnceLock::new(),
         })
