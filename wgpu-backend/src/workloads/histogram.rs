@@ -1,7 +1,8 @@
 //! `histogram`: `global` makes one atomic increment in global memory per value, so values of the same bin contend
 //! for one counter (the skewed distribution makes 90% of them do so); `private` counts into a histogram in
-//! workgroup memory first and merges it into the global one once per workgroup: privatisation. Bins beyond what
-//! workgroup memory holds (4096) are counted in ranges, one range per sweep over the values.
+//! workgroup memory first and merges it into the global one once per workgroup (privatisation), reading the values
+//! as `vec4`s. Bins beyond what workgroup memory holds (4096) are counted in ranges, one range per sweep over the
+//! values.
 
 use gpuworthy_core::workloads::{Histogram, HistogramInput};
 use gpuworthy_core::{Implements, Result, Workload};
@@ -37,7 +38,7 @@ pub struct HistogramResident {
 fn entry_of(variant: &str) -> Option<(&'static str, u64)> {
     match variant {
         "global" => Some(("histogram_global", 1 << 16)),
-        "private" => Some(("histogram_private", 1024)),
+        "private" => Some(("histogram_private", 2048)),
         _ => None,
     }
 }
@@ -78,7 +79,17 @@ impl Implements<Histogram> for WgpuBackend {
         let (entry, max_groups) = entry_of(variant).ok_or_else(|| super::unknown::<Histogram>(self, variant))?;
         let (chunks, counts) = (&r.chunks, &r.counts);
         let groups = r.groups.get_or_make(entry, || {
-            chunks.iter().map(|c| self.bind(entry, &[(0, &c.params), (1, &c.x), (2, counts)])).collect()
+            chunks
+                .iter()
+                .map(|c| {
+                    if variant == "private" {
+                        // The same values as scalars (for the tail) and as vec4s.
+                        self.bind(entry, &[(0, &c.params), (1, &c.x), (2, counts), (3, &c.x)])
+                    } else {
+                        self.bind(entry, &[(0, &c.params), (1, &c.x), (2, counts)])
+                    }
+                })
+                .collect()
         })?;
         let grids: Vec<_> = chunks
             .iter()

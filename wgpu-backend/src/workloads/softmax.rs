@@ -1,7 +1,8 @@
 //! `softmax`, one workgroup per row. `unfused` is three kernels (row maximum, exponentials and their sum,
 //! normalisation), each reading and writing global memory; `fused` is one kernel computing the maximum and the sum
-//! in a single online pass, then writing the output: the lesson on kernel fusion. Tall matrices are split into bands
-//! of rows that fit one binding; a single row larger than a binding is refused, naming the limit.
+//! in a single online pass, then writing the output (with `vec4` loads and stores when the column count allows):
+//! the lesson on kernel fusion. Tall matrices are split into bands of rows that fit one binding; a single row larger
+//! than a binding is refused, naming the limit.
 
 use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
 use gpuworthy_core::{Error, Implements, Result, Workload};
@@ -43,7 +44,7 @@ fn kernels_of(variant: &str) -> Option<&'static [(&'static str, &'static [u32])]
             ("softmax_unfused_exp", &[0, 1, 2, 3]),
             ("softmax_unfused_normalize", &[0, 2, 3]),
         ]),
-        "fused" => Some(&[("softmax_fused", &[0, 1, 2])]),
+        "fused" => Some(&[("softmax_fused", &[0, 1, 2, 4, 5])]),
         _ => None,
     }
 }
@@ -105,7 +106,8 @@ impl Implements<Softmax> for WgpuBackend {
                 bands
                     .iter()
                     .map(|b| {
-                        let all = [(0, &b.params), (1, &b.x), (2, &b.y), (3, &b.stats)];
+                        // 4 and 5 are x and y again, viewed as vec4s.
+                        let all = [(0, &b.params), (1, &b.x), (2, &b.y), (3, &b.stats), (4, &b.x), (5, &b.y)];
                         let used: Vec<_> = all.into_iter().filter(|(i, _)| bindings.contains(i)).collect();
                         self.bind(entry, &used)
                     })

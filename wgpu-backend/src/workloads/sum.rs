@@ -1,6 +1,6 @@
 //! `sum` in two passes within one compute pass: every chunk is reduced by up to [`MAX_GROUPS`] workgroups into
-//! partial sums (a grid-stride loop per thread, then a workgroup-memory tree or subgroup reduction), and one
-//! workgroup then reduces all the partials. Threads accumulate with Kahan compensation, so the `f32` result passes
+//! partial sums (a grid-stride loop per thread over `vec4`s, four loads in flight, then a workgroup-memory tree or
+//! subgroup reduction), and one workgroup then reduces all the partials. Threads accumulate with Kahan compensation, so the `f32` result passes
 //! the 1e-5 relative check at 2^28 elements.
 
 use gpuworthy_core::workloads::Sum;
@@ -106,18 +106,18 @@ impl Implements<Sum> for WgpuBackend {
                         entry,
                         &[
                             (0, &c.params, 0, None),
-                            (1, &c.x, 0, None),
+                            (3, &c.x, 0, None),
                             (2, partials, i as u64 * slot_bytes, Some(slot_bytes)),
                         ],
                     )
                 })
                 .collect::<Result<_>>()?;
-            groups.push(self.bind(entry, &[(0, final_params), (1, partials), (2, result)])?);
+            groups.push(self.bind(entry, &[(0, final_params), (3, partials), (2, result)])?);
             Ok(groups)
         })?;
         let grids: Vec<_> = chunks
             .iter()
-            .map(|c| grid_1d((c.n as u64).div_ceil(WORKGROUP).min(MAX_GROUPS), self.max_workgroups()))
+            .map(|c| grid_1d((c.n as u64).div_ceil(4 * WORKGROUP).min(MAX_GROUPS), self.max_workgroups()))
             .collect::<Result<_>>()?;
         self.submit_pass(
             entry,
