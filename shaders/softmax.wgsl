@@ -263,6 +263,8 @@ fn poisons4(v: vec4<f32>) -> u32 {
 // loop is shorter and more loads are in flight per row (on an H200, 512 threads took 7% less time than 256, and
 // 1024 twice as long). Its own reduction arrays are sized to match.
 const FUSED_WG: u32 = 512u;
+// vec4s of a row each thread of the fused kernel keeps in registers.
+const ROW_CACHE: u32 = 4u;
 
 var<workgroup> fused_m: array<f32, FUSED_WG>;
 var<workgroup> fused_s: array<f32, FUSED_WG>;
@@ -287,10 +289,30 @@ fn softmax_fused(
     let cols4 = cols >> 2u;
     let base4 = base >> 2u;
 
+    // A row of at most FUSED_WG * ROW_CACHE vec4s (8192 floats) is held in registers between the two sweeps, so x
+    // is read once; a longer row is read again in sweep 2. Uniform too.
+    let cached = vectorised && cols4 <= FUSED_WG * ROW_CACHE;
+    var cache: array<vec4<f32>, ROW_CACHE>;
+
     // Sweep 1: this thread's online (m, s) pair and its NaN/+inf flag.
     var state = vec2<f32>(neg_inf_f32(), 0.0);
     var bad = 0u;
-    if (vectorised) {
+    if (cached) {
+        // All ROW_CACHE loads are issued before any is used. Columns past the end read as -inf, which adds
+        // nothing. The loops have constant trip counts, so the compiler unrolls them and `cache` lives in registers.
+        for (var k = 0u; k < ROW_CACHE; k += 1u) {
+            let c = lid.x + k * FUSED_WG;
+            var v = vec4<f32>(neg_inf_f32());
+            if (c < cols4) {
+                v = x4[base4 + c];
+            }
+            cache[k] = v;
+        }
+        for (var k = 0u; k < ROW_CACHE; k += 1u) {
+            bad |= poisons4(cache[k]);
+            state = online_add4(state, cache[k]);
+        }
+    } else if (vectorised) {
         for (var c = lid.x; c < cols4; c += FUSED_WG) {
             let v = x4[base4 + c];
             bad |= poisons4(v);
@@ -325,10 +347,20 @@ fn softmax_fused(
     let inv_s = 1.0 / fused_s[0];
     let row_bad = fused_bad[0] != 0u || is_neg_inf(row_m);
 
-    // Sweep 2: write the normalised values. x is read again; the row was read moments ago, so mostly from L2.
+    // Sweep 2: write the normalised values, from registers, or reading x again (the row was read moments ago, so
+    // mostly from L2, when the other rows in flight have not evicted it).
     if (row_bad) {
         for (var c = lid.x; c < cols; c += FUSED_WG) {
             y[base + c] = nan_f32();
+        }
+    } else if (cached) {
+        for (var k = 0u; k < ROW_CACHE; k += 1u) {
+            let c = lid.x + k * FUSED_WG;
+            if (c < cols4) {
+                let v = cache[k];
+                let neg_inf_lanes = bitcast<vec4<u32>>(v) == vec4<u32>(NEG_INF_BITS);
+                y4[base4 + c] = select(exp(v - vec4<f32>(row_m)) * inv_s, vec4<f32>(0.0), neg_inf_lanes);
+            }
         }
     } else if (vectorised) {
         for (var c = lid.x; c < cols4; c += FUSED_WG) {

@@ -127,14 +127,22 @@ impl Workload for Softmax {
         shapes
     }
 
+    /// The same special values at three widths: 37 columns (a scalar path on the GPUs), 40 (rows of whole `vec4`s)
+    /// and 8200 (whole `vec4`s, longer than a GPU kernel keeps in registers).
     fn special_inputs() -> Vec<(&'static str, SoftmaxInput)> {
-        let cols = 37;
-        let mut data = rng::uniform_f32(9, 0, 5 * cols, -8.0, 8.0);
-        data[3] = f32::NAN; // row 0
-        data[cols + 20] = f32::INFINITY; // row 1
-        data[2 * cols + 5] = f32::NEG_INFINITY; // row 2: finite max, that entry is 0
-        data[3 * cols..4 * cols].fill(f32::NEG_INFINITY); // row 3: no finite maximum
-        data[4 * cols + 36] = 80.0; // row 4: a large value must not overflow exp
-        vec![("NaN, +inf, -inf and an all -inf row", SoftmaxInput { rows: 5, cols, data })]
+        let with_specials = |cols: usize| {
+            let mut data = rng::uniform_f32(9, 0, 5 * cols, -8.0, 8.0);
+            data[3] = f32::NAN; // row 0
+            data[cols + 20] = f32::INFINITY; // row 1
+            data[2 * cols + 5] = f32::NEG_INFINITY; // row 2: finite max, that entry is 0
+            data[3 * cols..4 * cols].fill(f32::NEG_INFINITY); // row 3: no finite maximum
+            data[4 * cols + 36] = 80.0; // row 4: a large value must not overflow exp
+            SoftmaxInput { rows: 5, cols, data }
+        };
+        vec![
+            ("NaN, +inf, -inf and an all -inf row, 37 columns", with_specials(37)),
+            ("NaN, +inf, -inf and an all -inf row, 40 columns", with_specials(40)),
+            ("NaN, +inf, -inf and an all -inf row, 8200 columns", with_specials(8200)),
+        ]
     }
 }
