@@ -160,25 +160,25 @@ fn repeat(options: &MeasureOptions, mut run: impl FnMut() -> Result<Duration>) -
 
 /// Keeps `backend` busy with back-to-back calls of `launch` for `duration` of wall time (at least one call), then
 /// synchronises: it brings a GPU that has been idle back to its working clocks before something is timed on it.
-/// It waits for the device every 5 ms, so the work queued ahead of it stays bounded.
+/// Launches are queued in batches of about 5 ms of work (sized from the first, synchronised call) with a
+/// synchronisation after each batch, so the queue never runs far past `duration`.
 pub fn spin_up<B: Backend + ?Sized>(
     backend: &B,
     duration: Duration,
     launch: &mut dyn FnMut() -> Result<()>,
 ) -> Result<()> {
     let started = Instant::now();
-    let mut last_sync = Instant::now();
-    loop {
-        launch()?;
-        if started.elapsed() >= duration {
-            break;
+    launch()?;
+    backend.synchronize()?;
+    let one = started.elapsed().max(Duration::from_micros(1));
+    let batch = (Duration::from_millis(5).as_secs_f64() / one.as_secs_f64()).clamp(1.0, 1000.0) as usize;
+    while started.elapsed() < duration {
+        for _ in 0..batch {
+            launch()?;
         }
-        if last_sync.elapsed() >= Duration::from_millis(5) {
-            backend.synchronize()?;
-            last_sync = Instant::now();
-        }
+        backend.synchronize()?;
     }
-    backend.synchronize()
+    Ok(())
 }
 
 /// Measures `variant` of `W` on `backend` for `input`.
@@ -281,6 +281,24 @@ mod tests {
         let s = Stats::from_samples(vec![ms(5), ms(1), ms(3), ms(2), ms(4)]);
         assert_eq!((s.median, s.min, s.max, s.p25, s.p75, s.samples), (ms(3), ms(1), ms(5), ms(2), ms(4), 5));
         assert!((s.relative_spread() - 2.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn spin_up_keeps_launching_for_its_duration_and_stops_soon_after() {
+        let backend = gpuworthy_cpu::CpuBackend::new();
+        let mut calls = 0;
+        let started = Instant::now();
+        spin_up(&backend, Duration::from_millis(30), &mut || {
+            calls += 1;
+            std::thread::sleep(Duration::from_millis(1));
+            Ok(())
+        })
+        .unwrap();
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(30), "stopped early: {took:?}");
+        // One batch of about 5 ms may follow the deadline; the rest is slack for a loaded machine.
+        assert!(took < Duration::from_millis(300), "ran on for {took:?}");
+        assert!(calls >= 10, "{calls} calls in {took:?}");
     }
 
     #[test]
