@@ -21,7 +21,8 @@ pub struct MeasureOptions {
     pub warmup: usize,
     /// On a GPU, how long to keep the device busy with back-to-back launches right before the kernel is timed.
     /// GPUs lower their clocks soon after going idle, and the upload phase before leaves them idle: without this,
-    /// an H200 through Vulkan measured a 1.7 TB/s copy in some runs and 4.1 TB/s in others.
+    /// an H200 through Vulkan measured a 1.7 TB/s copy in some runs and 4.1 TB/s in others, and 100 ms with gaps
+    /// between launches was not always enough.
     pub spin_up: Duration,
     /// The fewest timed repetitions per phase.
     pub min_repetitions: usize,
@@ -39,7 +40,7 @@ impl Default for MeasureOptions {
     fn default() -> Self {
         MeasureOptions {
             warmup: 2,
-            spin_up: Duration::from_millis(200),
+            spin_up: Duration::from_millis(500),
             min_repetitions: 5,
             max_repetitions: 200,
             target_time: Duration::from_millis(300),
@@ -54,7 +55,7 @@ impl MeasureOptions {
     pub fn quick() -> Self {
         MeasureOptions {
             warmup: 1,
-            spin_up: Duration::from_millis(100),
+            spin_up: Duration::from_millis(300),
             min_repetitions: 3,
             max_repetitions: 50,
             target_time: Duration::from_millis(60),
@@ -160,17 +161,17 @@ fn repeat(options: &MeasureOptions, mut run: impl FnMut() -> Result<Duration>) -
 
 /// Keeps `backend` busy with back-to-back calls of `launch` for `duration` of wall time (at least one call), then
 /// synchronises: it brings a GPU that has been idle back to its working clocks before something is timed on it.
-/// Launches are queued in batches of about 5 ms of work (sized from the first, synchronised call) with a
-/// synchronisation after each batch, so the queue never runs far past `duration`.
+///
+/// The device must be kept busy without gaps, or its clock governor sees an idle device: launches are queued in
+/// batches of about 5 ms of device time (sized from the first call, timed on the device) with a synchronisation
+/// after each batch, so the queue never runs far past `duration` either.
 pub fn spin_up<B: Backend + ?Sized>(
     backend: &B,
     duration: Duration,
     launch: &mut dyn FnMut() -> Result<()>,
 ) -> Result<()> {
     let started = Instant::now();
-    launch()?;
-    backend.synchronize()?;
-    let one = started.elapsed().max(Duration::from_micros(1));
+    let one = backend.time_on_device(launch)?.max(Duration::from_micros(1));
     let batch = (Duration::from_millis(5).as_secs_f64() / one.as_secs_f64()).clamp(1.0, 1000.0) as usize;
     while started.elapsed() < duration {
         for _ in 0..batch {

@@ -561,10 +561,13 @@ impl Backend for WgpuBackend {
         let group = [self.bind(entry, &[(0, &params), (1, &source), (2, &target)])?];
         let grid = workloads::grid_1d((n4 as u64).div_ceil(workloads::WORKGROUP), self.max_workgroups())?;
         let mut copy = || self.dispatch_each(entry, &group, [grid], None);
-        // Back-to-back copies for 100 ms first, so the GPU is at its working clocks when the samples are taken.
+        // Back-to-back copies first, in batches of about 5 ms of device time, so the GPU is at its working clocks
+        // when the samples are taken (see `gpuworthy::measure::spin_up`, which this crate cannot depend on).
+        let one = self.time_on_device(&mut copy)?.max(Duration::from_micros(1));
+        let batch = (Duration::from_millis(5).as_secs_f64() / one.as_secs_f64()).clamp(1.0, 1000.0) as usize;
         let spin_up = Instant::now();
-        while spin_up.elapsed() < Duration::from_millis(100) {
-            for _ in 0..8 {
+        while spin_up.elapsed() < Duration::from_millis(300) {
+            for _ in 0..batch {
                 copy()?;
             }
             self.wait()?;
