@@ -11,9 +11,12 @@
 //! times a buffer-to-buffer copy command of `IN` bytes instead. The lab checks nothing: the results of a kernel
 //! shape found here are checked by the conformance tests once the shape is moved into `shaders/`.
 //!
-//! `GPUWORTHY_WGPU_UNCHECKED=1` compiles without wgpu's run-time bounds checks, as the backend does.
+//! The shader gets the run-time checks the backend would give it: `GPUWORTHY_WGPU_CHECKS` chooses them (see
+//! `ShaderChecks`).
 
 use std::time::Instant;
+
+use gpuworthy_wgpu::ShaderChecks;
 
 const REPEATS: usize = 25;
 
@@ -82,11 +85,14 @@ fn main() -> Result<(), String> {
     let descriptor =
         wgpu::ShaderModuleDescriptor { label: Some(file), source: wgpu::ShaderSource::Wgsl(source.into()) };
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = if std::env::var("GPUWORTHY_WGPU_UNCHECKED").is_ok_and(|v| v == "1") {
-        // SAFETY: the user vouches for the shader's indexing by setting GPUWORTHY_WGPU_UNCHECKED=1.
-        unsafe { device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked()) }
-    } else {
+    let checks = ShaderChecks::from_env().map_err(|e| e.to_string())?;
+    println!("shader checks: {checks}");
+    let module = if checks == ShaderChecks::ALL {
         device.create_shader_module(descriptor)
+    } else {
+        // SAFETY: the shader's author vouches for the checks left out, as the backend does for `shaders/` (and
+        // for wgpu's loop bounding, the default leaves out, every loop must end).
+        unsafe { device.create_shader_module_trusted(descriptor, checks.runtime_checks()) }
     };
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(format!("{file}: {e}"));

@@ -21,9 +21,7 @@
 //! - **Runtime checks.** wgpu clamps every array index in a shader, guards integer division and bounds every loop
 //!   with a counter unless told the shader is trusted. The loop counters stop the driver from unrolling loops and
 //!   cost up to 3 times on an H200, while the shaders' loops provably end, so the default drops loop bounding and
-//!   keeps the index clamps and division guards (17% on `matmul register`, nothing measurable on most kernels).
-//!   `GPUWORTHY_WGPU_UNCHECKED=1` drops every check, to measure what the rest cost: the shaders check their own
-//!   indices.
+//!   keeps the index clamps and division guards; `GPUWORTHY_WGPU_CHECKS` chooses otherwise ([`ShaderChecks`]).
 //! - **Errors.** Validation and out-of-memory errors are captured with error scopes and returned as
 //!   [`Error::Device`]; errors that escape a scope are recorded by an uncaptured-error handler and returned by the
 //!   next synchronisation, never panicked.
@@ -40,9 +38,11 @@ use std::time::{Duration, Instant};
 
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result};
 
+mod checks;
 mod shaders;
 mod workloads;
 
+pub use checks::ShaderChecks;
 pub use shaders::SHADERS;
 
 /// Which adapter to use.
@@ -173,8 +173,8 @@ pub struct WgpuBackend {
     /// Mappable buffers for downloads, by size, reused while sizes repeat.
     staging: Mutex<HashMap<u64, Vec<wgpu::Buffer>>>,
     timer: Option<Timer>,
-    /// Compile shaders without wgpu's own bounds checks (`GPUWORTHY_WGPU_UNCHECKED=1`).
-    unchecked_shaders: bool,
+    /// wgpu's run-time checks compiled into the shaders (`GPUWORTHY_WGPU_CHECKS`).
+    shader_checks: ShaderChecks,
     /// A smaller chunk size than the adapter's binding limit (`GPUWORTHY_WGPU_MAX_BINDING`).
     binding_cap: Option<u64>,
     /// Errors no error scope caught, reported by the next synchronisation.
@@ -283,6 +283,7 @@ impl WgpuBackend {
             passes: Mutex::new(None),
         });
 
+        let shader_checks = ShaderChecks::from_env()?;
         let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
         let info = DeviceInfo {
             name: adapter_info.name.clone(),
@@ -305,6 +306,7 @@ impl WgpuBackend {
                 ),
                 ("timestamp_query".into(), features.contains(wgpu::Features::TIMESTAMP_QUERY).to_string()),
                 ("subgroups".into(), features.contains(wgpu::Features::SUBGROUP).to_string()),
+                ("shader_checks".into(), shader_checks.to_string()),
             ],
         };
         Ok(WgpuBackend {
@@ -318,7 +320,7 @@ impl WgpuBackend {
             pipelines: Mutex::new(HashMap::new()),
             staging: Mutex::new(HashMap::new()),
             timer,
-            unchecked_shaders: std::env::var("GPUWORTHY_WGPU_UNCHECKED").is_ok_and(|v| v == "1"),
+            shader_checks,
             binding_cap: binding_cap_from_env()?,
             uncaptured,
         })
@@ -408,18 +410,19 @@ impl WgpuBackend {
         let descriptor =
             wgpu::ShaderModuleDescriptor { label: Some(file), source: wgpu::ShaderSource::Wgsl(source.into()) };
         let module = self.scoped(&format!("compiling {file}"), || {
-            if self.unchecked_shaders {
-                // SAFETY: every shader in `shaders/` bounds-checks each index it uses against the lengths the host
-                // passes, and the conformance tests run them at odd sizes, empty ones and sizes beyond a binding;
-                // its loops end (see `default_checks`); the user asked for this with GPUWORTHY_WGPU_UNCHECKED=1.
-                unsafe { self.device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked()) }
+            if self.shader_checks == ShaderChecks::ALL {
+                self.device.create_shader_module(descriptor)
             } else {
-                // SAFETY: the one check dropped, loop bounding, guards against loops that never end; every loop in
-                // `shaders/` ends. Each is a counted loop whose bound is a constant or comes from the uniform
-                // parameters, with a counter that grows by a non-zero step (a constant, the workgroup size or the
-                // grid's thread count) or halves down to zero, and the host's limits keep every bound far below
-                // 2^32, so no counter wraps; mandelbrot's `loop` breaks once its counter reaches `max_iter`.
-                unsafe { self.device.create_shader_module_trusted(descriptor, default_checks()) }
+                // SAFETY: wgpu requires the checks left out to be unneeded. Loop bounding guards against loops that
+                // never end, and every loop in `shaders/` ends: each is a counted loop whose bound is a constant or
+                // comes from the uniform parameters, with a counter that grows by a non-zero step (a constant, the
+                // workgroup size or the grid's thread count) or halves down to zero, and the host's limits keep
+                // every bound far below 2^32, so no counter wraps; mandelbrot's `loop` breaks once its counter
+                // reaches `max_iter`. Index clamps and division guards are only left out when the user asks for it
+                // (GPUWORTHY_WGPU_CHECKS or GPUWORTHY_WGPU_UNCHECKED=1): every shader tests each index it uses
+                // against the lengths the host passes, divides only by non-zero constants and sizes, and the
+                // conformance tests run them at odd sizes, empty ones and sizes beyond a binding.
+                unsafe { self.device.create_shader_module_trusted(descriptor, self.shader_checks.runtime_checks()) }
             }
         });
         module.map_err(|e| Error::Compile {
@@ -516,18 +519,6 @@ impl WgpuBackend {
         let total: u64 = ticks.chunks_exact(2).map(|pair| pair[1].saturating_sub(pair[0])).sum();
         Ok(Duration::from_nanos((total as f64 * timer.period).round() as u64))
     }
-}
-
-/// wgpu's run-time checks as this backend compiles its shaders by default: every array index still clamped and every
-/// integer division still guarded, but no loop bounding. Loop bounding adds a counter to each loop so that a loop
-/// cannot run forever, and that counter also stops the driver's compiler from unrolling loops with constant trip
-/// counts. On an H200 it made `stencil naive` 2.2 times slower, `matmul tiled` 2.3 times, `matmul naive` 3 times,
-/// `matmul register` 1.3 times. The index clamps and division guards cost far less: nothing measurable on most
-/// kernels, 17% on `matmul register`.
-fn default_checks() -> wgpu::ShaderRuntimeChecks {
-    let mut checks = wgpu::ShaderRuntimeChecks::checked();
-    checks.force_loop_bounding = false;
-    checks
 }
 
 impl Backend for WgpuBackend {
