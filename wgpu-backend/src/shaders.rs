@@ -2,7 +2,8 @@
 //!
 //! One file per workload, entry points named `<workload>_<variant>` (with a suffix for the kernels of a multi-kernel
 //! variant). The subgroup sum lives in its own file: a module that uses subgroup operations cannot even be created on
-//! an adapter without them, and the other sum kernels must still work there.
+//! an adapter without them, and the other sum kernels must still work there. Its module is `sum.wgsl` followed by
+//! `sum_subgroup.wgsl`, so the two kernels share one per-thread loop.
 
 /// One WGSL file and the entry points it defines.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +24,17 @@ macro_rules! shader {
             entry_points: &[$($entry),*],
         }
     };
+    // A file that builds on another: the module is `$base` followed by `$file`.
+    ($file:literal after $base:literal, [$($entry:literal),* $(,)?]) => {
+        Shader {
+            file: $file,
+            source: concat!(
+                include_str!(concat!("../../shaders/", $base)),
+                include_str!(concat!("../../shaders/", $file))
+            ),
+            entry_points: &[$($entry),*],
+        }
+    };
 }
 
 /// Every shader of the backend.
@@ -30,7 +42,7 @@ pub const SHADERS: &[Shader] = &[
     shader!("square.wgsl", ["square_naive", "square_vec4"]),
     shader!("saxpy.wgsl", ["saxpy_naive", "saxpy_vec4"]),
     shader!("sum.wgsl", ["sum_workgroup"]),
-    shader!("sum_subgroup.wgsl", ["sum_subgroup"]),
+    shader!("sum_subgroup.wgsl" after "sum.wgsl", ["sum_subgroup"]),
     shader!(
         "softmax.wgsl",
         ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused"]
