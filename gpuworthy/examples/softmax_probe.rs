@@ -23,17 +23,28 @@ fn main() {
         }
     };
     let input = Softmax::generate(&Shape2::square(8192), 1).expect("a valid shape");
+    let epoch = Instant::now();
     let mut quick = MeasureOptions::quick();
     let step = |label: &str, variant: &str, validate: bool, quick: &mut MeasureOptions| {
         quick.validate = validate;
-        let t = Instant::now();
         let m = measure::<Softmax, _>(&backend, variant, &input, quick).expect("the measurement runs");
         println!(
-            "{label:<60} {variant:<8} validate={validate:<5} kernel {:>8.1} µs  (took {:.1} s)",
+            "{:>7.2} s  {label:<48} {variant:<8} validate={validate:<5} spin_up={:>3} ms  kernel {:>7.1} µs (p25 {:.1}, p75 {:.1})",
+            epoch.elapsed().as_secs_f64(),
+            quick.spin_up.as_millis(),
             m.kernel.median.as_secs_f64() * 1e6,
-            t.elapsed().as_secs_f64()
+            m.kernel.p25.as_secs_f64() * 1e6,
+            m.kernel.p75.as_secs_f64() * 1e6,
         );
     };
+    for round in 0..4 {
+        for spin in [0u64, 300] {
+            quick.spin_up = Duration::from_millis(spin);
+            step(&format!("0 alternate spin-up, round {round}"), "fused", false, &mut quick);
+            step(&format!("0 alternate spin-up, round {round}"), "unfused", false, &mut quick);
+        }
+    }
+    quick.spin_up = MeasureOptions::quick().spin_up;
     step("1 fused alone", "fused", false, &mut quick);
     step("2 unfused", "unfused", true, &mut quick);
     step("2 then fused, no check", "fused", false, &mut quick);
@@ -70,5 +81,28 @@ fn main() {
             times[10], times[0], times[19]
         );
         step("8 unfused check in between", "unfused", true, &mut quick);
+    }
+    // Fresh allocations while that resident stays: each new input timed with both kernels, 20 launches each.
+    let median_of = |resident: &mut _, variant: &str| {
+        let mut times: Vec<f64> = (0..20)
+            .map(|_| {
+                backend
+                    .time_on_device(&mut || Implements::<Softmax>::launch(&backend, variant, resident))
+                    .expect("the launch runs")
+                    .as_secs_f64()
+                    * 1e6
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[10]
+    };
+    for allocation in 0..8 {
+        let mut fresh = Implements::<Softmax>::upload(&backend, &input).expect("the upload runs");
+        let unfused = median_of(&mut fresh, "unfused");
+        let fused = median_of(&mut fresh, "fused");
+        let held = median_of(&mut resident, "fused");
+        println!(
+            "9 fresh input {allocation}: unfused {unfused:.1} µs, fused {fused:.1} µs; the held input's fused {held:.1} µs"
+        );
     }
 }

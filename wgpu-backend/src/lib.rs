@@ -153,7 +153,7 @@ struct Timer {
     readback: wgpu::Buffer,
     /// Nanoseconds per timestamp tick.
     period: f64,
-    /// Passes timed in the current window; `None` when no window is open.
+    /// Passes encoded in the current window (timed up to [`MAX_TIMED_PASSES`]); `None` when no window is open.
     passes: Mutex<Option<u32>>,
 }
 
@@ -438,11 +438,12 @@ impl WgpuBackend {
         let timer = self.timer.as_ref()?;
         let mut passes = lock(&timer.passes);
         let used = passes.as_mut()?;
-        if *used >= MAX_TIMED_PASSES {
+        // Counted even when the query set is full, so that the window reports the passes it could not time.
+        *used += 1;
+        if *used > MAX_TIMED_PASSES {
             return None;
         }
-        let index = 2 * *used;
-        *used += 1;
+        let index = 2 * (*used - 1);
         Some(wgpu::ComputePassTimestampWrites {
             query_set: &timer.queries,
             beginning_of_pass_write_index: Some(index),
@@ -506,6 +507,11 @@ impl WgpuBackend {
         result?;
         if passes == 0 {
             return Err(device_error("the timed work encoded no compute pass"));
+        }
+        if passes > MAX_TIMED_PASSES {
+            return Err(device_error(format!(
+                "the timed work encoded {passes} compute passes; one timing window holds {MAX_TIMED_PASSES}"
+            )));
         }
         let bytes = 16 * passes as u64;
         self.scoped("reading timestamps", || {
