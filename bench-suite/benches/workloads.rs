@@ -11,12 +11,9 @@
 use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
-/// The most launches timed in one device timing window (a wgpu window holds 256 compute passes).
-const LAUNCHES_PER_WINDOW: u64 = 64;
-
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gpuworthy::core::workloads::{Histogram, Mandelbrot, Matmul, Saxpy, Softmax, Square, Stencil, Sum};
-use gpuworthy::core::{BackendKind, Implements, Workload};
+use gpuworthy::core::{BackendKind, Implements, MAX_LAUNCHES_PER_TIMING, Workload};
 use gpuworthy::cpu::CpuBackend;
 use gpuworthy::cuda::CudaBackend;
 use gpuworthy::wgpu::WgpuBackend;
@@ -94,11 +91,11 @@ where
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     with_resident(&mut |r| {
-                        // Launches back to back, up to LAUNCHES_PER_WINDOW per device timing window, so that a
+                        // Launches back to back, up to MAX_LAUNCHES_PER_TIMING per device timing window, so that a
                         // GPU is busy while it is timed and keeps its clocks up (see gpuworthy::measure).
                         let mut left = iters;
                         while left > 0 {
-                            let batch = left.min(LAUNCHES_PER_WINDOW);
+                            let batch = left.min(MAX_LAUNCHES_PER_TIMING as u64);
                             total += backend
                                 .time_on_device(&mut || (0..batch).try_for_each(|_| backend.launch(variant, r)))
                                 .expect("launch");

@@ -154,6 +154,38 @@ pub fn time_synchronous(work: &mut dyn FnMut() -> Result<()>) -> Result<Duration
     Ok(start.elapsed())
 }
 
+/// The most launches a caller puts in one [`Backend::time_on_device`] window; every backend accepts at least this
+/// many (a wgpu window holds 256 compute passes, one per launch).
+pub const MAX_LAUNCHES_PER_TIMING: usize = 64;
+
+/// Keeps `backend` busy with back-to-back calls of `launch` for `duration` of wall time (at least one call), then
+/// synchronises: it brings a GPU that has been idle back to its working clocks before something is timed on it.
+///
+/// The device must be kept busy without gaps, or its clock governor sees an idle device: launches are queued in
+/// batches of about 5 ms of device time (sized from the first call, timed on the device) with a synchronisation
+/// after each batch, so the queue never runs far past `duration` either. Returns the device time of that first call.
+pub fn spin_up<B: Backend + ?Sized>(
+    backend: &B,
+    duration: Duration,
+    launch: &mut dyn FnMut() -> Result<()>,
+) -> Result<Duration> {
+    let started = Instant::now();
+    let one = backend.time_on_device(launch)?;
+    let batch = launches_per(Duration::from_millis(5), one, 1000);
+    while started.elapsed() < duration {
+        for _ in 0..batch {
+            launch()?;
+        }
+        backend.synchronize()?;
+    }
+    Ok(one)
+}
+
+/// How many launches taking `one` each fill about `span` of device time: at least 1, at most `most`.
+pub fn launches_per(span: Duration, one: Duration, most: usize) -> usize {
+    (span.as_secs_f64() / one.as_secs_f64().max(1e-6)).clamp(1.0, most as f64) as usize
+}
+
 /// A backend's implementation of workload `W`, split into the phases a GPU user pays for.
 ///
 /// `launch` may be called many times on one resident value (benchmarks do); [`Implements::download`] returns the

@@ -30,7 +30,10 @@ pub mod rng;
 pub mod workload;
 pub mod workloads;
 
-pub use backend::{Backend, BackendKind, DeviceInfo, Implements, KernelClock, time_synchronous};
+pub use backend::{
+    Backend, BackendKind, DeviceInfo, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, launches_per, spin_up,
+    time_synchronous,
+};
 pub use error::{Error, Result};
 pub use workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 

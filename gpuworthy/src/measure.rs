@@ -14,7 +14,10 @@
 
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, Cost, Implements, KernelClock, Mismatch, Precision, Result, Workload};
+pub use gpuworthy_core::spin_up;
+use gpuworthy_core::{
+    Cost, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, Mismatch, Precision, Result, Workload, launches_per,
+};
 
 /// How long and how often to measure.
 #[derive(Debug, Clone)]
@@ -161,37 +164,6 @@ fn repeat(options: &MeasureOptions, mut run: impl FnMut() -> Result<Duration>) -
     Ok(Stats::from_samples(samples))
 }
 
-/// Keeps `backend` busy with back-to-back calls of `launch` for `duration` of wall time (at least one call), then
-/// synchronises: it brings a GPU that has been idle back to its working clocks before something is timed on it.
-///
-/// The device must be kept busy without gaps, or its clock governor sees an idle device: launches are queued in
-/// batches of about 5 ms of device time (sized from the first call, timed on the device) with a synchronisation
-/// after each batch, so the queue never runs far past `duration` either. Returns the device time of that first call.
-pub fn spin_up<B: Backend + ?Sized>(
-    backend: &B,
-    duration: Duration,
-    launch: &mut dyn FnMut() -> Result<()>,
-) -> Result<Duration> {
-    let started = Instant::now();
-    let one = backend.time_on_device(launch)?;
-    let batch = launches_per(Duration::from_millis(5), one, 1000);
-    while started.elapsed() < duration {
-        for _ in 0..batch {
-            launch()?;
-        }
-        backend.synchronize()?;
-    }
-    Ok(one)
-}
-
-/// How many launches of `one` each fill about `span` of device time: at least 1, at most `most`.
-fn launches_per(span: Duration, one: Duration, most: usize) -> usize {
-    (span.as_secs_f64() / one.as_secs_f64().max(1e-6)).clamp(1.0, most as f64) as usize
-}
-
-/// The most launches one kernel sample on a GPU is the mean of (a wgpu timing window holds 256 compute passes).
-const MAX_LAUNCHES_PER_SAMPLE: usize = 64;
-
 /// Measures `variant` of `W` on `backend` for `input`.
 ///
 /// ```
@@ -255,12 +227,12 @@ where
     backend.launch(variant, &mut resident)?;
     backend.synchronize()?;
     // On a GPU each kernel sample is the mean of a batch of back-to-back launches (about 2 ms of device time, at most
-    // MAX_LAUNCHES_PER_SAMPLE), timed together on the device. Timing one launch at a time leaves the GPU idle
+    // MAX_LAUNCHES_PER_TIMING), timed together on the device. Timing one launch at a time leaves the GPU idle
     // between launches while the host reads the clock, and its clock governor then lowers the clocks during the
     // measurement: on an H200 through Vulkan, softmax's kernels measured up to 2.2 times their time in some runs.
     let per_sample = if backend.kind().is_gpu() {
         let one = spin_up(backend, options.spin_up, &mut || backend.launch(variant, &mut resident))?;
-        launches_per(Duration::from_millis(2), one, MAX_LAUNCHES_PER_SAMPLE)
+        launches_per(Duration::from_millis(2), one, MAX_LAUNCHES_PER_TIMING)
     } else {
         1
     };

@@ -36,7 +36,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result, spin_up};
 
 mod checks;
 mod shaders;
@@ -158,7 +158,10 @@ struct Timer {
 }
 
 /// How many compute passes one timing window can hold.
-const MAX_TIMED_PASSES: u32 = 64;
+const MAX_TIMED_PASSES: u32 = 256;
+
+// One pass per launch: a window must hold the launches callers may time together.
+const _: () = assert!(MAX_TIMED_PASSES as usize >= gpuworthy_core::MAX_LAUNCHES_PER_TIMING);
 
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
@@ -558,17 +561,8 @@ impl Backend for WgpuBackend {
         let group = [self.bind(entry, &[(0, &params), (1, &source), (2, &target)])?];
         let grid = workloads::grid_1d((n4 as u64).div_ceil(workloads::WORKGROUP), self.max_workgroups())?;
         let mut copy = || self.dispatch_each(entry, &group, [grid], None);
-        // Back-to-back copies first, in batches of about 5 ms of device time, so the GPU is at its working clocks
-        // when the samples are taken (see `gpuworthy::measure::spin_up`, which this crate cannot depend on).
-        let one = self.time_on_device(&mut copy)?.max(Duration::from_micros(1));
-        let batch = (Duration::from_millis(5).as_secs_f64() / one.as_secs_f64()).clamp(1.0, 1000.0) as usize;
-        let spin_up = Instant::now();
-        while spin_up.elapsed() < Duration::from_millis(300) {
-            for _ in 0..batch {
-                copy()?;
-            }
-            self.wait()?;
-        }
+        // Back-to-back copies first, so the GPU is at its working clocks when the samples are taken.
+        spin_up(self, Duration::from_millis(300), &mut copy)?;
         let mut samples = Vec::new();
         for _ in 0..5 {
             samples.push(self.time_on_device(&mut copy)?.as_secs_f64());
