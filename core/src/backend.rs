@@ -11,6 +11,8 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -186,6 +188,75 @@ pub fn launches_per(span: Duration, one: Duration, most: usize) -> usize {
     (span.as_secs_f64() / one.as_secs_f64().max(1e-6)).clamp(1.0, most as f64) as usize
 }
 
+/// Serialises the use of one device queue between threads, so that a backend shared by threads times only the work of
+/// the thread that asked.
+///
+/// A device timer measures everything its queue runs between two marks (CUDA events on a stream), or marks passes as
+/// they are encoded (wgpu timestamp queries, with one query set per backend). When another thread's launch or copy
+/// is enqueued inside a timing window, the window measures it too, or loses its marks. So a timing window holds this
+/// lock from its first mark until its result is read, and every launch, upload and download holds it while it
+/// enqueues. The lock is reentrant: the thread that holds a window launches inside it.
+///
+/// ```
+/// use gpuworthy_core::QueueLock;
+/// let lock = QueueLock::default();
+/// let window = lock.hold();
+/// let launch = lock.hold(); // the same thread may enqueue inside its own window
+/// drop((launch, window));
+/// ```
+#[derive(Debug, Default)]
+pub struct QueueLock {
+    /// The thread holding the lock and how many times it holds it.
+    holder: Mutex<Option<(ThreadId, usize)>>,
+    released: Condvar,
+}
+
+/// Holds a [`QueueLock`] until dropped.
+#[derive(Debug)]
+#[must_use = "the lock is released when the guard is dropped"]
+pub struct QueueGuard<'a> {
+    lock: &'a QueueLock,
+}
+
+impl QueueLock {
+    fn state(&self) -> MutexGuard<'_, Option<(ThreadId, usize)>> {
+        self.holder.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until no other thread holds the lock, then holds it (again, if this thread already does).
+    pub fn hold(&self) -> QueueGuard<'_> {
+        let me = std::thread::current().id();
+        let mut holder = self.state();
+        loop {
+            match &mut *holder {
+                None => {
+                    *holder = Some((me, 1));
+                    break;
+                }
+                Some((owner, depth)) if *owner == me => {
+                    *depth += 1;
+                    break;
+                }
+                Some(_) => holder = self.released.wait(holder).unwrap_or_else(PoisonError::into_inner),
+            }
+        }
+        QueueGuard { lock: self }
+    }
+}
+
+impl Drop for QueueGuard<'_> {
+    fn drop(&mut self) {
+        let mut holder = self.lock.state();
+        if let Some((_, depth)) = &mut *holder {
+            *depth -= 1;
+            if *depth == 0 {
+                *holder = None;
+                self.lock.released.notify_all();
+            }
+        }
+    }
+}
+
 /// A backend's implementation of workload `W`, split into the phases a GPU user pays for.
 ///
 /// `launch` may be called many times on one resident value (benchmarks do); [`Implements::download`] returns the
@@ -248,6 +319,30 @@ pub trait Implements<W: Workload>: Backend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queue_lock_keeps_other_threads_out_of_a_window() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let lock = Arc::new(QueueLock::default());
+        let in_window = Arc::new(AtomicBool::new(false));
+        let window = lock.hold();
+        in_window.store(true, Ordering::SeqCst);
+        let other = {
+            let (lock, in_window) = (Arc::clone(&lock), Arc::clone(&in_window));
+            std::thread::spawn(move || {
+                let _launch = lock.hold();
+                assert!(!in_window.load(Ordering::SeqCst), "another thread enqueued inside an open window");
+            })
+        };
+        {
+            let _nested = lock.hold(); // reentrant for the window's own launches
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        in_window.store(false, Ordering::SeqCst);
+        drop(window);
+        other.join().unwrap();
+    }
 
     #[test]
     fn backend_names_round_trip() {

@@ -31,8 +31,8 @@ pub mod workload;
 pub mod workloads;
 
 pub use backend::{
-    Backend, BackendKind, DeviceInfo, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, launches_per, spin_up,
-    time_synchronous,
+    Backend, BackendKind, DeviceInfo, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, QueueGuard, QueueLock,
+    launches_per, spin_up, time_synchronous,
 };
 pub use error::{Error, Result};
 pub use workload::{Cost, Mismatch, Precision, Tolerance, Workload};

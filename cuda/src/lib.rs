@@ -6,6 +6,10 @@
 //! cudarc loads `libcuda` and `libnvrtc` dynamically, so this crate builds on machines without a CUDA toolkit; but
 //! cudarc *panics* when a library it needs is missing. [`CudaBackend::new`] therefore probes for each library first
 //! and returns [`Error::Unavailable`] with the reason, so that no machine without CUDA ever sees a panic.
+//!
+//! One backend may be shared by threads. All work goes to one stream, and CUDA events time everything that stream
+//! runs between them, so a timing window holds the backend's [`QueueLock`] until its end event is recorded and
+//! every launch and copy holds it while it enqueues: another thread's work waits instead of being timed.
 
 #![deny(missing_docs)]
 
@@ -14,7 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, QueueGuard, QueueLock, Result};
 
 mod kernels;
 mod memory;
@@ -35,6 +39,9 @@ pub struct CudaBackend {
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
     blas: OnceLock<std::result::Result<workloads::Blas, String>>,
+    /// Keeps other threads' work off the stream while a timing window is open: CUDA events time everything the
+    /// stream runs between them.
+    queue_lock: QueueLock,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -106,6 +113,7 @@ impl CudaBackend {
             functions: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
             blas: OnceLock::new(),
+            queue_lock: QueueLock::default(),
         })
     }
 
@@ -122,6 +130,11 @@ impl CudaBackend {
     /// The stream every phase runs on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// Holds the stream against other threads' timing windows while work is enqueued on it (see [`QueueLock`]).
+    pub(crate) fn hold_queue(&self) -> QueueGuard<'_> {
+        self.queue_lock.hold()
     }
 }
 
@@ -170,6 +183,8 @@ impl Backend for CudaBackend {
 
     /// Records an event before and after `work` on the backend's stream and returns the time between them.
     fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        // Held until the end event: another thread's launch between the events would be timed as this work.
+        let _window = self.hold_queue();
         let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.stream.record_event(timed).map_err(driver_error("recording the start event"))?;
         work()?;

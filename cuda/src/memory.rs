@@ -67,6 +67,7 @@ pub struct TransferRates {
 impl CudaBackend {
     /// A device buffer of `len` zeros (at least one element: the driver refuses empty allocations).
     pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let _queue = self.hold_queue();
         self.stream
             .alloc_zeros(len.max(1))
             .map_err(driver_error(format!("allocating {} bytes on the device", len * size_of::<T>())))
@@ -94,6 +95,7 @@ impl CudaBackend {
         if host.is_empty() {
             return self.zeros(1);
         }
+        let _queue = self.hold_queue();
         // SAFETY: the copy below writes every element before any kernel reads the buffer (same stream, in order).
         let mut device = unsafe { self.stream.alloc::<T>(host.len()) }
             .map_err(driver_error(format!("allocating {} bytes on the device", std::mem::size_of_val(host))))?;
@@ -116,6 +118,7 @@ impl CudaBackend {
             return Ok(Vec::new());
         }
         let what = format!("copying {} bytes to the host", len * size_of::<T>());
+        let _queue = self.hold_queue();
         let view = device.slice(..len);
         let mut host = vec![T::default(); len];
         // A fresh vector's pages are mapped on first touch; faulting them in during the driver's copy makes a

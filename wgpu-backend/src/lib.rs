@@ -22,6 +22,14 @@
 //!   with a counter unless told the shader is trusted. The loop counters stop the driver from unrolling loops and
 //!   cost up to 3 times on an H200, while the shaders' loops provably end, so the default drops loop bounding and
 //!   keeps the index clamps and division guards; `GPUWORTHY_WGPU_CHECKS` chooses otherwise ([`ShaderChecks`]).
+//! - **Driver limits.** Mesa's llvmpipe (lavapipe) stops a shader invocation's loops once they have run 65535
+//!   trips in all, and the shader goes on with wrong values. On that driver every launch first counts the loop trips
+//!   its invocations may run (as if no loop were unrolled) and refuses one beyond the limit with
+//!   [`Error::TooLarge`] naming it: matmul with K near 2^16, softmax rows of 2^24, mandelbrot beyond 65535
+//!   iterations.
+//! - **Threads.** One backend may be shared by threads. A timing window holds the backend's [`QueueLock`] from its
+//!   first timestamp until they are read, and every submission holds it while it encodes, so another thread's pass
+//!   never lands in a window (one query set and readback buffer serve every window in turn).
 //! - **Errors.** Validation and out-of-memory errors are captured with error scopes and returned as
 //!   [`Error::Device`]; errors that escape a scope are recorded by an uncaptured-error handler and returned by the
 //!   next synchronisation, never panicked.
@@ -36,7 +44,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, Result, spin_up};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, QueueLock, Result, spin_up};
 
 mod checks;
 mod shaders;
@@ -182,6 +190,22 @@ pub struct WgpuBackend {
     binding_cap: Option<u64>,
     /// Errors no error scope caught, reported by the next synchronisation.
     uncaptured: Arc<Mutex<Vec<String>>>,
+    /// The most loop trips one shader invocation may run on this driver, where it has such a limit.
+    loop_trip_limit: Option<u64>,
+    /// Keeps other threads' submissions out of a timing window.
+    queue_lock: QueueLock,
+}
+
+/// The loop trips Mesa's llvmpipe lets one shader invocation run, summed over all its loops: past it, every loop
+/// exits early (`LP_MAX_TGSI_LOOP_ITERATIONS` in gallivm, one counter per invocation).
+const LLVMPIPE_LOOP_TRIPS: u64 = 65535;
+
+/// The loop-trip limit of an adapter's driver: llvmpipe's, or none known.
+fn loop_trip_limit(adapter: &wgpu::AdapterInfo) -> Option<u64> {
+    let llvmpipe = [&adapter.name, &adapter.driver, &adapter.driver_info]
+        .iter()
+        .any(|text| text.to_ascii_lowercase().contains("llvmpipe"));
+    llvmpipe.then_some(LLVMPIPE_LOOP_TRIPS)
 }
 
 impl fmt::Debug for WgpuBackend {
@@ -287,6 +311,7 @@ impl WgpuBackend {
         });
 
         let shader_checks = ShaderChecks::from_env()?;
+        let loop_trip_limit = loop_trip_limit(&adapter_info);
         let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
         let info = DeviceInfo {
             name: adapter_info.name.clone(),
@@ -310,6 +335,10 @@ impl WgpuBackend {
                 ("timestamp_query".into(), features.contains(wgpu::Features::TIMESTAMP_QUERY).to_string()),
                 ("subgroups".into(), features.contains(wgpu::Features::SUBGROUP).to_string()),
                 ("shader_checks".into(), shader_checks.to_string()),
+                (
+                    "max_loop_trips_per_invocation".into(),
+                    loop_trip_limit.map_or_else(|| "none known".to_owned(), |l| format!("{l} (llvmpipe)")),
+                ),
             ],
         };
         Ok(WgpuBackend {
@@ -326,6 +355,8 @@ impl WgpuBackend {
             shader_checks,
             binding_cap: binding_cap_from_env()?,
             uncaptured,
+            loop_trip_limit,
+            queue_lock: QueueLock::default(),
         })
     }
 
@@ -345,6 +376,27 @@ impl WgpuBackend {
     pub(crate) fn max_binding_bytes(&self) -> u64 {
         let adapter = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
         self.binding_cap.map_or(adapter, |cap| cap.min(adapter))
+    }
+
+    /// Refuses a launch whose shader invocations may run `trips` loop trips (all loops together, none unrolled) where
+    /// the driver stops loops before that, naming the limit; `what` describes the launch.
+    pub(crate) fn check_loop_trips(&self, what: impl FnOnce() -> String, trips: u64) -> Result<()> {
+        match self.loop_trip_limit {
+            Some(limit) if trips > limit => Err(Error::TooLarge {
+                what: format!("{} ({trips} loop trips per shader invocation)", what()),
+                limit: format!(
+                    "{limit} loop trips per invocation on {} (Mesa's llvmpipe ends every loop there, so the result \
+                     would be wrong)",
+                    self.adapter.name
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Holds the queue against other threads' timing windows while work is enqueued (see [`QueueLock`]).
+    pub(crate) fn hold_queue(&self) -> gpuworthy_core::QueueGuard<'_> {
+        self.queue_lock.hold()
     }
 
     pub(crate) fn device_handle(&self) -> &wgpu::Device {
@@ -462,6 +514,7 @@ impl WgpuBackend {
         prepare: impl FnOnce(&mut wgpu::CommandEncoder),
         record: impl FnOnce(&mut wgpu::ComputePass<'_>),
     ) -> Result<()> {
+        let _queue = self.hold_queue();
         self.scoped(what, || {
             let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
             prepare(&mut encoder);
@@ -504,12 +557,15 @@ impl WgpuBackend {
     }
 
     fn time_with_queries(&self, timer: &Timer, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        // Held until the timestamps are read: the query set and the readback buffer serve one window at a time.
+        let _window = self.hold_queue();
         *lock(&timer.passes) = Some(0);
         let result = work();
         let passes = lock(&timer.passes).take().unwrap_or(0);
         result?;
         if passes == 0 {
-            return Err(device_error("the timed work encoded no compute pass"));
+            // Nothing was launched (an empty input): no device time.
+            return Ok(Duration::ZERO);
         }
         if passes > MAX_TIMED_PASSES {
             return Err(device_error(format!(
@@ -575,6 +631,7 @@ impl Backend for WgpuBackend {
         match &self.timer {
             Some(timer) => self.time_with_queries(timer, work),
             None => {
+                let _window = self.hold_queue();
                 self.wait()?;
                 let start = Instant::now();
                 work()?;

@@ -173,6 +173,89 @@ mod tests {
         assert!(Sum::check(&input, &expected, &(naive as f64), Precision::Full).is_err());
     }
 
+    /// Each check is fed a result computed with one term or element missing, the mistake a kernel makes when a loop
+    /// stops one trip early or a thread skips its element, at sizes where the specification's arithmetic says the
+    /// tolerance must tell it from rounding.
+    #[test]
+    fn checks_reject_a_result_with_one_term_missing() {
+        let full = Precision::Full;
+
+        // square and saxpy: one element never written (left at zero, or at the input y for saxpy's in-place update).
+        for n in [1000, 65537] {
+            let x = Square::generate(&Len(n), 5).unwrap();
+            let good = Square::reference(&x).unwrap();
+            let mut missing = good.clone();
+            missing[n / 2] = 0.0;
+            assert!(Square::check(&x, &good, &missing, full).is_err(), "square {n}: an unwritten element passes");
+
+            let input = Saxpy::generate(&SaxpyParams::new(n), 5).unwrap();
+            let good = Saxpy::reference(&input).unwrap();
+            let mut missing = good.clone();
+            missing[n / 2] = input.y[n / 2];
+            assert!(Saxpy::check(&input, &good, &missing, full).is_err(), "saxpy {n}: an element not updated passes");
+        }
+
+        // sum: the largest element left out, at every conformance size where it is more than the tolerance.
+        for n in [2, 31, 1000, 1023, 1024, 1025, 65537] {
+            let x = Sum::generate(&Len(n), 5).unwrap();
+            let good = Sum::reference(&x).unwrap();
+            let largest = x.iter().copied().fold(0.0f32, f32::max) as f64;
+            assert!(Sum::check(&x, &good, &(good - largest), full).is_err(), "sum {n}: a dropped element passes");
+        }
+
+        // softmax: the denominator without the row's largest term (a reduction that stops one trip early).
+        for shape in [Shape2::new(17, 33), Shape2::new(100, 257), Shape2::new(3, 65537)] {
+            let input = Softmax::generate(&shape, 5).unwrap();
+            let good = Softmax::reference(&input).unwrap();
+            let mut missing = good.clone();
+            for y in missing.chunks_exact_mut(shape.cols) {
+                let largest = y.iter().copied().fold(0.0f32, f32::max) as f64;
+                y.iter_mut().for_each(|v| *v = (*v as f64 / (1.0 - largest)) as f32);
+            }
+            assert!(Softmax::check(&input, &good, &missing, full).is_err(), "softmax {shape}: a dropped term passes");
+        }
+
+        // matmul: every entry without the product of one k (a K loop one trip short), K up to 65537.
+        for (m, k, n) in [(17, 33, 65), (64, 64, 64), (2, 65537, 3)] {
+            let input = Matmul::generate(&MatmulParams::new(m, k, n), 5).unwrap();
+            let good = Matmul::reference(&input).unwrap();
+            let dropped = k - 1;
+            let missing: Vec<f32> = (0..m * n)
+                .map(|e| {
+                    let (i, j) = (e / n, e % n);
+                    good[e] - input.a[i * k + dropped] * input.b[dropped * n + j]
+                })
+                .collect();
+            assert!(
+                Matmul::check(&input, &good, &missing, full).is_err(),
+                "matmul {m}x{k}x{n}: a dropped product passes"
+            );
+        }
+
+        // stencil: the centre left out of every 3x3 sum.
+        for shape in [Shape2::new(17, 33), Shape2::new(100, 257)] {
+            let input = Stencil::generate(&shape, 5).unwrap();
+            let good = Stencil::reference(&input).unwrap();
+            let missing: Vec<f32> = good.iter().zip(&input.data).map(|(y, x)| y - x / 9.0).collect();
+            assert!(Stencil::check(&input, &good, &missing, full).is_err(), "stencil {shape}: a dropped term passes");
+        }
+
+        // histogram: one element not counted.
+        let input = Histogram::generate(&HistogramParams::new(65537), 5).unwrap();
+        let good = Histogram::reference(&input).unwrap();
+        let mut missing = good.clone();
+        missing[bin_of(input.x[7], input.bins).unwrap()] -= 1;
+        assert!(Histogram::check(&input, &good, &missing, full).is_err(), "histogram: an uncounted element passes");
+
+        // mandelbrot: one pixel not computed, in an image of fewer than 100 pixels (up to 1% may differ by FMA).
+        let params = MandelbrotParams::new(9, 9);
+        let good = Mandelbrot::reference(&params).unwrap();
+        let mut missing = good.clone();
+        let pixel = good.iter().position(|&c| c > 0).unwrap();
+        missing[pixel] = 0;
+        assert!(Mandelbrot::check(&params, &good, &missing, full).is_err(), "mandelbrot: a missing pixel passes");
+    }
+
     #[test]
     fn histogram_check_rejects_a_lost_count_and_a_moved_count() {
         let input = Histogram::generate(&HistogramParams::new(1000), 3).unwrap();

@@ -73,6 +73,7 @@ impl Implements<Square> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
+        let _queue = self.hold_queue();
         let kernel =
             kernel_of(Square::NAME, variant).ok_or_else(|| Implements::<Square>::unknown_variant(self, variant))?;
         self.launch_elementwise(kernel, false, r)
@@ -107,6 +108,7 @@ impl Implements<Saxpy> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
+        let _queue = self.hold_queue();
         let kernel =
             kernel_of(Saxpy::NAME, variant).ok_or_else(|| Implements::<Saxpy>::unknown_variant(self, variant))?;
         self.launch_elementwise(kernel, true, r)

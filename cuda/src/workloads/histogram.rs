@@ -53,6 +53,7 @@ impl Implements<Histogram> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
+        let _queue = self.hold_queue();
         let kernel = kernel_of(variant).ok_or_else(|| Implements::<Histogram>::unknown_variant(self, variant))?;
         let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.counts).map_err(driver_error("zeroing the counts"))?;

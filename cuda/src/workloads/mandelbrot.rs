@@ -37,6 +37,7 @@ impl Implements<Mandelbrot> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
+        let _queue = self.hold_queue();
         Implements::<Mandelbrot>::prepare(self, variant)?;
         let p = r.params;
         if p.width == 0 || p.height == 0 {

@@ -137,6 +137,7 @@ impl Implements<Matmul> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
+        let _queue = self.hold_queue();
         Implements::<Matmul>::prepare(self, variant)?;
         if r.m == 0 || r.n == 0 {
             return Ok(());

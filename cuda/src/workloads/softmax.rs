@@ -53,6 +53,7 @@ impl Implements<Softmax> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
+        let _queue = self.hold_queue();
         Implements::<Softmax>::prepare(self, variant)?;
         if r.rows == 0 || r.cols == 0 {
             return Ok(());

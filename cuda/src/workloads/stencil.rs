@@ -51,6 +51,7 @@ impl Implements<Stencil> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
+        let _queue = self.hold_queue();
         let (kernel, rows_per_block) =
             kernel_of(variant).ok_or_else(|| Implements::<Stencil>::unknown_variant(self, variant))?;
         let function = self.function(kernel)?;

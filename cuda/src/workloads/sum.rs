@@ -45,6 +45,7 @@ impl Implements<Sum> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
+        let _queue = self.hold_queue();
         let kernel = kernel_of(variant).ok_or_else(|| Implements::<Sum>::unknown_variant(self, variant))?;
         let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.total).map_err(driver_error("zeroing the sum"))?;
@@ -65,6 +66,7 @@ impl Implements<Sum> for CudaBackend {
     }
 
     fn download(&self, r: &mut SumResident) -> Result<f64> {
+        let _queue = self.hold_queue();
         let mut total = [0.0f64];
         self.stream.memcpy_dtoh(&r.total, &mut total).map_err(driver_error("copying the sum to the host"))?;
         self.stream.synchronize().map_err(driver_error("copying the sum to the host"))?;

@@ -91,6 +91,17 @@ impl Implements<Histogram> for WgpuBackend {
                 })
                 .collect()
         })?;
+        // Loop trips of one invocation over the largest chunk: `global` strides one value per trip; `private` runs,
+        // per range of 4096 bins, a clear, a stride of four vec4s per trip and a merge.
+        let largest = chunks.iter().map(|c| c.n as u64).max().unwrap_or(0);
+        let threads = largest.div_ceil(WORKGROUP).clamp(1, max_groups) * WORKGROUP;
+        let trips = match variant {
+            "global" => largest.div_ceil(threads),
+            _ => {
+                (r.bins as u64).div_ceil(4096) * (4096 / WORKGROUP + largest.div_ceil(16 * threads) + 4096 / WORKGROUP)
+            }
+        };
+        self.check_loop_trips(|| format!("histogram {variant} of {largest} values"), trips)?;
         let grids: Vec<_> = chunks
             .iter()
             .map(|c| grid_1d((c.n as u64).div_ceil(WORKGROUP).min(max_groups), self.max_workgroups()))

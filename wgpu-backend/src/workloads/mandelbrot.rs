@@ -36,6 +36,7 @@ struct Band {
 #[derive(Debug)]
 pub struct MandelbrotResident {
     width: usize,
+    max_iter: u32,
     bands: Vec<Band>,
     groups: BindGroups,
 }
@@ -89,11 +90,13 @@ impl Implements<Mandelbrot> for WgpuBackend {
                 .collect::<Result<_>>()?
         };
         self.flush_uploads();
-        Ok(MandelbrotResident { width: p.width, bands, groups: BindGroups::default() })
+        Ok(MandelbrotResident { width: p.width, max_iter: p.max_iter, bands, groups: BindGroups::default() })
     }
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
         Implements::<Mandelbrot>::prepare(self, variant)?;
+        // The escape loop runs up to max_iter trips (one more check after the last).
+        self.check_loop_trips(|| format!("mandelbrot with max_iter = {}", r.max_iter), u64::from(r.max_iter) + 1)?;
         let bands = &r.bands;
         let groups = r.groups.get_or_make(ENTRY, || {
             bands.iter().map(|b| self.bind(ENTRY, &[(0, &b.params), (1, &b.counts)])).collect()

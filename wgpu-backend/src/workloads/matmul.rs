@@ -21,6 +21,7 @@ struct Params {
 #[derive(Debug)]
 pub struct MatmulResident {
     m: usize,
+    k: usize,
     n: usize,
     buffers: Option<Buffers>,
     groups: super::BindGroups,
@@ -35,6 +36,17 @@ struct Buffers {
 }
 
 /// The entry point of a variant and the side of the square block of C one workgroup computes.
+/// The loop trips one invocation of a variant runs for inner dimension `k`, counting every loop of the shader as if
+/// none were unrolled: naive's K loop; tiled's loop over 16-wide tiles with 16 steps inside; register's loop over
+/// 16-deep slices with a 4-trip load loop and 16 steps inside.
+fn loop_trips(variant: &str, k: u64) -> u64 {
+    match variant {
+        "naive" => k,
+        "tiled" => k.div_ceil(16) * 17,
+        _ => k.div_ceil(16) * 21,
+    }
+}
+
 fn entry_of(variant: &str) -> Option<(&'static str, u32)> {
     match variant {
         "naive" => Some(("matmul_naive", 16)),
@@ -66,7 +78,7 @@ impl Implements<Matmul> for WgpuBackend {
     fn upload(&self, input: &MatmulInput) -> Result<MatmulResident> {
         Matmul::validate(input)?;
         let MatmulInput { m, k, n, .. } = *input;
-        let empty = MatmulResident { m, n, buffers: None, groups: Default::default() };
+        let empty = MatmulResident { m, k, n, buffers: None, groups: Default::default() };
         if m == 0 || n == 0 {
             return Ok(empty);
         }
@@ -91,6 +103,7 @@ impl Implements<Matmul> for WgpuBackend {
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
         let (entry, block) = entry_of(variant).ok_or_else(|| unknown(self, variant))?;
         let Some(b) = &r.buffers else { return Ok(()) };
+        self.check_loop_trips(|| format!("matmul {variant} with K = {}", r.k), loop_trips(variant, r.k as u64))?;
         let (x, y) = ((r.n as u64).div_ceil(block as u64), (r.m as u64).div_ceil(block as u64));
         let limit = self.max_workgroups() as u64;
         if x > limit || y > limit {

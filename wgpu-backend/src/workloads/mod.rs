@@ -84,6 +84,7 @@ impl WgpuBackend {
     /// belt.
     pub(crate) fn storage_with(&self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
         let buffer = self.storage_zeroed(label, data.len() as u64)?;
+        let _queue = self.hold_queue();
         self.scoped(&format!("uploading {label}"), || self.queue().write_buffer(&buffer, 0, data))?;
         Ok(buffer)
     }
@@ -181,6 +182,7 @@ impl WgpuBackend {
             )
         })
         .collect::<Result<_>>()?;
+        let _queue = self.hold_queue();
         self.scoped("reading results back", || {
             let mut encoder = self.device_handle().create_command_encoder(&Default::default());
             for ((buffer, _), (target, &size)) in parts.iter().zip(staging.iter().zip(&sizes)) {

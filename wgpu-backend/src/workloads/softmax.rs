@@ -36,6 +36,17 @@ pub struct SoftmaxResident {
     groups: BindGroups,
 }
 
+/// The loop trips one invocation of a variant runs for rows of `cols` columns, as if no loop were unrolled: each
+/// `unfused` kernel strides over the row with 256 threads, then halves a 256-wide tree; `fused` strides over the row
+/// twice with 512 threads (or runs two 4-trip loops over a cached row), then halves a 512-wide tree.
+fn loop_trips(variant: &str, cols: usize) -> u64 {
+    let cols = cols as u64;
+    match variant {
+        "unfused" => cols.div_ceil(256) + 8,
+        _ => 2 * cols.div_ceil(512).max(4) + 9,
+    }
+}
+
 /// The kernels of each variant, in launch order, with the bindings each one uses.
 fn kernels_of(variant: &str) -> Option<&'static [(&'static str, &'static [u32])]> {
     match variant {
@@ -98,6 +109,10 @@ impl Implements<Softmax> for WgpuBackend {
         if r.bands.is_empty() {
             return Ok(());
         }
+        self.check_loop_trips(
+            || format!("softmax {variant} with rows of {} columns", r.cols),
+            loop_trips(variant, r.cols),
+        )?;
         let mut steps = Vec::new();
         for &(entry, bindings) in kernels {
             let pipeline = self.pipeline(entry)?;
