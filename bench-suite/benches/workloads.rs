@@ -21,15 +21,28 @@ use gpuworthy::wgpu::WgpuBackend;
 /// The most work one quick benchmark's size may cost.
 const QUICK_MAX_FLOPS: u64 = 300_000_000;
 
+/// Ends the bench run with a message naming a bad environment variable (exit code 2), rather than a panic.
+fn bad_environment(e: gpuworthy::core::Error) -> ! {
+    eprintln!("workloads bench: {e}");
+    std::process::exit(2)
+}
+
 fn quick() -> bool {
-    std::env::var("GPUWORTHY_BENCH_QUICK").is_ok_and(|v| v == "1")
+    gpuworthy::core::env::read_flag("GPUWORTHY_BENCH_QUICK").unwrap_or_else(|e| bad_environment(e)).unwrap_or(false)
 }
 
 fn backend_kinds() -> Vec<BackendKind> {
-    std::env::var("GPUWORTHY_BENCH_BACKENDS")
-        .ok()
-        .map(|list| BackendKind::parse_list(&list).expect("GPUWORTHY_BENCH_BACKENDS names known backends"))
-        .unwrap_or_else(|| BackendKind::ALL.to_vec())
+    const NAME: &str = "GPUWORTHY_BENCH_BACKENDS";
+    match gpuworthy::core::env::read(NAME).unwrap_or_else(|e| bad_environment(e)) {
+        Some(list) => BackendKind::parse_list(&list).unwrap_or_else(|_| {
+            bad_environment(gpuworthy::core::env::invalid_value(
+                NAME,
+                &list,
+                "a comma-separated list of cpu, cuda, wgpu",
+            ))
+        }),
+        None => BackendKind::ALL.to_vec(),
+    }
 }
 
 /// The CPU's `naive` matmul stops at 2048: beyond, one run takes minutes.
@@ -179,7 +192,10 @@ macro_rules! bench_all {
 fn benches(c: &mut Criterion) {
     for kind in backend_kinds() {
         match kind {
-            BackendKind::Cpu => bench_all!(c, &CpuBackend::new(), &CpuBackend::new),
+            BackendKind::Cpu => match CpuBackend::new() {
+                Ok(cpu) => bench_all!(c, &cpu, &|| cpu.clone()),
+                Err(e) => bad_environment(e),
+            },
             BackendKind::Cuda => match CudaBackend::new(0) {
                 Ok(cuda) => bench_all!(c, &cuda, &|| CudaBackend::new(0).expect("available above")),
                 Err(e) => eprintln!("not benchmarking cuda: {e}"),

@@ -35,16 +35,20 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// The fingerprint of this machine with these backends.
-    pub fn of(backends: &Backends) -> Fingerprint {
-        let cpu = gpuworthy::cpu::CpuBackend::new();
+    /// The fingerprint of this machine with these backends; an error where the CPU backend cannot start (a bad
+    /// `GPUWORTHY_CPU_SIMD`).
+    pub fn of(backends: &Backends) -> gpuworthy::core::Result<Fingerprint> {
+        let cpu = match &backends.cpu {
+            Some(cpu) => cpu.clone(),
+            None => gpuworthy::cpu::CpuBackend::new()?,
+        };
         let gpus =
             [backends.cuda.as_ref().map(|b| b as &dyn Backend), backends.wgpu.as_ref().map(|b| b as &dyn Backend)]
                 .into_iter()
                 .flatten()
                 .map(|b| format!("{}: {} ({})", b.kind(), b.device().name, b.device().driver))
                 .collect();
-        Fingerprint {
+        Ok(Fingerprint {
             cpu: cpu.device().name.clone(),
             cpu_threads: rayon_threads(&cpu),
             cpu_simd: cpu.device().driver.clone(),
@@ -54,7 +58,7 @@ impl Fingerprint {
             gpuworthy_version: env!("CARGO_PKG_VERSION"),
             date_utc: utc_now(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
-        }
+        })
     }
 }
 

@@ -42,10 +42,7 @@ impl Backends {
         let mut backends = Backends::default();
         for &kind in kinds {
             let failed = match kind {
-                BackendKind::Cpu => {
-                    backends.cpu = Some(CpuBackend::new());
-                    None
-                }
+                BackendKind::Cpu => CpuBackend::new().map(|b| backends.cpu = Some(b)).err(),
                 BackendKind::Cuda => CudaBackend::new(0).map(|b| backends.cuda = Some(b)).err(),
                 BackendKind::Wgpu => WgpuBackend::new().map(|b| backends.wgpu = Some(b)).err(),
             };
@@ -190,6 +187,13 @@ pub struct WorkloadSweep {
     pub notes: Vec<Note>,
     /// The crossovers and verdict.
     pub crossover: Option<Crossover>,
+}
+
+impl WorkloadSweep {
+    /// The measurements whose output failed its check against the reference.
+    pub fn failed_checks(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.check.starts_with("FAILED"))
+    }
 }
 
 /// Where a GPU starts to beat the best CPU variant.
@@ -468,7 +472,9 @@ pub fn table(sweep: &WorkloadSweep) -> String {
                     let _ = write!(out, " {:>22}", format!("{} ({})", t(r.kernel_s), r.variant));
                 }
                 None => {
-                    let _ = write!(out, " {:>22}", "-");
+                    let failed =
+                        rows.iter().any(|r| r.size == size && r.backend == *b && r.check.starts_with("FAILED"));
+                    let _ = write!(out, " {:>22}", if failed { "FAILED" } else { "-" });
                 }
             }
             if *b != "cpu" {
@@ -486,6 +492,9 @@ pub fn table(sweep: &WorkloadSweep) -> String {
             }
         };
         let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), winner(&Row::host_time));
+    }
+    for r in sweep.failed_checks() {
+        let _ = writeln!(out, "  {}/{} at {}: {}", r.backend, r.variant, r.size, r.check);
     }
     for n in &sweep.notes {
         let _ = writeln!(out, "  note: {}/{}: {}", n.backend, n.variant, n.message);

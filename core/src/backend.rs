@@ -58,9 +58,11 @@ impl BackendKind {
     /// assert_eq!(required, vec![BackendKind::Cpu, BackendKind::Wgpu]);
     /// ```
     pub fn required_by_env() -> Result<Vec<BackendKind>> {
-        match std::env::var("GPUWORTHY_REQUIRE") {
-            Ok(list) => Self::parse_list(&list),
-            Err(_) => Ok(Vec::new()),
+        const NAME: &str = "GPUWORTHY_REQUIRE";
+        match crate::env::read(NAME)? {
+            Some(list) => Self::parse_list(&list)
+                .map_err(|_| crate::env::invalid_value(NAME, &list, "a comma-separated list of cpu, cuda, wgpu")),
+            None => Ok(Vec::new()),
         }
     }
 
@@ -141,6 +143,12 @@ pub trait Backend: Send + Sync {
     /// Runs `work` (which enqueues launches), waits for it, and returns the time the device spent on it as measured by
     /// [`Backend::kernel_clock`].
     fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration>;
+
+    /// The device's memory in bytes, where inputs must fit beside their outputs; `None` for the CPU (whose memory the
+    /// generators check) and where the driver does not say.
+    fn device_memory(&self) -> Option<u64> {
+        None
+    }
 
     /// The device's measured memory bandwidth, in decimal GB/s counting bytes read plus bytes written: the median of
     /// a few copies of `bytes` bytes from one device buffer to another (the CPU: from one vector to another on every
@@ -278,11 +286,13 @@ pub trait Implements<W: Workload>: Backend {
     }
 
     /// Whether this backend can take an input of this shape at all, answered before any data is made: an error names
-    /// the device limit it would exceed ([`Error::TooLarge`]). Backends that split large inputs into chunks accept
-    /// everything (the default).
+    /// the device limit it would exceed ([`Error::TooLarge`]). The default compares the input and output's bytes with
+    /// [`Backend::device_memory`]; backends with further limits (bindings, grids) add theirs.
     fn check_size(&self, params: &W::Params) -> Result<()> {
-        let _ = params;
-        Ok(())
+        match self.device_memory() {
+            Some(bytes) => crate::memory::check_device_memory::<W>(params, bytes, &self.device().name),
+            None => Ok(()),
+        }
     }
 
     /// Does the first-use work of a variant (compiling its kernel, building its pipeline) and caches it. Cheap when

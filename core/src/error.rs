@@ -38,7 +38,7 @@ pub enum Error {
     },
 
     /// The input is valid but larger than the device can take, and the backend does not split it.
-    #[error("{what} is too large for this device: the limit is {limit}")]
+    #[error("{what} is too large: the limit is {limit}")]
     TooLarge {
         /// What is too large, with its size.
         what: String,

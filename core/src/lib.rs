@@ -25,7 +25,9 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod env;
 pub mod error;
+pub mod memory;
 pub mod rng;
 pub mod workload;
 pub mod workloads;

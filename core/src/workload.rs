@@ -43,6 +43,10 @@ pub trait Workload: Sized + Send + Sync + 'static {
         precision: Precision,
     ) -> std::result::Result<(), Mismatch>;
 
+    /// The bytes the input and output at `params` occupy on the host, in checked arithmetic: `None` when the count
+    /// overflows. Generators check it against the machine's memory before allocating ([`crate::memory`]).
+    fn host_bytes(params: &Self::Params) -> Option<u64>;
+
     /// What a perfect implementation moves and computes for `params`.
     fn cost(params: &Self::Params) -> Cost;
 

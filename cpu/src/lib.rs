@@ -42,8 +42,12 @@ pub struct CpuBackend {
 }
 
 impl CpuBackend {
-    /// The CPU backend, using the best SIMD level this CPU supports (see [`simd::level`]).
-    pub fn new() -> Self {
+    /// The CPU backend, using the best SIMD level this CPU supports or the one `GPUWORTHY_CPU_SIMD` names (see
+    /// [`simd::level`]).
+    ///
+    /// Returns [`gpuworthy_core::Error::InvalidInput`] naming the variable when it names a level this CPU lacks.
+    pub fn new() -> Result<Self> {
+        simd::requested_level()?;
         let level = simd::level();
         let device = DeviceInfo {
             name: cpu_model(),
@@ -53,13 +57,7 @@ impl CpuBackend {
                 ("simd".into(), level.name().into()),
             ],
         };
-        CpuBackend { device }
-    }
-}
-
-impl Default for CpuBackend {
-    fn default() -> Self {
-        Self::new()
+        Ok(CpuBackend { device })
     }
 }
 

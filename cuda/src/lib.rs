@@ -39,6 +39,8 @@ pub struct CudaBackend {
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
     blas: OnceLock<std::result::Result<workloads::Blas, String>>,
+    /// The device's memory, in bytes.
+    memory_bytes: u64,
     /// Keeps other threads' work off the stream while a timing window is open: CUDA events time everything the
     /// stream runs between them.
     queue_lock: QueueLock,
@@ -102,6 +104,7 @@ impl CudaBackend {
         let multiprocessors = context
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver_error("reading the multiprocessor count"))? as u32;
+        let memory_bytes = context.total_mem().map_err(driver_error("reading the memory size"))? as u64;
         Ok(CudaBackend {
             context,
             stream,
@@ -113,6 +116,7 @@ impl CudaBackend {
             functions: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
             blas: OnceLock::new(),
+            memory_bytes,
             queue_lock: QueueLock::default(),
         })
     }
@@ -179,6 +183,10 @@ impl Backend for CudaBackend {
 
     fn kernel_clock(&self) -> KernelClock {
         KernelClock::CudaEvents
+    }
+
+    fn device_memory(&self) -> Option<u64> {
+        Some(self.memory_bytes)
     }
 
     /// Records an event before and after `work` on the backend's stream and returns the time between them.

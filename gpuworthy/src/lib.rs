@@ -9,7 +9,7 @@
 //! use gpuworthy::{cpu::CpuBackend, measure::{MeasureOptions, measure}};
 //!
 //! let input = Sum::generate(&Len(1 << 20), 7)?;
-//! let m = measure::<Sum, _>(&CpuBackend::new(), "simd", &input, &MeasureOptions::quick())?;
+//! let m = measure::<Sum, _>(&CpuBackend::new()?, "simd", &input, &MeasureOptions::quick())?;
 //! println!("sum of 2^20: kernel {:?} (median of {})", m.kernel.median, m.kernel.samples);
 //! # Ok::<(), gpuworthy::core::Error>(())
 //! ```

@@ -172,7 +172,7 @@ fn repeat(options: &MeasureOptions, mut run: impl FnMut() -> Result<Duration>) -
 /// use gpuworthy::cpu::CpuBackend;
 ///
 /// let input = Square::generate(&Len(1 << 16), 1)?;
-/// let m = measure::<Square, _>(&CpuBackend::new(), "simd", &input, &MeasureOptions::quick())?;
+/// let m = measure::<Square, _>(&CpuBackend::new()?, "simd", &input, &MeasureOptions::quick())?;
 /// assert!(matches!(m.check, Some(Ok(()))));
 /// println!("{:.1} GB/s", m.gb_per_s(m.kernel.median));
 /// # Ok::<(), gpuworthy::core::Error>(())
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn spin_up_keeps_launching_for_its_duration_and_stops_soon_after() {
-        let backend = gpuworthy_cpu::CpuBackend::new();
+        let backend = gpuworthy_cpu::CpuBackend::new().unwrap();
         let mut calls = 0;
         let started = Instant::now();
         spin_up(&backend, Duration::from_millis(30), &mut || {

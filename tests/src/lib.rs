@@ -192,12 +192,15 @@ where
 }
 
 /// What to do with a backend that could not be created: a trial that is ignored (skipped, with the reason printed)
-/// or, when `GPUWORTHY_REQUIRE` lists the backend, one that fails with the reason.
-pub fn unavailable_trial(kind: BackendKind, error: &Error) -> Trial {
-    let required = BackendKind::required_by_env().unwrap_or_else(|e| panic!("GPUWORTHY_REQUIRE: {e}"));
+/// or, when `required` (from `GPUWORTHY_REQUIRE`) lists the backend, one that fails with the reason. An error other
+/// than "unavailable here" (a bad environment variable, say) always fails.
+pub fn unavailable_trial(kind: BackendKind, error: &Error, required: &[BackendKind]) -> Trial {
     let name = format!("conformance::{kind}::available");
     let reason = error.to_string();
-    if required.contains(&kind) {
+    if !error.is_unavailable() {
+        eprintln!("{kind} COULD NOT START: {reason}");
+        Trial::test(name, move || Err(reason.into()))
+    } else if required.contains(&kind) {
         eprintln!("REQUIRED BACKEND MISSING: {reason}");
         Trial::test(name, move || Err(format!("{reason} (required by GPUWORTHY_REQUIRE)").into()))
     } else {

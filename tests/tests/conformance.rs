@@ -14,7 +14,7 @@ use libtest_mimic::{Arguments, Trial};
 
 /// Every trial for one backend, or the trial that reports it unavailable.
 macro_rules! backend_trials {
-    ($kind:expr, $make:expr) => {{
+    ($kind:expr, $make:expr, $required:expr) => {{
         let made: Result<_> = $make;
         match made {
             Ok(backend) => {
@@ -31,20 +31,23 @@ macro_rules! backend_trials {
                 trials.push(invalid_input_trial(&backend));
                 trials
             }
-            Err(error) => vec![unavailable_trial($kind, &error)],
+            Err(error) => vec![unavailable_trial($kind, &error, $required)],
         }
     }};
 }
 
 fn main() {
     let args = Arguments::from_args();
+    let required = match BackendKind::required_by_env() {
+        Ok(required) => required,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            std::process::exit(2);
+        }
+    };
     let mut trials: Vec<Trial> = Vec::new();
-    trials.extend(backend_trials!(BackendKind::Cpu, Ok(CpuBackend::new())));
-    trials.extend(backend_trials!(BackendKind::Cuda, CudaBackend::new(0)));
-    trials.extend(backend_trials!(BackendKind::Wgpu, WgpuBackend::new()));
-    if let Err(e) = BackendKind::required_by_env() {
-        eprintln!("GPUWORTHY_REQUIRE: {e}");
-        std::process::exit(2);
-    }
+    trials.extend(backend_trials!(BackendKind::Cpu, CpuBackend::new(), &required));
+    trials.extend(backend_trials!(BackendKind::Cuda, CudaBackend::new(0), &required));
+    trials.extend(backend_trials!(BackendKind::Wgpu, WgpuBackend::new(), &required));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -10,12 +10,12 @@
 //! Every loop in `shaders/` ends by construction, so the backend drops loop bounding and keeps the rest
 //! ([`ShaderChecks::DEFAULT`]). `GPUWORTHY_WGPU_CHECKS` chooses otherwise, to measure what each check costs:
 //! `all` (wgpu's default), `none`, or a comma-separated list of `bounds`, `loops` and `division`.
-//! `GPUWORTHY_WGPU_UNCHECKED=1` is the same as `none`.
+//! `GPUWORTHY_WGPU_UNCHECKED=1` (or `true`, `yes`, `on`) is the same as `none`. Unset or empty means the default.
 
 use std::fmt;
 use std::str::FromStr;
 
-use gpuworthy_core::{Error, Result};
+use gpuworthy_core::{Result, env};
 
 /// The run-time checks compiled into the shaders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,13 +40,16 @@ impl ShaderChecks {
     ///
     /// Returns [`Error::InvalidInput`] naming the accepted words when the variable holds anything else.
     pub fn from_env() -> Result<Self> {
-        if let Ok(text) = std::env::var("GPUWORTHY_WGPU_CHECKS") {
-            return text.parse().map_err(|e| Error::invalid(format!("GPUWORTHY_WGPU_CHECKS={text}: {e}")));
+        const CHECKS: &str = "GPUWORTHY_WGPU_CHECKS";
+        if let Some(text) = env::read(CHECKS)? {
+            return text.parse().map_err(|_| {
+                env::invalid_value(CHECKS, &text, "all, none, or a comma-separated list of bounds, loops, division")
+            });
         }
-        if std::env::var("GPUWORTHY_WGPU_UNCHECKED").is_ok_and(|v| v == "1") {
-            return Ok(Self::NONE);
+        match env::read_flag("GPUWORTHY_WGPU_UNCHECKED")? {
+            Some(true) => Ok(Self::NONE),
+            _ => Ok(Self::DEFAULT),
         }
-        Ok(Self::DEFAULT)
     }
 
     /// wgpu's form of these checks.
@@ -70,9 +73,10 @@ impl FromStr for ShaderChecks {
 
     /// `all`, `none`, or a comma-separated list of `bounds`, `loops` and `division`.
     fn from_str(text: &str) -> std::result::Result<Self, String> {
-        match text.trim() {
+        let text = text.trim().to_ascii_lowercase();
+        match text.as_str() {
             "all" => return Ok(Self::ALL),
-            "none" | "" => return Ok(Self::NONE),
+            "none" => return Ok(Self::NONE),
             _ => {}
         }
         let mut checks = Self::NONE;
@@ -122,5 +126,8 @@ mod tests {
     fn unknown_words_are_refused_with_the_accepted_ones() {
         let e = "bounds,speed".parse::<ShaderChecks>().unwrap_err();
         assert!(e.contains("`speed`") && e.contains("bounds, loops, division"), "{e}");
+        // Empty is not `none`: an unset or empty variable means the default, which is decided before parsing.
+        assert!("".parse::<ShaderChecks>().is_err());
+        assert_eq!("ALL".parse(), Ok(ShaderChecks::ALL));
     }
 }

@@ -44,7 +44,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, QueueLock, Result, spin_up};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, QueueLock, Result, env, spin_up};
 
 mod checks;
 mod shaders;
@@ -68,12 +68,12 @@ pub enum AdapterChoice {
 }
 
 impl AdapterChoice {
-    /// The choice named by the environment variable `GPUWORTHY_WGPU_ADAPTER`, or [`AdapterChoice::Auto`].
-    pub fn from_env() -> Self {
-        std::env::var("GPUWORTHY_WGPU_ADAPTER")
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-            .map_or(Self::Auto, |s| s.parse().unwrap_or_else(|never: std::convert::Infallible| match never {}))
+    /// The choice named by the environment variable `GPUWORTHY_WGPU_ADAPTER`, or [`AdapterChoice::Auto`] when it is
+    /// unset or empty. Any text is a valid choice; one that matches no adapter makes the backend unavailable, with
+    /// the adapters found named.
+    pub fn from_env() -> Result<Self> {
+        Ok(env::read("GPUWORTHY_WGPU_ADAPTER")?
+            .map_or(Self::Auto, |s| s.parse().unwrap_or_else(|never: std::convert::Infallible| match never {})))
     }
 }
 
@@ -128,13 +128,20 @@ pub(crate) fn device_error(message: impl Into<String>) -> Error {
     Error::Device { backend: BackendKind::Wgpu, message: message.into() }
 }
 
+/// Parses every environment variable this backend reads (`GPUWORTHY_WGPU_ADAPTER`, `GPUWORTHY_WGPU_CHECKS`,
+/// `GPUWORTHY_WGPU_UNCHECKED`, `GPUWORTHY_WGPU_MAX_BINDING`) without opening an adapter: an error names the first bad
+/// one and its valid values. [`WgpuBackend::new`] refuses the same values.
+pub fn check_environment() -> Result<()> {
+    AdapterChoice::from_env()?;
+    ShaderChecks::from_env()?;
+    binding_cap_from_env().map(drop)
+}
+
 /// The chunk size asked for by `GPUWORTHY_WGPU_MAX_BINDING` (`64M`, `2^26`, `1000000`), at least 1 MiB.
 fn binding_cap_from_env() -> Result<Option<u64>> {
-    let Ok(text) = std::env::var("GPUWORTHY_WGPU_MAX_BINDING") else { return Ok(None) };
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(None);
-    }
+    const NAME: &str = "GPUWORTHY_WGPU_MAX_BINDING";
+    let Some(text) = env::read(NAME)? else { return Ok(None) };
+    let text = text.as_str();
     let (digits, scale) = match text.chars().last() {
         Some('k' | 'K') => (&text[..text.len() - 1], 1u64 << 10),
         Some('m' | 'M') => (&text[..text.len() - 1], 1 << 20),
@@ -147,9 +154,7 @@ fn binding_cap_from_env() -> Result<Option<u64>> {
     }
     .and_then(|v| v.checked_mul(scale))
     .filter(|&v| v >= 1 << 20)
-    .ok_or_else(|| {
-        Error::invalid(format!("GPUWORTHY_WGPU_MAX_BINDING={text}: expected a size of at least 1M, such as 64M"))
-    })?;
+    .ok_or_else(|| env::invalid_value(NAME, text, "a size of at least 1M, such as 64M"))?;
     Ok(Some(value / 16 * 16))
 }
 
@@ -222,7 +227,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl WgpuBackend {
     /// The backend on the adapter chosen by `GPUWORTHY_WGPU_ADAPTER`, or the best one.
     pub fn new() -> Result<Self> {
-        Self::with_adapter(&AdapterChoice::from_env())
+        Self::with_adapter(&AdapterChoice::from_env()?)
     }
 
     /// Every adapter wgpu finds on this machine, in preference order, as `(backend, device type, name, driver)`.

@@ -1,6 +1,12 @@
 //! `gpuworthy`: is this work worth sending to the GPU? Lists the backends this machine has, and runs workloads on
 //! them with every phase measured.
+//!
+//! Exit codes: 0 success (also when the reader of its output goes away, as `| head` does), 1 a failure while
+//! running (a device error, or a sweep in which no requested backend could run), 2 a usage error (a bad argument,
+//! size or environment variable, refused before any work starts), 3 a result that failed its check against the
+//! reference (shown as FAILED in the table; whatever was measured is still written).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -105,6 +111,52 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// A result that failed its check against the reference (exit code 3).
+#[derive(Debug)]
+struct CheckFailed(String);
+
+impl std::fmt::Display for CheckFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CheckFailed {}
+
+/// Writes a line to standard output, returning an error (rather than panicking as `println!` does) when the reader
+/// has gone away.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*).context("writing to standard output")?
+    };
+}
+
+/// Every `GPUWORTHY_*` variable parsed once, before any work: a bad value is a usage error naming the variable.
+fn check_environment() -> Result<(), Error> {
+    BackendKind::required_by_env()?;
+    gpuworthy::cpu::simd::requested_level()?;
+    gpuworthy::wgpu::check_environment()
+}
+
+/// Fails now, before anything is measured, when `path` (a file) cannot be written.
+fn check_writable_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| UsageError(format!("{flag} {}: cannot write there: {e}", path.display())).into())
+}
+
+/// Fails now, before anything is measured, when files cannot be written in `dir` (made if missing).
+fn check_writable_dir(flag: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    let probe = dir.join(".gpuworthy-write-test");
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&probe, b""))
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| UsageError(format!("{flag} {}: cannot write there: {e}", dir.display())).into())
+}
+
 /// Turns the library's input errors into usage errors.
 fn usage(e: Error) -> anyhow::Error {
     match e {
@@ -116,21 +168,34 @@ fn usage(e: Error) -> anyhow::Error {
 }
 
 fn devices() -> anyhow::Result<()> {
+    out!("environment:");
+    for (variable, value) in gpuworthy::core::env::in_effect() {
+        match value {
+            Some(value) => out!("      {}={value}", variable.name),
+            None => out!("      {} unset: {}", variable.name, variable.purpose),
+        }
+    }
+    for name in gpuworthy::core::env::unknown_names() {
+        out!("      warning: {name} is set but gpuworthy reads no such variable (misspelt?)");
+    }
     for kind in BackendKind::ALL {
         let opened: Result<Box<dyn Backend>, Error> = match kind {
-            BackendKind::Cpu => Ok(Box::new(CpuBackend::new())),
+            BackendKind::Cpu => CpuBackend::new().map(|b| Box::new(b) as Box<dyn Backend>),
             BackendKind::Cuda => CudaBackend::new(0).map(|b| Box::new(b) as Box<dyn Backend>),
             BackendKind::Wgpu => WgpuBackend::new().map(|b| Box::new(b) as Box<dyn Backend>),
         };
         match opened {
-            Ok(backend) => describe(backend.as_ref()),
-            Err(e) => println!("{kind:<5} not available: {e}"),
+            Ok(backend) => describe(backend.as_ref())?,
+            Err(e) => out!("{kind:<5} not available: {e}"),
         }
         if kind == BackendKind::Wgpu {
             for (i, adapter) in WgpuBackend::adapters().iter().enumerate() {
-                println!(
+                out!(
                     "      adapter {i}: {} ({:?}, {}, {})  [GPUWORTHY_WGPU_ADAPTER={i}]",
-                    adapter.name, adapter.device_type, adapter.backend, adapter.driver
+                    adapter.name,
+                    adapter.device_type,
+                    adapter.backend,
+                    adapter.driver
                 );
             }
         }
@@ -150,12 +215,13 @@ where
         + backends.wgpu.as_ref().map_or(0, |b| Implements::<W>::variants(b).len())
 }
 
-fn describe(backend: &dyn Backend) {
+fn describe(backend: &dyn Backend) -> anyhow::Result<()> {
     let device = backend.device();
-    println!("{:<5} available: {} ({})", backend.kind(), device.name, device.driver);
+    out!("{:<5} available: {} ({})", backend.kind(), device.name, device.driver);
     for (name, value) in &device.limits {
-        println!("      {name}: {value}");
+        out!("      {name}: {value}");
     }
+    Ok(())
 }
 
 fn run_on<W, B>(backend: &B, size: Option<&str>, variant: Option<&str>, options: &MeasureOptions) -> anyhow::Result<()>
@@ -180,12 +246,12 @@ where
     }
     let device = backend.device();
     let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.kind(), device.name, device.driver);
-    print!("{}", report::phase_table(&title, &rows));
-    println!("  kernel clock: {}", backend.kernel_clock());
+    out!("{}", report::phase_table(&title, &rows).trim_end());
+    out!("  kernel clock: {}", backend.kernel_clock());
     let peak = backend.copy_bandwidth(COPY_PROBE_BYTES)?;
     let percent: Vec<String> =
         rows.iter().map(|m| format!("{} {:.0}%", m.variant, 100.0 * m.gb_per_s(m.kernel.median) / peak)).collect();
-    println!(
+    out!(
         "  measured copy peak: {peak:.1} GB/s (read + write); kernel bandwidth as a share of it: {}{}",
         percent.join(", "),
         if rows.first().is_some_and(|m| m.cost.arithmetic_intensity() > 4.0) {
@@ -195,7 +261,7 @@ where
         }
     );
     if rows.iter().any(|m| matches!(m.check, Some(Err(_)))) {
-        bail!("a variant's output does not match the reference");
+        return Err(CheckFailed("a variant's output does not match the reference".into()).into());
     }
     Ok(())
 }
@@ -215,40 +281,62 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if sizes.is_some() && workloads.len() != 1 {
                 return Err(UsageError("--sizes needs exactly one workload".into()).into());
             }
+            if let Some(list) = &sizes {
+                gpuworthy::with_workload!(workloads[0].as_str(), W => list
+                    .split(',')
+                    .try_for_each(|s| <W as Workload>::Params::parse_size(s).map(drop))
+                    .map_err(usage)?);
+            }
+            for (flag, path) in [("--json", &json), ("--csv", &csv)] {
+                if let Some(path) = path {
+                    check_writable_file(flag, path)?;
+                }
+            }
+            if let Some(dir) = &plot {
+                check_writable_dir("--plot", dir)?;
+            }
             let opened = Backends::open(&kinds);
             for (kind, why) in &opened.unavailable {
                 eprintln!("gpuworthy: skipping {kind}: {why}");
             }
+            if opened.cpu.is_none() && opened.cuda.is_none() && opened.wgpu.is_none() {
+                bail!("none of the requested backends can run here, so nothing was measured");
+            }
             let options = SweepOptions { budget: Duration::from_secs_f64(budget), ..SweepOptions::default() };
-            let fingerprint = Fingerprint::of(&opened);
-            println!("cpu: {} ({})", fingerprint.cpu, fingerprint.cpu_simd);
+            let fingerprint = Fingerprint::of(&opened).map_err(usage)?;
+            out!("cpu: {} ({})", fingerprint.cpu, fingerprint.cpu_simd);
             for gpu in &fingerprint.gpus {
-                println!("{gpu}");
+                out!("{gpu}");
             }
             let progress = ProgressBar::new(0).with_style(
                 ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
                     .expect("a valid template"),
             );
             let mut results = Vec::new();
-            for workload in &workloads {
-                let sweep = gpuworthy::with_workload!(workload.as_str(), W => {
-                    let ladder = match &sizes {
-                        Some(list) => list.split(',').map(<W as Workload>::Params::parse_size).collect::<Result<Vec<_>, _>>().map_err(usage)?,
-                        None if quick => W::quick_ladder(),
-                        None => W::ladder(),
-                    };
-                    progress.inc_length((ladder.len() * variant_count::<W>(&opened)) as u64);
-                    sweep_workload::<W>(&opened, &ladder, &options, &progress)
-                });
-                progress.suspend(|| {
-                    println!("\n== {workload}");
-                    print!("{}", table(&sweep));
-                });
-                if let Some(dir) = &plot {
-                    write_plot(dir, &sweep)?;
+            // Whatever happens to a later workload, what was measured before it is written below.
+            let outcome = (|| -> anyhow::Result<()> {
+                for workload in &workloads {
+                    let sweep = gpuworthy::with_workload!(workload.as_str(), W => {
+                        let ladder = match &sizes {
+                            Some(list) => list.split(',').map(<W as Workload>::Params::parse_size).collect::<Result<Vec<_>, _>>().map_err(usage)?,
+                            None if quick => W::quick_ladder(),
+                            None => W::ladder(),
+                        };
+                        progress.inc_length((ladder.len() * variant_count::<W>(&opened)) as u64);
+                        sweep_workload::<W>(&opened, &ladder, &options, &progress)
+                    });
+                    progress.suspend(|| -> anyhow::Result<()> {
+                        out!("\n== {workload}");
+                        out!("{}", table(&sweep).trim_end());
+                        Ok(())
+                    })?;
+                    results.push(sweep);
+                    if let Some(dir) = &plot {
+                        write_plot(dir, results.last().expect("pushed above"))?;
+                    }
                 }
-                results.push(sweep);
-            }
+                Ok(())
+            })();
             progress.finish_and_clear();
             if let Some(path) = &json {
                 write_json(path, &fingerprint, &results)?;
@@ -256,25 +344,31 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(path) = &csv {
                 write_csv(path, &fingerprint, &results)?;
             }
+            outcome?;
+            let failed: Vec<String> = results
+                .iter()
+                .flat_map(|sweep| sweep.failed_checks())
+                .map(|r| format!("{} {}/{} at {}", r.workload, r.backend, r.variant, r.size))
+                .collect();
+            if !failed.is_empty() {
+                return Err(CheckFailed(format!("results failed their check: {}", failed.join(", "))).into());
+            }
             Ok(())
         }
         Command::Transfers { size } => {
             let bytes = gpuworthy::size::parse_count(&size).map_err(usage)?;
             let cuda = CudaBackend::new(0)?;
             let rates = cuda.transfer_rates(bytes, 10)?;
-            println!(
-                "{} ({}), {} bytes per copy, median of 10:",
-                cuda.device().name,
-                cuda.device().driver,
-                rates.bytes
-            );
-            println!(
+            out!("{} ({}), {} bytes per copy, median of 10:", cuda.device().name, cuda.device().driver, rates.bytes);
+            out!(
                 "  host to device  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
-                rates.host_to_device_pageable, rates.host_to_device_pinned
+                rates.host_to_device_pageable,
+                rates.host_to_device_pinned
             );
-            println!(
+            out!(
                 "  device to host  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
-                rates.device_to_host_pageable, rates.device_to_host_pinned
+                rates.device_to_host_pageable,
+                rates.device_to_host_pinned
             );
             Ok(())
         }
@@ -285,7 +379,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let (size, variant) = (size.as_deref(), variant.as_deref());
             match kind {
                 BackendKind::Cpu => {
-                    let cpu = CpuBackend::new();
+                    let cpu = CpuBackend::new().map_err(usage)?;
                     gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&cpu, size, variant, &options))
                 }
                 BackendKind::Wgpu => {
@@ -302,12 +396,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Whether `e` comes from writing to a pipe whose reader has gone away (`gpuworthy sweep | head -1`).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Err(e) = check_environment() {
+        eprintln!("gpuworthy: {e}");
+        return ExitCode::from(2);
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader stopped reading: nothing is wrong, and nobody is left to tell.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gpuworthy: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some() { ExitCode::from(2) } else { ExitCode::FAILURE }
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else if e.downcast_ref::<CheckFailed>().is_some() {
+                ExitCode::from(3)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

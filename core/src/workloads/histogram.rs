@@ -121,6 +121,7 @@ impl Workload for Histogram {
     }
 
     fn generate(p: &HistogramParams, seed: u64) -> Result<HistogramInput> {
+        crate::memory::check_host_memory::<Self>(p)?;
         let mut x = rng::uniform_f32(seed, 0, p.n, 0.0, 1.0);
         if p.distribution == Distribution::Skewed {
             let hot = (p.bins / 3) as f32;
@@ -155,6 +156,10 @@ impl Workload for Histogram {
             None => Ok(()),
             Some(b) => Err(Mismatch::new(format!("bin {b}: expected {}, got {}", expected[b], actual[b]))),
         }
+    }
+
+    fn host_bytes(params: &HistogramParams) -> Option<u64> {
+        (params.n as u64).checked_mul(4)?.checked_add((params.bins as u64).checked_mul(4)?)
     }
 
     fn cost(p: &HistogramParams) -> Cost {

@@ -132,14 +132,18 @@ impl Workload for Mandelbrot {
         Ok(())
     }
 
+    /// There is no input to make, but the counts will be allocated from these parameters alone: they are checked
+    /// against the machine's memory here, where other workloads check before allocating their input.
     fn generate(params: &MandelbrotParams, _seed: u64) -> Result<MandelbrotParams> {
         Self::validate(params)?;
+        crate::memory::check_host_memory::<Self>(params)?;
         Ok(*params)
     }
 
     /// Rows are computed in parallel; each pixel is [`escape_count`] at [`MandelbrotParams::pixel_centre`].
     fn reference(p: &MandelbrotParams) -> Result<Vec<u32>> {
         Self::validate(p)?;
+        crate::memory::check_host_memory::<Self>(p)?;
         let mut counts = vec![0u32; p.width * p.height];
         if p.width == 0 {
             return Ok(counts);
@@ -180,6 +184,10 @@ impl Workload for Mandelbrot {
 
     /// Bytes are the output; flops are an upper bound (every pixel running `max_iter` iterations) until a run is
     /// known: see [`Workload::cost_of_run`].
+    fn host_bytes(params: &MandelbrotParams) -> Option<u64> {
+        (params.width as u64).checked_mul(params.height as u64)?.checked_mul(4)
+    }
+
     fn cost(p: &MandelbrotParams) -> Cost {
         let pixels = (p.width * p.height) as u64;
         Cost { bytes: 4 * pixels, flops: 8 * pixels * p.max_iter as u64, elements: pixels }

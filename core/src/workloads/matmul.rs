@@ -101,6 +101,7 @@ impl Workload for Matmul {
     }
 
     fn generate(p: &MatmulParams, seed: u64) -> Result<MatmulInput> {
+        crate::memory::check_host_memory::<Self>(p)?;
         let a_len = checked_area("matrix A", p.m, p.k)?;
         let b_len = checked_area("matrix B", p.k, p.n)?;
         Ok(MatmulInput {
@@ -153,6 +154,12 @@ impl Workload for Matmul {
             Precision::Reduced => Tolerance { absolute: 1e-4 + 1.5e-3 * k.sqrt(), relative: 0.0 },
         };
         tolerance.check_slices(expected, actual, describe_2d(input.n))
+    }
+
+    fn host_bytes(p: &MatmulParams) -> Option<u64> {
+        let (m, k, n) = (p.m as u64, p.k as u64, p.n as u64);
+        let elements = m.checked_mul(k)?.checked_add(k.checked_mul(n)?)?.checked_add(m.checked_mul(n)?)?;
+        elements.checked_mul(4)
     }
 
     fn cost(p: &MatmulParams) -> Cost {

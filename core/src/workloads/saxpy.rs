@@ -80,6 +80,7 @@ impl Workload for Saxpy {
     }
 
     fn generate(params: &SaxpyParams, seed: u64) -> Result<SaxpyInput> {
+        crate::memory::check_host_memory::<Self>(params)?;
         Ok(SaxpyInput {
             a: params.a,
             x: rng::uniform_f32(seed, 0, params.n, -1.0, 1.0),
@@ -95,6 +96,10 @@ impl Workload for Saxpy {
 
     fn check(_: &SaxpyInput, expected: &Vec<f32>, actual: &Vec<f32>, _: Precision) -> Result<(), Mismatch> {
         TOLERANCE.check_slices(expected, actual, describe_1d)
+    }
+
+    fn host_bytes(params: &SaxpyParams) -> Option<u64> {
+        (params.n as u64).checked_mul(12)
     }
 
     fn cost(params: &SaxpyParams) -> Cost {

@@ -66,6 +66,7 @@ impl Workload for Softmax {
     }
 
     fn generate(params: &Shape2, seed: u64) -> Result<SoftmaxInput> {
+        crate::memory::check_host_memory::<Self>(params)?;
         let n = checked_area("softmax matrix", params.rows, params.cols)?;
         Ok(SoftmaxInput { rows: params.rows, cols: params.cols, data: rng::uniform_f32(seed, 0, n, -8.0, 8.0) })
     }
@@ -103,6 +104,10 @@ impl Workload for Softmax {
             }
         }
         Ok(())
+    }
+
+    fn host_bytes(params: &Shape2) -> Option<u64> {
+        (params.rows as u64).checked_mul(params.cols as u64)?.checked_mul(8)
     }
 
     fn cost(params: &Shape2) -> Cost {

@@ -35,6 +35,7 @@ impl Workload for Square {
     }
 
     fn generate(params: &Len, seed: u64) -> Result<Vec<f32>> {
+        crate::memory::check_host_memory::<Self>(params)?;
         Ok(rng::uniform_f32(seed, 0, params.0, -1.0, 1.0))
     }
 
@@ -44,6 +45,10 @@ impl Workload for Square {
 
     fn check(_input: &Vec<f32>, expected: &Vec<f32>, actual: &Vec<f32>, _: Precision) -> Result<(), Mismatch> {
         TOLERANCE.check_slices(expected, actual, describe_1d)
+    }
+
+    fn host_bytes(params: &Len) -> Option<u64> {
+        (params.0 as u64).checked_mul(8)
     }
 
     fn cost(params: &Len) -> Cost {

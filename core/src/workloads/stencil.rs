@@ -57,6 +57,7 @@ impl Workload for Stencil {
     }
 
     fn generate(params: &Shape2, seed: u64) -> Result<StencilInput> {
+        crate::memory::check_host_memory::<Self>(params)?;
         let n = checked_area("stencil image", params.rows, params.cols)?;
         Ok(StencilInput { height: params.rows, width: params.cols, data: rng::uniform_f32(seed, 0, n, 0.0, 1.0) })
     }
@@ -86,6 +87,10 @@ impl Workload for Stencil {
 
     fn check(input: &StencilInput, expected: &Vec<f32>, actual: &Vec<f32>, _: Precision) -> Result<(), Mismatch> {
         TOLERANCE.check_slices(expected, actual, describe_2d(input.width))
+    }
+
+    fn host_bytes(params: &Shape2) -> Option<u64> {
+        (params.rows as u64).checked_mul(params.cols as u64)?.checked_mul(8)
     }
 
     fn cost(params: &Shape2) -> Cost {

@@ -38,6 +38,7 @@ impl Workload for Sum {
     }
 
     fn generate(params: &Len, seed: u64) -> Result<Vec<f32>> {
+        crate::memory::check_host_memory::<Self>(params)?;
         Ok(rng::uniform_f32(seed, 0, params.0, 0.0, 1.0))
     }
 
@@ -61,6 +62,10 @@ impl Workload for Sum {
                 (actual - expected).abs()
             )))
         }
+    }
+
+    fn host_bytes(params: &Len) -> Option<u64> {
+        (params.0 as u64).checked_mul(4)
     }
 
     fn cost(params: &Len) -> Cost {

@@ -184,26 +184,32 @@ impl Level {
     }
 }
 
-/// The level kernels use: the best the CPU supports, unless `GPUWORTHY_CPU_SIMD` names a supported one. Decided once
-/// per process.
-///
-/// # Panics
-///
-/// If `GPUWORTHY_CPU_SIMD` names a level this CPU does not support or an unknown one: running a kernel with
-/// instructions the CPU lacks would be undefined behaviour, and silently ignoring the request would measure the
-/// wrong thing.
+/// The level `GPUWORTHY_CPU_SIMD` asks for: `None` when it is unset or empty, an error naming the variable and the
+/// levels this CPU supports when it names another (running a kernel with instructions the CPU lacks would be
+/// undefined behaviour, and silently ignoring the request would measure the wrong thing).
+pub fn requested_level() -> gpuworthy_core::Result<Option<Level>> {
+    const NAME: &str = "GPUWORTHY_CPU_SIMD";
+    let Some(wanted) = gpuworthy_core::env::read(NAME)? else { return Ok(None) };
+    let supported = Level::supported();
+    match supported.iter().find(|l| l.name().eq_ignore_ascii_case(&wanted)) {
+        Some(&level) => Ok(Some(level)),
+        None => {
+            let names: Vec<_> = supported.iter().map(|l| l.name()).collect();
+            Err(gpuworthy_core::env::invalid_value(
+                NAME,
+                &wanted,
+                &format!("a level this CPU supports: {}", names.join(", ")),
+            ))
+        }
+    }
+}
+
+/// The level kernels use: the one `GPUWORTHY_CPU_SIMD` asks for, else the best the CPU supports. Decided once per
+/// process. [`crate::CpuBackend::new`] refuses a bad value of the variable, so kernels only run on a valid request;
+/// here a bad value falls back to the best level rather than panicking.
 pub fn level() -> Level {
     static LEVEL: OnceLock<Level> = OnceLock::new();
-    *LEVEL.get_or_init(|| {
-        let supported = Level::supported();
-        match std::env::var("GPUWORTHY_CPU_SIMD") {
-            Ok(wanted) if !wanted.is_empty() => *supported.iter().find(|l| l.name() == wanted).unwrap_or_else(|| {
-                let names: Vec<_> = supported.iter().map(|l| l.name()).collect();
-                panic!("GPUWORTHY_CPU_SIMD={wanted} is not supported here; this CPU supports: {}", names.join(", "))
-            }),
-            _ => supported[0],
-        }
-    })
+    *LEVEL.get_or_init(|| requested_level().ok().flatten().unwrap_or(Level::supported()[0]))
 }
 
 /// Defines a function whose body is generic over [`Simd`], compiled once per instruction set and dispatched on
