@@ -539,6 +539,22 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_check_is_shown_as_failed_and_never_wins() {
+        let mut failed = row("10", "cuda", 0.5, 0.5);
+        failed.check = "FAILED: element 3: expected 1, got 2".into();
+        let sweep = WorkloadSweep {
+            workload: "square",
+            rows: vec![row("10", "cpu", 1.0, 1.0), failed],
+            ..WorkloadSweep::default()
+        };
+        assert_eq!(sweep.failed_checks().count(), 1);
+        let text = table(&sweep);
+        assert!(text.contains("FAILED") && text.contains("cuda/v at 10: FAILED: element 3"), "{text}");
+        let line = text.lines().find(|l| l.starts_with("10")).unwrap();
+        assert!(!line.contains("cuda 2.0x"), "a failed variant won: {line}");
+    }
+
+    #[test]
     fn crossover_is_where_the_gpu_keeps_winning() {
         let rows = vec![
             row("10", "cpu", 1.0, 1.0),

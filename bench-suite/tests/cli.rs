@@ -75,3 +75,141 @@ fn devices_lists_every_backend() {
         assert!(stdout.lines().any(|l| l.starts_with(kind)), "no line for {kind}: {stdout}");
     }
 }
+
+/// Runs the tool with `env` set, returning the output.
+fn gpuworthy_with(env: &[(&str, &str)], args: &[&str]) -> Output {
+    Command::new(binary()).envs(env.iter().copied()).args(args).output().expect("the binary runs")
+}
+
+/// Whether this machine has the backend, as `gpuworthy devices` reports it.
+fn available(kind: &str) -> bool {
+    let devices = String::from_utf8_lossy(&gpuworthy(&["devices"]).stdout).into_owned();
+    devices.lines().any(|l| {
+        let mut words = l.split_whitespace();
+        words.next() == Some(kind) && words.next() == Some("available:")
+    })
+}
+
+/// Asserts the exit code, that stderr names the problem, and that nothing panicked.
+fn expect(out: &Output, what: &str, code: i32, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{what}: exit code {:?}, stderr: {stderr}", out.status.code());
+    assert!(stderr.contains(needle), "{what}: stderr does not mention `{needle}`: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what} panicked: {stderr}");
+}
+
+#[test]
+fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
+    let dir = std::env::temp_dir().join(format!("gpuworthy-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let blocker = dir.join("a-file");
+    std::fs::write(&blocker, b"").unwrap();
+    let under_a_file = blocker.join("out.json");
+    let under_a_file = under_a_file.to_str().unwrap();
+    let plot_under_a_file = blocker.join("plots");
+    let plot_under_a_file = plot_under_a_file.to_str().unwrap();
+    // (environment, arguments, exit code, what stderr must name). Sizes are past the memory of any machine these
+    // tests run on, and every one is refused before anything is allocated.
+    let cases: &[(&[(&str, &str)], &[&str], i32, &str)] = &[
+        (&[], &["run", "sum", "--size", "2^40"], 2, "too large"),
+        (&[], &["run", "sum", "--size", "2^62"], 2, "too large"),
+        (&[], &["run", "square", "--size", "99999999999999"], 2, "too large"),
+        (&[], &["run", "sum", "--size", "64G"], 2, "too large"),
+        (&[], &["run", "mandelbrot", "--size", "10000000x10000000"], 2, "too large"),
+        (&[], &["run", "matmul", "--size", "4000000000"], 2, "too large"),
+        (&[], &["run", "sum", "--size", "2^99"], 2, "overflows"),
+        (&[], &["sweep", "sum", "--sizes", "1K", "--budget=0"], 2, "--budget"),
+        (&[], &["sweep", "sum", "square", "--sizes", "1K"], 2, "exactly one workload"),
+        (&[("GPUWORTHY_CPU_SIMD", "bogus")], &["devices"], 2, "GPUWORTHY_CPU_SIMD=bogus"),
+        (&[("GPUWORTHY_CPU_SIMD", "bogus")], &["run", "square", "--size", "1K"], 2, "GPUWORTHY_CPU_SIMD"),
+        (&[("GPUWORTHY_WGPU_UNCHECKED", "maybe")], &["devices"], 2, "GPUWORTHY_WGPU_UNCHECKED=maybe"),
+        (&[("GPUWORTHY_WGPU_CHECKS", "speed")], &["devices"], 2, "GPUWORTHY_WGPU_CHECKS=speed"),
+        (&[("GPUWORTHY_WGPU_MAX_BINDING", "1K")], &["devices"], 2, "GPUWORTHY_WGPU_MAX_BINDING=1K"),
+        (&[("GPUWORTHY_REQUIRE", "cpu,tpu")], &["devices"], 2, "GPUWORTHY_REQUIRE=cpu,tpu"),
+        (&[], &["sweep", "sum", "--sizes", "1K", "--json", under_a_file], 2, "--json"),
+        (&[], &["sweep", "sum", "--sizes", "1K", "--csv", under_a_file], 2, "--csv"),
+        (&[], &["sweep", "sum", "--sizes", "1K", "--plot", plot_under_a_file], 2, "--plot"),
+    ];
+    for (env, args, code, needle) in cases {
+        let out = gpuworthy_with(env, args);
+        expect(&out, &format!("{env:?} {args:?}"), *code, needle);
+        if args[0] == "sweep" {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(!stdout.contains("=="), "{args:?} measured before refusing: {stdout}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn environment_variables_follow_one_rule_and_devices_shows_them() {
+    // Empty means the default; values are read in any case.
+    let out = gpuworthy_with(&[("GPUWORTHY_WGPU_CHECKS", ""), ("GPUWORTHY_CPU_SIMD", "PORTABLE")], &["devices"]);
+    expect(&out, "empty GPUWORTHY_WGPU_CHECKS", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("GPUWORTHY_WGPU_CHECKS unset"), "{stdout}");
+    assert!(stdout.contains("GPUWORTHY_CPU_SIMD=PORTABLE") && stdout.contains("simd: portable"), "{stdout}");
+    if available("wgpu") {
+        assert!(stdout.contains("shader_checks: bounds, division"), "empty must mean the default: {stdout}");
+        let out = gpuworthy_with(&[("GPUWORTHY_WGPU_UNCHECKED", "yes")], &["devices"]);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("shader_checks: none"), "`yes` is ignored");
+    }
+    let out = gpuworthy_with(&[("GPUWORTHY_WGPU_CHECK", "none")], &["devices"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("GPUWORTHY_WGPU_CHECK is set but gpuworthy reads no such variable"), "{stdout}");
+}
+
+#[test]
+fn a_closed_pipe_ends_the_tool_quietly() {
+    use std::process::Stdio;
+    for args in [
+        &["devices"][..],
+        &["run", "square", "--size", "4K", "--quick", "--backend", "cpu"],
+        &["sweep", "square", "--backends", "cpu", "--sizes", "1K,4K"],
+    ] {
+        let mut child = Command::new(binary())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        drop(child.stdout.take()); // the reader goes away, as `| head -0` would
+        let out = child.wait_with_output().unwrap();
+        expect(&out, &format!("{args:?} into a closed pipe"), 0, "");
+    }
+}
+
+#[test]
+fn empty_inputs_give_empty_results_on_every_backend() {
+    for backend in ["cpu", "wgpu", "cuda"] {
+        if !available(backend) {
+            println!("{backend} unavailable here: not exercised");
+            continue;
+        }
+        for (workload, size) in [
+            ("square", "0"),
+            ("saxpy", "0"),
+            ("sum", "0"),
+            ("softmax", "0x5"),
+            ("matmul", "0x5x3"),
+            ("mandelbrot", "0x7"),
+            ("histogram", "0"),
+            ("stencil", "0x5"),
+        ] {
+            let out = gpuworthy(&["run", workload, "--size", size, "--backend", backend, "--quick"]);
+            expect(&out, &format!("{workload} {size} on {backend}"), 0, "");
+        }
+    }
+}
+
+#[test]
+fn a_sweep_where_no_backend_can_run_fails() {
+    let missing = ["cuda", "wgpu"].into_iter().find(|b| !available(b));
+    match missing {
+        Some(backend) => {
+            let out = gpuworthy(&["sweep", "square", "--backends", backend, "--sizes", "1K"]);
+            expect(&out, "a sweep with no backend", 1, "none of the requested backends");
+        }
+        None => println!("every backend is available here: not exercised"),
+    }
+}

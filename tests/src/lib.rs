@@ -11,6 +11,9 @@
 
 #![deny(missing_docs)]
 
+pub mod random;
+pub mod threads;
+
 use std::sync::Arc;
 
 use gpuworthy_core::workloads::{

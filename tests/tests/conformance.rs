@@ -8,6 +8,8 @@ use gpuworthy_core::workloads::{Histogram, Mandelbrot, Matmul, Saxpy, Softmax, S
 use gpuworthy_core::{BackendKind, Result};
 use gpuworthy_cpu::CpuBackend;
 use gpuworthy_cuda::CudaBackend;
+use gpuworthy_tests::random::random_trials;
+use gpuworthy_tests::threads::eight_threads_trial;
 use gpuworthy_tests::{invalid_input_trial, unavailable_trial, variant_trials};
 use gpuworthy_wgpu::WgpuBackend;
 use libtest_mimic::{Arguments, Trial};
@@ -21,14 +23,23 @@ macro_rules! backend_trials {
                 let backend = Arc::new(backend);
                 let mut trials = Vec::new();
                 trials.extend(variant_trials::<Square, _>(&backend));
+                trials.extend(random_trials::<Square, _>(&backend));
                 trials.extend(variant_trials::<Saxpy, _>(&backend));
+                trials.extend(random_trials::<Saxpy, _>(&backend));
                 trials.extend(variant_trials::<Sum, _>(&backend));
+                trials.extend(random_trials::<Sum, _>(&backend));
                 trials.extend(variant_trials::<Softmax, _>(&backend));
+                trials.extend(random_trials::<Softmax, _>(&backend));
                 trials.extend(variant_trials::<Matmul, _>(&backend));
+                trials.extend(random_trials::<Matmul, _>(&backend));
                 trials.extend(variant_trials::<Mandelbrot, _>(&backend));
+                trials.extend(random_trials::<Mandelbrot, _>(&backend));
                 trials.extend(variant_trials::<Histogram, _>(&backend));
+                trials.extend(random_trials::<Histogram, _>(&backend));
                 trials.extend(variant_trials::<Stencil, _>(&backend));
+                trials.extend(random_trials::<Stencil, _>(&backend));
                 trials.push(invalid_input_trial(&backend));
+                trials.push(eight_threads_trial(&backend));
                 trials
             }
             Err(error) => vec![unavailable_trial($kind, &error, $required)],
