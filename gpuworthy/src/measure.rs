@@ -141,15 +141,20 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// Decimal GB/s of the cost's bytes in time `t`.
+    /// Decimal GB/s of the cost's bytes in time `t`; 0 for an empty input (no bytes, no time).
     pub fn gb_per_s(&self, t: Duration) -> f64 {
-        self.cost.bytes as f64 / t.as_secs_f64() / 1e9
+        per_second(self.cost.bytes, t) / 1e9
     }
 
-    /// Decimal GFLOP/s of the cost's flops in time `t`.
+    /// Decimal GFLOP/s of the cost's flops in time `t`; 0 for an empty input.
     pub fn gflop_per_s(&self, t: Duration) -> f64 {
-        self.cost.flops as f64 / t.as_secs_f64() / 1e9
+        per_second(self.cost.flops, t) / 1e9
     }
+}
+
+/// `amount / t`, and 0 where there was nothing to do: an empty input takes no time on a device and moves nothing.
+fn per_second(amount: u64, t: Duration) -> f64 {
+    if amount == 0 { 0.0 } else { amount as f64 / t.as_secs_f64() }
 }
 
 /// Repeats `run` (which returns the time of one repetition) until the options say enough.
