@@ -90,6 +90,9 @@ fn available(kind: &str) -> bool {
     })
 }
 
+/// One row of the bad-input table: environment, arguments, the exit code, and what stderr must name.
+type BadInput<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], i32, &'a str);
+
 /// Asserts the exit code, that stderr names the problem, and that nothing panicked.
 fn expect(out: &Output, what: &str, code: i32, needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -110,7 +113,7 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
     let plot_under_a_file = plot_under_a_file.to_str().unwrap();
     // (environment, arguments, exit code, what stderr must name). Sizes are past the memory of any machine these
     // tests run on, and every one is refused before anything is allocated.
-    let cases: &[(&[(&str, &str)], &[&str], i32, &str)] = &[
+    let cases: &[BadInput] = &[
         (&[], &["run", "sum", "--size", "2^40"], 2, "too large"),
         (&[], &["run", "sum", "--size", "2^62"], 2, "too large"),
         (&[], &["run", "square", "--size", "99999999999999"], 2, "too large"),
