@@ -15,7 +15,7 @@
 //! use gpuworthy_core::{Implements, Precision, Workload, workloads::{Len, Square}};
 //! use gpuworthy_cpu::CpuBackend;
 //!
-//! let cpu = CpuBackend::new();
+//! let cpu = CpuBackend::new()?;
 //! let x = Square::generate(&Len(10_000), 1)?;
 //! for variant in <CpuBackend as Implements<Square>>::variants(&cpu) {
 //!     let y = Implements::<Square>::run(&cpu, variant, &x)?;

@@ -118,3 +118,24 @@ impl Implements<Softmax> for CpuBackend {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use gpuworthy_core::workloads::{Shape2, Softmax};
+    use gpuworthy_core::{Implements, Precision, Workload};
+
+    use crate::CpuBackend;
+
+    /// Rows of 2^20 columns: an `f32` running sum drifted by up to 1e-3 there (rows summed to 1.0009), failing the
+    /// check; every variant must pass it.
+    #[test]
+    fn long_rows_sum_to_one() {
+        let cpu = CpuBackend::new().unwrap();
+        let input = Softmax::generate(&Shape2::new(2, 1 << 20), 5).unwrap();
+        let expected = Softmax::reference(&input).unwrap();
+        for variant in Implements::<Softmax>::variants(&cpu) {
+            let actual = Implements::<Softmax>::run(&cpu, variant, &input).unwrap();
+            Softmax::check(&input, &expected, &actual, Precision::Full).unwrap_or_else(|m| panic!("{variant}: {m}"));
+        }
+    }
+}
