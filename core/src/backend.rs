@@ -370,6 +370,23 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_required_list_is_an_error_naming_the_variable_not_a_panic() {
+        let before = std::env::var("GPUWORTHY_REQUIRE").ok();
+        // SAFETY: no other test of this crate reads GPUWORTHY_REQUIRE; it is restored below.
+        unsafe { std::env::set_var("GPUWORTHY_REQUIRE", "cpu,bogus") };
+        let result = BackendKind::required_by_env();
+        // SAFETY: as above.
+        unsafe {
+            match &before {
+                Some(value) => std::env::set_var("GPUWORTHY_REQUIRE", value),
+                None => std::env::remove_var("GPUWORTHY_REQUIRE"),
+            }
+        }
+        let err = result.unwrap_err().to_string();
+        assert!(err.contains("GPUWORTHY_REQUIRE=cpu,bogus") && err.contains("cpu, cuda, wgpu"), "{err}");
+    }
+
+    #[test]
     fn required_list_parses_and_rejects_unknown_names() {
         assert_eq!(BackendKind::parse_list("").unwrap(), vec![]);
         assert_eq!(BackendKind::parse_list("cuda,cpu,").unwrap(), vec![BackendKind::Cuda, BackendKind::Cpu]);
