@@ -99,29 +99,34 @@ enum Command {
 /// Bytes per copy when measuring a device's copy bandwidth: large enough to leave every cache behind.
 const COPY_PROBE_BYTES: usize = 256 << 20;
 
-/// An error in what the user asked for (exit code 2), as opposed to a failure while running (exit code 1).
+/// An error that ends the tool with its own exit code (see the module header); any other error exits with 1.
 #[derive(Debug)]
-struct UsageError(String);
+struct Exit {
+    /// The process's exit code.
+    code: u8,
+    /// What went wrong.
+    message: String,
+}
 
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl Exit {
+    /// An error in what the user asked for: exit code 2.
+    fn usage(message: impl Into<String>) -> anyhow::Error {
+        Exit { code: 2, message: message.into() }.into()
+    }
+
+    /// A result that failed its check against the reference: exit code 3.
+    fn check_failed(message: impl Into<String>) -> anyhow::Error {
+        Exit { code: 3, message: message.into() }.into()
     }
 }
 
-impl std::error::Error for UsageError {}
-
-/// A result that failed its check against the reference (exit code 3).
-#[derive(Debug)]
-struct CheckFailed(String);
-
-impl std::fmt::Display for CheckFailed {
+impl std::fmt::Display for Exit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for CheckFailed {}
+impl std::error::Error for Exit {}
 
 /// Writes a line to standard output, returning an error (rather than panicking as `println!` does) when the reader
 /// has gone away.
@@ -145,7 +150,7 @@ fn check_writable_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()>
         .create(true)
         .open(path)
         .map(drop)
-        .map_err(|e| UsageError(format!("{flag} {}: cannot write there: {e}", path.display())).into())
+        .map_err(|e| Exit::usage(format!("{flag} {}: cannot write there: {e}", path.display())))
 }
 
 /// Fails now, before anything is measured, when files cannot be written in `dir` (made if missing).
@@ -154,15 +159,13 @@ fn check_writable_dir(flag: &str, dir: &std::path::Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::write(&probe, b""))
         .and_then(|()| std::fs::remove_file(&probe))
-        .map_err(|e| UsageError(format!("{flag} {}: cannot write there: {e}", dir.display())).into())
+        .map_err(|e| Exit::usage(format!("{flag} {}: cannot write there: {e}", dir.display())))
 }
 
 /// Turns the library's input errors into usage errors.
 fn usage(e: Error) -> anyhow::Error {
     match e {
-        Error::InvalidInput(_) | Error::UnknownVariant { .. } | Error::TooLarge { .. } => {
-            UsageError(e.to_string()).into()
-        }
+        Error::InvalidInput(_) | Error::UnknownVariant { .. } | Error::TooLarge { .. } => Exit::usage(e.to_string()),
         other => other.into(),
     }
 }
@@ -261,7 +264,7 @@ where
         }
     );
     if rows.iter().any(|m| matches!(m.check, Some(Err(_)))) {
-        return Err(CheckFailed("a variant's output does not match the reference".into()).into());
+        return Err(Exit::check_failed("a variant's output does not match the reference"));
     }
     Ok(())
 }
@@ -275,11 +278,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 None => BackendKind::ALL.to_vec(),
             };
             if !(budget > 0.0 && budget.is_finite()) {
-                return Err(UsageError(format!("--budget must be a positive number of seconds, got {budget}")).into());
+                return Err(Exit::usage(format!("--budget must be a positive number of seconds, got {budget}")));
             }
             let workloads = if workloads.is_empty() { WORKLOAD_NAMES.map(str::to_owned).to_vec() } else { workloads };
             if sizes.is_some() && workloads.len() != 1 {
-                return Err(UsageError("--sizes needs exactly one workload".into()).into());
+                return Err(Exit::usage("--sizes needs exactly one workload"));
             }
             if let Some(list) = &sizes {
                 gpuworthy::with_workload!(workloads[0].as_str(), W => list
@@ -351,7 +354,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .map(|r| format!("{} {}/{} at {}", r.workload, r.backend, r.variant, r.size))
                 .collect();
             if !failed.is_empty() {
-                return Err(CheckFailed(format!("results failed their check: {}", failed.join(", "))).into());
+                return Err(Exit::check_failed(format!("results failed their check: {}", failed.join(", "))));
             }
             Ok(())
         }
@@ -415,13 +418,7 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gpuworthy: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some() {
-                ExitCode::from(2)
-            } else if e.downcast_ref::<CheckFailed>().is_some() {
-                ExitCode::from(3)
-            } else {
-                ExitCode::FAILURE
-            }
+            e.downcast_ref::<Exit>().map_or(ExitCode::FAILURE, |exit| ExitCode::from(exit.code))
         }
     }
 }
