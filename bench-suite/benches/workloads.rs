@@ -5,18 +5,20 @@
 //!
 //! `GPUWORTHY_BENCH_QUICK=1` uses the smallest and largest sizes of each workload's short ladder and short
 //! measurement times, for slow machines (about ten minutes on two cores with cpu and lavapipe);
-//! `GPUWORTHY_BENCH_BACKENDS=cpu,wgpu` limits the backends. Inputs are made when a benchmark first runs, so
+//! `GPUWORTHY_BENCH_BACKENDS=cpu,wgpu` limits the devices (any device as `gpuworthy run --backend` takes it:
+//! `cuda:1`, `wgpu:vulkan`). The benchmarks of each workload are generated from the one list of workloads, and each
+//! runs on the backend's own type (through [`Device::with_backend`]), so no dynamic dispatch enters a timed loop. Inputs are made when a benchmark first runs, so
 //! `cargo bench -p bench-suite -- --list` and filters cost nothing.
 
 use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use gpuworthy::core::workloads::{Histogram, Mandelbrot, Matmul, Saxpy, Softmax, Square, Stencil, Sum};
-use gpuworthy::core::{BackendKind, Implements, MAX_LAUNCHES_PER_TIMING, Workload};
-use gpuworthy::cpu::CpuBackend;
-use gpuworthy::cuda::CudaBackend;
-use gpuworthy::wgpu::WgpuBackend;
+use gpuworthy::core::{BackendKind, Implements, MAX_LAUNCHES_PER_TIMING};
+use gpuworthy::device::{ImplementsEveryWorkload, WithBackend};
+use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
 
 /// The most work one quick benchmark's size may cost.
 const QUICK_MAX_FLOPS: u64 = 300_000_000;
@@ -31,17 +33,17 @@ fn quick() -> bool {
     gpuworthy::core::env::read_flag("GPUWORTHY_BENCH_QUICK").unwrap_or_else(|e| bad_environment(e)).unwrap_or(false)
 }
 
-fn backend_kinds() -> Vec<BackendKind> {
+fn device_specs() -> Vec<DeviceSpec> {
     const NAME: &str = "GPUWORTHY_BENCH_BACKENDS";
     match gpuworthy::core::env::read(NAME).unwrap_or_else(|e| bad_environment(e)) {
-        Some(list) => BackendKind::parse_list(&list).unwrap_or_else(|_| {
+        Some(list) => DeviceSpec::parse_list(&list).unwrap_or_else(|_| {
             bad_environment(gpuworthy::core::env::invalid_value(
                 NAME,
                 &list,
-                "a comma-separated list of cpu, cuda, wgpu",
+                &format!("a comma-separated list of {}", DeviceSpec::FORMS),
             ))
         }),
-        None => BackendKind::ALL.to_vec(),
+        None => BackendKind::ALL.map(DeviceSpec::from).to_vec(),
     }
 }
 
@@ -51,10 +53,10 @@ fn skipped(backend: BackendKind, workload: &str, variant: &str, params: &str) ->
     backend == BackendKind::Cpu && workload == "matmul" && variant == "naive" && side > 2048
 }
 
-/// Registers every benchmark of `W` on `backend` (made again by `fresh` for the first-call phase).
-fn bench_backend<W, B>(c: &mut Criterion, backend: &B, fresh: &dyn Fn() -> B)
+/// Registers every benchmark of `W` on `backend` (opened again by `fresh` for the first-call phase).
+fn bench_backend<W, B>(c: &mut Criterion, backend: &B, fresh: &dyn Fn() -> Device)
 where
-    W: Workload,
+    W: OnEveryBackend,
     B: Implements<W>,
 {
     let kind = backend.kind();
@@ -162,8 +164,8 @@ where
                     for _ in 0..iters {
                         let new = fresh();
                         let start = Instant::now();
-                        new.prepare(variant).expect("prepare");
-                        new.run(variant, input()).expect("run");
+                        new.prepare::<W>(variant).expect("prepare");
+                        new.run::<W>(variant, input()).expect("run");
                         total += start.elapsed();
                     }
                     total
@@ -175,35 +177,34 @@ where
     group.finish();
 }
 
-macro_rules! bench_all {
-    ($c:expr, $backend:expr, $fresh:expr) => {{
-        let (backend, fresh) = ($backend, $fresh);
-        bench_backend::<Square, _>($c, backend, fresh);
-        bench_backend::<Saxpy, _>($c, backend, fresh);
-        bench_backend::<Sum, _>($c, backend, fresh);
-        bench_backend::<Softmax, _>($c, backend, fresh);
-        bench_backend::<Matmul, _>($c, backend, fresh);
-        bench_backend::<Mandelbrot, _>($c, backend, fresh);
-        bench_backend::<Histogram, _>($c, backend, fresh);
-        bench_backend::<Stencil, _>($c, backend, fresh);
-    }};
+/// Every workload's benchmarks on one backend.
+struct BenchEveryWorkload<'a> {
+    criterion: &'a mut Criterion,
+    spec: &'a DeviceSpec,
+}
+
+macro_rules! bench_each_workload {
+    ([$criterion:expr, $backend:expr, $fresh:expr] $($name:ident: $workload:ty),* $(,)?) => {
+        $(bench_backend::<$workload, _>($criterion, $backend, $fresh);)*
+    };
+}
+
+impl WithBackend for BenchEveryWorkload<'_> {
+    type Output = ();
+
+    fn call<B: ImplementsEveryWorkload + 'static>(self, backend: &Arc<B>) {
+        let spec = self.spec;
+        let fresh = || Device::open(spec.clone()).expect("opened once already");
+        gpuworthy::core::for_each_workload!(bench_each_workload; self.criterion, &**backend, &fresh);
+    }
 }
 
 fn benches(c: &mut Criterion) {
-    for kind in backend_kinds() {
-        match kind {
-            BackendKind::Cpu => match CpuBackend::new() {
-                Ok(cpu) => bench_all!(c, &cpu, &|| cpu.clone()),
-                Err(e) => bad_environment(e),
-            },
-            BackendKind::Cuda => match CudaBackend::new(0) {
-                Ok(cuda) => bench_all!(c, &cuda, &|| CudaBackend::new(0).expect("available above")),
-                Err(e) => eprintln!("not benchmarking cuda: {e}"),
-            },
-            BackendKind::Wgpu => match WgpuBackend::new() {
-                Ok(wgpu) => bench_all!(c, &wgpu, &|| WgpuBackend::new().expect("available above")),
-                Err(e) => eprintln!("not benchmarking wgpu: {e}"),
-            },
+    for spec in device_specs() {
+        match Device::open(spec.clone()) {
+            Ok(device) => device.with_backend(BenchEveryWorkload { criterion: c, spec: &spec }),
+            Err(e) if e.is_unavailable() => eprintln!("not benchmarking {spec}: {e}"),
+            Err(e) => bad_environment(e),
         }
     }
 }

@@ -5,11 +5,12 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use gpuworthy::core::Backend;
+use gpuworthy::OpenedDevices;
+use gpuworthy::core::{Backend, BackendKind};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::sweep::{Backends, Row, WorkloadSweep, sizes};
+use crate::sweep::{Row, WorkloadSweep, labels, sizes};
 
 /// What machine and software a sweep ran on.
 #[derive(Debug, Clone, Serialize)]
@@ -35,25 +36,17 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// The fingerprint of this machine with these backends; an error where the CPU backend cannot start (a bad
+    /// The fingerprint of this machine with these devices; an error where the CPU backend cannot start (a bad
     /// `GPUWORTHY_CPU_SIMD`).
-    pub fn of(backends: &Backends) -> gpuworthy::core::Result<Fingerprint> {
-        let cpu = match &backends.cpu {
-            Some(cpu) => cpu.clone(),
-            None => gpuworthy::cpu::CpuBackend::new()?,
-        };
-        let gpus =
-            [backends.cuda.as_ref().map(|b| b as &dyn Backend), backends.wgpu.as_ref().map(|b| b as &dyn Backend)]
-                .into_iter()
-                .flatten()
-                .map(|b| format!("{}: {} ({})", b.kind(), b.device().name, b.device().driver))
-                .collect();
+    pub fn of(opened: &OpenedDevices) -> gpuworthy::core::Result<Fingerprint> {
+        let cpu = gpuworthy::cpu::CpuBackend::new()?;
+        let gpus = opened.devices.iter().filter(|d| d.kind() != BackendKind::Cpu).map(ToString::to_string).collect();
         Ok(Fingerprint {
             cpu: cpu.device().name.clone(),
             cpu_threads: rayon_threads(&cpu),
             cpu_simd: cpu.device().driver.clone(),
             gpus,
-            unavailable: backends.unavailable.iter().map(|(k, why)| format!("{k}: {why}")).collect(),
+            unavailable: opened.unavailable.iter().map(|(spec, why)| format!("{spec}: {why}")).collect(),
             os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
             gpuworthy_version: env!("CARGO_PKG_VERSION"),
             date_utc: utc_now(),
@@ -117,12 +110,12 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
     let _ = writeln!(
         out,
         "workload,size,elements,backend,variant,precision,kernel_clock,compile_s,first_call_s,upload_s,kernel_s,\
-         kernel_p25_s,kernel_p75_s,download_s,end_to_end_s,bytes,flops,gb_per_s,gflop_per_s,check"
+         kernel_p25_s,kernel_p75_s,download_s,end_to_end_s,bytes,flops,gb_per_s,gflop_per_s,check,label"
     );
     for r in workloads.iter().flat_map(|w| &w.rows) {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{},{},{:.3},{:.3},{}",
+            "{},{},{},{},{},{},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{},{},{:.3},{:.3},{},{}",
             r.workload,
             csv_field(&r.size),
             r.elements,
@@ -142,19 +135,21 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
             r.flops,
             r.gb_per_s,
             r.gflop_per_s,
-            csv_field(&r.check)
+            csv_field(&r.check),
+            csv_field(&r.label)
         );
     }
     std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Colours of the backends in charts.
-fn colour(backend: &str) -> RGBColor {
-    match backend {
-        "cpu" => RGBColor(31, 119, 180),
-        "cuda" => RGBColor(44, 160, 44),
-        _ => RGBColor(214, 39, 40),
-    }
+/// Colours of the backends in charts; a wgpu adapter that runs on the CPU is drawn in a lighter shade.
+fn colour(backend: BackendKind, label: &str) -> RGBColor {
+    let base = match backend {
+        BackendKind::Cpu => RGBColor(31, 119, 180),
+        BackendKind::Cuda => RGBColor(44, 160, 44),
+        BackendKind::Wgpu => RGBColor(214, 39, 40),
+    };
+    if label == backend.name() { base } else { RGBColor(base.0 / 2 + 128, base.1 / 2 + 128, base.2 / 2 + 128) }
 }
 
 /// Writes `DIR/<workload>.svg`: time against size for each backend's best variant, kernel (solid) and, for GPUs,
@@ -189,13 +184,14 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
         .y_label_formatter(&|y| format!("{y:.0e}"))
         .draw()?;
 
-    for backend in ["cpu", "cuda", "wgpu"] {
+    let kind_of = |label: &str| rows.iter().find(|r| r.label == label).map_or(BackendKind::Cpu, |r| r.backend);
+    for backend in labels(rows, |_| true) {
         let series = |time: fn(&Row) -> f64| -> Vec<(f64, f64)> {
             all_sizes
                 .iter()
                 .filter_map(|s| {
                     rows.iter()
-                        .filter(|r| &r.size == s && r.backend == backend)
+                        .filter(|r| &r.size == s && r.label == backend)
                         .map(time)
                         .min_by(f64::total_cmp)
                         .map(|t| (elements(s), t))
@@ -206,13 +202,13 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
         if kernel.is_empty() {
             continue;
         }
-        let c = colour(backend);
+        let c = colour(kind_of(&backend), &backend);
         chart
             .draw_series(LineSeries::new(kernel.clone(), c.stroke_width(3)))?
             .label(format!("{backend} kernel"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
         chart.draw_series(kernel.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
-        if backend != "cpu" {
+        if kind_of(&backend).is_gpu() {
             let e2e = series(|r| r.end_to_end_s);
             chart
                 .draw_series(LineSeries::new(e2e, c.stroke_width(1)))?
@@ -224,7 +220,7 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
         for (label, crossing) in [("resident", &c.resident), ("host", &c.host)] {
             if let Some((size, gpu)) = crossing {
                 let x = elements(size);
-                let style = colour(gpu).mix(0.6).stroke_width(2);
+                let style = colour(kind_of(gpu), gpu).mix(0.6).stroke_width(2);
                 chart
                     .draw_series(LineSeries::new(vec![(x, t_min / 1.5), (x, t_max * 1.5)], style))?
                     .label(format!("crossover ({label}): {size}, {gpu}"))

@@ -13,46 +13,13 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use gpuworthy::core::{BackendKind, Error, Implements, Precision, Workload};
-use gpuworthy::cpu::CpuBackend;
-use gpuworthy::cuda::CudaBackend;
-use gpuworthy::measure::{MeasureOptions, Measurement, measure};
-use gpuworthy::wgpu::WgpuBackend;
+use gpuworthy::core::{Backend, BackendKind, Error, Precision, Workload};
+use gpuworthy::measure::{MeasureOptions, Measurement};
+use gpuworthy::{Device, OnEveryBackend};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::report::duration;
-
-/// The backends a sweep runs on, opened once.
-#[derive(Default)]
-pub struct Backends {
-    /// The CPU backend, when asked for.
-    pub cpu: Option<CpuBackend>,
-    /// The CUDA backend, when asked for and available.
-    pub cuda: Option<CudaBackend>,
-    /// The wgpu backend, when asked for and available.
-    pub wgpu: Option<WgpuBackend>,
-    /// Backends asked for but unavailable, with the reason.
-    pub unavailable: Vec<(BackendKind, String)>,
-}
-
-impl Backends {
-    /// Opens each of `kinds`, recording why any cannot run here.
-    pub fn open(kinds: &[BackendKind]) -> Self {
-        let mut backends = Backends::default();
-        for &kind in kinds {
-            let failed = match kind {
-                BackendKind::Cpu => CpuBackend::new().map(|b| backends.cpu = Some(b)).err(),
-                BackendKind::Cuda => CudaBackend::new(0).map(|b| backends.cuda = Some(b)).err(),
-                BackendKind::Wgpu => WgpuBackend::new().map(|b| backends.wgpu = Some(b)).err(),
-            };
-            if let Some(e) = failed {
-                backends.unavailable.push((kind, e.to_string()));
-            }
-        }
-        backends
-    }
-}
 
 /// How a sweep measures.
 #[derive(Debug, Clone)]
@@ -85,8 +52,11 @@ pub struct Row {
     pub size: String,
     /// Elements of the output (pixels, matrix entries) or input (1D): the plots' x axis.
     pub elements: u64,
-    /// Backend name.
-    pub backend: &'static str,
+    /// The backend.
+    #[serde(serialize_with = "backend_name")]
+    pub backend: BackendKind,
+    /// How reports name the backend on its device: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
+    pub label: String,
     /// Variant name.
     pub variant: String,
     /// `full`, or `reduced (tf32)` for reduced-precision variants.
@@ -121,13 +91,19 @@ pub struct Row {
     pub check: String,
 }
 
+/// Writes a backend as its name, as the command line spells it.
+fn backend_name<S: serde::Serializer>(kind: &BackendKind, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(kind.name())
+}
+
 impl Row {
-    fn new(backend: BackendKind, elements: u64, m: &Measurement) -> Row {
+    fn new(device: &Device, elements: u64, m: &Measurement) -> Row {
         Row {
             workload: m.workload,
             size: m.size.clone(),
             elements,
-            backend: backend.name(),
+            backend: device.kind(),
+            label: device.label(),
             variant: m.variant.clone(),
             precision: match m.precision {
                 Precision::Full => "full",
@@ -157,7 +133,7 @@ impl Row {
     /// The time that counts when the data starts on the host: end-to-end on a GPU, the kernel on the CPU (which
     /// computes where the data already is).
     pub fn host_time(&self) -> f64 {
-        if self.backend == "cpu" { self.kernel_s } else { self.end_to_end_s }
+        if self.backend == BackendKind::Cpu { self.kernel_s } else { self.end_to_end_s }
     }
 }
 
@@ -168,8 +144,8 @@ pub struct Note {
     pub workload: &'static str,
     /// Size as the workload displays it.
     pub size: String,
-    /// Backend name.
-    pub backend: &'static str,
+    /// The backend's label (as in [`Row::label`]), or `all` when nothing could run.
+    pub backend: String,
     /// Variant name.
     pub variant: String,
     /// What happened.
@@ -200,28 +176,23 @@ impl WorkloadSweep {
 #[derive(Debug, Clone, Serialize)]
 pub struct Crossover {
     /// With data resident on the GPU: the smallest size from which a GPU's kernel beats the CPU at every larger
-    /// size, and that GPU backend; `None` when no GPU does in the range measured.
-    pub resident: Option<(String, &'static str)>,
+    /// size, and that GPU backend's label; `None` when no GPU does in the range measured.
+    pub resident: Option<(String, String)>,
     /// With data on the host: the same with the GPU's end-to-end time.
-    pub host: Option<(String, &'static str)>,
+    pub host: Option<(String, String)>,
     /// The verdict in plain words.
     pub verdict: String,
 }
 
-/// Sweeps `W` over `ladder` on every backend in `backends`.
-pub fn sweep_workload<W: Workload>(
-    backends: &Backends,
+/// Sweeps `W` over `ladder` on every device of `devices`.
+pub fn sweep_workload<W: OnEveryBackend>(
+    devices: &[Device],
     ladder: &[W::Params],
     options: &SweepOptions,
     progress: &ProgressBar,
-) -> WorkloadSweep
-where
-    CpuBackend: Implements<W>,
-    CudaBackend: Implements<W>,
-    WgpuBackend: Implements<W>,
-{
+) -> WorkloadSweep {
     let mut out = WorkloadSweep { workload: W::NAME, ..Default::default() };
-    let mut stopped: BTreeSet<(&'static str, String)> = BTreeSet::new();
+    let mut stopped: BTreeSet<(String, String)> = BTreeSet::new();
     for (i, params) in ladder.iter().enumerate() {
         let input = match W::generate(params, options.measure.seed) {
             Ok(input) => input,
@@ -238,20 +209,20 @@ where
         let mut measure_options = options.measure.clone();
         measure_options.validate = cost.flops <= options.validate_up_to_flops;
         progress.set_message(format!("{} {params}", W::NAME));
-        let mut run = |backend: Option<&dyn Runs<W>>| {
-            let Some(backend) = backend else { return };
-            let kind = backend.kind_of();
-            if let Err(e) = backend.fits(params) {
-                progress.inc(backend.variant_names().len() as u64);
-                out.notes.push(note::<W>(params, kind.name(), "all", format!("refused {params}: {e}")));
-                return;
+        for device in devices {
+            let label = device.label();
+            let variants = device.variants::<W>();
+            if let Err(e) = device.check_size::<W>(params) {
+                progress.inc(variants.len() as u64);
+                out.notes.push(note::<W>(params, &label, "all", format!("refused {params}: {e}")));
+                continue;
             }
-            for variant in backend.variant_names() {
+            for variant in variants {
                 progress.inc(1);
-                if stopped.contains(&(kind.name(), variant.to_owned())) {
+                if stopped.contains(&(label.clone(), variant.to_owned())) {
                     continue;
                 }
-                match backend.measure_variant(variant, &input, &measure_options) {
+                match device.measure::<W>(variant, &input, &measure_options) {
                     Ok(m) => {
                         let per_run = m.end_to_end.median.max(m.kernel.median).as_secs_f64();
                         // One measurement runs the work about 14 times (first call, warm-up, three phases of
@@ -259,10 +230,10 @@ where
                         if let Some(growth) = growth {
                             let predicted = per_run * growth * 14.0;
                             if predicted > options.budget.as_secs_f64() {
-                                stopped.insert((kind.name(), variant.to_owned()));
+                                stopped.insert((label.clone(), variant.to_owned()));
                                 out.notes.push(note::<W>(
                                     params,
-                                    kind.name(),
+                                    &label,
                                     variant,
                                     format!(
                                         "stopped after {params}: the next size would take about {} per run ({} per \
@@ -274,66 +245,36 @@ where
                                 ));
                             }
                         }
-                        out.rows.push(Row::new(kind, cost.elements, &m));
+                        out.rows.push(Row::new(device, cost.elements, &m));
                     }
                     Err(e) => {
                         let refused = matches!(e, Error::TooLarge { .. });
-                        stopped.insert((kind.name(), variant.to_owned()));
+                        stopped.insert((label.clone(), variant.to_owned()));
                         let what = if refused { "refused" } else { "failed" };
-                        out.notes.push(note::<W>(params, kind.name(), variant, format!("{what} at {params}: {e}")));
+                        out.notes.push(note::<W>(params, &label, variant, format!("{what} at {params}: {e}")));
                     }
                 }
             }
-        };
-        run(backends.cpu.as_ref().map(|b| b as &dyn Runs<W>));
-        run(backends.cuda.as_ref().map(|b| b as &dyn Runs<W>));
-        run(backends.wgpu.as_ref().map(|b| b as &dyn Runs<W>));
+        }
     }
     out.crossover = crossover(&out.rows);
     out
 }
 
-fn note<W: Workload>(params: &W::Params, backend: &'static str, variant: &str, message: String) -> Note {
-    Note { workload: W::NAME, size: params.to_string(), backend, variant: variant.to_owned(), message }
-}
-
-/// A backend seen through the one workload a sweep runs, so that the three backend types fit in one loop.
-trait Runs<W: Workload> {
-    fn kind_of(&self) -> BackendKind;
-    fn fits(&self, params: &W::Params) -> gpuworthy::core::Result<()>;
-    fn variant_names(&self) -> Vec<&'static str>;
-    fn measure_variant(
-        &self,
-        variant: &str,
-        input: &W::Input,
-        options: &MeasureOptions,
-    ) -> gpuworthy::core::Result<Measurement>;
-}
-
-impl<W: Workload, B: Implements<W>> Runs<W> for B {
-    fn kind_of(&self) -> BackendKind {
-        self.kind()
-    }
-    fn fits(&self, params: &W::Params) -> gpuworthy::core::Result<()> {
-        self.check_size(params)
-    }
-    fn variant_names(&self) -> Vec<&'static str> {
-        self.variants()
-    }
-    fn measure_variant(
-        &self,
-        variant: &str,
-        input: &W::Input,
-        options: &MeasureOptions,
-    ) -> gpuworthy::core::Result<Measurement> {
-        measure::<W, B>(self, variant, input, options)
+fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: String) -> Note {
+    Note {
+        workload: W::NAME,
+        size: params.to_string(),
+        backend: backend.to_owned(),
+        variant: variant.to_owned(),
+        message,
     }
 }
 
-/// The best row of `backend` at `size` by `time`.
-fn best<'a>(rows: &'a [Row], size: &str, backend: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
+/// The best row of the backend labelled `label` at `size` by `time`.
+fn best<'a>(rows: &'a [Row], size: &str, label: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
     rows.iter()
-        .filter(|r| r.size == size && r.backend == backend && !r.check.starts_with("FAILED"))
+        .filter(|r| r.size == size && r.label == label && !r.check.starts_with("FAILED"))
         .min_by(|a, b| time(a).total_cmp(&time(b)))
 }
 
@@ -348,11 +289,28 @@ pub fn sizes(rows: &[Row]) -> Vec<String> {
     sizes
 }
 
+/// The labels of the backends in `rows`, in the order they were measured, with those that satisfy `keep`.
+pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for r in rows.iter().filter(|r| keep(r)) {
+        if !labels.contains(&r.label) {
+            labels.push(r.label.clone());
+        }
+    }
+    labels
+}
+
+/// The label of the CPU backend's rows.
+fn cpu_label() -> String {
+    BackendKind::Cpu.name().to_owned()
+}
+
 /// The smallest size from which `gpu` beats the CPU at every larger size where both were measured.
 fn crossover_of(rows: &[Row], gpu: &str, time: &impl Fn(&Row) -> f64) -> Option<String> {
     let mut from: Option<String> = None;
+    let cpu_label = cpu_label();
     for size in sizes(rows) {
-        let (Some(cpu), Some(g)) = (best(rows, &size, "cpu", Row::host_time), best(rows, &size, gpu, time)) else {
+        let (Some(cpu), Some(g)) = (best(rows, &size, &cpu_label, Row::host_time), best(rows, &size, gpu, time)) else {
             continue;
         };
         if time(g) < cpu.kernel_s {
@@ -365,9 +323,8 @@ fn crossover_of(rows: &[Row], gpu: &str, time: &impl Fn(&Row) -> f64) -> Option<
 }
 
 fn crossover(rows: &[Row]) -> Option<Crossover> {
-    let gpus: Vec<&'static str> =
-        ["cuda", "wgpu"].into_iter().filter(|g| rows.iter().any(|r| r.backend == *g)).collect();
-    if gpus.is_empty() || !rows.iter().any(|r| r.backend == "cpu") {
+    let gpus = labels(rows, |r| r.backend.is_gpu());
+    if gpus.is_empty() || !rows.iter().any(|r| r.backend == BackendKind::Cpu) {
         return None;
     }
     let position = |size: &Option<String>| {
@@ -375,7 +332,7 @@ fn crossover(rows: &[Row]) -> Option<Crossover> {
     };
     let earliest = |time: &dyn Fn(&Row) -> f64| {
         gpus.iter()
-            .map(|g| (crossover_of(rows, g, &time), *g))
+            .map(|g| (crossover_of(rows, g, &time), g.clone()))
             .min_by_key(|(size, _)| position(size))
             .and_then(|(size, g)| size.map(|s| (s, g)))
     };
@@ -388,22 +345,23 @@ fn crossover(rows: &[Row]) -> Option<Crossover> {
 /// The verdict: when the GPU is worth it, with the figures that say why, at the largest size both measured.
 fn verdict(
     rows: &[Row],
-    gpus: &[&'static str],
-    resident: &Option<(String, &str)>,
-    host: &Option<(String, &str)>,
+    gpus: &[String],
+    resident: &Option<(String, String)>,
+    host: &Option<(String, String)>,
 ) -> String {
     let workload = rows[0].workload;
     let all_sizes = sizes(rows);
+    let cpu_label = cpu_label();
     // The largest size with a CPU row and a row of the GPU that matters (the crossover's, else the fastest one).
-    let gpu = host.as_ref().or(resident.as_ref()).map(|(_, g)| *g).unwrap_or(gpus[0]);
+    let gpu = host.as_ref().or(resident.as_ref()).map(|(_, g)| g.as_str()).unwrap_or(&gpus[0]);
     let Some(size) = all_sizes
         .iter()
         .rev()
-        .find(|s| best(rows, s, "cpu", Row::host_time).is_some() && best(rows, s, gpu, |r| r.kernel_s).is_some())
+        .find(|s| best(rows, s, &cpu_label, Row::host_time).is_some() && best(rows, s, gpu, |r| r.kernel_s).is_some())
     else {
         return format!("{workload}: the CPU and the GPU were never measured at the same size.");
     };
-    let cpu = best(rows, size, "cpu", Row::host_time).expect("found above");
+    let cpu = best(rows, size, &cpu_label, Row::host_time).expect("found above");
     let kernel = best(rows, size, gpu, |r| r.kernel_s).expect("found above");
     let end_to_end = best(rows, size, gpu, |r| r.end_to_end_s).expect("found above");
     let t = |s: f64| duration(Duration::from_secs_f64(s));
@@ -452,13 +410,12 @@ fn verdict(
 pub fn table(sweep: &WorkloadSweep) -> String {
     use std::fmt::Write;
     let rows = &sweep.rows;
-    let backends: Vec<&str> =
-        ["cpu", "cuda", "wgpu"].into_iter().filter(|b| rows.iter().any(|r| r.backend == *b)).collect();
+    let backends = labels(rows, |_| true);
     let mut out = String::new();
     let _ = write!(out, "{:<16}", "size");
     for b in &backends {
         let _ = write!(out, " {:>22}", format!("{b} kernel"));
-        if *b != "cpu" {
+        if *b != cpu_label() {
             let _ = write!(out, " {:>12}", format!("{b} e2e"));
         }
     }
@@ -472,12 +429,11 @@ pub fn table(sweep: &WorkloadSweep) -> String {
                     let _ = write!(out, " {:>22}", format!("{} ({})", t(r.kernel_s), r.variant));
                 }
                 None => {
-                    let failed =
-                        rows.iter().any(|r| r.size == size && r.backend == *b && r.check.starts_with("FAILED"));
+                    let failed = rows.iter().any(|r| r.size == size && r.label == *b && r.check.starts_with("FAILED"));
                     let _ = write!(out, " {:>22}", if failed { "FAILED" } else { "-" });
                 }
             }
-            if *b != "cpu" {
+            if *b != cpu_label() {
                 let e2e = best(rows, &size, b, |r| r.end_to_end_s).map_or("-".into(), |r| t(r.end_to_end_s));
                 let _ = write!(out, " {e2e:>12}");
             }
@@ -486,22 +442,22 @@ pub fn table(sweep: &WorkloadSweep) -> String {
             let mut ranked: Vec<&Row> = backends.iter().filter_map(|b| best(rows, &size, b, |r| time(r))).collect();
             ranked.sort_by(|a, b| time(a).total_cmp(&time(b)));
             match ranked.as_slice() {
-                [first, second, ..] => format!("{} {:.1}x", first.backend, time(second) / time(first)),
-                [only] => only.backend.to_owned(),
+                [first, second, ..] => format!("{} {:.1}x", first.label, time(second) / time(first)),
+                [only] => only.label.clone(),
                 [] => "-".into(),
             }
         };
         let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), winner(&Row::host_time));
     }
     for r in sweep.failed_checks() {
-        let _ = writeln!(out, "  {}/{} at {}: {}", r.backend, r.variant, r.size, r.check);
+        let _ = writeln!(out, "  {}/{} at {}: {}", r.label, r.variant, r.size, r.check);
     }
     for n in &sweep.notes {
         let _ = writeln!(out, "  note: {}/{}: {}", n.backend, n.variant, n.message);
     }
     if let Some(c) = &sweep.crossover {
         let show =
-            |x: &Option<(String, &str)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+            |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
         let _ = writeln!(out, "  crossover, data resident on the GPU: {}", show(&c.resident));
         let _ = writeln!(out, "  crossover, data on the host:         {}", show(&c.host));
         let _ = writeln!(out, "  {}", c.verdict);
@@ -513,12 +469,13 @@ pub fn table(sweep: &WorkloadSweep) -> String {
 mod tests {
     use super::*;
 
-    fn row(size: &str, backend: &'static str, kernel: f64, e2e: f64) -> Row {
+    fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
         Row {
             workload: "square",
             size: size.into(),
             elements: size.parse().unwrap_or(1),
             backend,
+            label: backend.to_string(),
             variant: "v".into(),
             precision: "full",
             kernel_clock: String::new(),
@@ -540,11 +497,11 @@ mod tests {
 
     #[test]
     fn a_failed_check_is_shown_as_failed_and_never_wins() {
-        let mut failed = row("10", "cuda", 0.5, 0.5);
+        let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
         failed.check = "FAILED: element 3: expected 1, got 2".into();
         let sweep = WorkloadSweep {
             workload: "square",
-            rows: vec![row("10", "cpu", 1.0, 1.0), failed],
+            rows: vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed],
             ..WorkloadSweep::default()
         };
         assert_eq!(sweep.failed_checks().count(), 1);
@@ -557,15 +514,15 @@ mod tests {
     #[test]
     fn crossover_is_where_the_gpu_keeps_winning() {
         let rows = vec![
-            row("10", "cpu", 1.0, 1.0),
-            row("10", "cuda", 2.0, 9.0),
-            row("100", "cpu", 10.0, 10.0),
-            row("100", "cuda", 5.0, 90.0),
-            row("1000", "cpu", 100.0, 100.0),
-            row("1000", "cuda", 20.0, 900.0),
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 9.0),
+            row("100", BackendKind::Cpu, 10.0, 10.0),
+            row("100", BackendKind::Cuda, 5.0, 90.0),
+            row("1000", BackendKind::Cpu, 100.0, 100.0),
+            row("1000", BackendKind::Cuda, 20.0, 900.0),
         ];
         let c = crossover(&rows).unwrap();
-        assert_eq!(c.resident, Some(("100".into(), "cuda")));
+        assert_eq!(c.resident, Some(("100".into(), "cuda".into())));
         assert_eq!(c.host, None);
         assert!(c.verdict.contains("never GPU-worthy in this range when the data starts on the host"), "{}", c.verdict);
         assert!(c.verdict.contains("from 100 when the data already lives on the GPU"), "{}", c.verdict);
@@ -574,10 +531,10 @@ mod tests {
     #[test]
     fn a_win_that_does_not_last_is_no_crossover() {
         let rows = vec![
-            row("10", "cpu", 1.0, 1.0),
-            row("10", "wgpu", 0.5, 0.5),
-            row("100", "cpu", 10.0, 10.0),
-            row("100", "wgpu", 20.0, 20.0),
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Wgpu, 0.5, 0.5),
+            row("100", BackendKind::Cpu, 10.0, 10.0),
+            row("100", BackendKind::Wgpu, 20.0, 20.0),
         ];
         let c = crossover(&rows).unwrap();
         assert_eq!(c.resident, None);
@@ -586,6 +543,6 @@ mod tests {
 
     #[test]
     fn no_gpu_means_no_crossover() {
-        assert!(crossover(&[row("10", "cpu", 1.0, 1.0)]).is_none());
+        assert!(crossover(&[row("10", BackendKind::Cpu, 1.0, 1.0)]).is_none());
     }
 }

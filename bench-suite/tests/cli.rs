@@ -35,6 +35,39 @@ fn an_unknown_workload_is_a_usage_error() {
 fn an_unknown_backend_is_a_usage_error() {
     rejected(&["run", "square", "--backend", "opencl"], "unknown backend `opencl`");
     rejected(&["sweep", "square", "--backends", "cpu,tpu"], "unknown backend `tpu`");
+    rejected(&["run", "square", "--backend", "cuda:first"], "cuda:<ordinal>");
+    rejected(&["sweep", "square", "--backends", "cpu,cuda:0,cuda:1"], "two cuda devices");
+    rejected(&["run", "square", "--backend", "cpu", "--pinned"], "--pinned applies to CUDA");
+}
+
+#[test]
+fn the_help_names_the_tool_and_the_device_forms() {
+    let version = gpuworthy(&["--version"]);
+    assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), format!("gpuworthy {}", env!("CARGO_PKG_VERSION")));
+    let help = String::from_utf8_lossy(&gpuworthy(&["--help"]).stdout).into_owned();
+    assert!(help.contains("Is this work worth sending to the GPU?") && help.contains("Usage: gpuworthy"), "{help}");
+    let run_help = String::from_utf8_lossy(&gpuworthy(&["run", "--help"]).stdout).into_owned();
+    assert!(run_help.contains("cuda:<ordinal>"), "{run_help}");
+}
+
+#[test]
+fn a_device_that_is_not_here_is_refused_with_its_reason() {
+    // No machine has a 1000th CUDA device: unavailable (exit 1) with the reason, never a panic.
+    let out = gpuworthy(&["run", "square", "--size", "1K", "--backend", "cuda:999"]);
+    expect(&out, "cuda:999", 1, "cuda backend unavailable");
+}
+
+#[test]
+fn a_wgpu_adapter_on_the_cpu_is_labelled_so_in_the_table() {
+    let devices = String::from_utf8_lossy(&gpuworthy(&["devices"]).stdout).into_owned();
+    if !devices.lines().any(|l| l.starts_with("wgpu") && l.contains("a CPU adapter")) {
+        println!("no wgpu CPU adapter here: not exercised");
+        return;
+    }
+    let out = gpuworthy(&["sweep", "square", "--backends", "cpu,wgpu", "--sizes", "1K", "--budget", "1"]);
+    expect(&out, "a sweep on a CPU adapter", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("wgpu(cpu) kernel"), "{stdout}");
 }
 
 #[test]

@@ -42,7 +42,8 @@ impl BackendKind {
         }
     }
 
-    /// Whether this backend computes on a GPU (so data must travel to it).
+    /// Whether this backend is written for GPUs (so data must travel to its device). Its device may still be a CPU
+    /// adapter: see [`DeviceInfo::device_type`].
     pub fn is_gpu(self) -> bool {
         !matches!(self, BackendKind::Cpu)
     }
@@ -114,16 +115,49 @@ impl fmt::Display for KernelClock {
     }
 }
 
+/// What kind of processor a backend's device is: a wgpu adapter may be a CPU (Mesa's lavapipe), and a report that
+/// called it a GPU would mislead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceType {
+    /// A CPU: the host itself, or a software implementation of a GPU API on it (lavapipe, SwiftShader, WARP).
+    Cpu,
+    /// A GPU with its own memory.
+    DiscreteGpu,
+    /// A GPU that shares the host's memory.
+    IntegratedGpu,
+    /// A virtualised GPU.
+    VirtualGpu,
+    /// The driver does not say.
+    Unknown,
+}
+
+impl DeviceType {
+    /// Whether this is a GPU (of any kind): what "send the work to the GPU" means.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, DeviceType::DiscreteGpu | DeviceType::IntegratedGpu | DeviceType::VirtualGpu)
+    }
+}
+
 /// What a backend says about the device it computes on, for reports and machine fingerprints.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceInfo {
     /// The device's name, e.g. `AMD EPYC 7B13` or `NVIDIA H200`.
     pub name: String,
+    /// What kind of processor it is.
+    pub device_type: DeviceType,
     /// The driver, API or instruction set in use, e.g. `AVX2+FMA, 16 threads` or `Vulkan, NVIDIA 580.65`.
     pub driver: String,
     /// Limits that matter for sizing work, as `(name, value)` pairs, e.g. `("max_storage_buffer_binding_size",
     /// "128 MiB")`.
     pub limits: Vec<(String, String)>,
+}
+
+impl DeviceInfo {
+    /// How reports name a backend on this device: the backend's name, marked `(cpu)` when a GPU backend runs on a CPU
+    /// adapter (`wgpu(cpu)` on lavapipe), so that no table calls a CPU a GPU.
+    pub fn label(&self, kind: BackendKind) -> String {
+        if kind.is_gpu() && self.device_type == DeviceType::Cpu { format!("{kind}(cpu)") } else { kind.to_string() }
+    }
 }
 
 /// A place that computes: its identity, synchronisation and timer.
@@ -294,6 +328,12 @@ pub trait Implements<W: Workload>: Backend {
             None => Ok(()),
         }
     }
+
+    /// The variant to use when the caller does not choose one, for an input of `params`: a documented rule, per
+    /// backend, of which full-precision variant measured fastest at this size on the project's reference machines
+    /// (`docs/results/`). A rule, not a measurement: to measure on this machine, time each of
+    /// [`Implements::variants`].
+    fn best_variant(&self, params: &W::Params) -> &'static str;
 
     /// Does the first-use work of a variant (compiling its kernel, building its pipeline) and caches it. Cheap when
     /// already done. [`Implements::launch`] calls it too, so calling it first only moves the cost out of the launch.

@@ -22,6 +22,11 @@ pub struct Variable {
 /// Every variable gpuworthy reads.
 pub const VARIABLES: &[Variable] = &[
     Variable {
+        name: "GPUWORTHY_BACKEND",
+        values: "cpu, cuda, cuda:<ordinal>, wgpu or wgpu:<adapter>",
+        purpose: "the device `Device::from_env` opens (default: the best available: a GPU if usable, else the CPU)",
+    },
+    Variable {
         name: "GPUWORTHY_REQUIRE",
         values: "a comma-separated list of cpu, cuda, wgpu",
         purpose: "backends the tests must run on: a skipped one fails (default: none)",

@@ -33,12 +33,55 @@ pub mod workload;
 pub mod workloads;
 
 pub use backend::{
-    Backend, BackendKind, DeviceInfo, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, QueueGuard, QueueLock,
-    launches_per, spin_up, time_synchronous,
+    Backend, BackendKind, DeviceInfo, DeviceType, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, QueueGuard,
+    QueueLock, launches_per, spin_up, time_synchronous,
 };
 pub use error::{Error, Result};
 pub use workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 
-/// The names of the eight workloads, in the order of the specification.
-pub const WORKLOAD_NAMES: [&str; 8] =
-    ["square", "saxpy", "sum", "softmax", "matmul", "mandelbrot", "histogram", "stencil"];
+/// The one list of workloads: calls the macro `$callback` with every workload's name and type, so that code which
+/// must do something for each workload (the names below, run-time dispatch by name, the facade's `Device`, the
+/// conformance trials, the benches) is generated from this list and cannot miss one.
+///
+/// `for_each_workload!(path::to::callback)` expands to
+/// `path::to::callback! { [] square: Square, saxpy: Saxpy, … }` (the types as full paths), and
+/// `for_each_workload!(callback; extra tokens)` passes `extra tokens` inside the leading brackets, for the callback's
+/// own arguments. Adding a workload means adding its line here; every generated list follows.
+///
+/// ```
+/// macro_rules! count {
+///     ([] $($name:ident: $workload:ty),* $(,)?) => { [$(stringify!($name)),*].len() };
+/// }
+/// assert_eq!(gpuworthy_core::for_each_workload!(count), 8);
+/// ```
+#[macro_export]
+macro_rules! for_each_workload {
+    ($($callback:ident)::+ $(; $($extra:tt)*)?) => {
+        $($callback)::+! {
+            [$($($extra)*)?]
+            square: $crate::workloads::Square,
+            saxpy: $crate::workloads::Saxpy,
+            sum: $crate::workloads::Sum,
+            softmax: $crate::workloads::Softmax,
+            matmul: $crate::workloads::Matmul,
+            mandelbrot: $crate::workloads::Mandelbrot,
+            histogram: $crate::workloads::Histogram,
+            stencil: $crate::workloads::Stencil,
+        }
+    };
+}
+
+macro_rules! workload_names {
+    ([] $($name:ident: $workload:ty),* $(,)?) => {
+        /// The names of the workloads, in the order of the specification.
+        pub const WORKLOAD_NAMES: &[&str] = &[$(<$workload as Workload>::NAME),*];
+
+        #[cfg(test)]
+        #[test]
+        fn each_listed_name_is_its_workloads_name() {
+            $(assert_eq!(stringify!($name), <$workload as Workload>::NAME);)*
+        }
+    };
+}
+
+for_each_workload!(workload_names);

@@ -28,7 +28,7 @@
 
 use std::time::Duration;
 
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, KernelClock, Result, time_synchronous};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, KernelClock, Result, time_synchronous};
 
 mod kernels;
 pub mod simd;
@@ -51,6 +51,7 @@ impl CpuBackend {
         let level = simd::level();
         let device = DeviceInfo {
             name: cpu_model(),
+            device_type: DeviceType::Cpu,
             driver: format!("{}, {} threads", level.describe(), rayon::current_num_threads()),
             limits: vec![
                 ("threads".into(), rayon::current_num_threads().to_string()),

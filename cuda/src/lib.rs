@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, QueueGuard, QueueLock, Result};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result};
 
 mod kernels;
 mod memory;
@@ -74,6 +74,15 @@ impl CudaBackend {
     /// Returns [`Error::Unavailable`] when the driver library, NVRTC or a device is missing.
     pub fn new(ordinal: usize) -> Result<Self> {
         Self::with_host_memory(ordinal, HostMemory::Pageable)
+    }
+
+    /// How many CUDA devices the driver reports; 0 where there is no driver (never a panic).
+    pub fn device_count() -> usize {
+        // SAFETY: the probe only tries to open the shared library by name; it calls no CUDA function.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return 0;
+        }
+        CudaContext::device_count().map_or(0, |count| count.max(0) as usize)
     }
 
     /// The CUDA backend on device `ordinal`, moving data through `host_memory`.
@@ -156,8 +165,10 @@ fn describe(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
         sys::CUresult::CUDA_SUCCESS => format!("CUDA driver {}.{}", version / 1000, (version % 1000) / 10),
         _ => "CUDA driver".to_owned(),
     };
+    let integrated = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_INTEGRATED)? != 0;
     Ok(DeviceInfo {
         name,
+        device_type: if integrated { DeviceType::IntegratedGpu } else { DeviceType::DiscreteGpu },
         driver: format!("{driver}, compute capability {major}.{minor}"),
         limits: vec![
             ("memory".into(), format!("{:.1} GiB", memory as f64 / (1u64 << 30) as f64)),

@@ -11,7 +11,8 @@ pub fn unknown_workload(name: &str) -> Error {
 }
 
 /// Evaluates `$body` with the type alias `$W` bound to the workload named `$name` (a `&str`), or returns
-/// `Err(unknown_workload(name).into())` from the enclosing function.
+/// `Err(unknown_workload(name).into())` from the enclosing function. Its arms are generated from the one list of
+/// workloads ([`gpuworthy_core::for_each_workload!`]).
 ///
 /// ```
 /// use gpuworthy::core::Workload;
@@ -23,42 +24,22 @@ pub fn unknown_workload(name: &str) -> Error {
 /// ```
 #[macro_export]
 macro_rules! with_workload {
-    ($name:expr, $W:ident => $body:expr) => {{
-        use $crate::core::workloads as __w;
+    ($name:expr, $W:ident => $body:expr) => {
+        $crate::core::for_each_workload!($crate::__with_workload_arms; $name, $W => $body)
+    };
+}
+
+/// The `match` of [`with_workload!`], one arm per workload of the list.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_workload_arms {
+    ([$name:expr, $W:ident => $body:expr] $($workload:ident: $type:ty),* $(,)?) => {
         match $name {
-            "square" => {
-                type $W = __w::Square;
+            $(stringify!($workload) => {
+                type $W = $type;
                 $body
-            }
-            "saxpy" => {
-                type $W = __w::Saxpy;
-                $body
-            }
-            "sum" => {
-                type $W = __w::Sum;
-                $body
-            }
-            "softmax" => {
-                type $W = __w::Softmax;
-                $body
-            }
-            "matmul" => {
-                type $W = __w::Matmul;
-                $body
-            }
-            "mandelbrot" => {
-                type $W = __w::Mandelbrot;
-                $body
-            }
-            "histogram" => {
-                type $W = __w::Histogram;
-                $body
-            }
-            "stencil" => {
-                type $W = __w::Stencil;
-                $body
-            }
+            })*
             other => return Err($crate::dispatch::unknown_workload(other).into()),
         }
-    }};
+    };
 }

@@ -1,26 +1,42 @@
 //! # gpuworthy
 //!
-//! Is this work worth sending to the GPU? This crate is the facade users depend on: it re-exports the workloads
-//! ([`core`]) and the backends ([`cpu`], [`cuda`], [`wgpu`]), measures every phase a GPU user pays for ([`measure`]),
-//! parses sizes as people write them ([`size`]) and picks a workload by name at run time ([`dispatch`]).
+//! Is this work worth sending to the GPU? This crate is the facade users depend on: the run-time [`Device`] (the CPU,
+//! a CUDA GPU or a wgpu adapter, chosen while the program runs) on which every workload runs through the same phases,
+//! the workloads ([`core`]) and the backends ([`cpu`], [`cuda`], [`wgpu`]), the harness that measures every phase a
+//! GPU user pays for ([`measure`]), sizes as people write them ([`size`]) and workloads chosen by name ([`dispatch`]).
 //!
 //! ```
+//! use gpuworthy::Device;
 //! use gpuworthy::core::{Workload, workloads::{Len, Sum}};
-//! use gpuworthy::{cpu::CpuBackend, measure::{MeasureOptions, measure}};
+//! use gpuworthy::measure::MeasureOptions;
 //!
+//! let device = Device::from_env()?;                  // GPUWORTHY_BACKEND, else a GPU if usable, else the CPU
 //! let input = Sum::generate(&Len(1 << 20), 7)?;
-//! let m = measure::<Sum, _>(&CpuBackend::new()?, "simd", &input, &MeasureOptions::quick())?;
-//! println!("sum of 2^20: kernel {:?} (median of {})", m.kernel.median, m.kernel.samples);
+//! let variant = device.best_variant::<Sum>(&Len(1 << 20));
+//! let total = device.run::<Sum>(variant, &input)?;
+//! let m = device.measure::<Sum>(variant, &input, &MeasureOptions::quick())?;
+//! println!("sum of 2^20 on {device}: {total}, kernel {:?} (median of {})", m.kernel.median, m.kernel.samples);
 //! # Ok::<(), gpuworthy::core::Error>(())
 //! ```
+//!
+//! ## Cargo features
+//!
+//! `cuda` and `wgpu` (both on by default) compile those backends in. Without one, opening its device returns
+//! [`core::Error::NotCompiled`] naming the feature: `default-features = false, features = ["wgpu"]` builds a program
+//! with the CPU and wgpu that does not link cudarc.
 
 #![deny(missing_docs)]
 
 pub use gpuworthy_core as core;
 pub use gpuworthy_cpu as cpu;
+#[cfg(feature = "cuda")]
 pub use gpuworthy_cuda as cuda;
+#[cfg(feature = "wgpu")]
 pub use gpuworthy_wgpu as wgpu;
 
+pub mod device;
 pub mod dispatch;
 pub mod measure;
 pub mod size;
+
+pub use device::{Device, DeviceSpec, OnEveryBackend, OpenedDevices, Resident};

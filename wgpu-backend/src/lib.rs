@@ -44,7 +44,9 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, Error, KernelClock, QueueLock, Result, env, spin_up};
+use gpuworthy_core::{
+    Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueLock, Result, env, spin_up,
+};
 
 mod checks;
 mod shaders;
@@ -320,6 +322,13 @@ impl WgpuBackend {
         let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
         let info = DeviceInfo {
             name: adapter_info.name.clone(),
+            device_type: match adapter_info.device_type {
+                wgpu::DeviceType::Cpu => DeviceType::Cpu,
+                wgpu::DeviceType::DiscreteGpu => DeviceType::DiscreteGpu,
+                wgpu::DeviceType::IntegratedGpu => DeviceType::IntegratedGpu,
+                wgpu::DeviceType::VirtualGpu => DeviceType::VirtualGpu,
+                wgpu::DeviceType::Other => DeviceType::Unknown,
+            },
             driver: format!(
                 "{} on {:?}, {} {}",
                 adapter_info.backend, adapter_info.device_type, adapter_info.driver, adapter_info.driver_info

@@ -12,21 +12,22 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
 use bench_suite::report;
-use bench_suite::sweep::{Backends, SweepOptions, sweep_workload, table};
+use bench_suite::sweep::{SweepOptions, sweep_workload, table};
 use clap::{Parser, Subcommand};
-use gpuworthy::core::{Backend, BackendKind, Error, Implements, WORKLOAD_NAMES, Workload};
-use gpuworthy::cpu::CpuBackend;
+use gpuworthy::core::{Backend, BackendKind, Error, WORKLOAD_NAMES, Workload};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
-use gpuworthy::measure::{MeasureOptions, Measurement, measure};
+use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::size::ParseSize;
 use gpuworthy::wgpu::WgpuBackend;
+use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Is this work worth sending to the GPU? Runs the same workloads on the CPU and on GPUs, side by side.
+/// Is this work worth sending to the GPU? Runs the same workloads on the CPU and on GPUs, side by side: every phase
+/// timed, every result checked, the size from which a GPU wins.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(name = "gpuworthy", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,9 +45,10 @@ enum Command {
         /// The size: 2^24, 16M, 2048x2048, MxKxN (the workload's default when omitted).
         #[arg(long, short)]
         size: Option<String>,
-        /// The backend.
-        #[arg(long, short, default_value = "cpu")]
-        backend: String,
+        /// The device: cpu, cuda, cuda:<ordinal>, wgpu, wgpu:<adapter> (an index from `gpuworthy devices`, vulkan,
+        /// metal, dx12, or part of the adapter's name).
+        #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_device)]
+        backend: DeviceSpec,
         /// One variant, or every variant the backend offers when omitted.
         #[arg(long, short)]
         variant: Option<String>,
@@ -66,9 +68,10 @@ enum Command {
         /// Workloads to sweep (all when omitted).
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
         workloads: Vec<String>,
-        /// Backends, comma-separated (all that are available when omitted).
-        #[arg(long, short)]
-        backends: Option<String>,
+        /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:<adapter>); every
+        /// backend's first device that is available when omitted.
+        #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_device)]
+        backends: Vec<DeviceSpec>,
         /// The short ladder of sizes: a sweep of every workload in a few minutes.
         #[arg(long)]
         quick: bool,
@@ -88,11 +91,14 @@ enum Command {
         #[arg(long)]
         plot: Option<PathBuf>,
     },
-    /// Measures raw host-device copy rates on the CUDA device, pageable and pinned.
+    /// Measures raw host-device copy rates on a CUDA device, pageable and pinned.
     Transfers {
         /// Bytes per copy: 256M, 2^28, ...
         #[arg(long, short, default_value = "256M")]
         size: String,
+        /// The CUDA device: cuda or cuda:<ordinal>.
+        #[arg(long, short, default_value = "cuda", value_name = "DEVICE", value_parser = parse_device)]
+        backend: DeviceSpec,
     },
 }
 
@@ -143,6 +149,11 @@ fn check_environment() -> Result<(), Error> {
     gpuworthy::wgpu::check_environment()
 }
 
+/// Parses a device as `--backend` takes it.
+fn parse_device(text: &str) -> Result<DeviceSpec, String> {
+    text.parse().map_err(|e: Error| e.to_string())
+}
+
 /// Fails now, before anything is measured, when `path` (a file) cannot be written.
 fn check_writable_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     std::fs::OpenOptions::new()
@@ -182,19 +193,22 @@ fn devices() -> anyhow::Result<()> {
         out!("      warning: {name} is set but gpuworthy reads no such variable (misspelt?)");
     }
     for kind in BackendKind::ALL {
-        let opened: Result<Box<dyn Backend>, Error> = match kind {
-            BackendKind::Cpu => CpuBackend::new().map(|b| Box::new(b) as Box<dyn Backend>),
-            BackendKind::Cuda => CudaBackend::new(0).map(|b| Box::new(b) as Box<dyn Backend>),
-            BackendKind::Wgpu => WgpuBackend::new().map(|b| Box::new(b) as Box<dyn Backend>),
-        };
-        match opened {
-            Ok(backend) => describe(backend.as_ref())?,
+        match Device::open(kind) {
+            Ok(device) => describe(&device)?,
             Err(e) => out!("{kind:<5} not available: {e}"),
+        }
+        if kind == BackendKind::Cuda {
+            for ordinal in 1..CudaBackend::device_count() {
+                match Device::cuda(ordinal) {
+                    Ok(device) => out!("      device {ordinal}: {}  [--backend cuda:{ordinal}]", device.device().name),
+                    Err(e) => out!("      device {ordinal}: {e}"),
+                }
+            }
         }
         if kind == BackendKind::Wgpu {
             for (i, adapter) in WgpuBackend::adapters().iter().enumerate() {
                 out!(
-                    "      adapter {i}: {} ({:?}, {}, {})  [GPUWORTHY_WGPU_ADAPTER={i}]",
+                    "      adapter {i}: {} ({:?}, {}, {})  [--backend wgpu:{i}]",
                     adapter.name,
                     adapter.device_type,
                     adapter.backend,
@@ -206,32 +220,30 @@ fn devices() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How many variants the opened backends offer for `W`, for the progress bar.
-fn variant_count<W: Workload>(backends: &Backends) -> usize
-where
-    CpuBackend: Implements<W>,
-    CudaBackend: Implements<W>,
-    WgpuBackend: Implements<W>,
-{
-    backends.cpu.as_ref().map_or(0, |b| Implements::<W>::variants(b).len())
-        + backends.cuda.as_ref().map_or(0, |b| Implements::<W>::variants(b).len())
-        + backends.wgpu.as_ref().map_or(0, |b| Implements::<W>::variants(b).len())
+/// How many variants the opened devices offer for `W`, for the progress bar.
+fn variant_count<W: OnEveryBackend>(devices: &[Device]) -> usize {
+    devices.iter().map(|d| d.variants::<W>().len()).sum()
 }
 
-fn describe(backend: &dyn Backend) -> anyhow::Result<()> {
+fn describe(backend: &Device) -> anyhow::Result<()> {
     let device = backend.device();
-    out!("{:<5} available: {} ({})", backend.kind(), device.name, device.driver);
+    let kind = if backend.kind().is_gpu() && !backend.is_gpu() { ", a CPU adapter: not a GPU" } else { "" };
+    out!("{:<5} available: {} ({}{kind})", backend.kind(), device.name, device.driver);
     for (name, value) in &device.limits {
         out!("      {name}: {value}");
     }
     Ok(())
 }
 
-fn run_on<W, B>(backend: &B, size: Option<&str>, variant: Option<&str>, options: &MeasureOptions) -> anyhow::Result<()>
+fn run_on<W>(
+    backend: &Device,
+    size: Option<&str>,
+    variant: Option<&str>,
+    options: &MeasureOptions,
+) -> anyhow::Result<()>
 where
-    W: Workload,
+    W: OnEveryBackend,
     W::Params: ParseSize,
-    B: Implements<W>,
 {
     let params = match size {
         Some(s) => W::Params::parse_size(s).map_err(usage)?,
@@ -239,16 +251,16 @@ where
     };
     let variants = match variant {
         Some(v) => vec![v.to_owned()],
-        None => backend.variants().into_iter().map(str::to_owned).collect(),
+        None => backend.variants::<W>().into_iter().map(str::to_owned).collect(),
     };
-    backend.check_size(&params).map_err(usage)?;
+    backend.check_size::<W>(&params).map_err(usage)?;
     let input = W::generate(&params, options.seed).map_err(usage)?;
     let mut rows: Vec<Measurement> = Vec::new();
     for v in &variants {
-        rows.push(measure::<W, B>(backend, v, &input, options).map_err(usage)?);
+        rows.push(backend.measure::<W>(v, &input, options).map_err(usage)?);
     }
     let device = backend.device();
-    let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.kind(), device.name, device.driver);
+    let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.label(), device.name, device.driver);
     out!("{}", report::phase_table(&title, &rows).trim_end());
     out!("  kernel clock: {}", backend.kernel_clock());
     let peak = backend.copy_bandwidth(COPY_PROBE_BYTES)?;
@@ -273,14 +285,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices => devices(),
         Command::Sweep { workloads, backends, quick, sizes, budget, json, csv, plot } => {
-            let kinds = match backends {
-                Some(list) => BackendKind::parse_list(&list).map_err(usage)?,
-                None => BackendKind::ALL.to_vec(),
-            };
+            let specs = if backends.is_empty() { BackendKind::ALL.map(DeviceSpec::from).to_vec() } else { backends };
+            for (i, spec) in specs.iter().enumerate() {
+                if specs[..i].iter().any(|earlier| earlier.kind() == spec.kind()) {
+                    return Err(Exit::usage(format!(
+                        "--backends names two {} devices: a sweep compares backends, one device of each",
+                        spec.kind()
+                    )));
+                }
+            }
             if !(budget > 0.0 && budget.is_finite()) {
                 return Err(Exit::usage(format!("--budget must be a positive number of seconds, got {budget}")));
             }
-            let workloads = if workloads.is_empty() { WORKLOAD_NAMES.map(str::to_owned).to_vec() } else { workloads };
+            let workloads =
+                if workloads.is_empty() { WORKLOAD_NAMES.iter().map(|&w| w.to_owned()).collect() } else { workloads };
             if sizes.is_some() && workloads.len() != 1 {
                 return Err(Exit::usage("--sizes needs exactly one workload"));
             }
@@ -298,11 +316,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(dir) = &plot {
                 check_writable_dir("--plot", dir)?;
             }
-            let opened = Backends::open(&kinds);
-            for (kind, why) in &opened.unavailable {
-                eprintln!("gpuworthy: skipping {kind}: {why}");
+            let opened = Device::open_each(specs);
+            for (spec, why) in &opened.unavailable {
+                if !why.is_unavailable() {
+                    return Err(usage(Error::invalid(why.to_string())));
+                }
+                eprintln!("gpuworthy: skipping {spec}: {why}");
             }
-            if opened.cpu.is_none() && opened.cuda.is_none() && opened.wgpu.is_none() {
+            if opened.devices.is_empty() {
                 bail!("none of the requested backends can run here, so nothing was measured");
             }
             let options = SweepOptions { budget: Duration::from_secs_f64(budget), ..SweepOptions::default() };
@@ -325,8 +346,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                             None if quick => W::quick_ladder(),
                             None => W::ladder(),
                         };
-                        progress.inc_length((ladder.len() * variant_count::<W>(&opened)) as u64);
-                        sweep_workload::<W>(&opened, &ladder, &options, &progress)
+                        progress.inc_length((ladder.len() * variant_count::<W>(&opened.devices)) as u64);
+                        sweep_workload::<W>(&opened.devices, &ladder, &options, &progress)
                     });
                     progress.suspend(|| -> anyhow::Result<()> {
                         out!("\n== {workload}");
@@ -351,16 +372,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let failed: Vec<String> = results
                 .iter()
                 .flat_map(|sweep| sweep.failed_checks())
-                .map(|r| format!("{} {}/{} at {}", r.workload, r.backend, r.variant, r.size))
+                .map(|r| format!("{} {}/{} at {}", r.workload, r.label, r.variant, r.size))
                 .collect();
             if !failed.is_empty() {
                 return Err(Exit::check_failed(format!("results failed their check: {}", failed.join(", "))));
             }
             Ok(())
         }
-        Command::Transfers { size } => {
+        Command::Transfers { size, backend } => {
             let bytes = gpuworthy::size::parse_count(&size).map_err(usage)?;
-            let cuda = CudaBackend::new(0)?;
+            let DeviceSpec::Cuda { ordinal } = backend else {
+                return Err(Exit::usage(format!("transfers measures CUDA devices, not {backend}")));
+            };
+            let cuda = CudaBackend::new(ordinal)?;
             let rates = cuda.transfer_rates(bytes, 10)?;
             out!("{} ({}), {} bytes per copy, median of 10:", cuda.device().name, cuda.device().driver, rates.bytes);
             out!(
@@ -376,25 +400,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Run { workload, size, backend, variant, quick, no_validate, pinned } => {
-            let kind: BackendKind = backend.parse().map_err(usage)?;
             let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
             options.validate = !no_validate;
             let (size, variant) = (size.as_deref(), variant.as_deref());
-            match kind {
-                BackendKind::Cpu => {
-                    let cpu = CpuBackend::new().map_err(usage)?;
-                    gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&cpu, size, variant, &options))
+            let device = match (&backend, pinned) {
+                (DeviceSpec::Cuda { ordinal }, true) => {
+                    Device::from(CudaBackend::with_host_memory(*ordinal, HostMemory::Pinned)?)
                 }
-                BackendKind::Wgpu => {
-                    let wgpu = WgpuBackend::new()?;
-                    gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&wgpu, size, variant, &options))
+                (_, true) => return Err(Exit::usage(format!("--pinned applies to CUDA devices, not {backend}"))),
+                (_, false) => {
+                    Device::open(backend).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?
                 }
-                BackendKind::Cuda => {
-                    let memory = if pinned { HostMemory::Pinned } else { HostMemory::Pageable };
-                    let cuda = CudaBackend::with_host_memory(0, memory)?;
-                    gpuworthy::with_workload!(workload.as_str(), W => run_on::<W, _>(&cuda, size, variant, &options))
-                }
-            }
+            };
+            gpuworthy::with_workload!(workload.as_str(), W => run_on::<W>(&device, size, variant, &options))
         }
     }
 }

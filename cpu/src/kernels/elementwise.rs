@@ -65,6 +65,11 @@ impl Implements<Square> for CpuBackend {
         VARIANTS.to_vec()
     }
 
+    /// The SIMD pass: as fast as the scalar loop (the compiler vectorises both) or faster.
+    fn best_variant(&self, _params: &<Square as gpuworthy_core::Workload>::Params) -> &'static str {
+        "simd"
+    }
+
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
         let (x, y) = (&r.input, &mut r.output);
         match variant {
@@ -84,6 +89,11 @@ impl Implements<Saxpy> for CpuBackend {
 
     fn variants(&self) -> Vec<&'static str> {
         VARIANTS.to_vec()
+    }
+
+    /// The SIMD pass.
+    fn best_variant(&self, _params: &<Saxpy as gpuworthy_core::Workload>::Params) -> &'static str {
+        "simd"
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {

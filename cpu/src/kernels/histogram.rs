@@ -61,6 +61,11 @@ impl Implements<Histogram> for CpuBackend {
         vec!["scalar", "private"]
     }
 
+    /// Private per-thread histograms merged at the end: no contention.
+    fn best_variant(&self, _params: &<Histogram as gpuworthy_core::Workload>::Params) -> &'static str {
+        "private"
+    }
+
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
         let (bins, x) = (r.input.bins, &r.input.x);
         r.output = match variant {

@@ -70,6 +70,11 @@ impl Implements<Mandelbrot> for CpuBackend {
         vec!["scalar", "simd"]
     }
 
+    /// The SIMD rows: several pixels per instruction.
+    fn best_variant(&self, _params: &<Mandelbrot as gpuworthy_core::Workload>::Params) -> &'static str {
+        "simd"
+    }
+
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
         let row_kernel = match variant {
             "scalar" => scalar_row,

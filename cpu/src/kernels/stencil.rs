@@ -70,6 +70,11 @@ impl Implements<Stencil> for CpuBackend {
         vec!["scalar", "simd"]
     }
 
+    /// The SIMD rows.
+    fn best_variant(&self, _params: &<Stencil as gpuworthy_core::Workload>::Params) -> &'static str {
+        "simd"
+    }
+
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
         let (h, w, data, out) = (r.input.height, r.input.width, &r.input.data, &mut r.output);
         let vectorised = match variant {

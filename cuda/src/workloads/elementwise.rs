@@ -62,6 +62,11 @@ impl Implements<Square> for CudaBackend {
         vec!["naive", "vec4"]
     }
 
+    /// `vec4`: `float4` accesses at the copy peak from 2^16 up.
+    fn best_variant(&self, _params: &<Square as gpuworthy_core::Workload>::Params) -> &'static str {
+        "vec4"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         let kernel =
             kernel_of(Square::NAME, variant).ok_or_else(|| Implements::<Square>::unknown_variant(self, variant))?;
@@ -89,6 +94,11 @@ impl Implements<Saxpy> for CudaBackend {
 
     fn variants(&self) -> Vec<&'static str> {
         vec!["naive", "vec4"]
+    }
+
+    /// `vec4`: `float4` accesses at the copy peak from 2^16 up.
+    fn best_variant(&self, _params: &<Saxpy as gpuworthy_core::Workload>::Params) -> &'static str {
+        "vec4"
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {

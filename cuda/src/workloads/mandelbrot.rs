@@ -22,6 +22,11 @@ impl Implements<Mandelbrot> for CudaBackend {
         vec!["naive"]
     }
 
+    /// The only variant.
+    fn best_variant(&self, _params: &<Mandelbrot as gpuworthy_core::Workload>::Params) -> &'static str {
+        "naive"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         if variant != "naive" {
             return Err(Implements::<Mandelbrot>::unknown_variant(self, variant));

@@ -106,6 +106,12 @@ impl Implements<Matmul> for CudaBackend {
         variants
     }
 
+    /// `register`: the fastest full-precision kernel of the project (`cublas` is the vendor's reference and `tf32`
+    /// computes in reduced precision, so neither is chosen for the caller).
+    fn best_variant(&self, _params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
+        "register"
+    }
+
     fn precision(&self, variant: &str) -> Precision {
         if variant == "tf32" { Precision::Reduced } else { Precision::Full }
     }

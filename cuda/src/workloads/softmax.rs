@@ -28,6 +28,11 @@ impl Implements<Softmax> for CudaBackend {
         vec!["unfused", "fused"]
     }
 
+    /// `fused`: one pass over each row instead of three.
+    fn best_variant(&self, _params: &<Softmax as gpuworthy_core::Workload>::Params) -> &'static str {
+        "fused"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         match variant {
             "unfused" => ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize"]

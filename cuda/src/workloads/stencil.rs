@@ -33,6 +33,11 @@ impl Implements<Stencil> for CudaBackend {
         vec!["naive", "tiled"]
     }
 
+    /// `tiled`: the halo staged in shared memory (169 against 278 µs at 8192² on an H200).
+    fn best_variant(&self, _params: &<Stencil as gpuworthy_core::Workload>::Params) -> &'static str {
+        "tiled"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         let (kernel, _) = kernel_of(variant).ok_or_else(|| Implements::<Stencil>::unknown_variant(self, variant))?;
         self.function(kernel).map(drop)

@@ -35,6 +35,11 @@ impl Implements<Sum> for CudaBackend {
         vec!["atomic", "tree", "warp"]
     }
 
+    /// `warp`: shuffles within warps, one atomic per block; the fastest at every size from 2^12.
+    fn best_variant(&self, _params: &<Sum as gpuworthy_core::Workload>::Params) -> &'static str {
+        "warp"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         let kernel = kernel_of(variant).ok_or_else(|| Implements::<Sum>::unknown_variant(self, variant))?;
         self.function(kernel).map(drop)

@@ -50,6 +50,11 @@ impl Implements<Histogram> for WgpuBackend {
         vec!["global", "private"]
     }
 
+    /// `private`: per-workgroup histograms in workgroup memory, the fastest from 2^14.
+    fn best_variant(&self, _params: &<Histogram as gpuworthy_core::Workload>::Params) -> &'static str {
+        "private"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         let (entry, _) = entry_of(variant).ok_or_else(|| super::unknown::<Histogram>(self, variant))?;
         self.pipeline(entry).map(drop)

@@ -50,6 +50,11 @@ impl Implements<Mandelbrot> for WgpuBackend {
         vec!["naive"]
     }
 
+    /// The only variant.
+    fn best_variant(&self, _params: &<Mandelbrot as gpuworthy_core::Workload>::Params) -> &'static str {
+        "naive"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         if variant != "naive" {
             return Err(super::unknown::<Mandelbrot>(self, variant));

@@ -63,6 +63,11 @@ impl Implements<Matmul> for WgpuBackend {
         vec!["naive", "tiled", "register"]
     }
 
+    /// `register`: the register-blocked kernel, the fastest from 512³.
+    fn best_variant(&self, _params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
+        "register"
+    }
+
     fn check_size(&self, p: &MatmulParams) -> Result<()> {
         for (what, elements) in [("matrix A", p.m * p.k), ("matrix B", p.k * p.n), ("matrix C", p.m * p.n)] {
             self.fits_one_binding(what, 4 * elements as u64)?;

@@ -67,6 +67,11 @@ impl Implements<Softmax> for WgpuBackend {
         vec!["unfused", "fused"]
     }
 
+    /// `fused`: one pass over each row instead of three.
+    fn best_variant(&self, _params: &<Softmax as gpuworthy_core::Workload>::Params) -> &'static str {
+        "fused"
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         let kernels = kernels_of(variant).ok_or_else(|| unknown::<Softmax>(self, variant))?;
         kernels.iter().try_for_each(|(entry, _)| self.pipeline(entry).map(drop))

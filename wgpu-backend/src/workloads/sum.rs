@@ -54,6 +54,11 @@ impl Implements<Sum> for WgpuBackend {
         if self.has_subgroups() { vec!["workgroup", "subgroup"] } else { vec!["workgroup"] }
     }
 
+    /// `subgroup` where the adapter has subgroup operations, else `workgroup`.
+    fn best_variant(&self, _params: &<Sum as gpuworthy_core::Workload>::Params) -> &'static str {
+        if self.has_subgroups() { "subgroup" } else { "workgroup" }
+    }
+
     fn prepare(&self, variant: &str) -> Result<()> {
         match entry_of(variant) {
             Some(entry) if Implements::<Sum>::variants(self).contains(&variant) => self.pipeline(entry).map(drop),

@@ -1,0 +1,762 @@
+//! The run-time [`Device`]: one value, chosen while the program runs, that every workload's phases take.
+//!
+//! The backends are separate types (`CpuBackend`, `CudaBackend`, `WgpuBackend`), each implementing
+//! [`Implements<W>`] for every workload `W`, with the resident data as an associated type. That is what the harness
+//! needs to time a kernel without a virtual call in the loop, but a program that picks its backend at run time
+//! ("CUDA if there is one, else wgpu, else the CPU") would have to name all three types and write the fallback by
+//! hand. [`Device`] is that choice made once: an enum over the backends this build has (the cargo features `cuda` and
+//! `wgpu`), with the same phases as `Implements<W>` for every workload, the resident data type-erased into a
+//! [`Resident<W>`]. Like candle's `Device`, it is cheap to clone and to share between threads (the backends inside
+//! are behind an `Arc`).
+//!
+//! The dispatch from a workload to a backend's implementation is generated from the one list of workloads
+//! ([`gpuworthy_core::for_each_workload!`]): a backend that lacks a workload does not compile.
+
+use std::any::Any;
+use std::fmt;
+use std::marker::PhantomData;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gpuworthy_core::{
+    Backend, BackendKind, DeviceInfo, Error, Implements, KernelClock, Precision, Result, Workload, env,
+};
+use gpuworthy_cpu::CpuBackend;
+#[cfg(feature = "cuda")]
+use gpuworthy_cuda::CudaBackend;
+#[cfg(feature = "wgpu")]
+use gpuworthy_wgpu::{AdapterChoice, WgpuBackend};
+
+use crate::measure::{MeasureOptions, Measurement, measure};
+
+/// Which device to open: a backend and, for a GPU backend, which of its devices.
+///
+/// Written as on the command line and in `GPUWORTHY_BACKEND`: `cpu`, `cuda` (device 0), `cuda:1`, `wgpu` (the
+/// adapter `GPUWORTHY_WGPU_ADAPTER` names, else the best), `wgpu:<adapter>` (an index from `gpuworthy devices`,
+/// `vulkan`, `metal`, `dx12`, or part of the adapter's name).
+///
+/// ```
+/// use gpuworthy::device::DeviceSpec;
+/// assert_eq!("cuda:1".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda { ordinal: 1 });
+/// assert!("cuda:first".parse::<DeviceSpec>().is_err());
+/// assert!("opencl".parse::<DeviceSpec>().unwrap_err().to_string().contains("cuda:<ordinal>"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DeviceSpec {
+    /// The host CPU.
+    Cpu,
+    /// The CUDA device of this ordinal (0 is the first).
+    Cuda {
+        /// The device's index, as `nvidia-smi` lists them.
+        ordinal: usize,
+    },
+    /// A wgpu adapter.
+    Wgpu {
+        /// Which adapter; `None` for the one `GPUWORTHY_WGPU_ADAPTER` names, else the best.
+        adapter: Option<String>,
+    },
+}
+
+impl DeviceSpec {
+    /// The forms a device can be written in, for error messages and help texts.
+    pub const FORMS: &'static str = "cpu, cuda, cuda:<ordinal>, wgpu, wgpu:<adapter>";
+
+    /// The backend this device belongs to.
+    pub fn kind(&self) -> BackendKind {
+        match self {
+            DeviceSpec::Cpu => BackendKind::Cpu,
+            DeviceSpec::Cuda { .. } => BackendKind::Cuda,
+            DeviceSpec::Wgpu { .. } => BackendKind::Wgpu,
+        }
+    }
+
+    /// The device `GPUWORTHY_BACKEND` names; `None` when it is unset or empty. A value that is not one of
+    /// [`DeviceSpec::FORMS`] is an error naming the variable.
+    pub fn from_env() -> Result<Option<DeviceSpec>> {
+        const NAME: &str = "GPUWORTHY_BACKEND";
+        match env::read(NAME)? {
+            Some(text) => text.parse().map(Some).map_err(|_| env::invalid_value(NAME, &text, DeviceSpec::FORMS)),
+            None => Ok(None),
+        }
+    }
+
+    /// Parses a comma-separated list of devices (`cpu,cuda:1`); empty items are ignored.
+    pub fn parse_list(list: &str) -> Result<Vec<DeviceSpec>> {
+        list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::parse).collect()
+    }
+}
+
+impl From<BackendKind> for DeviceSpec {
+    /// The backend's first device: `cuda:0`, or the wgpu adapter of `GPUWORTHY_WGPU_ADAPTER` (else the best).
+    fn from(kind: BackendKind) -> Self {
+        match kind {
+            BackendKind::Cpu => DeviceSpec::Cpu,
+            BackendKind::Cuda => DeviceSpec::Cuda { ordinal: 0 },
+            BackendKind::Wgpu => DeviceSpec::Wgpu { adapter: None },
+        }
+    }
+}
+
+impl FromStr for DeviceSpec {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |why: &str| Error::invalid(format!("unknown device `{s}`: {why}; expected one of {}", Self::FORMS));
+        let (kind, detail) = match s.trim().split_once(':') {
+            Some((kind, detail)) => (kind, Some(detail.trim())),
+            None => (s.trim(), None),
+        };
+        let kind: BackendKind = kind
+            .parse()
+            .map_err(|_| Error::invalid(format!("unknown backend `{kind}`: expected one of {}", Self::FORMS)))?;
+        match (kind, detail) {
+            (BackendKind::Cpu, None) => Ok(DeviceSpec::Cpu),
+            (BackendKind::Cpu, Some(_)) => Err(bad("the CPU has no device index")),
+            (BackendKind::Cuda, None) => Ok(DeviceSpec::Cuda { ordinal: 0 }),
+            (BackendKind::Cuda, Some(n)) => {
+                n.parse().map(|ordinal| DeviceSpec::Cuda { ordinal }).map_err(|_| bad("a CUDA ordinal is a number"))
+            }
+            (BackendKind::Wgpu, None) => Ok(DeviceSpec::Wgpu { adapter: None }),
+            (BackendKind::Wgpu, Some("")) => Err(bad("name the adapter after `wgpu:`")),
+            (BackendKind::Wgpu, Some(adapter)) => Ok(DeviceSpec::Wgpu { adapter: Some(adapter.to_owned()) }),
+        }
+    }
+}
+
+impl fmt::Display for DeviceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind();
+        match self {
+            DeviceSpec::Cpu | DeviceSpec::Wgpu { adapter: None } => write!(f, "{kind}"),
+            DeviceSpec::Cuda { ordinal } => write!(f, "{kind}:{ordinal}"),
+            DeviceSpec::Wgpu { adapter: Some(adapter) } => write!(f, "{kind}:{adapter}"),
+        }
+    }
+}
+
+/// A place that computes, chosen at run time: one of the backends this build has.
+///
+/// Open one with [`Device::open`], [`Device::from_env`] or [`Device::best_available`]; then every workload runs on
+/// it through the same phases as [`Implements`] (`run`, `upload`, `launch`, `download`, `variants`, `best_variant`,
+/// `prepare`, `check_size`), with the workload as a type parameter:
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::core::{Workload, workloads::{Shape2, Softmax}};
+///
+/// let device = Device::cpu()?;
+/// let input = Softmax::generate(&Shape2::new(4, 1000), 1)?;
+/// let variant = device.best_variant::<Softmax>(&Shape2::new(4, 1000));
+/// let mut resident = device.upload::<Softmax>(&input)?;   // data stays on the device
+/// for _ in 0..3 {
+///     device.launch(variant, &mut resident)?;
+/// }
+/// let rows = device.download(&mut resident)?;
+/// assert_eq!(rows.len(), 4000);
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
+///
+/// A `Device` is itself a [`Backend`] and an [`Implements<W>`] for every workload, so generic code written for one
+/// backend type (the harness's [`measure`], the conformance tests) takes it too.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Device {
+    /// The host CPU.
+    Cpu(Arc<CpuBackend>),
+    /// An NVIDIA GPU through CUDA.
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<CudaBackend>),
+    /// A GPU (or a CPU adapter such as lavapipe) through wgpu.
+    #[cfg(feature = "wgpu")]
+    Wgpu(Arc<WgpuBackend>),
+}
+
+/// The devices a caller asked for that opened, and the reasons the others did not.
+#[derive(Debug, Default)]
+pub struct OpenedDevices {
+    /// The devices that opened, in the order asked.
+    pub devices: Vec<Device>,
+    /// The devices that could not be opened here, with the reason.
+    pub unavailable: Vec<(DeviceSpec, Error)>,
+}
+
+impl Device {
+    /// Opens the device `spec` names (a [`DeviceSpec`], or a [`BackendKind`] for its first device).
+    ///
+    /// Returns [`Error::Unavailable`] with the reason when the device cannot run here, and [`Error::NotCompiled`]
+    /// when its backend was left out of this build.
+    pub fn open(spec: impl Into<DeviceSpec>) -> Result<Device> {
+        match spec.into() {
+            DeviceSpec::Cpu => Device::cpu(),
+            DeviceSpec::Cuda { ordinal } => Device::cuda(ordinal),
+            DeviceSpec::Wgpu { adapter } => Device::wgpu(adapter.as_deref()),
+        }
+    }
+
+    /// The host CPU. Fails only on a bad `GPUWORTHY_CPU_SIMD`.
+    pub fn cpu() -> Result<Device> {
+        CpuBackend::new().map(|b| Device::Cpu(Arc::new(b)))
+    }
+
+    /// The CUDA device of this ordinal (0 is the first GPU), moving data through pageable host memory.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        #[cfg(feature = "cuda")]
+        return CudaBackend::new(ordinal).map(Device::from);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = ordinal;
+            Err(Error::NotCompiled { backend: BackendKind::Cuda, feature: "cuda" })
+        }
+    }
+
+    /// A wgpu adapter: the one `adapter` names (as in [`DeviceSpec::Wgpu`]), or when `None` the one
+    /// `GPUWORTHY_WGPU_ADAPTER` names, else the best (discrete GPU, integrated, virtual, CPU).
+    pub fn wgpu(adapter: Option<&str>) -> Result<Device> {
+        #[cfg(feature = "wgpu")]
+        {
+            let backend = match adapter {
+                Some(text) => WgpuBackend::with_adapter(
+                    &text.parse().unwrap_or_else(|never: std::convert::Infallible| match never {}),
+                )?,
+                None => WgpuBackend::with_adapter(&AdapterChoice::from_env()?)?,
+            };
+            Ok(Device::from(backend))
+        }
+        #[cfg(not(feature = "wgpu"))]
+        {
+            let _ = adapter;
+            Err(Error::NotCompiled { backend: BackendKind::Wgpu, feature: "wgpu" })
+        }
+    }
+
+    /// The device `GPUWORTHY_BACKEND` names ([`DeviceSpec`]'s forms), or [`Device::best_available`] when it is unset.
+    /// An unknown value is an error naming the valid ones; a device that cannot run here is [`Error::Unavailable`]
+    /// (no fallback: the caller asked for it).
+    pub fn from_env() -> Result<Device> {
+        match DeviceSpec::from_env()? {
+            Some(spec) => Device::open(spec),
+            None => Device::best_available(),
+        }
+    }
+
+    /// A GPU if one is usable (CUDA device 0, then the best wgpu adapter that is a GPU), else the CPU. A wgpu adapter
+    /// that runs on the CPU (lavapipe) is not a GPU for this purpose. Errors other than "unavailable here" (a bad
+    /// environment variable) are returned, not skipped.
+    pub fn best_available() -> Result<Device> {
+        let gpus = [DeviceSpec::Cuda { ordinal: 0 }, DeviceSpec::Wgpu { adapter: None }];
+        for spec in gpus {
+            match Device::open(spec) {
+                Ok(device) if device.is_gpu() => return Ok(device),
+                Ok(_) => {}
+                Err(e) if e.is_unavailable() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Device::cpu()
+    }
+
+    /// Every backend's first device that opens here (the CPU, CUDA device 0, the wgpu adapter), and why the others
+    /// do not: for code that compares backends.
+    pub fn all_available() -> OpenedDevices {
+        Device::open_each(BackendKind::ALL.map(DeviceSpec::from))
+    }
+
+    /// Opens each of `specs`, recording why any cannot run here.
+    pub fn open_each(specs: impl IntoIterator<Item = DeviceSpec>) -> OpenedDevices {
+        let mut opened = OpenedDevices::default();
+        for spec in specs {
+            match Device::open(spec.clone()) {
+                Ok(device) => opened.devices.push(device),
+                Err(e) => opened.unavailable.push((spec, e)),
+            }
+        }
+        opened
+    }
+
+    /// The backend inside, as a [`Backend`].
+    pub fn backend(&self) -> &dyn Backend {
+        match self {
+            Device::Cpu(b) => &**b,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(b) => &**b,
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(b) => &**b,
+        }
+    }
+
+    /// Calls `code` with the backend inside, as its own type: for generic code that must not pay a dynamic dispatch
+    /// per call (the criterion benches time sub-microsecond CPU kernels), yet should not name the backends.
+    pub fn with_backend<C: WithBackend>(&self, code: C) -> C::Output {
+        match self {
+            Device::Cpu(b) => code.call(b),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(b) => code.call(b),
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(b) => code.call(b),
+        }
+    }
+
+    /// Whether this device is a GPU: false for the CPU and for a wgpu adapter that runs on the CPU.
+    pub fn is_gpu(&self) -> bool {
+        self.device().device_type.is_gpu()
+    }
+
+    /// How reports name this device's backend: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
+    pub fn label(&self) -> String {
+        self.device().label(self.kind())
+    }
+
+    /// Whether `other` is this very device (the same opened backend), not merely one of the same kind.
+    pub fn same_device(&self, other: &Device) -> bool {
+        match (self, other) {
+            (Device::Cpu(a), Device::Cpu(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "cuda")]
+            (Device::Cuda(a), Device::Cuda(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "wgpu")]
+            (Device::Wgpu(a), Device::Wgpu(b)) => Arc::ptr_eq(a, b),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// The variants this device offers for `W`, in ladder order (naive first).
+    pub fn variants<W: OnEveryBackend>(&self) -> Vec<&'static str> {
+        W::on(self).variants()
+    }
+
+    /// The variant to use for an input of `params` when the caller does not choose: each backend's documented rule
+    /// ([`Implements::best_variant`]), full precision only. [`Device::fastest_variant`] measures instead.
+    pub fn best_variant<W: OnEveryBackend>(&self, params: &W::Params) -> &'static str {
+        W::on(self).best_variant(params)
+    }
+
+    /// The arithmetic precision `variant` computes in.
+    pub fn precision<W: OnEveryBackend>(&self, variant: &str) -> Precision {
+        W::on(self).precision(variant)
+    }
+
+    /// Whether this device can take an input of this shape, answered before any data is made.
+    pub fn check_size<W: OnEveryBackend>(&self, params: &W::Params) -> Result<()> {
+        W::on(self).check_size(params)
+    }
+
+    /// Compiles `variant`'s kernel (or builds its pipeline) now, so the first launch does not pay for it.
+    pub fn prepare<W: OnEveryBackend>(&self, variant: &str) -> Result<()> {
+        W::on(self).prepare(variant)
+    }
+
+    /// Validates `input` and copies it to the device, where it stays until the [`Resident`] is dropped.
+    pub fn upload<W: OnEveryBackend>(&self, input: &W::Input) -> Result<Resident<W>> {
+        Ok(Resident { device: self.clone(), data: W::on(self).upload(input)?, workload: PhantomData })
+    }
+
+    /// Enqueues one run of `variant` on data uploaded to this device. May return before the work finishes.
+    pub fn launch<W: OnEveryBackend>(&self, variant: &str, resident: &mut Resident<W>) -> Result<()> {
+        self.owns(resident)?;
+        W::on(self).launch(variant, &mut *resident.data)
+    }
+
+    /// Waits for the work on `resident` and copies the output of its last launch back to the host.
+    pub fn download<W: OnEveryBackend>(&self, resident: &mut Resident<W>) -> Result<W::Output> {
+        self.owns(resident)?;
+        W::on(self).download(&mut *resident.data)
+    }
+
+    /// Upload, one launch of `variant`, download: the whole job for one input.
+    pub fn run<W: OnEveryBackend>(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
+        W::on(self).run(variant, input)
+    }
+
+    /// Measures every phase of `variant` on `input` with the harness ([`measure`]), timed on the backend itself (no
+    /// dispatch through this enum inside the timed loops).
+    pub fn measure<W: OnEveryBackend>(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<Measurement> {
+        W::on(self).measure(variant, input, options)
+    }
+
+    /// Measures every full-precision variant on `input` and returns the one whose kernel was fastest, with all the
+    /// measurements: the answer to "which variant", by measurement on this machine.
+    pub fn fastest_variant<W: OnEveryBackend>(
+        &self,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<(&'static str, Vec<Measurement>)> {
+        let implementation = W::on(self);
+        let mut fastest: Option<(&'static str, Duration)> = None;
+        let mut measured = Vec::new();
+        for variant in implementation.variants() {
+            if implementation.precision(variant) != Precision::Full {
+                continue;
+            }
+            let m = implementation.measure(variant, input, options)?;
+            if m.check.as_ref().is_none_or(|check| check.is_ok())
+                && fastest.is_none_or(|(_, best)| m.kernel.median < best)
+            {
+                fastest = Some((variant, m.kernel.median));
+            }
+            measured.push(m);
+        }
+        let (variant, _) = fastest.ok_or_else(|| {
+            Error::invalid(format!("{} has no full-precision {} variant that passed its check", self.label(), W::NAME))
+        })?;
+        Ok((variant, measured))
+    }
+
+    fn owns<W: Workload>(&self, resident: &Resident<W>) -> Result<()> {
+        if resident.device.same_device(self) {
+            Ok(())
+        } else {
+            Err(Error::invalid(format!(
+                "this {} data was uploaded to {} ({}), not to {} ({}): upload it to the device that launches it",
+                W::NAME,
+                resident.device.label(),
+                resident.device.device().name,
+                self.label(),
+                self.device().name
+            )))
+        }
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Device({}: {})", self.label(), self.device().name)
+    }
+}
+
+impl fmt::Display for Device {
+    /// `cuda: NVIDIA H200 (CUDA driver 13.0, compute capability 9.0)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} ({})", self.label(), self.device().name, self.device().driver)
+    }
+}
+
+impl From<CpuBackend> for Device {
+    fn from(backend: CpuBackend) -> Self {
+        Device::Cpu(Arc::new(backend))
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<CudaBackend> for Device {
+    fn from(backend: CudaBackend) -> Self {
+        Device::Cuda(Arc::new(backend))
+    }
+}
+
+#[cfg(feature = "wgpu")]
+impl From<WgpuBackend> for Device {
+    fn from(backend: WgpuBackend) -> Self {
+        Device::Wgpu(Arc::new(backend))
+    }
+}
+
+impl Backend for Device {
+    fn kind(&self) -> BackendKind {
+        self.backend().kind()
+    }
+
+    fn device(&self) -> &DeviceInfo {
+        self.backend().device()
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.backend().synchronize()
+    }
+
+    fn kernel_clock(&self) -> KernelClock {
+        self.backend().kernel_clock()
+    }
+
+    fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        self.backend().time_on_device(work)
+    }
+
+    fn device_memory(&self) -> Option<u64> {
+        self.backend().device_memory()
+    }
+
+    fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
+        self.backend().copy_bandwidth(bytes)
+    }
+}
+
+/// A workload's data on a [`Device`]: inputs and outputs where the device computes, kept there across launches until
+/// this is dropped. It remembers its device: launching it on another is an error, not a wrong answer.
+pub struct Resident<W: Workload> {
+    device: Device,
+    data: Box<dyn Any + Send>,
+    workload: PhantomData<fn() -> W>,
+}
+
+impl<W: Workload> Resident<W> {
+    /// The device the data lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+}
+
+impl<W: Workload> fmt::Debug for Resident<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Resident<{}>({:?})", W::NAME, self.device)
+    }
+}
+
+impl<W: OnEveryBackend> Implements<W> for Device {
+    type Resident = Resident<W>;
+
+    fn variants(&self) -> Vec<&'static str> {
+        Device::variants::<W>(self)
+    }
+
+    fn precision(&self, variant: &str) -> Precision {
+        Device::precision::<W>(self, variant)
+    }
+
+    fn check_size(&self, params: &W::Params) -> Result<()> {
+        Device::check_size::<W>(self, params)
+    }
+
+    fn best_variant(&self, params: &W::Params) -> &'static str {
+        Device::best_variant::<W>(self, params)
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        Device::prepare::<W>(self, variant)
+    }
+
+    fn upload(&self, input: &W::Input) -> Result<Resident<W>> {
+        Device::upload::<W>(self, input)
+    }
+
+    fn launch(&self, variant: &str, resident: &mut Resident<W>) -> Result<()> {
+        Device::launch(self, variant, resident)
+    }
+
+    fn download(&self, resident: &mut Resident<W>) -> Result<W::Output> {
+        Device::download(self, resident)
+    }
+
+    fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
+        Device::run::<W>(self, variant, input)
+    }
+}
+
+/// One backend's [`Implements<W>`] seen through an object-safe interface: the resident data as `dyn Any`, the
+/// harness's measurement run on the concrete backend. Every `B: Implements<W>` is one.
+pub trait ErasedImplements<W: Workload>: Send + Sync {
+    /// [`Implements::variants`].
+    fn variants(&self) -> Vec<&'static str>;
+    /// [`Implements::best_variant`].
+    fn best_variant(&self, params: &W::Params) -> &'static str;
+    /// [`Implements::precision`].
+    fn precision(&self, variant: &str) -> Precision;
+    /// [`Implements::check_size`].
+    fn check_size(&self, params: &W::Params) -> Result<()>;
+    /// [`Implements::prepare`].
+    fn prepare(&self, variant: &str) -> Result<()>;
+    /// [`Implements::upload`], the resident data boxed.
+    fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>>;
+    /// [`Implements::launch`] on data this backend uploaded.
+    fn launch(&self, variant: &str, resident: &mut (dyn Any + Send)) -> Result<()>;
+    /// [`Implements::download`] of data this backend uploaded.
+    fn download(&self, resident: &mut (dyn Any + Send)) -> Result<W::Output>;
+    /// [`Implements::run`].
+    fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output>;
+    /// [`measure`] on the concrete backend.
+    fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement>;
+}
+
+impl<W: Workload, B: Implements<W>> ErasedImplements<W> for B
+where
+    B::Resident: 'static,
+{
+    fn variants(&self) -> Vec<&'static str> {
+        Implements::<W>::variants(self)
+    }
+
+    fn best_variant(&self, params: &W::Params) -> &'static str {
+        Implements::<W>::best_variant(self, params)
+    }
+
+    fn precision(&self, variant: &str) -> Precision {
+        Implements::<W>::precision(self, variant)
+    }
+
+    fn check_size(&self, params: &W::Params) -> Result<()> {
+        Implements::<W>::check_size(self, params)
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        Implements::<W>::prepare(self, variant)
+    }
+
+    fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>> {
+        Ok(Box::new(Implements::<W>::upload(self, input)?))
+    }
+
+    fn launch(&self, variant: &str, resident: &mut (dyn Any + Send)) -> Result<()> {
+        Implements::<W>::launch(self, variant, downcast::<W, B>(self, resident)?)
+    }
+
+    fn download(&self, resident: &mut (dyn Any + Send)) -> Result<W::Output> {
+        Implements::<W>::download(self, downcast::<W, B>(self, resident)?)
+    }
+
+    fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
+        Implements::<W>::run(self, variant, input)
+    }
+
+    fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement> {
+        measure::<W, B>(self, variant, input, options)
+    }
+}
+
+/// The backend's own resident type inside `resident`. [`Device`] checks that the data is this device's before it
+/// gets here, so a failure is a bug in the dispatch, reported rather than panicked on.
+fn downcast<'a, W: Workload, B: Implements<W>>(
+    backend: &B,
+    resident: &'a mut (dyn Any + Send),
+) -> Result<&'a mut B::Resident>
+where
+    B::Resident: 'static,
+{
+    resident.downcast_mut::<B::Resident>().ok_or_else(|| {
+        Error::invalid(format!("{} data of another backend cannot be launched on {}", W::NAME, backend.kind()))
+    })
+}
+
+/// Code generic over the backend type, run by [`Device::with_backend`] on the backend a device holds.
+pub trait WithBackend {
+    /// What the code returns.
+    type Output;
+    /// Runs the code on `backend`.
+    fn call<B: ImplementsEveryWorkload + 'static>(self, backend: &Arc<B>) -> Self::Output;
+}
+
+macro_rules! implements_every_workload {
+    ([] $($name:ident: $workload:ty),* $(,)?) => {
+        /// A backend that implements every workload of the list ([`gpuworthy_core::for_each_workload!`]).
+        pub trait ImplementsEveryWorkload: Backend $(+ Implements<$workload>)* {}
+
+        impl<B: Backend $(+ Implements<$workload>)*> ImplementsEveryWorkload for B {}
+    };
+}
+
+gpuworthy_core::for_each_workload!(implements_every_workload);
+
+/// A workload that every backend of this build implements, so that a [`Device`] runs it whichever backend it holds.
+/// Implemented for each workload of [`gpuworthy_core::for_each_workload!`]; the implementation does not compile if a
+/// backend lacks the workload.
+pub trait OnEveryBackend: Workload {
+    /// `device`'s backend, seen as an implementation of this workload.
+    fn on(device: &Device) -> &dyn ErasedImplements<Self>;
+}
+
+macro_rules! on_every_backend {
+    ([] $($name:ident: $workload:ty),* $(,)?) => {$(
+        impl OnEveryBackend for $workload {
+            fn on(device: &Device) -> &dyn ErasedImplements<Self> {
+                match device {
+                    Device::Cpu(b) => &**b,
+                    #[cfg(feature = "cuda")]
+                    Device::Cuda(b) => &**b,
+                    #[cfg(feature = "wgpu")]
+                    Device::Wgpu(b) => &**b,
+                }
+            }
+        }
+    )*};
+}
+
+gpuworthy_core::for_each_workload!(on_every_backend);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_print_as_written() {
+        for text in ["cpu", "cuda:0", "cuda:3", "wgpu", "wgpu:1", "wgpu:vulkan", "wgpu:llvmpipe"] {
+            assert_eq!(text.parse::<DeviceSpec>().unwrap().to_string(), text);
+        }
+        assert_eq!(" CUDA ".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda { ordinal: 0 });
+        for bad in ["", "gpu", "cpu:1", "cuda:", "cuda:-1", "cuda:x", "wgpu:", "metal"] {
+            let err = bad.parse::<DeviceSpec>().unwrap_err().to_string();
+            assert!(err.contains(DeviceSpec::FORMS), "`{bad}`: {err}");
+        }
+    }
+
+    #[test]
+    fn a_missing_cuda_device_is_unavailable_with_its_reason() {
+        // No machine has a 1000th GPU: whatever the machine, this is "unavailable", never a panic.
+        let err = Device::cuda(1000).unwrap_err();
+        assert!(err.is_unavailable(), "{err}");
+    }
+
+    /// Every workload, on every device that opens here: the variants are listed, the best one is among them at
+    /// every ladder size, and a run through the device matches the reference.
+    #[test]
+    fn every_workload_runs_on_every_available_device() {
+        macro_rules! check_each {
+            ([$device:ident] $($name:ident: $workload:ty),* $(,)?) => {$({
+                type W = $workload;
+                let variants = $device.variants::<W>();
+                assert!(!variants.is_empty(), "{} offers no {} variant", $device.label(), W::NAME);
+                for params in W::ladder() {
+                    let best = $device.best_variant::<W>(&params);
+                    assert!(variants.contains(&best), "{}: best {} variant `{best}` not in {variants:?}", $device.label(), W::NAME);
+                }
+                let params = W::quick_ladder().remove(0);
+                let input = W::generate(&params, 3).unwrap();
+                let best = $device.best_variant::<W>(&params);
+                let output = $device.run::<W>(best, &input).unwrap();
+                let expected = W::reference(&input).unwrap();
+                W::check(&input, &expected, &output, $device.precision::<W>(best)).unwrap();
+            })*};
+        }
+        let opened = Device::all_available();
+        assert!(opened.devices.iter().any(|d| d.kind() == BackendKind::Cpu), "{:?}", opened.unavailable);
+        for device in &opened.devices {
+            gpuworthy_core::for_each_workload!(check_each; device);
+        }
+    }
+
+    #[test]
+    fn resident_data_launches_only_on_its_own_device() {
+        use gpuworthy_core::workloads::{Len, Square};
+        let (one, other) = (Device::cpu().unwrap(), Device::cpu().unwrap());
+        let input = Square::generate(&Len(16), 1).unwrap();
+        let mut resident = one.upload::<Square>(&input).unwrap();
+        let err = other.launch("simd", &mut resident).unwrap_err().to_string();
+        assert!(err.contains("uploaded to cpu"), "{err}");
+        one.clone().launch("simd", &mut resident).unwrap();
+        assert_eq!(one.download(&mut resident).unwrap(), Square::reference(&input).unwrap());
+    }
+
+    #[test]
+    fn a_backend_left_out_of_the_build_is_not_compiled_and_named() {
+        let left_out: Vec<(Result<Device>, &str)> = vec![
+            #[cfg(not(feature = "cuda"))]
+            (Device::open(DeviceSpec::Cuda { ordinal: 0 }), "cuda"),
+            #[cfg(not(feature = "wgpu"))]
+            (Device::open(BackendKind::Wgpu), "wgpu"),
+        ];
+        for (result, feature) in left_out {
+            let err = result.unwrap_err();
+            assert!(matches!(err, Error::NotCompiled { .. }) && err.is_unavailable(), "{err}");
+            assert!(err.to_string().contains(&format!("feature `{feature}`")), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_best_available_device_is_never_a_cpu_adapter() {
+        let device = Device::best_available().unwrap();
+        assert!(device.kind() == BackendKind::Cpu || device.is_gpu(), "{device}");
+    }
+}
