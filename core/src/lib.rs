@@ -29,6 +29,7 @@ pub mod env;
 pub mod error;
 pub mod memory;
 pub mod rng;
+pub mod variants;
 pub mod workload;
 pub mod workloads;
 
@@ -37,6 +38,7 @@ pub use backend::{
     QueueLock, launches_per, spin_up, time_synchronous,
 };
 pub use error::{Error, Result};
+pub use variants::{KernelSource, Variant, VariantTable};
 pub use workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 
 /// The one list of workloads: calls the macro `$callback` with every workload's name and type, so that code which

@@ -8,29 +8,18 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions};
-use gpuworthy_core::{BackendKind, Error, Result};
+use gpuworthy_core::{BackendKind, Error, Implements, KernelSource, Result, Variant, VariantTable, Workload};
 
 use crate::{CudaBackend, driver_error, lock};
 
-/// One CUDA C file and the kernels it defines.
-#[derive(Debug, Clone, Copy)]
-pub struct KernelFile {
-    /// The file name under `cuda/kernels/`.
-    pub file: &'static str,
-    /// The CUDA C source.
-    pub source: &'static str,
-    /// The `extern "C" __global__` kernels it defines.
-    pub kernels: &'static [&'static str],
-}
-
 macro_rules! kernel_file {
     ($file:literal, [$($kernel:literal),* $(,)?]) => {
-        KernelFile { file: $file, source: include_str!(concat!("../kernels/", $file)), kernels: &[$($kernel),*] }
+        KernelSource { file: $file, source: include_str!(concat!("../kernels/", $file)), kernels: &[$($kernel),*] }
     };
 }
 
-/// Every CUDA C file of the backend.
-pub const KERNEL_FILES: &[KernelFile] = &[
+/// Every CUDA C file of the backend (under `cuda/kernels/`) and the `extern "C" __global__` kernels it defines.
+pub const KERNEL_FILES: &[KernelSource] = &[
     kernel_file!("square.cu", ["square_naive", "square_vec4"]),
     kernel_file!("saxpy.cu", ["saxpy_naive", "saxpy_vec4"]),
     kernel_file!("sum.cu", ["sum_atomic", "sum_tree", "sum_warp"]),
@@ -51,13 +40,30 @@ pub fn compile_options(major: i32, minor: i32) -> Vec<String> {
 }
 
 impl CudaBackend {
+    /// The variant `name` of `W` in `table`, or the error naming the variants there are.
+    pub(crate) fn variant<W: Workload, L>(
+        &self,
+        table: &'static VariantTable<L>,
+        name: &str,
+    ) -> Result<&'static Variant<L>>
+    where
+        Self: Implements<W>,
+    {
+        table.find(name).ok_or_else(|| Implements::<W>::unknown_variant(self, name))
+    }
+
+    /// Compiles and loads every kernel of `variant`.
+    pub(crate) fn prepare_kernels<L>(&self, variant: &Variant<L>) -> Result<()> {
+        variant.kernels.iter().try_for_each(|kernel| self.function(kernel).map(drop))
+    }
+
     /// The kernel `name`, compiling and loading its file on first use.
     /// Cached per name: launches look their kernel up every time, and the lookup must cost nothing next to them.
     pub(crate) fn function(&self, name: &'static str) -> Result<CudaFunction> {
         if let Some(f) = lock(&self.functions).get(name) {
             return Ok(f.clone());
         }
-        let file = KERNEL_FILES.iter().find(|f| f.kernels.contains(&name)).ok_or_else(|| Error::Device {
+        let file = KernelSource::defining(KERNEL_FILES, name).ok_or_else(|| Error::Device {
             backend: BackendKind::Cuda,
             message: format!("no file in cuda/kernels defines the kernel `{name}`"),
         })?;
@@ -68,7 +74,7 @@ impl CudaBackend {
         Ok(function)
     }
 
-    fn module(&self, file: &KernelFile, kernel: &str) -> Result<Arc<CudaModule>> {
+    fn module(&self, file: &KernelSource, kernel: &str) -> Result<Arc<CudaModule>> {
         let mut modules = lock(&self.modules);
         if let Some(m) = modules.get(file.file) {
             return Ok(Arc::clone(m));

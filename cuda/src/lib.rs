@@ -24,7 +24,7 @@ mod kernels;
 mod memory;
 mod workloads;
 
-pub use kernels::{KERNEL_FILES, KernelFile, compile_options};
+pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
 
 /// The CUDA backend on one device, with its own stream.

@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::config;
 use crate::{CudaBackend, driver_error};
@@ -19,18 +19,45 @@ pub struct ElementwiseResident {
 
 const BLOCK: u32 = 256;
 
+/// How an elementwise kernel covers the vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Grid {
+    /// One thread per element.
+    PerElement,
+    /// `float4`s in a grid-stride loop over a few blocks per multiprocessor.
+    StridedVec4,
+}
+
+/// The variants of `square`.
+pub(crate) static SQUARE: VariantTable<Grid> = VariantTable {
+    workload: "square",
+    variants: &[
+        Variant::new("naive", &["square_naive"], Grid::PerElement),
+        Variant::new("vec4", &["square_vec4"], Grid::StridedVec4),
+    ],
+};
+
+/// The variants of `saxpy`.
+pub(crate) static SAXPY: VariantTable<Grid> = VariantTable {
+    workload: "saxpy",
+    variants: &[
+        Variant::new("naive", &["saxpy_naive"], Grid::PerElement),
+        Variant::new("vec4", &["saxpy_vec4"], Grid::StridedVec4),
+    ],
+};
+
 impl CudaBackend {
-    /// Launches `kernel` over the resident vectors; `with_a` passes saxpy's scalar first.
-    fn launch_elementwise(&self, kernel: &'static str, with_a: bool, r: &mut ElementwiseResident) -> Result<()> {
+    /// Launches `variant` over the resident vectors; `with_a` passes saxpy's scalar first.
+    fn launch_elementwise(&self, variant: &Variant<Grid>, with_a: bool, r: &mut ElementwiseResident) -> Result<()> {
+        let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
         if r.n == 0 {
             return Ok(());
         }
         let n = r.n as u64;
-        let blocks = if kernel.ends_with("vec4") {
-            n.div_ceil(4 * BLOCK as u64).min(32 * self.multiprocessors as u64)
-        } else {
-            n.div_ceil(BLOCK as u64)
+        let blocks = match variant.launch {
+            Grid::StridedVec4 => n.div_ceil(4 * BLOCK as u64).min(32 * self.multiprocessors as u64),
+            Grid::PerElement => n.div_ceil(BLOCK as u64),
         };
         let cfg = config((blocks, 1), (BLOCK, 1), 0)?;
         let mut launch = self.stream.launch_builder(&function);
@@ -45,21 +72,11 @@ impl CudaBackend {
     }
 }
 
-fn kernel_of(workload: &str, variant: &str) -> Option<&'static str> {
-    Some(match (workload, variant) {
-        ("square", "naive") => "square_naive",
-        ("square", "vec4") => "square_vec4",
-        ("saxpy", "naive") => "saxpy_naive",
-        ("saxpy", "vec4") => "saxpy_vec4",
-        _ => return None,
-    })
-}
-
 impl Implements<Square> for CudaBackend {
     type Resident = ElementwiseResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "vec4"]
+        SQUARE.names()
     }
 
     /// `vec4`: `float4` accesses at the copy peak from 2^16 up.
@@ -68,9 +85,7 @@ impl Implements<Square> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let kernel =
-            kernel_of(Square::NAME, variant).ok_or_else(|| Implements::<Square>::unknown_variant(self, variant))?;
-        self.function(kernel).map(drop)
+        self.prepare_kernels(self.variant::<Square, _>(&SQUARE, variant)?)
     }
 
     fn upload(&self, x: &Vec<f32>) -> Result<ElementwiseResident> {
@@ -79,9 +94,8 @@ impl Implements<Square> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let kernel =
-            kernel_of(Square::NAME, variant).ok_or_else(|| Implements::<Square>::unknown_variant(self, variant))?;
-        self.launch_elementwise(kernel, false, r)
+        let variant = self.variant::<Square, _>(&SQUARE, variant)?;
+        self.launch_elementwise(variant, false, r)
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
@@ -93,7 +107,7 @@ impl Implements<Saxpy> for CudaBackend {
     type Resident = ElementwiseResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "vec4"]
+        SAXPY.names()
     }
 
     /// `vec4`: `float4` accesses at the copy peak from 2^16 up.
@@ -102,9 +116,7 @@ impl Implements<Saxpy> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let kernel =
-            kernel_of(Saxpy::NAME, variant).ok_or_else(|| Implements::<Saxpy>::unknown_variant(self, variant))?;
-        self.function(kernel).map(drop)
+        self.prepare_kernels(self.variant::<Saxpy, _>(&SAXPY, variant)?)
     }
 
     fn upload(&self, input: &SaxpyInput) -> Result<ElementwiseResident> {
@@ -119,9 +131,8 @@ impl Implements<Saxpy> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let kernel =
-            kernel_of(Saxpy::NAME, variant).ok_or_else(|| Implements::<Saxpy>::unknown_variant(self, variant))?;
-        self.launch_elementwise(kernel, true, r)
+        let variant = self.variant::<Saxpy, _>(&SAXPY, variant)?;
+        self.launch_elementwise(variant, true, r)
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {

@@ -4,7 +4,7 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::workloads::{Histogram, HistogramInput};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int};
 use crate::{CudaBackend, driver_error};
@@ -22,19 +22,29 @@ const BLOCK: u32 = 256;
 /// Bins the private kernel holds in shared memory at once (48 KiB).
 const SHARED_BINS: usize = 12288;
 
-fn kernel_of(variant: &str) -> Option<&'static str> {
-    match variant {
-        "global" => Some("histogram_global"),
-        "private" => Some("histogram_private"),
-        _ => None,
-    }
+/// Where a histogram kernel counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counters {
+    /// Straight into global memory: many blocks.
+    Global,
+    /// Into a per-block copy in shared memory: a few blocks per multiprocessor, each merging once.
+    SharedPerBlock,
 }
+
+/// The variants of `histogram`.
+pub(crate) static HISTOGRAM: VariantTable<Counters> = VariantTable {
+    workload: "histogram",
+    variants: &[
+        Variant::new("global", &["histogram_global"], Counters::Global),
+        Variant::new("private", &["histogram_private"], Counters::SharedPerBlock),
+    ],
+};
 
 impl Implements<Histogram> for CudaBackend {
     type Resident = HistogramResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["global", "private"]
+        HISTOGRAM.names()
     }
 
     /// `private`: per-block histograms in shared memory, the fastest from 2^14.
@@ -43,8 +53,7 @@ impl Implements<Histogram> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Histogram>::unknown_variant(self, variant))?;
-        self.function(kernel).map(drop)
+        self.prepare_kernels(self.variant::<Histogram, _>(&HISTOGRAM, variant)?)
     }
 
     fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
@@ -59,7 +68,8 @@ impl Implements<Histogram> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Histogram>::unknown_variant(self, variant))?;
+        let variant = self.variant::<Histogram, _>(&HISTOGRAM, variant)?;
+        let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.counts).map_err(driver_error("zeroing the counts"))?;
         if r.n == 0 {
@@ -67,10 +77,9 @@ impl Implements<Histogram> for CudaBackend {
         }
         let (n, bins) = (r.n as u64, int("bins", r.bins)?);
         let sms = self.multiprocessors as u64;
-        let (blocks, shared) = if variant == "private" {
-            (n.div_ceil(BLOCK as u64).min(4 * sms), 4 * r.bins.min(SHARED_BINS) as u32)
-        } else {
-            (n.div_ceil(BLOCK as u64).min(32 * sms), 0)
+        let (blocks, shared) = match variant.launch {
+            Counters::SharedPerBlock => (n.div_ceil(BLOCK as u64).min(4 * sms), 4 * r.bins.min(SHARED_BINS) as u32),
+            Counters::Global => (n.div_ceil(BLOCK as u64).min(32 * sms), 0),
         };
         let cfg = config((blocks, 1), (BLOCK, 1), shared)?;
         let mut launch = self.stream.launch_builder(&function);

@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int};
 use crate::{CudaBackend, driver_error};
@@ -15,11 +15,15 @@ pub struct MandelbrotResident {
     counts: CudaSlice<u32>,
 }
 
+/// The variants of `mandelbrot`.
+pub(crate) static MANDELBROT: VariantTable<()> =
+    VariantTable { workload: "mandelbrot", variants: &[Variant::new("naive", &["mandelbrot_naive"], ())] };
+
 impl Implements<Mandelbrot> for CudaBackend {
     type Resident = MandelbrotResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive"]
+        MANDELBROT.names()
     }
 
     /// The only variant.
@@ -28,10 +32,7 @@ impl Implements<Mandelbrot> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        if variant != "naive" {
-            return Err(Implements::<Mandelbrot>::unknown_variant(self, variant));
-        }
-        self.function("mandelbrot_naive").map(drop)
+        self.prepare_kernels(self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?)
     }
 
     fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
@@ -43,12 +44,13 @@ impl Implements<Mandelbrot> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
         let _queue = self.hold_queue();
-        Implements::<Mandelbrot>::prepare(self, variant)?;
+        let variant = self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?;
+        let kernel = variant.kernels[0];
+        let function = self.function(kernel)?;
         let p = r.params;
         if p.width == 0 || p.height == 0 {
             return Ok(());
         }
-        let function = self.function("mandelbrot_naive")?;
         let cfg = config(((p.width as u64).div_ceil(16), (p.height as u64).div_ceil(16)), (16, 16), 0)?;
         let (width, height) = (int("image width", p.width)?, int("image height", p.height)?);
         let (dx, dy) = p.steps();
@@ -57,7 +59,7 @@ impl Implements<Mandelbrot> for CudaBackend {
         launch.arg(&p.region.x_min).arg(&p.region.y_min).arg(&dx).arg(&dy);
         // SAFETY: mandelbrot_naive(unsigned* counts, int width, int height, unsigned max_iter, float x_min,
         // float y_min, float dx, float dy); counts holds width·height values and the grid covers the image.
-        unsafe { launch.launch(cfg) }.map_err(driver_error("launching mandelbrot_naive"))?;
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())
     }
 

@@ -9,7 +9,7 @@
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as blas_sys};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::workloads::{Matmul, MatmulInput};
-use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Workload};
+use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant, VariantTable, Workload};
 
 use super::{config, int};
 use crate::{CudaBackend, driver_error};
@@ -80,13 +80,51 @@ impl CudaBackend {
     }
 }
 
-/// Kernel, threads per block, and the side of the square block of C one block computes.
-fn kernel_of(variant: &str) -> Option<(&'static str, (u32, u32), u64)> {
-    match variant {
-        "naive" => Some(("matmul_naive", (16, 16), 16)),
-        "tiled" => Some(("matmul_tiled", (32, 32), 32)),
-        "register" => Some(("matmul_register", (256, 1), 128)),
-        _ => None,
+/// How a matmul variant runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MatmulLaunch {
+    /// A kernel of ours: threads per block, and the side of the square block of C one block computes.
+    Kernel {
+        /// Threads per block.
+        block: (u32, u32),
+        /// The side of the block of C one thread block computes.
+        tile: u64,
+    },
+    /// cuBLAS SGEMM in FP32.
+    CublasFp32,
+    /// cuBLAS SGEMM on TF32 tensor cores.
+    CublasTf32,
+}
+
+/// The variants of `matmul`: the hand-written kernels, then cuBLAS (where it is installed; TF32 from compute
+/// capability 8.0).
+pub(crate) static MATMUL: VariantTable<MatmulLaunch> = VariantTable {
+    workload: "matmul",
+    variants: &[
+        Variant::new("naive", &["matmul_naive"], MatmulLaunch::Kernel { block: (16, 16), tile: 16 }),
+        Variant::new("tiled", &["matmul_tiled"], MatmulLaunch::Kernel { block: (32, 32), tile: 32 }),
+        Variant::new("register", &["matmul_register"], MatmulLaunch::Kernel { block: (256, 1), tile: 128 }),
+        Variant::new("cublas", &[], MatmulLaunch::CublasFp32),
+        Variant::new("tf32", &[], MatmulLaunch::CublasTf32).reduced(),
+    ],
+};
+
+impl CudaBackend {
+    /// Whether this device can run a matmul variant: cuBLAS must be installed, and TF32 needs compute capability 8.0.
+    fn can_run(&self, launch: MatmulLaunch) -> bool {
+        match launch {
+            MatmulLaunch::Kernel { .. } => true,
+            MatmulLaunch::CublasFp32 => cublas_present(),
+            MatmulLaunch::CublasTf32 => cublas_present() && self.capability.0 >= 8,
+        }
+    }
+
+    /// The matmul variant `name`, if this device can run it.
+    fn matmul_variant(&self, name: &str) -> Result<&'static Variant<MatmulLaunch>> {
+        match MATMUL.find(name) {
+            Some(variant) if self.can_run(variant.launch) => Ok(variant),
+            _ => Err(Implements::<Matmul>::unknown_variant(self, name)),
+        }
     }
 }
 
@@ -96,14 +134,7 @@ impl Implements<Matmul> for CudaBackend {
     /// The hand-written kernels, then `cublas` and `tf32` where cuBLAS is installed (TF32 needs compute
     /// capability 8.0 or newer).
     fn variants(&self) -> Vec<&'static str> {
-        let mut variants = vec!["naive", "tiled", "register"];
-        if cublas_present() {
-            variants.push("cublas");
-            if self.capability.0 >= 8 {
-                variants.push("tf32");
-            }
-        }
-        variants
+        MATMUL.variants.iter().filter(|v| self.can_run(v.launch)).map(|v| v.name).collect()
     }
 
     /// `register`: the fastest full-precision kernel of the project (`cublas` is the vendor's reference and `tf32`
@@ -113,16 +144,14 @@ impl Implements<Matmul> for CudaBackend {
     }
 
     fn precision(&self, variant: &str) -> Precision {
-        if variant == "tf32" { Precision::Reduced } else { Precision::Full }
+        MATMUL.precision(variant)
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        if !Implements::<Matmul>::variants(self).contains(&variant) {
-            return Err(Implements::<Matmul>::unknown_variant(self, variant));
-        }
-        match kernel_of(variant) {
-            Some((kernel, _, _)) => self.function(kernel).map(drop),
-            None => self.blas().map(drop),
+        let variant = self.matmul_variant(variant)?;
+        match variant.launch {
+            MatmulLaunch::Kernel { .. } => self.prepare_kernels(variant),
+            MatmulLaunch::CublasFp32 | MatmulLaunch::CublasTf32 => self.blas().map(drop),
         }
     }
 
@@ -144,15 +173,17 @@ impl Implements<Matmul> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
         let _queue = self.hold_queue();
-        Implements::<Matmul>::prepare(self, variant)?;
+        let variant = self.matmul_variant(variant)?;
+        Implements::<Matmul>::prepare(self, variant.name)?;
         if r.m == 0 || r.n == 0 {
             return Ok(());
         }
-        let Some((kernel, block, tile)) = kernel_of(variant) else {
-            let blas = self.blas()?;
-            let handle = if variant == "tf32" { &blas.tf32 } else { &blas.fp32 };
-            return self.gemm(handle, r);
+        let (block, tile) = match variant.launch {
+            MatmulLaunch::Kernel { block, tile } => (block, tile),
+            MatmulLaunch::CublasFp32 => return self.gemm(&self.blas()?.fp32, r),
+            MatmulLaunch::CublasTf32 => return self.gemm(&self.blas()?.tf32, r),
         };
+        let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
         let cfg = config(((r.n as u64).div_ceil(tile), (r.m as u64).div_ceil(tile)), block, 0)?;
         let (m, k, n) = (int("M", r.m)?, int("K", r.k)?, int("N", r.n)?);

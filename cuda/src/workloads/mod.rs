@@ -13,6 +13,21 @@ mod sum;
 
 pub(crate) use matmul::Blas;
 
+/// Every variant table of the backend, as `(workload, [(variant, kernel)])`: what the tests check against the CUDA C
+/// sources.
+pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    vec![
+        (elementwise::SQUARE.workload, elementwise::SQUARE.kernels()),
+        (elementwise::SAXPY.workload, elementwise::SAXPY.kernels()),
+        (sum::SUM.workload, sum::SUM.kernels()),
+        (softmax::SOFTMAX.workload, softmax::SOFTMAX.kernels()),
+        (matmul::MATMUL.workload, matmul::MATMUL.kernels()),
+        (mandelbrot::MANDELBROT.workload, mandelbrot::MANDELBROT.kernels()),
+        (histogram::HISTOGRAM.workload, histogram::HISTOGRAM.kernels()),
+        (stencil::STENCIL.workload, stencil::STENCIL.kernels()),
+    ]
+}
+
 use cudarc::driver::LaunchConfig;
 use gpuworthy_core::{Error, Result};
 
@@ -40,4 +55,65 @@ pub(crate) fn config(grid: (u64, u64), block: (u32, u32), shared: u32) -> Result
 pub(crate) fn int(what: &str, value: usize) -> Result<i32> {
     i32::try_from(value)
         .map_err(|_| Error::TooLarge { what: format!("{what} of {value}"), limit: "2^31 - 1 (a C int)".into() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::KERNEL_FILES;
+
+    /// The names of the `extern "C"` kernels a CUDA C source defines: the identifier after `extern "C" __global__
+    /// void` and an optional `__launch_bounds__(...)`.
+    fn extern_c_kernels(source: &str) -> Vec<String> {
+        source
+            .split("extern \"C\"")
+            .skip(1)
+            .map(|rest| {
+                let mut rest = rest.trim_start().trim_start_matches("__global__").trim_start();
+                rest = rest.trim_start_matches("void").trim_start();
+                if let Some(bounds) = rest.strip_prefix("__launch_bounds__") {
+                    let close = bounds.find(')').expect("__launch_bounds__ closes");
+                    rest = bounds[close + 1..].trim_start();
+                }
+                rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_kernel_a_table_names_is_defined_extern_c_by_its_file() {
+        for (workload, kernels) in variant_kernels() {
+            for (variant, kernel) in kernels {
+                let file = gpuworthy_core::KernelSource::defining(KERNEL_FILES, kernel)
+                    .unwrap_or_else(|| panic!("{workload} {variant}: no file of KERNEL_FILES lists `{kernel}`"));
+                let defined = extern_c_kernels(file.source);
+                assert!(
+                    defined.iter().any(|d| d == kernel),
+                    "{workload} {variant}: {} defines no extern \"C\" `{kernel}` (it defines {defined:?})",
+                    file.file
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_listed_kernel_is_extern_c_and_run_by_a_variant() {
+        let used: Vec<&str> = variant_kernels().into_iter().flat_map(|(_, k)| k).map(|(_, kernel)| kernel).collect();
+        for file in KERNEL_FILES {
+            let defined = extern_c_kernels(file.source);
+            for kernel in file.kernels {
+                assert!(defined.iter().any(|d| d == kernel), "{} lists `{kernel}` but defines {defined:?}", file.file);
+                assert!(used.contains(kernel), "no variant runs `{kernel}` of {}", file.file);
+            }
+            for kernel in &defined {
+                assert!(file.kernels.contains(&kernel.as_str()), "{} defines `{kernel}` but does not list it", file.file);
+            }
+        }
+    }
+
+    #[test]
+    fn every_workload_has_a_table() {
+        let tables: Vec<&str> = variant_kernels().into_iter().map(|(workload, _)| workload).collect();
+        assert_eq!(tables, gpuworthy_core::WORKLOAD_NAMES);
+    }
 }

@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{BackendKind, Error, Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int};
 use crate::{CudaBackend, driver_error};
@@ -21,11 +21,33 @@ pub struct SoftmaxResident {
 
 const BLOCK: u32 = 256;
 
+/// How a softmax variant passes over the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Passes {
+    /// Three kernels: the row maxima, the exponentials and their sums, the normalisation.
+    Three,
+    /// One kernel with an online maximum and sum.
+    Fused,
+}
+
+/// The variants of `softmax`, each kernel named in the order one launch runs them.
+pub(crate) static SOFTMAX: VariantTable<Passes> = VariantTable {
+    workload: "softmax",
+    variants: &[
+        Variant::new(
+            "unfused",
+            &["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize"],
+            Passes::Three,
+        ),
+        Variant::new("fused", &["softmax_fused"], Passes::Fused),
+    ],
+};
+
 impl Implements<Softmax> for CudaBackend {
     type Resident = SoftmaxResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["unfused", "fused"]
+        SOFTMAX.names()
     }
 
     /// `fused`: one pass over each row instead of three.
@@ -34,13 +56,7 @@ impl Implements<Softmax> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        match variant {
-            "unfused" => ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize"]
-                .into_iter()
-                .try_for_each(|k| self.function(k).map(drop)),
-            "fused" => self.function("softmax_fused").map(drop),
-            _ => Err(Implements::<Softmax>::unknown_variant(self, variant)),
-        }
+        self.prepare_kernels(self.variant::<Softmax, _>(&SOFTMAX, variant)?)
     }
 
     fn upload(&self, input: &SoftmaxInput) -> Result<SoftmaxResident> {
@@ -59,38 +75,53 @@ impl Implements<Softmax> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
         let _queue = self.hold_queue();
-        Implements::<Softmax>::prepare(self, variant)?;
+        let variant = self.variant::<Softmax, _>(&SOFTMAX, variant)?;
+        self.prepare_kernels(variant)?;
         if r.rows == 0 || r.cols == 0 {
             return Ok(());
         }
         let (rows, cols) = (int("softmax rows", r.rows)?, int("softmax columns", r.cols)?);
         let cfg = config((r.rows as u64, 1), (BLOCK, 1), 0)?;
         let failed = |k: &str| driver_error(format!("launching {k}"));
-        if variant == "fused" {
-            let f = self.function("softmax_fused")?;
-            let mut launch = self.stream.launch_builder(&f);
-            launch.arg(&r.x).arg(&mut r.y).arg(&rows).arg(&cols);
-            // SAFETY: softmax_fused(const float* x, float* y, int rows, int cols); x and y hold rows·cols floats and
-            // the grid has one block per row.
-            unsafe { launch.launch(cfg) }.map_err(failed("softmax_fused"))?;
-            return Ok(());
+        match (variant.launch, variant.kernels) {
+            (Passes::Fused, &[fused]) => {
+                let f = self.function(fused)?;
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(&r.x).arg(&mut r.y).arg(&rows).arg(&cols);
+                // SAFETY: softmax_fused(const float* x, float* y, int rows, int cols); x and y hold rows·cols floats
+                // and the grid has one block per row.
+                unsafe { launch.launch(cfg) }.map_err(failed(fused))?;
+            }
+            (Passes::Three, &[max, exp, normalize]) => {
+                let f = self.function(max)?;
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(&r.x).arg(&mut r.row_max).arg(&rows).arg(&cols);
+                // SAFETY: softmax_unfused_max(const float* x, float* row_max, int rows, int cols); row_max holds
+                // rows floats.
+                unsafe { launch.launch(cfg) }.map_err(failed(max))?;
+                let f = self.function(exp)?;
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(&r.x).arg(&r.row_max).arg(&mut r.y).arg(&mut r.row_sum).arg(&rows).arg(&cols);
+                // SAFETY: softmax_unfused_exp(const float* x, const float* row_max, float* y, float* row_sum,
+                // int rows, int cols); the buffers hold rows·cols, rows, rows·cols and rows floats.
+                unsafe { launch.launch(cfg) }.map_err(failed(exp))?;
+                let f = self.function(normalize)?;
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(&mut r.y).arg(&r.row_sum).arg(&rows).arg(&cols);
+                // SAFETY: softmax_unfused_normalize(float* y, const float* row_sum, int rows, int cols), as above.
+                unsafe { launch.launch(cfg) }.map_err(failed(normalize))?;
+            }
+            (passes, kernels) => {
+                return Err(Error::Device {
+                    backend: BackendKind::Cuda,
+                    message: format!(
+                        "softmax variant `{}` lists {} kernels for {passes:?} passes",
+                        variant.name,
+                        kernels.len()
+                    ),
+                });
+            }
         }
-        let f = self.function("softmax_unfused_max")?;
-        let mut launch = self.stream.launch_builder(&f);
-        launch.arg(&r.x).arg(&mut r.row_max).arg(&rows).arg(&cols);
-        // SAFETY: softmax_unfused_max(const float* x, float* row_max, int rows, int cols); row_max holds rows floats.
-        unsafe { launch.launch(cfg) }.map_err(failed("softmax_unfused_max"))?;
-        let f = self.function("softmax_unfused_exp")?;
-        let mut launch = self.stream.launch_builder(&f);
-        launch.arg(&r.x).arg(&r.row_max).arg(&mut r.y).arg(&mut r.row_sum).arg(&rows).arg(&cols);
-        // SAFETY: softmax_unfused_exp(const float* x, const float* row_max, float* y, float* row_sum, int rows,
-        // int cols); the buffers hold rows·cols, rows, rows·cols and rows floats.
-        unsafe { launch.launch(cfg) }.map_err(failed("softmax_unfused_exp"))?;
-        let f = self.function("softmax_unfused_normalize")?;
-        let mut launch = self.stream.launch_builder(&f);
-        launch.arg(&mut r.y).arg(&r.row_sum).arg(&rows).arg(&cols);
-        // SAFETY: softmax_unfused_normalize(float* y, const float* row_sum, int rows, int cols), as above.
-        unsafe { launch.launch(cfg) }.map_err(failed("softmax_unfused_normalize"))?;
         Ok(())
     }
 

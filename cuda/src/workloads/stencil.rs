@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::workloads::{Stencil, StencilInput};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int};
 use crate::{CudaBackend, driver_error};
@@ -17,20 +17,17 @@ pub struct StencilResident {
     dst: CudaSlice<f32>,
 }
 
-/// Kernel and the rows of output one block covers (blocks are 32 × 8 threads).
-fn kernel_of(variant: &str) -> Option<(&'static str, u64)> {
-    match variant {
-        "naive" => Some(("stencil_naive", 8)),
-        "tiled" => Some(("stencil_tiled", 32)),
-        _ => None,
-    }
-}
+/// The variants of `stencil`, with the rows of output one block covers (blocks are 32 × 8 threads).
+pub(crate) static STENCIL: VariantTable<u64> = VariantTable {
+    workload: "stencil",
+    variants: &[Variant::new("naive", &["stencil_naive"], 8), Variant::new("tiled", &["stencil_tiled"], 32)],
+};
 
 impl Implements<Stencil> for CudaBackend {
     type Resident = StencilResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "tiled"]
+        STENCIL.names()
     }
 
     /// `tiled`: the halo staged in shared memory (169 against 278 µs at 8192² on an H200).
@@ -39,8 +36,7 @@ impl Implements<Stencil> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let (kernel, _) = kernel_of(variant).ok_or_else(|| Implements::<Stencil>::unknown_variant(self, variant))?;
-        self.function(kernel).map(drop)
+        self.prepare_kernels(self.variant::<Stencil, _>(&STENCIL, variant)?)
     }
 
     fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
@@ -57,8 +53,8 @@ impl Implements<Stencil> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let (kernel, rows_per_block) =
-            kernel_of(variant).ok_or_else(|| Implements::<Stencil>::unknown_variant(self, variant))?;
+        let variant = self.variant::<Stencil, _>(&STENCIL, variant)?;
+        let (kernel, rows_per_block) = (variant.kernels[0], variant.launch);
         let function = self.function(kernel)?;
         if r.height == 0 || r.width == 0 {
             return Ok(());

@@ -4,7 +4,7 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::workloads::Sum;
-use gpuworthy_core::{Implements, Result};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
 use super::config;
 use crate::{CudaBackend, driver_error};
@@ -19,20 +19,30 @@ pub struct SumResident {
 
 const BLOCK: u32 = 256;
 
-fn kernel_of(variant: &str) -> Option<&'static str> {
-    match variant {
-        "atomic" => Some("sum_atomic"),
-        "tree" => Some("sum_tree"),
-        "warp" => Some("sum_warp"),
-        _ => None,
-    }
+/// How many blocks a sum kernel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Blocks {
+    /// One thread per element.
+    PerElement,
+    /// A few blocks per multiprocessor, striding over the input.
+    PerMultiprocessor,
 }
+
+/// The variants of `sum`.
+pub(crate) static SUM: VariantTable<Blocks> = VariantTable {
+    workload: "sum",
+    variants: &[
+        Variant::new("atomic", &["sum_atomic"], Blocks::PerElement),
+        Variant::new("tree", &["sum_tree"], Blocks::PerMultiprocessor),
+        Variant::new("warp", &["sum_warp"], Blocks::PerMultiprocessor),
+    ],
+};
 
 impl Implements<Sum> for CudaBackend {
     type Resident = SumResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["atomic", "tree", "warp"]
+        SUM.names()
     }
 
     /// `warp`: shuffles within warps, one atomic per block; the fastest at every size from 2^12.
@@ -41,8 +51,7 @@ impl Implements<Sum> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Sum>::unknown_variant(self, variant))?;
-        self.function(kernel).map(drop)
+        self.prepare_kernels(self.variant::<Sum, _>(&SUM, variant)?)
     }
 
     fn upload(&self, x: &Vec<f32>) -> Result<SumResident> {
@@ -51,7 +60,8 @@ impl Implements<Sum> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let kernel = kernel_of(variant).ok_or_else(|| Implements::<Sum>::unknown_variant(self, variant))?;
+        let variant = self.variant::<Sum, _>(&SUM, variant)?;
+        let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.total).map_err(driver_error("zeroing the sum"))?;
         if r.n == 0 {
@@ -59,8 +69,10 @@ impl Implements<Sum> for CudaBackend {
         }
         let n = r.n as u64;
         let all = n.div_ceil(BLOCK as u64);
-        // `atomic` has one thread per element; the others stride over the input with a few blocks per SM.
-        let blocks = if variant == "atomic" { all } else { all.min(8 * self.multiprocessors as u64) };
+        let blocks = match variant.launch {
+            Blocks::PerElement => all,
+            Blocks::PerMultiprocessor => all.min(8 * self.multiprocessors as u64),
+        };
         let cfg = config((blocks, 1), (BLOCK, 1), 0)?;
         let mut launch = self.stream.launch_builder(&function);
         launch.arg(&r.x).arg(&mut r.total).arg(&n);
