@@ -26,6 +26,7 @@ mod workloads;
 
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
+pub use workloads::variant_kernels;
 
 /// The CUDA backend on one device, with its own stream.
 pub struct CudaBackend {

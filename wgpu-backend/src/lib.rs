@@ -54,6 +54,7 @@ mod workloads;
 
 pub use checks::ShaderChecks;
 pub use shaders::SHADERS;
+pub use workloads::variant_kernels;
 
 /// Which adapter to use.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -5,40 +5,31 @@
 //! an adapter without them, and the other sum kernels must still work there. Its module is `sum.wgsl` followed by
 //! `sum_subgroup.wgsl`, so the two kernels share one per-thread loop.
 
-/// One WGSL file and the entry points it defines.
-#[derive(Debug, Clone, Copy)]
-pub struct Shader {
-    /// The file name under `shaders/`.
-    pub file: &'static str,
-    /// The WGSL source.
-    pub source: &'static str,
-    /// The compute entry points it defines.
-    pub entry_points: &'static [&'static str],
-}
+use gpuworthy_core::KernelSource;
 
 macro_rules! shader {
     ($file:literal, [$($entry:literal),* $(,)?]) => {
-        Shader {
+        KernelSource {
             file: $file,
             source: include_str!(concat!("../../shaders/", $file)),
-            entry_points: &[$($entry),*],
+            kernels: &[$($entry),*],
         }
     };
     // A file that builds on another: the module is `$base` followed by `$file`.
     ($file:literal after $base:literal, [$($entry:literal),* $(,)?]) => {
-        Shader {
+        KernelSource {
             file: $file,
             source: concat!(
                 include_str!(concat!("../../shaders/", $base)),
                 include_str!(concat!("../../shaders/", $file))
             ),
-            entry_points: &[$($entry),*],
+            kernels: &[$($entry),*],
         }
     };
 }
 
-/// Every shader of the backend.
-pub const SHADERS: &[Shader] = &[
+/// Every shader of the backend (under `shaders/`) and the compute entry points it defines.
+pub const SHADERS: &[KernelSource] = &[
     shader!("square.wgsl", ["square_naive", "square_vec4"]),
     shader!("saxpy.wgsl", ["saxpy_naive", "saxpy_vec4"]),
     shader!("sum.wgsl", ["sum_workgroup"]),
@@ -55,6 +46,6 @@ pub const SHADERS: &[Shader] = &[
 ];
 
 /// The shader that defines `entry`.
-pub(crate) fn shader_of(entry: &str) -> Option<&'static Shader> {
-    SHADERS.iter().find(|s| s.entry_points.contains(&entry))
+pub(crate) fn shader_of(entry: &str) -> Option<&'static KernelSource> {
+    KernelSource::defining(SHADERS, entry)
 }

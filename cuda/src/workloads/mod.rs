@@ -106,7 +106,11 @@ mod tests {
                 assert!(used.contains(kernel), "no variant runs `{kernel}` of {}", file.file);
             }
             for kernel in &defined {
-                assert!(file.kernels.contains(&kernel.as_str()), "{} defines `{kernel}` but does not list it", file.file);
+                assert!(
+                    file.kernels.contains(&kernel.as_str()),
+                    "{} defines `{kernel}` but does not list it",
+                    file.file
+                );
             }
         }
     }

@@ -2,9 +2,9 @@
 //! (`vec4`). Buffers are padded to whole `vec4`s so the vector kernels need no scalar tail.
 
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{BindGroups, WORKGROUP, grid_1d, split, unknown};
+use super::{BindGroups, WORKGROUP, grid_1d, split};
 use crate::WgpuBackend;
 
 /// The uniform block of both shaders: the chunk's length and, for saxpy, `a`.
@@ -78,21 +78,23 @@ impl WgpuBackend {
     }
 }
 
-fn entry_of(workload: &str, variant: &str) -> Option<&'static str> {
-    Some(match (workload, variant) {
-        ("square", "naive") => "square_naive",
-        ("square", "vec4") => "square_vec4",
-        ("saxpy", "naive") => "saxpy_naive",
-        ("saxpy", "vec4") => "saxpy_vec4",
-        _ => return None,
-    })
-}
+/// The variants of `square`.
+pub(crate) static SQUARE: VariantTable<()> = VariantTable {
+    workload: "square",
+    variants: &[Variant::new("naive", &["square_naive"], ()), Variant::new("vec4", &["square_vec4"], ())],
+};
+
+/// The variants of `saxpy`.
+pub(crate) static SAXPY: VariantTable<()> = VariantTable {
+    workload: "saxpy",
+    variants: &[Variant::new("naive", &["saxpy_naive"], ()), Variant::new("vec4", &["saxpy_vec4"], ())],
+};
 
 impl Implements<Square> for WgpuBackend {
     type Resident = ElementwiseResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "vec4"]
+        SQUARE.names()
     }
 
     /// `vec4`: `vec4<f32>` accesses, the fastest from 2^18.
@@ -101,8 +103,7 @@ impl Implements<Square> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let entry = entry_of(Square::NAME, variant).ok_or_else(|| unknown::<Square>(self, variant))?;
-        self.pipeline(entry).map(drop)
+        self.prepare_pipelines(self.variant::<Square, _>(&SQUARE, variant)?)
     }
 
     fn upload(&self, input: &Vec<f32>) -> Result<Self::Resident> {
@@ -110,8 +111,7 @@ impl Implements<Square> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let entry = entry_of(Square::NAME, variant).ok_or_else(|| unknown::<Square>(self, variant))?;
-        self.launch_elementwise(entry, r)
+        self.launch_elementwise(self.variant::<Square, _>(&SQUARE, variant)?.kernels[0], r)
     }
 
     fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {
@@ -123,7 +123,7 @@ impl Implements<Saxpy> for WgpuBackend {
     type Resident = ElementwiseResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "vec4"]
+        SAXPY.names()
     }
 
     /// `vec4`: `vec4<f32>` accesses, the fastest from 2^18.
@@ -132,8 +132,7 @@ impl Implements<Saxpy> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let entry = entry_of(Saxpy::NAME, variant).ok_or_else(|| unknown::<Saxpy>(self, variant))?;
-        self.pipeline(entry).map(drop)
+        self.prepare_pipelines(self.variant::<Saxpy, _>(&SAXPY, variant)?)
     }
 
     fn upload(&self, input: &SaxpyInput) -> Result<Self::Resident> {
@@ -142,8 +141,7 @@ impl Implements<Saxpy> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let entry = entry_of(Saxpy::NAME, variant).ok_or_else(|| unknown::<Saxpy>(self, variant))?;
-        self.launch_elementwise(entry, r)
+        self.launch_elementwise(self.variant::<Saxpy, _>(&SAXPY, variant)?.kernels[0], r)
     }
 
     fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {

@@ -5,7 +5,7 @@
 //! values.
 
 use gpuworthy_core::workloads::{Histogram, HistogramInput};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, WORKGROUP, grid_1d, split};
 use crate::WgpuBackend;
@@ -34,20 +34,35 @@ pub struct HistogramResident {
     groups: BindGroups,
 }
 
-/// The entry point of a variant and the most workgroups it uses per chunk (its loops stride over the rest).
-fn entry_of(variant: &str) -> Option<(&'static str, u64)> {
-    match variant {
-        "global" => Some(("histogram_global", 1 << 16)),
-        "private" => Some(("histogram_private", 2048)),
-        _ => None,
-    }
+/// Where a histogram kernel counts, and the most workgroups it uses per chunk (its loops stride over the rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counters {
+    /// Atomics straight into the counts buffer.
+    Global {
+        /// Workgroups per chunk.
+        max_groups: u64,
+    },
+    /// A private histogram per workgroup in workgroup memory, merged once.
+    PerWorkgroup {
+        /// Workgroups per chunk.
+        max_groups: u64,
+    },
 }
+
+/// The variants of `histogram`.
+pub(crate) static HISTOGRAM: VariantTable<Counters> = VariantTable {
+    workload: "histogram",
+    variants: &[
+        Variant::new("global", &["histogram_global"], Counters::Global { max_groups: 1 << 16 }),
+        Variant::new("private", &["histogram_private"], Counters::PerWorkgroup { max_groups: 2048 }),
+    ],
+};
 
 impl Implements<Histogram> for WgpuBackend {
     type Resident = HistogramResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["global", "private"]
+        HISTOGRAM.names()
     }
 
     /// `private`: per-workgroup histograms in workgroup memory, the fastest from 2^14.
@@ -56,8 +71,7 @@ impl Implements<Histogram> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let (entry, _) = entry_of(variant).ok_or_else(|| super::unknown::<Histogram>(self, variant))?;
-        self.pipeline(entry).map(drop)
+        self.prepare_pipelines(self.variant::<Histogram, _>(&HISTOGRAM, variant)?)
     }
 
     fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
@@ -81,13 +95,15 @@ impl Implements<Histogram> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
-        let (entry, max_groups) = entry_of(variant).ok_or_else(|| super::unknown::<Histogram>(self, variant))?;
+        let variant = self.variant::<Histogram, _>(&HISTOGRAM, variant)?;
+        let (entry, counters) = (variant.kernels[0], variant.launch);
+        let (Counters::Global { max_groups } | Counters::PerWorkgroup { max_groups }) = counters;
         let (chunks, counts) = (&r.chunks, &r.counts);
         let groups = r.groups.get_or_make(entry, || {
             chunks
                 .iter()
                 .map(|c| {
-                    if variant == "private" {
+                    if matches!(counters, Counters::PerWorkgroup { .. }) {
                         // The same values as scalars (for the tail) and as vec4s.
                         self.bind(entry, &[(0, &c.params), (1, &c.x), (2, counts), (3, &c.x)])
                     } else {
@@ -100,13 +116,13 @@ impl Implements<Histogram> for WgpuBackend {
         // per range of 4096 bins, a clear, a stride of four vec4s per trip and a merge.
         let largest = chunks.iter().map(|c| c.n as u64).max().unwrap_or(0);
         let threads = largest.div_ceil(WORKGROUP).clamp(1, max_groups) * WORKGROUP;
-        let trips = match variant {
-            "global" => largest.div_ceil(threads),
-            _ => {
+        let trips = match counters {
+            Counters::Global { .. } => largest.div_ceil(threads),
+            Counters::PerWorkgroup { .. } => {
                 (r.bins as u64).div_ceil(4096) * (4096 / WORKGROUP + largest.div_ceil(16 * threads) + 4096 / WORKGROUP)
             }
         };
-        self.check_loop_trips(|| format!("histogram {variant} of {largest} values"), trips)?;
+        self.check_loop_trips(|| format!("histogram {} of {largest} values", variant.name), trips)?;
         let grids: Vec<_> = chunks
             .iter()
             .map(|c| grid_1d((c.n as u64).div_ceil(WORKGROUP).min(max_groups), self.max_workgroups()))

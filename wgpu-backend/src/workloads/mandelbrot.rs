@@ -3,7 +3,7 @@
 //! shader explains how it keeps a compiler's multiply-add fusion from changing the rounding), so the counts match.
 
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, split};
 use crate::WgpuBackend;
@@ -41,13 +41,15 @@ pub struct MandelbrotResident {
     groups: BindGroups,
 }
 
-const ENTRY: &str = "mandelbrot_naive";
+/// The variants of `mandelbrot`.
+pub(crate) static MANDELBROT: VariantTable<()> =
+    VariantTable { workload: "mandelbrot", variants: &[Variant::new("naive", &["mandelbrot_naive"], ())] };
 
 impl Implements<Mandelbrot> for WgpuBackend {
     type Resident = MandelbrotResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive"]
+        MANDELBROT.names()
     }
 
     /// The only variant.
@@ -56,10 +58,7 @@ impl Implements<Mandelbrot> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        if variant != "naive" {
-            return Err(super::unknown::<Mandelbrot>(self, variant));
-        }
-        self.pipeline(ENTRY).map(drop)
+        self.prepare_pipelines(self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?)
     }
 
     fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
@@ -99,16 +98,17 @@ impl Implements<Mandelbrot> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
-        Implements::<Mandelbrot>::prepare(self, variant)?;
+        let entry = self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?.kernels[0];
+        self.pipeline(entry)?;
         // The escape loop runs up to max_iter trips (one more check after the last).
         self.check_loop_trips(|| format!("mandelbrot with max_iter = {}", r.max_iter), u64::from(r.max_iter) + 1)?;
         let bands = &r.bands;
-        let groups = r.groups.get_or_make(ENTRY, || {
-            bands.iter().map(|b| self.bind(ENTRY, &[(0, &b.params), (1, &b.counts)])).collect()
+        let groups = r.groups.get_or_make(entry, || {
+            bands.iter().map(|b| self.bind(entry, &[(0, &b.params), (1, &b.counts)])).collect()
         })?;
         let columns = (r.width as u64).div_ceil(16) as u32;
         let grids = bands.iter().map(|band| (columns, (band.rows as u64).div_ceil(16) as u32));
-        self.dispatch_each(ENTRY, groups, grids, None)
+        self.dispatch_each(entry, groups, grids, None)
     }
 
     fn download(&self, r: &mut MandelbrotResident) -> Result<Vec<u32>> {

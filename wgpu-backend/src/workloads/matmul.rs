@@ -4,7 +4,7 @@
 //! with the limit named: splitting a matrix product is a different algorithm, not a chunking.
 
 use gpuworthy_core::workloads::{Matmul, MatmulInput, MatmulParams};
-use gpuworthy_core::{Error, Implements, Result, Workload};
+use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload};
 
 use crate::WgpuBackend;
 
@@ -47,20 +47,21 @@ fn loop_trips(variant: &str, k: u64) -> u64 {
     }
 }
 
-fn entry_of(variant: &str) -> Option<(&'static str, u32)> {
-    match variant {
-        "naive" => Some(("matmul_naive", 16)),
-        "tiled" => Some(("matmul_tiled", 16)),
-        "register" => Some(("matmul_register", 64)),
-        _ => None,
-    }
-}
+/// The variants of `matmul`, with the side of the square block of C one workgroup computes.
+pub(crate) static MATMUL: VariantTable<u32> = VariantTable {
+    workload: "matmul",
+    variants: &[
+        Variant::new("naive", &["matmul_naive"], 16),
+        Variant::new("tiled", &["matmul_tiled"], 16),
+        Variant::new("register", &["matmul_register"], 64),
+    ],
+};
 
 impl Implements<Matmul> for WgpuBackend {
     type Resident = MatmulResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "tiled", "register"]
+        MATMUL.names()
     }
 
     /// `register`: the register-blocked kernel, the fastest from 512³.
@@ -76,8 +77,7 @@ impl Implements<Matmul> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let (entry, _) = entry_of(variant).ok_or_else(|| unknown(self, variant))?;
-        self.pipeline(entry).map(drop)
+        self.prepare_pipelines(self.variant::<Matmul, _>(&MATMUL, variant)?)
     }
 
     fn upload(&self, input: &MatmulInput) -> Result<MatmulResident> {
@@ -106,7 +106,7 @@ impl Implements<Matmul> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
-        let (entry, block) = entry_of(variant).ok_or_else(|| unknown(self, variant))?;
+        let (entry, block) = self.variant::<Matmul, _>(&MATMUL, variant).map(|v| (v.kernels[0], v.launch))?;
         let Some(b) = &r.buffers else { return Ok(()) };
         self.check_loop_trips(|| format!("matmul {variant} with K = {}", r.k), loop_trips(variant, r.k as u64))?;
         let (x, y) = ((r.n as u64).div_ceil(block as u64), (r.m as u64).div_ceil(block as u64));
@@ -129,8 +129,4 @@ impl Implements<Matmul> for WgpuBackend {
             Some(b) => self.read_buffers::<f32>(&[(&b.c, 4 * (r.m * r.n) as u64)]),
         }
     }
-}
-
-fn unknown(backend: &WgpuBackend, variant: &str) -> Error {
-    super::unknown::<Matmul>(backend, variant)
 }

@@ -16,7 +16,7 @@ mod sum;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use gpuworthy_core::{Error, Result};
+use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload};
 use wgpu::util::DeviceExt;
 
 use rayon::prelude::*;
@@ -269,6 +269,44 @@ impl WgpuBackend {
 }
 
 /// The error for an unknown variant of `W`.
+impl WgpuBackend {
+    /// The variant `name` of `W` in `table`, if this adapter offers it ([`Implements::variants`]), or the error naming
+    /// the variants there are.
+    pub(crate) fn variant<W: Workload, L>(
+        &self,
+        table: &'static VariantTable<L>,
+        name: &str,
+    ) -> Result<&'static Variant<L>>
+    where
+        Self: Implements<W>,
+    {
+        table
+            .find(name)
+            .filter(|v| Implements::<W>::variants(self).contains(&v.name))
+            .ok_or_else(|| unknown::<W>(self, name))
+    }
+
+    /// Creates the pipeline of every kernel of `variant`.
+    pub(crate) fn prepare_pipelines<L>(&self, variant: &Variant<L>) -> Result<()> {
+        variant.kernels.iter().try_for_each(|entry| self.pipeline(entry).map(drop))
+    }
+}
+
+/// Every variant table of the backend, as `(workload, [(variant, entry point)])`: what the tests check against the
+/// WGSL sources.
+pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    vec![
+        (elementwise::SQUARE.workload, elementwise::SQUARE.kernels()),
+        (elementwise::SAXPY.workload, elementwise::SAXPY.kernels()),
+        (sum::SUM.workload, sum::SUM.kernels()),
+        (softmax::SOFTMAX.workload, softmax::SOFTMAX.kernels()),
+        (matmul::MATMUL.workload, matmul::MATMUL.kernels()),
+        (mandelbrot::MANDELBROT.workload, mandelbrot::MANDELBROT.kernels()),
+        (histogram::HISTOGRAM.workload, histogram::HISTOGRAM.kernels()),
+        (stencil::STENCIL.workload, stencil::STENCIL.kernels()),
+    ]
+}
+
 pub(crate) fn unknown<W: gpuworthy_core::Workload>(backend: &WgpuBackend, variant: &str) -> Error
 where
     WgpuBackend: gpuworthy_core::Implements<W>,

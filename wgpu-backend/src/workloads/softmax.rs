@@ -5,9 +5,9 @@
 //! than a binding is refused, naming the limit.
 
 use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
-use gpuworthy_core::{Error, Implements, Result, Workload};
+use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload};
 
-use super::{BindGroups, grid_1d, split, unknown};
+use super::{BindGroups, grid_1d, split};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -47,24 +47,24 @@ fn loop_trips(variant: &str, cols: usize) -> u64 {
     }
 }
 
-/// The kernels of each variant, in launch order, with the bindings each one uses.
-fn kernels_of(variant: &str) -> Option<&'static [(&'static str, &'static [u32])]> {
-    match variant {
-        "unfused" => Some(&[
-            ("softmax_unfused_max", &[0, 1, 3]),
-            ("softmax_unfused_exp", &[0, 1, 2, 3]),
-            ("softmax_unfused_normalize", &[0, 2, 3]),
-        ]),
-        "fused" => Some(&[("softmax_fused", &[0, 1, 2, 4, 5])]),
-        _ => None,
-    }
-}
+/// The variants of `softmax`: the kernels in launch order, with the bindings each one uses.
+pub(crate) static SOFTMAX: VariantTable<&'static [&'static [u32]]> = VariantTable {
+    workload: "softmax",
+    variants: &[
+        Variant::new(
+            "unfused",
+            &["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize"],
+            &[&[0, 1, 3], &[0, 1, 2, 3], &[0, 2, 3]],
+        ),
+        Variant::new("fused", &["softmax_fused"], &[&[0, 1, 2, 4, 5]]),
+    ],
+};
 
 impl Implements<Softmax> for WgpuBackend {
     type Resident = SoftmaxResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["unfused", "fused"]
+        SOFTMAX.names()
     }
 
     /// `fused`: one pass over each row instead of three.
@@ -73,8 +73,7 @@ impl Implements<Softmax> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let kernels = kernels_of(variant).ok_or_else(|| unknown::<Softmax>(self, variant))?;
-        kernels.iter().try_for_each(|(entry, _)| self.pipeline(entry).map(drop))
+        self.prepare_pipelines(self.variant::<Softmax, _>(&SOFTMAX, variant)?)
     }
 
     fn upload(&self, input: &SoftmaxInput) -> Result<SoftmaxResident> {
@@ -110,7 +109,9 @@ impl Implements<Softmax> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
-        let kernels = kernels_of(variant).ok_or_else(|| unknown::<Softmax>(self, variant))?;
+        let variant = self.variant::<Softmax, _>(&SOFTMAX, variant)?;
+        let kernels = variant.kernels.iter().copied().zip(variant.launch.iter().copied());
+        let variant = variant.name;
         if r.bands.is_empty() {
             return Ok(());
         }
@@ -119,7 +120,7 @@ impl Implements<Softmax> for WgpuBackend {
             loop_trips(variant, r.cols),
         )?;
         let mut steps = Vec::new();
-        for &(entry, bindings) in kernels {
+        for (entry, bindings) in kernels {
             let pipeline = self.pipeline(entry)?;
             let bands = &r.bands;
             let groups = r.groups.get_or_make(entry, || {

@@ -4,7 +4,7 @@
 //! that its edge pixels need.
 
 use gpuworthy_core::workloads::{Stencil, StencilInput};
-use gpuworthy_core::{Implements, Result, Workload};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, split};
 use crate::WgpuBackend;
@@ -36,19 +36,17 @@ pub struct StencilResident {
     groups: BindGroups,
 }
 
-fn entry_of(variant: &str) -> Option<&'static str> {
-    match variant {
-        "naive" => Some("stencil_naive"),
-        "tiled" => Some("stencil_tiled"),
-        _ => None,
-    }
-}
+/// The variants of `stencil`.
+pub(crate) static STENCIL: VariantTable<()> = VariantTable {
+    workload: "stencil",
+    variants: &[Variant::new("naive", &["stencil_naive"], ()), Variant::new("tiled", &["stencil_tiled"], ())],
+};
 
 impl Implements<Stencil> for WgpuBackend {
     type Resident = StencilResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "tiled"]
+        STENCIL.names()
     }
 
     /// `naive`: through Vulkan the tiled kernel measured slower (439 against 276 µs at 8192² on an H200).
@@ -57,8 +55,7 @@ impl Implements<Stencil> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        let entry = entry_of(variant).ok_or_else(|| super::unknown::<Stencil>(self, variant))?;
-        self.pipeline(entry).map(drop)
+        self.prepare_pipelines(self.variant::<Stencil, _>(&STENCIL, variant)?)
     }
 
     fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
@@ -93,7 +90,7 @@ impl Implements<Stencil> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
-        let entry = entry_of(variant).ok_or_else(|| super::unknown::<Stencil>(self, variant))?;
+        let entry = self.variant::<Stencil, _>(&STENCIL, variant)?.kernels[0];
         let bands = &r.bands;
         let groups = r.groups.get_or_make(entry, || {
             bands.iter().map(|b| self.bind(entry, &[(0, &b.params), (1, &b.src), (2, &b.dst)])).collect()

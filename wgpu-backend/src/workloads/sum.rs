@@ -4,9 +4,9 @@
 //! the 1e-5 relative check at 2^28 elements.
 
 use gpuworthy_core::workloads::Sum;
-use gpuworthy_core::{Implements, Result};
+use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
-use super::{BindGroups, WORKGROUP, grid_1d, split, unknown};
+use super::{BindGroups, WORKGROUP, grid_1d, split};
 use crate::WgpuBackend;
 
 /// Workgroups per chunk in the first pass, and so partial sums per chunk. 1024 × 4 bytes is a multiple of the
@@ -38,20 +38,21 @@ pub struct SumResident {
     groups: BindGroups,
 }
 
-fn entry_of(variant: &str) -> Option<&'static str> {
-    match variant {
-        "workgroup" => Some("sum_workgroup"),
-        "subgroup" => Some("sum_subgroup"),
-        _ => None,
-    }
-}
+/// The variants of `sum`, each marked with whether it needs subgroup operations.
+pub(crate) static SUM: VariantTable<bool> = VariantTable {
+    workload: "sum",
+    variants: &[
+        Variant::new("workgroup", &["sum_workgroup"], false),
+        Variant::new("subgroup", &["sum_subgroup"], true),
+    ],
+};
 
 impl Implements<Sum> for WgpuBackend {
     type Resident = SumResident;
 
     /// `subgroup` only where the adapter has subgroup operations.
     fn variants(&self) -> Vec<&'static str> {
-        if self.has_subgroups() { vec!["workgroup", "subgroup"] } else { vec!["workgroup"] }
+        SUM.variants.iter().filter(|v| self.has_subgroups() || !v.launch).map(|v| v.name).collect()
     }
 
     /// `subgroup` where the adapter has subgroup operations, else `workgroup`.
@@ -60,10 +61,7 @@ impl Implements<Sum> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        match entry_of(variant) {
-            Some(entry) if Implements::<Sum>::variants(self).contains(&variant) => self.pipeline(entry).map(drop),
-            _ => Err(unknown::<Sum>(self, variant)),
-        }
+        self.prepare_pipelines(self.variant::<Sum, _>(&SUM, variant)?)
     }
 
     fn upload(&self, x: &Vec<f32>) -> Result<SumResident> {
@@ -93,9 +91,7 @@ impl Implements<Sum> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
-        let entry = entry_of(variant)
-            .filter(|_| Implements::<Sum>::variants(self).contains(&variant))
-            .ok_or_else(|| unknown::<Sum>(self, variant))?;
+        let entry = self.variant::<Sum, _>(&SUM, variant)?.kernels[0];
         let pipeline = self.pipeline(entry)?;
         let (Some(partials), Some(final_params), Some(result)) = (&r.partials, &r.final_params, &r.result) else {
             return Ok(()); // empty input: the sum is the zero the result starts as
