@@ -9,6 +9,12 @@
 //! - **Adapter choice.** A discrete GPU first, then integrated, virtual, and CPU adapters; overridable with
 //!   [`AdapterChoice`] or the environment variable `GPUWORTHY_WGPU_ADAPTER` (an index into `gpuworthy devices`' list,
 //!   a wgpu backend name such as `vulkan`, or part of the adapter's name such as `llvmpipe`).
+//! - **Options.** The adapter, the shader checks and the chunk size are one [`WgpuOptions`] value, read from the
+//!   environment in one place ([`WgpuOptions::from_env`], which [`WgpuBackend::new`] uses) and given in code with
+//!   [`WgpuBackend::with_options`], which no environment variable changes.
+//! - **Rooms.** `options.rs` (what to open), `pipelines.rs` (shader modules and pipelines), `timer.rs` (timestamp
+//!   queries), `shaders.rs` (the WGSL sources), `workloads/` (one table and implementation per workload); this file
+//!   opens the device and owns submission, synchronisation and error capture.
 //! - **Pipelines** are created once per entry point and cached for the life of the backend; [`Implements::prepare`]
 //!   creates them, so their cost is measured as the first-call phase, never inside a timed loop.
 //! - **Phases.** Upload writes through wgpu's staging belt and submits; launch encodes one compute pass (with every
@@ -40,87 +46,25 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{
-    Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueLock, Result, env, spin_up,
-};
+use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueLock, Result, spin_up};
 
 mod checks;
+mod options;
+mod pipelines;
 mod shaders;
+mod timer;
 mod workloads;
 
 pub use checks::ShaderChecks;
+pub use options::{AdapterChoice, WgpuOptions, check_environment};
+
+use options::device_rank;
 pub use shaders::SHADERS;
+use timer::{MAX_TIMED_PASSES, Timer};
 pub use workloads::variant_kernels;
-
-/// Which adapter to use.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum AdapterChoice {
-    /// The best adapter: discrete GPU, then integrated, virtual, CPU.
-    #[default]
-    Auto,
-    /// The adapter at this index in [`WgpuBackend::adapters`]' list.
-    Index(usize),
-    /// The best adapter of this wgpu backend (`vulkan`, `metal`, `dx12`).
-    Api(wgpu::Backend),
-    /// The best adapter whose name contains this text (case-insensitive).
-    Name(String),
-}
-
-impl AdapterChoice {
-    /// The choice named by the environment variable `GPUWORTHY_WGPU_ADAPTER`, or [`AdapterChoice::Auto`] when it is
-    /// unset or empty. Any text is a valid choice; one that matches no adapter makes the backend unavailable, with
-    /// the adapters found named.
-    pub fn from_env() -> Result<Self> {
-        Ok(env::read("GPUWORTHY_WGPU_ADAPTER")?
-            .map_or(Self::Auto, |s| s.parse().unwrap_or_else(|never: std::convert::Infallible| match never {})))
-    }
-}
-
-impl FromStr for AdapterChoice {
-    type Err = std::convert::Infallible;
-
-    /// A number is an index, a wgpu backend name is an API, anything else part of a name.
-    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
-        let s = s.trim();
-        if let Ok(index) = s.parse() {
-            return Ok(AdapterChoice::Index(index));
-        }
-        let api = match s.to_ascii_lowercase().as_str() {
-            "vulkan" | "vk" => Some(wgpu::Backend::Vulkan),
-            "metal" => Some(wgpu::Backend::Metal),
-            "dx12" | "d3d12" => Some(wgpu::Backend::Dx12),
-            "gl" | "gles" => Some(wgpu::Backend::Gl),
-            _ => None,
-        };
-        Ok(api.map_or_else(|| AdapterChoice::Name(s.to_owned()), AdapterChoice::Api))
-    }
-}
-
-impl fmt::Display for AdapterChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AdapterChoice::Auto => f.write_str("the best adapter"),
-            AdapterChoice::Index(i) => write!(f, "adapter {i}"),
-            AdapterChoice::Api(api) => write!(f, "a {api} adapter"),
-            AdapterChoice::Name(name) => write!(f, "an adapter named like `{name}`"),
-        }
-    }
-}
-
-/// Preference order of device types: lower is better.
-fn device_rank(kind: wgpu::DeviceType) -> u8 {
-    match kind {
-        wgpu::DeviceType::DiscreteGpu => 0,
-        wgpu::DeviceType::IntegratedGpu => 1,
-        wgpu::DeviceType::VirtualGpu => 2,
-        wgpu::DeviceType::Cpu => 3,
-        wgpu::DeviceType::Other => 4,
-    }
-}
 
 fn unavailable(reason: impl Into<String>) -> Error {
     Error::Unavailable { backend: BackendKind::Wgpu, reason: reason.into() }
@@ -130,54 +74,6 @@ fn unavailable(reason: impl Into<String>) -> Error {
 pub(crate) fn device_error(message: impl Into<String>) -> Error {
     Error::Device { backend: BackendKind::Wgpu, message: message.into() }
 }
-
-/// Parses every environment variable this backend reads (`GPUWORTHY_WGPU_ADAPTER`, `GPUWORTHY_WGPU_CHECKS`,
-/// `GPUWORTHY_WGPU_UNCHECKED`, `GPUWORTHY_WGPU_MAX_BINDING`) without opening an adapter: an error names the first bad
-/// one and its valid values. [`WgpuBackend::new`] refuses the same values.
-pub fn check_environment() -> Result<()> {
-    AdapterChoice::from_env()?;
-    ShaderChecks::from_env()?;
-    binding_cap_from_env().map(drop)
-}
-
-/// The chunk size asked for by `GPUWORTHY_WGPU_MAX_BINDING` (`64M`, `2^26`, `1000000`), at least 1 MiB.
-fn binding_cap_from_env() -> Result<Option<u64>> {
-    const NAME: &str = "GPUWORTHY_WGPU_MAX_BINDING";
-    let Some(text) = env::read(NAME)? else { return Ok(None) };
-    let text = text.as_str();
-    let (digits, scale) = match text.chars().last() {
-        Some('k' | 'K') => (&text[..text.len() - 1], 1u64 << 10),
-        Some('m' | 'M') => (&text[..text.len() - 1], 1 << 20),
-        Some('g' | 'G') => (&text[..text.len() - 1], 1 << 30),
-        _ => (text, 1),
-    };
-    let value = match digits.split_once('^') {
-        Some((base, exp)) => base.parse::<u64>().ok().zip(exp.parse::<u32>().ok()).and_then(|(b, e)| b.checked_pow(e)),
-        None => digits.parse::<u64>().ok(),
-    }
-    .and_then(|v| v.checked_mul(scale))
-    .filter(|&v| v >= 1 << 20)
-    .ok_or_else(|| env::invalid_value(NAME, text, "a size of at least 1M, such as 64M"))?;
-    Ok(Some(value / 16 * 16))
-}
-
-/// The timestamp queries of one timing window.
-#[derive(Debug)]
-struct Timer {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    /// Nanoseconds per timestamp tick.
-    period: f64,
-    /// Passes encoded in the current window (timed up to [`MAX_TIMED_PASSES`]); `None` when no window is open.
-    passes: Mutex<Option<u32>>,
-}
-
-/// How many compute passes one timing window can hold.
-const MAX_TIMED_PASSES: u32 = 256;
-
-// One pass per launch: a window must hold the launches callers may time together.
-const _: () = assert!(MAX_TIMED_PASSES as usize >= gpuworthy_core::MAX_LAUNCHES_PER_TIMING);
 
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
@@ -228,9 +124,10 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl WgpuBackend {
-    /// The backend on the adapter chosen by `GPUWORTHY_WGPU_ADAPTER`, or the best one.
+    /// The backend with the options the environment asks for ([`WgpuOptions::from_env`]): the adapter chosen by
+    /// `GPUWORTHY_WGPU_ADAPTER`, or the best one.
     pub fn new() -> Result<Self> {
-        Self::with_adapter(&AdapterChoice::from_env()?)
+        Self::with_options(&WgpuOptions::from_env()?)
     }
 
     /// Every adapter wgpu finds on this machine, in preference order, as `(backend, device type, name, driver)`.
@@ -250,11 +147,17 @@ impl WgpuBackend {
         adapters
     }
 
-    /// The backend on the chosen adapter.
+    /// The backend on the chosen adapter, with the other options the environment asks for.
+    pub fn with_adapter(choice: &AdapterChoice) -> Result<Self> {
+        Self::with_options(&WgpuOptions::from_env()?.with_adapter(choice.clone()))
+    }
+
+    /// The backend with these options, whatever the environment holds.
     ///
     /// Returns [`Error::Unavailable`] when there is no adapter (or none matches the choice), with a hint: Mesa's
     /// lavapipe (`mesa-vulkan-drivers`) runs WGSL on the CPU.
-    pub fn with_adapter(choice: &AdapterChoice) -> Result<Self> {
+    pub fn with_options(options: &WgpuOptions) -> Result<Self> {
+        let choice = &options.adapter;
         let instance = Self::instance();
         let adapters = Self::sorted_adapters(&instance);
         if adapters.is_empty() {
@@ -274,10 +177,10 @@ impl WgpuBackend {
             }
         }
         .ok_or_else(|| unavailable(format!("no adapter matches {choice}; found: {}", names())))?;
-        Self::on(adapter)
+        Self::on(adapter, options)
     }
 
-    fn on(adapter: &wgpu::Adapter) -> Result<Self> {
+    fn on(adapter: &wgpu::Adapter, options: &WgpuOptions) -> Result<Self> {
         let adapter_info = adapter.get_info();
         let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP;
         let features = adapter.features() & wanted;
@@ -318,7 +221,7 @@ impl WgpuBackend {
             passes: Mutex::new(None),
         });
 
-        let shader_checks = ShaderChecks::from_env()?;
+        let shader_checks = options.shader_checks;
         let loop_trip_limit = loop_trip_limit(&adapter_info);
         let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
         let info = DeviceInfo {
@@ -368,7 +271,7 @@ impl WgpuBackend {
             staging: Mutex::new(HashMap::new()),
             timer,
             shader_checks,
-            binding_cap: binding_cap_from_env()?,
+            binding_cap: options.binding_cap,
             uncaptured,
             loop_trip_limit,
             queue_lock: QueueLock::default(),
@@ -436,91 +339,6 @@ impl WgpuBackend {
         }
     }
 
-    /// The compute pipeline for `entry` (an entry point in `shaders/`), created on first use and cached.
-    pub(crate) fn pipeline(&self, entry: &'static str) -> Result<Arc<wgpu::ComputePipeline>> {
-        if let Some(p) = lock(&self.pipelines).get(entry) {
-            return Ok(Arc::clone(p));
-        }
-        let shader = shaders::shader_of(entry)
-            .ok_or_else(|| device_error(format!("no shader defines the entry point `{entry}`")))?;
-        let module = {
-            let mut modules = lock(&self.modules);
-            match modules.get(shader.file) {
-                Some(m) => m.clone(),
-                None => {
-                    let m = self.compile(shader.file, shader.source, entry)?;
-                    modules.insert(shader.file, m.clone());
-                    m
-                }
-            }
-        };
-        let pipeline = self
-            .scoped(&format!("creating the pipeline `{entry}`"), || {
-                self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-            })
-            .map_err(|e| Error::Compile {
-                backend: BackendKind::Wgpu,
-                kernel: entry.to_owned(),
-                options: "automatic layout".into(),
-                log: e.to_string(),
-            })?;
-        let pipeline = Arc::new(pipeline);
-        lock(&self.pipelines).insert(entry, Arc::clone(&pipeline));
-        Ok(pipeline)
-    }
-
-    fn compile(&self, file: &'static str, source: &'static str, entry: &str) -> Result<wgpu::ShaderModule> {
-        let descriptor =
-            wgpu::ShaderModuleDescriptor { label: Some(file), source: wgpu::ShaderSource::Wgsl(source.into()) };
-        let module = self.scoped(&format!("compiling {file}"), || {
-            if self.shader_checks == ShaderChecks::ALL {
-                self.device.create_shader_module(descriptor)
-            } else {
-                // SAFETY: wgpu requires the checks left out to be unneeded. Loop bounding guards against loops that
-                // never end, and every loop in `shaders/` ends: each is a counted loop whose bound is a constant or
-                // comes from the uniform parameters, with a counter that grows by a non-zero step (a constant, the
-                // workgroup size or the grid's thread count) or halves down to zero, and the host's limits keep
-                // every bound far below 2^32, so no counter wraps; mandelbrot's `loop` breaks once its counter
-                // reaches `max_iter`. Index clamps and division guards are only left out when the user asks for it
-                // (GPUWORTHY_WGPU_CHECKS or GPUWORTHY_WGPU_UNCHECKED=1): every shader tests each index it uses
-                // against the lengths the host passes, divides only by non-zero constants and sizes, and the
-                // conformance tests run them at odd sizes, empty ones and sizes beyond a binding.
-                unsafe { self.device.create_shader_module_trusted(descriptor, self.shader_checks.runtime_checks()) }
-            }
-        });
-        module.map_err(|e| Error::Compile {
-            backend: BackendKind::Wgpu,
-            kernel: format!("{entry} in {file}"),
-            options: format!("{:?}", self.features),
-            log: e.to_string(),
-        })
-    }
-
-    /// The timestamp writes for the next compute pass, when a timing window is open.
-    pub(crate) fn timestamp_writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        let timer = self.timer.as_ref()?;
-        let mut passes = lock(&timer.passes);
-        let used = passes.as_mut()?;
-        // Counted even when the query set is full, so that the window reports the passes it could not time.
-        *used += 1;
-        if *used > MAX_TIMED_PASSES {
-            return None;
-        }
-        let index = 2 * (*used - 1);
-        Some(wgpu::ComputePassTimestampWrites {
-            query_set: &timer.queries,
-            beginning_of_pass_write_index: Some(index),
-            end_of_pass_write_index: Some(index + 1),
-        })
-    }
-
     /// Encodes one compute pass with `record` (timed when a timing window is open) after `prepare` (copies and
     /// clears outside the pass), and submits it without waiting.
     pub(crate) fn submit_pass(
@@ -569,35 +387,6 @@ impl WgpuBackend {
         };
         buffer.unmap();
         Ok(value)
-    }
-
-    fn time_with_queries(&self, timer: &Timer, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
-        // Held until the timestamps are read: the query set and the readback buffer serve one window at a time.
-        let _window = self.hold_queue();
-        *lock(&timer.passes) = Some(0);
-        let result = work();
-        let passes = lock(&timer.passes).take().unwrap_or(0);
-        result?;
-        if passes == 0 {
-            // Nothing was launched (an empty input): no device time.
-            return Ok(Duration::ZERO);
-        }
-        if passes > MAX_TIMED_PASSES {
-            return Err(device_error(format!(
-                "the timed work encoded {passes} compute passes; one timing window holds {MAX_TIMED_PASSES}"
-            )));
-        }
-        let bytes = 16 * passes as u64;
-        self.scoped("reading timestamps", || {
-            let mut encoder = self.device.create_command_encoder(&Default::default());
-            encoder.resolve_query_set(&timer.queries, 0..2 * passes, &timer.resolve, 0);
-            encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, bytes);
-            self.queue.submit([encoder.finish()]);
-        })?;
-        let ticks: Vec<u64> =
-            self.read_mapped(&timer.readback, |raw| bytemuck::pod_collect_to_vec(&raw[..bytes as usize]))?;
-        let total: u64 = ticks.chunks_exact(2).map(|pair| pair[1].saturating_sub(pair[0])).sum();
-        Ok(Duration::from_nanos((total as f64 * timer.period).round() as u64))
     }
 }
 

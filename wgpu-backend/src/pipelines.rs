@@ -1,0 +1,77 @@
+//! Shader modules and compute pipelines: compiled on first use (the first-call cost the harness reports on its own),
+//! cached per file and per entry point for the life of the backend.
+
+use std::sync::Arc;
+
+use gpuworthy_core::{BackendKind, Error, Result};
+
+use crate::{ShaderChecks, WgpuBackend, device_error, lock, shaders};
+
+impl WgpuBackend {
+    /// The compute pipeline for `entry` (an entry point in `shaders/`), created on first use and cached.
+    pub(crate) fn pipeline(&self, entry: &'static str) -> Result<Arc<wgpu::ComputePipeline>> {
+        if let Some(p) = lock(&self.pipelines).get(entry) {
+            return Ok(Arc::clone(p));
+        }
+        let shader = shaders::shader_of(entry)
+            .ok_or_else(|| device_error(format!("no shader defines the entry point `{entry}`")))?;
+        let module = {
+            let mut modules = lock(&self.modules);
+            match modules.get(shader.file) {
+                Some(m) => m.clone(),
+                None => {
+                    let m = self.compile(shader.file, shader.source, entry)?;
+                    modules.insert(shader.file, m.clone());
+                    m
+                }
+            }
+        };
+        let pipeline = self
+            .scoped(&format!("creating the pipeline `{entry}`"), || {
+                self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .map_err(|e| Error::Compile {
+                backend: BackendKind::Wgpu,
+                kernel: entry.to_owned(),
+                options: "automatic layout".into(),
+                log: e.to_string(),
+            })?;
+        let pipeline = Arc::new(pipeline);
+        lock(&self.pipelines).insert(entry, Arc::clone(&pipeline));
+        Ok(pipeline)
+    }
+
+    fn compile(&self, file: &'static str, source: &'static str, entry: &str) -> Result<wgpu::ShaderModule> {
+        let descriptor =
+            wgpu::ShaderModuleDescriptor { label: Some(file), source: wgpu::ShaderSource::Wgsl(source.into()) };
+        let module = self.scoped(&format!("compiling {file}"), || {
+            if self.shader_checks == ShaderChecks::ALL {
+                self.device.create_shader_module(descriptor)
+            } else {
+                // SAFETY: wgpu requires the checks left out to be unneeded. Loop bounding guards against loops that
+                // never end, and every loop in `shaders/` ends: each is a counted loop whose bound is a constant or
+                // comes from the uniform parameters, with a counter that grows by a non-zero step (a constant, the
+                // workgroup size or the grid's thread count) or halves down to zero, and the host's limits keep
+                // every bound far below 2^32, so no counter wraps; mandelbrot's `loop` breaks once its counter
+                // reaches `max_iter`. Index clamps and division guards are only left out when the user asks for it
+                // (GPUWORTHY_WGPU_CHECKS or GPUWORTHY_WGPU_UNCHECKED=1): every shader tests each index it uses
+                // against the lengths the host passes, divides only by non-zero constants and sizes, and the
+                // conformance tests run them at odd sizes, empty ones and sizes beyond a binding.
+                unsafe { self.device.create_shader_module_trusted(descriptor, self.shader_checks.runtime_checks()) }
+            }
+        });
+        module.map_err(|e| Error::Compile {
+            backend: BackendKind::Wgpu,
+            kernel: format!("{entry} in {file}"),
+            options: format!("{:?}", self.features),
+            log: e.to_string(),
+        })
+    }
+}
