@@ -1,10 +1,13 @@
-//! Plain-text tables of measurements, formatted for a terminal.
+//! Plain-text tables of measurements, formatted for a terminal: one variant's phases (`gpuworthy run`) and a sweep's
+//! per-size comparison of backends (`gpuworthy sweep`).
 
 use std::fmt::Write;
 use std::time::Duration;
 
 use gpuworthy::core::Precision;
 use gpuworthy::measure::{Measurement, Stats};
+
+use crate::sweep::{Row, WorkloadSweep, best, cpu_label, labels, sizes};
 
 /// A duration with a unit that keeps three significant digits: `812 ns`, `4.21 µs`, `13.5 ms`, `2.04 s`.
 pub fn duration(d: Duration) -> String {
@@ -62,6 +65,65 @@ pub fn phase_table(title: &str, rows: &[Measurement]) -> String {
             m.gb_per_s(m.kernel.median),
             m.gflop_per_s(m.kernel.median),
         );
+    }
+    out
+}
+
+/// The per-size table of one workload: each backend's best kernel and end-to-end time, the winner and speed-up with
+/// data resident and with data on the host.
+pub fn table(sweep: &WorkloadSweep) -> String {
+    let rows = &sweep.rows;
+    let backends = labels(rows, |_| true);
+    let mut out = String::new();
+    let _ = write!(out, "{:<16}", "size");
+    for b in &backends {
+        let _ = write!(out, " {:>22}", format!("{b} kernel"));
+        if *b != cpu_label() {
+            let _ = write!(out, " {:>12}", format!("{b} e2e"));
+        }
+    }
+    let _ = writeln!(out, "  {:<24} {:<24}", "resident: winner", "host: winner");
+    let t = |s: f64| duration(Duration::from_secs_f64(s));
+    for size in sizes(rows) {
+        let _ = write!(out, "{size:<16}");
+        for b in &backends {
+            match best(rows, &size, b, |r| r.kernel_s) {
+                Some(r) => {
+                    let _ = write!(out, " {:>22}", format!("{} ({})", t(r.kernel_s), r.variant));
+                }
+                None => {
+                    let failed = rows.iter().any(|r| r.size == size && r.label == *b && r.check.starts_with("FAILED"));
+                    let _ = write!(out, " {:>22}", if failed { "FAILED" } else { "-" });
+                }
+            }
+            if *b != cpu_label() {
+                let e2e = best(rows, &size, b, |r| r.end_to_end_s).map_or("-".into(), |r| t(r.end_to_end_s));
+                let _ = write!(out, " {e2e:>12}");
+            }
+        }
+        let winner = |time: &dyn Fn(&Row) -> f64| {
+            let mut ranked: Vec<&Row> = backends.iter().filter_map(|b| best(rows, &size, b, |r| time(r))).collect();
+            ranked.sort_by(|a, b| time(a).total_cmp(&time(b)));
+            match ranked.as_slice() {
+                [first, second, ..] => format!("{} {:.1}x", first.label, time(second) / time(first)),
+                [only] => only.label.clone(),
+                [] => "-".into(),
+            }
+        };
+        let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), winner(&Row::host_time));
+    }
+    for r in sweep.failed_checks() {
+        let _ = writeln!(out, "  {}/{} at {}: {}", r.label, r.variant, r.size, r.check);
+    }
+    for n in &sweep.notes {
+        let _ = writeln!(out, "  note: {}/{}: {}", n.backend, n.variant, n.message);
+    }
+    if let Some(c) = &sweep.crossover {
+        let show =
+            |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        let _ = writeln!(out, "  crossover, data resident on the GPU: {}", show(&c.resident));
+        let _ = writeln!(out, "  crossover, data on the host:         {}", show(&c.host));
+        let _ = writeln!(out, "  {}", c.verdict);
     }
     out
 }

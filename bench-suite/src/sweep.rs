@@ -272,7 +272,7 @@ fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: 
 }
 
 /// The best row of the backend labelled `label` at `size` by `time`.
-fn best<'a>(rows: &'a [Row], size: &str, label: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
+pub(crate) fn best<'a>(rows: &'a [Row], size: &str, label: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
     rows.iter()
         .filter(|r| r.size == size && r.label == label && !r.check.starts_with("FAILED"))
         .min_by(|a, b| time(a).total_cmp(&time(b)))
@@ -301,7 +301,7 @@ pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<String> {
 }
 
 /// The label of the CPU backend's rows.
-fn cpu_label() -> String {
+pub(crate) fn cpu_label() -> String {
     BackendKind::Cpu.name().to_owned()
 }
 
@@ -405,69 +405,10 @@ fn verdict(
     format!("{workload}: {host_part}; {resident_part}.")
 }
 
-/// The per-size table of one workload: each backend's best kernel and end-to-end time, the winner and speed-up with
-/// data resident and with data on the host.
-pub fn table(sweep: &WorkloadSweep) -> String {
-    use std::fmt::Write;
-    let rows = &sweep.rows;
-    let backends = labels(rows, |_| true);
-    let mut out = String::new();
-    let _ = write!(out, "{:<16}", "size");
-    for b in &backends {
-        let _ = write!(out, " {:>22}", format!("{b} kernel"));
-        if *b != cpu_label() {
-            let _ = write!(out, " {:>12}", format!("{b} e2e"));
-        }
-    }
-    let _ = writeln!(out, "  {:<24} {:<24}", "resident: winner", "host: winner");
-    let t = |s: f64| duration(Duration::from_secs_f64(s));
-    for size in sizes(rows) {
-        let _ = write!(out, "{size:<16}");
-        for b in &backends {
-            match best(rows, &size, b, |r| r.kernel_s) {
-                Some(r) => {
-                    let _ = write!(out, " {:>22}", format!("{} ({})", t(r.kernel_s), r.variant));
-                }
-                None => {
-                    let failed = rows.iter().any(|r| r.size == size && r.label == *b && r.check.starts_with("FAILED"));
-                    let _ = write!(out, " {:>22}", if failed { "FAILED" } else { "-" });
-                }
-            }
-            if *b != cpu_label() {
-                let e2e = best(rows, &size, b, |r| r.end_to_end_s).map_or("-".into(), |r| t(r.end_to_end_s));
-                let _ = write!(out, " {e2e:>12}");
-            }
-        }
-        let winner = |time: &dyn Fn(&Row) -> f64| {
-            let mut ranked: Vec<&Row> = backends.iter().filter_map(|b| best(rows, &size, b, |r| time(r))).collect();
-            ranked.sort_by(|a, b| time(a).total_cmp(&time(b)));
-            match ranked.as_slice() {
-                [first, second, ..] => format!("{} {:.1}x", first.label, time(second) / time(first)),
-                [only] => only.label.clone(),
-                [] => "-".into(),
-            }
-        };
-        let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), winner(&Row::host_time));
-    }
-    for r in sweep.failed_checks() {
-        let _ = writeln!(out, "  {}/{} at {}: {}", r.label, r.variant, r.size, r.check);
-    }
-    for n in &sweep.notes {
-        let _ = writeln!(out, "  note: {}/{}: {}", n.backend, n.variant, n.message);
-    }
-    if let Some(c) = &sweep.crossover {
-        let show =
-            |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
-        let _ = writeln!(out, "  crossover, data resident on the GPU: {}", show(&c.resident));
-        let _ = writeln!(out, "  crossover, data on the host:         {}", show(&c.host));
-        let _ = writeln!(out, "  {}", c.verdict);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::table;
 
     fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
         Row {

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
-use bench_suite::report;
-use bench_suite::sweep::{SweepOptions, sweep_workload, table};
+use bench_suite::report::{self, table};
+use bench_suite::sweep::{SweepOptions, sweep_workload};
 use clap::{Parser, Subcommand};
 use gpuworthy::core::{Backend, BackendKind, Error, WORKLOAD_NAMES, Workload};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
