@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use gpuworthy::device::ImplementsEveryWorkload;
 use gpuworthy::measure::{MeasureOptions, measure};
-use gpuworthy_core::workloads::{Histogram, Mandelbrot, Matmul, Saxpy, Softmax, Square, Stencil, Sum};
 use gpuworthy_core::{Implements, Workload};
 use libtest_mimic::Trial;
 
@@ -45,19 +45,16 @@ fn exercise<W: Workload, B: Implements<W>>(backend: &B, thread: usize) -> Result
     Ok(())
 }
 
+/// Exercises every workload of the list, in order, stopping at the first failure.
+macro_rules! exercise_each {
+    ([$backend:expr, $thread:expr] $($name:ident: $workload:ty),* $(,)?) => {{
+        $(exercise::<$workload, _>($backend, $thread)?;)*
+        Ok(())
+    }};
+}
+
 /// Every workload on `backend` from [`THREADS`] threads at once: `conformance::<backend>::eight_threads`.
-pub fn eight_threads_trial<B>(backend: &Arc<B>) -> Trial
-where
-    B: Implements<Square>
-        + Implements<Saxpy>
-        + Implements<Sum>
-        + Implements<Softmax>
-        + Implements<Matmul>
-        + Implements<Mandelbrot>
-        + Implements<Histogram>
-        + Implements<Stencil>
-        + 'static,
-{
+pub fn eight_threads_trial<B: ImplementsEveryWorkload + 'static>(backend: &Arc<B>) -> Trial {
     let backend = Arc::clone(backend);
     Trial::test(format!("conformance::{}::eight_threads", backend.kind()), move || {
         let b = &*backend;
@@ -65,14 +62,7 @@ where
             let handles: Vec<_> = (0..THREADS)
                 .map(|thread| {
                     scope.spawn(move || -> Result<(), String> {
-                        exercise::<Square, B>(b, thread)?;
-                        exercise::<Saxpy, B>(b, thread)?;
-                        exercise::<Sum, B>(b, thread)?;
-                        exercise::<Softmax, B>(b, thread)?;
-                        exercise::<Matmul, B>(b, thread)?;
-                        exercise::<Mandelbrot, B>(b, thread)?;
-                        exercise::<Histogram, B>(b, thread)?;
-                        exercise::<Stencil, B>(b, thread)
+                        gpuworthy_core::for_each_workload!(exercise_each; b, thread)
                     })
                 })
                 .collect();
