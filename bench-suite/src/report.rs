@@ -110,7 +110,13 @@ pub fn table(sweep: &WorkloadSweep) -> String {
                 [] => "-".into(),
             }
         };
-        let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), winner(&Row::host_time));
+        // With the data on the host the CPU computes where the data is: no winner without the CPU at this size.
+        let host_winner = if best(rows, &size, &cpu_label(), Row::host_time).is_some() {
+            winner(&Row::host_time)
+        } else {
+            "cpu not measured".to_owned()
+        };
+        let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), host_winner);
     }
     for r in sweep.failed_checks() {
         let _ = writeln!(out, "  {}/{} at {}: {}", r.label, r.variant, r.size, r.check);
@@ -123,6 +129,14 @@ pub fn table(sweep: &WorkloadSweep) -> String {
             |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
         let _ = writeln!(out, "  crossover, data resident on the GPU: {}", show(&c.resident));
         let _ = writeln!(out, "  crossover, data on the host:         {}", show(&c.host));
+        if let Some((resident, host)) = &c.reduced_precision {
+            let _ = writeln!(
+                out,
+                "  with reduced precision (tf32):       resident {}, host {}",
+                show(resident),
+                show(host)
+            );
+        }
         let _ = writeln!(out, "  {}", c.verdict);
     }
     out

@@ -6,6 +6,11 @@
 //! against the CPU's kernel time, as when the data starts and ends in host memory, where the CPU computes on it
 //! directly. A crossover is the smallest size from which the GPU wins at every larger size measured.
 //!
+//! Crossovers and verdicts compare full-precision variants with the CPU (reduced-precision ones, TF32, are given beside
+//! and labelled), count only devices that are GPUs (a CPU adapter such as lavapipe is labelled `wgpu(cpu)` and never
+//! called a GPU), crown a winner for data on the host only where the CPU was measured at that size, and name the phase
+//! that decides: the transfers, or the GPU's kernel itself when that alone is slower than the CPU.
+//!
 //! Sizes a backend cannot take are reported, not skipped silently, and so are variants that would take too long at
 //! the next size (the budget is per measurement, [`SweepOptions::budget`]): the CPU's `naive` matmul stops long
 //! before 8192.
@@ -57,6 +62,9 @@ pub struct Row {
     pub backend: BackendKind,
     /// How reports name the backend on its device: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
     pub label: String,
+    /// Whether the device is a GPU: false for the CPU and for a CPU adapter such as lavapipe, which no verdict calls
+    /// a GPU.
+    pub on_gpu: bool,
     /// Variant name.
     pub variant: String,
     /// `full`, or `reduced (tf32)` for reduced-precision variants.
@@ -104,6 +112,7 @@ impl Row {
             elements,
             backend: device.kind(),
             label: device.label(),
+            on_gpu: device.is_gpu(),
             variant: m.variant.clone(),
             precision: match m.precision {
                 Precision::Full => "full",
@@ -128,6 +137,11 @@ impl Row {
                 Some(Err(e)) => format!("FAILED: {e}"),
             },
         }
+    }
+
+    /// Whether the variant computes in full `f32` precision (crossovers and verdicts compare only these with the CPU).
+    pub fn is_full_precision(&self) -> bool {
+        self.precision == "full"
     }
 
     /// The time that counts when the data starts on the host: end-to-end on a GPU, the kernel on the CPU (which
@@ -172,6 +186,9 @@ impl WorkloadSweep {
     }
 }
 
+/// The size from which a GPU wins at every larger size measured, and that GPU's label; `None` when none does.
+pub type Crossing = Option<(String, String)>;
+
 /// Where a GPU starts to beat the best CPU variant.
 #[derive(Debug, Clone, Serialize)]
 pub struct Crossover {
@@ -180,6 +197,9 @@ pub struct Crossover {
     pub resident: Option<(String, String)>,
     /// With data on the host: the same with the GPU's end-to-end time.
     pub host: Option<(String, String)>,
+    /// With reduced-precision variants (TF32) counted too, where the sweep measured any and they move a crossover:
+    /// `(resident, host)` as above.
+    pub reduced_precision: Option<(Crossing, Crossing)>,
     /// The verdict in plain words.
     pub verdict: String,
 }
@@ -322,13 +342,12 @@ fn crossover_of(rows: &[Row], gpu: &str, time: &impl Fn(&Row) -> f64) -> Option<
     from
 }
 
-fn crossover(rows: &[Row]) -> Option<Crossover> {
-    let gpus = labels(rows, |r| r.backend.is_gpu());
-    if gpus.is_empty() || !rows.iter().any(|r| r.backend == BackendKind::Cpu) {
-        return None;
-    }
+/// The earliest crossovers of any GPU in `rows`: with data resident (kernel times), and with data on the host
+/// (end-to-end times).
+fn earliest_crossovers(rows: &[Row], gpus: &[String]) -> (Crossing, Crossing) {
+    let all_sizes = sizes(rows);
     let position = |size: &Option<String>| {
-        size.as_ref().map_or(usize::MAX, |s| sizes(rows).iter().position(|x| x == s).unwrap_or(usize::MAX))
+        size.as_ref().map_or(usize::MAX, |s| all_sizes.iter().position(|x| x == s).unwrap_or(usize::MAX))
     };
     let earliest = |time: &dyn Fn(&Row) -> f64| {
         gpus.iter()
@@ -336,10 +355,50 @@ fn crossover(rows: &[Row]) -> Option<Crossover> {
             .min_by_key(|(size, _)| position(size))
             .and_then(|(size, g)| size.map(|s| (s, g)))
     };
-    let resident = earliest(&|r: &Row| r.kernel_s);
-    let host = earliest(&|r: &Row| r.end_to_end_s);
-    let verdict = verdict(rows, &gpus, &resident, &host);
-    Some(Crossover { resident, host, verdict })
+    (earliest(&|r: &Row| r.kernel_s), earliest(&|r: &Row| r.end_to_end_s))
+}
+
+fn crossover(rows: &[Row]) -> Option<Crossover> {
+    if !rows.iter().any(|r| r.backend.is_gpu()) || !rows.iter().any(|r| r.backend == BackendKind::Cpu) {
+        return None;
+    }
+    let workload = rows[0].workload;
+    let gpus = labels(rows, |r| r.on_gpu);
+    if gpus.is_empty() {
+        let adapters = labels(rows, |r| r.backend.is_gpu()).join(", ");
+        return Some(Crossover {
+            resident: None,
+            host: None,
+            reduced_precision: None,
+            verdict: format!(
+                "{workload}: no GPU was measured ({adapters} runs on a CPU adapter, not a GPU), so there is no crossover."
+            ),
+        });
+    }
+    // Crossovers and the verdict compare full-precision variants with the (full-precision) CPU; reduced-precision
+    // ones are given beside, labelled, where they move a crossover.
+    let full: Vec<Row> =
+        rows.iter().filter(|r| r.is_full_precision() && (r.on_gpu || r.backend == BackendKind::Cpu)).cloned().collect();
+    let (resident, host) = earliest_crossovers(&full, &gpus);
+    let reduced_precision = if rows.iter().any(|r| !r.is_full_precision()) {
+        let with_reduced: Vec<Row> =
+            rows.iter().filter(|r| r.on_gpu || r.backend == BackendKind::Cpu).cloned().collect();
+        let moved = earliest_crossovers(&with_reduced, &gpus);
+        (moved != (resident.clone(), host.clone())).then_some(moved)
+    } else {
+        None
+    };
+    let mut verdict = verdict(&full, &gpus, &resident, &host);
+    if let Some((reduced_resident, reduced_host)) = &reduced_precision {
+        let show =
+            |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        verdict.push_str(&format!(
+            " With reduced-precision (TF32) kernels, which this verdict leaves out: resident from {}, host from {}.",
+            show(reduced_resident),
+            show(reduced_host)
+        ));
+    }
+    Some(Crossover { resident, host, reduced_precision, verdict })
 }
 
 /// The verdict: when the GPU is worth it, with the figures that say why, at the largest size both measured.
@@ -371,6 +430,14 @@ fn verdict(
             t(end_to_end.end_to_end_s),
             t(cpu.kernel_s),
             cpu.kernel_s / end_to_end.end_to_end_s
+        ),
+        None if kernel.kernel_s >= cpu.kernel_s => format!(
+            "never GPU-worthy in this range when the data starts on the host: at {size}, {gpu}'s fastest kernel alone \
+             ({}, {}) takes longer than the CPU's whole pass ({}, {}), before any transfer",
+            kernel.variant,
+            t(kernel.kernel_s),
+            cpu.variant,
+            t(cpu.kernel_s)
         ),
         None => {
             let moved = end_to_end.upload_s + end_to_end.download_s;
@@ -417,6 +484,7 @@ mod tests {
             elements: size.parse().unwrap_or(1),
             backend,
             label: backend.to_string(),
+            on_gpu: backend.is_gpu(),
             variant: "v".into(),
             precision: "full",
             kernel_clock: String::new(),
@@ -480,6 +548,54 @@ mod tests {
         let c = crossover(&rows).unwrap();
         assert_eq!(c.resident, None);
         assert_eq!(c.host, None);
+    }
+
+    #[test]
+    fn the_host_winner_needs_the_cpu_at_that_size() {
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 3.0),
+            row("100", BackendKind::Cuda, 5.0, 90.0),
+            row("100", BackendKind::Wgpu, 6.0, 80.0),
+        ];
+        let text = table(&WorkloadSweep { workload: "square", rows, ..WorkloadSweep::default() });
+        let line = text.lines().find(|l| l.starts_with("100")).unwrap();
+        assert!(line.contains("cpu not measured") && !line.contains("wgpu 1.1x"), "{line}");
+    }
+
+    #[test]
+    fn a_cpu_adapter_is_never_called_a_gpu() {
+        let mut lavapipe = row("10", BackendKind::Wgpu, 0.5, 0.6);
+        lavapipe.on_gpu = false;
+        lavapipe.label = "wgpu(cpu)".into();
+        let c = crossover(&[row("10", BackendKind::Cpu, 1.0, 1.0), lavapipe]).unwrap();
+        assert_eq!((c.resident, c.host), (None, None));
+        assert!(c.verdict.contains("no GPU was measured") && !c.verdict.contains("GPU-worthy"), "{}", c.verdict);
+    }
+
+    #[test]
+    fn reduced_precision_neither_sets_the_crossover_nor_goes_unlabelled() {
+        let mut tf32 = row("100", BackendKind::Cuda, 1.0, 1.0);
+        tf32.precision = "reduced (tf32)";
+        tf32.variant = "tf32".into();
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 9.0),
+            row("100", BackendKind::Cpu, 10.0, 10.0),
+            row("100", BackendKind::Cuda, 20.0, 90.0),
+            tf32,
+        ];
+        let c = crossover(&rows).unwrap();
+        assert_eq!(c.resident, None, "a TF32 kernel set the full-precision crossover");
+        assert_eq!(c.reduced_precision.as_ref().and_then(|(r, _)| r.clone()), Some(("100".into(), "cuda".into())));
+        assert!(c.verdict.contains("reduced-precision (TF32)") && !c.verdict.contains("tf32 kernel"), "{}", c.verdict);
+    }
+
+    #[test]
+    fn a_slow_kernel_is_named_as_the_reason_not_the_transfer() {
+        let rows = vec![row("10", BackendKind::Cpu, 1.0, 1.0), row("10", BackendKind::Wgpu, 5.0, 5.5)];
+        let c = crossover(&rows).unwrap();
+        assert!(c.verdict.contains("kernel alone") && !c.verdict.contains("moving about"), "{}", c.verdict);
     }
 
     #[test]
