@@ -1,0 +1,313 @@
+//! Where a GPU starts to win, and the verdict in plain words, from a sweep's rows.
+//!
+//! A crossover is the smallest size from which a GPU beats the best CPU variant at every larger size where both were
+//! measured, computed twice: *resident* (the GPU's kernel against the CPU's, as when the data already lives on the GPU)
+//! and *host* (the GPU's upload + kernel + download against the CPU's kernel, as when the data starts and ends in host
+//! memory). Only full-precision variants on devices that are GPUs count; reduced-precision crossovers are given beside.
+
+use std::time::Duration;
+
+use gpuworthy::core::BackendKind;
+use serde::Serialize;
+
+use crate::report::duration;
+use crate::sweep::{Row, best, cpu_label, labels, sizes};
+
+/// The size from which a GPU wins at every larger size measured, and that GPU's label; `None` when none does.
+pub type Crossing = Option<(String, String)>;
+
+/// Where a GPU starts to beat the best CPU variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct Crossover {
+    /// With data resident on the GPU: the smallest size from which a GPU's kernel beats the CPU at every larger
+    /// size, and that GPU backend's label; `None` when no GPU does in the range measured.
+    pub resident: Option<(String, String)>,
+    /// With data on the host: the same with the GPU's end-to-end time.
+    pub host: Option<(String, String)>,
+    /// With reduced-precision variants (TF32) counted too, where the sweep measured any and they move a crossover:
+    /// `(resident, host)` as above.
+    pub reduced_precision: Option<(Crossing, Crossing)>,
+    /// The verdict in plain words.
+    pub verdict: String,
+}
+
+/// The smallest size from which `gpu` beats the CPU at every larger size where both were measured.
+fn crossover_of(rows: &[Row], gpu: &str, time: &impl Fn(&Row) -> f64) -> Option<String> {
+    let mut from: Option<String> = None;
+    let cpu_label = cpu_label();
+    for size in sizes(rows) {
+        let (Some(cpu), Some(g)) = (best(rows, &size, &cpu_label, Row::host_time), best(rows, &size, gpu, time)) else {
+            continue;
+        };
+        if time(g) < cpu.kernel_s {
+            from.get_or_insert(size);
+        } else {
+            from = None;
+        }
+    }
+    from
+}
+
+/// The earliest crossovers of any GPU in `rows`: with data resident (kernel times), and with data on the host
+/// (end-to-end times).
+fn earliest_crossovers(rows: &[Row], gpus: &[String]) -> (Crossing, Crossing) {
+    let all_sizes = sizes(rows);
+    let position = |size: &Option<String>| {
+        size.as_ref().map_or(usize::MAX, |s| all_sizes.iter().position(|x| x == s).unwrap_or(usize::MAX))
+    };
+    let earliest = |time: &dyn Fn(&Row) -> f64| {
+        gpus.iter()
+            .map(|g| (crossover_of(rows, g, &time), g.clone()))
+            .min_by_key(|(size, _)| position(size))
+            .and_then(|(size, g)| size.map(|s| (s, g)))
+    };
+    (earliest(&|r: &Row| r.kernel_s), earliest(&|r: &Row| r.end_to_end_s))
+}
+
+/// The crossovers and verdict of one workload's rows; `None` without both a CPU row and a GPU backend's row.
+pub fn crossover(rows: &[Row]) -> Option<Crossover> {
+    if !rows.iter().any(|r| r.backend.is_gpu()) || !rows.iter().any(|r| r.backend == BackendKind::Cpu) {
+        return None;
+    }
+    let workload = rows[0].workload;
+    let gpus = labels(rows, |r| r.on_gpu);
+    if gpus.is_empty() {
+        let adapters = labels(rows, |r| r.backend.is_gpu()).join(", ");
+        return Some(Crossover {
+            resident: None,
+            host: None,
+            reduced_precision: None,
+            verdict: format!(
+                "{workload}: no GPU was measured ({adapters} runs on a CPU adapter, not a GPU), so there is no crossover."
+            ),
+        });
+    }
+    // Crossovers and the verdict compare full-precision variants with the (full-precision) CPU; reduced-precision
+    // ones are given beside, labelled, where they move a crossover.
+    let full: Vec<Row> =
+        rows.iter().filter(|r| r.is_full_precision() && (r.on_gpu || r.backend == BackendKind::Cpu)).cloned().collect();
+    let (resident, host) = earliest_crossovers(&full, &gpus);
+    let reduced_precision = if rows.iter().any(|r| !r.is_full_precision()) {
+        let with_reduced: Vec<Row> =
+            rows.iter().filter(|r| r.on_gpu || r.backend == BackendKind::Cpu).cloned().collect();
+        let moved = earliest_crossovers(&with_reduced, &gpus);
+        (moved != (resident.clone(), host.clone())).then_some(moved)
+    } else {
+        None
+    };
+    let mut verdict = verdict(&full, &gpus, &resident, &host);
+    if let Some((reduced_resident, reduced_host)) = &reduced_precision {
+        let show =
+            |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        verdict.push_str(&format!(
+            " With reduced-precision (TF32) kernels, which this verdict leaves out: resident from {}, host from {}.",
+            show(reduced_resident),
+            show(reduced_host)
+        ));
+    }
+    Some(Crossover { resident, host, reduced_precision, verdict })
+}
+
+/// The verdict: when the GPU is worth it, with the figures that say why, at the largest size both measured.
+fn verdict(
+    rows: &[Row],
+    gpus: &[String],
+    resident: &Option<(String, String)>,
+    host: &Option<(String, String)>,
+) -> String {
+    let workload = rows[0].workload;
+    let all_sizes = sizes(rows);
+    let cpu_label = cpu_label();
+    // The largest size with a CPU row and a row of the GPU that matters (the crossover's, else the fastest one).
+    let gpu = host.as_ref().or(resident.as_ref()).map(|(_, g)| g.as_str()).unwrap_or(&gpus[0]);
+    let Some(size) = all_sizes
+        .iter()
+        .rev()
+        .find(|s| best(rows, s, &cpu_label, Row::host_time).is_some() && best(rows, s, gpu, |r| r.kernel_s).is_some())
+    else {
+        return format!("{workload}: the CPU and the GPU were never measured at the same size.");
+    };
+    let cpu = best(rows, size, &cpu_label, Row::host_time).expect("found above");
+    let kernel = best(rows, size, gpu, |r| r.kernel_s).expect("found above");
+    let end_to_end = best(rows, size, gpu, |r| r.end_to_end_s).expect("found above");
+    let t = |s: f64| duration(Duration::from_secs_f64(s));
+    let host_part = match host {
+        Some((from, g)) => format!(
+            "GPU-worthy from {from} even when the data starts on the host ({g} end-to-end {} against the CPU's {} at {size}: {:.1}x)",
+            t(end_to_end.end_to_end_s),
+            t(cpu.kernel_s),
+            cpu.kernel_s / end_to_end.end_to_end_s
+        ),
+        None if kernel.kernel_s >= cpu.kernel_s => format!(
+            "never GPU-worthy in this range when the data starts on the host: at {size}, {gpu}'s fastest kernel alone \
+             ({}, {}) takes longer than the CPU's whole pass ({}, {}), before any transfer",
+            kernel.variant,
+            t(kernel.kernel_s),
+            cpu.variant,
+            t(cpu.kernel_s)
+        ),
+        None => {
+            let moved = end_to_end.upload_s + end_to_end.download_s;
+            let per_element = end_to_end.bytes as f64 / end_to_end.elements.max(1) as f64;
+            format!(
+                "never GPU-worthy in this range when the data starts on the host: at {size}, moving about {per_element:.0} B per element \
+                 to {gpu} and back takes {} while the CPU's whole pass ({}) takes {}",
+                t(moved),
+                cpu.variant,
+                t(cpu.kernel_s)
+            )
+        }
+    };
+    let resident_part = match resident {
+        Some((from, g)) => {
+            let k = best(rows, size, g, |r| r.kernel_s).unwrap_or(kernel);
+            format!(
+                "GPU-worthy from {from} when the data already lives on the GPU ({g} {} kernel {} against {}: {:.0}x at {size})",
+                k.variant,
+                t(k.kernel_s),
+                t(cpu.kernel_s),
+                cpu.kernel_s / k.kernel_s
+            )
+        }
+        None => format!(
+            "the CPU wins even with the data resident on the GPU ({gpu} {} kernel {} against {} at {size})",
+            kernel.variant,
+            t(kernel.kernel_s),
+            t(cpu.kernel_s)
+        ),
+    };
+    format!("{workload}: {host_part}; {resident_part}.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::table;
+    use crate::sweep::WorkloadSweep;
+
+    fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
+        Row {
+            workload: "square",
+            size: size.into(),
+            elements: size.parse().unwrap_or(1),
+            backend,
+            label: backend.to_string(),
+            on_gpu: backend.is_gpu(),
+            variant: "v".into(),
+            precision: "full",
+            kernel_clock: String::new(),
+            compile_s: 0.0,
+            first_call_s: 0.0,
+            upload_s: e2e / 2.0,
+            kernel_s: kernel,
+            kernel_p25_s: kernel,
+            kernel_p75_s: kernel,
+            download_s: e2e / 2.0,
+            end_to_end_s: e2e,
+            bytes: 8,
+            flops: 1,
+            gb_per_s: 0.0,
+            gflop_per_s: 0.0,
+            check: "ok".into(),
+        }
+    }
+
+    #[test]
+    fn a_failed_check_is_shown_as_failed_and_never_wins() {
+        let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
+        failed.check = "FAILED: element 3: expected 1, got 2".into();
+        let sweep = WorkloadSweep {
+            workload: "square",
+            rows: vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed],
+            ..WorkloadSweep::default()
+        };
+        assert_eq!(sweep.failed_checks().count(), 1);
+        let text = table(&sweep);
+        assert!(text.contains("FAILED") && text.contains("cuda/v at 10: FAILED: element 3"), "{text}");
+        let line = text.lines().find(|l| l.starts_with("10")).unwrap();
+        assert!(!line.contains("cuda 2.0x"), "a failed variant won: {line}");
+    }
+
+    #[test]
+    fn crossover_is_where_the_gpu_keeps_winning() {
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 9.0),
+            row("100", BackendKind::Cpu, 10.0, 10.0),
+            row("100", BackendKind::Cuda, 5.0, 90.0),
+            row("1000", BackendKind::Cpu, 100.0, 100.0),
+            row("1000", BackendKind::Cuda, 20.0, 900.0),
+        ];
+        let c = crossover(&rows).unwrap();
+        assert_eq!(c.resident, Some(("100".into(), "cuda".into())));
+        assert_eq!(c.host, None);
+        assert!(c.verdict.contains("never GPU-worthy in this range when the data starts on the host"), "{}", c.verdict);
+        assert!(c.verdict.contains("from 100 when the data already lives on the GPU"), "{}", c.verdict);
+    }
+
+    #[test]
+    fn a_win_that_does_not_last_is_no_crossover() {
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Wgpu, 0.5, 0.5),
+            row("100", BackendKind::Cpu, 10.0, 10.0),
+            row("100", BackendKind::Wgpu, 20.0, 20.0),
+        ];
+        let c = crossover(&rows).unwrap();
+        assert_eq!(c.resident, None);
+        assert_eq!(c.host, None);
+    }
+
+    #[test]
+    fn the_host_winner_needs_the_cpu_at_that_size() {
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 3.0),
+            row("100", BackendKind::Cuda, 5.0, 90.0),
+            row("100", BackendKind::Wgpu, 6.0, 80.0),
+        ];
+        let text = table(&WorkloadSweep { workload: "square", rows, ..WorkloadSweep::default() });
+        let line = text.lines().find(|l| l.starts_with("100")).unwrap();
+        assert!(line.contains("cpu not measured") && !line.contains("wgpu 1.1x"), "{line}");
+    }
+
+    #[test]
+    fn a_cpu_adapter_is_never_called_a_gpu() {
+        let mut lavapipe = row("10", BackendKind::Wgpu, 0.5, 0.6);
+        lavapipe.on_gpu = false;
+        lavapipe.label = "wgpu(cpu)".into();
+        let c = crossover(&[row("10", BackendKind::Cpu, 1.0, 1.0), lavapipe]).unwrap();
+        assert_eq!((c.resident, c.host), (None, None));
+        assert!(c.verdict.contains("no GPU was measured") && !c.verdict.contains("GPU-worthy"), "{}", c.verdict);
+    }
+
+    #[test]
+    fn reduced_precision_neither_sets_the_crossover_nor_goes_unlabelled() {
+        let mut tf32 = row("100", BackendKind::Cuda, 1.0, 1.0);
+        tf32.precision = "reduced (tf32)";
+        tf32.variant = "tf32".into();
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 9.0),
+            row("100", BackendKind::Cpu, 10.0, 10.0),
+            row("100", BackendKind::Cuda, 20.0, 90.0),
+            tf32,
+        ];
+        let c = crossover(&rows).unwrap();
+        assert_eq!(c.resident, None, "a TF32 kernel set the full-precision crossover");
+        assert_eq!(c.reduced_precision.as_ref().and_then(|(r, _)| r.clone()), Some(("100".into(), "cuda".into())));
+        assert!(c.verdict.contains("reduced-precision (TF32)") && !c.verdict.contains("tf32 kernel"), "{}", c.verdict);
+    }
+
+    #[test]
+    fn a_slow_kernel_is_named_as_the_reason_not_the_transfer() {
+        let rows = vec![row("10", BackendKind::Cpu, 1.0, 1.0), row("10", BackendKind::Wgpu, 5.0, 5.5)];
+        let c = crossover(&rows).unwrap();
+        assert!(c.verdict.contains("kernel alone") && !c.verdict.contains("moving about"), "{}", c.verdict);
+    }
+
+    #[test]
+    fn no_gpu_means_no_crossover() {
+        assert!(crossover(&[row("10", BackendKind::Cpu, 1.0, 1.0)]).is_none());
+    }
+}
