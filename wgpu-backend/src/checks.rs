@@ -38,7 +38,7 @@ impl ShaderChecks {
 
     /// The checks chosen by `GPUWORTHY_WGPU_CHECKS` (or `GPUWORTHY_WGPU_UNCHECKED=1`), else [`Self::DEFAULT`].
     ///
-    /// Returns [`Error::InvalidInput`] naming the accepted words when the variable holds anything else.
+    /// Returns [`gpuworthy_core::Error::InvalidInput`] naming the accepted words when the variable holds anything else.
     pub fn from_env() -> Result<Self> {
         const CHECKS: &str = "GPUWORTHY_WGPU_CHECKS";
         if let Some(text) = env::read(CHECKS)? {

@@ -15,7 +15,7 @@ pub enum AdapterChoice {
     /// The best adapter: discrete GPU, then integrated, virtual, CPU.
     #[default]
     Auto,
-    /// The adapter at this index in [`WgpuBackend::adapters`]' list.
+    /// The adapter at this index in [`crate::WgpuBackend::adapters`]' list.
     Index(usize),
     /// The best adapter of this wgpu backend (`vulkan`, `metal`, `dx12`).
     Api(wgpu::Backend),

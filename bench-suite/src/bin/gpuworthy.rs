@@ -45,8 +45,8 @@ enum Command {
         /// The size: 2^24, 16M, 2048x2048, MxKxN (the workload's default when omitted).
         #[arg(long, short)]
         size: Option<String>,
-        /// The device: cpu, cuda, cuda:<ordinal>, wgpu, wgpu:<adapter> (an index from `gpuworthy devices`, vulkan,
-        /// metal, dx12, or part of the adapter's name).
+        /// The device: cpu, cuda, cuda:N (the Nth CUDA device), wgpu, wgpu:ADAPTER (an index from `gpuworthy
+        /// devices`, vulkan, metal, dx12, or part of the adapter's name).
         #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_device)]
         backend: DeviceSpec,
         /// One variant, or every variant the backend offers when omitted.
@@ -68,7 +68,7 @@ enum Command {
         /// Workloads to sweep (all when omitted).
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
         workloads: Vec<String>,
-        /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:<adapter>); every
+        /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:ADAPTER); every
         /// backend's first device that is available when omitted.
         #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_device)]
         backends: Vec<DeviceSpec>,
@@ -96,7 +96,7 @@ enum Command {
         /// Bytes per copy: 256M, 2^28, ...
         #[arg(long, short, default_value = "256M")]
         size: String,
-        /// The CUDA device: cuda or cuda:<ordinal>.
+        /// The CUDA device: cuda or cuda:N.
         #[arg(long, short, default_value = "cuda", value_name = "DEVICE", value_parser = parse_device)]
         backend: DeviceSpec,
     },
