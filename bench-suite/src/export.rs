@@ -10,7 +10,7 @@ use gpuworthy::core::{Backend, BackendKind};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::sweep::{Row, WorkloadSweep, labels, sizes};
+use gpuworthy::sweep::{Row, WorkloadSweep, labels, sizes};
 
 /// What machine and software a sweep ran on.
 #[derive(Debug, Clone, Serialize)]

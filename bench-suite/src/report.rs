@@ -7,26 +7,8 @@ use std::time::Duration;
 use gpuworthy::core::Precision;
 use gpuworthy::measure::{Measurement, Stats};
 
-use crate::sweep::{Row, WorkloadSweep, best, cpu_label, labels, sizes};
-
-/// A duration with a unit that keeps three significant digits: `812 ns`, `4.21 µs`, `13.5 ms`, `2.04 s`.
-pub fn duration(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    let (value, unit) = match s {
-        s if s < 1e-6 => (s * 1e9, "ns"),
-        s if s < 1e-3 => (s * 1e6, "µs"),
-        s if s < 1.0 => (s * 1e3, "ms"),
-        s => (s, "s"),
-    };
-    let digits = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{value:.digits$} {unit}")
-}
+pub use gpuworthy::measure::duration;
+use gpuworthy::sweep::{Row, WorkloadSweep, best, cpu_label, labels, sizes};
 
 /// A median with its interquartile spread: `4.21 µs ±3%`.
 pub fn stats(s: &Stats) -> String {
@@ -145,12 +127,38 @@ pub fn table(sweep: &WorkloadSweep) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpuworthy::core::BackendKind;
+
+    fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
+        Row::with_times("square", size, backend, kernel, e2e)
+    }
 
     #[test]
-    fn durations_keep_three_digits() {
-        assert_eq!(duration(Duration::from_nanos(812)), "812 ns");
-        assert_eq!(duration(Duration::from_nanos(4_213)), "4.21 µs");
-        assert_eq!(duration(Duration::from_micros(13_540)), "13.5 ms");
-        assert_eq!(duration(Duration::from_millis(2_040)), "2.04 s");
+    fn a_failed_check_is_shown_as_failed_and_never_wins() {
+        let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
+        failed.check = "FAILED: element 3: expected 1, got 2".into();
+        let sweep = WorkloadSweep {
+            workload: "square",
+            rows: vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed],
+            ..WorkloadSweep::default()
+        };
+        assert_eq!(sweep.failed_checks().count(), 1);
+        let text = table(&sweep);
+        assert!(text.contains("FAILED") && text.contains("cuda/v at 10: FAILED: element 3"), "{text}");
+        let line = text.lines().find(|l| l.starts_with("10")).unwrap();
+        assert!(!line.contains("cuda 2.0x"), "a failed variant won: {line}");
+    }
+
+    #[test]
+    fn the_host_winner_needs_the_cpu_at_that_size() {
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 3.0),
+            row("100", BackendKind::Cuda, 5.0, 90.0),
+            row("100", BackendKind::Wgpu, 6.0, 80.0),
+        ];
+        let text = table(&WorkloadSweep { workload: "square", rows, ..WorkloadSweep::default() });
+        let line = text.lines().find(|l| l.starts_with("100")).unwrap();
+        assert!(line.contains("cpu not measured") && !line.contains("wgpu 1.1x"), "{line}");
     }
 }

@@ -34,9 +34,11 @@ pub use gpuworthy_cuda as cuda;
 #[cfg(feature = "wgpu")]
 pub use gpuworthy_wgpu as wgpu;
 
+pub mod crossover;
 pub mod device;
 pub mod dispatch;
 pub mod measure;
 pub mod size;
+pub mod sweep;
 
 pub use device::{Device, DeviceSpec, OnEveryBackend, OpenedDevices, Resident};

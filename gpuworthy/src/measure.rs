@@ -270,9 +270,36 @@ where
     })
 }
 
+/// A duration with a unit that keeps three significant digits: `812 ns`, `4.21 µs`, `13.5 ms`, `2.04 s`.
+pub fn duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    let (value, unit) = match s {
+        s if s < 1e-6 => (s * 1e9, "ns"),
+        s if s < 1e-3 => (s * 1e6, "µs"),
+        s if s < 1.0 => (s * 1e3, "ms"),
+        s => (s, "s"),
+    };
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {unit}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_keep_three_digits() {
+        assert_eq!(duration(Duration::from_nanos(812)), "812 ns");
+        assert_eq!(duration(Duration::from_nanos(4_213)), "4.21 µs");
+        assert_eq!(duration(Duration::from_micros(13_540)), "13.5 ms");
+        assert_eq!(duration(Duration::from_millis(2_040)), "2.04 s");
+    }
 
     #[test]
     fn stats_take_median_and_quartiles() {

@@ -12,12 +12,12 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
 use bench_suite::report::{self, table};
-use bench_suite::sweep::{SweepOptions, sweep_workload};
 use clap::{Parser, Subcommand};
 use gpuworthy::core::{Backend, BackendKind, Error, WORKLOAD_NAMES, Workload};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::size::ParseSize;
+use gpuworthy::sweep::{Progress, SweepOptions, sweep_workload};
 use gpuworthy::wgpu::WgpuBackend;
 use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -220,6 +220,21 @@ fn devices() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The sweep's progress on a terminal progress bar.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn plan(&self, steps: u64) {
+        self.0.inc_length(steps);
+    }
+    fn advance(&self, steps: u64) {
+        self.0.inc(steps);
+    }
+    fn now_measuring(&self, what: String) {
+        self.0.set_message(what);
+    }
+}
+
 /// How many variants the opened devices offer for `W`, for the progress bar.
 fn variant_count<W: OnEveryBackend>(devices: &[Device]) -> usize {
     devices.iter().map(|d| d.variants::<W>().len()).sum()
@@ -346,8 +361,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                             None if quick => W::quick_ladder(),
                             None => W::ladder(),
                         };
-                        progress.inc_length((ladder.len() * variant_count::<W>(&opened.devices)) as u64);
-                        sweep_workload::<W>(&opened.devices, &ladder, &options, &progress)
+                        let bar = Bar(progress.clone());
+                        bar.plan((ladder.len() * variant_count::<W>(&opened.devices)) as u64);
+                        sweep_workload::<W>(&opened.devices, &ladder, &options, &bar)
                     });
                     progress.suspend(|| -> anyhow::Result<()> {
                         out!("\n== {workload}");

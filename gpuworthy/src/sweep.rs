@@ -1,8 +1,8 @@
 //! `gpuworthy sweep`: every size of a workload's ladder on every available backend and variant, the winner per size,
 //! the crossover size from which a GPU beats the best CPU variant, and a verdict in plain words.
 //!
-//! This module measures (the loop over sizes, devices and variants) and holds the rows; [`crate::crossover`] reads
-//! them into crossovers and a verdict, and [`crate::report`] renders them.
+//! This module measures (the loop over sizes, devices and variants) and holds the rows as values a program can use;
+//! [`crate::crossover`] reads them into crossovers and a verdict. The command-line tool renders and exports them.
 //!
 //! Sizes a backend cannot take are reported, not skipped silently, and so are variants that would take too long at
 //! the next size (the budget is per measurement, [`SweepOptions::budget`]): the CPU's `naive` matmul stops long
@@ -11,14 +11,31 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use gpuworthy::core::{Backend, BackendKind, Error, Precision, Workload};
-use gpuworthy::measure::{MeasureOptions, Measurement};
-use gpuworthy::{Device, OnEveryBackend};
-use indicatif::ProgressBar;
+use gpuworthy_core::{Backend, BackendKind, Error, Precision, Workload};
 use serde::Serialize;
 
 use crate::crossover::{Crossover, crossover};
-use crate::report::duration;
+use crate::measure::{MeasureOptions, Measurement, duration};
+use crate::{Device, OnEveryBackend};
+
+/// Where a sweep reports its progress (a progress bar, a log, or nothing: `()`).
+pub trait Progress {
+    /// `steps` more measurements are planned.
+    fn plan(&self, steps: u64) {
+        let _ = steps;
+    }
+    /// `steps` measurements are done (or skipped).
+    fn advance(&self, steps: u64) {
+        let _ = steps;
+    }
+    /// What is being measured now.
+    fn now_measuring(&self, what: String) {
+        let _ = what;
+    }
+}
+
+/// No progress report.
+impl Progress for () {}
 
 /// How a sweep measures.
 #[derive(Debug, Clone)]
@@ -133,6 +150,41 @@ impl Row {
         }
     }
 
+    /// A row of variant `v` with only its times set (half of `end_to_end_s` each way for the transfers), its size
+    /// parsed as its element count: for tests and worked examples of the crossover and verdict logic.
+    pub fn with_times(
+        workload: &'static str,
+        size: &str,
+        backend: BackendKind,
+        kernel_s: f64,
+        end_to_end_s: f64,
+    ) -> Row {
+        Row {
+            workload,
+            size: size.into(),
+            elements: size.parse().unwrap_or(1),
+            backend,
+            label: backend.to_string(),
+            on_gpu: backend.is_gpu(),
+            variant: "v".into(),
+            precision: "full",
+            kernel_clock: String::new(),
+            compile_s: 0.0,
+            first_call_s: 0.0,
+            upload_s: end_to_end_s / 2.0,
+            kernel_s,
+            kernel_p25_s: kernel_s,
+            kernel_p75_s: kernel_s,
+            download_s: end_to_end_s / 2.0,
+            end_to_end_s,
+            bytes: 8,
+            flops: 1,
+            gb_per_s: 0.0,
+            gflop_per_s: 0.0,
+            check: "ok".into(),
+        }
+    }
+
     /// Whether the variant computes in full `f32` precision (crossovers and verdicts compare only these with the CPU).
     pub fn is_full_precision(&self) -> bool {
         self.precision == "full"
@@ -185,7 +237,7 @@ pub fn sweep_workload<W: OnEveryBackend>(
     devices: &[Device],
     ladder: &[W::Params],
     options: &SweepOptions,
-    progress: &ProgressBar,
+    progress: &dyn Progress,
 ) -> WorkloadSweep {
     let mut out = WorkloadSweep { workload: W::NAME, ..Default::default() };
     let mut stopped: BTreeSet<(String, String)> = BTreeSet::new();
@@ -204,17 +256,17 @@ pub fn sweep_workload<W: OnEveryBackend>(
         });
         let mut measure_options = options.measure.clone();
         measure_options.validate = cost.flops <= options.validate_up_to_flops;
-        progress.set_message(format!("{} {params}", W::NAME));
+        progress.now_measuring(format!("{} {params}", W::NAME));
         for device in devices {
             let label = device.label();
             let variants = device.variants::<W>();
             if let Err(e) = device.check_size::<W>(params) {
-                progress.inc(variants.len() as u64);
+                progress.advance(variants.len() as u64);
                 out.notes.push(note::<W>(params, &label, "all", format!("refused {params}: {e}")));
                 continue;
             }
             for variant in variants {
-                progress.inc(1);
+                progress.advance(1);
                 if stopped.contains(&(label.clone(), variant.to_owned())) {
                     continue;
                 }
@@ -268,7 +320,7 @@ fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: 
 }
 
 /// The best row of the backend labelled `label` at `size` by `time`.
-pub(crate) fn best<'a>(rows: &'a [Row], size: &str, label: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
+pub fn best<'a>(rows: &'a [Row], size: &str, label: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
     rows.iter()
         .filter(|r| r.size == size && r.label == label && !r.check.starts_with("FAILED"))
         .min_by(|a, b| time(a).total_cmp(&time(b)))
@@ -297,6 +349,6 @@ pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<String> {
 }
 
 /// The label of the CPU backend's rows.
-pub(crate) fn cpu_label() -> String {
+pub fn cpu_label() -> String {
     BackendKind::Cpu.name().to_owned()
 }
