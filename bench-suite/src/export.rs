@@ -1,8 +1,8 @@
 //! Exports of a sweep: JSON and CSV with the machine's fingerprint, and SVG charts per workload (plotters).
 
+use gpuworthy::measure::utc_now;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use gpuworthy::OpenedDevices;
@@ -57,23 +57,6 @@ impl Fingerprint {
 
 fn rayon_threads(cpu: &gpuworthy::cpu::CpuBackend) -> usize {
     cpu.device().limits.iter().find(|(k, _)| k == "threads").and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
-}
-
-/// The current UTC time as `YYYY-MM-DD HH:MM:SS`.
-pub fn utc_now() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// A whole sweep, as exported to JSON.

@@ -27,6 +27,11 @@ pub const VARIABLES: &[Variable] = &[
         purpose: "the device `Device::from_env` opens (default: the best available: a GPU if usable, else the CPU)",
     },
     Variable {
+        name: "GPUWORTHY_CALIBRATION",
+        values: "a file path",
+        purpose: "where `gpuworthy calibrate` stores the cost model and `auto` reads it (default: the user's cache directory)",
+    },
+    Variable {
         name: "GPUWORTHY_REQUIRE",
         values: "a comma-separated list of cpu, cuda, wgpu",
         purpose: "backends the tests must run on: a skipped one fails (default: none)",

@@ -34,10 +34,13 @@ pub use gpuworthy_cuda as cuda;
 #[cfg(feature = "wgpu")]
 pub use gpuworthy_wgpu as wgpu;
 
+pub mod auto;
+pub mod calibration;
 pub mod crossover;
 pub mod device;
 pub mod dispatch;
 pub mod measure;
+pub mod model;
 pub mod size;
 pub mod sweep;
 

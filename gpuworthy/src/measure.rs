@@ -12,7 +12,7 @@
 //! [`MeasureOptions::target_time`] has been spent on a phase or [`MeasureOptions::max_repetitions`] is reached, so
 //! that a microsecond kernel gets hundreds of samples and a one-second one a handful.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use gpuworthy_core::spin_up;
 use gpuworthy_core::{
@@ -287,6 +287,23 @@ pub fn duration(d: Duration) -> String {
         2
     };
     format!("{value:.digits$} {unit}")
+}
+
+/// The current UTC time as `YYYY-MM-DD HH:MM:SS`.
+pub fn utc_now() -> String {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 #[cfg(test)]

@@ -1,0 +1,194 @@
+//! `auto`: run each call where the calibrated cost model predicts it is fastest, and say why.
+//!
+//! ```no_run
+//! use gpuworthy::core::{Workload, workloads::{Len, Square}};
+//!
+//! let input = Square::generate(&Len(1 << 20), 1)?;
+//! let (output, choice) = gpuworthy::auto::run::<Square>(&input)?;  // data on the host, result wanted there
+//! println!("ran on {} ({}): {}", choice.device.label(), choice.variant, choice.reason);
+//! # Ok::<(), gpuworthy::core::Error>(())
+//! ```
+//!
+//! The devices are opened once per process ([`Device::all_available`]) and the calibration is loaded once
+//! ([`crate::calibration`]). Without a calibration (or with one that is not trusted, which is said once on standard
+//! error) the choice is the documented conservative default: the CPU, unless the data is resident and at least
+//! [`DEFAULT_RESIDENT_BYTES`], where the best available GPU is chosen.
+
+use std::sync::OnceLock;
+
+use gpuworthy_core::{Backend, Error, Result};
+
+use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
+use crate::model::{Model, Placement, Prediction, deciding_phase};
+use crate::{Device, OnEveryBackend, Resident};
+
+/// Without a calibration, data resident on a GPU of at least this many bytes stays there.
+pub const DEFAULT_RESIDENT_BYTES: u64 = 256 << 20;
+
+/// The devices and model `auto` chooses among.
+#[derive(Debug)]
+pub struct Auto {
+    /// Every device that opened.
+    pub devices: Vec<Device>,
+    /// The calibrated model, if this machine has a trusted calibration.
+    pub model: Option<Model>,
+    /// Why there is no model, when there is none.
+    pub uncalibrated: Option<String>,
+}
+
+impl Auto {
+    /// Opens the devices and loads the calibration (from [`default_path`]).
+    pub fn open() -> Result<Auto> {
+        let devices = Device::all_available().devices;
+        let machine = MachineFingerprint::of(&devices);
+        let (model, uncalibrated) = match default_path()? {
+            None => (None, Some("no cache directory is known: set GPUWORTHY_CALIBRATION".to_owned())),
+            Some(path) => match Calibration::load(&path, &machine) {
+                Loaded::Calibrated(c) => (Some(c.model), None),
+                Loaded::Missing(path) => (
+                    None,
+                    Some(format!(
+                        "this machine is not calibrated ({} does not exist): run `gpuworthy calibrate`",
+                        path.display()
+                    )),
+                ),
+                Loaded::Ignored(why) => (None, Some(why)),
+            },
+        };
+        Ok(Auto { devices, model, uncalibrated })
+    }
+
+    /// With this model (tests, or a model made by hand) on these devices.
+    pub fn with_model(devices: Vec<Device>, model: Model) -> Auto {
+        Auto { devices, model: Some(model), uncalibrated: None }
+    }
+
+    /// Where `W` at `params` runs fastest with its data at `placement`, by the model, or by the default without one.
+    pub fn choose<W: OnEveryBackend>(&self, params: &W::Params, placement: Placement) -> Result<Choice> {
+        let cost = W::cost(params);
+        if let Some(model) = self.model.as_ref().filter(|m| m.knows(W::NAME)) {
+            let predictions = model.predict(W::NAME, &cost, placement);
+            for (rank, p) in predictions.iter().enumerate() {
+                let Some(device) = self.devices.iter().find(|d| d.label() == p.device) else { continue };
+                let Some(variant) = device.variants::<W>().into_iter().find(|v| *v == p.variant) else { continue };
+                if device.check_size::<W>(params).is_err() {
+                    continue;
+                }
+                let reason = match predictions.iter().enumerate().find(|(i, _)| *i != rank) {
+                    Some((_, other)) => format!(
+                        "predicted {} against {} on {}; {} decides",
+                        crate::measure::duration(std::time::Duration::from_secs_f64(p.total_s)),
+                        crate::measure::duration(std::time::Duration::from_secs_f64(other.total_s)),
+                        other.device,
+                        deciding_phase(p, other)
+                    ),
+                    None => "the only device calibrated for this workload".to_owned(),
+                };
+                return Ok(Choice { device: device.clone(), variant, predictions: predictions.clone(), reason });
+            }
+        }
+        let why = self.uncalibrated.clone().unwrap_or_else(|| format!("the calibration has no {}", W::NAME));
+        let gpu = self.devices.iter().find(|d| d.is_gpu());
+        let (device, reason) = match gpu {
+            Some(gpu) if placement == Placement::Resident && cost.bytes >= DEFAULT_RESIDENT_BYTES => {
+                (gpu, format!("the default for large resident data ({why})"))
+            }
+            _ => (
+                self.devices
+                    .iter()
+                    .find(|d| !d.kind().is_gpu())
+                    .ok_or_else(|| Error::invalid("auto found no CPU device to fall back on"))?,
+                format!("the default: the CPU ({why})"),
+            ),
+        };
+        Ok(Choice {
+            device: device.clone(),
+            variant: device.best_variant::<W>(params),
+            predictions: Vec::new(),
+            reason,
+        })
+    }
+}
+
+/// What `auto` chose, and why.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    /// The device.
+    pub device: Device,
+    /// The variant.
+    pub variant: &'static str,
+    /// The model's prediction for each device, fastest first (empty without a calibration).
+    pub predictions: Vec<Prediction>,
+    /// Why, in words: the predicted times and the phase that decides, or the default applied.
+    pub reason: String,
+}
+
+/// The process's `auto`: opened on first use.
+pub fn global() -> Result<&'static Auto> {
+    static AUTO: OnceLock<std::result::Result<Auto, String>> = OnceLock::new();
+    AUTO.get_or_init(|| {
+        let auto = Auto::open().map_err(|e| e.to_string())?;
+        if let Some(why) = &auto.uncalibrated {
+            eprintln!("gpuworthy: warning: {why}; auto uses its conservative default");
+        }
+        Ok(auto)
+    })
+    .as_ref()
+    .map_err(|e| Error::invalid(e.clone()))
+}
+
+/// Runs `W` on `input` (data on the host, result wanted there) where the model predicts it fastest.
+pub fn run<W: OnEveryBackend>(input: &W::Input) -> Result<(W::Output, Choice)> {
+    let choice = global()?.choose::<W>(&W::params(input), Placement::Host)?;
+    let output = choice.device.run::<W>(choice.variant, input)?;
+    Ok((output, choice))
+}
+
+/// Uploads `input` to the device where the model predicts `W`'s kernel fastest, for data that will stay there across
+/// launches: launch it with `choice.device.launch(choice.variant, &mut resident)`.
+pub fn upload<W: OnEveryBackend>(input: &W::Input) -> Result<(Resident<W>, Choice)> {
+    let choice = global()?.choose::<W>(&W::params(input), Placement::Resident)?;
+    let resident = choice.device.upload::<W>(input)?;
+    Ok((resident, choice))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CostFit, DeviceModel, VariantModel, WorkloadModel};
+    use gpuworthy_core::workloads::{Len, Square};
+
+    /// The CPU device as the model's "cpu", and a made-up GPU that the devices list lacks.
+    fn model_with(cpu_per_byte: f64) -> Model {
+        let workload = |kernel: CostFit| WorkloadModel {
+            workload: "square".into(),
+            upload: CostFit::default(),
+            download: CostFit::default(),
+            variants: vec![VariantModel { variant: "simd".into(), full_precision: true, kernel }],
+        };
+        Model {
+            devices: vec![DeviceModel {
+                label: "cpu".into(),
+                backend: "cpu".into(),
+                is_gpu: false,
+                workloads: vec![workload(CostFit { per_byte_s: cpu_per_byte, ..CostFit::default() })],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_calibrated_choice_names_its_device_variant_and_reason() {
+        let auto = Auto::with_model(vec![Device::cpu().unwrap()], model_with(1e-10));
+        let choice = auto.choose::<Square>(&Len(1 << 20), Placement::Host).unwrap();
+        assert_eq!((choice.device.label().as_str(), choice.variant), ("cpu", "simd"));
+        assert!(choice.reason.contains("only device"), "{}", choice.reason);
+    }
+
+    #[test]
+    fn without_a_model_the_default_is_the_cpu() {
+        let auto = Auto { devices: vec![Device::cpu().unwrap()], model: None, uncalibrated: Some("test".into()) };
+        let choice = auto.choose::<Square>(&Len(1 << 28), Placement::Resident).unwrap();
+        assert_eq!(choice.device.label(), "cpu");
+        assert!(choice.reason.contains("default") && choice.reason.contains("test"), "{}", choice.reason);
+    }
+}

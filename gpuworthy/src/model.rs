@@ -1,0 +1,425 @@
+//! The cost model behind `auto`, `explain` and the calibration: each phase's time on each device as a function of a
+//! workload's cost, fitted from measurements on this machine.
+//!
+//! For every (device, workload, variant) the kernel's time is `fixed + bytes·per_byte + flops·per_flop` ([`CostFit`]):
+//! `fixed` is the launch and synchronisation overhead that a tiny size pays, `per_byte` the inverse of the bandwidth a
+//! memory-bound kernel reaches, `per_flop` the inverse of the arithmetic rate of a compute-bound one. The transfers of a
+//! (device, workload) are fitted the same way against the bytes the workload moves (uploads and downloads of one
+//! workload always move the same share of its bytes, so one fit per direction covers every size). Fits minimise the
+//! relative error, so that a 5 µs point counts as much as a 50 ms one, and keep every coefficient non-negative, so
+//! that a prediction never shrinks as the work grows.
+//!
+//! A prediction for data that starts on the host adds the GPU's upload and download to its kernel, and takes the
+//! CPU's kernel alone (the CPU computes where the data already is); for data resident on a device it compares
+//! kernels. The choice is the device and full-precision variant predicted fastest, and the phase that decides is
+//! named: the transfers, the launch overhead, or the kernel.
+
+use std::fmt;
+
+use gpuworthy_core::{BackendKind, Cost};
+use serde::{Deserialize, Serialize};
+
+use crate::sweep::Row;
+
+/// A phase's time as a function of a run's cost: `fixed_s + bytes·per_byte_s + flops·per_flop_s`, every term ≥ 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CostFit {
+    /// Seconds every run pays, whatever its size: launch and synchronisation overhead.
+    pub fixed_s: f64,
+    /// Seconds per byte moved (the inverse of the bandwidth reached).
+    pub per_byte_s: f64,
+    /// Seconds per floating-point operation (the inverse of the arithmetic rate reached).
+    pub per_flop_s: f64,
+}
+
+impl CostFit {
+    /// The predicted seconds for a run of this cost.
+    pub fn predict(&self, cost: &Cost) -> f64 {
+        self.fixed_s + cost.bytes as f64 * self.per_byte_s + cost.flops as f64 * self.per_flop_s
+    }
+
+    /// The fit to `(cost, seconds)` samples with the least relative squared error among those whose coefficients
+    /// are all non-negative; `None` without a sample of positive time.
+    pub fn fit(samples: &[(Cost, f64)]) -> Option<CostFit> {
+        let samples: Vec<(Cost, f64)> = samples.iter().copied().filter(|(_, t)| t.is_finite() && *t > 0.0).collect();
+        if samples.is_empty() {
+            return None;
+        }
+        let features = |c: &Cost| [1.0, c.bytes as f64, c.flops as f64];
+        // Columns scaled to at most 1, so that the normal equations stay well conditioned across 12 decades.
+        let mut scale = [1.0f64; 3];
+        for (cost, _) in &samples {
+            for (s, f) in scale.iter_mut().zip(features(cost)) {
+                *s = s.max(f);
+            }
+        }
+        let mut best: Option<(f64, CostFit)> = None;
+        // Every subset of the three terms (the active-set view of non-negative least squares, small enough to
+        // enumerate): solve each, keep the feasible one with the least error.
+        for mask in 1u8..8 {
+            let terms: Vec<usize> = (0..3).filter(|i| mask & (1 << i) != 0).collect();
+            let rows: Vec<Vec<f64>> = samples
+                .iter()
+                .map(|(cost, t)| {
+                    let f = features(cost);
+                    terms.iter().map(|&i| f[i] / scale[i] / t).collect()
+                })
+                .collect();
+            let Some(solution) = least_squares(&rows) else { continue };
+            if solution.iter().any(|&x| x < 0.0 || !x.is_finite()) {
+                continue;
+            }
+            let mut coefficients = [0.0; 3];
+            for (&i, x) in terms.iter().zip(&solution) {
+                coefficients[i] = x / scale[i];
+            }
+            let fit = CostFit { fixed_s: coefficients[0], per_byte_s: coefficients[1], per_flop_s: coefficients[2] };
+            let error: f64 = samples.iter().map(|(c, t)| ((fit.predict(c) - t) / t).powi(2)).sum();
+            if best.as_ref().is_none_or(|(e, _)| error < *e) {
+                best = Some((error, fit));
+            }
+        }
+        best.map(|(_, fit)| fit)
+    }
+}
+
+/// Solves `min Σ (row·x − 1)²` through the normal equations; `None` when they are singular.
+fn least_squares(rows: &[Vec<f64>]) -> Option<Vec<f64>> {
+    let n = rows.first()?.len();
+    let mut a = vec![vec![0.0; n + 1]; n];
+    for row in rows {
+        for i in 0..n {
+            for j in 0..n {
+                a[i][j] += row[i] * row[j];
+            }
+            a[i][n] += row[i];
+        }
+    }
+    // Gaussian elimination with partial pivoting on the augmented matrix.
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))?;
+        if a[pivot][col].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(col, pivot);
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let factor = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= factor * p;
+                }
+            }
+        }
+    }
+    Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
+}
+
+/// One variant's kernel on one device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantModel {
+    /// The variant.
+    pub variant: String,
+    /// Whether it computes in full `f32` precision; `auto` chooses only these.
+    pub full_precision: bool,
+    /// The kernel's time.
+    pub kernel: CostFit,
+}
+
+/// One workload on one device: its transfers and each variant's kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadModel {
+    /// The workload.
+    pub workload: String,
+    /// Host to device, against the workload's bytes (zero on the CPU).
+    pub upload: CostFit,
+    /// Device to host, against the workload's bytes (zero on the CPU).
+    pub download: CostFit,
+    /// Each variant measured.
+    pub variants: Vec<VariantModel>,
+}
+
+/// One device of the machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceModel {
+    /// The device's label in reports (`cpu`, `cuda`, `wgpu`, `wgpu(cpu)`).
+    pub label: String,
+    /// Its backend's name.
+    pub backend: String,
+    /// Whether it is a GPU.
+    pub is_gpu: bool,
+    /// Each workload measured on it.
+    pub workloads: Vec<WorkloadModel>,
+}
+
+/// Where a workload's data is when the work is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Placement {
+    /// In host memory, and the result is wanted there: a GPU pays the upload and the download.
+    Host,
+    /// Already on the device, and the result stays there: only kernels are compared.
+    Resident,
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Placement::Host => "data on the host",
+            Placement::Resident => "data resident on the device",
+        })
+    }
+}
+
+/// The phase that decides between two devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Phase {
+    /// Moving the data to the GPU and back.
+    Transfer,
+    /// The fixed cost of launching and synchronising, which a small size cannot amortise.
+    LaunchOverhead,
+    /// The kernel's own work.
+    Kernel,
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Phase::Transfer => "the transfers",
+            Phase::LaunchOverhead => "the launch overhead",
+            Phase::Kernel => "the kernel",
+        })
+    }
+}
+
+/// The predicted time of a workload's best full-precision variant on one device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// The device's label.
+    pub device: String,
+    /// Whether the device is a GPU.
+    pub is_gpu: bool,
+    /// The variant predicted fastest there.
+    pub variant: String,
+    /// Upload, seconds (zero when resident, and on the CPU).
+    pub upload_s: f64,
+    /// The kernel's fixed part (launch overhead), seconds.
+    pub launch_s: f64,
+    /// The kernel, seconds (its launch overhead included).
+    pub kernel_s: f64,
+    /// Download, seconds (zero when resident, and on the CPU).
+    pub download_s: f64,
+    /// The sum.
+    pub total_s: f64,
+}
+
+/// The cost model of a machine: every device, workload and variant calibration measured.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Model {
+    /// Each device.
+    pub devices: Vec<DeviceModel>,
+}
+
+impl Model {
+    /// Fits the model to a sweep's rows (any workloads, devices and variants); rows that failed their check, and
+    /// variants measured at fewer than two sizes, are left out.
+    pub fn from_rows(rows: &[Row]) -> Model {
+        let mut model = Model::default();
+        let ok = |r: &&Row| !r.check.starts_with("FAILED") && r.kernel_s > 0.0;
+        for r in rows.iter().filter(ok) {
+            if !model.devices.iter().any(|d| d.label == r.label) {
+                model.devices.push(DeviceModel {
+                    label: r.label.clone(),
+                    backend: r.backend.name().to_owned(),
+                    is_gpu: r.on_gpu,
+                    workloads: Vec::new(),
+                });
+            }
+        }
+        for device in &mut model.devices {
+            let of_device: Vec<&Row> = rows.iter().filter(ok).filter(|r| r.label == device.label).collect();
+            let mut workloads: Vec<&str> = of_device.iter().map(|r| r.workload).collect();
+            workloads.dedup();
+            for workload in workloads {
+                let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == workload).collect();
+                let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.flops, elements: r.elements };
+                let on_host = device.backend == BackendKind::Cpu.name();
+                let transfer = |time: fn(&Row) -> f64| {
+                    if on_host {
+                        CostFit::default()
+                    } else {
+                        CostFit::fit(&of_workload.iter().map(|r| (cost(r), time(r))).collect::<Vec<_>>())
+                            .unwrap_or_default()
+                    }
+                };
+                let mut variants: Vec<&str> = of_workload.iter().map(|r| r.variant.as_str()).collect();
+                variants.sort_unstable();
+                variants.dedup();
+                let variants = variants
+                    .into_iter()
+                    .filter_map(|variant| {
+                        let samples: Vec<&Row> = of_workload.iter().copied().filter(|r| r.variant == variant).collect();
+                        let sizes = samples.iter().map(|r| r.bytes).collect::<std::collections::BTreeSet<_>>().len();
+                        if sizes < 2 {
+                            return None;
+                        }
+                        let kernel = CostFit::fit(&samples.iter().map(|r| (cost(r), r.kernel_s)).collect::<Vec<_>>())?;
+                        Some(VariantModel {
+                            variant: variant.to_owned(),
+                            full_precision: samples[0].is_full_precision(),
+                            kernel,
+                        })
+                    })
+                    .collect();
+                device.workloads.push(WorkloadModel {
+                    workload: workload.to_owned(),
+                    upload: transfer(|r| r.upload_s),
+                    download: transfer(|r| r.download_s),
+                    variants,
+                });
+            }
+        }
+        model
+    }
+
+    /// Each device's best full-precision variant for `workload` at `cost`, fastest first.
+    pub fn predict(&self, workload: &str, cost: &Cost, placement: Placement) -> Vec<Prediction> {
+        let mut predictions: Vec<Prediction> = self
+            .devices
+            .iter()
+            .filter_map(|device| {
+                let w = device.workloads.iter().find(|w| w.workload == workload)?;
+                let (variant, kernel) = w
+                    .variants
+                    .iter()
+                    .filter(|v| v.full_precision)
+                    .map(|v| (v, v.kernel.predict(cost)))
+                    .min_by(|a, b| a.1.total_cmp(&b.1))?;
+                let moves = placement == Placement::Host;
+                let upload_s = if moves { w.upload.predict(cost) } else { 0.0 };
+                let download_s = if moves { w.download.predict(cost) } else { 0.0 };
+                Some(Prediction {
+                    device: device.label.clone(),
+                    is_gpu: device.is_gpu,
+                    variant: variant.variant.clone(),
+                    upload_s,
+                    launch_s: variant.kernel.fixed_s.min(kernel),
+                    kernel_s: kernel,
+                    download_s,
+                    total_s: upload_s + kernel + download_s,
+                })
+            })
+            .collect();
+        predictions.sort_by(|a, b| a.total_s.total_cmp(&b.total_s));
+        predictions
+    }
+
+    /// Whether the model knows `workload` on any device.
+    pub fn knows(&self, workload: &str) -> bool {
+        self.devices.iter().any(|d| d.workloads.iter().any(|w| w.workload == workload && !w.variants.is_empty()))
+    }
+}
+
+/// The phase that makes `winner` faster than `other`: the one whose difference is the largest share of the gap.
+pub fn deciding_phase(winner: &Prediction, other: &Prediction) -> Phase {
+    let transfer = (other.upload_s + other.download_s) - (winner.upload_s + winner.download_s);
+    let launch = other.launch_s - winner.launch_s;
+    let work = (other.kernel_s - other.launch_s) - (winner.kernel_s - winner.launch_s);
+    if transfer >= launch && transfer >= work {
+        Phase::Transfer
+    } else if launch >= work {
+        Phase::LaunchOverhead
+    } else {
+        Phase::Kernel
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cost(bytes: u64, flops: u64) -> Cost {
+        Cost { bytes, flops, elements: bytes / 4 }
+    }
+
+    #[test]
+    fn a_fit_recovers_overhead_and_bandwidth() {
+        let truth = CostFit { fixed_s: 5e-6, per_byte_s: 1.0 / 2e12, per_flop_s: 0.0 };
+        let samples: Vec<(Cost, f64)> =
+            (10..30).step_by(2).map(|p| cost(1 << p, 10 * p)).map(|c| (c, truth.predict(&c))).collect();
+        let fit = CostFit::fit(&samples).unwrap();
+        for (c, t) in &samples {
+            assert!((fit.predict(c) - t).abs() / t < 1e-6, "{fit:?}");
+        }
+        assert!(fit.fixed_s > 4e-6 && fit.per_flop_s < 1e-18, "{fit:?}");
+    }
+
+    #[test]
+    fn a_fit_never_goes_negative() {
+        // Noisy, shrinking times would want a negative slope: the fit keeps every term at zero or above.
+        let samples = [(cost(1 << 10, 0), 9e-6), (cost(1 << 20, 0), 8e-6), (cost(1 << 24, 0), 7.5e-6)];
+        let fit = CostFit::fit(&samples).unwrap();
+        assert!(fit.fixed_s >= 0.0 && fit.per_byte_s >= 0.0 && fit.per_flop_s >= 0.0, "{fit:?}");
+    }
+
+    /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
+    fn synthetic() -> Model {
+        let variant = |kernel: CostFit| VariantModel { variant: "v".into(), full_precision: true, kernel };
+        let workload = |upload: CostFit, kernel: CostFit| WorkloadModel {
+            workload: "square".into(),
+            upload,
+            download: upload,
+            variants: vec![variant(kernel)],
+        };
+        let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
+        Model {
+            devices: vec![
+                DeviceModel {
+                    label: "cpu".into(),
+                    backend: "cpu".into(),
+                    is_gpu: false,
+                    workloads: vec![workload(CostFit::default(), per_byte(20e9))],
+                },
+                DeviceModel {
+                    label: "cuda".into(),
+                    backend: "cuda".into(),
+                    is_gpu: true,
+                    workloads: vec![workload(per_byte(10e9), CostFit { fixed_s: 10e-6, ..per_byte(2e12) })],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_gpu_that_wins_above_its_crossover_is_chosen_there_and_only_there() {
+        let model = synthetic();
+        // Resident: the GPU's 10 µs launch against the CPU's 20 GB/s crosses at about 200 KB.
+        let small = model.predict("square", &cost(64 << 10, 0), Placement::Resident);
+        assert_eq!(small[0].device, "cpu");
+        assert_eq!(deciding_phase(&small[0], &small[1]), Phase::LaunchOverhead);
+        let large = model.predict("square", &cost(64 << 20, 0), Placement::Resident);
+        assert_eq!(large[0].device, "cuda");
+        assert_eq!(deciding_phase(&large[0], &large[1]), Phase::Kernel);
+    }
+
+    #[test]
+    fn data_on_the_host_keeps_memory_bound_work_on_the_cpu() {
+        let model = synthetic();
+        let host = model.predict("square", &cost(64 << 20, 0), Placement::Host);
+        assert_eq!(host[0].device, "cpu", "{host:?}");
+        assert_eq!(deciding_phase(&host[0], &host[1]), Phase::Transfer);
+    }
+
+    #[test]
+    fn a_model_fits_from_rows_and_predicts_what_was_measured() {
+        let mut rows = Vec::new();
+        for (size, kernel) in [("1024", 2e-6), ("1048576", 60e-6), ("16777216", 900e-6)] {
+            let mut r = Row::with_times("square", size, BackendKind::Cpu, kernel, kernel);
+            r.bytes = 8 * size.parse::<u64>().unwrap();
+            rows.push(r);
+        }
+        let model = Model::from_rows(&rows);
+        assert!(model.knows("square") && !model.knows("sum"));
+        let at = |bytes| model.predict("square", &cost(bytes, 1), Placement::Host)[0].total_s;
+        assert!((at(8 << 20) - 60e-6).abs() / 60e-6 < 0.3, "{}", at(8 << 20));
+    }
+}
