@@ -249,3 +249,30 @@ fn a_sweep_where_no_backend_can_run_fails() {
         None => println!("every backend is available here: not exercised"),
     }
 }
+
+#[test]
+fn explain_without_a_trusted_calibration_warns_and_uses_the_default() {
+    let dir = std::env::temp_dir().join(format!("gpuworthy-cli-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let corrupt = dir.join("corrupt.json");
+    std::fs::write(&corrupt, "{ not json").unwrap();
+    let missing = dir.join("missing.json");
+    for (file, needle) in [(&corrupt, "corrupt"), (&missing, "not calibrated")] {
+        let path = file.to_str().unwrap();
+        let out = gpuworthy_with(&[("GPUWORTHY_CALIBRATION", path)], &["explain", "square", "--size", "2^20"]);
+        expect(&out, &format!("explain with {path}"), 0, needle);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("auto: cpu") && stdout.contains("the default"), "{stdout}");
+        let out =
+            gpuworthy_with(&[("GPUWORTHY_CALIBRATION", path)], &["run", "sum", "--size", "4K", "--backend", "auto"]);
+        expect(&out, &format!("run --backend auto with {path}"), 0, needle);
+    }
+}
+
+#[test]
+fn calibrate_refuses_what_it_cannot_do() {
+    rejected(&["calibrate", "--json", "x.json"], "--json goes with --evaluate");
+    let missing = std::env::temp_dir().join(format!("gpuworthy-cli-none-{}.json", std::process::id()));
+    let out = gpuworthy_with(&[("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())], &["calibrate", "--evaluate"]);
+    expect(&out, "calibrate --evaluate without a calibration", 1, "run `gpuworthy calibrate` first");
+}

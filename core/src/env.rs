@@ -23,8 +23,8 @@ pub struct Variable {
 pub const VARIABLES: &[Variable] = &[
     Variable {
         name: "GPUWORTHY_BACKEND",
-        values: "cpu, cuda, cuda:<ordinal>, wgpu or wgpu:<adapter>",
-        purpose: "the device `Device::from_env` opens (default: the best available: a GPU if usable, else the CPU)",
+        values: "auto, cpu, cuda, cuda:<ordinal>, wgpu or wgpu:<adapter>",
+        purpose: "the device `Device::from_env` opens (default and auto: the best available: a GPU if usable, else the CPU)",
     },
     Variable {
         name: "GPUWORTHY_CALIBRATION",

@@ -155,16 +155,20 @@ pub fn upload<W: OnEveryBackend>(input: &W::Input) -> Result<(Resident<W>, Choic
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CostFit, DeviceModel, VariantModel, WorkloadModel};
+    use crate::model::{CostFit, Curve, DeviceModel, VariantModel, WorkloadModel};
     use gpuworthy_core::workloads::{Len, Square};
 
     /// The CPU device as the model's "cpu", and a made-up GPU that the devices list lacks.
     fn model_with(cpu_per_byte: f64) -> Model {
-        let workload = |kernel: CostFit| WorkloadModel {
+        let workload = |fit: CostFit| WorkloadModel {
             workload: "square".into(),
-            upload: CostFit::default(),
-            download: CostFit::default(),
-            variants: vec![VariantModel { variant: "simd".into(), full_precision: true, kernel }],
+            upload: Curve::default(),
+            download: Curve::default(),
+            variants: vec![VariantModel {
+                variant: "simd".into(),
+                full_precision: true,
+                kernel: Curve { fit, points: Vec::new() },
+            }],
         };
         Model {
             devices: vec![DeviceModel {

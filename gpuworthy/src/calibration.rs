@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Device;
 use crate::measure::{MeasureOptions, utc_now};
-use crate::model::Model;
+use crate::model::{Model, Placement};
 use crate::sweep::{Progress, Row, SweepOptions, sweep_workload};
 
 /// What the calibration of a machine depends on: when any of it changes, the calibration is stale.
@@ -175,6 +175,121 @@ impl Calibration {
         }
         Loaded::Calibrated(Box::new(calibration))
     }
+}
+
+/// One evaluated point: auto's choice at a size calibration did not measure, against the fastest measured there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvaluationPoint {
+    /// The workload.
+    pub workload: &'static str,
+    /// The size.
+    pub size: String,
+    /// Where the data was.
+    pub placement: Placement,
+    /// The device auto chose.
+    pub auto_device: String,
+    /// The variant auto chose.
+    pub auto_variant: String,
+    /// The measured time of auto's choice (end to end for data on the host, the kernel for resident data); `None`
+    /// where it was not measured at this size (refused, or stopped by the time budget).
+    pub auto_s: Option<f64>,
+    /// The fastest full-precision (device, variant) measured.
+    pub fastest: String,
+    /// Its time.
+    pub fastest_s: f64,
+    /// `auto_s / fastest_s`: 1 when auto chose the fastest.
+    pub regret: Option<f64>,
+}
+
+/// Auto's choices over the ladder sizes calibration did not use, measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evaluation {
+    /// Every point.
+    pub points: Vec<EvaluationPoint>,
+}
+
+impl Evaluation {
+    /// The regrets of the points where auto's choice was measured.
+    pub fn regrets(&self) -> Vec<f64> {
+        let mut regrets: Vec<f64> = self.points.iter().filter_map(|p| p.regret).collect();
+        regrets.sort_by(f64::total_cmp);
+        regrets
+    }
+
+    /// `(points measured, points within 10% of the fastest, median regret, worst regret)`.
+    pub fn summary(&self) -> (usize, usize, f64, f64) {
+        let regrets = self.regrets();
+        let within = regrets.iter().filter(|&&r| r <= 1.10).count();
+        let median = regrets.get(regrets.len() / 2).copied().unwrap_or(f64::NAN);
+        let worst = regrets.last().copied().unwrap_or(f64::NAN);
+        (regrets.len(), within, median, worst)
+    }
+}
+
+impl Calibration {
+    /// Measures each workload's ladder sizes that calibration did not use, on `devices`, and compares auto's choice
+    /// (by this calibration's model) with the fastest measured, for data on the host and resident.
+    pub fn evaluate(&self, devices: &[Device], progress: &dyn Progress) -> Evaluation {
+        let auto = crate::auto::Auto::with_model(devices.to_vec(), self.model.clone());
+        let options = calibration_options();
+        let mut points = Vec::new();
+        macro_rules! evaluate_each {
+            ([] $($name:ident: $workload:ty),* $(,)?) => {$({
+                type W = $workload;
+                let used: Vec<String> = self
+                    .sizes
+                    .iter()
+                    .find(|(w, _)| w == W::NAME)
+                    .map_or_else(Vec::new, |(_, sizes)| sizes.clone());
+                let ladder: Vec<_> = W::ladder().into_iter().filter(|p| !used.contains(&p.to_string())).collect();
+                let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
+                progress.plan((ladder.len() * planned) as u64);
+                let sweep = sweep_workload::<W>(devices, &ladder, &options, progress);
+                for params in &ladder {
+                    for placement in [Placement::Host, Placement::Resident] {
+                        let Ok(choice) = auto.choose::<W>(params, placement) else { continue };
+                        if let Some(point) = evaluation_point(&sweep.rows, W::NAME, &params.to_string(), placement, &choice) {
+                            points.push(point);
+                        }
+                    }
+                }
+            })*};
+        }
+        gpuworthy_core::for_each_workload!(evaluate_each);
+        Evaluation { points }
+    }
+}
+
+/// Auto's `choice` at `size` against the fastest of `rows` there; `None` where nothing was measured at that size.
+fn evaluation_point(
+    rows: &[Row],
+    workload: &'static str,
+    size: &str,
+    placement: Placement,
+    choice: &crate::auto::Choice,
+) -> Option<EvaluationPoint> {
+    let time = |r: &Row| match placement {
+        Placement::Host => r.host_time(),
+        Placement::Resident => r.kernel_s,
+    };
+    let candidates: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.size == size && r.is_full_precision() && !r.check.starts_with("FAILED") && time(r) > 0.0)
+        .collect();
+    let fastest = candidates.iter().min_by(|a, b| time(a).total_cmp(&time(b)))?;
+    let label = choice.device.label();
+    let auto_s = candidates.iter().find(|r| r.label == label && r.variant == choice.variant).map(|r| time(r));
+    Some(EvaluationPoint {
+        workload,
+        size: size.to_owned(),
+        placement,
+        auto_device: label,
+        auto_variant: choice.variant.to_owned(),
+        auto_s,
+        fastest: format!("{} {}", fastest.label, fastest.variant),
+        fastest_s: time(fastest),
+        regret: auto_s.map(|a| a / time(fastest)),
+    })
 }
 
 #[cfg(test)]

@@ -71,12 +71,17 @@ impl DeviceSpec {
         }
     }
 
-    /// The device `GPUWORTHY_BACKEND` names; `None` when it is unset or empty. A value that is not one of
-    /// [`DeviceSpec::FORMS`] is an error naming the variable.
+    /// The device `GPUWORTHY_BACKEND` names; `None` when it is unset or empty, or `auto` (the choice is then made
+    /// per call: [`crate::auto`]). A value that is none of [`DeviceSpec::FORMS`] or `auto` is an error naming the
+    /// variable.
     pub fn from_env() -> Result<Option<DeviceSpec>> {
         const NAME: &str = "GPUWORTHY_BACKEND";
         match env::read(NAME)? {
-            Some(text) => text.parse().map(Some).map_err(|_| env::invalid_value(NAME, &text, DeviceSpec::FORMS)),
+            Some(text) if text.trim().eq_ignore_ascii_case("auto") => Ok(None),
+            Some(text) => text
+                .parse()
+                .map(Some)
+                .map_err(|_| env::invalid_value(NAME, &text, &format!("auto, {}", DeviceSpec::FORMS))),
             None => Ok(None),
         }
     }
@@ -230,7 +235,8 @@ impl Device {
         }
     }
 
-    /// The device `GPUWORTHY_BACKEND` names ([`DeviceSpec`]'s forms), or [`Device::best_available`] when it is unset.
+    /// The device `GPUWORTHY_BACKEND` names ([`DeviceSpec`]'s forms), or [`Device::best_available`] when it is unset
+    /// or `auto` (a program that wants each call placed by the cost model uses [`crate::auto`] instead).
     /// An unknown value is an error naming the valid ones; a device that cannot run here is [`Error::Unavailable`]
     /// (no fallback: the caller asked for it).
     pub fn from_env() -> Result<Device> {

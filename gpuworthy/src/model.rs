@@ -7,7 +7,9 @@
 //! (device, workload) are fitted the same way against the bytes the workload moves (uploads and downloads of one
 //! workload always move the same share of its bytes, so one fit per direction covers every size). Fits minimise the
 //! relative error, so that a 5 µs point counts as much as a 50 ms one, and keep every coefficient non-negative, so
-//! that a prediction never shrinks as the work grows.
+//! that a prediction never shrinks as the work grows. Between the sizes calibration measured, a [`Curve`] interpolates
+//! the measured times (log-log), which keeps what no three-term formula can (a working set that leaves a cache);
+//! beyond them, it follows the fit, scaled to meet the nearest measured point.
 //!
 //! A prediction for data that starts on the host adds the GPU's upload and download to its kernel, and takes the
 //! CPU's kernel alone (the CPU computes where the data already is); for data resident on a device it compares
@@ -83,6 +85,56 @@ impl CostFit {
     }
 }
 
+/// A phase's measured times at the calibrated sizes, and the fit that extends them to any size.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Curve {
+    /// The fit over all points.
+    pub fit: CostFit,
+    /// `(bytes, flops, seconds)` at each calibrated size, by increasing bytes.
+    pub points: Vec<(u64, u64, f64)>,
+}
+
+impl Curve {
+    /// A curve through these `(cost, seconds)` samples (the median of repeated sizes); `None` without a sample of
+    /// positive time.
+    pub fn through(samples: &[(Cost, f64)]) -> Option<Curve> {
+        let fit = CostFit::fit(samples)?;
+        let mut points: Vec<(u64, u64, f64)> = Vec::new();
+        let mut sorted: Vec<(Cost, f64)> = samples.iter().copied().filter(|(_, t)| *t > 0.0 && t.is_finite()).collect();
+        sorted.sort_by(|a, b| (a.0.bytes, a.0.flops).cmp(&(b.0.bytes, b.0.flops)).then(a.1.total_cmp(&b.1)));
+        for group in sorted.chunk_by(|a, b| (a.0.bytes, a.0.flops) == (b.0.bytes, b.0.flops)) {
+            let (cost, t) = group[group.len() / 2];
+            points.push((cost.bytes, cost.flops, t));
+        }
+        Some(Curve { fit, points })
+    }
+
+    /// The predicted seconds for a run of this cost.
+    pub fn predict(&self, cost: &Cost) -> f64 {
+        let fitted = self.fit.predict(cost);
+        let (Some(first), Some(last)) = (self.points.first(), self.points.last()) else { return fitted };
+        let at = |p: &(u64, u64, f64)| Cost { bytes: p.0, flops: p.1, elements: 0 };
+        // The coordinate along the ladder: bytes, or flops where the bytes do not change (mandelbrot's iterations).
+        let x = |bytes: u64, flops: u64| ((bytes.max(1)) as f64).ln() + 1e-9 * ((flops.max(1)) as f64).ln();
+        let here = x(cost.bytes, cost.flops);
+        if here <= x(first.0, first.1) {
+            return fitted * first.2 / self.fit.predict(&at(first)).max(f64::MIN_POSITIVE);
+        }
+        if here >= x(last.0, last.1) {
+            return fitted * last.2 / self.fit.predict(&at(last)).max(f64::MIN_POSITIVE);
+        }
+        for pair in self.points.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            let (xa, xb) = (x(a.0, a.1), x(b.0, b.1));
+            if here >= xa && here <= xb && xb > xa {
+                let w = (here - xa) / (xb - xa);
+                return (a.2.ln() * (1.0 - w) + b.2.ln() * w).exp();
+            }
+        }
+        fitted
+    }
+}
+
 /// Solves `min Σ (row·x − 1)²` through the normal equations; `None` when they are singular.
 fn least_squares(rows: &[Vec<f64>]) -> Option<Vec<f64>> {
     let n = rows.first()?.len();
@@ -123,7 +175,7 @@ pub struct VariantModel {
     /// Whether it computes in full `f32` precision; `auto` chooses only these.
     pub full_precision: bool,
     /// The kernel's time.
-    pub kernel: CostFit,
+    pub kernel: Curve,
 }
 
 /// One workload on one device: its transfers and each variant's kernel.
@@ -132,9 +184,9 @@ pub struct WorkloadModel {
     /// The workload.
     pub workload: String,
     /// Host to device, against the workload's bytes (zero on the CPU).
-    pub upload: CostFit,
+    pub upload: Curve,
     /// Device to host, against the workload's bytes (zero on the CPU).
-    pub download: CostFit,
+    pub download: Curve,
     /// Each variant measured.
     pub variants: Vec<VariantModel>,
 }
@@ -241,13 +293,13 @@ impl Model {
             workloads.dedup();
             for workload in workloads {
                 let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == workload).collect();
-                let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.flops, elements: r.elements };
+                let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements };
                 let on_host = device.backend == BackendKind::Cpu.name();
                 let transfer = |time: fn(&Row) -> f64| {
                     if on_host {
-                        CostFit::default()
+                        Curve::default()
                     } else {
-                        CostFit::fit(&of_workload.iter().map(|r| (cost(r), time(r))).collect::<Vec<_>>())
+                        Curve::through(&of_workload.iter().map(|r| (cost(r), time(r))).collect::<Vec<_>>())
                             .unwrap_or_default()
                     }
                 };
@@ -262,7 +314,8 @@ impl Model {
                         if sizes < 2 {
                             return None;
                         }
-                        let kernel = CostFit::fit(&samples.iter().map(|r| (cost(r), r.kernel_s)).collect::<Vec<_>>())?;
+                        let kernel =
+                            Curve::through(&samples.iter().map(|r| (cost(r), r.kernel_s)).collect::<Vec<_>>())?;
                         Some(VariantModel {
                             variant: variant.to_owned(),
                             full_precision: samples[0].is_full_precision(),
@@ -302,7 +355,7 @@ impl Model {
                     is_gpu: device.is_gpu,
                     variant: variant.variant.clone(),
                     upload_s,
-                    launch_s: variant.kernel.fixed_s.min(kernel),
+                    launch_s: variant.kernel.fit.fixed_s.min(kernel),
                     kernel_s: kernel,
                     download_s,
                     total_s: upload_s + kernel + download_s,
@@ -311,6 +364,27 @@ impl Model {
             .collect();
         predictions.sort_by(|a, b| a.total_s.total_cmp(&b.total_s));
         predictions
+    }
+
+    /// The smallest of `sizes` (in ladder order, each with its cost) from which the predicted fastest device is a GPU
+    /// at every larger size, with that GPU's label: the crossover the model predicts.
+    pub fn crossover(
+        &self,
+        workload: &str,
+        sizes: &[(String, Cost)],
+        placement: Placement,
+    ) -> Option<(String, String)> {
+        let mut from: Option<(String, String)> = None;
+        for (size, cost) in sizes {
+            match self.predict(workload, cost, placement).first() {
+                Some(best) if best.is_gpu => {
+                    from.get_or_insert_with(|| (size.clone(), best.device.clone()));
+                }
+                Some(_) => from = None,
+                None => {}
+            }
+        }
+        from
     }
 
     /// Whether the model knows `workload` on any device.
@@ -363,11 +437,13 @@ mod tests {
 
     /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
     fn synthetic() -> Model {
-        let variant = |kernel: CostFit| VariantModel { variant: "v".into(), full_precision: true, kernel };
+        let curve = |fit: CostFit| Curve { fit, points: Vec::new() };
+        let variant =
+            |kernel: CostFit| VariantModel { variant: "v".into(), full_precision: true, kernel: curve(kernel) };
         let workload = |upload: CostFit, kernel: CostFit| WorkloadModel {
             workload: "square".into(),
-            upload,
-            download: upload,
+            upload: curve(upload),
+            download: curve(upload),
             variants: vec![variant(kernel)],
         };
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
@@ -407,6 +483,19 @@ mod tests {
         let host = model.predict("square", &cost(64 << 20, 0), Placement::Host);
         assert_eq!(host[0].device, "cpu", "{host:?}");
         assert_eq!(deciding_phase(&host[0], &host[1]), Phase::Transfer);
+    }
+
+    #[test]
+    fn a_curve_passes_through_its_points_and_follows_the_fit_beyond() {
+        // A cache step between 1 MiB and 16 MiB that no straight line follows.
+        let samples = [(cost(1 << 20, 0), 10e-6), (cost(4 << 20, 0), 20e-6), (cost(16 << 20, 0), 400e-6)];
+        let curve = Curve::through(&samples).unwrap();
+        for (c, t) in &samples {
+            assert!((curve.predict(c) - t).abs() / t < 1e-9, "{c:?}: {}", curve.predict(c));
+        }
+        let between = curve.predict(&cost(2 << 20, 0));
+        assert!(between > 10e-6 && between < 20e-6, "{between}");
+        assert!(curve.predict(&cost(64 << 20, 0)) > 400e-6);
     }
 
     #[test]

@@ -102,6 +102,9 @@ pub struct Row {
     pub bytes: u64,
     /// Flops of the run.
     pub flops: u64,
+    /// The flops the workload's cost gives for this size before any run (equal to `flops` except for mandelbrot,
+    /// whose run counts the iterations it took): what a model predicts from.
+    pub nominal_flops: u64,
     /// Kernel-time throughput, decimal GB/s.
     pub gb_per_s: f64,
     /// Kernel-time throughput, decimal GFLOP/s.
@@ -116,7 +119,8 @@ fn backend_name<S: serde::Serializer>(kind: &BackendKind, serializer: S) -> Resu
 }
 
 impl Row {
-    fn new(device: &Device, elements: u64, m: &Measurement) -> Row {
+    fn new(device: &Device, nominal: &gpuworthy_core::Cost, m: &Measurement) -> Row {
+        let elements = nominal.elements;
         Row {
             workload: m.workload,
             size: m.size.clone(),
@@ -140,6 +144,7 @@ impl Row {
             end_to_end_s: m.end_to_end.median.as_secs_f64(),
             bytes: m.cost.bytes,
             flops: m.cost.flops,
+            nominal_flops: nominal.flops,
             gb_per_s: m.gb_per_s(m.kernel.median),
             gflop_per_s: m.gflop_per_s(m.kernel.median),
             check: match &m.check {
@@ -179,6 +184,7 @@ impl Row {
             end_to_end_s,
             bytes: 8,
             flops: 1,
+            nominal_flops: 1,
             gb_per_s: 0.0,
             gflop_per_s: 0.0,
             check: "ok".into(),
@@ -293,7 +299,7 @@ pub fn sweep_workload<W: OnEveryBackend>(
                                 ));
                             }
                         }
-                        out.rows.push(Row::new(device, cost.elements, &m));
+                        out.rows.push(Row::new(device, &cost, &m));
                     }
                     Err(e) => {
                         let refused = matches!(e, Error::TooLarge { .. });

@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 use gpuworthy::core::{Backend, BackendKind, Error, WORKLOAD_NAMES, Workload};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::measure::{MeasureOptions, Measurement};
+use gpuworthy::model::Placement;
 use gpuworthy::size::ParseSize;
 use gpuworthy::sweep::{Progress, SweepOptions, sweep_workload};
 use gpuworthy::wgpu::WgpuBackend;
@@ -46,9 +47,10 @@ enum Command {
         #[arg(long, short)]
         size: Option<String>,
         /// The device: cpu, cuda, cuda:N (the Nth CUDA device), wgpu, wgpu:ADAPTER (an index from `gpuworthy
-        /// devices`, vulkan, metal, dx12, or part of the adapter's name).
-        #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_device)]
-        backend: DeviceSpec,
+        /// devices`, vulkan, metal, dx12, or part of the adapter's name), or auto (where the calibrated cost model
+        /// predicts it fastest for this size, with the data on the host).
+        #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_target)]
+        backend: Target,
         /// One variant, or every variant the backend offers when omitted.
         #[arg(long, short)]
         variant: Option<String>,
@@ -90,6 +92,30 @@ enum Command {
         /// Write one SVG chart per workload into this directory.
         #[arg(long)]
         plot: Option<PathBuf>,
+    },
+    /// Measures what the cost model behind `auto` and `explain` needs on this machine (every workload's short ladder on
+    /// every device and variant), and stores it in the user's cache directory (or GPUWORTHY_CALIBRATION).
+    Calibrate {
+        /// Instead of calibrating: measure the ladder sizes calibration did not use, and compare auto's choice at each
+        /// with the fastest measured (the regret).
+        #[arg(long)]
+        evaluate: bool,
+        /// With --evaluate: write every point as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// The backend and variant auto picks for a workload at a size, and why: the predicted time of each phase on
+    /// each device, the phase that decides, and the crossover sizes the model predicts.
+    Explain {
+        /// The workload.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+        workload: String,
+        /// The size: 2^24, 16M, 2048x2048, MxKxN.
+        #[arg(long, short)]
+        size: String,
+        /// With the data already resident on the device (compare kernels only).
+        #[arg(long)]
+        resident: bool,
     },
     /// Measures raw host-device copy rates on a CUDA device, pageable and pinned.
     Transfers {
@@ -147,6 +173,20 @@ fn check_environment() -> Result<(), Error> {
     BackendKind::required_by_env()?;
     gpuworthy::cpu::simd::requested_level()?;
     gpuworthy::wgpu::check_environment()
+}
+
+/// Where `run` runs: a device, or where `auto` chooses.
+#[derive(Debug, Clone)]
+enum Target {
+    /// The cost model's choice for the workload and size.
+    Auto,
+    /// This device.
+    Device(DeviceSpec),
+}
+
+/// Parses `run --backend`: `auto` or a device.
+fn parse_target(text: &str) -> Result<Target, String> {
+    if text.trim().eq_ignore_ascii_case("auto") { Ok(Target::Auto) } else { parse_device(text).map(Target::Device) }
 }
 
 /// Parses a device as `--backend` takes it.
@@ -251,7 +291,7 @@ fn describe(backend: &Device) -> anyhow::Result<()> {
 }
 
 fn run_on<W>(
-    backend: &Device,
+    target: Result<Device, ()>,
     size: Option<&str>,
     variant: Option<&str>,
     options: &MeasureOptions,
@@ -264,9 +304,19 @@ where
         Some(s) => W::Params::parse_size(s).map_err(usage)?,
         None => W::quick_ladder().pop().context("the workload has no default size")?,
     };
-    let variants = match variant {
-        Some(v) => vec![v.to_owned()],
-        None => backend.variants::<W>().into_iter().map(str::to_owned).collect(),
+    let (backend, chosen) = match target {
+        Ok(device) => (device, None),
+        Err(()) => {
+            let choice = gpuworthy::auto::global()?.choose::<W>(&params, Placement::Host)?;
+            out!("auto: {} {} ({})", choice.device.label(), choice.variant, choice.reason);
+            (choice.device, Some(choice.variant))
+        }
+    };
+    let backend = &backend;
+    let variants = match (variant, chosen) {
+        (Some(v), _) => vec![v.to_owned()],
+        (None, Some(v)) => vec![v.to_owned()],
+        (None, None) => backend.variants::<W>().into_iter().map(str::to_owned).collect(),
     };
     backend.check_size::<W>(&params).map_err(usage)?;
     let input = W::generate(&params, options.seed).map_err(usage)?;
@@ -296,8 +346,148 @@ where
     Ok(())
 }
 
+/// `gpuworthy explain`: the model's prediction for each device, auto's choice and why, the predicted crossovers.
+fn explain<W>(size: &str, placement: Placement) -> anyhow::Result<()>
+where
+    W: OnEveryBackend,
+    W::Params: ParseSize,
+{
+    let params = W::Params::parse_size(size).map_err(usage)?;
+    let cost = W::cost(&params);
+    let auto = gpuworthy::auto::Auto::open()?;
+    if let Some(why) = &auto.uncalibrated {
+        eprintln!("gpuworthy: warning: {why}");
+    }
+    let choice = auto.choose::<W>(&params, placement)?;
+    out!("{} {params} ({} bytes moved, {} flops), {placement}:", W::NAME, cost.bytes, cost.flops);
+    let t = |s: f64| report::duration(Duration::from_secs_f64(s));
+    if !choice.predictions.is_empty() {
+        out!(
+            "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}",
+            "device",
+            "variant",
+            "upload",
+            "kernel (launch part)",
+            "download",
+            "total"
+        );
+        for p in &choice.predictions {
+            let chosen = p.device == choice.device.label() && p.variant == choice.variant;
+            let moved = |s: f64| if placement == Placement::Host && p.is_gpu { t(s) } else { "-".to_owned() };
+            out!(
+                "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}{}",
+                p.device,
+                p.variant,
+                moved(p.upload_s),
+                format!("{} ({})", t(p.kernel_s), t(p.launch_s)),
+                moved(p.download_s),
+                t(p.total_s),
+                if chosen { "  <- auto" } else { "" }
+            );
+        }
+    }
+    out!("auto: {} {} ({})", choice.device.label(), choice.variant, choice.reason);
+    if let Some(model) = &auto.model {
+        let ladder: Vec<(String, gpuworthy::core::Cost)> =
+            W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
+        let show = |x: Option<(String, String)>| x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        out!(
+            "predicted crossovers over the ladder: data resident {}; data on the host {}",
+            show(model.crossover(W::NAME, &ladder, Placement::Resident)),
+            show(model.crossover(W::NAME, &ladder, Placement::Host))
+        );
+    }
+    Ok(())
+}
+
+/// `gpuworthy calibrate [--evaluate]`.
+fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
+    use gpuworthy::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
+    let path = default_path()
+        .map_err(usage)?
+        .ok_or_else(|| Exit::usage("no cache directory is known: set GPUWORTHY_CALIBRATION to a file path"))?;
+    if let Some(json) = &json {
+        if !evaluate {
+            return Err(Exit::usage("--json goes with --evaluate"));
+        }
+        check_writable_file("--json", json)?;
+    }
+    let opened = Device::all_available();
+    for (spec, why) in &opened.unavailable {
+        if !why.is_unavailable() {
+            return Err(usage(Error::invalid(why.to_string())));
+        }
+        eprintln!("gpuworthy: skipping {spec}: {why}");
+    }
+    let progress = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("a valid template"),
+    );
+    let bar = Bar(progress.clone());
+    if !evaluate {
+        let calibration = Calibration::measure(&opened.devices, &bar);
+        progress.finish_and_clear();
+        calibration.save(&path).map_err(usage)?;
+        out!("calibrated in {:.0} s, saved to {}", calibration.took_s, path.display());
+        for device in &calibration.model.devices {
+            let variants: usize = device.workloads.iter().map(|w| w.variants.len()).sum();
+            out!("  {}: {} workloads, {variants} variants fitted", device.label, device.workloads.len());
+        }
+        return Ok(());
+    }
+    let calibration = match Calibration::load(&path, &MachineFingerprint::of(&opened.devices)) {
+        Loaded::Calibrated(c) => c,
+        Loaded::Missing(path) => bail!("{} does not exist: run `gpuworthy calibrate` first", path.display()),
+        Loaded::Ignored(why) => bail!("{why}"),
+    };
+    let evaluation = calibration.evaluate(&opened.devices, &bar);
+    progress.finish_and_clear();
+    out!(
+        "{:<11} {:<16} {:<9} {:<24} {:>10} {:<24} {:>10} {:>7}",
+        "workload",
+        "size",
+        "data on",
+        "auto's choice",
+        "measured",
+        "fastest measured",
+        "time",
+        "regret"
+    );
+    let t = |s: f64| report::duration(Duration::from_secs_f64(s));
+    for p in &evaluation.points {
+        out!(
+            "{:<11} {:<16} {:<9} {:<24} {:>10} {:<24} {:>10} {:>7}",
+            p.workload,
+            p.size,
+            if p.placement == Placement::Host { "host" } else { "device" },
+            format!("{} {}", p.auto_device, p.auto_variant),
+            p.auto_s.map_or("-".to_owned(), t),
+            p.fastest,
+            t(p.fastest_s),
+            p.regret.map_or("-".to_owned(), |r| format!("{r:.2}x"))
+        );
+    }
+    let (measured, within, median, worst) = evaluation.summary();
+    out!(
+        "{} points, {measured} with auto's choice measured: within 10% of the fastest at {within} ({:.0}%), median \
+         regret {median:.2}x, worst {worst:.2}x",
+        evaluation.points.len(),
+        100.0 * within as f64 / measured.max(1) as f64
+    );
+    if let Some(json) = &json {
+        let text = serde_json::to_string_pretty(&evaluation)?;
+        std::fs::write(json, text).with_context(|| format!("writing {}", json.display()))?;
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Calibrate { evaluate, json } => calibrate(evaluate, json),
+        Command::Explain { workload, size, resident } => {
+            let placement = if resident { Placement::Resident } else { Placement::Host };
+            gpuworthy::with_workload!(workload.as_str(), W => explain::<W>(&size, placement))
+        }
         Command::Devices => devices(),
         Command::Sweep { workloads, backends, quick, sizes, budget, json, csv, plot } => {
             let specs = if backends.is_empty() { BackendKind::ALL.map(DeviceSpec::from).to_vec() } else { backends };
@@ -419,16 +609,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
             options.validate = !no_validate;
             let (size, variant) = (size.as_deref(), variant.as_deref());
-            let device = match (&backend, pinned) {
-                (DeviceSpec::Cuda { ordinal }, true) => {
-                    Device::from(CudaBackend::with_host_memory(*ordinal, HostMemory::Pinned)?)
+            let device = match (backend, pinned) {
+                (Target::Device(DeviceSpec::Cuda { ordinal }), true) => {
+                    Ok(Device::from(CudaBackend::with_host_memory(ordinal, HostMemory::Pinned)?))
                 }
-                (_, true) => return Err(Exit::usage(format!("--pinned applies to CUDA devices, not {backend}"))),
-                (_, false) => {
-                    Device::open(backend).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?
+                (Target::Device(spec), true) => {
+                    return Err(Exit::usage(format!("--pinned applies to CUDA devices, not {spec}")));
                 }
+                (Target::Auto, true) => return Err(Exit::usage("--pinned applies to CUDA devices, not auto")),
+                (Target::Device(spec), false) => {
+                    Ok(Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?)
+                }
+                (Target::Auto, false) => Err(()),
             };
-            gpuworthy::with_workload!(workload.as_str(), W => run_on::<W>(&device, size, variant, &options))
+            gpuworthy::with_workload!(workload.as_str(), W => run_on::<W>(device.clone(), size, variant, &options))
         }
     }
 }
