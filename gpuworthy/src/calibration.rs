@@ -231,7 +231,8 @@ impl Calibration {
     /// (by this calibration's model) with the fastest measured, for data on the host and resident.
     pub fn evaluate(&self, devices: &[Device], progress: &dyn Progress) -> Evaluation {
         let auto = crate::auto::Auto::with_model(devices.to_vec(), self.model.clone());
-        let options = calibration_options();
+        // The larger sizes calibration left out take longer: the sweep's own budget, not calibration's short one.
+        let options = SweepOptions { budget: SweepOptions::default().budget, ..calibration_options() };
         let mut points = Vec::new();
         macro_rules! evaluate_each {
             ([] $($name:ident: $workload:ty),* $(,)?) => {$({

@@ -373,7 +373,8 @@ where
         );
         for p in &choice.predictions {
             let chosen = p.device == choice.device.label() && p.variant == choice.variant;
-            let moved = |s: f64| if placement == Placement::Host && p.is_gpu { t(s) } else { "-".to_owned() };
+            let moves = placement == Placement::Host && p.upload_s + p.download_s > 0.0;
+            let moved = |s: f64| if moves { t(s) } else { "-".to_owned() };
             out!(
                 "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}{}",
                 p.device,
