@@ -76,7 +76,7 @@ impl Auto {
                 }
                 let reason = match predictions.iter().enumerate().find(|(i, _)| *i != rank) {
                     Some((_, other)) => format!(
-                        "predicted {} against {} on {}; {} decides",
+                        "predicted {} against {} on {}; decided by {}",
                         crate::measure::duration(std::time::Duration::from_secs_f64(p.total_s)),
                         crate::measure::duration(std::time::Duration::from_secs_f64(other.total_s)),
                         other.device,

@@ -1,8 +1,8 @@
 //! Calibration: measuring on this machine what the cost model needs, and keeping it between runs.
 //!
-//! `gpuworthy calibrate` (or [`Calibration::measure`]) runs every workload's short ladder on every device and variant
-//! with short measurements, fits the [`Model`] to the rows, and stores it as JSON with the machine's fingerprint (CPU
-//! model and threads, each GPU's name and driver, gpuworthy's version). Programs load it at start
+//! `gpuworthy calibrate` (or [`Calibration::measure`]) runs every workload's short ladder (and its smallest size) on
+//! every device and variant with short measurements, fits the [`Model`] to the rows, and stores it as JSON with the
+//! machine's fingerprint (CPU model and threads, each GPU's name and driver, gpuworthy's version). Programs load it at start
 //! ([`Calibration::load`]); a file that is missing, unreadable, corrupt, from another machine or from another version
 //! of gpuworthy is not trusted: the loader says why (a warning for the caller to show) and `auto` falls back to its
 //! conservative default.
@@ -57,7 +57,7 @@ pub struct Calibration {
     pub measured_utc: String,
     /// How long the measurement took, in seconds.
     pub took_s: f64,
-    /// The sizes measured, per workload (the short ladders): `calibrate --evaluate` measures the others.
+    /// The sizes measured, per workload ([`calibration_ladder`]): `calibrate --evaluate` measures the others.
     pub sizes: Vec<(String, Vec<String>)>,
     /// The fitted model.
     pub model: Model,
@@ -72,6 +72,18 @@ pub enum Loaded {
     Missing(PathBuf),
     /// A file that is not trusted, and why (to be shown as a warning).
     Ignored(String),
+}
+
+/// The sizes calibration measures: the short ladder, and the smallest size of the full ladder, so that the model
+/// interpolates down to the launch-bound sizes instead of extrapolating to them.
+pub fn calibration_ladder<W: Workload>() -> Vec<W::Params> {
+    let mut ladder = W::quick_ladder();
+    if let Some(smallest) = W::ladder().into_iter().next()
+        && !ladder.contains(&smallest)
+    {
+        ladder.insert(0, smallest);
+    }
+    ladder
 }
 
 /// How calibration measures: short measurements, and a time budget per measurement.
@@ -118,7 +130,7 @@ impl Calibration {
         macro_rules! measure_each {
             ([] $($name:ident: $workload:ty),* $(,)?) => {$({
                 type W = $workload;
-                let ladder = W::quick_ladder();
+                let ladder = calibration_ladder::<W>();
                 let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
                 progress.plan((ladder.len() * planned) as u64);
                 let sweep = sweep_workload::<W>(devices, &ladder, &options, progress);
