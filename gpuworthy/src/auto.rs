@@ -67,7 +67,10 @@ impl Auto {
     pub fn choose<W: OnEveryBackend>(&self, params: &W::Params, placement: Placement) -> Result<Choice> {
         let cost = W::cost(params);
         if let Some(model) = self.model.as_ref().filter(|m| m.knows(W::NAME)) {
-            let predictions = model.predict(W::NAME, &cost, placement);
+            let devices = &self.devices;
+            let preferred =
+                |label: &str| devices.iter().find(|d| d.label() == label).map(|d| d.best_variant::<W>(params));
+            let predictions = model.predict_preferring(W::NAME, &cost, placement, &preferred);
             for (rank, p) in predictions.iter().enumerate() {
                 let Some(device) = self.devices.iter().find(|d| d.label() == p.device) else { continue };
                 let Some(variant) = device.variants::<W>().into_iter().find(|v| *v == p.variant) else { continue };

@@ -336,17 +336,31 @@ impl Model {
 
     /// Each device's best full-precision variant for `workload` at `cost`, fastest first.
     pub fn predict(&self, workload: &str, cost: &Cost, placement: Placement) -> Vec<Prediction> {
+        self.predict_preferring(workload, cost, placement, &|_| None)
+    }
+
+    /// As [`Model::predict`], but on each device the variant `preferred(device label)` names is taken unless another
+    /// is predicted more than [`VARIANT_MARGIN`] faster: between variants whose calibrated times are that close, the
+    /// calibration's noise would decide, and the backend's documented rule (`best_variant`) is the better guess.
+    pub fn predict_preferring(
+        &self,
+        workload: &str,
+        cost: &Cost,
+        placement: Placement,
+        preferred: &dyn Fn(&str) -> Option<&'static str>,
+    ) -> Vec<Prediction> {
         let mut predictions: Vec<Prediction> = self
             .devices
             .iter()
             .filter_map(|device| {
                 let w = device.workloads.iter().find(|w| w.workload == workload)?;
-                let (variant, kernel) = w
-                    .variants
-                    .iter()
-                    .filter(|v| v.full_precision)
-                    .map(|v| (v, v.kernel.predict(cost)))
-                    .min_by(|a, b| a.1.total_cmp(&b.1))?;
+                let candidates: Vec<(&VariantModel, f64)> =
+                    w.variants.iter().filter(|v| v.full_precision).map(|v| (v, v.kernel.predict(cost))).collect();
+                let fastest = candidates.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
+                let rule = preferred(&device.label)
+                    .and_then(|name| candidates.iter().copied().find(|(v, _)| v.variant == name))
+                    .filter(|(_, t)| *t <= fastest.1 * (1.0 + VARIANT_MARGIN));
+                let (variant, kernel) = rule.unwrap_or(fastest);
                 let moves = placement == Placement::Host;
                 let upload_s = if moves { w.upload.predict(cost) } else { 0.0 };
                 let download_s = if moves { w.download.predict(cost) } else { 0.0 };
@@ -392,6 +406,9 @@ impl Model {
         self.devices.iter().any(|d| d.workloads.iter().any(|w| w.workload == workload && !w.variants.is_empty()))
     }
 }
+
+/// How much faster than the documented best variant another variant must be predicted before the model picks it.
+pub const VARIANT_MARGIN: f64 = 0.25;
 
 /// The phase that makes `winner` faster than `other`: the one whose difference is the largest share of the gap.
 pub fn deciding_phase(winner: &Prediction, other: &Prediction) -> Phase {
@@ -483,6 +500,35 @@ mod tests {
         let host = model.predict("square", &cost(64 << 20, 0), Placement::Host);
         assert_eq!(host[0].device, "cpu", "{host:?}");
         assert_eq!(deciding_phase(&host[0], &host[1]), Phase::Transfer);
+    }
+
+    #[test]
+    fn the_documented_variant_wins_a_near_tie_but_not_a_clear_loss() {
+        let curve = |per_byte_s: f64| Curve { fit: CostFit { per_byte_s, ..CostFit::default() }, points: Vec::new() };
+        let variant = |name: &str, per_byte_s: f64| VariantModel {
+            variant: name.into(),
+            full_precision: true,
+            kernel: curve(per_byte_s),
+        };
+        let model = |simd: f64| Model {
+            devices: vec![DeviceModel {
+                label: "cpu".into(),
+                backend: "cpu".into(),
+                is_gpu: false,
+                workloads: vec![WorkloadModel {
+                    workload: "square".into(),
+                    upload: Curve::default(),
+                    download: Curve::default(),
+                    variants: vec![variant("scalar", 1e-10), variant("simd", simd)],
+                }],
+            }],
+        };
+        let prefer_simd = |_: &str| Some("simd");
+        let pick = |m: Model| {
+            m.predict_preferring("square", &cost(1 << 20, 0), Placement::Host, &prefer_simd)[0].variant.clone()
+        };
+        assert_eq!(pick(model(1.1e-10)), "simd", "a 10% difference is noise: the rule decides");
+        assert_eq!(pick(model(2e-10)), "scalar", "twice as slow is not noise");
     }
 
     #[test]
