@@ -495,6 +495,23 @@ mod tests {
     }
 
     #[test]
+    fn resident_data_moves_the_crossover_down() {
+        // A compute-bound kernel: the GPU's kernel wins from a small size, its transfers only from a larger one.
+        let mut model = synthetic();
+        model.devices[1].workloads[0].variants[0].kernel.fit.per_byte_s = 1.0 / 4e12;
+        model.devices[0].workloads[0].variants[0].kernel.fit.per_byte_s = 1.0 / 2e9;
+        let gpu = &mut model.devices[1].workloads[0];
+        gpu.upload.fit.fixed_s = 20e-6;
+        gpu.download.fit.fixed_s = 20e-6;
+        let ladder: Vec<(String, Cost)> = (10..=28).step_by(2).map(|p| (format!("2^{p}"), cost(1 << p, 0))).collect();
+        let resident = model.crossover("square", &ladder, Placement::Resident).unwrap();
+        let host = model.crossover("square", &ladder, Placement::Host).unwrap();
+        let position = |size: &str| ladder.iter().position(|(s, _)| s == size).unwrap();
+        assert!(position(&resident.0) < position(&host.0), "resident {resident:?}, host {host:?}");
+        assert_eq!(resident.1, "cuda");
+    }
+
+    #[test]
     fn data_on_the_host_keeps_memory_bound_work_on_the_cpu() {
         let model = synthetic();
         let host = model.predict("square", &cost(64 << 20, 0), Placement::Host);

@@ -171,6 +171,8 @@ macro_rules! out {
 /// Every `GPUWORTHY_*` variable parsed once, before any work: a bad value is a usage error naming the variable.
 fn check_environment() -> Result<(), Error> {
     BackendKind::required_by_env()?;
+    DeviceSpec::from_env()?;
+    gpuworthy::calibration::default_path()?;
     gpuworthy::cpu::simd::requested_level()?;
     gpuworthy::wgpu::check_environment()
 }
