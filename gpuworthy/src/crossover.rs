@@ -11,6 +11,7 @@ use gpuworthy_core::BackendKind;
 use serde::Serialize;
 
 use crate::measure::duration;
+use crate::model::{Model, Phase, Prediction, deciding_phase};
 use crate::sweep::{Row, best, cpu_label, labels, sizes};
 
 /// The size from which a GPU wins at every larger size measured, and that GPU's label; `None` when none does.
@@ -131,6 +132,32 @@ fn verdict(
     let kernel = best(rows, size, gpu, |r| r.kernel_s).expect("found above");
     let end_to_end = best(rows, size, gpu, |r| r.end_to_end_s).expect("found above");
     let t = |s: f64| duration(Duration::from_secs_f64(s));
+    // Why the GPU loses with the data on the host: the model's rule (as `auto` explains its choices), on the phases
+    // measured here, with each kernel's launch overhead from the model fitted to these rows.
+    let model = Model::from_rows(rows);
+    let launch_of = |r: &Row| {
+        model
+            .devices
+            .iter()
+            .find(|d| d.label == r.label)
+            .and_then(|d| d.workloads.iter().find(|w| w.workload == r.workload))
+            .and_then(|w| w.variants.iter().find(|v| v.variant == r.variant))
+            .map_or(0.0, |v| v.kernel.fit.fixed_s.min(r.kernel_s))
+    };
+    let measured = |r: &Row, moves: bool| Prediction {
+        device: r.label.clone(),
+        is_gpu: r.on_gpu,
+        variant: r.variant.clone(),
+        upload_s: if moves { r.upload_s } else { 0.0 },
+        launch_s: launch_of(r),
+        kernel_s: r.kernel_s,
+        download_s: if moves { r.download_s } else { 0.0 },
+        total_s: if moves { r.end_to_end_s } else { r.kernel_s },
+    };
+    let mut gpu_on_host = measured(end_to_end, true);
+    gpu_on_host.launch_s = launch_of(kernel);
+    gpu_on_host.kernel_s = kernel.kernel_s;
+    let host_phase = deciding_phase(&measured(cpu, false), &gpu_on_host);
     let host_part = match host {
         Some((from, g)) => format!(
             "GPU-worthy from {from} even when the data starts on the host ({g} end-to-end {} against the CPU's {} at {size}: {:.1}x)",
@@ -138,7 +165,15 @@ fn verdict(
             t(cpu.kernel_s),
             cpu.kernel_s / end_to_end.end_to_end_s
         ),
-        None if kernel.kernel_s >= cpu.kernel_s => format!(
+        None if host_phase == Phase::LaunchOverhead => format!(
+            "never GPU-worthy in this range when the data starts on the host: at {size}, launching {gpu}'s kernel \
+             ({}, of which {} is launch overhead) takes longer than the CPU's whole pass ({}, {})",
+            t(kernel.kernel_s),
+            t(launch_of(kernel)),
+            cpu.variant,
+            t(cpu.kernel_s)
+        ),
+        None if host_phase == Phase::Kernel => format!(
             "never GPU-worthy in this range when the data starts on the host: at {size}, {gpu}'s fastest kernel alone \
              ({}, {}) takes longer than the CPU's whole pass ({}, {}), before any transfer",
             kernel.variant,
@@ -250,6 +285,20 @@ mod tests {
         let rows = vec![row("10", BackendKind::Cpu, 1.0, 1.0), row("10", BackendKind::Wgpu, 5.0, 5.5)];
         let c = crossover(&rows).unwrap();
         assert!(c.verdict.contains("kernel alone") && !c.verdict.contains("moving about"), "{}", c.verdict);
+    }
+
+    #[test]
+    fn a_launch_bound_gpu_is_named_as_such() {
+        let mut rows = Vec::new();
+        for (size, cpu, gpu) in [("1000", 1e-6, 10.0e-6), ("4000", 2e-6, 10.1e-6), ("16000", 4e-6, 10.4e-6)] {
+            let mut c = row(size, BackendKind::Cpu, cpu, cpu);
+            let mut g = row(size, BackendKind::Cuda, gpu, 3.0 * gpu);
+            c.bytes = size.parse().unwrap();
+            g.bytes = c.bytes;
+            rows.extend([c, g]);
+        }
+        let c = crossover(&rows).unwrap();
+        assert!(c.verdict.contains("launch overhead"), "{}", c.verdict);
     }
 
     #[test]

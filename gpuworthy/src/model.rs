@@ -55,11 +55,20 @@ impl CostFit {
                 *s = s.max(f);
             }
         }
+        // A term that is the same in every sample (mandelbrot's bytes at one size, a flop count that does not change)
+        // cannot be told from the fixed term: leave it out, so that overhead is called overhead.
+        let varies = |i: usize| {
+            let values = samples.iter().map(|(c, _)| features(c)[i]);
+            values.clone().fold(f64::MAX, f64::min) < values.fold(f64::MIN, f64::max)
+        };
         let mut best: Option<(f64, CostFit)> = None;
         // Every subset of the three terms (the active-set view of non-negative least squares, small enough to
         // enumerate): solve each, keep the feasible one with the least error.
         for mask in 1u8..8 {
             let terms: Vec<usize> = (0..3).filter(|i| mask & (1 << i) != 0).collect();
+            if terms.iter().any(|&i| i > 0 && !varies(i)) {
+                continue;
+            }
             let rows: Vec<Vec<f64>> = samples
                 .iter()
                 .map(|(cost, t)| {
@@ -410,15 +419,17 @@ impl Model {
 /// How much faster than the documented best variant another variant must be predicted before the model picks it.
 pub const VARIANT_MARGIN: f64 = 0.25;
 
-/// The phase that makes `winner` faster than `other`: the one whose difference is the largest share of the gap.
+/// The phase that makes `other` slower than `winner`: its launch overhead if that alone takes longer than the
+/// winner's whole run, else its kernel if that alone does, else its transfers if it moves more than the winner, else
+/// the kernel (the winner's is faster). The same rule explains `auto`'s choices and the sweep's verdicts.
 pub fn deciding_phase(winner: &Prediction, other: &Prediction) -> Phase {
-    let transfer = (other.upload_s + other.download_s) - (winner.upload_s + winner.download_s);
-    let launch = other.launch_s - winner.launch_s;
-    let work = (other.kernel_s - other.launch_s) - (winner.kernel_s - winner.launch_s);
-    if transfer >= launch && transfer >= work {
-        Phase::Transfer
-    } else if launch >= work {
+    let transfers = |p: &Prediction| p.upload_s + p.download_s;
+    if other.launch_s >= winner.total_s {
         Phase::LaunchOverhead
+    } else if other.kernel_s >= winner.total_s {
+        Phase::Kernel
+    } else if transfers(other) > transfers(winner) {
+        Phase::Transfer
     } else {
         Phase::Kernel
     }
