@@ -8,7 +8,9 @@
 //! [`KernelSource`] registry (CUDA C in `cuda/kernels/`, WGSL in `shaders/`); each backend's tests check that every
 //! kernel its tables name is defined by its sources, without a GPU.
 
-use crate::workload::Precision;
+use crate::backend::Implements;
+use crate::error::Result;
+use crate::workload::{Precision, Workload};
 
 /// One variant of a workload on a GPU backend.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +63,11 @@ impl<L> VariantTable<L> {
     /// The variant called `name`.
     pub fn find(&self, name: &str) -> Option<&Variant<L>> {
         self.variants.iter().find(|v| v.name == name)
+    }
+
+    /// The variant called `name` of `W` on `backend`, or the error that names the variants `backend` offers.
+    pub fn lookup<W: Workload, B: Implements<W>>(&self, backend: &B, name: &str) -> Result<&Variant<L>> {
+        self.find(name).ok_or_else(|| backend.unknown_variant(name))
     }
 
     /// The precision of the variant called `name` (full for a name the table lacks).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions};
-use gpuworthy_core::{BackendKind, Error, Implements, KernelSource, Result, Variant, VariantTable, Workload};
+use gpuworthy_core::{BackendKind, Error, KernelSource, Result, Variant};
 
 use crate::{CudaBackend, driver_error, lock};
 
@@ -40,18 +40,6 @@ pub fn compile_options(major: i32, minor: i32) -> Vec<String> {
 }
 
 impl CudaBackend {
-    /// The variant `name` of `W` in `table`, or the error naming the variants there are.
-    pub(crate) fn variant<W: Workload, L>(
-        &self,
-        table: &'static VariantTable<L>,
-        name: &str,
-    ) -> Result<&'static Variant<L>>
-    where
-        Self: Implements<W>,
-    {
-        table.find(name).ok_or_else(|| Implements::<W>::unknown_variant(self, name))
-    }
-
     /// Compiles and loads every kernel of `variant`.
     pub(crate) fn prepare_kernels<L>(&self, variant: &Variant<L>) -> Result<()> {
         variant.kernels.iter().try_for_each(|kernel| self.function(kernel).map(drop))

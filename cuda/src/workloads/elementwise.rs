@@ -85,7 +85,7 @@ impl Implements<Square> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(self.variant::<Square, _>(&SQUARE, variant)?)
+        self.prepare_kernels(SQUARE.lookup::<Square, _>(self, variant)?)
     }
 
     fn upload(&self, x: &Vec<f32>) -> Result<ElementwiseResident> {
@@ -94,7 +94,7 @@ impl Implements<Square> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = self.variant::<Square, _>(&SQUARE, variant)?;
+        let variant = SQUARE.lookup::<Square, _>(self, variant)?;
         self.launch_elementwise(variant, false, r)
     }
 
@@ -116,7 +116,7 @@ impl Implements<Saxpy> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(self.variant::<Saxpy, _>(&SAXPY, variant)?)
+        self.prepare_kernels(SAXPY.lookup::<Saxpy, _>(self, variant)?)
     }
 
     fn upload(&self, input: &SaxpyInput) -> Result<ElementwiseResident> {
@@ -131,7 +131,7 @@ impl Implements<Saxpy> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = self.variant::<Saxpy, _>(&SAXPY, variant)?;
+        let variant = SAXPY.lookup::<Saxpy, _>(self, variant)?;
         self.launch_elementwise(variant, true, r)
     }
 

@@ -53,7 +53,7 @@ impl Implements<Histogram> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(self.variant::<Histogram, _>(&HISTOGRAM, variant)?)
+        self.prepare_kernels(HISTOGRAM.lookup::<Histogram, _>(self, variant)?)
     }
 
     fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
@@ -68,7 +68,7 @@ impl Implements<Histogram> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = self.variant::<Histogram, _>(&HISTOGRAM, variant)?;
+        let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
         let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.counts).map_err(driver_error("zeroing the counts"))?;

@@ -32,7 +32,7 @@ impl Implements<Mandelbrot> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?)
+        self.prepare_kernels(MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?)
     }
 
     fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
@@ -44,7 +44,7 @@ impl Implements<Mandelbrot> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?;
+        let variant = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?;
         let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
         let p = r.params;

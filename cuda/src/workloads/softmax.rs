@@ -56,7 +56,7 @@ impl Implements<Softmax> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(self.variant::<Softmax, _>(&SOFTMAX, variant)?)
+        self.prepare_kernels(SOFTMAX.lookup::<Softmax, _>(self, variant)?)
     }
 
     fn upload(&self, input: &SoftmaxInput) -> Result<SoftmaxResident> {
@@ -75,7 +75,7 @@ impl Implements<Softmax> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = self.variant::<Softmax, _>(&SOFTMAX, variant)?;
+        let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         if r.rows == 0 || r.cols == 0 {
             return Ok(());

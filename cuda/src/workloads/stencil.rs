@@ -36,7 +36,7 @@ impl Implements<Stencil> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(self.variant::<Stencil, _>(&STENCIL, variant)?)
+        self.prepare_kernels(STENCIL.lookup::<Stencil, _>(self, variant)?)
     }
 
     fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
@@ -53,7 +53,7 @@ impl Implements<Stencil> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = self.variant::<Stencil, _>(&STENCIL, variant)?;
+        let variant = STENCIL.lookup::<Stencil, _>(self, variant)?;
         let (kernel, rows_per_block) = (variant.kernels[0], variant.launch);
         let function = self.function(kernel)?;
         if r.height == 0 || r.width == 0 {

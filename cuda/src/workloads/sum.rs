@@ -51,7 +51,7 @@ impl Implements<Sum> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(self.variant::<Sum, _>(&SUM, variant)?)
+        self.prepare_kernels(SUM.lookup::<Sum, _>(self, variant)?)
     }
 
     fn upload(&self, x: &Vec<f32>) -> Result<SumResident> {
@@ -60,7 +60,7 @@ impl Implements<Sum> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = self.variant::<Sum, _>(&SUM, variant)?;
+        let variant = SUM.lookup::<Sum, _>(self, variant)?;
         let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.total).map_err(driver_error("zeroing the sum"))?;

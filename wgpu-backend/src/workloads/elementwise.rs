@@ -103,7 +103,7 @@ impl Implements<Square> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Square, _>(&SQUARE, variant)?)
+        self.prepare_pipelines(SQUARE.lookup::<Square, _>(self, variant)?)
     }
 
     fn upload(&self, input: &Vec<f32>) -> Result<Self::Resident> {
@@ -111,7 +111,7 @@ impl Implements<Square> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        self.launch_elementwise(self.variant::<Square, _>(&SQUARE, variant)?.kernels[0], r)
+        self.launch_elementwise(SQUARE.lookup::<Square, _>(self, variant)?.kernels[0], r)
     }
 
     fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {
@@ -132,7 +132,7 @@ impl Implements<Saxpy> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Saxpy, _>(&SAXPY, variant)?)
+        self.prepare_pipelines(SAXPY.lookup::<Saxpy, _>(self, variant)?)
     }
 
     fn upload(&self, input: &SaxpyInput) -> Result<Self::Resident> {
@@ -141,7 +141,7 @@ impl Implements<Saxpy> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        self.launch_elementwise(self.variant::<Saxpy, _>(&SAXPY, variant)?.kernels[0], r)
+        self.launch_elementwise(SAXPY.lookup::<Saxpy, _>(self, variant)?.kernels[0], r)
     }
 
     fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {

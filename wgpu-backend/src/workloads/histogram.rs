@@ -71,7 +71,7 @@ impl Implements<Histogram> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Histogram, _>(&HISTOGRAM, variant)?)
+        self.prepare_pipelines(HISTOGRAM.lookup::<Histogram, _>(self, variant)?)
     }
 
     fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
@@ -95,7 +95,7 @@ impl Implements<Histogram> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
-        let variant = self.variant::<Histogram, _>(&HISTOGRAM, variant)?;
+        let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
         let (entry, counters) = (variant.kernels[0], variant.launch);
         let (Counters::Global { max_groups } | Counters::PerWorkgroup { max_groups }) = counters;
         let (chunks, counts) = (&r.chunks, &r.counts);

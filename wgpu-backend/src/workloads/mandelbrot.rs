@@ -58,7 +58,7 @@ impl Implements<Mandelbrot> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?)
+        self.prepare_pipelines(MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?)
     }
 
     fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
@@ -98,7 +98,7 @@ impl Implements<Mandelbrot> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
-        let entry = self.variant::<Mandelbrot, _>(&MANDELBROT, variant)?.kernels[0];
+        let entry = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?.kernels[0];
         self.pipeline(entry)?;
         // The escape loop runs up to max_iter trips (one more check after the last).
         self.check_loop_trips(|| format!("mandelbrot with max_iter = {}", r.max_iter), u64::from(r.max_iter) + 1)?;

@@ -77,7 +77,7 @@ impl Implements<Matmul> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Matmul, _>(&MATMUL, variant)?)
+        self.prepare_pipelines(MATMUL.lookup::<Matmul, _>(self, variant)?)
     }
 
     fn upload(&self, input: &MatmulInput) -> Result<MatmulResident> {
@@ -106,7 +106,7 @@ impl Implements<Matmul> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
-        let (entry, block) = self.variant::<Matmul, _>(&MATMUL, variant).map(|v| (v.kernels[0], v.launch))?;
+        let (entry, block) = MATMUL.lookup::<Matmul, _>(self, variant).map(|v| (v.kernels[0], v.launch))?;
         let Some(b) = &r.buffers else { return Ok(()) };
         self.check_loop_trips(|| format!("matmul {variant} with K = {}", r.k), loop_trips(variant, r.k as u64))?;
         let (x, y) = ((r.n as u64).div_ceil(block as u64), (r.m as u64).div_ceil(block as u64));

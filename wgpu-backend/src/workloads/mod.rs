@@ -16,7 +16,7 @@ mod sum;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload};
+use gpuworthy_core::{Error, Result, Variant};
 use wgpu::util::DeviceExt;
 
 use rayon::prelude::*;
@@ -268,24 +268,7 @@ impl WgpuBackend {
     }
 }
 
-/// The error for an unknown variant of `W`.
 impl WgpuBackend {
-    /// The variant `name` of `W` in `table`, if this adapter offers it ([`Implements::variants`]), or the error naming
-    /// the variants there are.
-    pub(crate) fn variant<W: Workload, L>(
-        &self,
-        table: &'static VariantTable<L>,
-        name: &str,
-    ) -> Result<&'static Variant<L>>
-    where
-        Self: Implements<W>,
-    {
-        table
-            .find(name)
-            .filter(|v| Implements::<W>::variants(self).contains(&v.name))
-            .ok_or_else(|| unknown::<W>(self, name))
-    }
-
     /// Creates the pipeline of every kernel of `variant`.
     pub(crate) fn prepare_pipelines<L>(&self, variant: &Variant<L>) -> Result<()> {
         variant.kernels.iter().try_for_each(|entry| self.pipeline(entry).map(drop))
@@ -307,6 +290,7 @@ pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>
     ]
 }
 
+/// The error for an unknown variant of `W`.
 pub(crate) fn unknown<W: gpuworthy_core::Workload>(backend: &WgpuBackend, variant: &str) -> Error
 where
     WgpuBackend: gpuworthy_core::Implements<W>,

@@ -73,7 +73,7 @@ impl Implements<Softmax> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Softmax, _>(&SOFTMAX, variant)?)
+        self.prepare_pipelines(SOFTMAX.lookup::<Softmax, _>(self, variant)?)
     }
 
     fn upload(&self, input: &SoftmaxInput) -> Result<SoftmaxResident> {
@@ -109,7 +109,7 @@ impl Implements<Softmax> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
-        let variant = self.variant::<Softmax, _>(&SOFTMAX, variant)?;
+        let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
         let kernels = variant.kernels.iter().copied().zip(variant.launch.iter().copied());
         let variant = variant.name;
         if r.bands.is_empty() {

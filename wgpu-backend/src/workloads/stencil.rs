@@ -55,7 +55,7 @@ impl Implements<Stencil> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Stencil, _>(&STENCIL, variant)?)
+        self.prepare_pipelines(STENCIL.lookup::<Stencil, _>(self, variant)?)
     }
 
     fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
@@ -90,7 +90,7 @@ impl Implements<Stencil> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
-        let entry = self.variant::<Stencil, _>(&STENCIL, variant)?.kernels[0];
+        let entry = STENCIL.lookup::<Stencil, _>(self, variant)?.kernels[0];
         let bands = &r.bands;
         let groups = r.groups.get_or_make(entry, || {
             bands.iter().map(|b| self.bind(entry, &[(0, &b.params), (1, &b.src), (2, &b.dst)])).collect()

@@ -6,7 +6,7 @@
 use gpuworthy_core::workloads::Sum;
 use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
-use super::{BindGroups, WORKGROUP, grid_1d, split};
+use super::{BindGroups, WORKGROUP, grid_1d, split, unknown};
 use crate::WgpuBackend;
 
 /// Workgroups per chunk in the first pass, and so partial sums per chunk. 1024 × 4 bytes is a multiple of the
@@ -47,6 +47,16 @@ pub(crate) static SUM: VariantTable<bool> = VariantTable {
     ],
 };
 
+impl WgpuBackend {
+    /// The sum variant `name`, if this adapter can run it (`subgroup` needs subgroup operations).
+    fn sum_variant(&self, name: &str) -> Result<&'static Variant<bool>> {
+        match SUM.lookup::<Sum, _>(self, name)? {
+            variant if variant.launch && !self.has_subgroups() => Err(unknown::<Sum>(self, name)),
+            variant => Ok(variant),
+        }
+    }
+}
+
 impl Implements<Sum> for WgpuBackend {
     type Resident = SumResident;
 
@@ -61,7 +71,7 @@ impl Implements<Sum> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(self.variant::<Sum, _>(&SUM, variant)?)
+        self.prepare_pipelines(self.sum_variant(variant)?)
     }
 
     fn upload(&self, x: &Vec<f32>) -> Result<SumResident> {
@@ -91,7 +101,7 @@ impl Implements<Sum> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
-        let entry = self.variant::<Sum, _>(&SUM, variant)?.kernels[0];
+        let entry = self.sum_variant(variant)?.kernels[0];
         let pipeline = self.pipeline(entry)?;
         let (Some(partials), Some(final_params), Some(result)) = (&r.partials, &r.final_params, &r.result) else {
             return Ok(()); // empty input: the sum is the zero the result starts as
