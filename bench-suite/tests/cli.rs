@@ -264,6 +264,9 @@ fn explain_without_a_trusted_calibration_warns_and_uses_the_default() {
         expect(&out, &format!("explain with {path}"), 0, needle);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("auto: cpu") && stdout.contains("the default"), "{stdout}");
+        let out = gpuworthy_with(&[("GPUWORTHY_CALIBRATION", path)], &["explain", "sum", "--size", "4K", "--pinned"]);
+        expect(&out, &format!("explain --pinned with {path}"), 0, needle);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("moved through pinned memory"));
         let out =
             gpuworthy_with(&[("GPUWORTHY_CALIBRATION", path)], &["run", "sum", "--size", "4K", "--backend", "auto"]);
         expect(&out, &format!("run --backend auto with {path}"), 0, needle);
@@ -273,6 +276,7 @@ fn explain_without_a_trusted_calibration_warns_and_uses_the_default() {
 #[test]
 fn calibrate_refuses_what_it_cannot_do() {
     rejected(&["calibrate", "--json", "x.json"], "--json goes with --evaluate");
+    rejected(&["explain", "square", "--size", "1K", "--resident", "--pinned"], "cannot be used with");
     let missing = std::env::temp_dir().join(format!("gpuworthy-cli-none-{}.json", std::process::id()));
     let out = gpuworthy_with(&[("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())], &["calibrate", "--evaluate"]);
     expect(&out, "calibrate --evaluate without a calibration", 1, "run `gpuworthy calibrate` first");

@@ -167,6 +167,8 @@ mod tests {
             workload: "square".into(),
             upload: Curve::default(),
             download: Curve::default(),
+            upload_pinned: None,
+            download_pinned: None,
             variants: vec![VariantModel {
                 variant: "simd".into(),
                 full_precision: true,

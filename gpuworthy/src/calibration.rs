@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use gpuworthy_core::{Backend, BackendKind, Error, Result, Workload, env};
 use serde::{Deserialize, Serialize};
 
-use crate::Device;
 use crate::measure::{MeasureOptions, utc_now};
 use crate::model::{Model, Placement};
 use crate::sweep::{Progress, Row, SweepOptions, sweep_workload};
+use crate::{Device, OnEveryBackend};
 
 /// What the calibration of a machine depends on: when any of it changes, the calibration is stale.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,6 +103,33 @@ pub fn calibration_options() -> SweepOptions {
     }
 }
 
+/// `W`'s upload and download over `ladder` on `device` (its documented best variant at each size), as rows labelled
+/// `label`; sizes the device refuses or that fail are left out.
+fn transfer_rows<W: OnEveryBackend>(
+    label: &str,
+    device: &Device,
+    ladder: &[W::Params],
+    options: &SweepOptions,
+    progress: &dyn Progress,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for params in ladder {
+        progress.advance(1);
+        progress.now_measuring(format!("{} {params} pinned transfers", W::NAME));
+        if device.check_size::<W>(params).is_err() {
+            continue;
+        }
+        let Ok(input) = W::generate(params, options.measure.seed) else { continue };
+        let measure = MeasureOptions { validate: false, ..options.measure.clone() };
+        if let Ok(m) = device.measure::<W>(device.best_variant::<W>(params), &input, &measure) {
+            let mut row = Row::new(device, &W::cost(params), &m);
+            row.label = label.to_owned();
+            rows.push(row);
+        }
+    }
+    rows
+}
+
 /// The default place of the calibration file: `GPUWORTHY_CALIBRATION`, else the user's cache directory; `None` when
 /// neither is known.
 pub fn default_path() -> Result<Option<PathBuf>> {
@@ -127,6 +154,10 @@ impl Calibration {
         let options = calibration_options();
         let mut rows: Vec<Row> = Vec::new();
         let mut sizes = Vec::new();
+        // Transfers through pinned staging memory do not depend on the variant: one variant per size measures them.
+        let pinned: Vec<(String, Device)> =
+            devices.iter().filter_map(|d| Some((d.label(), d.with_pinned_host_memory()?))).collect();
+        let mut pinned_rows: Vec<Row> = Vec::new();
         macro_rules! measure_each {
             ([] $($name:ident: $workload:ty),* $(,)?) => {$({
                 type W = $workload;
@@ -136,15 +167,23 @@ impl Calibration {
                 let sweep = sweep_workload::<W>(devices, &ladder, &options, progress);
                 sizes.push((W::NAME.to_owned(), ladder.iter().map(ToString::to_string).collect()));
                 rows.extend(sweep.rows);
+                for (label, device) in &pinned {
+                    progress.plan(ladder.len() as u64);
+                    pinned_rows.extend(transfer_rows::<W>(label, device, &ladder, &options, progress));
+                }
             })*};
         }
         gpuworthy_core::for_each_workload!(measure_each);
+        let mut model = Model::from_rows(&rows);
+        for (label, _) in &pinned {
+            model.add_pinned_transfers(label, &pinned_rows);
+        }
         Calibration {
             fingerprint: MachineFingerprint::of(devices),
             measured_utc: utc_now(),
             took_s: started.elapsed().as_secs_f64(),
             sizes,
-            model: Model::from_rows(&rows),
+            model,
         }
     }
 
@@ -257,11 +296,27 @@ impl Calibration {
                 let ladder: Vec<_> = W::ladder().into_iter().filter(|p| !used.contains(&p.to_string())).collect();
                 let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
                 progress.plan((ladder.len() * planned) as u64);
-                let sweep = sweep_workload::<W>(devices, &ladder, &options, progress);
+                let mut rows = sweep_workload::<W>(devices, &ladder, &options, progress).rows;
                 for params in &ladder {
                     for placement in [Placement::Host, Placement::Resident] {
                         let Ok(choice) = auto.choose::<W>(params, placement) else { continue };
-                        if let Some(point) = evaluation_point(&sweep.rows, W::NAME, &params.to_string(), placement, &choice) {
+                        let size = params.to_string();
+                        let label = choice.device.label();
+                        let measured = |rows: &[Row]| {
+                            rows.iter().any(|r| r.size == size && r.label == label && r.variant == choice.variant)
+                        };
+                        // The sweep's budget may have stopped auto's choice before this size (it extrapolates from
+                        // the size before, and the ladder jumps): measure it on its own, so that every point counts.
+                        if !measured(&rows) {
+                            progress.now_measuring(format!("{} {params} on {label}, auto's choice", W::NAME));
+                            if let Ok(input) = W::generate(params, options.measure.seed) {
+                                let measure = MeasureOptions { validate: false, ..options.measure.clone() };
+                                if let Ok(m) = choice.device.measure::<W>(choice.variant, &input, &measure) {
+                                    rows.push(Row::new(&choice.device, &W::cost(params), &m));
+                                }
+                            }
+                        }
+                        if let Some(point) = evaluation_point(&rows, W::NAME, &size, placement, &choice) {
                             points.push(point);
                         }
                     }
@@ -282,7 +337,7 @@ fn evaluation_point(
     choice: &crate::auto::Choice,
 ) -> Option<EvaluationPoint> {
     let time = |r: &Row| match placement {
-        Placement::Host => r.host_time(),
+        Placement::Host | Placement::PinnedHost => r.host_time(),
         Placement::Resident => r.kernel_s,
     };
     let candidates: Vec<&Row> = rows

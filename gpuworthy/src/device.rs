@@ -215,6 +215,19 @@ impl Device {
         }
     }
 
+    /// This device moving its data through pinned (page-locked) host staging memory, where its backend has that mode
+    /// (CUDA's [`HostMemory::Pinned`](crate::cuda::HostMemory)); `None` for the other backends, and where the
+    /// device cannot be opened a second time.
+    pub fn with_pinned_host_memory(&self) -> Option<Device> {
+        match self {
+            #[cfg(feature = "cuda")]
+            Device::Cuda(b) => CudaBackend::with_host_memory(b.context().ordinal(), crate::cuda::HostMemory::Pinned)
+                .ok()
+                .map(Device::from),
+            _ => None,
+        }
+    }
+
     /// A wgpu adapter: the one `adapter` names (as in [`DeviceSpec::Wgpu`]), or when `None` the one
     /// `GPUWORTHY_WGPU_ADAPTER` names, else the best (discrete GPU, integrated, virtual, CPU).
     pub fn wgpu(adapter: Option<&str>) -> Result<Device> {

@@ -196,6 +196,12 @@ pub struct WorkloadModel {
     pub upload: Curve,
     /// Device to host, against the workload's bytes (zero on the CPU).
     pub download: Curve,
+    /// Host to device through the backend's pinned (page-locked) staging memory, where the device has it (CUDA).
+    #[serde(default)]
+    pub upload_pinned: Option<Curve>,
+    /// Device to host through pinned staging memory, where the device has it.
+    #[serde(default)]
+    pub download_pinned: Option<Curve>,
     /// Each variant measured.
     pub variants: Vec<VariantModel>,
 }
@@ -220,6 +226,16 @@ pub enum Placement {
     Host,
     /// Already on the device, and the result stays there: only kernels are compared.
     Resident,
+    /// In host memory, moved through pinned (page-locked) staging buffers where a device has them (CUDA's
+    /// `HostMemory::Pinned`, `gpuworthy run --pinned`); a device without them moves it as for [`Placement::Host`].
+    PinnedHost,
+}
+
+impl Placement {
+    /// Whether a GPU pays the upload and the download.
+    pub fn moves_data(self) -> bool {
+        self != Placement::Resident
+    }
 }
 
 impl fmt::Display for Placement {
@@ -227,6 +243,7 @@ impl fmt::Display for Placement {
         f.write_str(match self {
             Placement::Host => "data on the host",
             Placement::Resident => "data resident on the device",
+            Placement::PinnedHost => "data on the host, moved through pinned memory",
         })
     }
 }
@@ -336,11 +353,31 @@ impl Model {
                     workload: workload.to_owned(),
                     upload: transfer(|r| r.upload_s),
                     download: transfer(|r| r.download_s),
+                    upload_pinned: None,
+                    download_pinned: None,
                     variants,
                 });
             }
         }
         model
+    }
+
+    /// Adds the transfers through pinned staging memory of the device labelled `label`, fitted to `rows` (a sweep of
+    /// that device opened with pinned host memory; their kernels are not used).
+    pub fn add_pinned_transfers(&mut self, label: &str, rows: &[Row]) {
+        let Some(device) = self.devices.iter_mut().find(|d| d.label == label) else { return };
+        for w in &mut device.workloads {
+            let of_workload: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.workload == w.workload && r.label == label && !r.check.starts_with("FAILED"))
+                .collect();
+            let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements };
+            let fit = |time: fn(&Row) -> f64| {
+                Curve::through(&of_workload.iter().map(|r| (cost(r), time(r))).collect::<Vec<_>>())
+            };
+            w.upload_pinned = fit(|r| r.upload_s);
+            w.download_pinned = fit(|r| r.download_s);
+        }
     }
 
     /// Each device's best full-precision variant for `workload` at `cost`, fastest first.
@@ -370,9 +407,14 @@ impl Model {
                     .and_then(|name| candidates.iter().copied().find(|(v, _)| v.variant == name))
                     .filter(|(_, t)| *t <= fastest.1 * (1.0 + VARIANT_MARGIN));
                 let (variant, kernel) = rule.unwrap_or(fastest);
-                let moves = placement == Placement::Host;
-                let upload_s = if moves { w.upload.predict(cost) } else { 0.0 };
-                let download_s = if moves { w.download.predict(cost) } else { 0.0 };
+                let pinned = placement == Placement::PinnedHost;
+                let through = |pageable: &Curve, pinned_curve: &Option<Curve>| match pinned_curve {
+                    Some(curve) if pinned => curve.predict(cost),
+                    _ if placement.moves_data() => pageable.predict(cost),
+                    _ => 0.0,
+                };
+                let upload_s = through(&w.upload, &w.upload_pinned);
+                let download_s = through(&w.download, &w.download_pinned);
                 Some(Prediction {
                     device: device.label.clone(),
                     is_gpu: device.is_gpu,
@@ -472,6 +514,8 @@ mod tests {
             workload: "square".into(),
             upload: curve(upload),
             download: curve(upload),
+            upload_pinned: None,
+            download_pinned: None,
             variants: vec![variant(kernel)],
         };
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
@@ -503,6 +547,26 @@ mod tests {
         let large = model.predict("square", &cost(64 << 20, 0), Placement::Resident);
         assert_eq!(large[0].device, "cuda");
         assert_eq!(deciding_phase(&large[0], &large[1]), Phase::Kernel);
+    }
+
+    #[test]
+    fn pinned_transfers_are_used_only_where_calibrated_and_asked_for() {
+        // The CPU at 8 GB/s; the GPU's pageable copies at 10 GB/s each way lose to it, pinned ones at 50 GB/s win.
+        let mut model = synthetic();
+        model.devices[0].workloads[0].variants[0].kernel.fit.per_byte_s = 1.0 / 8e9;
+        let at = |model: &Model, placement| model.predict("square", &cost(64 << 20, 0), placement);
+        assert_eq!(at(&model, Placement::Host)[0].device, "cpu");
+        // Without a pinned calibration, pinned placement predicts the pageable transfers.
+        assert_eq!(at(&model, Placement::PinnedHost), at(&model, Placement::Host));
+        let pinned = Curve { fit: CostFit { per_byte_s: 1.0 / 50e9, ..CostFit::default() }, points: Vec::new() };
+        let gpu = &mut model.devices[1].workloads[0];
+        gpu.upload_pinned = Some(pinned.clone());
+        gpu.download_pinned = Some(pinned);
+        let best = &at(&model, Placement::PinnedHost)[0];
+        assert_eq!(best.device, "cuda");
+        assert!((best.upload_s - (64 << 20) as f64 / 50e9).abs() < 1e-9, "{best:?}");
+        assert_eq!(at(&model, Placement::Host)[0].device, "cpu");
+        assert_eq!(at(&model, Placement::Resident)[0].upload_s, 0.0);
     }
 
     #[test]
@@ -547,6 +611,8 @@ mod tests {
                     workload: "square".into(),
                     upload: Curve::default(),
                     download: Curve::default(),
+                    upload_pinned: None,
+                    download_pinned: None,
                     variants: vec![variant("scalar", 1e-10), variant("simd", simd)],
                 }],
             }],

@@ -119,7 +119,7 @@ fn backend_name<S: serde::Serializer>(kind: &BackendKind, serializer: S) -> Resu
 }
 
 impl Row {
-    fn new(device: &Device, nominal: &gpuworthy_core::Cost, m: &Measurement) -> Row {
+    pub(crate) fn new(device: &Device, nominal: &gpuworthy_core::Cost, m: &Measurement) -> Row {
         let elements = nominal.elements;
         Row {
             workload: m.workload,

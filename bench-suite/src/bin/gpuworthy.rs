@@ -114,8 +114,12 @@ enum Command {
         #[arg(long, short)]
         size: String,
         /// With the data already resident on the device (compare kernels only).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "pinned")]
         resident: bool,
+        /// With the data on the host, moved through pinned (page-locked) staging memory where a device has it (CUDA;
+        /// as `run --pinned` measures it).
+        #[arg(long)]
+        pinned: bool,
     },
     /// Measures raw host-device copy rates on a CUDA device, pageable and pinned.
     Transfers {
@@ -375,7 +379,7 @@ where
         );
         for p in &choice.predictions {
             let chosen = p.device == choice.device.label() && p.variant == choice.variant;
-            let moves = placement == Placement::Host && p.upload_s + p.download_s > 0.0;
+            let moves = placement.moves_data() && p.upload_s + p.download_s > 0.0;
             let moved = |s: f64| if moves { t(s) } else { "-".to_owned() };
             out!(
                 "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}{}",
@@ -390,12 +394,33 @@ where
         }
     }
     out!("auto: {} {} ({})", choice.device.label(), choice.variant, choice.reason);
+    if placement == Placement::PinnedHost
+        && let Some(model) = &auto.model
+    {
+        let pinned = |d: &gpuworthy::model::DeviceModel| {
+            d.workloads.iter().any(|w| w.workload == W::NAME && w.upload_pinned.is_some())
+        };
+        let with: Vec<&str> = model.devices.iter().filter(|d| pinned(d)).map(|d| d.label.as_str()).collect();
+        if with.is_empty() {
+            out!("no device here has pinned transfers calibrated: every GPU's transfers are its pageable ones");
+        } else {
+            out!(
+                "pinned transfers on {} (the others move pageable memory); auto::run itself moves pageable memory",
+                with.join(", ")
+            );
+        }
+    }
     if let Some(model) = &auto.model {
         let ladder: Vec<(String, gpuworthy::core::Cost)> =
             W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
         let show = |x: Option<(String, String)>| x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        let pinned = if placement == Placement::PinnedHost {
+            format!("; through pinned memory {}", show(model.crossover(W::NAME, &ladder, Placement::PinnedHost)))
+        } else {
+            String::new()
+        };
         out!(
-            "predicted crossovers over the ladder: data resident {}; data on the host {}",
+            "predicted crossovers over the ladder: data resident {}; data on the host {}{pinned}",
             show(model.crossover(W::NAME, &ladder, Placement::Resident)),
             show(model.crossover(W::NAME, &ladder, Placement::Host))
         );
@@ -487,8 +512,12 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Calibrate { evaluate, json } => calibrate(evaluate, json),
-        Command::Explain { workload, size, resident } => {
-            let placement = if resident { Placement::Resident } else { Placement::Host };
+        Command::Explain { workload, size, resident, pinned } => {
+            let placement = match (resident, pinned) {
+                (true, _) => Placement::Resident,
+                (false, true) => Placement::PinnedHost,
+                (false, false) => Placement::Host,
+            };
             gpuworthy::with_workload!(workload.as_str(), W => explain::<W>(&size, placement))
         }
         Command::Devices => devices(),
