@@ -1,27 +1,35 @@
 //! Criterion benchmarks of every workload on every available backend and variant, one group per workload, with ids
 //! `workload/backend/variant/phase/size`. Phases: `kernel` (the backend's device timer around launches back to back,
-//! through `iter_custom`), `upload`, `download`, `end_to_end` (synchronised), and `first_call` (a fresh backend:
-//! compilation and the first run). Throughput is the workload's cost in decimal bytes.
+//! through `iter_custom`), `end_to_end` (upload, kernel and download, synchronised), `first_call` (a fresh backend:
+//! compilation and the first run), and `upload` and `download`, which do not depend on the variant and are benched
+//! once per workload, backend and size (under the backend's first variant). Throughput is the workload's cost in
+//! decimal bytes. The run ends with a table per workload and size (each backend's best time, the winner), read from
+//! criterion's own estimates; criterion's HTML reports are in `target/criterion/report/index.html`.
 //!
-//! `GPUWORTHY_BENCH_QUICK=1` uses the smallest and largest sizes of each workload's short ladder and short
-//! measurement times, for slow machines (about ten minutes on two cores with cpu and lavapipe);
+//! The plain command is the short run: the smallest and largest sizes of each workload's short ladder (at most
+//! [`SHORT_MAX_FLOPS`] of work) with short measurement times, minutes rather than hours.
+//! `GPUWORTHY_BENCH_FULL=1` is the long run: every size of the ladder, criterion's default times, 20 samples.
 //! `GPUWORTHY_BENCH_BACKENDS=cpu,wgpu` limits the devices (any device as `gpuworthy run --backend` takes it:
 //! `cuda:1`, `wgpu:vulkan`). The benchmarks of each workload are generated from the one list of workloads, and each
-//! runs on the backend's own type (through [`Device::with_backend`]), so no dynamic dispatch enters a timed loop. Inputs are made when a benchmark first runs, so
-//! `cargo bench -p bench-suite -- --list` and filters cost nothing.
+//! runs on the backend's own type (through [`Device::with_backend`]), so no dynamic dispatch enters a timed loop.
+//! Inputs are made when a benchmark first runs, so `cargo bench -p bench-suite -- --list` and filters cost nothing.
 
 use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use bench_suite::criterion_summary::{read_estimates, table};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use gpuworthy::core::{BackendKind, Implements, MAX_LAUNCHES_PER_TIMING};
 use gpuworthy::device::{ImplementsEveryWorkload, WithBackend};
 use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
 
-/// The most work one quick benchmark's size may cost.
-const QUICK_MAX_FLOPS: u64 = 300_000_000;
+/// The most work one size of the short run may cost.
+const SHORT_MAX_FLOPS: u64 = 300_000_000;
 
 /// Ends the bench run with a message naming a bad environment variable (exit code 2), rather than a panic.
 fn bad_environment(e: gpuworthy::core::Error) -> ! {
@@ -29,8 +37,9 @@ fn bad_environment(e: gpuworthy::core::Error) -> ! {
     std::process::exit(2)
 }
 
-fn quick() -> bool {
-    gpuworthy::core::env::read_flag("GPUWORTHY_BENCH_QUICK").unwrap_or_else(|e| bad_environment(e)).unwrap_or(false)
+/// Whether this is the long run (`GPUWORTHY_BENCH_FULL=1`).
+fn full() -> bool {
+    gpuworthy::core::env::read_flag("GPUWORTHY_BENCH_FULL").unwrap_or_else(|e| bad_environment(e)).unwrap_or(false)
 }
 
 fn device_specs() -> Vec<DeviceSpec> {
@@ -60,23 +69,23 @@ where
     B: Implements<W>,
 {
     let kind = backend.kind();
-    let ladder = if quick() {
+    let ladder = if full() {
+        W::ladder()
+    } else {
         // The smallest size of the short ladder (where launch overhead rules) and its largest of at most
-        // QUICK_MAX_FLOPS (where bandwidth or arithmetic does, and a naive kernel on a software rasteriser still
+        // SHORT_MAX_FLOPS (where bandwidth or arithmetic does, and a naive kernel on a software rasteriser still
         // runs in well under a second).
-        let short: Vec<_> = W::quick_ladder().into_iter().filter(|p| W::cost(p).flops <= QUICK_MAX_FLOPS).collect();
+        let short: Vec<_> = W::quick_ladder().into_iter().filter(|p| W::cost(p).flops <= SHORT_MAX_FLOPS).collect();
         match (short.first(), short.last()) {
             (Some(first), Some(last)) if first != last => vec![first.clone(), last.clone()],
             _ => short,
         }
-    } else {
-        W::ladder()
     };
     let mut group = c.benchmark_group(W::NAME);
-    if quick() {
-        group.warm_up_time(Duration::from_millis(50)).measurement_time(Duration::from_millis(150)).sample_size(10);
-    } else {
+    if full() {
         group.sample_size(20);
+    } else {
+        group.warm_up_time(Duration::from_millis(50)).measurement_time(Duration::from_millis(150)).sample_size(10);
     }
     for params in &ladder {
         if let Err(e) = backend.check_size(params) {
@@ -86,7 +95,7 @@ where
         group.throughput(Throughput::Bytes(W::cost(params).bytes));
         let input: OnceCell<W::Input> = OnceCell::new();
         let input = || input.get_or_init(|| W::generate(params, 1).expect("ladder sizes are valid"));
-        for variant in backend.variants() {
+        for (index, variant) in backend.variants().into_iter().enumerate() {
             if skipped(kind, W::NAME, variant, &params.to_string()) {
                 eprintln!("{}/{kind}/{variant}: stops at 2048 (one run beyond takes minutes)", W::NAME);
                 continue;
@@ -120,34 +129,38 @@ where
                     total
                 });
             });
-            group.bench_function(id("upload"), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        backend.synchronize().expect("synchronize");
-                        let start = Instant::now();
-                        let r = backend.upload(input()).expect("upload");
-                        backend.synchronize().expect("synchronize");
-                        total += start.elapsed();
-                        drop(r);
-                    }
-                    total
-                });
-            });
-            group.bench_function(id("download"), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    with_resident(&mut |r| {
-                        backend.synchronize().expect("synchronize");
-                        let start = Instant::now();
+            // Transfers move the same bytes whatever the variant: benched with the first one only.
+            let transfers = index == 0;
+            if transfers {
+                group.bench_function(id("upload"), |b| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
                         for _ in 0..iters {
-                            backend.download(r).expect("download");
+                            backend.synchronize().expect("synchronize");
+                            let start = Instant::now();
+                            let r = backend.upload(input()).expect("upload");
+                            backend.synchronize().expect("synchronize");
+                            total += start.elapsed();
+                            drop(r);
                         }
-                        total = start.elapsed();
+                        total
                     });
-                    total
                 });
-            });
+                group.bench_function(id("download"), |b| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        with_resident(&mut |r| {
+                            backend.synchronize().expect("synchronize");
+                            let start = Instant::now();
+                            for _ in 0..iters {
+                                backend.download(r).expect("download");
+                            }
+                            total = start.elapsed();
+                        });
+                        total
+                    });
+                });
+            }
             group.bench_function(id("end_to_end"), |b| {
                 b.iter_custom(|iters| {
                     backend.synchronize().expect("synchronize");
@@ -209,5 +222,39 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(workloads, benches);
-criterion_main!(workloads);
+/// Where criterion writes (as it chooses by default: `CRITERION_HOME`, else `CARGO_TARGET_DIR`, else the target
+/// folder this bench binary was built into, else `target/criterion` under the working directory).
+fn criterion_directory() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(target).join("criterion");
+    }
+    let built_in = std::env::current_exe().ok().and_then(|exe| {
+        let deps = exe.parent()?;
+        (deps.file_name()? == "deps").then(|| deps.parent()?.parent().map(|target| target.join("criterion")))?
+    });
+    built_in.unwrap_or_else(|| PathBuf::from("target/criterion"))
+}
+
+fn main() {
+    let started = SystemTime::now();
+    let directory = criterion_directory();
+    let mut criterion = Criterion::default().output_directory(&directory).configure_from_args();
+    benches(&mut criterion);
+    criterion.final_summary();
+    let estimates = read_estimates(&directory, started);
+    if estimates.is_empty() {
+        return;
+    }
+    let mut backends: Vec<String> = Vec::new();
+    for e in &estimates {
+        if !backends.contains(&e.backend) {
+            backends.push(e.backend.clone());
+        }
+    }
+    backends.sort_by_key(|b| BackendKind::ALL.iter().position(|k| b.starts_with(k.name())).unwrap_or(usize::MAX));
+    println!("{}", table(&estimates, &backends));
+    println!("\nHTML reports: {}", directory.join("report").join("index.html").display());
+}

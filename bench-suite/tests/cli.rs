@@ -38,6 +38,45 @@ fn an_unknown_backend_is_a_usage_error() {
     rejected(&["run", "square", "--backend", "cuda:first"], "cuda:<ordinal>");
     rejected(&["sweep", "square", "--backends", "cpu,cuda:0,cuda:1"], "two cuda devices");
     rejected(&["run", "square", "--backend", "cpu", "--pinned"], "--pinned applies to CUDA");
+    rejected(&["run", "square", "--backend", "cpu", "--block-size", "128"], "--block-size applies to CUDA");
+    rejected(&["run", "sum", "--backend", "cuda", "--block-size", "128"], "elementwise workloads");
+}
+
+#[test]
+fn workload_parameters_are_checked_and_belong_to_their_workload() {
+    rejected(&["run", "square", "--size", "1K", "--bins", "16"], "--bins does not apply to this workload");
+    rejected(&["run", "mandelbrot", "--size", "64", "--bins", "16"], "--bins does not apply to mandelbrot");
+    rejected(&["run", "histogram", "--bins", "0"], "expected 1 to 65536");
+    rejected(&["run", "histogram", "--distribution", "normal"], "uniform or skewed");
+    rejected(&["run", "mandelbrot", "--region", "1,0,0,1"], "each minimum below its maximum");
+    rejected(&["run", "mandelbrot", "--max-iter", "2^30"], "expected 1 to");
+    rejected(&["sweep", "--bins", "16"], "--bins needs exactly one workload");
+    rejected(&["run", "square", "--launches", "0"], "--launches");
+}
+
+#[test]
+fn the_timing_lessons_run_on_the_cpu() {
+    let out = gpuworthy(&[
+        "run",
+        "mandelbrot",
+        "--size",
+        "64",
+        "--region",
+        "-0.76,-0.74,0.09,0.11",
+        "--max-iter",
+        "100",
+        "--no-sync",
+        "--launches",
+        "4",
+        "--no-spin-up",
+        "--quick",
+    ]);
+    expect(&out, "run mandelbrot with the lessons", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("host, no synchronise") && stdout.contains("4 per transfer"), "{stdout}");
+    let out = gpuworthy(&["run", "histogram", "--size", "64K", "--bins", "16", "--distribution", "skewed", "--quick"]);
+    expect(&out, "run histogram with bins", 0, "");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(16 bins) skewed"));
 }
 
 #[test]

@@ -62,9 +62,9 @@ pub const VARIABLES: &[Variable] = &[
         purpose: "the largest chunk a wgpu kernel binds (default: the adapter's limit)",
     },
     Variable {
-        name: "GPUWORTHY_BENCH_QUICK",
+        name: "GPUWORTHY_BENCH_FULL",
         values: "1, true, yes, on, 0, false, no or off",
-        purpose: "a short criterion run (default: off)",
+        purpose: "the long criterion run: every ladder size, criterion's default times (default: off, the short run)",
     },
     Variable {
         name: "GPUWORTHY_BENCH_BACKENDS",

@@ -28,6 +28,9 @@ pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
 pub use workloads::variant_kernels;
 
+/// Threads per block of the elementwise kernels unless [`CudaBackend::with_elementwise_block_size`] says otherwise.
+pub const DEFAULT_ELEMENTWISE_BLOCK: u32 = 256;
+
 /// The CUDA backend on one device, with its own stream.
 pub struct CudaBackend {
     context: Arc<CudaContext>,
@@ -36,6 +39,8 @@ pub struct CudaBackend {
     capability: (i32, i32),
     multiprocessors: u32,
     host_memory: HostMemory,
+    /// Threads per block of the elementwise kernels (`square`, `saxpy`).
+    elementwise_block: u32,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
@@ -122,6 +127,7 @@ impl CudaBackend {
             capability,
             multiprocessors,
             host_memory,
+            elementwise_block: DEFAULT_ELEMENTWISE_BLOCK,
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
@@ -134,6 +140,24 @@ impl CudaBackend {
     /// How data moves between the host and the device.
     pub fn host_memory(&self) -> HostMemory {
         self.host_memory
+    }
+
+    /// This backend with `threads` threads per block for the elementwise kernels (`square` and `saxpy`, both
+    /// variants): a multiple of the warp size (32) up to 1024. For the lesson on block size and occupancy; the
+    /// default is [`DEFAULT_ELEMENTWISE_BLOCK`].
+    pub fn with_elementwise_block_size(mut self, threads: u32) -> Result<Self> {
+        if threads == 0 || threads > 1024 || threads % 32 != 0 {
+            return Err(Error::invalid(format!(
+                "a CUDA block size must be a multiple of 32 from 32 to 1024 threads, got {threads}"
+            )));
+        }
+        self.elementwise_block = threads;
+        Ok(self)
+    }
+
+    /// Threads per block of the elementwise kernels.
+    pub fn elementwise_block_size(&self) -> u32 {
+        self.elementwise_block
     }
 
     /// The driver context.
@@ -252,5 +276,28 @@ mod tests {
     fn a_device_that_does_not_exist_is_unavailable() {
         let err = CudaBackend::new(1 << 20).unwrap_err();
         assert!(err.is_unavailable(), "{err}");
+    }
+
+    /// Every block size the lesson sweeps gives the reference's answer, at a length that is not a multiple of any,
+    /// and a block size the hardware cannot run is refused before a launch.
+    #[test]
+    fn elementwise_kernels_are_right_at_every_block_size() {
+        use gpuworthy_core::workloads::{Len, Square};
+        use gpuworthy_core::{Implements, Workload};
+        let Ok(cuda) = CudaBackend::new(0) else { return };
+        let input = Square::generate(&Len((1 << 20) + 7), 3).unwrap();
+        let expected = Square::reference(&input).unwrap();
+        let mut cuda = cuda;
+        for threads in [32, 64, 96, 128, 256, 512, 1024] {
+            cuda = cuda.with_elementwise_block_size(threads).unwrap();
+            for variant in ["naive", "vec4"] {
+                let out = Implements::<Square>::run(&cuda, variant, &input).unwrap();
+                assert_eq!(out, expected, "{variant} at {threads} threads per block");
+            }
+        }
+        for bad in [0, 31, 48, 2048] {
+            assert!(cuda.with_elementwise_block_size(bad).is_err(), "{bad}");
+            cuda = CudaBackend::new(0).unwrap();
+        }
     }
 }

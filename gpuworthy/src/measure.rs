@@ -270,6 +270,96 @@ where
     })
 }
 
+/// Three clocks around the same kernel, for the lesson that CUDA (and wgpu) launches are asynchronous.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockComparison {
+    /// Wrong on purpose: the host clock around the launch call alone, without synchronising. On a GPU this is the
+    /// time to enqueue the kernel, not to run it.
+    pub launch_unsynchronised: Stats,
+    /// The host clock around the launch and a synchronisation: the kernel, plus the launch and wake-up latency.
+    pub launch_synchronised: Stats,
+    /// The backend's device timer (CUDA events, timestamp queries; the host clock on the CPU).
+    pub device_timer: Stats,
+}
+
+/// Times one launch of `variant` on resident data three ways ([`ClockComparison`]), one launch per sample, after the
+/// same warm-up and spin-up as [`measure`]. The device is synchronised before each sample, so no unsynchronised
+/// sample finds the queue full.
+pub fn compare_clocks<W, B>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    options: &MeasureOptions,
+) -> Result<ClockComparison>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    backend.prepare(variant)?;
+    let mut resident = backend.upload(input)?;
+    for _ in 0..=options.warmup {
+        backend.launch(variant, &mut resident)?;
+    }
+    backend.synchronize()?;
+    if backend.kind().is_gpu() {
+        spin_up(backend, options.spin_up, &mut || backend.launch(variant, &mut resident))?;
+    }
+    let launch_unsynchronised = repeat(options, || {
+        backend.synchronize()?;
+        let start = Instant::now();
+        backend.launch(variant, &mut resident)?;
+        Ok(start.elapsed())
+    })?;
+    let launch_synchronised = repeat(options, || {
+        backend.synchronize()?;
+        let start = Instant::now();
+        backend.launch(variant, &mut resident)?;
+        backend.synchronize()?;
+        Ok(start.elapsed())
+    })?;
+    let device_timer = repeat(options, || backend.time_on_device(&mut || backend.launch(variant, &mut resident)))?;
+    backend.synchronize()?;
+    Ok(ClockComparison { launch_unsynchronised, launch_synchronised, device_timer })
+}
+
+/// The largest number of launches per transfer [`launches_per_transfer`] accepts.
+pub const MAX_LAUNCHES_PER_TRANSFER: usize = 1 << 16;
+
+/// Host time of one upload, `launches` kernels and one download, synchronised, divided by `launches`: the cost per
+/// kernel when data stays on the device for several kernels between transfers (the transfers amortised).
+pub fn launches_per_transfer<W, B>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    launches: usize,
+    options: &MeasureOptions,
+) -> Result<Stats>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    if launches == 0 || launches > MAX_LAUNCHES_PER_TRANSFER {
+        return Err(gpuworthy_core::Error::invalid(format!(
+            "launches per transfer must be 1 to {MAX_LAUNCHES_PER_TRANSFER}, got {launches}"
+        )));
+    }
+    backend.prepare(variant)?;
+    for _ in 0..options.warmup.max(1) {
+        backend.run(variant, input)?;
+    }
+    let per_launch = repeat(options, || {
+        backend.synchronize()?;
+        let start = Instant::now();
+        let mut resident = backend.upload(input)?;
+        for _ in 0..launches {
+            backend.launch(variant, &mut resident)?;
+        }
+        backend.download(&mut resident)?;
+        Ok(start.elapsed() / launches as u32)
+    })?;
+    Ok(per_launch)
+}
+
 /// A duration with a unit that keeps three significant digits: `812 ns`, `4.21 µs`, `13.5 ms`, `2.04 s`.
 pub fn duration(d: Duration) -> String {
     let s = d.as_secs_f64();
@@ -342,6 +432,22 @@ mod tests {
         // One batch of about 5 ms may follow the deadline; the rest is slack for a loaded machine.
         assert!(took < Duration::from_millis(300), "ran on for {took:?}");
         assert!(calls >= 10, "{calls} calls in {took:?}");
+    }
+
+    #[test]
+    fn clocks_and_launches_per_transfer_measure_the_cpu() {
+        use gpuworthy_core::workloads::{Len, Square};
+        let backend = gpuworthy_cpu::CpuBackend::new().unwrap();
+        let input = <Square as Workload>::generate(&Len(1 << 16), 1).unwrap();
+        let options = MeasureOptions::quick();
+        let clocks = compare_clocks::<Square, _>(&backend, "simd", &input, &options).unwrap();
+        // The CPU's launch is synchronous: all three clocks see the kernel.
+        assert!(clocks.launch_unsynchronised.median > Duration::ZERO && clocks.device_timer.median > Duration::ZERO);
+        let one = launches_per_transfer::<Square, _>(&backend, "simd", &input, 1, &options).unwrap();
+        assert!(one.median > Duration::ZERO);
+        for bad in [0, MAX_LAUNCHES_PER_TRANSFER + 1] {
+            assert!(launches_per_transfer::<Square, _>(&backend, "simd", &input, bad, &options).is_err());
+        }
     }
 
     #[test]

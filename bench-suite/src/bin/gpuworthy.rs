@@ -17,7 +17,7 @@ use gpuworthy::core::{Backend, BackendKind, Error, WORKLOAD_NAMES, Workload};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
-use gpuworthy::size::ParseSize;
+use gpuworthy::size::{ParseSize, WorkloadOptions};
 use gpuworthy::sweep::{Progress, SweepOptions, sweep_workload};
 use gpuworthy::wgpu::WgpuBackend;
 use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
@@ -63,6 +63,10 @@ enum Command {
         /// Move data through pinned (page-locked) host memory instead of pageable (CUDA only).
         #[arg(long)]
         pinned: bool,
+        #[command(flatten)]
+        params: WorkloadArgs,
+        #[command(flatten)]
+        lessons: LessonArgs,
     },
     /// Sweeps sizes x backends x variants: a table per workload with each backend's best time, the winner and the
     /// speed-up, the crossover size (data resident on the GPU, and data on the host) and a verdict.
@@ -92,6 +96,8 @@ enum Command {
         /// Write one SVG chart per workload into this directory.
         #[arg(long)]
         plot: Option<PathBuf>,
+        #[command(flatten)]
+        params: WorkloadArgs,
     },
     /// Measures what the cost model behind `auto` and `explain` needs on this machine (every workload's short ladder on
     /// every device and variant), and stores it in the user's cache directory (or GPUWORTHY_CALIBRATION).
@@ -188,6 +194,55 @@ enum Target {
     Auto,
     /// This device.
     Device(DeviceSpec),
+}
+
+/// Workload parameters beyond the size.
+#[derive(Debug, Clone, Default, clap::Args)]
+struct WorkloadArgs {
+    /// Histogram: the number of bins, 1 to 65536 (default 256).
+    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_bins(s).map_err(|e| e.to_string()))]
+    bins: Option<usize>,
+    /// Histogram: how the values spread over the bins: uniform, or skewed (90% in one bin: the atomics contend).
+    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_distribution(s).map_err(|e| e.to_string()))]
+    distribution: Option<gpuworthy::core::workloads::Distribution>,
+    /// Mandelbrot: the region of the complex plane, whole, inside (every pixel runs to the limit), boundary
+    /// (neighbours diverge), or XMIN,XMAX,YMIN,YMAX.
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| gpuworthy::size::parse_region(s).map_err(|e| e.to_string()))]
+    region: Option<gpuworthy::core::workloads::Region>,
+    /// Mandelbrot: the most iterations per pixel, 1 to 2^20 (default 256).
+    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_max_iter(s).map_err(|e| e.to_string()))]
+    max_iter: Option<u32>,
+}
+
+impl WorkloadArgs {
+    fn options(&self) -> WorkloadOptions {
+        WorkloadOptions {
+            bins: self.bins,
+            distribution: self.distribution,
+            region: self.region,
+            max_iter: self.max_iter,
+        }
+    }
+}
+
+/// Measurements that show how timing goes wrong, and what moves a crossover (the guide's lessons).
+#[derive(Debug, Clone, Default, clap::Args)]
+struct LessonArgs {
+    /// Also time each launch with the host clock and no synchronisation (wrong on purpose: on a GPU it measures the
+    /// launch, not the kernel), beside the synchronised host clock and the device timer.
+    #[arg(long)]
+    no_sync: bool,
+    /// Also time upload + K kernels + download per K, the cost per kernel when data stays on the device for K
+    /// kernels between transfers (1 to 65536).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    launches: Option<u32>,
+    /// Skip the spin-up that keeps a GPU busy before its kernel is timed (to see the clock ramp it exists for).
+    #[arg(long)]
+    no_spin_up: bool,
+    /// CUDA: threads per block of the elementwise kernels (square, saxpy), comma-separated to compare several:
+    /// 32,64,128,256,512,1024.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(32..=1024))]
+    block_size: Vec<u32>,
 }
 
 /// Parses `run --backend`: `auto` or a device.
@@ -296,29 +351,35 @@ fn describe(backend: &Device) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_on<W>(
-    target: Result<Device, ()>,
-    size: Option<&str>,
-    variant: Option<&str>,
-    options: &MeasureOptions,
-) -> anyhow::Result<()>
+/// What `gpuworthy run` was asked to do.
+struct RunRequest<'a> {
+    size: Option<&'a str>,
+    variant: Option<&'a str>,
+    params: WorkloadOptions,
+    lessons: &'a LessonArgs,
+    options: MeasureOptions,
+}
+
+fn run_on<W>(target: Result<Vec<(String, Device)>, ()>, request: &RunRequest<'_>) -> anyhow::Result<()>
 where
     W: OnEveryBackend,
     W::Params: ParseSize,
 {
-    let params = match size {
+    let (size, variant, options) = (request.size, request.variant, &request.options);
+    let mut params = match size {
         Some(s) => W::Params::parse_size(s).map_err(usage)?,
         None => W::quick_ladder().pop().context("the workload has no default size")?,
     };
-    let (backend, chosen) = match target {
-        Ok(device) => (device, None),
+    params.apply(&request.params).map_err(usage)?;
+    let (devices, chosen) = match target {
+        Ok(devices) => (devices, None),
         Err(()) => {
             let choice = gpuworthy::auto::global()?.choose::<W>(&params, Placement::Host)?;
             out!("auto: {} {} ({})", choice.device.label(), choice.variant, choice.reason);
-            (choice.device, Some(choice.variant))
+            (vec![(String::new(), choice.device)], Some(choice.variant))
         }
     };
-    let backend = &backend;
+    let backend = &devices[0].1;
     let variants = match (variant, chosen) {
         (Some(v), _) => vec![v.to_owned()],
         (None, Some(v)) => vec![v.to_owned()],
@@ -327,8 +388,12 @@ where
     backend.check_size::<W>(&params).map_err(usage)?;
     let input = W::generate(&params, options.seed).map_err(usage)?;
     let mut rows: Vec<Measurement> = Vec::new();
-    for v in &variants {
-        rows.push(backend.measure::<W>(v, &input, options).map_err(usage)?);
+    for (suffix, device) in &devices {
+        for v in &variants {
+            let mut m = device.measure::<W>(v, &input, options).map_err(usage)?;
+            m.variant.push_str(suffix);
+            rows.push(m);
+        }
     }
     let device = backend.device();
     let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.label(), device.name, device.driver);
@@ -346,6 +411,42 @@ where
             ""
         }
     );
+    let t = |d: Duration| report::duration(d);
+    if request.lessons.no_sync {
+        out!("  one launch, three clocks (median of each; the first is wrong on purpose):");
+        out!(
+            "    {:<14} {:>26} {:>26} {:>14}",
+            "variant",
+            "host, no synchronise",
+            "host, synchronised",
+            "device timer"
+        );
+        for v in &variants {
+            let c = gpuworthy::measure::compare_clocks::<W, _>(backend, v, &input, options).map_err(usage)?;
+            out!(
+                "    {:<14} {:>26} {:>26} {:>14}",
+                v,
+                t(c.launch_unsynchronised.median),
+                t(c.launch_synchronised.median),
+                t(c.device_timer.median)
+            );
+        }
+        if backend.kind().is_gpu() {
+            out!(
+                "  without a synchronisation the host clock stops when the launch is queued, not when the kernel ends"
+            );
+        }
+    }
+    if let Some(k) = request.lessons.launches {
+        out!("  per kernel, with the data uploaded once and downloaded once around {k} kernel(s):");
+        for v in &variants {
+            let one =
+                gpuworthy::measure::launches_per_transfer::<W, _>(backend, v, &input, 1, options).map_err(usage)?;
+            let many = gpuworthy::measure::launches_per_transfer::<W, _>(backend, v, &input, k as usize, options)
+                .map_err(usage)?;
+            out!("    {:<14} {k} per transfer: {} per kernel (1 per transfer: {})", v, t(many.median), t(one.median));
+        }
+    }
     if rows.iter().any(|m| matches!(m.check, Some(Err(_)))) {
         return Err(Exit::check_failed("a variant's output does not match the reference"));
     }
@@ -521,7 +622,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             gpuworthy::with_workload!(workload.as_str(), W => explain::<W>(&size, placement))
         }
         Command::Devices => devices(),
-        Command::Sweep { workloads, backends, quick, sizes, budget, json, csv, plot } => {
+        Command::Sweep { workloads, backends, quick, sizes, budget, json, csv, plot, params } => {
             let specs = if backends.is_empty() { BackendKind::ALL.map(DeviceSpec::from).to_vec() } else { backends };
             for (i, spec) in specs.iter().enumerate() {
                 if specs[..i].iter().any(|earlier| earlier.kind() == spec.kind()) {
@@ -539,6 +640,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if sizes.is_some() && workloads.len() != 1 {
                 return Err(Exit::usage("--sizes needs exactly one workload"));
             }
+            let params = params.options();
+            if let Some(flag) = params.named().first()
+                && workloads.len() != 1
+            {
+                return Err(Exit::usage(format!("{flag} needs exactly one workload")));
+            }
+            gpuworthy::with_workload!(workloads[0].as_str(), W => <W as Workload>::Params::parse_size("1")
+                .and_then(|mut p| p.apply(&params))
+                .map_err(usage)?);
             if let Some(list) = &sizes {
                 gpuworthy::with_workload!(workloads[0].as_str(), W => list
                     .split(',')
@@ -578,11 +688,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let outcome = (|| -> anyhow::Result<()> {
                 for workload in &workloads {
                     let sweep = gpuworthy::with_workload!(workload.as_str(), W => {
-                        let ladder = match &sizes {
+                        let mut ladder = match &sizes {
                             Some(list) => list.split(',').map(<W as Workload>::Params::parse_size).collect::<Result<Vec<_>, _>>().map_err(usage)?,
                             None if quick => W::quick_ladder(),
                             None => W::ladder(),
                         };
+                        for p in &mut ladder {
+                            p.apply(&params).map_err(usage)?;
+                        }
                         let bar = Bar(progress.clone());
                         bar.plan((ladder.len() * variant_count::<W>(&opened.devices)) as u64);
                         sweep_workload::<W>(&opened.devices, &ladder, &options, &bar)
@@ -637,24 +750,63 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Run { workload, size, backend, variant, quick, no_validate, pinned } => {
+        Command::Run { workload, size, backend, variant, quick, no_validate, pinned, params, lessons } => {
             let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
             options.validate = !no_validate;
-            let (size, variant) = (size.as_deref(), variant.as_deref());
-            let device = match (backend, pinned) {
-                (Target::Device(DeviceSpec::Cuda { ordinal }), true) => {
-                    Ok(Device::from(CudaBackend::with_host_memory(ordinal, HostMemory::Pinned)?))
-                }
-                (Target::Device(spec), true) => {
-                    return Err(Exit::usage(format!("--pinned applies to CUDA devices, not {spec}")));
-                }
-                (Target::Auto, true) => return Err(Exit::usage("--pinned applies to CUDA devices, not auto")),
-                (Target::Device(spec), false) => {
-                    Ok(Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?)
-                }
-                (Target::Auto, false) => Err(()),
+            if lessons.no_spin_up {
+                options.spin_up = Duration::ZERO;
+            }
+            let cuda_only = |flag: &str, target: &Target| match target {
+                Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
+                Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
+                Target::Auto => Err(Exit::usage(format!("{flag} applies to CUDA devices, not auto"))),
             };
-            gpuworthy::with_workload!(workload.as_str(), W => run_on::<W>(device.clone(), size, variant, &options))
+            if pinned {
+                cuda_only("--pinned", &backend)?;
+            }
+            if !lessons.block_size.is_empty() {
+                cuda_only("--block-size", &backend)?;
+                if !["square", "saxpy"].contains(&workload.as_str()) {
+                    return Err(Exit::usage(format!(
+                        "--block-size applies to the elementwise workloads (square, saxpy), not {workload}"
+                    )));
+                }
+            }
+            let devices = match backend {
+                Target::Device(DeviceSpec::Cuda { ordinal }) if pinned || !lessons.block_size.is_empty() => {
+                    let memory = if pinned { HostMemory::Pinned } else { HostMemory::Pageable };
+                    let blocks: Vec<Option<u32>> = if lessons.block_size.is_empty() {
+                        vec![None]
+                    } else {
+                        lessons.block_size.iter().copied().map(Some).collect()
+                    };
+                    let mut devices = Vec::new();
+                    for block in blocks {
+                        let cuda = CudaBackend::with_host_memory(ordinal, memory)?;
+                        let (cuda, suffix) = match block {
+                            Some(threads) => {
+                                (cuda.with_elementwise_block_size(threads).map_err(usage)?, format!(" b{threads}"))
+                            }
+                            None => (cuda, String::new()),
+                        };
+                        devices.push((suffix, Device::from(cuda)));
+                    }
+                    Ok(devices)
+                }
+                Target::Device(spec) => Ok(vec![(
+                    String::new(),
+                    Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?,
+                )]),
+                Target::Auto => Err(()),
+            };
+            let request = RunRequest {
+                size: size.as_deref(),
+                variant: variant.as_deref(),
+                params: params.options(),
+                lessons: &lessons,
+                options,
+            };
+            gpuworthy::with_workload!(workload.as_str(), W => run_on::<W>(devices.clone(), &request))
         }
     }
 }

@@ -17,8 +17,6 @@ pub struct ElementwiseResident {
     y: CudaSlice<f32>,
 }
 
-const BLOCK: u32 = 256;
-
 /// How an elementwise kernel covers the vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Grid {
@@ -55,11 +53,14 @@ impl CudaBackend {
             return Ok(());
         }
         let n = r.n as u64;
+        let block = self.elementwise_block_size();
+        // The grid-stride variant keeps the same number of threads in flight per multiprocessor whatever the block.
+        let blocks_per_sm = (32 * 256 / block as u64).max(1);
         let blocks = match variant.launch {
-            Grid::StridedVec4 => n.div_ceil(4 * BLOCK as u64).min(32 * self.multiprocessors as u64),
-            Grid::PerElement => n.div_ceil(BLOCK as u64),
+            Grid::StridedVec4 => n.div_ceil(4 * block as u64).min(blocks_per_sm * self.multiprocessors as u64),
+            Grid::PerElement => n.div_ceil(block as u64),
         };
-        let cfg = config((blocks, 1), (BLOCK, 1), 0)?;
+        let cfg = config((blocks, 1), (block, 1), 0)?;
         let mut launch = self.stream.launch_builder(&function);
         if with_a {
             launch.arg(&r.a);
