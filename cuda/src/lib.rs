@@ -146,7 +146,7 @@ impl CudaBackend {
     /// variants): a multiple of the warp size (32) up to 1024. For the lesson on block size and occupancy; the
     /// default is [`DEFAULT_ELEMENTWISE_BLOCK`].
     pub fn with_elementwise_block_size(mut self, threads: u32) -> Result<Self> {
-        if threads == 0 || threads > 1024 || threads % 32 != 0 {
+        if threads == 0 || threads > 1024 || !threads.is_multiple_of(32) {
             return Err(Error::invalid(format!(
                 "a CUDA block size must be a multiple of 32 from 32 to 1024 threads, got {threads}"
             )));

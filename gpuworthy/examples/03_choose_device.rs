@@ -3,9 +3,9 @@
 //! across ten launches, checking both against the reference and printing what ran where.
 //!
 //! ```text
-//! cargo run --release -p gpuworthy --example choose_device
-//! GPUWORTHY_BACKEND=wgpu cargo run --release -p gpuworthy --example choose_device
-//! GPUWORTHY_BACKEND=cuda:1 cargo run --release -p gpuworthy --example choose_device
+//! cargo run --release -p gpuworthy --example 03_choose_device
+//! GPUWORTHY_BACKEND=wgpu cargo run --release -p gpuworthy --example 03_choose_device
+//! GPUWORTHY_BACKEND=cuda:1 cargo run --release -p gpuworthy --example 03_choose_device
 //! ```
 
 use std::process::ExitCode;
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("choose_device: {e}");
+            eprintln!("03_choose_device: {e}");
             ExitCode::FAILURE
         }
     }
