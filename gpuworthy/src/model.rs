@@ -118,6 +118,22 @@ impl Curve {
         Some(Curve { fit, points })
     }
 
+    /// Whether this curve's measured time is below `other`'s at the calibrated sizes nearest to `cost` on each side
+    /// (the one side there is, outside the calibrated range). Between two calibrated sizes the curves only
+    /// interpolate, and cannot tell where two variants cross: a variant that was slower at one of the neighbouring
+    /// sizes is not known to be faster in between (a CPU's thread pool that does not pay below 2^20 elements, with
+    /// calibrated sizes at 2^16 and 2^20, is one such case).
+    pub fn faster_at_neighbours(&self, other: &Curve, cost: &Cost) -> bool {
+        let shared: Vec<(u64, f64, f64)> = self
+            .points
+            .iter()
+            .filter_map(|p| other.points.iter().find(|q| (q.0, q.1) == (p.0, p.1)).map(|q| (p.0, p.2, q.2)))
+            .collect();
+        let below = shared.iter().filter(|p| p.0 <= cost.bytes).max_by_key(|p| p.0);
+        let above = shared.iter().filter(|p| p.0 >= cost.bytes).min_by_key(|p| p.0);
+        [below, above].into_iter().flatten().all(|&(_, mine, theirs)| mine < theirs)
+    }
+
     /// The predicted seconds for a run of this cost.
     pub fn predict(&self, cost: &Cost) -> f64 {
         let fitted = self.fit.predict(cost);
@@ -405,7 +421,10 @@ impl Model {
                 let fastest = candidates.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
                 let rule = preferred(&device.label)
                     .and_then(|name| candidates.iter().copied().find(|(v, _)| v.variant == name))
-                    .filter(|(_, t)| *t <= fastest.1 * (1.0 + VARIANT_MARGIN));
+                    .filter(|(rule, t)| {
+                        *t <= fastest.1 * (1.0 + VARIANT_MARGIN)
+                            || !fastest.0.kernel.faster_at_neighbours(&rule.kernel, cost)
+                    });
                 let (variant, kernel) = rule.unwrap_or(fastest);
                 let pinned = placement == Placement::PinnedHost;
                 let through = |pageable: &Curve, pinned_curve: &Option<Curve>| match pinned_curve {
@@ -623,6 +642,49 @@ mod tests {
         };
         assert_eq!(pick(model(1.1e-10)), "simd", "a 10% difference is noise: the rule decides");
         assert_eq!(pick(model(2e-10)), "scalar", "twice as slow is not noise");
+    }
+
+    #[test]
+    fn between_calibrated_sizes_the_documented_variant_stays_unless_beaten_on_both_sides() {
+        // Measured at 2^16 and 2^20 elements: the rule's `scalar` is faster at 2^16, `simd` at 2^20. Interpolated,
+        // simd looks twice as fast at 2^18, but where the two cross in between is unknown: the rule decides.
+        let through = |points: &[(u64, f64)]| {
+            Curve::through(&points.iter().map(|&(bytes, t)| (cost(bytes, bytes / 8), t)).collect::<Vec<_>>()).unwrap()
+        };
+        let scalar = through(&[(1 << 19, 6.5e-6), (1 << 23, 305e-6)]);
+        let simd = through(&[(1 << 19, 7.3e-6), (1 << 23, 57e-6)]);
+        let at_2_18 = cost(1 << 21, 1 << 18);
+        assert!(simd.predict(&at_2_18) * (1.0 + VARIANT_MARGIN) < scalar.predict(&at_2_18));
+        assert!(!simd.faster_at_neighbours(&scalar, &at_2_18));
+        // Beyond the calibrated range, and where it was faster at both neighbours, the faster curve is trusted.
+        assert!(simd.faster_at_neighbours(&scalar, &cost(1 << 25, 1 << 22)));
+        let simd_everywhere = through(&[(1 << 19, 3e-6), (1 << 23, 57e-6)]);
+        assert!(simd_everywhere.faster_at_neighbours(&scalar, &at_2_18));
+        let variant = |name: &str, kernel: &Curve| VariantModel {
+            variant: name.into(),
+            full_precision: true,
+            kernel: kernel.clone(),
+        };
+        let model = |simd: &Curve| Model {
+            devices: vec![DeviceModel {
+                label: "cpu".into(),
+                backend: "cpu".into(),
+                is_gpu: false,
+                workloads: vec![WorkloadModel {
+                    workload: "square".into(),
+                    upload: Curve::default(),
+                    download: Curve::default(),
+                    upload_pinned: None,
+                    download_pinned: None,
+                    variants: vec![variant("scalar", &scalar), variant("simd", simd)],
+                }],
+            }],
+        };
+        let prefer_scalar = |_: &str| Some("scalar");
+        let pick =
+            |m: Model| m.predict_preferring("square", &at_2_18, Placement::Host, &prefer_scalar)[0].variant.clone();
+        assert_eq!(pick(model(&simd)), "scalar");
+        assert_eq!(pick(model(&simd_everywhere)), "simd");
     }
 
     #[test]
