@@ -221,7 +221,7 @@ mod tests {
         assert_eq!(estimates.len(), 5, "{estimates:?}");
         let table = table(&estimates, &["cpu".into(), "cuda".into()]);
         let row = table.lines().find(|l| l.trim_start().starts_with("2^20")).unwrap();
-        assert!(row.contains("300.0 µs | 300.0 µs"), "{table}");
+        assert!(row.contains("300 µs | 300 µs"), "{table}");
         assert!(row.contains("cuda vec4") && row.trim_end().ends_with("cpu simd"), "{table}");
         // Estimates older than the run are not read.
         assert!(read_estimates(&root, SystemTime::now() + std::time::Duration::from_secs(60)).is_empty());

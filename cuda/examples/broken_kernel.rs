@@ -2,13 +2,13 @@
 //! float past the end of a buffer, and a shared-memory reduction without `__syncthreads()` between its steps. Run
 //! plainly, both may print a plausible answer (the write lands in the allocation's padding; the race may happen to
 //! resolve the right way); under the sanitizer both are caught. `--fixed` runs the corrected kernels, which the
-//! sanitizer passes.
+//! sanitizer passes; `bounds` or `race` runs only that kernel.
 //!
 //! ```text
 //! cargo build --release -p gpuworthy-cuda --example broken_kernel
-//! compute-sanitizer --tool memcheck target/release/examples/broken_kernel         # the write past the end
-//! compute-sanitizer --tool racecheck target/release/examples/broken_kernel        # the missing barrier
-//! compute-sanitizer --tool racecheck target/release/examples/broken_kernel --fixed # clean
+//! compute-sanitizer --tool memcheck target/release/examples/broken_kernel bounds         # the access past the end
+//! compute-sanitizer --tool racecheck target/release/examples/broken_kernel race          # the missing barrier
+//! compute-sanitizer --tool racecheck target/release/examples/broken_kernel race --fixed  # clean
 //! ```
 //!
 //! The kernels are compiled with `-lineinfo`, so the sanitizer names the source line (`broken.cu:N`).
@@ -55,8 +55,15 @@ extern "C" __global__ void block_sum(const float* x, float* sums)
 "#;
 
 fn main() -> ExitCode {
-    let fixed = std::env::args().any(|a| a == "--fixed");
-    match run(fixed) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(bad) = args.iter().find(|a| !["--fixed", "bounds", "race"].contains(&a.as_str())) {
+        eprintln!("broken_kernel: unknown argument `{bad}`: expected bounds, race and/or --fixed");
+        return ExitCode::from(2);
+    }
+    let fixed = args.iter().any(|a| a == "--fixed");
+    let only = |name: &str| args.iter().any(|a| a == name);
+    let (bounds, race) = if only("bounds") || only("race") { (only("bounds"), only("race")) } else { (true, true) };
+    match run(fixed, bounds, race) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("broken_kernel: {e}");
@@ -65,7 +72,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(fixed: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn run(fixed: bool, bounds: bool, race: bool) -> Result<(), Box<dyn std::error::Error>> {
     // SAFETY: the probe only tries to open the driver library by name; it calls no CUDA function.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err("no NVIDIA driver here: this example needs a CUDA GPU".into());
@@ -83,8 +90,12 @@ fn run(fixed: bool) -> Result<(), Box<dyn std::error::Error>> {
     let module = context.load_module(ptx)?;
     let stream = context.default_stream();
     println!("{} kernels on {}", if fixed { "fixed" } else { "broken" }, context.name()?);
-    scale(&stream, &module.load_function("scale")?)?;
-    block_sum(&stream, &module.load_function("block_sum")?)?;
+    if bounds {
+        scale(&stream, &module.load_function("scale")?)?;
+    }
+    if race {
+        block_sum(&stream, &module.load_function("block_sum")?)?;
+    }
     Ok(())
 }
 

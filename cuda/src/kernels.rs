@@ -33,6 +33,9 @@ pub const KERNEL_FILES: &[KernelSource] = &[
     kernel_file!("stencil.cu", ["stencil_naive", "stencil_tiled"]),
 ];
 
+/// Where the kernels' sources live, from the project's root.
+pub const SOURCE_FOLDER: &str = "cuda/kernels";
+
 /// The NVRTC options for a device of compute capability `major.minor`: its own architecture (so the driver need not
 /// JIT-compile PTX for it), line information for profilers, and nothing that changes the arithmetic.
 pub fn compile_options(major: i32, minor: i32) -> Vec<String> {
@@ -68,7 +71,11 @@ impl CudaBackend {
             return Ok(Arc::clone(m));
         }
         let options = compile_options(self.capability.0, self.capability.1);
-        let compile = CompileOptions { options: options.clone(), name: Some(file.file.into()), ..Default::default() };
+        // The program is named by its path from the project's root, so that NVRTC's errors and the line table that
+        // `-lineinfo` writes (which `ncu --import-source yes` and compute-sanitizer read) name the file a reader can
+        // open, when the program runs from the project's root.
+        let path = format!("{SOURCE_FOLDER}/{}", file.file);
+        let compile = CompileOptions { options: options.clone(), name: Some(path.clone()), ..Default::default() };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(file.source, compile).map_err(|e| {
             let log = match &e {
                 CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
@@ -76,7 +83,7 @@ impl CudaBackend {
             };
             Error::Compile {
                 backend: BackendKind::Cuda,
-                kernel: format!("{kernel} in {}", file.file),
+                kernel: format!("{kernel} in {path}"),
                 options: options.join(" "),
                 log,
             }
