@@ -4,10 +4,10 @@
 //! compilation and the first run), and `upload` and `download`, which do not depend on the variant and are benched
 //! once per workload, backend and size (under the backend's first variant). Throughput is the workload's cost in
 //! decimal bytes. The run ends with a table per workload and size (each backend's best time, the winner), read from
-//! criterion's own estimates; criterion's HTML reports are in `target/criterion/report/index.html`.
+//! criterion's own estimates; criterion's HTML reports, with its charts, are in `target/criterion/report/index.html`.
 //!
 //! The plain command is the short run: the smallest and largest sizes of each workload's short ladder (at most
-//! [`SHORT_MAX_FLOPS`] of work) with short measurement times, minutes rather than hours.
+//! [`SHORT_MAX_FLOPS`] of work) with short measurement times, flat sampling and fewer bootstrap resamples: minutes rather than hours.
 //! `GPUWORTHY_BENCH_FULL=1` is the long run: every size of the ladder, criterion's default times, 20 samples.
 //! `GPUWORTHY_BENCH_BACKENDS=cpu,wgpu` limits the devices (any device as `gpuworthy run --backend` takes it:
 //! `cuda:1`, `wgpu:vulkan`). The benchmarks of each workload are generated from the one list of workloads, and each
@@ -23,13 +23,13 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use bench_suite::criterion_summary::{read_estimates, table};
-use criterion::{BenchmarkId, Criterion, Throughput};
-use gpuworthy::core::{BackendKind, Implements, MAX_LAUNCHES_PER_TIMING};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use gpuworthy::core::{Backend, BackendKind, Implements, MAX_LAUNCHES_PER_TIMING};
 use gpuworthy::device::{ImplementsEveryWorkload, WithBackend};
 use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
 
 /// The most work one size of the short run may cost.
-const SHORT_MAX_FLOPS: u64 = 300_000_000;
+const SHORT_MAX_FLOPS: u64 = 150_000_000;
 
 /// Ends the bench run with a message naming a bad environment variable (exit code 2), rather than a panic.
 fn bad_environment(e: gpuworthy::core::Error) -> ! {
@@ -85,7 +85,13 @@ where
     if full() {
         group.sample_size(20);
     } else {
-        group.warm_up_time(Duration::from_millis(50)).measurement_time(Duration::from_millis(150)).sample_size(10);
+        // Flat sampling: every sample runs the same number of iterations, so a slow benchmark (a first call that
+        // creates a context and compiles) runs 10 times, not the 55 of criterion's linear sampling.
+        group
+            .warm_up_time(Duration::from_millis(50))
+            .measurement_time(Duration::from_millis(150))
+            .sample_size(10)
+            .sampling_mode(SamplingMode::Flat);
     }
     for params in &ladder {
         if let Err(e) = backend.check_size(params) {
@@ -212,10 +218,18 @@ impl WithBackend for BenchEveryWorkload<'_> {
     }
 }
 
+thread_local! {
+    /// Each backend benchmarked in this run, with its device's label (`wgpu(cpu)` for lavapipe), for the table.
+    static BENCHED: std::cell::RefCell<Vec<(BackendKind, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 fn benches(c: &mut Criterion) {
     for spec in device_specs() {
         match Device::open(spec.clone()) {
-            Ok(device) => device.with_backend(BenchEveryWorkload { criterion: c, spec: &spec }),
+            Ok(device) => {
+                BENCHED.with(|b| b.borrow_mut().push((device.kind(), device.label())));
+                device.with_backend(BenchEveryWorkload { criterion: c, spec: &spec });
+            }
             Err(e) if e.is_unavailable() => eprintln!("not benchmarking {spec}: {e}"),
             Err(e) => bad_environment(e),
         }
@@ -241,20 +255,28 @@ fn criterion_directory() -> PathBuf {
 fn main() {
     let started = SystemTime::now();
     let directory = criterion_directory();
-    let mut criterion = Criterion::default().output_directory(&directory).configure_from_args();
+    // The short run bootstraps 10 000 resamples instead of 100 000: with them, criterion's analysis and charts took
+    // about seven seconds per benchmark on two cores, thirty times the measurement.
+    let criterion = Criterion::default().output_directory(&directory);
+    let criterion = if full() { criterion } else { criterion.nresamples(10_000) };
+    let mut criterion = criterion.configure_from_args();
     benches(&mut criterion);
     criterion.final_summary();
     let estimates = read_estimates(&directory, started);
     if estimates.is_empty() {
         return;
     }
-    let mut backends: Vec<String> = Vec::new();
-    for e in &estimates {
-        if !backends.contains(&e.backend) {
-            backends.push(e.backend.clone());
-        }
-    }
-    backends.sort_by_key(|b| BackendKind::ALL.iter().position(|k| b.starts_with(k.name())).unwrap_or(usize::MAX));
+    // The columns: each backend benchmarked, in the order of `BackendKind::ALL`, labelled as every report labels it.
+    let labels = BENCHED.with(|b| b.borrow().clone());
+    let backends: Vec<(String, String)> = BackendKind::ALL
+        .iter()
+        .filter(|k| estimates.iter().any(|e| e.backend == k.name()))
+        .map(|k| {
+            let label =
+                labels.iter().find(|(kind, _)| kind == k).map_or_else(|| k.name().to_owned(), |(_, l)| l.clone());
+            (k.name().to_owned(), label)
+        })
+        .collect();
     println!("{}", table(&estimates, &backends));
     println!("\nHTML reports: {}", directory.join("report").join("index.html").display());
 }

@@ -106,8 +106,9 @@ type Best = Option<(f64, String)>;
 
 /// The table: per workload and size (in the order first seen, which is ladder order within a workload), each
 /// backend's fastest kernel (data resident) and fastest time with the data on the host (the kernel on the CPU,
-/// which computes where the data is; `end_to_end` on a GPU), and the winner of each. `backends` orders the columns.
-pub fn table(estimates: &[Estimate], backends: &[String]) -> String {
+/// which computes where the data is; `end_to_end` on a GPU), and the winner of each. `backends` orders the columns:
+/// each backend's name in the benchmark ids, and its label in reports (`wgpu(cpu)` for a CPU adapter).
+pub fn table(estimates: &[Estimate], backends: &[(String, String)]) -> String {
     use std::fmt::Write;
     let mut sizes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for e in estimates {
@@ -124,8 +125,8 @@ pub fn table(estimates: &[Estimate], backends: &[String]) -> String {
             "\n{workload}: criterion medians, best variant per backend (resident kernel | data on the host)"
         );
         let mut header = format!("  {:<14}", "size");
-        for b in backends {
-            let _ = write!(header, " {:>25}", b);
+        for (_, label) in backends {
+            let _ = write!(header, " {label:>25}");
         }
         let _ = writeln!(out, "{header}  {:<24} winner on the host", "winner resident");
         let mut sorted = sizes.clone();
@@ -144,7 +145,7 @@ pub fn table(estimates: &[Estimate], backends: &[String]) -> String {
             };
             let mut line = format!("  {size:<14}");
             let mut winners: [Option<(f64, &str, String)>; 2] = [None, None];
-            for b in backends {
+            for (b, label) in backends {
                 let resident = best(b, false);
                 let host = best(b, true);
                 let cell = match (&resident, &host) {
@@ -160,7 +161,7 @@ pub fn table(estimates: &[Estimate], backends: &[String]) -> String {
                     if let Some((time, variant)) = value
                         && slot.as_ref().is_none_or(|w| time < w.0)
                     {
-                        *slot = Some((time, b.as_str(), variant));
+                        *slot = Some((time, label.as_str(), variant));
                     }
                 }
             }
@@ -219,7 +220,7 @@ mod tests {
         write_benchmark(&root, "square", "cuda/vec4/upload", "2^20", 400_000.0);
         let estimates = read_estimates(&root, since);
         assert_eq!(estimates.len(), 5, "{estimates:?}");
-        let table = table(&estimates, &["cpu".into(), "cuda".into()]);
+        let table = table(&estimates, &[("cpu".into(), "cpu".into()), ("cuda".into(), "cuda".into())]);
         let row = table.lines().find(|l| l.trim_start().starts_with("2^20")).unwrap();
         assert!(row.contains("300 µs | 300 µs"), "{table}");
         assert!(row.contains("cuda vec4") && row.trim_end().ends_with("cpu simd"), "{table}");

@@ -1,0 +1,196 @@
+//! The command line of the `gpuworthy` tool, as data: the binary parses it and acts; the tests parse the commands
+//! the guide and the README show, so that a documented command that no longer parses fails a test.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use gpuworthy::DeviceSpec;
+use gpuworthy::core::{Error, WORKLOAD_NAMES};
+use gpuworthy::size::WorkloadOptions;
+
+/// Is this work worth sending to the GPU? Runs the same workloads on the CPU and on GPUs, side by side: every phase
+/// timed, every result checked, the size from which a GPU wins.
+#[derive(Debug, Parser)]
+#[command(name = "gpuworthy", version)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// What the tool can do: one subcommand each.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lists each backend: available or not (and why), its device, driver and limits.
+    Devices,
+    /// Runs one workload at one size on one backend: validated, every phase timed, throughput.
+    Run {
+        /// The workload.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+        workload: String,
+        /// The size: 2^24, 16M, 2048x2048, MxKxN (the workload's default when omitted).
+        #[arg(long, short)]
+        size: Option<String>,
+        /// The device: cpu, cuda, cuda:N (the Nth CUDA device), wgpu, wgpu:ADAPTER (an index from `gpuworthy
+        /// devices`, vulkan, metal, dx12, or part of the adapter's name), or auto (where the calibrated cost model
+        /// predicts it fastest for this size, with the data on the host).
+        #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_target)]
+        backend: Target,
+        /// One variant, or every variant the backend offers when omitted.
+        #[arg(long, short)]
+        variant: Option<String>,
+        /// Fewer repetitions.
+        #[arg(long)]
+        quick: bool,
+        /// Skip the check against the scalar reference (for sizes where the reference is slow).
+        #[arg(long)]
+        no_validate: bool,
+        /// Move data through pinned (page-locked) host memory instead of pageable (CUDA only).
+        #[arg(long)]
+        pinned: bool,
+        /// Workload parameters beyond the size.
+        #[command(flatten)]
+        params: WorkloadArgs,
+        /// The guide's timing lessons.
+        #[command(flatten)]
+        lessons: LessonArgs,
+    },
+    /// Sweeps sizes x backends x variants: a table per workload with each backend's best time, the winner and the
+    /// speed-up, the crossover size (data resident on the GPU, and data on the host) and a verdict.
+    Sweep {
+        /// Workloads to sweep (all when omitted).
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+        workloads: Vec<String>,
+        /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:ADAPTER); every
+        /// backend's first device that is available when omitted.
+        #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_device)]
+        backends: Vec<DeviceSpec>,
+        /// The short ladder of sizes: a sweep of every workload in a few minutes.
+        #[arg(long)]
+        quick: bool,
+        /// Sizes to sweep instead of the ladder, comma-separated (one workload only).
+        #[arg(long)]
+        sizes: Option<String>,
+        /// The most seconds one measurement may take; a variant whose next size would take longer stops there.
+        #[arg(long, default_value_t = 4.0)]
+        budget: f64,
+        /// Write every measurement, the crossovers and the machine's fingerprint as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write every measurement as CSV.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Write one SVG chart per workload into this directory.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// Workload parameters beyond the size.
+        #[command(flatten)]
+        params: WorkloadArgs,
+    },
+    /// Measures what the cost model behind `auto` and `explain` needs on this machine (every workload's short ladder on
+    /// every device and variant), and stores it in the user's cache directory (or GPUWORTHY_CALIBRATION).
+    Calibrate {
+        /// Instead of calibrating: measure the ladder sizes calibration did not use, and compare auto's choice at each
+        /// with the fastest measured (the regret).
+        #[arg(long)]
+        evaluate: bool,
+        /// With --evaluate: write every point as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// The backend and variant auto picks for a workload at a size, and why: the predicted time of each phase on
+    /// each device, the phase that decides, and the crossover sizes the model predicts.
+    Explain {
+        /// The workload.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+        workload: String,
+        /// The size: 2^24, 16M, 2048x2048, MxKxN.
+        #[arg(long, short)]
+        size: String,
+        /// With the data already resident on the device (compare kernels only).
+        #[arg(long, conflicts_with = "pinned")]
+        resident: bool,
+        /// With the data on the host, moved through pinned (page-locked) staging memory where a device has it (CUDA;
+        /// as `run --pinned` measures it).
+        #[arg(long)]
+        pinned: bool,
+    },
+    /// Measures raw host-device copy rates on a CUDA device, pageable and pinned.
+    Transfers {
+        /// Bytes per copy: 256M, 2^28, ...
+        #[arg(long, short, default_value = "256M")]
+        size: String,
+        /// The CUDA device: cuda or cuda:N.
+        #[arg(long, short, default_value = "cuda", value_name = "DEVICE", value_parser = parse_device)]
+        backend: DeviceSpec,
+    },
+}
+
+/// Where `run` runs: a device, or where `auto` chooses.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The cost model's choice for the workload and size.
+    Auto,
+    /// This device.
+    Device(DeviceSpec),
+}
+
+/// Workload parameters beyond the size.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WorkloadArgs {
+    /// Histogram: the number of bins, 1 to 65536 (default 256).
+    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_bins(s).map_err(|e| e.to_string()))]
+    pub bins: Option<usize>,
+    /// Histogram: how the values spread over the bins: uniform, or skewed (90% in one bin: the atomics contend).
+    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_distribution(s).map_err(|e| e.to_string()))]
+    pub distribution: Option<gpuworthy::core::workloads::Distribution>,
+    /// Mandelbrot: the region of the complex plane, whole, inside (every pixel runs to the limit), boundary
+    /// (neighbours diverge), or XMIN,XMAX,YMIN,YMAX.
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| gpuworthy::size::parse_region(s).map_err(|e| e.to_string()))]
+    pub region: Option<gpuworthy::core::workloads::Region>,
+    /// Mandelbrot: the most iterations per pixel, 1 to 2^20 (default 256).
+    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_max_iter(s).map_err(|e| e.to_string()))]
+    pub max_iter: Option<u32>,
+}
+
+impl WorkloadArgs {
+    /// The options as the library takes them.
+    pub fn options(&self) -> WorkloadOptions {
+        WorkloadOptions {
+            bins: self.bins,
+            distribution: self.distribution,
+            region: self.region,
+            max_iter: self.max_iter,
+        }
+    }
+}
+
+/// Measurements that show how timing goes wrong, and what moves a crossover (the guide's lessons).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LessonArgs {
+    /// Also time each launch with the host clock and no synchronisation (wrong on purpose: on a GPU it measures the
+    /// launch, not the kernel), beside the synchronised host clock and the device timer.
+    #[arg(long)]
+    pub no_sync: bool,
+    /// Also time upload + K kernels + download per K, the cost per kernel when data stays on the device for K
+    /// kernels between transfers (1 to 65536).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub launches: Option<u32>,
+    /// Skip the spin-up that keeps a GPU busy before its kernel is timed (to see the clock ramp it exists for).
+    #[arg(long)]
+    pub no_spin_up: bool,
+    /// CUDA: threads per block of the elementwise kernels (square, saxpy), comma-separated to compare several:
+    /// 32,64,128,256,512,1024.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(32..=1024))]
+    pub block_size: Vec<u32>,
+}
+
+/// Parses `run --backend`: `auto` or a device.
+pub fn parse_target(text: &str) -> Result<Target, String> {
+    if text.trim().eq_ignore_ascii_case("auto") { Ok(Target::Auto) } else { parse_device(text).map(Target::Device) }
+}
+
+/// Parses a device as `--backend` takes it.
+pub fn parse_device(text: &str) -> Result<DeviceSpec, String> {
+    text.parse().map_err(|e: Error| e.to_string())
+}
