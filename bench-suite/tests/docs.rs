@@ -37,7 +37,7 @@ fn commands_in(file: &Path) -> Vec<Found> {
     let mut found = Vec::new();
     let mut fenced: Option<String> = None;
     let mut paragraph: Vec<(usize, &str)> = Vec::new();
-    let mut inline = |paragraph: &mut Vec<(usize, &str)>, found: &mut Vec<Found>| {
+    let inline = |paragraph: &mut Vec<(usize, &str)>, found: &mut Vec<Found>| {
         if let Some(&(first, _)) = paragraph.first() {
             let joined: Vec<&str> = paragraph.iter().map(|(_, l)| l.trim()).collect();
             for (k, span) in joined.join(" ").split('`').enumerate() {
