@@ -54,7 +54,19 @@ fn median(mut samples: Vec<f64>) -> (f64, f64, f64) {
     (samples[0], samples[samples.len() / 2], samples[samples.len() - 1])
 }
 
-fn main() -> Result<(), String> {
+fn main() -> std::process::ExitCode {
+    // Errors are printed as text (a shader's validation error spans several lines, with the source quoted), not as
+    // the debug form of a string.
+    match lab() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("wgsl_lab: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn lab() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (file, specs) = args.split_first().ok_or("usage: wgsl_lab FILE.wgsl 'ENTRY GX GY IN OUT MOVED [P..]'...")?;
     let specs: Vec<Spec> = specs.iter().map(|s| parse(s)).collect::<Result<_, _>>()?;
