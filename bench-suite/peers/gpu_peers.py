@@ -68,6 +68,8 @@ def main():
     report("host-to-device pinned, 256 MiB", median_ms(lambda: gpu.copy_(pinned, non_blocking=True), 10), 4 * n)
     report("device-to-host pageable, 256 MiB", median_ms(lambda: host.copy_(gpu), 10), 4 * n)
     report("device-to-host pinned, 256 MiB", median_ms(lambda: pinned.copy_(gpu, non_blocking=True), 10), 4 * n)
+    # The whole trip a user writes for data that starts and ends in an ordinary (pageable) host tensor.
+    report("torch.square(x.to(dev)).cpu(), pageable, 2^26", median_ms(lambda: torch.square(host.to(dev)).cpu(), 10), 8 * n)
 
 
 if __name__ == "__main__":

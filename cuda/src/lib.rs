@@ -300,4 +300,26 @@ mod tests {
             cuda = CudaBackend::new(0).unwrap();
         }
     }
+
+    /// The pipelined pinned path is exact at lengths around and between its chunks (1, a chunk less one, a chunk, a
+    /// chunk and one, three chunks and a few), for f32 data both ways and for u32 results.
+    #[test]
+    fn pinned_transfers_are_exact_at_lengths_that_are_not_a_multiple_of_the_chunk() {
+        use gpuworthy_core::workloads::{Len, Mandelbrot, MandelbrotParams, Square};
+        use gpuworthy_core::{Implements, Workload};
+        let Ok(cuda) = CudaBackend::with_host_memory(0, HostMemory::Pinned) else { return };
+        let chunk = memory::STAGING_CHUNK_BYTES / 4;
+        for len in [1, chunk - 1, chunk, chunk + 1, 3 * chunk + 5] {
+            let input = Square::generate(&Len(len), 7).unwrap();
+            let expected = Square::reference(&input).unwrap();
+            assert_eq!(Implements::<Square>::run(&cuda, "vec4", &input).unwrap(), expected, "square of {len}");
+        }
+        // 2100 x 2100 counts: a little over a chunk of u32s, through the download path.
+        let params = MandelbrotParams::new(2100, 2100);
+        let input = Mandelbrot::generate(&params, 1).unwrap();
+        let expected = Mandelbrot::reference(&input).unwrap();
+        let counts = Implements::<Mandelbrot>::run(&cuda, "naive", &input).unwrap();
+        assert_eq!(counts.len(), expected.len());
+        Mandelbrot::check(&input, &expected, &counts, gpuworthy_core::Precision::Full).unwrap();
+    }
 }
