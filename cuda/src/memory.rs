@@ -120,11 +120,7 @@ impl CudaBackend {
 
     /// The staging buffer for `len` elements (two halves of at most [`STAGING_CHUNK_BYTES`]), the length of one
     /// half, and an event per half.
-    fn staging_for<T: Staged>(
-        &self,
-        len: usize,
-        what: &str,
-    ) -> Result<(StagingGuard<'_, T>, usize, [CudaEvent; 2])> {
+    fn staging_for<T: Staged>(&self, len: usize, what: &str) -> Result<(StagingGuard<'_, T>, usize, [CudaEvent; 2])> {
         let chunk = (STAGING_CHUNK_BYTES / size_of::<T>()).min(len).max(1);
         let guard = self.pinned(T::slot(&self.staging), 2 * chunk)?;
         let event = || self.context.new_event(None).map_err(driver_error(what));
