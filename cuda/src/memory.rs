@@ -40,6 +40,27 @@ pub(crate) struct Staging {
     u32: Mutex<Option<PinnedHostSlice<u32>>>,
 }
 
+/// Asks the kernel to back `buffer`'s untouched pages with 2 MiB pages where it can (Linux's transparent huge pages
+/// in `madvise` mode): a fresh 256 MiB vector then takes 128 page faults on first touch instead of 65 536, which is
+/// most of a download's time once the copy engine runs at 55 GB/s. Elsewhere, and for small buffers, nothing.
+fn prefer_huge_pages<T>(buffer: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = buffer.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(buffer);
+        let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if last > first {
+            // SAFETY: [first, last) lies inside `buffer`'s allocation, which this function borrows mutably; the
+            // advice changes how its pages are backed, never their contents. A failure (no transparent huge pages)
+            // leaves the pages as they were, which is only slower.
+            unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buffer;
+}
+
 /// The staging buffer of one element type, held for one transfer.
 type StagingGuard<'a, T> = std::sync::MutexGuard<'a, Option<PinnedHostSlice<T>>>;
 
@@ -197,6 +218,7 @@ impl CudaBackend {
         let _queue = self.hold_queue();
         let view = device.slice(..len);
         let mut host = vec![T::default(); len];
+        prefer_huge_pages(&mut host);
         match self.host_memory {
             HostMemory::Pageable => {
                 // A fresh vector's pages are mapped on first touch; faulting them in during the driver's copy makes
