@@ -1,18 +1,12 @@
 //! The command-line tool's handling of bad input: a one-line error and exit code 2, never a panic.
 
+mod common;
+
 use std::process::{Command, Output};
 
-/// The binary cargo built for these tests, or, where the tests were copied elsewhere with the binary in a sibling
-/// `bin/` folder, that one.
-fn binary() -> std::path::PathBuf {
-    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gpuworthy"));
-    if built.exists() {
-        return built;
-    }
-    let here = std::env::current_exe().expect("the test binary has a path");
-    here.parent().and_then(|d| d.parent()).map(|d| d.join("bin").join("gpuworthy")).unwrap_or(built)
-}
+use common::binary;
 
+/// Runs the tool with `args`.
 fn gpuworthy(args: &[&str]) -> Output {
     Command::new(binary()).args(args).output().expect("the binary runs")
 }

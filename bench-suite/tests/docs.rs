@@ -8,6 +8,8 @@
 //! Synopses with placeholders (`[--variant V]`, `<hash>`, `...`, words in capitals) are not invocations and are left
 //! out; the test fails if it finds too few commands, so that it cannot pass by finding none.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
@@ -272,7 +274,7 @@ fn every_documented_command_parses_and_the_cheap_ones_run() {
                         args.push("--quick".into());
                     }
                     // Output files the command names are written in a scratch folder, and calibration files too.
-                    let out = Process::new(env!("CARGO_BIN_EXE_gpuworthy"))
+                    let out = Process::new(common::binary())
                         .args(&args)
                         .envs(env.iter().cloned())
                         .env("GPUWORTHY_CALIBRATION", scratch.join("calibration.json"))
