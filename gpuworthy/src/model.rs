@@ -613,15 +613,10 @@ mod tests {
         assert_eq!(deciding_phase(&host[0], &host[1]), Phase::Transfer);
     }
 
-    #[test]
-    fn the_documented_variant_wins_a_near_tie_but_not_a_clear_loss() {
-        let curve = |per_byte_s: f64| Curve { fit: CostFit { per_byte_s, ..CostFit::default() }, points: Vec::new() };
-        let variant = |name: &str, per_byte_s: f64| VariantModel {
-            variant: name.into(),
-            full_precision: true,
-            kernel: curve(per_byte_s),
-        };
-        let model = |simd: f64| Model {
+    /// A CPU device model with square's `scalar` and `simd` kernels on these curves.
+    fn cpu_square(scalar: Curve, simd: Curve) -> Model {
+        let variant = |name: &str, kernel: Curve| VariantModel { variant: name.into(), full_precision: true, kernel };
+        Model {
             devices: vec![DeviceModel {
                 label: "cpu".into(),
                 backend: "cpu".into(),
@@ -632,10 +627,16 @@ mod tests {
                     download: Curve::default(),
                     upload_pinned: None,
                     download_pinned: None,
-                    variants: vec![variant("scalar", 1e-10), variant("simd", simd)],
+                    variants: vec![variant("scalar", scalar), variant("simd", simd)],
                 }],
             }],
-        };
+        }
+    }
+
+    #[test]
+    fn the_documented_variant_wins_a_near_tie_but_not_a_clear_loss() {
+        let curve = |per_byte_s: f64| Curve { fit: CostFit { per_byte_s, ..CostFit::default() }, points: Vec::new() };
+        let model = |simd: f64| cpu_square(curve(1e-10), curve(simd));
         let prefer_simd = |_: &str| Some("simd");
         let pick = |m: Model| {
             m.predict_preferring("square", &cost(1 << 20, 0), Placement::Host, &prefer_simd)[0].variant.clone()
@@ -660,26 +661,7 @@ mod tests {
         assert!(simd.faster_at_neighbours(&scalar, &cost(1 << 25, 1 << 22)));
         let simd_everywhere = through(&[(1 << 19, 3e-6), (1 << 23, 57e-6)]);
         assert!(simd_everywhere.faster_at_neighbours(&scalar, &at_2_18));
-        let variant = |name: &str, kernel: &Curve| VariantModel {
-            variant: name.into(),
-            full_precision: true,
-            kernel: kernel.clone(),
-        };
-        let model = |simd: &Curve| Model {
-            devices: vec![DeviceModel {
-                label: "cpu".into(),
-                backend: "cpu".into(),
-                is_gpu: false,
-                workloads: vec![WorkloadModel {
-                    workload: "square".into(),
-                    upload: Curve::default(),
-                    download: Curve::default(),
-                    upload_pinned: None,
-                    download_pinned: None,
-                    variants: vec![variant("scalar", &scalar), variant("simd", simd)],
-                }],
-            }],
-        };
+        let model = |simd: &Curve| cpu_square(scalar.clone(), simd.clone());
         let prefer_scalar = |_: &str| Some("scalar");
         let pick =
             |m: Model| m.predict_preferring("square", &at_2_18, Placement::Host, &prefer_scalar)[0].variant.clone();
