@@ -1,6 +1,7 @@
 //! Criterion benchmarks of every workload on every available backend and variant, one group per workload, with ids
 //! `workload/backend/variant/phase/size`. Phases: `kernel` (the backend's device timer around launches back to back,
-//! through `iter_custom`), `end_to_end` (upload, kernel and download, synchronised), `first_call` (a fresh backend:
+//! through `iter_custom`), `end_to_end` (upload, kernel and download, synchronised), `end_to_end_pipelined` (the same
+//! through the device's pipelined path, where it has one: CUDA), `first_call` (a fresh backend:
 //! compilation and the first run), and `upload` and `download`, which do not depend on the variant and are benched
 //! once per workload, backend and size (under the backend's first variant). Throughput is the workload's cost in
 //! decimal bytes. The run ends with a table per workload and size (each backend's best time, the winner), read from
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use bench_suite::criterion_summary::{read_estimates, table};
+use bench_suite::criterion_summary::{PIPELINED_PHASE, read_estimates, table};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use gpuworthy::core::{Backend, BackendKind, Implements, MAX_LAUNCHES_PER_TIMING};
 use gpuworthy::device::{ImplementsEveryWorkload, WithBackend};
@@ -69,30 +70,8 @@ where
     B: Implements<W>,
 {
     let kind = backend.kind();
-    let ladder = if full() {
-        W::ladder()
-    } else {
-        // The smallest size of the short ladder (where launch overhead rules) and its largest of at most
-        // SHORT_MAX_FLOPS (where bandwidth or arithmetic does, and a naive kernel on a software rasteriser still
-        // runs in well under a second).
-        let short: Vec<_> = W::quick_ladder().into_iter().filter(|p| W::cost(p).flops <= SHORT_MAX_FLOPS).collect();
-        match (short.first(), short.last()) {
-            (Some(first), Some(last)) if first != last => vec![first.clone(), last.clone()],
-            _ => short,
-        }
-    };
-    let mut group = c.benchmark_group(W::NAME);
-    if full() {
-        group.sample_size(20);
-    } else {
-        // Flat sampling: every sample runs the same number of iterations, so a slow benchmark (a first call that
-        // creates a context and compiles) runs 10 times, not the 55 of criterion's linear sampling.
-        group
-            .warm_up_time(Duration::from_millis(50))
-            .measurement_time(Duration::from_millis(150))
-            .sample_size(10)
-            .sampling_mode(SamplingMode::Flat);
-    }
+    let ladder = ladder::<W>();
+    let mut group = group::<W>(c);
     for params in &ladder {
         if let Err(e) = backend.check_size(params) {
             eprintln!("{}/{kind}: not benchmarked at {params}: {e}", W::NAME);
@@ -196,6 +175,89 @@ where
     group.finish();
 }
 
+/// The sizes benched: every size of the ladder in the long run; in the short run, the smallest size of the short
+/// ladder (where launch overhead rules) and its largest of at most SHORT_MAX_FLOPS (where bandwidth or arithmetic
+/// does, and a naive kernel on a software rasteriser still runs in well under a second).
+fn ladder<W: OnEveryBackend>() -> Vec<W::Params> {
+    if full() {
+        return W::ladder();
+    }
+    let short: Vec<_> = W::quick_ladder().into_iter().filter(|p| W::cost(p).flops <= SHORT_MAX_FLOPS).collect();
+    match (short.first(), short.last()) {
+        (Some(first), Some(last)) if first != last => vec![first.clone(), last.clone()],
+        _ => short,
+    }
+}
+
+/// The benchmark group of `W`, with the run's sampling.
+fn group<W: OnEveryBackend>(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(W::NAME);
+    if full() {
+        group.sample_size(20);
+    } else {
+        // Flat sampling: every sample runs the same number of iterations, so a slow benchmark (a first call that
+        // creates a context and compiles) runs 10 times, not the 55 of criterion's linear sampling.
+        group
+            .warm_up_time(Duration::from_millis(50))
+            .measurement_time(Duration::from_millis(150))
+            .sample_size(10)
+            .sampling_mode(SamplingMode::Flat);
+    }
+    group
+}
+
+/// The whole run of every variant of `W` through `backend`'s pipelined path (a CUDA backend opened with
+/// `HostMemory::Pipelined`), as the phase `end_to_end_pipelined`.
+fn bench_pipelined<W, B>(c: &mut Criterion, backend: &B)
+where
+    W: OnEveryBackend,
+    B: Implements<W>,
+{
+    let kind = backend.kind();
+    let mut group = group::<W>(c);
+    for params in &ladder::<W>() {
+        if backend.check_size(params).is_err() {
+            continue; // said once by the phased benchmarks
+        }
+        group.throughput(Throughput::Bytes(W::cost(params).bytes));
+        let input: OnceCell<W::Input> = OnceCell::new();
+        let input = || input.get_or_init(|| W::generate(params, 1).expect("ladder sizes are valid"));
+        for variant in backend.variants() {
+            let id = BenchmarkId::new(format!("{kind}/{variant}/{PIPELINED_PHASE}"), params);
+            group.bench_function(id, |b| {
+                b.iter_custom(|iters| {
+                    backend.synchronize().expect("synchronize");
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        backend.run(variant, input()).expect("pipelined run");
+                    }
+                    start.elapsed()
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+/// Every workload's pipelined runs on one backend.
+struct BenchEveryPipelined<'a> {
+    criterion: &'a mut Criterion,
+}
+
+macro_rules! bench_each_pipelined {
+    ([$criterion:expr, $backend:expr] $($name:ident: $workload:ty),* $(,)?) => {
+        $(bench_pipelined::<$workload, _>($criterion, $backend);)*
+    };
+}
+
+impl WithBackend for BenchEveryPipelined<'_> {
+    type Output = ();
+
+    fn call<B: ImplementsEveryWorkload + 'static>(self, backend: &Arc<B>) {
+        gpuworthy::core::for_each_workload!(bench_each_pipelined; self.criterion, &**backend);
+    }
+}
+
 /// Every workload's benchmarks on one backend.
 struct BenchEveryWorkload<'a> {
     criterion: &'a mut Criterion,
@@ -229,6 +291,9 @@ fn benches(c: &mut Criterion) {
             Ok(device) => {
                 BENCHED.with(|b| b.borrow_mut().push((device.kind(), device.label())));
                 device.with_backend(BenchEveryWorkload { criterion: c, spec: &spec });
+                if let Some(pipelined) = device.pipelined() {
+                    pipelined.with_backend(BenchEveryPipelined { criterion: c });
+                }
             }
             Err(e) if e.is_unavailable() => eprintln!("not benchmarking {spec}: {e}"),
             Err(e) => bad_environment(e),

@@ -48,6 +48,10 @@ pub enum Command {
         /// Move data through pinned (page-locked) host memory instead of pageable (CUDA only).
         #[arg(long)]
         pinned: bool,
+        /// Pipeline the end-to-end run: chunks flow through several streams so that host staging, both copies and
+        /// the kernels overlap (CUDA only; upload and download alone move through pinned staging).
+        #[arg(long, conflicts_with = "pinned")]
+        pipelined: bool,
         /// Workload parameters beyond the size.
         #[command(flatten)]
         params: WorkloadArgs,

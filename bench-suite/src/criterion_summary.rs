@@ -21,7 +21,7 @@ pub struct Estimate {
     pub backend: String,
     /// The variant.
     pub variant: String,
-    /// The phase: `kernel`, `upload`, `download`, `end_to_end`, `first_call`.
+    /// The phase: `kernel`, `upload`, `download`, `end_to_end`, `end_to_end_pipelined`, `first_call`.
     pub phase: String,
     /// The size.
     pub size: String,
@@ -104,9 +104,14 @@ fn read_one(new: &Path, since: SystemTime) -> Option<Estimate> {
 /// The best time and its variant of one backend at one size.
 type Best = Option<(f64, String)>;
 
+/// The phase of a whole run through a device's pipelined path (CUDA): data on the host, chunks overlapping on
+/// several streams.
+pub const PIPELINED_PHASE: &str = "end_to_end_pipelined";
+
 /// The table: per workload and size (in the order first seen, which is ladder order within a workload), each
 /// backend's fastest kernel (data resident) and fastest time with the data on the host (the kernel on the CPU,
-/// which computes where the data is; `end_to_end` on a GPU), and the winner of each. `backends` orders the columns:
+/// which computes where the data is; on a GPU the faster of `end_to_end` and [`PIPELINED_PHASE`], the winner named
+/// `(pipelined)` where that was faster), and the winner of each. `backends` orders the columns:
 /// each backend's name in the benchmark ids, and its label in reports (`wgpu(cpu)` for a CPU adapter).
 pub fn table(estimates: &[Estimate], backends: &[(String, String)]) -> String {
     use std::fmt::Write;
@@ -136,11 +141,14 @@ pub fn table(estimates: &[Estimate], backends: &[(String, String)]) -> String {
                 estimates
                     .iter()
                     .filter(|e| e.workload == workload && e.size == size && e.backend == backend)
-                    .filter(|e| {
-                        let on_host_phase = if backend == "cpu" { "kernel" } else { "end_to_end" };
-                        e.phase == if host { on_host_phase } else { "kernel" }
+                    .filter(|e| match (host, backend == "cpu") {
+                        (false, _) | (true, true) => e.phase == "kernel",
+                        (true, false) => e.phase == "end_to_end" || e.phase == PIPELINED_PHASE,
                     })
-                    .map(|e| (e.median_s, e.variant.clone()))
+                    .map(|e| {
+                        let pipelined = if e.phase == PIPELINED_PHASE { " (pipelined)" } else { "" };
+                        (e.median_s, format!("{}{pipelined}", e.variant))
+                    })
                     .min_by(|a, b| a.0.total_cmp(&b.0))
             };
             let mut line = format!("  {size:<14}");

@@ -93,12 +93,12 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
     let _ = writeln!(
         out,
         "workload,size,elements,backend,variant,precision,kernel_clock,compile_s,first_call_s,upload_s,kernel_s,\
-         kernel_p25_s,kernel_p75_s,download_s,end_to_end_s,bytes,flops,gb_per_s,gflop_per_s,check,label"
+         kernel_p25_s,kernel_p75_s,download_s,end_to_end_s,bytes,flops,gb_per_s,gflop_per_s,check,label,pipelined_s"
     );
     for r in workloads.iter().flat_map(|w| &w.rows) {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{},{},{:.3},{:.3},{},{}",
+            "{},{},{},{},{},{},{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{},{},{:.3},{:.3},{},{},{}",
             r.workload,
             csv_field(&r.size),
             r.elements,
@@ -119,7 +119,8 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
             r.gb_per_s,
             r.gflop_per_s,
             csv_field(&r.check),
-            csv_field(&r.label)
+            csv_field(&r.label),
+            r.pipelined_s.map_or(String::new(), |p| format!("{p:e}"))
         );
     }
     std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))

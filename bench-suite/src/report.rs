@@ -51,8 +51,8 @@ pub fn phase_table(title: &str, rows: &[Measurement]) -> String {
     out
 }
 
-/// The per-size table of one workload: each backend's best kernel and end-to-end time, the winner and speed-up with
-/// data resident and with data on the host.
+/// The per-size table of one workload: each backend's best kernel and end-to-end time (through its faster transfer
+/// mode, `p` marking the pipelined path), the winner and speed-up with data resident and with data on the host.
 pub fn table(sweep: &WorkloadSweep) -> String {
     let rows = &sweep.rows;
     let backends = labels(rows, |_| true);
@@ -79,7 +79,11 @@ pub fn table(sweep: &WorkloadSweep) -> String {
                 }
             }
             if *b != cpu_label() {
-                let e2e = best(rows, &size, b, |r| r.end_to_end_s).map_or("-".into(), |r| t(r.end_to_end_s));
+                // The faster transfer mode; a `p` marks the pipelined path.
+                let e2e = best(rows, &size, b, Row::host_time).map_or("-".into(), |r| {
+                    let mark = if r.host_transfer() == "pipelined" { " p" } else { "" };
+                    format!("{}{mark}", t(r.host_time()))
+                });
                 let _ = write!(out, " {e2e:>12}");
             }
         }
@@ -99,6 +103,9 @@ pub fn table(sweep: &WorkloadSweep) -> String {
             "cpu not measured".to_owned()
         };
         let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), host_winner);
+    }
+    if rows.iter().any(|r| r.host_transfer() == "pipelined") {
+        let _ = writeln!(out, "  p: end-to-end through the pipelined path (chunks overlapped on several streams)");
     }
     for r in sweep.failed_checks() {
         let _ = writeln!(out, "  {}/{} at {}: {}", r.label, r.variant, r.size, r.check);

@@ -16,15 +16,17 @@
 #define MANDELBROT_BLOCK_X 16
 #define MANDELBROT_BLOCK_Y 16
 
-// Launch: block = (16, 16), grid = (ceil(width / 16), ceil(height / 16)).
-// Thread (i, j) = (column, row); pixels outside the image do nothing.
+// Launch: block = (16, 16), grid = (ceil(width / 16), ceil((row_end - row_begin) / 16)).
+// Thread (i, j) = (column, row_begin + row); pixels outside the rows
+// [row_begin, row_end) do nothing. counts is the whole image (width x height
+// values): a pipelined run computes it in chunks of rows.
 extern "C" __global__ void __launch_bounds__(MANDELBROT_BLOCK_X * MANDELBROT_BLOCK_Y)
-mandelbrot_naive(unsigned int* counts, int width, int height, unsigned int max_iter,
+mandelbrot_naive(unsigned int* counts, int width, int row_begin, int row_end, unsigned int max_iter,
                  float x_min, float y_min, float dx, float dy)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x; // column
-    const int j = blockIdx.y * blockDim.y + threadIdx.y; // row
-    if (i >= width || j >= height) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;             // column
+    const int j = row_begin + blockIdx.y * blockDim.y + threadIdx.y; // row
+    if (i >= width || j >= row_end) {
         return;
     }
 

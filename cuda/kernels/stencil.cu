@@ -1,7 +1,10 @@
 // stencil: 3x3 box blur with clamp-to-edge borders.
 //     dst[r][c] = (sum over dr, dc in {-1, 0, 1} of
 //                  src[clamp(r + dr, 0, h - 1)][clamp(c + dc, 0, w - 1)]) / 9
-// src and dst are height x width, row-major. Every output needs 9 inputs,
+// src and dst are height x width, row-major. A launch computes the output rows
+// [row_begin, row_end) (the whole image, or one chunk of a pipelined run whose
+// input rows row_begin - 1 .. row_end are on the device); borders clamp to the
+// whole image. Every output needs 9 inputs,
 // but each input is shared by 9 outputs: the lesson is to read each input
 // from DRAM once and serve the reuse from on-chip memory.
 
@@ -12,16 +15,16 @@
 
 // Rung 1: one thread per output pixel, 9 loads each.
 //
-// Launch: block = (32, 8), grid = (ceil(width / 32), ceil(height / 8)).
+// Launch: block = (32, 8), grid = (ceil(width / 32), ceil((row_end - row_begin) / 8)).
 // The loads of a warp are coalesced (32 neighbouring columns), and the L1/L2
 // caches absorb most of the 9x re-reading, but every pixel still costs
 // 9 load instructions plus the clamping arithmetic.
 extern "C" __global__ void __launch_bounds__(STENCIL_BLOCK_X * STENCIL_BLOCK_Y)
-stencil_naive(const float* src, float* dst, int height, int width)
+stencil_naive(const float* src, float* dst, int height, int width, int row_begin, int row_end)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    const int r = blockIdx.y * blockDim.y + threadIdx.y;
-    if (r >= height || c >= width) {
+    const int r = row_begin + blockIdx.y * blockDim.y + threadIdx.y;
+    if (r >= row_end || c >= width) {
         return;
     }
     float s = 0.0f;
@@ -40,7 +43,7 @@ stencil_naive(const float* src, float* dst, int height, int width)
 
 // Rung 2: shared-memory tile with halo, vector loads and register reuse.
 //
-// Launch: block = (32, 8), grid = (ceil(width / 32), ceil(height / 32)).
+// Launch: block = (32, 8), grid = (ceil(width / 32), ceil((row_end - row_begin) / 32)).
 // Each block produces a 32 x 32 output tile; thread (tx, ty) computes the 4
 // consecutive rows 4*ty .. 4*ty+3 of column tx.
 //
@@ -69,14 +72,17 @@ stencil_naive(const float* src, float* dst, int height, int width)
 #define STENCIL_ROWS_PER_THREAD (STENCIL_TILE / STENCIL_BLOCK_Y) // 4
 
 extern "C" __global__ void __launch_bounds__(STENCIL_BLOCK_X * STENCIL_BLOCK_Y)
-stencil_tiled(const float* src, float* dst, int height, int width)
+stencil_tiled(const float* src, float* dst, int height, int width, int row_begin, int row_end)
 {
     // tile[i][STENCIL_OFF + j] = src[clamp(r0 - 1 + i)][clamp(c0 + j)], j = -1 .. 32
     __shared__ __align__(16) float tile[STENCIL_HALO_TILE][STENCIL_LD];
 
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int tid = ty * STENCIL_BLOCK_X + tx;
-    const int r0 = blockIdx.y * STENCIL_TILE; // first output row of the tile
+    const int r0 = row_begin + blockIdx.y * STENCIL_TILE; // first output row of the tile
+    // The last input row any output of [row_begin, row_end) reads: rows past it may not be on the device yet (a
+    // pipelined run uploads them later), and no output this launch writes needs them.
+    const int last_row = min(row_end, height - 1);
     const int c0 = blockIdx.x * STENCIL_TILE; // first output column
 
     const bool vec = ((width & 3) == 0) && ((((unsigned long long)src) & 15ull) == 0) &&
@@ -89,7 +95,7 @@ stencil_tiled(const float* src, float* dst, int height, int width)
             if (idx < STENCIL_HALO_TILE * (STENCIL_TILE / 4)) {
                 const int i = idx >> 3;
                 const int f = idx & 7;
-                const int rr = min(max(r0 - 1 + i, 0), height - 1);
+                const int rr = min(max(r0 - 1 + i, 0), last_row);
                 const float4 v =
                     *reinterpret_cast<const float4*>(src + (size_t)rr * width + c0 + 4 * f);
                 *reinterpret_cast<float4*>(&tile[i][STENCIL_OFF + 4 * f]) = v;
@@ -99,7 +105,7 @@ stencil_tiled(const float* src, float* dst, int height, int width)
         if (tid < 2 * STENCIL_HALO_TILE) {
             const int i = tid >> 1;
             const int right = tid & 1;
-            const int rr = min(max(r0 - 1 + i, 0), height - 1);
+            const int rr = min(max(r0 - 1 + i, 0), last_row);
             const int cc = right ? min(c0 + STENCIL_TILE, width - 1) : max(c0 - 1, 0);
             tile[i][right ? STENCIL_OFF + STENCIL_TILE : STENCIL_OFF - 1] =
                 src[(size_t)rr * width + cc];
@@ -113,7 +119,7 @@ stencil_tiled(const float* src, float* dst, int height, int width)
         for (int k = 0; k < (STENCIL_HALO_TILE + STENCIL_BLOCK_Y - 1) / STENCIL_BLOCK_Y; ++k) {
             const int i = ty + k * STENCIL_BLOCK_Y;
             if (i < STENCIL_HALO_TILE) {
-                const int rr = min(max(r0 - 1 + i, 0), height - 1);
+                const int rr = min(max(r0 - 1 + i, 0), last_row);
                 const float* row = src + (size_t)rr * width;
                 tile[i][STENCIL_OFF - 1 + tx] = row[cl];
                 if (tx < STENCIL_HALO_TILE - STENCIL_BLOCK_X) {
@@ -138,7 +144,7 @@ stencil_tiled(const float* src, float* dst, int height, int width)
 #pragma unroll
     for (int k = 0; k < STENCIL_ROWS_PER_THREAD; ++k) {
         const int r = r0 + i0 + k;
-        if (r < height) {
+        if (r < row_end) {
             dst[(size_t)r * width + c] = ((h[k] + h[k + 1]) + h[k + 2]) / 9.0f;
         }
     }

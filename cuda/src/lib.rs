@@ -22,10 +22,12 @@ use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, Kernel
 
 mod kernels;
 mod memory;
+mod pipeline;
 mod workloads;
 
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
+pub use pipeline::{PIPELINE_CHUNK_BYTES, PIPELINE_LANES};
 pub use workloads::variant_kernels;
 
 /// Threads per block of the elementwise kernels unless [`CudaBackend::with_elementwise_block_size`] says otherwise.
@@ -44,6 +46,7 @@ pub struct CudaBackend {
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
+    lanes: pipeline::Lanes,
     blas: OnceLock<std::result::Result<workloads::Blas, String>>,
     /// The device's memory, in bytes.
     memory_bytes: u64,
@@ -131,6 +134,7 @@ impl CudaBackend {
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
+            lanes: pipeline::Lanes::default(),
             blas: OnceLock::new(),
             memory_bytes,
             queue_lock: QueueLock::default(),

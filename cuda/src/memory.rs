@@ -27,17 +27,68 @@ pub enum HostMemory {
     Pageable,
     /// Page-locked memory, staged by the backend.
     Pinned,
+    /// As [`HostMemory::Pinned`] for each phase alone; a whole run (`Implements::run`) is pipelined: cut into chunks
+    /// that flow through several streams, so that host staging, both copy directions and the kernels overlap (see
+    /// the `pipeline` module). For every workload but matmul, whose run is phased as with `Pinned`.
+    Pipelined,
+}
+
+impl HostMemory {
+    /// Every mode, pageable first.
+    pub const ALL: [HostMemory; 3] = [HostMemory::Pageable, HostMemory::Pinned, HostMemory::Pipelined];
+
+    /// The mode's name in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostMemory::Pageable => "pageable",
+            HostMemory::Pinned => "pinned",
+            HostMemory::Pipelined => "pipelined",
+        }
+    }
 }
 
 /// The size of each half of the pinned staging buffer: large enough that a copy's fixed cost (a few microseconds) is
 /// small against its 300 µs at 55 GB/s, small enough that the first and last chunks, which nothing overlaps, are short.
 pub const STAGING_CHUNK_BYTES: usize = 16 << 20;
 
-/// Page-locked staging buffers, one per element type, reused while the size repeats.
+/// Page-locked staging buffers, one per element type, kept by the backend: allocated on the first pinned transfer of
+/// that type, grown when a larger one needs more (at most two [`STAGING_CHUNK_BYTES`] halves), never shrunk, so
+/// that transfers of alternating sizes (matmul's A and B) do not page-lock memory again inside a timed phase.
 #[derive(Default)]
 pub(crate) struct Staging {
-    f32: Mutex<Option<PinnedHostSlice<f32>>>,
-    u32: Mutex<Option<PinnedHostSlice<u32>>>,
+    f32: Mutex<Option<StagingBuffer<f32>>>,
+    u32: Mutex<Option<StagingBuffer<u32>>>,
+}
+
+/// A page-locked buffer of two halves and an event per half, recorded after the copy that uses the half.
+pub(crate) struct StagingBuffer<T: DeviceRepr> {
+    memory: PinnedHostSlice<T>,
+    events: [CudaEvent; 2],
+}
+
+/// The bytes of memory one task of [`fresh_host_vec`] maps in: one transparent huge page.
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+/// A host vector of `len` default values (zeros) for a download, with its pages mapped in on every core.
+///
+/// A fresh large vector is zero pages the kernel maps in on first touch, and mapping in 256 MiB costs more than
+/// copying it (measured on the H200 machine's host: a first fill of 256 MiB on 16 threads 10.3 ms, a second 4.0 ms).
+/// Touching the pages while a download's data is copied in does that work on the copy's critical path, and with huge
+/// pages the cores that copy parts of one 2 MiB page wait for the one that faults it in. So the vector is advised to
+/// use huge pages and then touched once per 4 KiB page, one huge page per task on every core, before any copy: the
+/// kernel zeroes each huge page once, in parallel, and the copies afterwards run at the memory's speed.
+pub(crate) fn fresh_host_vec<T: Staged>(len: usize) -> Vec<T> {
+    let mut host = vec![T::default(); len];
+    prefer_huge_pages(&mut host);
+    let per_page = (4096 / size_of::<T>()).max(1);
+    host.par_chunks_mut((HUGE_PAGE_BYTES / size_of::<T>()).max(1)).for_each(|task| {
+        for page in task.chunks_mut(per_page) {
+            // A volatile write of the value already there: the compiler may not drop it, and it maps the page in.
+            // SAFETY: `page` is a non-empty, aligned, initialised slice of this vector, borrowed mutably here.
+            unsafe { std::ptr::write_volatile(page.as_mut_ptr(), T::default()) };
+        }
+    });
+    host
 }
 
 /// Asks the kernel to back `buffer`'s untouched pages with 2 MiB pages where it can (Linux's transparent huge pages
@@ -62,21 +113,21 @@ fn prefer_huge_pages<T>(buffer: &mut [T]) {
 }
 
 /// The staging buffer of one element type, held for one transfer.
-type StagingGuard<'a, T> = std::sync::MutexGuard<'a, Option<PinnedHostSlice<T>>>;
+type StagingGuard<'a, T> = std::sync::MutexGuard<'a, Option<StagingBuffer<T>>>;
 
 /// Element types that can be staged through pinned memory.
 pub(crate) trait Staged: DeviceRepr + ValidAsZeroBits + Copy + Default + Unpin + Send + Sync {
-    fn slot(staging: &Staging) -> &Mutex<Option<PinnedHostSlice<Self>>>;
+    fn slot(staging: &Staging) -> &Mutex<Option<StagingBuffer<Self>>>;
 }
 
 impl Staged for f32 {
-    fn slot(staging: &Staging) -> &Mutex<Option<PinnedHostSlice<f32>>> {
+    fn slot(staging: &Staging) -> &Mutex<Option<StagingBuffer<f32>>> {
         &staging.f32
     }
 }
 
 impl Staged for u32 {
-    fn slot(staging: &Staging) -> &Mutex<Option<PinnedHostSlice<u32>>> {
+    fn slot(staging: &Staging) -> &Mutex<Option<StagingBuffer<u32>>> {
         &staging.u32
     }
 }
@@ -105,23 +156,6 @@ impl CudaBackend {
             .map_err(driver_error(format!("allocating {} bytes on the device", len * size_of::<T>())))
     }
 
-    /// A pinned buffer of exactly `len` elements from `slot`, reusing the last one when the length matches.
-    fn pinned<'a, T: Staged>(
-        &self,
-        slot: &'a Mutex<Option<PinnedHostSlice<T>>>,
-        len: usize,
-    ) -> Result<std::sync::MutexGuard<'a, Option<PinnedHostSlice<T>>>> {
-        let mut guard = lock(slot);
-        if guard.as_ref().is_none_or(|p| p.len() != len) {
-            *guard = None; // free the old one first
-            // SAFETY: the memory is written (by a copy from the host or from the device) before anything reads it.
-            let fresh = unsafe { self.context.alloc_pinned_with_flags::<T>(len, 0) }
-                .map_err(driver_error(format!("allocating {} bytes of pinned host memory", len * size_of::<T>())))?;
-            *guard = Some(fresh);
-        }
-        Ok(guard)
-    }
-
     /// Copies `host` to a new device buffer (of at least one element), through the configured host memory.
     pub(crate) fn to_device<T: Staged>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         if host.is_empty() {
@@ -134,27 +168,36 @@ impl CudaBackend {
         let what = format!("copying {} bytes to the device", std::mem::size_of_val(host));
         match self.host_memory {
             HostMemory::Pageable => self.stream.memcpy_htod(host, &mut device).map_err(driver_error(&what))?,
-            HostMemory::Pinned => self.upload_pipelined(host, &mut device, &what)?,
+            HostMemory::Pinned | HostMemory::Pipelined => self.upload_pipelined(host, &mut device, &what)?,
         }
         Ok(device)
     }
 
-    /// The staging buffer for `len` elements (two halves of at most [`STAGING_CHUNK_BYTES`]), the length of one
-    /// half, and an event per half.
-    fn staging_for<T: Staged>(&self, len: usize, what: &str) -> Result<(StagingGuard<'_, T>, usize, [CudaEvent; 2])> {
+    /// The staging buffer for `len` elements (two halves of at most [`STAGING_CHUNK_BYTES`], reused when the kept one
+    /// is large enough), and the length of one half.
+    fn staging_for<T: Staged>(&self, len: usize, what: &str) -> Result<(StagingGuard<'_, T>, usize)> {
         let chunk = (STAGING_CHUNK_BYTES / size_of::<T>()).min(len).max(1);
-        let guard = self.pinned(T::slot(&self.staging), 2 * chunk)?;
-        let event = || self.context.new_event(None).map_err(driver_error(what));
-        Ok((guard, chunk, [event()?, event()?]))
+        let mut guard = lock(T::slot(&self.staging));
+        if guard.as_ref().is_none_or(|kept| kept.memory.len() < 2 * chunk) {
+            *guard = None; // free the old one first
+            // SAFETY: each half is written (by a copy from the host or from the device) before anything reads it.
+            let memory = unsafe { self.context.alloc_pinned_with_flags::<T>(2 * chunk, 0) }.map_err(driver_error(
+                format!("allocating {} bytes of pinned host memory", 2 * chunk * size_of::<T>()),
+            ))?;
+            let event = || self.context.new_event(None).map_err(driver_error(what));
+            *guard = Some(StagingBuffer { memory, events: [event()?, event()?] });
+        }
+        Ok((guard, chunk))
     }
 
     /// Uploads `host` into `device` through the pinned staging buffer, staging one chunk while the previous one is
     /// copied, and waits for the last copy (the staging buffer is then free for the next caller).
     fn upload_pipelined<T: Staged>(&self, host: &[T], device: &mut CudaSlice<T>, what: &str) -> Result<()> {
-        let (mut guard, chunk, events) = self.staging_for::<T>(host.len(), what)?;
-        let staging = guard.as_mut().expect("allocated by staging_for").as_mut_slice().map_err(driver_error(what))?;
+        let (mut guard, chunk) = self.staging_for::<T>(host.len(), what)?;
+        let StagingBuffer { memory, events } = guard.as_mut().expect("allocated by staging_for");
+        let staging = memory.as_mut_slice().map_err(driver_error(what))?;
         let (first, second) = staging.split_at_mut(chunk);
-        let halves = [first, second];
+        let halves = [first, &mut second[..chunk]];
         for (i, part) in host.chunks(chunk).enumerate() {
             let half = i % 2;
             if i >= 2 {
@@ -170,7 +213,7 @@ impl CudaBackend {
             self.stream.memcpy_htod(&*stage, &mut target).map_err(driver_error(what))?;
             events[half].record(&self.stream).map_err(driver_error(what))?;
         }
-        for event in &events {
+        for event in events.iter() {
             event.synchronize().map_err(driver_error(what))?;
         }
         Ok(())
@@ -179,10 +222,11 @@ impl CudaBackend {
     /// Downloads the first `host.len()` elements of `device` into `host` through the pinned staging buffer: chunk
     /// i + 1 is copied from the device while the cores copy chunk i out of the other half.
     fn download_pipelined<T: Staged>(&self, device: &CudaSlice<T>, host: &mut [T], what: &str) -> Result<()> {
-        let (mut guard, chunk, events) = self.staging_for::<T>(host.len(), what)?;
-        let staging = guard.as_mut().expect("allocated by staging_for").as_mut_slice().map_err(driver_error(what))?;
+        let (mut guard, chunk) = self.staging_for::<T>(host.len(), what)?;
+        let StagingBuffer { memory, events } = guard.as_mut().expect("allocated by staging_for");
+        let staging = memory.as_mut_slice().map_err(driver_error(what))?;
         let (first, second) = staging.split_at_mut(chunk);
-        let halves = [first, second];
+        let halves = [first, &mut second[..chunk]];
         let parts: Vec<&mut [T]> = host.chunks_mut(chunk).collect();
         let count = parts.len();
         let mut parts = parts.into_iter();
@@ -217,19 +261,15 @@ impl CudaBackend {
         let what = format!("copying {} bytes to the host", len * size_of::<T>());
         let _queue = self.hold_queue();
         let view = device.slice(..len);
-        let mut host = vec![T::default(); len];
-        prefer_huge_pages(&mut host);
+        // Mapped in on every core first (see `fresh_host_vec`): faulting pages in during the driver's copy makes a
+        // pageable download several times slower, and a pinned one's copies out of staging wait for the faults.
+        let mut host = fresh_host_vec::<T>(len);
         match self.host_memory {
             HostMemory::Pageable => {
-                // A fresh vector's pages are mapped on first touch; faulting them in during the driver's copy makes
-                // a pageable download several times slower. Touching them first, on every core, keeps the copy at
-                // the bus's speed. (The pinned path touches them as it copies each chunk out, on every core, while
-                // the next chunk is in flight.)
-                host.par_chunks_mut(1 << 18).for_each(|chunk| chunk.fill(T::default()));
                 self.stream.memcpy_dtoh(&view, &mut host).map_err(driver_error(&what))?;
                 self.stream.synchronize().map_err(driver_error(&what))?;
             }
-            HostMemory::Pinned => {
+            HostMemory::Pinned | HostMemory::Pipelined => {
                 self.download_pipelined(device, &mut host, &what)?;
             }
         }

@@ -99,6 +99,7 @@ pub fn calibration_options() -> SweepOptions {
             seed: 1,
         },
         budget: Duration::from_millis(1500),
+        pipelined: false,
         validate_up_to_flops: 100_000_000,
     }
 }

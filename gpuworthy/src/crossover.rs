@@ -3,7 +3,8 @@
 //! A crossover is the smallest size from which a GPU beats the best CPU variant at every larger size where both were
 //! measured, computed twice: *resident* (the GPU's kernel against the CPU's, as when the data already lives on the GPU)
 //! and *host* (the GPU's upload + kernel + download against the CPU's kernel, as when the data starts and ends in host
-//! memory). Only full-precision variants on devices that are GPUs count; reduced-precision crossovers are given beside.
+//! memory, through the GPU's faster transfer mode where the sweep measured its pipelined path too, and labelled so).
+//! Only full-precision variants on devices that are GPUs count; reduced-precision crossovers are given beside.
 
 use std::time::Duration;
 
@@ -62,7 +63,14 @@ fn earliest_crossovers(rows: &[Row], gpus: &[String]) -> (Crossing, Crossing) {
             .min_by_key(|(size, _)| position(size))
             .and_then(|(size, g)| size.map(|s| (s, g)))
     };
-    (earliest(&|r: &Row| r.kernel_s), earliest(&|r: &Row| r.end_to_end_s))
+    let (resident, host) = (earliest(&|r: &Row| r.kernel_s), earliest(&Row::host_time));
+    // The host crossing names the transfer mode when the pipelined path is what crossed.
+    let host = host.map(|(size, gpu)| {
+        let mode = best(rows, &size, &gpu, Row::host_time).map_or("pageable", Row::host_transfer);
+        let gpu = if mode == "pageable" { gpu } else { format!("{gpu}, {mode}") };
+        (size, gpu)
+    });
+    (resident, host)
 }
 
 /// The crossovers and verdict of one workload's rows; `None` without both a CPU row and a GPU backend's row.
@@ -120,7 +128,7 @@ fn verdict(
     let all_sizes = sizes(rows);
     let cpu_label = cpu_label();
     // The largest size with a CPU row and a row of the GPU that matters (the crossover's, else the fastest one).
-    let gpu = host.as_ref().or(resident.as_ref()).map(|(_, g)| g.as_str()).unwrap_or(&gpus[0]);
+    let gpu = host.as_ref().or(resident.as_ref()).map(|(_, g)| g.split(", ").next().unwrap_or(g)).unwrap_or(&gpus[0]);
     let Some(size) = all_sizes
         .iter()
         .rev()
@@ -130,7 +138,7 @@ fn verdict(
     };
     let cpu = best(rows, size, &cpu_label, Row::host_time).expect("found above");
     let kernel = best(rows, size, gpu, |r| r.kernel_s).expect("found above");
-    let end_to_end = best(rows, size, gpu, |r| r.end_to_end_s).expect("found above");
+    let end_to_end = best(rows, size, gpu, Row::host_time).expect("found above");
     let t = |s: f64| duration(Duration::from_secs_f64(s));
     // Why the GPU loses with the data on the host: the model's rule (as `auto` explains its choices), on the phases
     // measured here, with each kernel's launch overhead from the model fitted to these rows.
@@ -152,7 +160,7 @@ fn verdict(
         launch_s: launch_of(r),
         kernel_s: r.kernel_s,
         download_s: if moves { r.download_s } else { 0.0 },
-        total_s: if moves { r.end_to_end_s } else { r.kernel_s },
+        total_s: if moves { r.host_time() } else { r.kernel_s },
     };
     let mut gpu_on_host = measured(end_to_end, true);
     gpu_on_host.launch_s = launch_of(kernel);
@@ -161,9 +169,9 @@ fn verdict(
     let host_part = match host {
         Some((from, g)) => format!(
             "GPU-worthy from {from} even when the data starts on the host ({g} end-to-end {} against the CPU's {} at {size}: {:.1}x)",
-            t(end_to_end.end_to_end_s),
+            t(end_to_end.host_time()),
             t(cpu.kernel_s),
-            cpu.kernel_s / end_to_end.end_to_end_s
+            cpu.kernel_s / end_to_end.host_time()
         ),
         None if host_phase == Phase::LaunchOverhead => format!(
             "never GPU-worthy in this range when the data starts on the host: at {size}, launching {gpu}'s kernel \
@@ -178,6 +186,13 @@ fn verdict(
              ({}, {}) takes longer than the CPU's whole pass ({}, {}), before any transfer",
             kernel.variant,
             t(kernel.kernel_s),
+            cpu.variant,
+            t(cpu.kernel_s)
+        ),
+        None if end_to_end.host_transfer() == "pipelined" => format!(
+            "never GPU-worthy in this range when the data starts on the host: at {size}, even {gpu}'s pipelined run \
+             (transfers overlapped with the kernel) takes {} while the CPU's whole pass ({}) takes {}",
+            t(end_to_end.host_time()),
             cpu.variant,
             t(cpu.kernel_s)
         ),
@@ -237,6 +252,29 @@ mod tests {
         assert_eq!(c.host, None);
         assert!(c.verdict.contains("never GPU-worthy in this range when the data starts on the host"), "{}", c.verdict);
         assert!(c.verdict.contains("from 100 when the data already lives on the GPU"), "{}", c.verdict);
+    }
+
+    /// A GPU whose pageable run loses but whose pipelined run wins crosses on the host through the pipelined path,
+    /// and the crossing says so; where the pipelined path also loses, the verdict names it.
+    #[test]
+    fn the_host_crossover_takes_the_faster_transfer_mode_and_names_it() {
+        let pipelined =
+            |size, kernel, e2e, piped| Row { pipelined_s: Some(piped), ..row(size, BackendKind::Cuda, kernel, e2e) };
+        let rows = vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            pipelined("10", 0.1, 9.0, 2.0),
+            row("100", BackendKind::Cpu, 10.0, 10.0),
+            pipelined("100", 0.5, 30.0, 8.0),
+            row("1000", BackendKind::Cpu, 100.0, 100.0),
+            pipelined("1000", 5.0, 300.0, 60.0),
+        ];
+        let c = crossover(&rows).unwrap();
+        assert_eq!(c.host, Some(("100".into(), "cuda, pipelined".into())));
+        assert!(c.verdict.contains("end-to-end 60.0 s"), "{}", c.verdict);
+        let slower = vec![row("10", BackendKind::Cpu, 1.0, 1.0), pipelined("10", 0.1, 9.0, 3.0)];
+        let c = crossover(&slower).unwrap();
+        assert_eq!(c.host, None);
+        assert!(c.verdict.contains("pipelined run"), "{}", c.verdict);
     }
 
     #[test]

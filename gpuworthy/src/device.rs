@@ -28,7 +28,7 @@ use gpuworthy_cuda::CudaBackend;
 #[cfg(feature = "wgpu")]
 use gpuworthy_wgpu::{AdapterChoice, WgpuBackend};
 
-use crate::measure::{MeasureOptions, Measurement, measure};
+use crate::measure::{CheckResult, MeasureOptions, Measurement, Stats, measure, measure_end_to_end};
 
 /// Which device to open: a backend and, for a GPU backend, which of its devices.
 ///
@@ -219,11 +219,28 @@ impl Device {
     /// (CUDA's [`HostMemory::Pinned`](crate::cuda::HostMemory)); `None` for the other backends, and where the
     /// device cannot be opened a second time.
     pub fn with_pinned_host_memory(&self) -> Option<Device> {
+        #[cfg(feature = "cuda")]
+        return self.with_cuda_host_memory(crate::cuda::HostMemory::Pinned);
+        #[cfg(not(feature = "cuda"))]
+        None
+    }
+
+    /// This device with its whole runs ([`Device::run`]) pipelined: data on the host cut into chunks that flow
+    /// through several streams, so that host staging, both copy directions and the kernels overlap (CUDA's
+    /// [`HostMemory::Pipelined`](crate::cuda::HostMemory)); each phase alone moves through pinned staging. `None`
+    /// for the other backends, and where the device cannot be opened a second time.
+    pub fn pipelined(&self) -> Option<Device> {
+        #[cfg(feature = "cuda")]
+        return self.with_cuda_host_memory(crate::cuda::HostMemory::Pipelined);
+        #[cfg(not(feature = "cuda"))]
+        None
+    }
+
+    /// This CUDA device opened again with `memory`; `None` for other backends.
+    #[cfg(feature = "cuda")]
+    fn with_cuda_host_memory(&self, memory: crate::cuda::HostMemory) -> Option<Device> {
         match self {
-            #[cfg(feature = "cuda")]
-            Device::Cuda(b) => CudaBackend::with_host_memory(b.context().ordinal(), crate::cuda::HostMemory::Pinned)
-                .ok()
-                .map(Device::from),
+            Device::Cuda(b) => CudaBackend::with_host_memory(b.context().ordinal(), memory).ok().map(Device::from),
             _ => None,
         }
     }
@@ -396,6 +413,17 @@ impl Device {
         options: &MeasureOptions,
     ) -> Result<Measurement> {
         W::on(self).measure(variant, input, options)
+    }
+
+    /// Measures the end-to-end phase alone ([`measure_end_to_end`]): the upload, launch and download of `variant`,
+    /// and whether the first run's output passed its check (`None` when the options do not validate).
+    pub fn measure_end_to_end<W: OnEveryBackend>(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<(Stats, Option<CheckResult>)> {
+        W::on(self).measure_end_to_end(variant, input, options)
     }
 
     /// Measures every full-precision variant on `input` and returns the one whose kernel was fastest, with all the
@@ -589,6 +617,13 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output>;
     /// [`measure`] on the concrete backend.
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement>;
+    /// [`measure_end_to_end`] on the concrete backend.
+    fn measure_end_to_end(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<(Stats, Option<CheckResult>)>;
 }
 
 impl<W: Workload, B: Implements<W>> ErasedImplements<W> for B
@@ -633,6 +668,15 @@ where
 
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement> {
         measure::<W, B>(self, variant, input, options)
+    }
+
+    fn measure_end_to_end(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<(Stats, Option<CheckResult>)> {
+        measure_end_to_end::<W, B>(self, variant, input, options)
     }
 }
 

@@ -137,7 +137,7 @@ pub struct Measurement {
     /// The cost of one run, for throughput.
     pub cost: Cost,
     /// The check of the first call's output, when validation was asked for.
-    pub check: Option<std::result::Result<(), Mismatch>>,
+    pub check: Option<CheckResult>,
 }
 
 impl Measurement {
@@ -167,6 +167,43 @@ fn repeat(options: &MeasureOptions, mut run: impl FnMut() -> Result<Duration>) -
         samples.push(run()?);
     }
     Ok(Stats::from_samples(samples))
+}
+
+/// A result's check against the reference: `Ok`, or the mismatch.
+pub type CheckResult = std::result::Result<(), Mismatch>;
+
+/// The end-to-end phase alone (upload, launch and download of `variant` through [`Implements::run`], synchronised),
+/// with the same warm-up and repetitions as [`measure`], and the first run's output checked against the reference when
+/// the options validate: for a second transfer mode of a backend already measured in full (CUDA's pipelined runs).
+pub fn measure_end_to_end<W, B>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    options: &MeasureOptions,
+) -> Result<(Stats, Option<CheckResult>)>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    backend.prepare(variant)?;
+    let output = backend.run(variant, input)?;
+    let check = if options.validate {
+        let expected = W::reference(input)?;
+        Some(W::check(input, &expected, &output, backend.precision(variant)))
+    } else {
+        None
+    };
+    drop(output);
+    for _ in 0..options.warmup {
+        backend.run(variant, input)?;
+    }
+    let stats = repeat(options, || {
+        backend.synchronize()?;
+        let start = Instant::now();
+        backend.run(variant, input)?;
+        Ok(start.elapsed())
+    })?;
+    Ok((stats, check))
 }
 
 /// Measures `variant` of `W` on `backend` for `input`.

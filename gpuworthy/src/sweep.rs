@@ -47,6 +47,9 @@ pub struct SweepOptions {
     pub budget: Duration,
     /// Check outputs against the reference where it costs at most this many flops.
     pub validate_up_to_flops: u64,
+    /// Also measure the end-to-end phase through each device's pipelined path where it has one (CUDA), and let the
+    /// host crossover take the faster transfer mode.
+    pub pipelined: bool,
 }
 
 impl Default for SweepOptions {
@@ -55,6 +58,7 @@ impl Default for SweepOptions {
             measure: MeasureOptions::quick(),
             budget: Duration::from_secs(4),
             validate_up_to_flops: 20_000_000_000,
+            pipelined: true,
         }
     }
 }
@@ -96,8 +100,11 @@ pub struct Row {
     pub kernel_p75_s: f64,
     /// Median download, seconds.
     pub download_s: f64,
-    /// Median upload + kernel + download, synchronised, seconds.
+    /// Median upload + kernel + download, synchronised, seconds, with pageable host memory.
     pub end_to_end_s: f64,
+    /// Median upload + kernel + download through the device's pipelined path (CUDA's `HostMemory::Pipelined`:
+    /// chunks overlapping on several streams), seconds; `None` where the device has none or it failed.
+    pub pipelined_s: Option<f64>,
     /// Bytes a perfect implementation moves.
     pub bytes: u64,
     /// Flops of the run.
@@ -142,6 +149,7 @@ impl Row {
             kernel_p75_s: m.kernel.p75.as_secs_f64(),
             download_s: m.download.median.as_secs_f64(),
             end_to_end_s: m.end_to_end.median.as_secs_f64(),
+            pipelined_s: None,
             bytes: m.cost.bytes,
             flops: m.cost.flops,
             nominal_flops: nominal.flops,
@@ -182,6 +190,7 @@ impl Row {
             kernel_p75_s: kernel_s,
             download_s: end_to_end_s / 2.0,
             end_to_end_s,
+            pipelined_s: None,
             bytes: 8,
             flops: 1,
             nominal_flops: 1,
@@ -196,10 +205,23 @@ impl Row {
         self.precision == "full"
     }
 
-    /// The time that counts when the data starts on the host: end-to-end on a GPU, the kernel on the CPU (which
-    /// computes where the data already is).
+    /// The time that counts when the data starts on the host: end-to-end on a GPU through its fastest transfer mode
+    /// ([`Row::host_transfer`]), the kernel on the CPU (which computes where the data already is).
     pub fn host_time(&self) -> f64 {
-        if self.backend == BackendKind::Cpu { self.kernel_s } else { self.end_to_end_s }
+        if self.backend == BackendKind::Cpu {
+            self.kernel_s
+        } else {
+            self.pipelined_s.map_or(self.end_to_end_s, |p| p.min(self.end_to_end_s))
+        }
+    }
+
+    /// The transfer mode behind [`Row::host_time`] on a GPU: `pipelined` where that path was measured faster, else
+    /// `pageable`.
+    pub fn host_transfer(&self) -> &'static str {
+        match self.pipelined_s {
+            Some(p) if self.backend != BackendKind::Cpu && p < self.end_to_end_s => "pipelined",
+            _ => "pageable",
+        }
     }
 }
 
@@ -247,6 +269,10 @@ pub fn sweep_workload<W: OnEveryBackend>(
 ) -> WorkloadSweep {
     let mut out = WorkloadSweep { workload: W::NAME, ..Default::default() };
     let mut stopped: BTreeSet<(String, String)> = BTreeSet::new();
+    // Each device's pipelined twin, where its backend has one: its end-to-end phase is measured too, and the host
+    // crossover takes the faster mode.
+    let pipelined: Vec<Option<Device>> =
+        devices.iter().map(|d| if options.pipelined { d.pipelined() } else { None }).collect();
     for (i, params) in ladder.iter().enumerate() {
         let input = match W::generate(params, options.measure.seed) {
             Ok(input) => input,
@@ -263,7 +289,7 @@ pub fn sweep_workload<W: OnEveryBackend>(
         let mut measure_options = options.measure.clone();
         measure_options.validate = cost.flops <= options.validate_up_to_flops;
         progress.now_measuring(format!("{} {params}", W::NAME));
-        for device in devices {
+        for (device, pipelined) in devices.iter().zip(&pipelined) {
             let label = device.label();
             let variants = device.variants::<W>();
             if let Err(e) = device.check_size::<W>(params) {
@@ -299,7 +325,20 @@ pub fn sweep_workload<W: OnEveryBackend>(
                                 ));
                             }
                         }
-                        out.rows.push(Row::new(device, &cost, &m));
+                        let mut row = Row::new(device, &cost, &m);
+                        if let Some(twin) = pipelined {
+                            match twin.measure_end_to_end::<W>(variant, &input, &measure_options) {
+                                Ok((_, Some(Err(e)))) => row.check = format!("FAILED (pipelined run): {e}"),
+                                Ok((stats, _)) => row.pipelined_s = Some(stats.median.as_secs_f64()),
+                                Err(e) => out.notes.push(note::<W>(
+                                    params,
+                                    &label,
+                                    variant,
+                                    format!("pipelined run failed at {params}: {e}"),
+                                )),
+                            }
+                        }
+                        out.rows.push(row);
                     }
                     Err(e) => {
                         let refused = matches!(e, Error::TooLarge { .. });

@@ -173,6 +173,8 @@ fn describe(backend: &Device) -> anyhow::Result<()> {
 
 /// What `gpuworthy run` was asked to do.
 struct RunRequest<'a> {
+    /// A line on how the host data moves, where it is not the default.
+    transfer_note: Option<String>,
     size: Option<&'a str>,
     variant: Option<&'a str>,
     params: WorkloadOptions,
@@ -219,6 +221,9 @@ where
     let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.label(), device.name, device.driver);
     out!("{}", report::phase_table(&title, &rows).trim_end());
     out!("  kernel clock: {}", backend.kernel_clock());
+    if let Some(note) = &request.transfer_note {
+        out!("  {note}");
+    }
     let peak = backend.copy_bandwidth(COPY_PROBE_BYTES)?;
     let percent: Vec<String> =
         rows.iter().map(|m| format!("{} {:.0}%", m.variant, 100.0 * m.gb_per_s(m.kernel.median) / peak)).collect();
@@ -570,7 +575,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Run { workload, size, backend, variant, quick, no_validate, pinned, params, lessons } => {
+        Command::Run { workload, size, backend, variant, quick, no_validate, pinned, pipelined, params, lessons } => {
             let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
             options.validate = !no_validate;
             if lessons.no_spin_up {
@@ -584,6 +589,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if pinned {
                 cuda_only("--pinned", &backend)?;
             }
+            if pipelined {
+                cuda_only("--pipelined", &backend)?;
+            }
             if !lessons.block_size.is_empty() {
                 cuda_only("--block-size", &backend)?;
                 if !["square", "saxpy"].contains(&workload.as_str()) {
@@ -593,8 +601,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
             let devices = match backend {
-                Target::Device(DeviceSpec::Cuda { ordinal }) if pinned || !lessons.block_size.is_empty() => {
-                    let memory = if pinned { HostMemory::Pinned } else { HostMemory::Pageable };
+                Target::Device(DeviceSpec::Cuda { ordinal })
+                    if pinned || pipelined || !lessons.block_size.is_empty() =>
+                {
+                    let memory = match (pinned, pipelined) {
+                        (_, true) => HostMemory::Pipelined,
+                        (true, _) => HostMemory::Pinned,
+                        _ => HostMemory::Pageable,
+                    };
                     let blocks: Vec<Option<u32>> = if lessons.block_size.is_empty() {
                         vec![None]
                     } else {
@@ -619,7 +633,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 )]),
                 Target::Auto => Err(()),
             };
+            let transfer_note = pipelined.then(|| {
+                format!(
+                    "end-to-end pipelined: chunks of {} MiB through {} streams, host staging, both copies and the \
+                     kernels overlapping; upload and download alone go through pinned staging",
+                    gpuworthy::cuda::PIPELINE_CHUNK_BYTES >> 20,
+                    gpuworthy::cuda::PIPELINE_LANES
+                )
+            });
             let request = RunRequest {
+                transfer_note,
                 size: size.as_deref(),
                 variant: variant.as_deref(),
                 params: params.options(),

@@ -1,12 +1,15 @@
 //! `square` and `saxpy`: `naive` launches one thread per element; `vec4` moves `float4`s in a grid-stride loop sized
 //! to the device (a few blocks per multiprocessor), so each thread issues a quarter of the memory instructions.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::config;
-use crate::{CudaBackend, driver_error};
+use super::{config, phased};
+use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `square` and `saxpy`.
 #[derive(Debug)]
@@ -45,14 +48,22 @@ pub(crate) static SAXPY: VariantTable<Grid> = VariantTable {
 };
 
 impl CudaBackend {
-    /// Launches `variant` over the resident vectors; `with_a` passes saxpy's scalar first.
-    fn launch_elementwise(&self, variant: &Variant<Grid>, with_a: bool, r: &mut ElementwiseResident) -> Result<()> {
+    /// Launches `variant` over the first `n` elements of `x` and `y` on `stream`; `a` is saxpy's scalar, passed first.
+    fn launch_elementwise(
+        &self,
+        stream: &Arc<CudaStream>,
+        variant: &Variant<Grid>,
+        a: Option<f32>,
+        x: &CudaView<'_, f32>,
+        y: &mut CudaViewMut<'_, f32>,
+        n: usize,
+    ) -> Result<()> {
         let kernel = variant.kernels[0];
         let function = self.function(kernel)?;
-        if r.n == 0 {
+        if n == 0 {
             return Ok(());
         }
-        let n = r.n as u64;
+        let n = n as u64;
         let block = self.elementwise_block_size();
         // The grid-stride variant keeps the same number of threads in flight per multiprocessor whatever the block.
         let blocks_per_sm = (32 * 256 / block as u64).max(1);
@@ -61,15 +72,79 @@ impl CudaBackend {
             Grid::PerElement => n.div_ceil(block as u64),
         };
         let cfg = config((blocks, 1), (block, 1), 0)?;
-        let mut launch = self.stream.launch_builder(&function);
-        if with_a {
-            launch.arg(&r.a);
+        let mut launch = stream.launch_builder(&function);
+        if let Some(a) = &a {
+            launch.arg(a);
         }
-        launch.arg(&r.x).arg(&mut r.y).arg(&n);
-        // SAFETY: the kernels take (float a,)? const float* x, float* y, unsigned long long n; x and y hold n floats
-        // (at least one) in 256-byte aligned device allocations, so the vec4 kernels' float4 accesses are aligned.
+        launch.arg(x).arg(y).arg(&n);
+        // SAFETY: the kernels take (float a,)? const float* x, float* y, unsigned long long n; x and y hold at least
+        // n floats and start 16-byte aligned (256-byte aligned allocations, views at multiples of a pipeline chunk),
+        // so the vec4 kernels' float4 accesses are aligned.
         unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())
+    }
+
+    /// The launch of `variant` over the whole resident vectors, on the backend's stream.
+    fn launch_resident(&self, variant: &Variant<Grid>, with_a: bool, r: &mut ElementwiseResident) -> Result<()> {
+        let a = with_a.then_some(r.a);
+        self.launch_elementwise(&self.stream, variant, a, &r.x.slice(..), &mut r.y.slice_mut(..), r.n)
+    }
+
+    /// A pipelined run (see [`HostMemory::Pipelined`]): `x` (and saxpy's `y`) uploaded chunk by chunk, each chunk's
+    /// result downloaded while the next ones are staged, copied and computed. `a` is saxpy's scalar.
+    fn run_elementwise_pipelined(
+        &self,
+        variant: &Variant<Grid>,
+        a: Option<f32>,
+        x: &[f32],
+        y: Option<&[f32]>,
+    ) -> Result<Vec<f32>> {
+        self.prepare_kernels(variant)?;
+        let n = x.len();
+        let mut output = crate::memory::fresh_host_vec::<f32>(n);
+        if n == 0 {
+            return Ok(output);
+        }
+        let ranges: Vec<_> = split(n, units_per_chunk(4, 1)).collect();
+        let mut devices = vec![self.uninit::<f32>(n)?];
+        let mut separate = None;
+        let (inputs, output_from) = match y {
+            Some(y) => {
+                devices.push(self.uninit::<f32>(n)?);
+                (vec![x, y], OutputFrom::Input(1))
+            }
+            None => (vec![x], OutputFrom::Buffer(separate.insert(self.uninit::<f32>(n)?))),
+        };
+        let chunks = ranges
+            .iter()
+            .map(|r| Chunk { uploads: vec![r.clone(); inputs.len()], reads_neighbours: false, download: r.clone() })
+            .collect();
+        let job = Pipeline { inputs, chunks, output_from, output: &mut output };
+        self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
+            let r = ranges[c].clone();
+            match output_from {
+                OutputFrom::Buffer(y) => self.launch_elementwise(
+                    stream,
+                    variant,
+                    a,
+                    &devices[0].slice(r.clone()),
+                    &mut y.slice_mut(r.clone()),
+                    r.len(),
+                ),
+                _ => {
+                    let (x, y) = devices.split_at_mut(1);
+                    self.launch_elementwise(
+                        stream,
+                        variant,
+                        a,
+                        &x[0].slice(r.clone()),
+                        &mut y[0].slice_mut(r.clone()),
+                        r.len(),
+                    )
+                }
+            }
+        })?;
+        Ok(output)
     }
 }
 
@@ -96,7 +171,14 @@ impl Implements<Square> for CudaBackend {
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
         let _queue = self.hold_queue();
         let variant = SQUARE.lookup::<Square, _>(self, variant)?;
-        self.launch_elementwise(variant, false, r)
+        self.launch_resident(variant, false, r)
+    }
+
+    fn run(&self, variant: &str, x: &Vec<f32>) -> Result<Vec<f32>> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Square>(self, variant, x);
+        }
+        self.run_elementwise_pipelined(SQUARE.lookup::<Square, _>(self, variant)?, None, x, None)
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
@@ -133,7 +215,16 @@ impl Implements<Saxpy> for CudaBackend {
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
         let _queue = self.hold_queue();
         let variant = SAXPY.lookup::<Saxpy, _>(self, variant)?;
-        self.launch_elementwise(variant, true, r)
+        self.launch_resident(variant, true, r)
+    }
+
+    fn run(&self, variant: &str, input: &SaxpyInput) -> Result<Vec<f32>> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Saxpy>(self, variant, input);
+        }
+        Saxpy::validate(input)?;
+        let variant = SAXPY.lookup::<Saxpy, _>(self, variant)?;
+        self.run_elementwise_pipelined(variant, Some(input.a), &input.x, Some(&input.y))
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {

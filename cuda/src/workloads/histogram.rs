@@ -2,12 +2,15 @@
 //! histogram in shared memory (up to 12288 bins at a time, in ranges beyond) and merges it once per block. The
 //! counts are zeroed before every launch.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::workloads::{Histogram, HistogramInput};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int};
-use crate::{CudaBackend, driver_error};
+use super::{config, int, phased};
+use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `histogram`.
 #[derive(Debug)]
@@ -69,29 +72,70 @@ impl Implements<Histogram> for CudaBackend {
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
         let _queue = self.hold_queue();
         let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
-        let kernel = variant.kernels[0];
-        let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.counts).map_err(driver_error("zeroing the counts"))?;
-        if r.n == 0 {
-            return Ok(());
-        }
-        let (n, bins) = (r.n as u64, int("bins", r.bins)?);
-        let sms = self.multiprocessors as u64;
-        let (blocks, shared) = match variant.launch {
-            Counters::SharedPerBlock => (n.div_ceil(BLOCK as u64).min(4 * sms), 4 * r.bins.min(SHARED_BINS) as u32),
-            Counters::Global => (n.div_ceil(BLOCK as u64).min(32 * sms), 0),
-        };
-        let cfg = config((blocks, 1), (BLOCK, 1), shared)?;
-        let mut launch = self.stream.launch_builder(&function);
-        launch.arg(&r.x).arg(&mut r.counts).arg(&n).arg(&bins);
-        // SAFETY: the kernels take (const float* x, unsigned* counts, unsigned long long n, int bins); x holds n
-        // floats, counts `bins` zeroed counters; the private kernel gets min(bins, 12288)·4 bytes of dynamic shared
-        // memory, as it expects; both stride over x, so any grid size is correct.
-        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
-        Ok(())
+        self.launch_histogram(&self.stream, variant, &r.x.slice(..), &mut r.counts.slice_mut(..), r.n, r.bins)
     }
 
     fn download(&self, r: &mut HistogramResident) -> Result<Vec<u32>> {
         self.to_host(&r.counts, r.bins)
+    }
+
+    /// Pipelined (see [`HostMemory::Pipelined`]): every chunk's kernel adds into the same counts on the device (with
+    /// atomics, so kernels of different streams may overlap), downloaded after the last chunk.
+    fn run(&self, variant: &str, input: &HistogramInput) -> Result<Vec<u32>> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Histogram>(self, variant, input);
+        }
+        Histogram::validate(input)?;
+        let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
+        self.prepare_kernels(variant)?;
+        let mut counts = self.zeros::<u32>(input.bins)?;
+        let ranges: Vec<_> = split(input.x.len(), units_per_chunk(4, 1)).collect();
+        let mut devices = vec![self.uninit::<f32>(input.x.len())?];
+        let chunks = ranges
+            .iter()
+            .map(|r| Chunk { uploads: vec![r.clone()], reads_neighbours: false, download: 0..0 })
+            .collect();
+        let job = Pipeline::<u32> { inputs: vec![&input.x], chunks, output_from: OutputFrom::Nothing, output: &mut [] };
+        self.pipelined(job, &mut devices, &mut |stream, c, devices, _| {
+            let r = ranges[c].clone();
+            let x = devices[0].slice(r.clone());
+            self.launch_histogram(stream, variant, &x, &mut counts.slice_mut(..), r.len(), input.bins)
+        })?;
+        self.to_host(&counts, input.bins)
+    }
+}
+
+impl CudaBackend {
+    /// Launches `variant` over the first `n` values of `x` on `stream`, adding into `counts` (`bins` counters).
+    fn launch_histogram(
+        &self,
+        stream: &Arc<CudaStream>,
+        variant: &Variant<Counters>,
+        x: &CudaView<'_, f32>,
+        counts: &mut CudaViewMut<'_, u32>,
+        n: usize,
+        bins: usize,
+    ) -> Result<()> {
+        let kernel = variant.kernels[0];
+        let function = self.function(kernel)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (n, bins_arg) = (n as u64, int("bins", bins)?);
+        let sms = self.multiprocessors as u64;
+        let (blocks, shared) = match variant.launch {
+            Counters::SharedPerBlock => (n.div_ceil(BLOCK as u64).min(4 * sms), 4 * bins.min(SHARED_BINS) as u32),
+            Counters::Global => (n.div_ceil(BLOCK as u64).min(32 * sms), 0),
+        };
+        let cfg = config((blocks, 1), (BLOCK, 1), shared)?;
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(x).arg(counts).arg(&n).arg(&bins_arg);
+        // SAFETY: the kernels take (const float* x, unsigned* counts, unsigned long long n, int bins); x holds at
+        // least n floats, counts `bins` counters the caller zeroed, which the kernels only add to atomically; the
+        // private kernel gets min(bins, 12288)·4 bytes of dynamic shared memory, as it expects; both stride over x,
+        // so any grid size is correct.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
     }
 }

@@ -1,12 +1,16 @@
 //! `mandelbrot`: one thread per pixel in 16×16 blocks. The kernel uses round-to-nearest intrinsics for every
 //! operation, so no multiply-add is fused and the counts match the CPU reference exactly.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int};
-use crate::{CudaBackend, driver_error};
+use super::{config, int, phased};
+use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `mandelbrot`: the parameters and the counts buffer.
 #[derive(Debug)]
@@ -45,25 +49,71 @@ impl Implements<Mandelbrot> for CudaBackend {
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
         let _queue = self.hold_queue();
         let variant = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?;
-        let kernel = variant.kernels[0];
-        let function = self.function(kernel)?;
-        let p = r.params;
-        if p.width == 0 || p.height == 0 {
-            return Ok(());
+        self.launch_mandelbrot(&self.stream, variant, &r.params, &mut r.counts, 0..r.params.height)
+    }
+
+    /// Pipelined by rows (see [`HostMemory::Pipelined`]): nothing to upload; each chunk of rows is downloaded while
+    /// the next ones are computed.
+    fn run(&self, variant: &str, p: &MandelbrotParams) -> Result<Vec<u32>> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Mandelbrot>(self, variant, p);
         }
-        let cfg = config(((p.width as u64).div_ceil(16), (p.height as u64).div_ceil(16)), (16, 16), 0)?;
-        let (width, height) = (int("image width", p.width)?, int("image height", p.height)?);
-        let (dx, dy) = p.steps();
-        let mut launch = self.stream.launch_builder(&function);
-        launch.arg(&mut r.counts).arg(&width).arg(&height).arg(&p.max_iter);
-        launch.arg(&p.region.x_min).arg(&p.region.y_min).arg(&dx).arg(&dy);
-        // SAFETY: mandelbrot_naive(unsigned* counts, int width, int height, unsigned max_iter, float x_min,
-        // float y_min, float dx, float dy); counts holds width·height values and the grid covers the image.
-        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
-        Ok(())
+        Mandelbrot::validate(p)?;
+        int("image width", p.width)?;
+        int("image height", p.height)?;
+        let variant = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?;
+        self.prepare_kernels(variant)?;
+        let mut output = crate::memory::fresh_host_vec::<u32>(p.width * p.height);
+        if output.is_empty() {
+            return Ok(output);
+        }
+        let row_ranges: Vec<_> = split(p.height, units_per_chunk(4 * p.width, 1)).collect();
+        let elements = |r: &Range<usize>| r.start * p.width..r.end * p.width;
+        let mut counts = self.uninit::<u32>(p.width * p.height)?;
+        let chunks = row_ranges
+            .iter()
+            .map(|r| Chunk { uploads: Vec::new(), reads_neighbours: false, download: elements(r) })
+            .collect();
+        let job =
+            Pipeline { inputs: Vec::new(), chunks, output_from: OutputFrom::Buffer(&mut counts), output: &mut output };
+        self.pipelined(job, &mut [], &mut |stream, c, _, output_from| {
+            let OutputFrom::Buffer(counts) = output_from else { unreachable!("mandelbrot streams its counts") };
+            self.launch_mandelbrot(stream, variant, p, counts, row_ranges[c].clone())
+        })?;
+        Ok(output)
     }
 
     fn download(&self, r: &mut MandelbrotResident) -> Result<Vec<u32>> {
         self.to_host(&r.counts, r.params.width * r.params.height)
+    }
+}
+
+impl CudaBackend {
+    /// Launches `variant` on `stream` for the rows `rows` of the image `p`, into `counts` (the whole image).
+    fn launch_mandelbrot(
+        &self,
+        stream: &Arc<CudaStream>,
+        variant: &Variant<()>,
+        p: &MandelbrotParams,
+        counts: &mut CudaSlice<u32>,
+        rows: Range<usize>,
+    ) -> Result<()> {
+        let kernel = variant.kernels[0];
+        let function = self.function(kernel)?;
+        if p.width == 0 || rows.is_empty() {
+            return Ok(());
+        }
+        let cfg = config(((p.width as u64).div_ceil(16), (rows.len() as u64).div_ceil(16)), (16, 16), 0)?;
+        let width = int("image width", p.width)?;
+        let (begin, end) = (int("row", rows.start)?, int("row", rows.end)?);
+        let (dx, dy) = p.steps();
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(counts).arg(&width).arg(&begin).arg(&end).arg(&p.max_iter);
+        launch.arg(&p.region.x_min).arg(&p.region.y_min).arg(&dx).arg(&dy);
+        // SAFETY: mandelbrot_naive(unsigned* counts, int width, int row_begin, int row_end, unsigned max_iter,
+        // float x_min, float y_min, float dx, float dy); counts holds width·height values, row_end <= height, and the
+        // grid covers the rows [row_begin, row_end).
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
     }
 }

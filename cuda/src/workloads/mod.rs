@@ -28,8 +28,33 @@ pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>
     ]
 }
 
-use cudarc::driver::LaunchConfig;
-use gpuworthy_core::{Error, Result};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig};
+use gpuworthy_core::{Error, Implements, Result, Workload};
+
+use crate::{CudaBackend, driver_error};
+
+/// Upload, one launch and download: the run of every host-memory mode but [`crate::HostMemory::Pipelined`] (the
+/// trait's default `run`, which a workload that overrides `run` calls through this).
+pub(crate) fn phased<W: Workload>(backend: &CudaBackend, variant: &str, input: &W::Input) -> Result<W::Output>
+where
+    CudaBackend: Implements<W>,
+{
+    let mut resident = backend.upload(input)?;
+    backend.launch(variant, &mut resident)?;
+    backend.download(&mut resident)
+}
+
+impl CudaBackend {
+    /// A device buffer of `len` elements (at least one), not initialised: for buffers that a copy or a kernel fills
+    /// completely before anything reads them.
+    pub(crate) fn uninit<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let _queue = self.hold_queue();
+        // SAFETY: the callers (the pipelined runs) write every element, by an upload or a kernel ordered before any
+        // read of it, before the buffer is read; the memory is never read as a value of `T` before that.
+        unsafe { self.stream.alloc::<T>(len.max(1)) }
+            .map_err(driver_error(format!("allocating {} bytes on the device", len * size_of::<T>())))
+    }
+}
 
 /// The most blocks in a grid's x dimension, and in y.
 const MAX_GRID_X: u64 = (1 << 31) - 1;

@@ -1,12 +1,26 @@
 //! `softmax`, one block per row: `unfused` is three kernels (row maximum; exponentials and their sum; normalisation),
 //! `fused` one kernel with an online maximum and sum, reading the row twice and writing it once.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
 use gpuworthy_core::{BackendKind, Error, Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int};
-use crate::{CudaBackend, driver_error};
+use super::{config, int, phased};
+use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::{CudaBackend, HostMemory, driver_error};
+
+/// The device buffers of one softmax launch over `rows` rows of `cols` columns: views of the whole resident data,
+/// or of one chunk of rows in a pipelined run.
+struct SoftmaxViews<'a, 'b> {
+    rows: usize,
+    cols: usize,
+    x: CudaView<'a, f32>,
+    y: &'b mut CudaViewMut<'a, f32>,
+    row_max: CudaViewMut<'a, f32>,
+    row_sum: CudaViewMut<'a, f32>,
+}
 
 /// Resident data of `softmax`.
 #[derive(Debug)]
@@ -76,38 +90,110 @@ impl Implements<Softmax> for CudaBackend {
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
         let _queue = self.hold_queue();
         let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
+        let views = SoftmaxViews {
+            rows: r.rows,
+            cols: r.cols,
+            x: r.x.slice(..),
+            y: &mut r.y.slice_mut(..),
+            row_max: r.row_max.slice_mut(..),
+            row_sum: r.row_sum.slice_mut(..),
+        };
+        self.launch_softmax(&self.stream, variant, views)
+    }
+
+    /// Pipelined by rows (see [`HostMemory::Pipelined`]): each chunk is as many whole rows as fit in a pipeline
+    /// chunk (at least one).
+    fn run(&self, variant: &str, input: &SoftmaxInput) -> Result<Vec<f32>> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Softmax>(self, variant, input);
+        }
+        Softmax::validate(input)?;
+        int("softmax rows", input.rows)?;
+        int("softmax columns", input.cols)?;
+        let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
         self.prepare_kernels(variant)?;
-        if r.rows == 0 || r.cols == 0 {
+        let (rows, cols) = (input.rows, input.cols);
+        let mut output = crate::memory::fresh_host_vec::<f32>(rows * cols);
+        if rows * cols == 0 {
+            return Ok(output);
+        }
+        let row_ranges: Vec<_> = split(rows, units_per_chunk(4 * cols, 1)).collect();
+        let elements = |r: &std::ops::Range<usize>| r.start * cols..r.end * cols;
+        let mut devices = vec![self.uninit::<f32>(rows * cols)?];
+        let mut y = self.uninit::<f32>(rows * cols)?;
+        let (mut row_max, mut row_sum) = (self.uninit::<f32>(rows)?, self.uninit::<f32>(rows)?);
+        let chunks = row_ranges
+            .iter()
+            .map(|r| Chunk { uploads: vec![elements(r)], reads_neighbours: false, download: elements(r) })
+            .collect();
+        let job = Pipeline {
+            inputs: vec![&input.data],
+            chunks,
+            output_from: OutputFrom::Buffer(&mut y),
+            output: &mut output,
+        };
+        self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
+            let OutputFrom::Buffer(y) = output_from else { unreachable!("softmax streams its own output buffer") };
+            let r = row_ranges[c].clone();
+            let views = SoftmaxViews {
+                rows: r.len(),
+                cols,
+                x: devices[0].slice(elements(&r)),
+                y: &mut y.slice_mut(elements(&r)),
+                row_max: row_max.slice_mut(r.clone()),
+                row_sum: row_sum.slice_mut(r.clone()),
+            };
+            self.launch_softmax(stream, variant, views)
+        })?;
+        Ok(output)
+    }
+
+    fn download(&self, r: &mut SoftmaxResident) -> Result<Vec<f32>> {
+        self.to_host(&r.y, r.rows * r.cols)
+    }
+}
+
+impl CudaBackend {
+    /// Launches `variant` on `stream` over the rows of `v`.
+    fn launch_softmax(
+        &self,
+        stream: &Arc<CudaStream>,
+        variant: &Variant<Passes>,
+        v: SoftmaxViews<'_, '_>,
+    ) -> Result<()> {
+        self.prepare_kernels(variant)?;
+        let SoftmaxViews { rows, cols, x, y, mut row_max, mut row_sum } = v;
+        if rows == 0 || cols == 0 {
             return Ok(());
         }
-        let (rows, cols) = (int("softmax rows", r.rows)?, int("softmax columns", r.cols)?);
-        let cfg = config((r.rows as u64, 1), (BLOCK, 1), 0)?;
+        let cfg = config((rows as u64, 1), (BLOCK, 1), 0)?;
+        let (rows, cols) = (int("softmax rows", rows)?, int("softmax columns", cols)?);
         let failed = |k: &str| driver_error(format!("launching {k}"));
         match (variant.launch, variant.kernels) {
             (Passes::Fused, &[fused]) => {
                 let f = self.function(fused)?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(&r.x).arg(&mut r.y).arg(&rows).arg(&cols);
+                let mut launch = stream.launch_builder(&f);
+                launch.arg(&x).arg(y).arg(&rows).arg(&cols);
                 // SAFETY: softmax_fused(const float* x, float* y, int rows, int cols); x and y hold rows·cols floats
                 // and the grid has one block per row.
                 unsafe { launch.launch(cfg) }.map_err(failed(fused))?;
             }
             (Passes::Three, &[max, exp, normalize]) => {
                 let f = self.function(max)?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(&r.x).arg(&mut r.row_max).arg(&rows).arg(&cols);
+                let mut launch = stream.launch_builder(&f);
+                launch.arg(&x).arg(&mut row_max).arg(&rows).arg(&cols);
                 // SAFETY: softmax_unfused_max(const float* x, float* row_max, int rows, int cols); row_max holds
                 // rows floats.
                 unsafe { launch.launch(cfg) }.map_err(failed(max))?;
                 let f = self.function(exp)?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(&r.x).arg(&r.row_max).arg(&mut r.y).arg(&mut r.row_sum).arg(&rows).arg(&cols);
+                let mut launch = stream.launch_builder(&f);
+                launch.arg(&x).arg(&mut row_max).arg(&mut *y).arg(&mut row_sum).arg(&rows).arg(&cols);
                 // SAFETY: softmax_unfused_exp(const float* x, const float* row_max, float* y, float* row_sum,
                 // int rows, int cols); the buffers hold rows·cols, rows, rows·cols and rows floats.
                 unsafe { launch.launch(cfg) }.map_err(failed(exp))?;
                 let f = self.function(normalize)?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(&mut r.y).arg(&r.row_sum).arg(&rows).arg(&cols);
+                let mut launch = stream.launch_builder(&f);
+                launch.arg(y).arg(&mut row_sum).arg(&rows).arg(&cols);
                 // SAFETY: softmax_unfused_normalize(float* y, const float* row_sum, int rows, int cols), as above.
                 unsafe { launch.launch(cfg) }.map_err(failed(normalize))?;
             }
@@ -123,9 +209,5 @@ impl Implements<Softmax> for CudaBackend {
             }
         }
         Ok(())
-    }
-
-    fn download(&self, r: &mut SoftmaxResident) -> Result<Vec<f32>> {
-        self.to_host(&r.y, r.rows * r.cols)
     }
 }

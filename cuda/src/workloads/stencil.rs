@@ -1,12 +1,16 @@
 //! `stencil`: the 3×3 box blur. `naive` reads nine neighbours from global memory per pixel (the cache catches most
 //! of them); `tiled` stages a 34×34 tile with its halo in shared memory and computes a 32×32 output tile from it.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use gpuworthy_core::workloads::{Stencil, StencilInput};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int};
-use crate::{CudaBackend, driver_error};
+use super::{config, int, phased};
+use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `stencil`.
 #[derive(Debug)]
@@ -54,22 +58,94 @@ impl Implements<Stencil> for CudaBackend {
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
         let _queue = self.hold_queue();
         let variant = STENCIL.lookup::<Stencil, _>(self, variant)?;
-        let (kernel, rows_per_block) = (variant.kernels[0], variant.launch);
-        let function = self.function(kernel)?;
-        if r.height == 0 || r.width == 0 {
-            return Ok(());
+        let shape = (r.height, r.width);
+        self.launch_stencil(&self.stream, variant, &r.src, &mut r.dst, shape, 0..r.height)
+    }
+
+    /// Pipelined by rows with halos (see [`HostMemory::Pipelined`]): chunk c uploads its rows and computes the rows
+    /// whose neighbours are all on the device by then, from the last row of chunk c - 1 to the last but one of its
+    /// own (the last chunk finishes the image), waiting for the uploads of the two chunks before it, which ran on
+    /// other streams.
+    fn run(&self, variant: &str, input: &StencilInput) -> Result<Vec<f32>> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Stencil>(self, variant, input);
         }
-        let cfg = config(((r.width as u64).div_ceil(32), (r.height as u64).div_ceil(rows_per_block)), (32, 8), 0)?;
-        let (h, w) = (int("image height", r.height)?, int("image width", r.width)?);
-        let mut launch = self.stream.launch_builder(&function);
-        launch.arg(&r.src).arg(&mut r.dst).arg(&h).arg(&w);
-        // SAFETY: the kernels take (const float* src, float* dst, int height, int width); both hold height·width
-        // floats and the grid covers the image in the tiles the kernel was written for.
-        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
-        Ok(())
+        Stencil::validate(input)?;
+        let variant = STENCIL.lookup::<Stencil, _>(self, variant)?;
+        self.prepare_kernels(variant)?;
+        let (height, width) = (input.height, input.width);
+        int("image height", height)?;
+        int("image width", width)?;
+        let mut output = crate::memory::fresh_host_vec::<f32>(height * width);
+        if height * width == 0 {
+            return Ok(output);
+        }
+        // At least two rows a chunk, so that the rows a kernel reads above its first are in the chunk before.
+        let uploaded: Vec<_> = split(height, units_per_chunk(4 * width, 2)).collect();
+        let last = uploaded.len() - 1;
+        let computed: Vec<Range<usize>> = uploaded
+            .iter()
+            .enumerate()
+            .map(|(c, r)| {
+                let begin = if c == 0 { 0 } else { r.start - 1 };
+                let end = if c == last { height } else { r.end - 1 };
+                begin..end
+            })
+            .collect();
+        let elements = |r: &Range<usize>| r.start * width..r.end * width;
+        let mut devices = vec![self.uninit::<f32>(height * width)?];
+        let mut dst = self.uninit::<f32>(height * width)?;
+        let chunks = uploaded
+            .iter()
+            .zip(&computed)
+            .map(|(up, out)| Chunk { uploads: vec![elements(up)], reads_neighbours: true, download: elements(out) })
+            .collect();
+        let job = Pipeline {
+            inputs: vec![&input.data],
+            chunks,
+            output_from: OutputFrom::Buffer(&mut dst),
+            output: &mut output,
+        };
+        self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
+            let OutputFrom::Buffer(dst) = output_from else { unreachable!("stencil streams its own output buffer") };
+            self.launch_stencil(stream, variant, &devices[0], dst, (height, width), computed[c].clone())
+        })?;
+        Ok(output)
     }
 
     fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
         self.to_host(&r.dst, r.height * r.width)
+    }
+}
+
+impl CudaBackend {
+    /// Launches `variant` on `stream` for the output rows `rows` of a `shape` = (height, width) image held whole in
+    /// `src` and `dst`.
+    fn launch_stencil(
+        &self,
+        stream: &Arc<CudaStream>,
+        variant: &Variant<u64>,
+        src: &CudaSlice<f32>,
+        dst: &mut CudaSlice<f32>,
+        shape: (usize, usize),
+        rows: Range<usize>,
+    ) -> Result<()> {
+        let (kernel, rows_per_block) = (variant.kernels[0], variant.launch);
+        let function = self.function(kernel)?;
+        let (height, width) = shape;
+        if rows.is_empty() || width == 0 {
+            return Ok(());
+        }
+        let cfg = config(((width as u64).div_ceil(32), (rows.len() as u64).div_ceil(rows_per_block)), (32, 8), 0)?;
+        let (h, w) = (int("image height", height)?, int("image width", width)?);
+        let (begin, end) = (int("row", rows.start)?, int("row", rows.end)?);
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(src).arg(dst).arg(&h).arg(&w).arg(&begin).arg(&end);
+        // SAFETY: the kernels take (const float* src, float* dst, int height, int width, int row_begin, int row_end);
+        // both hold height·width floats, row_begin < row_end <= height, and the grid covers those rows in the tiles
+        // the kernel was written for. The rows the kernels read (row_begin - 1 to row_end, clamped) were uploaded
+        // before this launch on this stream or on one it waited for.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
     }
 }

@@ -2,12 +2,15 @@
 //! serialises on one address); `tree` reduces each block in shared memory and adds one atomic per block; `warp`
 //! reduces with warp shuffles and `float4` loads. The result is zeroed before every launch.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::workloads::Sum;
 use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
-use super::config;
-use crate::{CudaBackend, driver_error};
+use super::{config, phased};
+use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `sum`.
 #[derive(Debug)]
@@ -61,25 +64,8 @@ impl Implements<Sum> for CudaBackend {
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
         let _queue = self.hold_queue();
         let variant = SUM.lookup::<Sum, _>(self, variant)?;
-        let kernel = variant.kernels[0];
-        let function = self.function(kernel)?;
         self.stream.memset_zeros(&mut r.total).map_err(driver_error("zeroing the sum"))?;
-        if r.n == 0 {
-            return Ok(());
-        }
-        let n = r.n as u64;
-        let all = n.div_ceil(BLOCK as u64);
-        let blocks = match variant.launch {
-            Blocks::PerElement => all,
-            Blocks::PerMultiprocessor => all.min(8 * self.multiprocessors as u64),
-        };
-        let cfg = config((blocks, 1), (BLOCK, 1), 0)?;
-        let mut launch = self.stream.launch_builder(&function);
-        launch.arg(&r.x).arg(&mut r.total).arg(&n);
-        // SAFETY: the kernels take (const float* x, double* out, unsigned long long n); x holds n floats and out one
-        // double, zeroed above on the same stream.
-        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
-        Ok(())
+        self.launch_sum(&self.stream, variant, &r.x.slice(..), &mut r.total.slice_mut(..), r.n)
     }
 
     fn download(&self, r: &mut SumResident) -> Result<f64> {
@@ -88,5 +74,65 @@ impl Implements<Sum> for CudaBackend {
         self.stream.memcpy_dtoh(&r.total, &mut total).map_err(driver_error("copying the sum to the host"))?;
         self.stream.synchronize().map_err(driver_error("copying the sum to the host"))?;
         Ok(total[0])
+    }
+
+    /// Pipelined (see [`HostMemory::Pipelined`]): each chunk's kernel adds into its own total on the device, and the
+    /// totals are added on the host in chunk order after the last one.
+    fn run(&self, variant: &str, x: &Vec<f32>) -> Result<f64> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Sum>(self, variant, x);
+        }
+        let variant = SUM.lookup::<Sum, _>(self, variant)?;
+        self.prepare_kernels(variant)?;
+        let ranges: Vec<_> = split(x.len(), units_per_chunk(4, 1)).collect();
+        if ranges.is_empty() {
+            return Ok(0.0);
+        }
+        let mut devices = vec![self.uninit::<f32>(x.len())?];
+        let mut totals = self.zeros::<f64>(ranges.len())?;
+        let chunks = ranges
+            .iter()
+            .map(|r| Chunk { uploads: vec![r.clone()], reads_neighbours: false, download: 0..0 })
+            .collect();
+        let job = Pipeline::<f32> { inputs: vec![x], chunks, output_from: OutputFrom::Nothing, output: &mut [] };
+        self.pipelined(job, &mut devices, &mut |stream, c, devices, _| {
+            let r = ranges[c].clone();
+            self.launch_sum(stream, variant, &devices[0].slice(r.clone()), &mut totals.slice_mut(c..c + 1), r.len())
+        })?;
+        let _queue = self.hold_queue();
+        let what = "copying the chunks' sums to the host";
+        let totals = self.stream.clone_dtoh(&totals.slice(..ranges.len())).map_err(driver_error(what))?;
+        Ok(totals.iter().sum())
+    }
+}
+
+impl CudaBackend {
+    /// Launches `variant` over the first `n` elements of `x` on `stream`, adding them into `total[0]`.
+    fn launch_sum(
+        &self,
+        stream: &Arc<CudaStream>,
+        variant: &Variant<Blocks>,
+        x: &CudaView<'_, f32>,
+        total: &mut CudaViewMut<'_, f64>,
+        n: usize,
+    ) -> Result<()> {
+        let kernel = variant.kernels[0];
+        let function = self.function(kernel)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let n = n as u64;
+        let all = n.div_ceil(BLOCK as u64);
+        let blocks = match variant.launch {
+            Blocks::PerElement => all,
+            Blocks::PerMultiprocessor => all.min(8 * self.multiprocessors as u64),
+        };
+        let cfg = config((blocks, 1), (BLOCK, 1), 0)?;
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(x).arg(total).arg(&n);
+        // SAFETY: the kernels take (const float* x, double* out, unsigned long long n); x holds at least n floats
+        // starting 16-byte aligned (the float4 loads of `warp`), out at least one double, which the caller zeroed.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
     }
 }

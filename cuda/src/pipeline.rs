@@ -1,0 +1,319 @@
+//! The pipelined end-to-end path ([`HostMemory::Pipelined`](crate::HostMemory::Pipelined)): a whole run (upload,
+//! kernel, download) for data that starts and ends in ordinary host vectors, cut into chunks that flow through
+//! [`PIPELINE_LANES`] lanes, each a stream with its own page-locked staging buffers. While the cores copy chunk c
+//! into a lane's staging buffer, the copy engines move chunk c - 1 to the device and chunk c - 2's result back, and
+//! the multiprocessors run the kernel between them: host staging, both copy directions and the kernels overlap, so
+//! a run approaches the time of its slowest stage instead of the sum of all of them.
+//!
+//! The engine knows nothing of workloads. A workload describes its run as a list of [`Chunk`]s (which element
+//! ranges of each input to upload, which range of the output the chunk's kernel completes) and a launch for one
+//! chunk; the device holds the whole input and output (as the phased path does), so kernels read and write them at
+//! their ordinary offsets and a chunk whose kernel reads a neighbour's elements (the stencil's halo rows) only has to
+//! wait for that neighbour's upload, through an event. Reductions (sum, histogram) accumulate on the device and
+//! download their small result after the last chunk.
+//!
+//! Lanes are kept by the backend and reused by later runs; their staging buffers grow to the largest chunk asked
+//! for and never shrink. One pipelined run holds them (and the backend's queue, so that no timing window of another
+//! thread sees its work) from start to end.
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use bytemuck::Pod;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
+use gpuworthy_core::Result;
+use rayon::prelude::*;
+
+use crate::{CudaBackend, driver_error, lock};
+
+/// Streams (each with its own staging buffers) a pipelined run cycles through: three lets a lane be staged by the
+/// cores while a second uploads and a third computes and downloads.
+pub const PIPELINE_LANES: usize = 3;
+
+/// The bytes of each input (and of the output) a chunk moves, unless one row of a row-shaped workload is larger: big
+/// enough that a copy's fixed cost (a few microseconds) is small against its 150 µs at 55 GB/s, small enough that the
+/// first upload and last download, which nothing overlaps, are short.
+pub const PIPELINE_CHUNK_BYTES: usize = 8 << 20;
+
+/// The most inputs one chunk uploads (saxpy's `x` and `y`).
+const MAX_INPUTS: usize = 2;
+
+/// Host elements copied per rayon task when staging.
+const COPY_GRAIN_BYTES: usize = 256 << 10;
+
+/// One lane: a stream, page-locked staging for each input and for the output, and the events that say when the
+/// stream is done with them.
+struct Lane {
+    stream: Arc<CudaStream>,
+    inputs: Vec<PinnedHostSlice<u8>>,
+    output: PinnedHostSlice<u8>,
+    /// Recorded after the lane's uploads of its current chunk: a later chunk whose kernel reads those elements waits
+    /// for it.
+    uploaded: CudaEvent,
+    /// Recorded after the lane's download of its current chunk: the host waits for it before reading the output
+    /// staging and before reusing the lane.
+    finished: CudaEvent,
+}
+
+/// The lanes of a backend, created on the first pipelined run.
+#[derive(Default)]
+pub(crate) struct Lanes {
+    lanes: Mutex<Vec<Lane>>,
+}
+
+/// One chunk of a pipelined run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    /// The element range of each input this chunk uploads (to the same range of the device copy); empty ranges
+    /// upload nothing.
+    pub uploads: Vec<Range<usize>>,
+    /// The kernel of this chunk reads elements uploaded with the previous two chunks (a halo), so it waits for those
+    /// uploads, which ran on other lanes.
+    pub reads_neighbours: bool,
+    /// The element range of the output this chunk's kernel completes, downloaded after it.
+    pub download: Range<usize>,
+}
+
+/// Where the streamed output is on the device.
+pub(crate) enum OutputFrom<'a, O> {
+    /// Nothing streams back (a reduction downloads its result after the run).
+    Nothing,
+    /// The device copy of input `k` (saxpy updates `y` in place).
+    Input(usize),
+    /// A separate output buffer.
+    Buffer(&'a mut CudaSlice<O>),
+}
+
+/// A pipelined run of one workload, described for the engine.
+pub(crate) struct Pipeline<'a, O> {
+    /// The host inputs, each uploaded into the device buffer of the same index in `devices`.
+    pub inputs: Vec<&'a [f32]>,
+    /// The chunks, in order.
+    pub chunks: Vec<Chunk>,
+    /// Where each chunk's `download` range is read from.
+    pub output_from: OutputFrom<'a, O>,
+    /// Where it is written, at the same range.
+    pub output: &'a mut [O],
+}
+
+/// The launch of one chunk's kernels: on the lane's stream, for the chunk of this index, over the whole device inputs
+/// and output.
+pub(crate) type ChunkLaunch<'f, O> =
+    dyn FnMut(&Arc<CudaStream>, usize, &mut [CudaSlice<f32>], &mut OutputFrom<'_, O>) -> Result<()> + 'f;
+
+/// Consecutive ranges of `total` units (elements or rows), `per_chunk` each and fewer in the last; none when
+/// `total` is 0.
+pub(crate) fn split(total: usize, per_chunk: usize) -> impl Iterator<Item = Range<usize>> {
+    let per_chunk = per_chunk.max(1);
+    (0..total.div_ceil(per_chunk)).map(move |i| i * per_chunk..((i + 1) * per_chunk).min(total))
+}
+
+/// How many units of `unit_bytes` bytes fill a chunk of [`PIPELINE_CHUNK_BYTES`] (at least `minimum`).
+pub(crate) fn units_per_chunk(unit_bytes: usize, minimum: usize) -> usize {
+    (PIPELINE_CHUNK_BYTES / unit_bytes.max(1)).max(minimum).max(1)
+}
+
+/// Copies `from` into `to` (same length) on every core.
+fn copy_on_every_core(to: &mut [u8], from: &[u8]) {
+    to.par_chunks_mut(COPY_GRAIN_BYTES).zip(from.par_chunks(COPY_GRAIN_BYTES)).for_each(|(t, f)| t.copy_from_slice(f));
+}
+
+impl CudaBackend {
+    /// Runs `job` through the lanes: for each chunk, stage and upload its inputs, wait for its neighbours' uploads
+    /// where it reads them, `launch(stream, chunk index, devices)`, and download its output range; the host copies a
+    /// chunk's output out of the staging buffer when the lane comes round again, and the last ones at the end.
+    /// `devices` hold the whole inputs; work the caller enqueued on the backend's stream before (allocations, zeroing)
+    /// is waited for, and everything is finished when this returns.
+    pub(crate) fn pipelined<O: Pod + cudarc::driver::DeviceRepr>(
+        &self,
+        mut job: Pipeline<'_, O>,
+        devices: &mut [CudaSlice<f32>],
+        launch: &mut ChunkLaunch<'_, O>,
+    ) -> Result<()> {
+        let what = "running a pipelined transfer";
+        let _queue = self.hold_queue();
+        assert!(job.inputs.len() <= MAX_INPUTS && job.inputs.len() == devices.len(), "one device buffer per input");
+        if job.chunks.is_empty() {
+            return Ok(());
+        }
+        // The staging each lane needs: the largest upload of any input, and the largest download.
+        let input_bytes = job.chunks.iter().flat_map(|c| c.uploads.iter().map(|r| r.len() * 4)).max().unwrap_or(0);
+        let output_bytes = job.chunks.iter().map(|c| c.download.len() * size_of::<O>()).max().unwrap_or(0);
+        let mut lanes = self.lanes_for(job.inputs.len(), input_bytes, output_bytes)?;
+        // The lanes' streams start after what the caller enqueued on the backend's stream.
+        let ready = self.stream.record_event(None).map_err(driver_error(what))?;
+        for lane in lanes.iter() {
+            lane.stream.wait(&ready).map_err(driver_error(what))?;
+        }
+        let count = job.chunks.len();
+        let host_output: &mut [u8] = bytemuck::cast_slice_mut(job.output);
+        for c in 0..count {
+            let l = c % PIPELINE_LANES;
+            if c >= PIPELINE_LANES {
+                drain(&mut lanes[l], &job.chunks[c - PIPELINE_LANES].download, size_of::<O>(), host_output, what)?;
+            }
+            let chunk = &job.chunks[c];
+            let lane = &mut lanes[l];
+            for (k, range) in chunk.uploads.iter().enumerate() {
+                if range.is_empty() {
+                    continue;
+                }
+                let staging = lane.inputs[k].as_mut_slice().map_err(driver_error(what))?;
+                let bytes = range.len() * 4;
+                copy_on_every_core(&mut staging[..bytes], bytemuck::cast_slice(&job.inputs[k][range.clone()]));
+                let staged: &[f32] = bytemuck::cast_slice(&staging[..bytes]);
+                let mut target = devices[k].slice_mut(range.clone());
+                // Asynchronous: the copy engine reads the staging after this returns; the lane's `finished` event,
+                // waited for before the staging is written again, comes after it on the same stream.
+                lane.stream.memcpy_htod(staged, &mut target).map_err(driver_error(what))?;
+            }
+            lane.uploaded.record(&lane.stream).map_err(driver_error(what))?;
+            let lane = &lanes[l];
+            if chunk.reads_neighbours {
+                for back in 1..=2.min(c) {
+                    // Recorded for chunk c - back and not recorded again until chunk c - back + PIPELINE_LANES > c.
+                    lane.stream.wait(&lanes[(c - back) % PIPELINE_LANES].uploaded).map_err(driver_error(what))?;
+                }
+            }
+            launch(&lane.stream, c, devices, &mut job.output_from)?;
+            let lane = &mut lanes[l];
+            if !chunk.download.is_empty() {
+                let staging = lane.output.as_mut_slice().map_err(driver_error(what))?;
+                let staged: &mut [O] = bytemuck::cast_slice_mut(&mut staging[..chunk.download.len() * size_of::<O>()]);
+                let range = chunk.download.clone();
+                match &job.output_from {
+                    OutputFrom::Nothing => {}
+                    OutputFrom::Input(k) => {
+                        let source = devices[*k].slice(range);
+                        let staged: &mut [f32] = bytemuck::cast_slice_mut(staged);
+                        lane.stream.memcpy_dtoh(&source, staged).map_err(driver_error(what))?;
+                    }
+                    OutputFrom::Buffer(buffer) => {
+                        let source = buffer.slice(range);
+                        lane.stream.memcpy_dtoh(&source, staged).map_err(driver_error(what))?;
+                    }
+                }
+            }
+            lane.finished.record(&lane.stream).map_err(driver_error(what))?;
+        }
+        for c in count.saturating_sub(PIPELINE_LANES)..count {
+            drain(&mut lanes[c % PIPELINE_LANES], &job.chunks[c].download, size_of::<O>(), host_output, what)?;
+        }
+        Ok(())
+    }
+
+    /// The lanes, with staging for `inputs` inputs of `input_bytes` and an output of `output_bytes` (grown if
+    /// smaller), created on first use.
+    fn lanes_for(
+        &self,
+        inputs: usize,
+        input_bytes: usize,
+        output_bytes: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Vec<Lane>>> {
+        let what = "preparing the pipeline's lanes";
+        let pinned = |bytes: usize| {
+            // SAFETY: staging is written (by the host or by a copy from the device) before it is read.
+            unsafe { self.context.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }
+                .map_err(driver_error(format!("allocating {bytes} bytes of pinned host memory")))
+        };
+        let mut lanes = lock(&self.lanes.lanes);
+        while lanes.len() < PIPELINE_LANES {
+            lanes.push(Lane {
+                stream: self.context.new_stream().map_err(driver_error(what))?,
+                inputs: Vec::new(),
+                output: pinned(1)?,
+                uploaded: self.context.new_event(None).map_err(driver_error(what))?,
+                finished: self.context.new_event(None).map_err(driver_error(what))?,
+            });
+        }
+        for lane in lanes.iter_mut() {
+            while lane.inputs.len() < inputs {
+                lane.inputs.push(pinned(1)?);
+            }
+            for staging in lane.inputs.iter_mut().take(inputs) {
+                if staging.len() < input_bytes {
+                    *staging = pinned(input_bytes)?;
+                }
+            }
+            if lane.output.len() < output_bytes {
+                lane.output = pinned(output_bytes)?;
+            }
+        }
+        Ok(lanes)
+    }
+}
+
+/// Waits for `lane`'s last chunk and copies its `download` range (of elements of `element_bytes`) from the lane's
+/// output staging into `output`, on every core.
+fn drain(lane: &mut Lane, download: &Range<usize>, element_bytes: usize, output: &mut [u8], what: &str) -> Result<()> {
+    lane.finished.synchronize().map_err(driver_error(what))?;
+    if download.is_empty() {
+        return Ok(());
+    }
+    let bytes = download.start * element_bytes..download.end * element_bytes;
+    let staging = lane.output.as_slice().map_err(driver_error(what))?;
+    copy_on_every_core(&mut output[bytes.clone()], &staging[..bytes.len()]);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_every_unit_once_in_order() {
+        for (total, per) in [(0, 4), (1, 4), (4, 4), (5, 4), (17, 4), (10, 1), (3, 0)] {
+            let ranges: Vec<_> = split(total, per).collect();
+            let flat: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
+            assert_eq!(flat, (0..total).collect::<Vec<_>>(), "{total} by {per}");
+            assert!(ranges.iter().all(|r| !r.is_empty() && r.len() <= per.max(1)), "{ranges:?}");
+        }
+    }
+
+    /// Every pipelined workload against the reference at shapes that are not a multiple of a chunk (and at one chunk
+    /// or less, and empty), with every variant: elements, rows of several chunks, single rows larger than a chunk.
+    #[test]
+    fn pipelined_runs_match_the_reference_at_sizes_that_are_not_a_multiple_of_the_chunk() {
+        use gpuworthy_core::workloads::*;
+        use gpuworthy_core::{Implements, Workload};
+        let Ok(cuda) = CudaBackend::with_host_memory(0, crate::HostMemory::Pipelined) else {
+            println!("CUDA unavailable here: pipelined runs not tried");
+            return;
+        };
+        fn each<W: Workload>(cuda: &CudaBackend, params: &[W::Params])
+        where
+            CudaBackend: Implements<W>,
+        {
+            for p in params {
+                let input = W::generate(p, 11).unwrap();
+                let expected = W::reference(&input).unwrap();
+                for variant in Implements::<W>::variants(cuda) {
+                    let got = Implements::<W>::run(cuda, variant, &input).unwrap();
+                    let precision = Implements::<W>::precision(cuda, variant);
+                    if let Err(e) = W::check(&input, &expected, &got, precision) {
+                        panic!("{} {p} {variant} pipelined: {e}", W::NAME);
+                    }
+                }
+            }
+        }
+        let chunk = PIPELINE_CHUNK_BYTES / 4;
+        let lens = [0, 1, 1000, chunk, chunk + 1, 5 * chunk + 13];
+        each::<Square>(&cuda, &lens.map(Len));
+        each::<Sum>(&cuda, &lens.map(Len));
+        each::<Saxpy>(&cuda, &lens.map(|n| SaxpyParams { n, a: 2.5 }));
+        each::<Histogram>(&cuda, &lens.map(HistogramParams::new));
+        let rows_of = |rows, cols| Shape2 { rows, cols };
+        // 4099 columns: 511 rows a chunk; 3 x 2^22 + 1 columns: one row bigger than a chunk.
+        each::<Softmax>(&cuda, &[rows_of(0, 5), rows_of(1, 7), rows_of(1537, 4099), rows_of(3, 3 * (1 << 22) + 1)]);
+        let image = |rows, cols| Shape2 { rows, cols };
+        each::<Stencil>(&cuda, &[image(1, 1), image(2, 3), image(1543, 2051), image(7, 3 * (1 << 21) + 5)]);
+        each::<Mandelbrot>(&cuda, &[MandelbrotParams::new(1, 1), MandelbrotParams::new(2051, 1543)]);
+    }
+
+    #[test]
+    fn a_chunk_holds_at_least_the_minimum_of_units() {
+        assert_eq!(units_per_chunk(4, 1), PIPELINE_CHUNK_BYTES / 4);
+        assert_eq!(units_per_chunk(PIPELINE_CHUNK_BYTES * 3, 2), 2);
+        assert_eq!(units_per_chunk(0, 1), PIPELINE_CHUNK_BYTES);
+    }
+}
