@@ -38,10 +38,10 @@ pub const SHADERS: &[KernelSource] = &[
         "softmax.wgsl",
         ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused"]
     ),
-    shader!("matmul.wgsl", ["matmul_naive", "matmul_tiled", "matmul_register"]),
+    shader!("matmul.wgsl", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_wide"]),
     shader!("mandelbrot.wgsl", ["mandelbrot_naive"]),
     shader!("histogram.wgsl", ["histogram_global", "histogram_private"]),
-    shader!("stencil.wgsl", ["stencil_naive", "stencil_tiled"]),
+    shader!("stencil.wgsl", ["stencil_naive", "stencil_tiled", "stencil_rows"]),
     shader!("copy.wgsl", ["copy_vec4"]),
 ];
 

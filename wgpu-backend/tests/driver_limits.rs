@@ -51,7 +51,7 @@ fn matmul_with_a_long_inner_dimension() {
         correct_or_refused::<Matmul>(&b, "naive", &input, past);
     }
     let input = Matmul::generate(&MatmulParams::new(2, 65_536, 3), 3).unwrap();
-    for variant in ["tiled", "register"] {
+    for variant in ["tiled", "register", "wide"] {
         correct_or_refused::<Matmul>(&b, variant, &input, true);
     }
 }
