@@ -78,6 +78,10 @@ pub enum Command {
         /// The most seconds one measurement may take; a variant whose next size would take longer stops there.
         #[arg(long, default_value_t = 4.0)]
         budget: f64,
+        /// Measure only the pageable end-to-end path: without this, a CUDA device's pipelined runs are measured too
+        /// and the host crossover takes the faster mode.
+        #[arg(long)]
+        no_pipelined: bool,
         /// Write every measurement, the crossovers and the machine's fingerprint as JSON.
         #[arg(long)]
         json: Option<PathBuf>,

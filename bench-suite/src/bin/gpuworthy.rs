@@ -447,7 +447,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             gpuworthy::with_workload!(workload.as_str(), W => explain::<W>(&size, placement))
         }
         Command::Devices => devices(),
-        Command::Sweep { workloads, backends, quick, sizes, budget, json, csv, plot, params } => {
+        Command::Sweep { workloads, backends, quick, sizes, budget, no_pipelined, json, csv, plot, params } => {
             let specs = if backends.is_empty() { BackendKind::ALL.map(DeviceSpec::from).to_vec() } else { backends };
             for (i, spec) in specs.iter().enumerate() {
                 if specs[..i].iter().any(|earlier| earlier.kind() == spec.kind()) {
@@ -498,7 +498,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if opened.devices.is_empty() {
                 bail!("none of the requested backends can run here, so nothing was measured");
             }
-            let options = SweepOptions { budget: Duration::from_secs_f64(budget), ..SweepOptions::default() };
+            let options = SweepOptions {
+                budget: Duration::from_secs_f64(budget),
+                pipelined: !no_pipelined,
+                ..SweepOptions::default()
+            };
             let fingerprint = Fingerprint::of(&opened).map_err(usage)?;
             out!("cpu: {} ({})", fingerprint.cpu, fingerprint.cpu_simd);
             for gpu in &fingerprint.gpus {
