@@ -22,7 +22,7 @@ use crate::simd::{self, simd_kernel};
 const MR: usize = 6;
 /// Depth of a packed panel: `KC` rows of B and columns of A, sized so that a sliver of B (`KC × NR`) stays in L1.
 const KC: usize = 256;
-/// Rows of C per task: an `MC × KC` packed block of A (96 KiB) stays in L2.
+/// The most rows of C per task: an `MC × KC` packed block of A (96 KiB) stays in L2.
 const MC: usize = 96;
 /// Columns of B per packed panel: a `KC × NC` panel (2 MiB) stays in the last-level cache.
 const NC: usize = 2048;
@@ -132,12 +132,21 @@ simd_kernel! {
     }
 }
 
-fn blocked(a: &[f32], b: &[f32], c: &mut [f32], _m: usize, k: usize, n: usize) {
+/// Rows of C per task for `m` rows on `threads` threads: a multiple of `MR`, at most `MC`, and as many tasks as a
+/// whole number of rounds of the threads. A fixed `MC` left cores idle: at m = 1024, 11 tasks for 16 threads.
+fn rows_per_task(m: usize, threads: usize) -> usize {
+    let threads = threads.max(1);
+    let rounds = m.div_ceil(threads * MC).max(1);
+    m.div_ceil(threads * rounds).next_multiple_of(MR).clamp(MR, MC)
+}
+
+fn blocked(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
     if k == 0 {
         c.fill(0.0);
         return;
     }
     let nr = 2 * simd::level().lanes();
+    let mc = rows_per_task(m, rayon::current_num_threads());
     let mut packed_b = vec![0.0f32; KC * NC.next_multiple_of(nr)];
     for j0 in (0..n).step_by(NC) {
         let nc = NC.min(n - j0);
@@ -146,10 +155,10 @@ fn blocked(a: &[f32], b: &[f32], c: &mut [f32], _m: usize, k: usize, n: usize) {
             let panel = &mut packed_b[..kc * nc.next_multiple_of(nr)];
             pack_b(b, n, (p0, kc), (j0, nc), nr, panel);
             let panel = &*panel;
-            c.par_chunks_mut(MC * n).enumerate().for_each_init(
-                || vec![0.0f32; MC * KC],
+            c.par_chunks_mut(mc * n).enumerate().for_each_init(
+                || vec![0.0f32; mc.next_multiple_of(MR) * KC],
                 |packed_a, (block, c_rows)| {
-                    let (i0, rows) = (block * MC, c_rows.len() / n);
+                    let (i0, rows) = (block * mc, c_rows.len() / n);
                     let packed_a = &mut packed_a[..rows.next_multiple_of(MR) * kc];
                     pack_a(a, k, (i0, rows), (p0, kc), packed_a);
                     block_kernel(packed_a, panel, c_rows, Block { rows, j0, nc, n, kc, accumulate: p0 > 0 });
@@ -212,5 +221,25 @@ impl Implements<Matmul> for CpuBackend {
         }
         kernel(&r.input.a, &r.input.b, &mut r.output, m, k, n);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_fill_every_thread_and_stay_within_the_cache_block() {
+        for (m, threads) in [(1024, 16), (4096, 16), (1024, 2), (1, 16), (7, 3), (100_000, 16), (96 * 16, 16)] {
+            let mc = rows_per_task(m, threads);
+            assert!(mc % MR == 0 && (MR..=MC).contains(&mc), "{m} rows, {threads} threads: {mc} rows a task");
+            let tasks = m.div_ceil(mc);
+            // Every thread has a task where there are rows enough, and the last round of tasks keeps most threads busy.
+            assert!(tasks >= threads.min(m.div_ceil(MR)), "{m} rows, {threads} threads: {tasks} tasks");
+            if tasks >= threads {
+                let busy = tasks as f64 / (tasks.div_ceil(threads) * threads) as f64;
+                assert!(busy >= 0.8, "{m} rows, {threads} threads: {tasks} tasks keep {busy:.2} of the threads busy");
+            }
+        }
     }
 }
