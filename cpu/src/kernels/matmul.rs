@@ -232,7 +232,7 @@ mod tests {
     fn tasks_fill_every_thread_and_stay_within_the_cache_block() {
         for (m, threads) in [(1024, 16), (4096, 16), (1024, 2), (1, 16), (7, 3), (100_000, 16), (96 * 16, 16)] {
             let mc = rows_per_task(m, threads);
-            assert!(mc % MR == 0 && (MR..=MC).contains(&mc), "{m} rows, {threads} threads: {mc} rows a task");
+            assert!(mc.is_multiple_of(MR) && (MR..=MC).contains(&mc), "{m} rows, {threads} threads: {mc} rows a task");
             let tasks = m.div_ceil(mc);
             // Every thread has a task where there are rows enough, and the last round of tasks keeps most threads busy.
             assert!(tasks >= threads.min(m.div_ceil(MR)), "{m} rows, {threads} threads: {tasks} tasks");
