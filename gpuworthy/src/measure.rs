@@ -187,23 +187,42 @@ where
 {
     backend.prepare(variant)?;
     let output = backend.run(variant, input)?;
-    let check = if options.validate {
-        let expected = W::reference(input)?;
-        Some(W::check(input, &expected, &output, backend.precision(variant)))
-    } else {
-        None
-    };
+    let check = check_output::<W>(input, &output, backend.precision(variant), options)?;
     drop(output);
+    Ok((warm_end_to_end(backend, variant, input, options)?, check))
+}
+
+/// `output`'s check against the reference when the options validate, else `None`.
+fn check_output<W: Workload>(
+    input: &W::Input,
+    output: &W::Output,
+    precision: Precision,
+    options: &MeasureOptions,
+) -> Result<Option<CheckResult>> {
+    if !options.validate {
+        return Ok(None);
+    }
+    let expected = W::reference(input)?;
+    Ok(Some(W::check(input, &expected, output, precision)))
+}
+
+/// The warm-up runs, then the end-to-end phase repeated: each run synchronised before the clock starts, and ended by
+/// the run itself (its download waits for the device).
+fn warm_end_to_end<W: Workload, B: Implements<W>>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    options: &MeasureOptions,
+) -> Result<Stats> {
     for _ in 0..options.warmup {
         backend.run(variant, input)?;
     }
-    let stats = repeat(options, || {
+    repeat(options, || {
         backend.synchronize()?;
         let start = Instant::now();
         backend.run(variant, input)?;
         Ok(start.elapsed())
-    })?;
-    Ok((stats, check))
+    })
 }
 
 /// Measures `variant` of `W` on `backend` for `input`.
@@ -234,25 +253,11 @@ where
 
     let params = W::params(input);
     let precision = backend.precision(variant);
-    let check = if options.validate {
-        let expected = W::reference(input)?;
-        Some(W::check(input, &expected, &output, precision))
-    } else {
-        None
-    };
+    let check = check_output::<W>(input, &output, precision, options)?;
     let cost = W::cost_of_run(&params, &output);
     drop(output);
 
-    for _ in 0..options.warmup {
-        backend.run(variant, input)?;
-    }
-
-    let end_to_end = repeat(options, || {
-        backend.synchronize()?;
-        let start = Instant::now();
-        backend.run(variant, input)?;
-        Ok(start.elapsed())
-    })?;
+    let end_to_end = warm_end_to_end(backend, variant, input, options)?;
 
     // Upload alone: each repetition makes a fresh resident copy; it is dropped outside the timed region.
     let upload = repeat(options, || {
@@ -485,6 +490,21 @@ mod tests {
         for bad in [0, MAX_LAUNCHES_PER_TRANSFER + 1] {
             assert!(launches_per_transfer::<Square, _>(&backend, "simd", &input, bad, &options).is_err());
         }
+    }
+
+    /// The end-to-end phase alone checks the first run's output when asked to, and repeats as `measure` does.
+    #[test]
+    fn end_to_end_alone_checks_and_repeats() {
+        use gpuworthy_core::workloads::{Len, Square};
+        let cpu = gpuworthy_cpu::CpuBackend::new().unwrap();
+        let input = Square::generate(&Len(1000), 2).unwrap();
+        let options = MeasureOptions { min_repetitions: 3, max_repetitions: 3, ..MeasureOptions::quick() };
+        let (stats, check) = measure_end_to_end::<Square, _>(&cpu, "simd", &input, &options).unwrap();
+        assert!(matches!(check, Some(Ok(()))), "{check:?}");
+        assert_eq!(stats.samples, 3);
+        let unchecked = MeasureOptions { validate: false, ..options };
+        assert!(measure_end_to_end::<Square, _>(&cpu, "simd", &input, &unchecked).unwrap().1.is_none());
+        assert!(measure_end_to_end::<Square, _>(&cpu, "no such variant", &input, &options).is_err());
     }
 
     #[test]
