@@ -234,8 +234,8 @@ fn matmul_wide(
 
     for (var step = 0u; step < num_steps; step += 1u) {
         let k0 = step * WIDE_BK;
-        // Element e = t + 256 * j, j = 0..3, of each slice. A slice (128 rows x 8 k): e -> row e / 8, k e % 8,
-        // stored transposed at [k][row]. B slice (8 k x 128 columns): e -> k e / 128, column e % 128, so a warp
+        // Element e = t + 256 * j, j = 0..7, of each slice. A slice (128 rows x 16 k): e -> row e / 16, k e % 16,
+        // stored transposed at [k][row]. B slice (16 k x 128 columns): e -> k e / 128, column e % 128, so a warp
         // reads 32 consecutive floats of one row of B.
         for (var j = 0u; j < 8u; j += 1u) {
             let e = t + 256u * j;
@@ -278,4 +278,3 @@ fn matmul_wide(
     store_c_row(r1 + 2u, c0, acc120); store_c_row(r1 + 2u, c1, acc121);
     store_c_row(r1 + 3u, c0, acc130); store_c_row(r1 + 3u, c1, acc131);
 }
-
