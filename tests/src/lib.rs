@@ -124,18 +124,19 @@ where
     Ok(passed)
 }
 
-/// One trial per variant the backend offers for `W`, named `conformance::<backend>::<workload>::<variant>`, and one
-/// per variant for the sizes beyond 128 MiB, named `…::<variant>::beyond_128_mib`.
-pub fn variant_trials<W, B>(backend: &Arc<B>) -> Vec<Trial>
+/// One trial per variant the backend offers for `W`, named `conformance::<label>::<workload>::<variant>`, and one
+/// per variant for the sizes beyond 128 MiB, named `…::<variant>::beyond_128_mib`. The label is the backend's name, or
+/// names a mode of it (`cuda-pipelined`).
+pub fn variant_trials<W, B>(backend: &Arc<B>, label: &str) -> Vec<Trial>
 where
     W: LargeCases,
     B: Implements<W> + 'static,
 {
-    let kind = backend.kind();
     let mut trials = Vec::new();
     for variant in backend.variants() {
-        let name = format!("conformance::{kind}::{}::{variant}", W::NAME);
+        let name = format!("conformance::{label}::{}::{variant}", W::NAME);
         let b = Arc::clone(backend);
+        let kind = label.to_owned();
         trials.push(Trial::test(name, move || {
             let passed = conform::<W, B>(&b, variant)?;
             println!("    {kind} {} {variant}: {passed} inputs match the reference", W::NAME);
@@ -143,8 +144,9 @@ where
         }));
         let large = W::large_params();
         if !large.is_empty() {
-            let name = format!("conformance::{kind}::{}::{variant}::beyond_128_mib", W::NAME);
+            let name = format!("conformance::{label}::{}::{variant}::beyond_128_mib", W::NAME);
             let b = Arc::clone(backend);
+            let kind = label.to_owned();
             trials.push(Trial::test(name, move || {
                 let sizes: Vec<String> = large.iter().map(ToString::to_string).collect();
                 conform_at::<W, B>(&b, variant, large, Vec::new())?;

@@ -128,18 +128,17 @@ where
 }
 
 /// One trial per variant: `conformance::<backend>::<workload>::<variant>::random`.
-pub fn random_trials<W, B>(backend: &Arc<B>) -> Vec<Trial>
+pub fn random_trials<W, B>(backend: &Arc<B>, label: &str) -> Vec<Trial>
 where
     W: RandomInputs,
     B: Implements<W> + 'static,
 {
-    let kind = backend.kind();
     backend
         .variants()
         .into_iter()
         .map(|variant| {
             let b = Arc::clone(backend);
-            Trial::test(format!("conformance::{kind}::{}::{variant}::random", W::NAME), move || {
+            Trial::test(format!("conformance::{label}::{}::{variant}::random", W::NAME), move || {
                 check_random::<W, B>(&b, variant)?;
                 Ok(())
             })

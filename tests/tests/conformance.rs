@@ -15,23 +15,30 @@ use gpuworthy_tests::threads::eight_threads_trial;
 use gpuworthy_tests::{invalid_input_trial, unavailable_trial, variant_trials};
 use libtest_mimic::{Arguments, Trial};
 
-/// The trials of every workload of the list on one device.
+/// The trials of every workload of the list on one device, named with `label`.
 macro_rules! workload_trials {
-    ([$device:expr, $trials:expr] $($name:ident: $workload:ty),* $(,)?) => {
+    ([$device:expr, $label:expr, $trials:expr] $($name:ident: $workload:ty),* $(,)?) => {
         $(
-            $trials.extend(variant_trials::<$workload, _>($device));
-            $trials.extend(random_trials::<$workload, _>($device));
+            $trials.extend(variant_trials::<$workload, _>($device, $label));
+            $trials.extend(random_trials::<$workload, _>($device, $label));
         )*
     };
 }
 
-/// Every trial for one backend's first device, or the trial that reports it unavailable.
+/// Every trial for one backend's first device, or the trial that reports it unavailable. A device with a pipelined
+/// path (CUDA) is tried through it too, as `<backend>-pipelined`: every workload's whole runs in overlapping chunks.
 fn backend_trials(kind: BackendKind, required: &[BackendKind]) -> Vec<Trial> {
     match Device::open(kind) {
         Ok(device) => {
-            let device = Arc::new(device);
             let mut trials = Vec::new();
-            gpuworthy_core::for_each_workload!(workload_trials; &device, trials);
+            if let Some(pipelined) = device.pipelined() {
+                let pipelined = Arc::new(pipelined);
+                let label = format!("{kind}-pipelined");
+                gpuworthy_core::for_each_workload!(workload_trials; &pipelined, &label, trials);
+            }
+            let device = Arc::new(device);
+            let label = kind.to_string();
+            gpuworthy_core::for_each_workload!(workload_trials; &device, &label, trials);
             trials.push(invalid_input_trial(&device));
             trials.push(eight_threads_trial(&device));
             trials
