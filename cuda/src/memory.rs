@@ -29,7 +29,7 @@ pub enum HostMemory {
     Pinned,
     /// As [`HostMemory::Pinned`] for each phase alone; a whole run (`Implements::run`) is pipelined: cut into chunks
     /// that flow through several streams, so that host staging, both copy directions and the kernels overlap (see
-    /// the `pipeline` module). For every workload but matmul, whose run is phased as with `Pinned`.
+    /// the `pipeline` module).
     Pipelined,
 }
 

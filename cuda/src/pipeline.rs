@@ -5,6 +5,9 @@
 //! the multiprocessors run the kernel between them: host staging, both copy directions and the kernels overlap, so
 //! a run approaches the time of its slowest stage instead of the sum of all of them.
 //!
+//! Every workload has a pipelined run: the elementwise ones, sum and histogram by ranges of elements, softmax,
+//! stencil and mandelbrot by rows, and matmul by row blocks of A (B is uploaded whole first).
+//!
 //! The engine knows nothing of workloads. A workload describes its run as a list of [`Chunk`]s (which element
 //! ranges of each input to upload, which range of the output the chunk's kernel completes) and a launch for one
 //! chunk; the device holds the whole input and output (as the phased path does), so kernels read and write them at
@@ -308,6 +311,9 @@ mod tests {
         let image = |rows, cols| Shape2 { rows, cols };
         each::<Stencil>(&cuda, &[image(1, 1), image(2, 3), image(1543, 2051), image(7, 3 * (1 << 21) + 5)]);
         each::<Mandelbrot>(&cuda, &[MandelbrotParams::new(1, 1), MandelbrotParams::new(2051, 1543)]);
+        // Row blocks of A: one partial block; three blocks of 2176 rows and a partial one; 128-row blocks (long rows).
+        let shapes = [(0, 5, 3), (3, 0, 4), (1, 1, 1), (7000, 1000, 67), (300, 70_000, 3)];
+        each::<Matmul>(&cuda, &shapes.map(|(m, k, n)| MatmulParams::new(m, k, n)));
     }
 
     #[test]

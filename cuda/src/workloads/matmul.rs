@@ -7,13 +7,17 @@
 //! cuBLAS is column-major; a row-major `C = A·B` is the column-major `Cᵀ = Bᵀ·Aᵀ`, so it is called with A and B
 //! swapped and no transposition.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as blas_sys};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::workloads::{Matmul, MatmulInput};
 use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant, VariantTable, Workload};
 
-use super::{config, int};
-use crate::{CudaBackend, driver_error};
+use super::{config, int, phased};
+use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::{CudaBackend, HostMemory, driver_error};
 
 /// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
 pub(crate) struct Blas {
@@ -61,7 +65,20 @@ impl CudaBackend {
     }
 
     fn gemm(&self, handle: &CudaBlas, r: &mut MatmulResident) -> Result<()> {
-        let (m, k, n) = (int("M", r.m)?, int("K", r.k)?, int("N", r.n)?);
+        let shape = (r.m, r.k, r.n);
+        self.gemm_views(handle, &r.a.slice(..), &r.b.slice(..), &mut r.c.slice_mut(..), shape)
+    }
+
+    /// cuBLAS SGEMM of `a` (m × k) by `b` (k × n) into `c` (m × n), row-major, on the handle's stream (the backend's).
+    fn gemm_views(
+        &self,
+        handle: &CudaBlas,
+        a: &CudaView<'_, f32>,
+        b: &CudaView<'_, f32>,
+        c: &mut CudaViewMut<'_, f32>,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<()> {
+        let (m, k, n) = (int("M", m)?, int("K", k)?, int("N", n)?);
         let cfg = GemmConfig {
             transa: blas_sys::cublasOperation_t::CUBLAS_OP_N,
             transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
@@ -76,7 +93,7 @@ impl CudaBackend {
         };
         // SAFETY: column-major Cᵀ (n × m, ld n) = Bᵀ (n × k, ld n) · Aᵀ (k × m, ld k): B holds k·n floats, A m·k,
         // C m·n, all on this handle's stream.
-        unsafe { handle.gemm(cfg, &r.b, &r.a, &mut r.c) }
+        unsafe { handle.gemm(cfg, b, a, c) }
             .map_err(|e| Error::Device { backend: BackendKind::Cuda, message: format!("cuBLAS SGEMM: {e}") })
     }
 }
@@ -187,19 +204,106 @@ impl Implements<Matmul> for CudaBackend {
             MatmulLaunch::CublasFp32 => return self.gemm(&self.blas()?.fp32, r),
             MatmulLaunch::CublasTf32 => return self.gemm(&self.blas()?.tf32, r),
         };
-        let kernel = variant.kernels[0];
-        let function = self.function(kernel)?;
-        let cfg = config(((r.n as u64).div_ceil(tile.1), (r.m as u64).div_ceil(tile.0)), block, 0)?;
-        let (m, k, n) = (int("M", r.m)?, int("K", r.k)?, int("N", r.n)?);
-        let mut launch = self.stream.launch_builder(&function);
-        launch.arg(&r.a).arg(&r.b).arg(&mut r.c).arg(&m).arg(&k).arg(&n);
-        // SAFETY: the kernels take (const float* A, const float* B, float* C, int M, int K, int N); A holds M·K
-        // floats, B K·N, C M·N, and the grid covers C in the block tiles the kernel was written for.
-        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
-        Ok(())
+        let shape = (r.m, r.k, r.n);
+        let (a, b, mut c) = (r.a.slice(..), r.b.slice(..), r.c.slice_mut(..));
+        self.launch_matmul_kernel(&self.stream, variant.kernels[0], (block, tile), &a, &b, &mut c, shape)
+    }
+
+    /// Pipelined by row blocks of A (see [`HostMemory::Pipelined`]): B is uploaded whole first, then each chunk of
+    /// A's rows (a multiple of 128, the block tiles' height) is uploaded while the rows of C before it are computed
+    /// and downloaded. The cuBLAS variants run on the backend's stream, ordered after their chunk's upload and before
+    /// its download by events.
+    fn run(&self, variant: &str, input: &MatmulInput) -> Result<Vec<f32>> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return phased::<Matmul>(self, variant, input);
+        }
+        Matmul::validate(input)?;
+        let MatmulInput { m, k, n, .. } = *input;
+        for (what, d) in [("M", m), ("K", k), ("N", n)] {
+            int(what, d)?;
+        }
+        let variant = self.matmul_variant(variant)?;
+        Implements::<Matmul>::prepare(self, variant.name)?;
+        let mut output = crate::memory::fresh_host_vec::<f32>(m * n);
+        if m * n == 0 || k == 0 {
+            return Ok(output); // no products: C is zeros
+        }
+        let b = self.to_device(&input.b)?;
+        let rows_per_chunk = units_per_chunk(4 * k, 1).next_multiple_of(128);
+        let row_ranges: Vec<Range<usize>> = split(m, rows_per_chunk).collect();
+        let mut devices = vec![self.uninit::<f32>(m * k)?];
+        let mut c = self.uninit::<f32>(m * n)?;
+        let chunks = row_ranges
+            .iter()
+            .map(|r| {
+                let rows_of_a = r.start * k..r.end * k;
+                Chunk { uploads: vec![rows_of_a], reads_neighbours: false, download: r.start * n..r.end * n }
+            })
+            .collect();
+        let job =
+            Pipeline { inputs: vec![&input.a], chunks, output_from: OutputFrom::Buffer(&mut c), output: &mut output };
+        let blas = match variant.launch {
+            MatmulLaunch::Kernel { .. } => None,
+            _ => Some(self.blas()?),
+        };
+        let what = "ordering cuBLAS after a chunk's upload";
+        self.pipelined(job, &mut devices, &mut |stream, ci, devices, output_from| {
+            let OutputFrom::Buffer(c) = output_from else { unreachable!("matmul streams its own output buffer") };
+            let r = row_ranges[ci].clone();
+            let a = devices[0].slice(r.start * k..r.end * k);
+            let mut c = c.slice_mut(r.start * n..r.end * n);
+            let shape = (r.len(), k, n);
+            match (variant.launch, blas) {
+                (MatmulLaunch::Kernel { block, tile }, _) => self.launch_matmul_kernel(
+                    stream,
+                    variant.kernels[0],
+                    (block, tile),
+                    &a,
+                    &b.slice(..),
+                    &mut c,
+                    shape,
+                ),
+                (launch, Some(blas)) => {
+                    let handle = if launch == MatmulLaunch::CublasTf32 { &blas.tf32 } else { &blas.fp32 };
+                    let uploaded = stream.record_event(None).map_err(driver_error(what))?;
+                    self.stream.wait(&uploaded).map_err(driver_error(what))?;
+                    self.gemm_views(handle, &a, &b.slice(..), &mut c, shape)?;
+                    let computed = self.stream.record_event(None).map_err(driver_error(what))?;
+                    stream.wait(&computed).map_err(driver_error(what))
+                }
+                (_, None) => unreachable!("cuBLAS was opened above for its variants"),
+            }
+        })?;
+        Ok(output)
     }
 
     fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {
         self.to_host(&r.c, r.m * r.n)
+    }
+}
+
+impl CudaBackend {
+    /// Launches our matmul `kernel` (with its block and tile) on `stream`: `c` (m × n) = `a` (m × k) · `b` (k × n).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_matmul_kernel(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: &'static str,
+        (block, tile): ((u32, u32), (u64, u64)),
+        a: &CudaView<'_, f32>,
+        b: &CudaView<'_, f32>,
+        c: &mut CudaViewMut<'_, f32>,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<()> {
+        let function = self.function(kernel)?;
+        let cfg = config(((n as u64).div_ceil(tile.1), (m as u64).div_ceil(tile.0)), block, 0)?;
+        let (m, k, n) = (int("M", m)?, int("K", k)?, int("N", n)?);
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(a).arg(b).arg(c).arg(&m).arg(&k).arg(&n);
+        // SAFETY: the kernels take (const float* A, const float* B, float* C, int M, int K, int N); a holds M·K
+        // floats, b K·N, c M·N (views start at multiples of 128 rows, so 16-byte aligned wherever the whole buffers
+        // are), and the grid covers C in the block tiles the kernel was written for.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
     }
 }
