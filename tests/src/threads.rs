@@ -53,10 +53,11 @@ macro_rules! exercise_each {
     }};
 }
 
-/// Every workload on `backend` from [`THREADS`] threads at once: `conformance::<backend>::eight_threads`.
-pub fn eight_threads_trial<B: ImplementsEveryWorkload + 'static>(backend: &Arc<B>) -> Trial {
+/// Every workload on `backend` from [`THREADS`] threads at once: `conformance::<label>::eight_threads`, the label
+/// naming the backend or a mode of it (`cuda-pipelined`).
+pub fn eight_threads_trial<B: ImplementsEveryWorkload + 'static>(backend: &Arc<B>, label: &str) -> Trial {
     let backend = Arc::clone(backend);
-    Trial::test(format!("conformance::{}::eight_threads", backend.kind()), move || {
+    Trial::test(format!("conformance::{label}::eight_threads"), move || {
         let b = &*backend;
         let failures: Vec<String> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..THREADS)

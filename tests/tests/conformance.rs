@@ -35,12 +35,13 @@ fn backend_trials(kind: BackendKind, required: &[BackendKind]) -> Vec<Trial> {
                 let pipelined = Arc::new(pipelined);
                 let label = format!("{kind}-pipelined");
                 gpuworthy_core::for_each_workload!(workload_trials; &pipelined, &label, trials);
+                trials.push(eight_threads_trial(&pipelined, &label));
             }
             let device = Arc::new(device);
             let label = kind.to_string();
             gpuworthy_core::for_each_workload!(workload_trials; &device, &label, trials);
             trials.push(invalid_input_trial(&device));
-            trials.push(eight_threads_trial(&device));
+            trials.push(eight_threads_trial(&device, &label));
             trials
         }
         Err(error) => vec![unavailable_trial(kind, &error, required)],

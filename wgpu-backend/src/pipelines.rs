@@ -43,9 +43,10 @@ impl WgpuBackend {
                 options: "automatic layout".into(),
                 log: e.to_string(),
             })?;
-        let pipeline = Arc::new(pipeline);
-        lock(&self.pipelines).insert(entry, Arc::clone(&pipeline));
-        Ok(pipeline)
+        // Two threads may both have missed the cache and built a pipeline: the first one cached is the one every
+        // caller gets. Pipelines with automatic layouts do not share bind group layouts, so a thread that bound its
+        // buffers for one pipeline and dispatched another would fail validation.
+        Ok(Arc::clone(lock(&self.pipelines).entry(entry).or_insert_with(|| Arc::new(pipeline))))
     }
 
     fn compile(&self, file: &'static str, source: &'static str, entry: &str) -> Result<wgpu::ShaderModule> {
@@ -73,5 +74,31 @@ impl WgpuBackend {
             options: format!("{:?}", self.features),
             log: e.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::WgpuBackend;
+    use std::sync::Arc;
+
+    /// Threads that ask for a pipeline not built yet all get the same one: a bind group made for it by one thread is
+    /// valid for the dispatch of another.
+    #[test]
+    fn threads_asking_for_a_new_pipeline_at_once_get_the_same_one() {
+        let Ok(backend) = WgpuBackend::new() else {
+            println!("no wgpu adapter here: not tried");
+            return;
+        };
+        for entry in ["square_naive", "saxpy_vec4", "stencil_rows", "matmul_wide"] {
+            let pipelines: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..8).map(|_| scope.spawn(|| backend.pipeline(entry).unwrap())).collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert!(
+                pipelines.iter().all(|p| Arc::ptr_eq(p, &pipelines[0])),
+                "{entry}: threads got different pipelines"
+            );
+        }
     }
 }
