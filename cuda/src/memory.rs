@@ -33,20 +33,6 @@ pub enum HostMemory {
     Pipelined,
 }
 
-impl HostMemory {
-    /// Every mode, pageable first.
-    pub const ALL: [HostMemory; 3] = [HostMemory::Pageable, HostMemory::Pinned, HostMemory::Pipelined];
-
-    /// The mode's name in reports and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            HostMemory::Pageable => "pageable",
-            HostMemory::Pinned => "pinned",
-            HostMemory::Pipelined => "pipelined",
-        }
-    }
-}
-
 /// The size of each half of the pinned staging buffer: large enough that a copy's fixed cost (a few microseconds) is
 /// small against its 300 µs at 55 GB/s, small enough that the first and last chunks, which nothing overlaps, are short.
 pub const STAGING_CHUNK_BYTES: usize = 16 << 20;

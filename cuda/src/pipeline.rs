@@ -56,6 +56,16 @@ struct Lane {
     /// Recorded after the lane's download of its current chunk: the host waits for it before reading the output
     /// staging and before reusing the lane.
     finished: CudaEvent,
+    /// Recorded on the backend's stream for this lane's stream to wait on: where a run hands work over to the lane.
+    handoff: CudaEvent,
+}
+
+impl Lane {
+    /// Makes the lane's stream wait for everything enqueued on `backend` so far.
+    fn follow(&self, backend: &CudaStream, what: &str) -> Result<()> {
+        self.handoff.record(backend).map_err(driver_error(what))?;
+        self.stream.wait(&self.handoff).map_err(driver_error(what))
+    }
 }
 
 /// The lanes of a backend, created on the first pipelined run.
@@ -95,6 +105,9 @@ pub(crate) struct Pipeline<'a, O> {
     pub chunks: Vec<Chunk>,
     /// Where each chunk's `download` range is read from.
     pub output_from: OutputFrom<'a, O>,
+    /// Launch every chunk on the backend's stream instead of its lane's (for a library handle bound to that stream:
+    /// cuBLAS), ordered after the chunk's upload and before its download by the lane's events.
+    pub launch_on_backend_stream: bool,
     /// Where it is written, at the same range.
     pub output: &'a mut [O],
 }
@@ -109,6 +122,21 @@ pub(crate) type ChunkLaunch<'f, O> =
 pub(crate) fn split(total: usize, per_chunk: usize) -> impl Iterator<Item = Range<usize>> {
     let per_chunk = per_chunk.max(1);
     (0..total.div_ceil(per_chunk)).map(move |i| i * per_chunk..((i + 1) * per_chunk).min(total))
+}
+
+/// The chunks of a run over `len` elements that uploads the same range of each of its `inputs` inputs and, where
+/// `download`, downloads that range of the output: the element ranges and the chunks.
+pub(crate) fn element_chunks(len: usize, inputs: usize, download: bool) -> (Vec<Range<usize>>, Vec<Chunk>) {
+    let ranges: Vec<_> = split(len, units_per_chunk(4, 1)).collect();
+    let chunks = ranges
+        .iter()
+        .map(|r| Chunk {
+            uploads: vec![r.clone(); inputs],
+            reads_neighbours: false,
+            download: if download { r.clone() } else { 0..0 },
+        })
+        .collect();
+    (ranges, chunks)
 }
 
 /// How many units of `unit_bytes` bytes fill a chunk of [`PIPELINE_CHUNK_BYTES`] (at least `minimum`).
@@ -144,9 +172,8 @@ impl CudaBackend {
         let output_bytes = job.chunks.iter().map(|c| c.download.len() * size_of::<O>()).max().unwrap_or(0);
         let mut lanes = self.lanes_for(job.inputs.len(), input_bytes, output_bytes)?;
         // The lanes' streams start after what the caller enqueued on the backend's stream.
-        let ready = self.stream.record_event(None).map_err(driver_error(what))?;
         for lane in lanes.iter() {
-            lane.stream.wait(&ready).map_err(driver_error(what))?;
+            lane.follow(&self.stream, what)?;
         }
         let count = job.chunks.len();
         let host_output: &mut [u8] = bytemuck::cast_slice_mut(job.output);
@@ -172,13 +199,20 @@ impl CudaBackend {
             }
             lane.uploaded.record(&lane.stream).map_err(driver_error(what))?;
             let lane = &lanes[l];
+            let launch_stream = if job.launch_on_backend_stream { &self.stream } else { &lane.stream };
+            if job.launch_on_backend_stream {
+                launch_stream.wait(&lane.uploaded).map_err(driver_error(what))?;
+            }
             if chunk.reads_neighbours {
                 for back in 1..=2.min(c) {
                     // Recorded for chunk c - back and not recorded again until chunk c - back + PIPELINE_LANES > c.
-                    lane.stream.wait(&lanes[(c - back) % PIPELINE_LANES].uploaded).map_err(driver_error(what))?;
+                    launch_stream.wait(&lanes[(c - back) % PIPELINE_LANES].uploaded).map_err(driver_error(what))?;
                 }
             }
-            launch(&lane.stream, c, devices, &mut job.output_from)?;
+            launch(launch_stream, c, devices, &mut job.output_from)?;
+            if job.launch_on_backend_stream {
+                lane.follow(&self.stream, what)?;
+            }
             let lane = &mut lanes[l];
             if !chunk.download.is_empty() {
                 let staging = lane.output.as_mut_slice().map_err(driver_error(what))?;
@@ -227,6 +261,7 @@ impl CudaBackend {
                 output: pinned(1)?,
                 uploaded: self.context.new_event(None).map_err(driver_error(what))?,
                 finished: self.context.new_event(None).map_err(driver_error(what))?,
+                handoff: self.context.new_event(None).map_err(driver_error(what))?,
             });
         }
         for lane in lanes.iter_mut() {

@@ -8,7 +8,7 @@ use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, phased};
-use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `square` and `saxpy`.
@@ -105,7 +105,7 @@ impl CudaBackend {
         if n == 0 {
             return Ok(output);
         }
-        let ranges: Vec<_> = split(n, units_per_chunk(4, 1)).collect();
+        let (ranges, chunks) = element_chunks(n, if y.is_some() { 2 } else { 1 }, true);
         let mut devices = vec![self.uninit::<f32>(n)?];
         let mut separate = None;
         let (inputs, output_from) = match y {
@@ -115,11 +115,7 @@ impl CudaBackend {
             }
             None => (vec![x], OutputFrom::Buffer(separate.insert(self.uninit::<f32>(n)?))),
         };
-        let chunks = ranges
-            .iter()
-            .map(|r| Chunk { uploads: vec![r.clone(); inputs.len()], reads_neighbours: false, download: r.clone() })
-            .collect();
-        let job = Pipeline { inputs, chunks, output_from, output: &mut output };
+        let job = Pipeline { inputs, chunks, output_from, launch_on_backend_stream: false, output: &mut output };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();
             match output_from {

@@ -9,7 +9,7 @@ use gpuworthy_core::workloads::{Histogram, HistogramInput};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int, phased};
-use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `histogram`.
@@ -90,13 +90,15 @@ impl Implements<Histogram> for CudaBackend {
         let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         let mut counts = self.zeros::<u32>(input.bins)?;
-        let ranges: Vec<_> = split(input.x.len(), units_per_chunk(4, 1)).collect();
+        let (ranges, chunks) = element_chunks(input.x.len(), 1, false);
         let mut devices = vec![self.uninit::<f32>(input.x.len())?];
-        let chunks = ranges
-            .iter()
-            .map(|r| Chunk { uploads: vec![r.clone()], reads_neighbours: false, download: 0..0 })
-            .collect();
-        let job = Pipeline::<u32> { inputs: vec![&input.x], chunks, output_from: OutputFrom::Nothing, output: &mut [] };
+        let job = Pipeline::<u32> {
+            inputs: vec![&input.x],
+            chunks,
+            output_from: OutputFrom::Nothing,
+            launch_on_backend_stream: false,
+            output: &mut [],
+        };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, _| {
             let r = ranges[c].clone();
             let x = devices[0].slice(r.clone());

@@ -74,8 +74,13 @@ impl Implements<Mandelbrot> for CudaBackend {
             .iter()
             .map(|r| Chunk { uploads: Vec::new(), reads_neighbours: false, download: elements(r) })
             .collect();
-        let job =
-            Pipeline { inputs: Vec::new(), chunks, output_from: OutputFrom::Buffer(&mut counts), output: &mut output };
+        let job = Pipeline {
+            inputs: Vec::new(),
+            chunks,
+            output_from: OutputFrom::Buffer(&mut counts),
+            launch_on_backend_stream: false,
+            output: &mut output,
+        };
         self.pipelined(job, &mut [], &mut |stream, c, _, output_from| {
             let OutputFrom::Buffer(counts) = output_from else { unreachable!("mandelbrot streams its counts") };
             self.launch_mandelbrot(stream, variant, p, counts, row_ranges[c].clone())

@@ -211,8 +211,8 @@ impl Implements<Matmul> for CudaBackend {
 
     /// Pipelined by row blocks of A (see [`HostMemory::Pipelined`]): B is uploaded whole first, then each chunk of
     /// A's rows (a multiple of 128, the block tiles' height) is uploaded while the rows of C before it are computed
-    /// and downloaded. The cuBLAS variants run on the backend's stream, ordered after their chunk's upload and before
-    /// its download by events.
+    /// and downloaded. The cuBLAS variants run on the backend's stream, which the engine orders after each chunk's
+    /// upload and before its download.
     fn run(&self, variant: &str, input: &MatmulInput) -> Result<Vec<f32>> {
         if self.host_memory() != HostMemory::Pipelined {
             return phased::<Matmul>(self, variant, input);
@@ -240,13 +240,17 @@ impl Implements<Matmul> for CudaBackend {
                 Chunk { uploads: vec![rows_of_a], reads_neighbours: false, download: r.start * n..r.end * n }
             })
             .collect();
-        let job =
-            Pipeline { inputs: vec![&input.a], chunks, output_from: OutputFrom::Buffer(&mut c), output: &mut output };
         let blas = match variant.launch {
             MatmulLaunch::Kernel { .. } => None,
             _ => Some(self.blas()?),
         };
-        let what = "ordering cuBLAS after a chunk's upload";
+        let job = Pipeline {
+            inputs: vec![&input.a],
+            chunks,
+            output_from: OutputFrom::Buffer(&mut c),
+            launch_on_backend_stream: blas.is_some(), // cuBLAS's handles are bound to the backend's stream
+            output: &mut output,
+        };
         self.pipelined(job, &mut devices, &mut |stream, ci, devices, output_from| {
             let OutputFrom::Buffer(c) = output_from else { unreachable!("matmul streams its own output buffer") };
             let r = row_ranges[ci].clone();
@@ -264,12 +268,9 @@ impl Implements<Matmul> for CudaBackend {
                     shape,
                 ),
                 (launch, Some(blas)) => {
+                    // `stream` is the backend's here (launch_on_backend_stream): the one the handles run on.
                     let handle = if launch == MatmulLaunch::CublasTf32 { &blas.tf32 } else { &blas.fp32 };
-                    let uploaded = stream.record_event(None).map_err(driver_error(what))?;
-                    self.stream.wait(&uploaded).map_err(driver_error(what))?;
-                    self.gemm_views(handle, &a, &b.slice(..), &mut c, shape)?;
-                    let computed = self.stream.record_event(None).map_err(driver_error(what))?;
-                    stream.wait(&computed).map_err(driver_error(what))
+                    self.gemm_views(handle, &a, &b.slice(..), &mut c, shape)
                 }
                 (_, None) => unreachable!("cuBLAS was opened above for its variants"),
             }

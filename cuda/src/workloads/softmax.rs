@@ -130,6 +130,7 @@ impl Implements<Softmax> for CudaBackend {
             inputs: vec![&input.data],
             chunks,
             output_from: OutputFrom::Buffer(&mut y),
+            launch_on_backend_stream: false,
             output: &mut output,
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {

@@ -104,6 +104,7 @@ impl Implements<Stencil> for CudaBackend {
             inputs: vec![&input.data],
             chunks,
             output_from: OutputFrom::Buffer(&mut dst),
+            launch_on_backend_stream: false,
             output: &mut output,
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {

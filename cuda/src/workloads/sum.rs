@@ -9,7 +9,7 @@ use gpuworthy_core::workloads::Sum;
 use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
 use super::{config, phased};
-use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `sum`.
@@ -84,17 +84,19 @@ impl Implements<Sum> for CudaBackend {
         }
         let variant = SUM.lookup::<Sum, _>(self, variant)?;
         self.prepare_kernels(variant)?;
-        let ranges: Vec<_> = split(x.len(), units_per_chunk(4, 1)).collect();
+        let (ranges, chunks) = element_chunks(x.len(), 1, false);
         if ranges.is_empty() {
             return Ok(0.0);
         }
         let mut devices = vec![self.uninit::<f32>(x.len())?];
         let mut totals = self.zeros::<f64>(ranges.len())?;
-        let chunks = ranges
-            .iter()
-            .map(|r| Chunk { uploads: vec![r.clone()], reads_neighbours: false, download: 0..0 })
-            .collect();
-        let job = Pipeline::<f32> { inputs: vec![x], chunks, output_from: OutputFrom::Nothing, output: &mut [] };
+        let job = Pipeline::<f32> {
+            inputs: vec![x],
+            chunks,
+            output_from: OutputFrom::Nothing,
+            launch_on_backend_stream: false,
+            output: &mut [],
+        };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, _| {
             let r = ranges[c].clone();
             self.launch_sum(stream, variant, &devices[0].slice(r.clone()), &mut totals.slice_mut(c..c + 1), r.len())
