@@ -129,20 +129,12 @@ matmul_tiled(const float* A, const float* B, float* C, int M, int K, int N)
 //   warp tiles; lane (lr, lc) = (lane / 4, lane % 4) owns rows
 //   {4lr.., 32+4lr..} and TN columns, TN/4 float4s 16 apart from 4lc, of its
 //   warp tile.
-//
-// THREADS (a multiple of 64 when WARP_TILED: two rows of warps, 64 rows of C
-// each) and WARPS_N (warps across the block tile) shape the warp grid;
-// GROUP > 1 launches the block tiles in groups of GROUP tile rows (see rung
-// 5); 1 keeps the grid's own order.
-template <int BK, bool WARP_TILED, int BN = RB_BN, int TN = RB_TN, int AS_LD = RB_AS_LD, int THREADS = RB_THREADS,
-          int WARPS_N = 4, int GROUP = 1>
+template <int BK, bool WARP_TILED, int BN = RB_BN, int TN = RB_TN, int AS_LD = RB_AS_LD>
 __device__ __forceinline__ void
 register_blocked(const float* A, const float* B, float* C, int M, int K, int N)
 {
-    constexpr int A_LOADS = RB_BM * BK / 4 / THREADS; // float4 loads per thread per K-tile
-    constexpr int B_LOADS = BK * BN / 4 / THREADS;
-    static_assert(A_LOADS * 4 * THREADS == RB_BM * BK && B_LOADS * 4 * THREADS == BK * BN,
-                  "every thread loads the same whole number of float4s of each tile");
+    constexpr int A_LOADS = RB_BM * BK / 4 / RB_THREADS; // float4 loads per thread per K-tile
+    constexpr int B_LOADS = BK * BN / 4 / RB_THREADS;
     __shared__ __align__(16) float As[2][BK][AS_LD];
     __shared__ __align__(16) float Bs[2][BK][BN];
 
@@ -151,11 +143,10 @@ register_blocked(const float* A, const float* B, float* C, int M, int K, int N)
     if constexpr (WARP_TILED) {
         // Warp tiles of 64 rows x BN / 4 columns; a lane's TN columns are TN / 4 float4s, 16 columns apart (the
         // four lanes of a row of the warp cover 16 columns side by side).
-        static_assert(BN == WARPS_N * 4 * TN, "a warp tile is 4 lanes x TN columns wide, WARPS_N warps across");
-        static_assert(THREADS == 32 * 2 * WARPS_N, "two rows of WARPS_N warps, 64 rows of the block tile each");
+        static_assert(BN == 4 * 4 * TN, "a warp tile is 4 lanes x TN columns wide, four warps across the block");
         const int warp = tid >> 5, lane = tid & 31;
-        row_base = (warp / WARPS_N) * 64 + (lane >> 2) * 4;
-        col_base = (warp % WARPS_N) * (BN / WARPS_N) + (lane & 3) * 4;
+        row_base = (warp >> 2) * 64 + (lane >> 2) * 4;
+        col_base = (warp & 3) * (BN / 4) + (lane & 3) * 4;
         row_step = 32;
         col_step = 16;
     } else {
@@ -165,20 +156,8 @@ register_blocked(const float* A, const float* B, float* C, int M, int K, int N)
         row_step = 64;
         col_step = 64;
     }
-    int tile_row = blockIdx.y, tile_col = blockIdx.x;
-    if constexpr (GROUP > 1) {
-        // Block b of the launch order (x fastest) takes, within its group of GROUP tile rows, the tiles column by
-        // column: b = group_start * columns + column * rows_in_group + row_in_group.
-        const unsigned long long b = (unsigned long long)blockIdx.y * gridDim.x + blockIdx.x;
-        const unsigned long long per_group = (unsigned long long)GROUP * gridDim.x;
-        const int first_row = (int)(b / per_group) * GROUP;
-        const int rows_in_group = min((int)gridDim.y - first_row, GROUP);
-        const int within = (int)(b % per_group);
-        tile_row = first_row + within % rows_in_group;
-        tile_col = within / rows_in_group;
-    }
-    const int bm = tile_row * RB_BM;
-    const int bn = tile_col * BN;
+    const int bm = blockIdx.y * RB_BM;
+    const int bn = blockIdx.x * BN;
 
     // Vector loads need every row start 16-byte aligned.
     const bool vecA = ((K & 3) == 0) && (((unsigned long long)A & 15ull) == 0);
@@ -190,13 +169,13 @@ register_blocked(const float* A, const float* B, float* C, int M, int K, int N)
     int a_row[A_LOADS], a_col[A_LOADS], b_row[B_LOADS], b_col[B_LOADS];
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
-        const int idx = tid + l * THREADS;
+        const int idx = tid + l * RB_THREADS;
         a_row[l] = idx / (BK / 4);
         a_col[l] = (idx % (BK / 4)) * 4;
     }
 #pragma unroll
     for (int l = 0; l < B_LOADS; ++l) {
-        const int idx = tid + l * THREADS;
+        const int idx = tid + l * RB_THREADS;
         b_row[l] = idx / (BN / 4);
         b_col[l] = (idx % (BN / 4)) * 4;
     }
@@ -356,29 +335,4 @@ extern "C" __global__ void __launch_bounds__(RB_THREADS, 1)
 matmul_warptile(const float* A, const float* B, float* C, int M, int K, int N)
 {
     register_blocked<8, true, 256, 16>(A, B, C, M, K, N);
-}
-
-// ---------------------------------------------------------------------------
-// Rung 5: warp tiles in smaller blocks, launched in groups.
-//
-// Launch: block = 128 threads (1D), grid = (ceil(N / 128), ceil(M / 128)).
-//
-// Rung 4's warp and lane tiles (64 x 64 per warp, 8 x 16 per lane) in a
-// 128 x 128 block tile of four warps, so that two blocks share each SM
-// (__launch_bounds__(128, 2)): while one block waits at its barrier, the
-// other's FMAs run, which one 8-warp block per SM could not do.
-// Two blocks per SM also mean twice as many block tiles in flight, and in the
-// grid's own order (x fastest) the blocks running at once span few rows of
-// tiles but all of B's columns: B's K x N does not stay in L2 between the
-// rows. So the blocks take their tiles in groups of 8 tile rows, column by
-// column inside a group: the blocks running together read 8 row panels of A
-// and a few column panels of B, which L2 holds (the grouped launch order of
-// Triton's matmul tutorial). Measured on an H200 (FP32, TFLOP/s at 2048 /
-// 4096 / 8192): this shape in the grid's order 39.9 / 40.5 / 43.4, grouped
-// 47.6 / 48.3 / 48.6; rung 4 44.4 / 45.0 / 45.2; cuBLAS 50.1 / 51.4 / 51.3.
-// ---------------------------------------------------------------------------
-extern "C" __global__ void __launch_bounds__(128, 2)
-matmul_grouped(const float* A, const float* B, float* C, int M, int K, int N)
-{
-    register_blocked<8, true, 128, 16, RB_AS_LD, 128, 2, 8>(A, B, C, M, K, N);
 }

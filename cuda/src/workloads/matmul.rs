@@ -1,7 +1,6 @@
 //! `matmul`: `naive` (one thread per entry of C), `tiled` (32×32 shared-memory tiles), `register` (128×128 block
 //! tiles, an 8×8 micro-tile of C per thread in registers, `float4` loads), `warptile` (128×256 block tiles of 64×64
-//! warp tiles, an 8×16 micro-tile per thread), `grouped` (the same warp tiles in 128×128 blocks, two per
-//! multiprocessor, launched in groups of 8 tile rows for L2 reuse), and the vendor references through cuBLAS:
+//! warp tiles, an 8×16 micro-tile per thread), and the vendor references through cuBLAS:
 //! `cublas` (FP32 SGEMM) and `tf32` (tensor cores in TF32: reduced precision, checked at its looser tolerance and
 //! labelled so in reports). The cuBLAS variants are offered only where `libcublas` is found.
 //!
@@ -124,7 +123,6 @@ pub(crate) static MATMUL: VariantTable<MatmulLaunch> = VariantTable {
         Variant::new("tiled", &["matmul_tiled"], MatmulLaunch::Kernel { block: (32, 32), tile: (32, 32) }),
         Variant::new("register", &["matmul_register"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 128) }),
         Variant::new("warptile", &["matmul_warptile"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 256) }),
-        Variant::new("grouped", &["matmul_grouped"], MatmulLaunch::Kernel { block: (128, 1), tile: (128, 128) }),
         Variant::new("cublas", &[], MatmulLaunch::CublasFp32),
         Variant::new("tf32", &[], MatmulLaunch::CublasTf32).reduced(),
     ],
