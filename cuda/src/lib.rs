@@ -77,6 +77,42 @@ pub(crate) fn driver_error(what: impl Into<String>) -> impl FnOnce(DriverError) 
     move |e| Error::Device { backend: BackendKind::Cuda, message: format!("{what}: {e}") }
 }
 
+/// The share of the device's memory its default memory pool keeps for reuse once freed: one quarter.
+const FREED_MEMORY_KEPT_DIVISOR: u64 = 4;
+
+/// Lets the device's default memory pool keep up to `bytes` of freed device memory for later allocations, where the
+/// driver's default (a release threshold of 0) hands it back at every synchronisation and maps it in again at the
+/// next allocation. Every buffer here is allocated on the stream (`cuMemAllocAsync`) and most live for one run, so
+/// with the default a 256 MiB buffer costs a fresh mapping each time: measured on an H200, a pipelined square of
+/// 2^26 spent 0.68 ms allocating and 0.70 ms freeing its two buffers, and 0.03 and 0.02 ms with memory kept (which is
+/// what the caching allocators of PyTorch and CuPy do). Memory in the pool is still this process's: other processes
+/// see it as used until the backend's context goes away. Nothing is set where the device has no memory pools
+/// (cudarc then allocates with `cuMemAlloc`).
+fn keep_freed_memory(context: &CudaContext, bytes: u64) -> Result<()> {
+    let what = "keeping freed device memory in the memory pool";
+    let pools = context
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)
+        .map_err(driver_error(what))?;
+    if pools == 0 || !context.has_async_alloc() {
+        return Ok(());
+    }
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: `pool` is a valid place for the handle, and `cu_device()` is the context's live device.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, context.cu_device()) }.result().map_err(driver_error(what))?;
+    let mut threshold = bytes;
+    // SAFETY: `pool` is the device's default pool, just returned by the driver; the release threshold attribute
+    // reads a `cuuint64_t` from the pointer, which points to `threshold` for the duration of the call.
+    unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    }
+    .result()
+    .map_err(driver_error(what))
+}
+
 impl CudaBackend {
     /// The CUDA backend on device `ordinal` (0 is the first GPU), with pageable host memory.
     ///
@@ -123,6 +159,7 @@ impl CudaBackend {
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver_error("reading the multiprocessor count"))? as u32;
         let memory_bytes = context.total_mem().map_err(driver_error("reading the memory size"))? as u64;
+        keep_freed_memory(&context, memory_bytes / FREED_MEMORY_KEPT_DIVISOR)?;
         Ok(CudaBackend {
             context,
             stream,

@@ -179,20 +179,37 @@ impl CudaBackend {
         let host_output: &mut [u8] = bytemuck::cast_slice_mut(job.output);
         for c in 0..count {
             let l = c % PIPELINE_LANES;
-            if c >= PIPELINE_LANES {
-                drain(&mut lanes[l], &job.chunks[c - PIPELINE_LANES].download, size_of::<O>(), host_output, what)?;
-            }
             let chunk = &job.chunks[c];
-            let lane = &mut lanes[l];
-            for (k, range) in chunk.uploads.iter().enumerate() {
+            // The lane's previous chunk must be finished before its staging is read out or written again; then one
+            // parallel host step copies that chunk's output out of staging and this chunk's inputs in (one fork on
+            // the host's threads per chunk, not one per copy: waking them costs tens of microseconds each time).
+            let previous = c.checked_sub(PIPELINE_LANES).map(|p| &job.chunks[p].download);
+            if previous.is_some() {
+                lanes[l].finished.synchronize().map_err(driver_error(what))?;
+            }
+            let Lane { inputs: staging_in, output: staging_out, .. } = &mut lanes[l];
+            let mut copies: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(MAX_INPUTS + 1);
+            if let Some(download) = previous.filter(|d| !d.is_empty()) {
+                let element = size_of::<O>();
+                let staged = &staging_out.as_slice().map_err(driver_error(what))?[..download.len() * element];
+                copies.push((&mut host_output[download.start * element..download.end * element], staged));
+            }
+            let mut uploads = Vec::with_capacity(MAX_INPUTS);
+            for ((k, range), staging) in chunk.uploads.iter().enumerate().zip(staging_in.iter_mut()) {
                 if range.is_empty() {
                     continue;
                 }
-                let staging = lane.inputs[k].as_mut_slice().map_err(driver_error(what))?;
-                let bytes = range.len() * 4;
-                copy_on_every_core(&mut staging[..bytes], bytemuck::cast_slice(&job.inputs[k][range.clone()]));
-                let staged: &[f32] = bytemuck::cast_slice(&staging[..bytes]);
-                let mut target = devices[k].slice_mut(range.clone());
+                let staging = &mut staging.as_mut_slice().map_err(driver_error(what))?[..range.len() * 4];
+                let source: &[u8] = bytemuck::cast_slice(&job.inputs[k][range.clone()]);
+                uploads.push((k, range.clone()));
+                copies.push((staging, source));
+            }
+            copies.into_par_iter().for_each(|(to, from)| copy_on_every_core(to, from));
+            let lane = &mut lanes[l];
+            for (k, range) in uploads {
+                let staging = lane.inputs[k].as_slice().map_err(driver_error(what))?;
+                let staged: &[f32] = bytemuck::cast_slice(&staging[..range.len() * 4]);
+                let mut target = devices[k].slice_mut(range);
                 // Asynchronous: the copy engine reads the staging after this returns; the lane's `finished` event,
                 // waited for before the staging is written again, comes after it on the same stream.
                 lane.stream.memcpy_htod(staged, &mut target).map_err(driver_error(what))?;
