@@ -112,14 +112,17 @@ impl Implements<Histogram> for WgpuBackend {
                 })
                 .collect()
         })?;
-        // Loop trips of one invocation over the largest chunk: `global` strides one value per trip; `private` runs,
-        // per range of 4096 bins, a clear, a stride of four vec4s per trip and a merge.
+        // Loop trips of one invocation over the largest chunk, each loop's exit test as one more trip (llvmpipe
+        // counts it): `global` strides one value per trip; `private` runs, per range of 4096 bins, a clear, a stride
+        // of four vec4s per trip and a merge.
         let largest = chunks.iter().map(|c| c.n as u64).max().unwrap_or(0);
         let threads = largest.div_ceil(WORKGROUP).clamp(1, max_groups) * WORKGROUP;
         let trips = match counters {
-            Counters::Global { .. } => largest.div_ceil(threads),
+            Counters::Global { .. } => largest.div_ceil(threads) + 1,
             Counters::PerWorkgroup { .. } => {
-                (r.bins as u64).div_ceil(4096) * (4096 / WORKGROUP + largest.div_ceil(16 * threads) + 4096 / WORKGROUP)
+                let ranges = (r.bins as u64).div_ceil(4096);
+                let per_range = (4096 / WORKGROUP + 1) + (largest.div_ceil(16 * threads) + 1) + (4096 / WORKGROUP + 1);
+                ranges * (1 + per_range) + 1
             }
         };
         self.check_loop_trips(|| format!("histogram {} of {largest} values", variant.name), trips)?;

@@ -38,15 +38,16 @@ struct Buffers {
 
 /// The entry point of a variant and the side of the square block of C one workgroup computes.
 /// The loop trips one invocation of a variant runs for inner dimension `k`, counting every loop of the shader as if
-/// none were unrolled: naive's K loop; tiled's loop over 16-wide tiles with 16 steps inside; register's loop over
-/// 16-deep slices with a 4-trip load loop and 16 steps inside; wide's over 16-deep slices with an 8-trip load loop
-/// and 16 steps inside.
+/// none were unrolled and each loop's exit test as one more trip (llvmpipe counts it: `wide` at 17 trips a slice
+/// instead of 18 gave a wrong product at K = 58 256, the last K it allowed): naive's K loop; tiled's loop over
+/// 16-wide tiles with 16 steps inside; register's loop over 16-deep slices with a 4-trip load loop and 16 steps
+/// inside; wide's loop over 16-deep slices with 16 steps inside. The tests run every variant at its largest K.
 fn loop_trips(variant: &str, k: u64) -> u64 {
+    let slices = k.div_ceil(16);
     match variant {
-        "naive" => k,
-        "tiled" => k.div_ceil(16) * 17,
-        "wide" => k.div_ceil(16) * 25,
-        _ => k.div_ceil(16) * 21,
+        "naive" => k + 1,
+        "tiled" | "wide" => slices * (1 + 16 + 1) + 1,
+        _ => slices * (1 + (4 + 1) + (16 + 1)) + 1,
     }
 }
 
@@ -68,8 +69,8 @@ impl Implements<Matmul> for WgpuBackend {
         MATMUL.names()
     }
 
-    /// `wide` (128×128 tiles, 8×8 per thread) from 2048 × 2048 outputs (546 against 761 µs for `register` at 2048,
-    /// 32.4 against 23.8 TFLOP/s at 4096, on an H200), `register` below, where the larger tiles leave compute units
+    /// `wide` (128×128 tiles, 8×8 per thread) from 2048 × 2048 outputs (490 against 761 µs for `register` at 2048,
+    /// 36.5 against 23.8 TFLOP/s at 4096, on an H200), `register` below, where the larger tiles leave compute units
     /// idle.
     fn best_variant(&self, params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
         if params.m.saturating_mul(params.n) >= 2048 * 2048 { "wide" } else { "register" }
@@ -133,6 +134,29 @@ impl Implements<Matmul> for WgpuBackend {
         match &r.buffers {
             None => Ok(vec![0.0; r.m * r.n]),
             Some(b) => self.read_buffers::<f32>(&[(&b.c, 4 * (r.m * r.n) as u64)]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::{backend_with_a_loop_trip_limit, right_at_the_limit_and_refused_past_it};
+
+    /// On llvmpipe, every variant is right at the largest K its loop-trip count allows and refuses the next.
+    #[test]
+    fn every_variant_is_right_at_the_largest_k_the_driver_allows_and_refuses_the_next() {
+        let Some((backend, limit)) = backend_with_a_loop_trip_limit() else { return };
+        for variant in MATMUL.names() {
+            let largest = (1..=limit).rev().find(|&k| loop_trips(variant, k) <= limit).unwrap() as usize;
+            // The largest K that fills its last step (tiles and slices are 16 deep): the most trips within the limit.
+            let shape = |k| Matmul::generate(&MatmulParams { m: 4, k, n: 4 }, 3).unwrap();
+            right_at_the_limit_and_refused_past_it::<Matmul>(
+                &backend,
+                variant,
+                &shape(largest / 16 * 16),
+                &shape(largest + 1),
+            );
         }
     }
 }

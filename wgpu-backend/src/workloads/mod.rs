@@ -22,6 +22,8 @@ use wgpu::util::DeviceExt;
 use rayon::prelude::*;
 
 use crate::{WgpuBackend, lock};
+#[cfg(test)]
+use gpuworthy_core::{Implements, Workload};
 
 /// The most mappable memory kept for reuse by downloads.
 const MAX_POOLED_STAGING: u64 = 1 << 30;
@@ -318,6 +320,40 @@ where
     WgpuBackend: gpuworthy_core::Implements<W>,
 {
     <WgpuBackend as gpuworthy_core::Implements<W>>::unknown_variant(backend, variant)
+}
+
+/// For the loop-trip tests of the workloads: whether a backend whose driver limits loop trips (llvmpipe) is here.
+#[cfg(test)]
+pub(crate) fn backend_with_a_loop_trip_limit() -> Option<(WgpuBackend, u64)> {
+    let Ok(backend) = WgpuBackend::new() else {
+        println!("no wgpu adapter here: not tried");
+        return None;
+    };
+    let Some(limit) = backend.loop_trip_limit else {
+        println!("{}: no loop-trip limit known: nothing to try", gpuworthy_core::Backend::device(&backend).name);
+        return None;
+    };
+    Some((backend, limit))
+}
+
+/// Runs `variant` on `at` (the largest input its loop-trip count allows), which must match the reference, and on
+/// `past` (one step larger), which must be refused: a count that is too low shows up as a wrong result, one too high
+/// as a refusal of `at`.
+#[cfg(test)]
+pub(crate) fn right_at_the_limit_and_refused_past_it<W: Workload>(
+    backend: &WgpuBackend,
+    variant: &str,
+    at: &W::Input,
+    past: &W::Input,
+) where
+    WgpuBackend: Implements<W>,
+{
+    let reference = W::reference(at).unwrap();
+    let output = Implements::<W>::run(backend, variant, at);
+    let check = output.map(|output| W::check(at, &reference, &output, gpuworthy_core::Precision::Full));
+    assert!(matches!(check, Ok(Ok(()))), "{} {variant} at the limit: {check:?}", W::NAME);
+    let refused = Implements::<W>::run(backend, variant, past);
+    assert!(matches!(refused, Err(Error::TooLarge { .. })), "{} {variant} past the limit: {refused:?}", W::NAME);
 }
 
 #[cfg(test)]

@@ -36,14 +36,16 @@ pub struct SoftmaxResident {
     groups: BindGroups,
 }
 
-/// The loop trips one invocation of a variant runs for rows of `cols` columns, as if no loop were unrolled: each
-/// `unfused` kernel strides over the row with 256 threads, then halves a 256-wide tree; `fused` strides over the row
-/// twice with 512 threads (or runs two 4-trip loops over a cached row), then halves a 512-wide tree.
+/// The loop trips one invocation of a variant runs for rows of `cols` columns, as if no loop were unrolled and with
+/// each loop's exit test as one more trip (llvmpipe counts it: without it `unfused` gave rows summing to 2 at the
+/// longest row it allowed): each `unfused` kernel strides over the row with 256 threads, then halves a 256-wide tree;
+/// `fused` strides over the row twice with 512 threads (or runs two 4-trip loops over a cached row), then halves a
+/// 512-wide tree. The tests run every variant on its longest row.
 fn loop_trips(variant: &str, cols: usize) -> u64 {
     let cols = cols as u64;
     match variant {
-        "unfused" => cols.div_ceil(256) + 8,
-        _ => 2 * cols.div_ceil(512).max(4) + 9,
+        "unfused" => (cols.div_ceil(256) + 1) + (8 + 1),
+        _ => 2 * (cols.div_ceil(512).max(4) + 1) + (9 + 1),
     }
 }
 
@@ -157,5 +159,24 @@ impl Implements<Softmax> for WgpuBackend {
     fn download(&self, r: &mut SoftmaxResident) -> Result<Vec<f32>> {
         let parts: Vec<_> = r.bands.iter().map(|b| (&b.y, 4 * (b.rows * r.cols) as u64)).collect();
         self.read_buffers::<f32>(&parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::{backend_with_a_loop_trip_limit, right_at_the_limit_and_refused_past_it};
+    use gpuworthy_core::workloads::Shape2;
+
+    /// On llvmpipe, every variant is right on a row as long as its loop-trip count allows and refuses a longer one.
+    #[test]
+    fn every_variant_is_right_at_the_longest_row_the_driver_allows_and_refuses_the_next() {
+        let Some((backend, limit)) = backend_with_a_loop_trip_limit() else { return };
+        for variant in SOFTMAX.names() {
+            // Trips grow by one per 256 or 512 columns: search down from the first count past the limit.
+            let longest = (1..=limit as usize * 512).rev().find(|&cols| loop_trips(variant, cols) <= limit).unwrap();
+            let row = |cols| Softmax::generate(&Shape2::new(1, cols), 3).unwrap();
+            right_at_the_limit_and_refused_past_it::<Softmax>(&backend, variant, &row(longest), &row(longest + 1));
+        }
     }
 }
