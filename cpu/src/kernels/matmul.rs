@@ -146,8 +146,8 @@ const PACKED_B_FLOATS: usize = 16 << 20;
 
 /// One parallel step packs all of a column block's panels of B, and one more runs every task over all of them: two
 /// forks of the thread pool per column block instead of two per `KC` panel, and no task waits at a panel's end for
-/// the slowest. On the H200 machine's 16 cores: 4096 from 0.82x to 0.89–1.06x NumPy's speed, 1024 from 0.67x to
-/// 0.62–0.77x (within the spread between runs).
+/// the slowest. On the H200 machine's 16 cores: 4096 from 0.82x to 0.80–1.06x NumPy's speed over several runs, 1024
+/// from 0.67x to 0.61–0.77x.
 fn blocked(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
     blocked_packing_at_most(a, b, c, (m, k, n), PACKED_B_FLOATS);
 }
