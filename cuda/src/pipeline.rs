@@ -191,9 +191,7 @@ impl CudaBackend {
             let Lane { inputs: staging_in, output: staging_out, .. } = &mut lanes[l];
             let mut copies: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(MAX_INPUTS + 1);
             if let Some(download) = previous.filter(|d| !d.is_empty()) {
-                let element = size_of::<O>();
-                let staged = &staging_out.as_slice().map_err(driver_error(what))?[..download.len() * element];
-                copies.push((&mut host_output[download.start * element..download.end * element], staged));
+                copies.push(staged_output(staging_out, download, size_of::<O>(), host_output, what)?);
             }
             let mut uploads = Vec::with_capacity(MAX_INPUTS);
             for ((k, range), staging) in chunk.uploads.iter().enumerate().zip(staging_in.iter_mut()) {
@@ -303,13 +301,24 @@ impl CudaBackend {
 /// output staging into `output`, on every core.
 fn drain(lane: &mut Lane, download: &Range<usize>, element_bytes: usize, output: &mut [u8], what: &str) -> Result<()> {
     lane.finished.synchronize().map_err(driver_error(what))?;
-    if download.is_empty() {
-        return Ok(());
+    if !download.is_empty() {
+        let (to, from) = staged_output(&lane.output, download, element_bytes, output, what)?;
+        copy_on_every_core(to, from);
     }
-    let bytes = download.start * element_bytes..download.end * element_bytes;
-    let staging = lane.output.as_slice().map_err(driver_error(what))?;
-    copy_on_every_core(&mut output[bytes.clone()], &staging[..bytes.len()]);
     Ok(())
+}
+
+/// The copy out of output staging for a chunk's `download` range (of elements of `element_bytes`): the range's bytes
+/// of `output`, and the staged bytes that go there.
+fn staged_output<'a>(
+    staging: &'a PinnedHostSlice<u8>,
+    download: &Range<usize>,
+    element_bytes: usize,
+    output: &'a mut [u8],
+    what: &str,
+) -> Result<(&'a mut [u8], &'a [u8])> {
+    let staged = &staging.as_slice().map_err(driver_error(what))?[..download.len() * element_bytes];
+    Ok((&mut output[download.start * element_bytes..download.end * element_bytes], staged))
 }
 
 #[cfg(test)]

@@ -179,13 +179,14 @@ fn blocked_packing_at_most(
         if packed_b.len() < len {
             packed_b.resize(len, 0.0);
         }
-        multiply_packing(a, b, c, (m, k, n), (mc, nr, depth), &mut packed_b[..len]);
+        multiply_packing(a, b, c, (k, n), (mc, nr, depth), &mut packed_b[..len]);
     });
 }
 
 thread_local! {
-    /// The packed panels of B, kept on the calling thread from one product to the next: a fresh buffer is zeroed on
-    /// this one thread before any packing starts (4 MiB for a 1024 product). A product that finds it in use (one
+    /// The packed panels of B, kept on the calling thread from one product to the next (as large as the largest
+    /// product on it has needed, at most `PACKED_B_FLOATS` or one `KC` panel): a fresh buffer is zeroed on this one
+    /// thread before any packing starts (4 MiB for a 1024 product). A product that finds it in use (one
     /// that a rayon worker runs while it waits inside another) packs into a buffer of its own.
     static PACKED_B: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -196,11 +197,10 @@ fn multiply_packing(
     a: &[f32],
     b: &[f32],
     c: &mut [f32],
-    (m, k, n): (usize, usize, usize),
+    (k, n): (usize, usize),
     (mc, nr, depth): (usize, usize, usize),
     packed_b: &mut [f32],
 ) {
-    debug_assert_eq!(c.len(), m * n);
     for j0 in (0..n).step_by(NC) {
         let nc = NC.min(n - j0);
         let width = nc.next_multiple_of(nr);
@@ -306,15 +306,22 @@ mod tests {
         }
     }
 
+    /// Generated inputs of an `m × k × n` product, and their product by `naive`.
+    fn with_naive_product(m: usize, k: usize, n: usize) -> (gpuworthy_core::workloads::MatmulInput, Vec<f32>) {
+        use gpuworthy_core::Workload;
+        use gpuworthy_core::workloads::MatmulParams;
+        let input = Matmul::generate(&MatmulParams { m, k, n }, 7).unwrap();
+        let mut product = vec![0.0; m * n];
+        naive(&input.a, &input.b, &mut product, k, n);
+        (input, product)
+    }
+
     #[test]
     fn packing_all_of_b_at_once_or_a_panel_at_a_time_gives_the_naive_product() {
-        use gpuworthy_core::workloads::MatmulParams;
         use gpuworthy_core::{Precision, Workload};
         // Depths that end inside a panel and span several; widths past one column block (NC) and ragged edges.
         for (m, k, n) in [(13, 3 * KC + 5, 37), (7, 2 * KC, NC + 40), (1, KC - 1, 5)] {
-            let input = Matmul::generate(&MatmulParams { m, k, n }, 7).unwrap();
-            let mut expected = vec![0.0; m * n];
-            naive(&input.a, &input.b, &mut expected, k, n);
+            let (input, expected) = with_naive_product(m, k, n);
             for limit in [usize::MAX, 1] {
                 let mut c = vec![f32::NAN; m * n];
                 blocked_packing_at_most(&input.a, &input.b, &mut c, (m, k, n), limit);
@@ -328,12 +335,9 @@ mod tests {
     /// product runs another task's product) packs into a buffer of its own, and is right.
     #[test]
     fn a_product_started_inside_another_is_right() {
-        use gpuworthy_core::workloads::MatmulParams;
         use gpuworthy_core::{Precision, Workload};
         let (m, k, n) = (40, 300, 70);
-        let input = Matmul::generate(&MatmulParams { m, k, n }, 11).unwrap();
-        let mut expected = vec![0.0; m * n];
-        naive(&input.a, &input.b, &mut expected, k, n);
+        let (input, expected) = with_naive_product(m, k, n);
         PACKED_B.with(|kept| {
             let _in_use = kept.borrow_mut();
             let mut c = vec![f32::NAN; m * n];

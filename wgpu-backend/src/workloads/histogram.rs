@@ -7,7 +7,7 @@
 use gpuworthy_core::workloads::{Histogram, HistogramInput};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{BindGroups, WORKGROUP, grid_1d, split};
+use super::{BindGroups, WORKGROUP, grid_1d, loop_run, split};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -112,17 +112,16 @@ impl Implements<Histogram> for WgpuBackend {
                 })
                 .collect()
         })?;
-        // Loop trips of one invocation over the largest chunk, each loop's exit test as one more trip (llvmpipe
-        // counts it): `global` strides one value per trip; `private` runs, per range of 4096 bins, a clear, a stride
-        // of four vec4s per trip and a merge.
+        // Loop trips of one invocation over the largest chunk (see `loop_run`): `global` strides one value per trip;
+        // `private` runs, per range of 4096 bins, a clear, a stride of four vec4s per trip and a merge.
         let largest = chunks.iter().map(|c| c.n as u64).max().unwrap_or(0);
         let threads = largest.div_ceil(WORKGROUP).clamp(1, max_groups) * WORKGROUP;
         let trips = match counters {
-            Counters::Global { .. } => largest.div_ceil(threads) + 1,
+            Counters::Global { .. } => loop_run(largest.div_ceil(threads)),
             Counters::PerWorkgroup { .. } => {
                 let ranges = (r.bins as u64).div_ceil(4096);
-                let per_range = (4096 / WORKGROUP + 1) + (largest.div_ceil(16 * threads) + 1) + (4096 / WORKGROUP + 1);
-                ranges * (1 + per_range) + 1
+                let clear_or_merge = loop_run(4096 / WORKGROUP);
+                loop_run(ranges) + ranges * (2 * clear_or_merge + loop_run(largest.div_ceil(16 * threads)))
             }
         };
         self.check_loop_trips(|| format!("histogram {} of {largest} values", variant.name), trips)?;

@@ -5,7 +5,7 @@
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{BindGroups, split};
+use super::{BindGroups, loop_run, split};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -101,7 +101,10 @@ impl Implements<Mandelbrot> for WgpuBackend {
         let entry = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?.kernels[0];
         self.pipeline(entry)?;
         // The escape loop runs up to max_iter trips (one more check after the last).
-        self.check_loop_trips(|| format!("mandelbrot with max_iter = {}", r.max_iter), u64::from(r.max_iter) + 1)?;
+        self.check_loop_trips(
+            || format!("mandelbrot with max_iter = {}", r.max_iter),
+            loop_run(u64::from(r.max_iter)),
+        )?;
         let bands = &r.bands;
         let groups = r.groups.get_or_make(entry, || {
             bands.iter().map(|b| self.bind(entry, &[(0, &b.params), (1, &b.counts)])).collect()

@@ -7,6 +7,7 @@
 use gpuworthy_core::workloads::{Matmul, MatmulInput, MatmulParams};
 use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload};
 
+use super::loop_run;
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -37,17 +38,16 @@ struct Buffers {
 }
 
 /// The entry point of a variant and the side of the square block of C one workgroup computes.
-/// The loop trips one invocation of a variant runs for inner dimension `k`, counting every loop of the shader as if
-/// none were unrolled and each loop's exit test as one more trip (llvmpipe counts it: `wide` at 17 trips a slice
-/// instead of 18 gave a wrong product at K = 58 256, the last K it allowed): naive's K loop; tiled's loop over
-/// 16-wide tiles with 16 steps inside; register's loop over 16-deep slices with a 4-trip load loop and 16 steps
-/// inside; wide's loop over 16-deep slices with 16 steps inside. The tests run every variant at its largest K.
+/// The loop trips one invocation of a variant runs for inner dimension `k` (see [`loop_run`]): naive's K loop;
+/// tiled's loop over 16-wide tiles with 16 steps inside; register's loop over 16-deep slices with a 4-trip load loop
+/// and 16 steps inside; wide's loop over 16-deep slices with 16 steps inside (counted without the exit tests, wide
+/// gave a wrong product at K = 58 256, the last K it allowed). The tests run every variant at its largest K.
 fn loop_trips(variant: &str, k: u64) -> u64 {
     let slices = k.div_ceil(16);
     match variant {
-        "naive" => k + 1,
-        "tiled" | "wide" => slices * (1 + 16 + 1) + 1,
-        _ => slices * (1 + (4 + 1) + (16 + 1)) + 1,
+        "naive" => loop_run(k),
+        "tiled" | "wide" => loop_run(slices) + slices * loop_run(16),
+        _ => loop_run(slices) + slices * (loop_run(4) + loop_run(16)),
     }
 }
 

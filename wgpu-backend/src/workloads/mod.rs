@@ -322,6 +322,13 @@ where
     <WgpuBackend as gpuworthy_core::Implements<W>>::unknown_variant(backend, variant)
 }
 
+/// The loop trips llvmpipe counts for one run of a loop whose body runs `body` times: one more, for the exit test
+/// (counting bodies alone let `softmax unfused` run past the limit on the longest row it allowed). Every workload's
+/// count is built from this, as if no loop were unrolled.
+pub(crate) fn loop_run(body: u64) -> u64 {
+    body + 1
+}
+
 /// For the loop-trip tests of the workloads: whether a backend whose driver limits loop trips (llvmpipe) is here.
 #[cfg(test)]
 pub(crate) fn backend_with_a_loop_trip_limit() -> Option<(WgpuBackend, u64)> {

@@ -7,7 +7,7 @@
 use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
 use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload};
 
-use super::{BindGroups, grid_1d, split};
+use super::{BindGroups, grid_1d, loop_run, split};
 use crate::WgpuBackend;
 
 #[repr(C)]
@@ -36,16 +36,15 @@ pub struct SoftmaxResident {
     groups: BindGroups,
 }
 
-/// The loop trips one invocation of a variant runs for rows of `cols` columns, as if no loop were unrolled and with
-/// each loop's exit test as one more trip (llvmpipe counts it: without it `unfused` gave rows summing to 2 at the
-/// longest row it allowed): each `unfused` kernel strides over the row with 256 threads, then halves a 256-wide tree;
-/// `fused` strides over the row twice with 512 threads (or runs two 4-trip loops over a cached row), then halves a
-/// 512-wide tree. The tests run every variant on its longest row.
+/// The loop trips one invocation of a variant runs for rows of `cols` columns (see [`loop_run`]): each `unfused`
+/// kernel strides over the row with 256 threads, then halves a 256-wide tree; `fused` strides over the row twice with
+/// 512 threads (or runs two 4-trip loops over a cached row), then halves a 512-wide tree. The tests run every variant
+/// on its longest row.
 fn loop_trips(variant: &str, cols: usize) -> u64 {
     let cols = cols as u64;
     match variant {
-        "unfused" => (cols.div_ceil(256) + 1) + (8 + 1),
-        _ => 2 * (cols.div_ceil(512).max(4) + 1) + (9 + 1),
+        "unfused" => loop_run(cols.div_ceil(256)) + loop_run(8),
+        _ => 2 * loop_run(cols.div_ceil(512).max(4)) + loop_run(9),
     }
 }
 

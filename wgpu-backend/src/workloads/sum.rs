@@ -6,7 +6,7 @@
 use gpuworthy_core::workloads::Sum;
 use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
-use super::{BindGroups, WORKGROUP, grid_1d, split, unknown};
+use super::{BindGroups, WORKGROUP, grid_1d, loop_run, split, unknown};
 use crate::WgpuBackend;
 
 /// Workgroups per chunk in the first pass, and so partial sums per chunk. 1024 × 4 bytes is a multiple of the
@@ -126,10 +126,9 @@ impl Implements<Sum> for WgpuBackend {
             groups.push(self.bind(entry, &[(0, final_params), (3, partials), (2, result)])?);
             Ok(groups)
         })?;
-        // Loop trips of one invocation: the grid-stride loop (four vec4s per trip) and the 256-wide tree, each with
-        // its exit test as one more trip (llvmpipe counts it), in the first pass over the largest chunk and in the
-        // final pass over every chunk's partial sums.
-        let trips = |n: u64, groups: u64| (n.div_ceil(16 * groups * WORKGROUP) + 1) + (8 + 1);
+        // Loop trips of one invocation (see `loop_run`): the grid-stride loop (four vec4s per trip) and the 256-wide
+        // tree, in the first pass over the largest chunk and in the final pass over every chunk's partial sums.
+        let trips = |n: u64, groups: u64| loop_run(n.div_ceil(16 * groups * WORKGROUP)) + loop_run(8);
         let largest = chunks.iter().map(|c| c.n as u64).max().unwrap_or(0);
         let first = trips(largest, largest.div_ceil(4 * WORKGROUP).clamp(1, MAX_GROUPS));
         self.check_loop_trips(
