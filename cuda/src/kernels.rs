@@ -27,7 +27,10 @@ pub const KERNEL_FILES: &[KernelSource] = &[
         "softmax.cu",
         ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused"]
     ),
-    kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile"]),
+    kernel_file!(
+        "matmul.cu",
+        ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch"]
+    ),
     kernel_file!("mandelbrot.cu", ["mandelbrot_naive"]),
     kernel_file!("histogram.cu", ["histogram_global", "histogram_private"]),
     kernel_file!("stencil.cu", ["stencil_naive", "stencil_tiled"]),

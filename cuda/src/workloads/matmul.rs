@@ -1,6 +1,7 @@
 //! `matmul`: `naive` (one thread per entry of C), `tiled` (32×32 shared-memory tiles), `register` (128×128 block
 //! tiles, an 8×8 micro-tile of C per thread in registers, `float4` loads), `warptile` (128×256 block tiles of 64×64
-//! warp tiles, an 8×16 micro-tile per thread), and the vendor references through cuBLAS:
+//! warp tiles, an 8×16 micro-tile per thread), `prefetch` (`register` with each step's shared-memory reads issued a
+//! step ahead, across the tile's barrier too), and the vendor references through cuBLAS:
 //! `cublas` (FP32 SGEMM) and `tf32` (tensor cores in TF32: reduced precision, checked at its looser tolerance and
 //! labelled so in reports). The cuBLAS variants are offered only where `libcublas` is found.
 //!
@@ -123,6 +124,7 @@ pub(crate) static MATMUL: VariantTable<MatmulLaunch> = VariantTable {
         Variant::new("tiled", &["matmul_tiled"], MatmulLaunch::Kernel { block: (32, 32), tile: (32, 32) }),
         Variant::new("register", &["matmul_register"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 128) }),
         Variant::new("warptile", &["matmul_warptile"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 256) }),
+        Variant::new("prefetch", &["matmul_prefetch"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 128) }),
         Variant::new("cublas", &[], MatmulLaunch::CublasFp32),
         Variant::new("tf32", &[], MatmulLaunch::CublasTf32).reduced(),
     ],
@@ -156,12 +158,11 @@ impl Implements<Matmul> for CudaBackend {
         MATMUL.variants.iter().filter(|v| self.can_run(v.launch)).map(|v| v.name).collect()
     }
 
-    /// The fastest full-precision kernel of the project at this size (`cublas` is the vendor's reference and `tf32`
-    /// computes in reduced precision, so neither is chosen for the caller): `warptile` from 2048 × 2048 outputs
-    /// (45.2 against 41.5 TFLOP/s at 4096 on an H200), `register` below, where the 128×256 tiles leave
-    /// multiprocessors idle (110 against 194 µs at 1024).
-    fn best_variant(&self, params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
-        if params.m.saturating_mul(params.n) >= 2048 * 2048 { "warptile" } else { "register" }
+    /// The fastest full-precision kernel of the project (`cublas` is the vendor's reference and `tf32` computes in
+    /// reduced precision, so neither is chosen for the caller): `prefetch` at every size, measured on an H200 in one
+    /// run against `register` and `warptile` (46.5, 41.6 and 44.9 TFLOP/s at 4096; 20.1, 18.9 and 10.8 at 1024).
+    fn best_variant(&self, _params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
+        "prefetch"
     }
 
     fn precision(&self, variant: &str) -> Precision {
