@@ -47,8 +47,14 @@ simd_kernel! {
 }
 
 simd_kernel! {
-    /// `y = a * x + y` over one chunk.
+    /// `y = a * x + y` over one chunk, its vectors aligned to `y`: an allocator returns large buffers 16 bytes past
+    /// a page, so without the peel every full-width load and store straddles two cache lines.
     fn saxpy_chunk<S>(s, a: f32, x: &[f32], y: &mut [f32]) {
+        let head = s.aligned_prefix(y);
+        for (x, y) in x[..head].iter().zip(&mut y[..head]) {
+            *y = a.mul_add(*x, *y);
+        }
+        let (x, y) = (&x[head..], &mut y[head..]);
         let va = s.splat(a);
         let mut xs = x.chunks_exact(S::LANES);
         let mut ys = y.chunks_exact_mut(S::LANES);

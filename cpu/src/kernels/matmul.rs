@@ -6,7 +6,8 @@
 //! - `blocked`: the BLIS scheme. B is packed into panels of `KC` rows by `NR` columns, A into slivers of `MR` rows,
 //!   so that a micro-kernel can keep an `MR × NR` block of C in registers (6 × 16 with AVX2: 12 of the 16 vector
 //!   registers) and stream contiguous packed data from L1 and L2: one broadcast and two fused multiply-adds per
-//!   element of A. Tasks take blocks of `MC` rows of C.
+//!   element of A. Tasks take blocks of at most `MC` rows of C, cut into column parts where the rows alone make too
+//!   few tasks to keep every thread busy to the end, and the packed buffers start on a cache line.
 //! - `library`: the `matrixmultiply` crate's `sgemm`, a well-kept Rust GEMM of the same design, as the vendor
 //!   reference.
 
@@ -66,31 +67,28 @@ fn pack_a(a: &[f32], k: usize, (i0, mc): (usize, usize), (p0, kc): (usize, usize
     }
 }
 
-/// Where a block of C is and whether it adds to what is there.
+/// The shape of a task's block of C and whether it adds to what is there.
 #[derive(Clone, Copy)]
 struct Block {
-    /// Rows of C covered by the task (its first row is row 0 of the task's slice of C).
+    /// Rows of C covered by the task.
     rows: usize,
-    /// First column of C in the packed panel, and the panel's width.
-    j0: usize,
-    nc: usize,
-    /// Columns of C (its row stride).
-    n: usize,
+    /// Columns of C covered by the task (the width of each of its row slices).
+    columns: usize,
     kc: usize,
     /// Add to C (later panels of K) rather than overwrite it (the first).
     accumulate: bool,
 }
 
 simd_kernel! {
-    /// Multiplies a packed block of A (`rows × kc`, in `MR` slivers) by a packed panel of B (`kc × nc`, in `2·LANES`
-    /// slivers) into the task's rows of C.
-    fn block_kernel<S>(s, packed_a: &[f32], packed_b: &[f32], c: &mut [f32], blk: Block) {
+    /// Multiplies a packed block of A (`rows × kc`, in `MR` slivers) by packed slivers of B (`kc × columns`, in
+    /// `2·LANES`-wide slivers) into the task's block of C, given as one slice per row.
+    fn block_kernel<S>(s, packed_a: &[f32], packed_b: &[f32], c_rows: &mut [&mut [f32]], blk: Block) {
         let nr = 2 * S::LANES;
         let kc = blk.kc;
         let mut tile = vec![0.0f32; MR * nr];
         for (sj, b_sliver) in packed_b.chunks_exact(kc * nr).enumerate() {
-            let j = blk.j0 + sj * nr;
-            let width = nr.min(blk.j0 + blk.nc - j);
+            let j = sj * nr;
+            let width = nr.min(blk.columns - j);
             for (si, a_sliver) in packed_a.chunks_exact(kc * MR).enumerate() {
                 let i = si * MR;
                 let height = MR.min(blk.rows - i);
@@ -104,9 +102,8 @@ simd_kernel! {
                     }
                 }
                 if height == MR && width == nr {
-                    for (r, acc) in acc.iter().enumerate() {
-                        let dst = &mut c[(i + r) * blk.n + j..][..nr];
-                        let (lo, hi) = dst.split_at_mut(S::LANES);
+                    for (row, acc) in c_rows[i..i + MR].iter_mut().zip(&acc) {
+                        let (lo, hi) = row[j..j + nr].split_at_mut(S::LANES);
                         if blk.accumulate {
                             s.store(lo, s.add(s.load(lo), acc[0]));
                             s.store(hi, s.add(s.load(hi), acc[1]));
@@ -120,9 +117,8 @@ simd_kernel! {
                         s.store(&mut tile[r * nr..], acc[0]);
                         s.store(&mut tile[r * nr + S::LANES..], acc[1]);
                     }
-                    for r in 0..height {
-                        let dst = &mut c[(i + r) * blk.n + j..][..width];
-                        for (d, t) in dst.iter_mut().zip(&tile[r * nr..]) {
+                    for (r, row) in c_rows[i..i + height].iter_mut().enumerate() {
+                        for (d, t) in row[j..j + width].iter_mut().zip(&tile[r * nr..]) {
                             *d = if blk.accumulate { *d + t } else { *t };
                         }
                     }
@@ -138,6 +134,23 @@ fn rows_per_task(m: usize, threads: usize) -> usize {
     let threads = threads.max(1);
     let rounds = m.div_ceil(threads * MC).max(1);
     m.div_ceil(threads * rounds).next_multiple_of(MR).clamp(MR, MC)
+}
+
+/// Tasks per thread that a product is cut into where its rows alone make fewer: rayon deals tasks out by work
+/// stealing, not one to each thread, so with one task per thread a thread that wakes late leaves another to run
+/// two and the product takes twice as long.
+const TASKS_PER_THREAD: usize = 4;
+
+/// The narrowest column part a task takes: 256 columns keep each packed sliver of A in use for eight slivers of B.
+const MIN_PART_COLUMNS: usize = 256;
+
+/// How many parts to cut a panel `width` columns wide into (each a whole number of `nr`-wide slivers), for
+/// `row_blocks` blocks of rows on `threads` threads: enough for [`TASKS_PER_THREAD`] tasks a thread, no part narrower
+/// than [`MIN_PART_COLUMNS`].
+fn column_parts(row_blocks: usize, width: usize, nr: usize, threads: usize) -> usize {
+    let wanted = (TASKS_PER_THREAD * threads.max(1)).div_ceil(row_blocks.max(1));
+    let slivers = width.div_ceil(nr);
+    wanted.clamp(1, (width / MIN_PART_COLUMNS).max(1)).min(slivers)
 }
 
 /// The most floats of B packed at once: every `KC`-deep panel of a column block when they fit (64 MiB, never more
@@ -176,10 +189,7 @@ fn blocked_packing_at_most(
             Ok(kept) => kept,
             Err(_) => &mut own,
         };
-        if packed_b.len() < len {
-            packed_b.resize(len, 0.0);
-        }
-        multiply_packing(a, b, c, (k, n), (mc, nr, depth), &mut packed_b[..len]);
+        multiply_packing(a, b, c, (k, n), (mc, nr, depth), line_aligned(packed_b, len));
     });
 }
 
@@ -191,8 +201,23 @@ thread_local! {
     static PACKED_B: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The body of [`blocked_packing_at_most`]: tasks of `mc` rows, micro-tiles `nr` wide, B packed `depth` deep at a
-/// time into `packed_b`.
+/// Floats in a 64-byte cache line.
+const LINE_FLOATS: usize = 64 / size_of::<f32>();
+
+/// The first `len` floats of `buf` from its first 64-byte boundary on, `buf` grown to hold them. An allocator returns
+/// large buffers 16 bytes past a page: without this, every vector load of a packed sliver straddles two cache lines
+/// (on Intel, a split load costs two of the load ports' slots).
+fn line_aligned(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if buf.len() < len + LINE_FLOATS {
+        buf.resize(len + LINE_FLOATS, 0.0);
+    }
+    // `align_offset` may decline to answer (usize::MAX); the window is then merely unaligned, never wrong.
+    let offset = buf.as_ptr().align_offset(64).min(LINE_FLOATS);
+    &mut buf[offset..offset + len]
+}
+
+/// The body of [`blocked_packing_at_most`]: tasks of `mc` rows and a part of each column block, micro-tiles `nr`
+/// wide, B packed `depth` deep at a time into `packed_b`.
 fn multiply_packing(
     a: &[f32],
     b: &[f32],
@@ -201,9 +226,14 @@ fn multiply_packing(
     (mc, nr, depth): (usize, usize, usize),
     packed_b: &mut [f32],
 ) {
+    let row_blocks = c.len().div_ceil(mc * n);
     for j0 in (0..n).step_by(NC) {
         let nc = NC.min(n - j0);
         let width = nc.next_multiple_of(nr);
+        let slivers = width / nr;
+        let parts = column_parts(row_blocks, width, nr, rayon::current_num_threads());
+        // Part `p` takes slivers `p·slivers/parts ..`: whole slivers, as even as they divide.
+        let part_start = |p: usize| (p * slivers / parts) * nr;
         for d0 in (0..k).step_by(depth) {
             let dk = depth.min(k - d0);
             let panels = &mut packed_b[..dk.next_multiple_of(KC) * width];
@@ -213,17 +243,36 @@ fn multiply_packing(
                 pack_b(b, n, (p0, kc), (j0, nc), nr, &mut panel[..kc * width]);
             });
             let panels = &*panels;
-            c.par_chunks_mut(mc * n).enumerate().for_each_init(
-                || vec![0.0f32; mc.next_multiple_of(MR) * KC],
-                |packed_a, (block, c_rows)| {
-                    let (i0, rows) = (block * mc, c_rows.len() / n);
+            // Each task's block of C as one slice per row: blocks of `mc` rows, each row cut at the parts' edges.
+            let mut tasks = Vec::with_capacity(row_blocks * parts);
+            for (block, c_rows) in c.chunks_mut(mc * n).enumerate() {
+                let mut part_rows: Vec<Vec<&mut [f32]>> = (0..parts).map(|_| Vec::new()).collect();
+                for row in c_rows.chunks_exact_mut(n) {
+                    let mut rest = &mut row[j0..j0 + nc];
+                    for (p, rows) in part_rows.iter_mut().enumerate() {
+                        let columns = part_start(p + 1).min(nc) - part_start(p);
+                        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(columns);
+                        rows.push(piece);
+                        rest = tail;
+                    }
+                }
+                tasks.extend(part_rows.into_iter().enumerate().map(|(p, rows)| (block, p, rows)));
+            }
+            tasks.into_par_iter().for_each_init(
+                || vec![0.0f32; mc.next_multiple_of(MR) * KC + LINE_FLOATS],
+                |packed_a, (block, part, mut c_rows)| {
+                    let packed_a = line_aligned(packed_a, mc.next_multiple_of(MR) * KC);
+                    let (i0, rows) = (block * mc, c_rows.len());
+                    let (first, columns) = (part_start(part), part_start(part + 1).min(nc) - part_start(part));
+                    let slivers = first / nr..part_start(part + 1) / nr;
                     for (i, panel) in panels.chunks(KC * width).enumerate() {
                         let p0 = d0 + i * KC;
                         let kc = KC.min(d0 + dk - p0);
                         let packed_a = &mut packed_a[..rows.next_multiple_of(MR) * kc];
                         pack_a(a, k, (i0, rows), (p0, kc), packed_a);
-                        let blk = Block { rows, j0, nc, n, kc, accumulate: p0 > 0 };
-                        block_kernel(packed_a, &panel[..kc * width], c_rows, blk);
+                        let blk = Block { rows, columns, kc, accumulate: p0 > 0 };
+                        let b_slivers = &panel[slivers.start * kc * nr..slivers.end * kc * nr];
+                        block_kernel(packed_a, b_slivers, &mut c_rows, blk);
                     }
                 },
             );
@@ -317,16 +366,36 @@ mod tests {
     }
 
     #[test]
+    fn column_parts_make_tasks_enough_and_cover_the_panel_in_whole_slivers() {
+        for (row_blocks, width, nr, threads) in
+            [(16, 1024, 32, 16), (46, 2048, 32, 16), (12, 1024, 32, 2), (1, 64, 32, 16)]
+        {
+            let parts = column_parts(row_blocks, width, nr, threads);
+            let slivers = width / nr;
+            assert!((1..=slivers).contains(&parts), "{parts} parts of {slivers} slivers");
+            let tasks = row_blocks * parts;
+            let enough = tasks >= TASKS_PER_THREAD * threads || parts == (width / MIN_PART_COLUMNS).max(1).min(slivers);
+            assert!(enough, "{row_blocks} row blocks x {parts} parts for {threads} threads");
+        }
+        assert_eq!(column_parts(16, 1024, 32, 16), 4, "1024 on 16 threads: 64 tasks");
+        assert_eq!(column_parts(12, 1024, 32, 2), 1, "1024 on 2 threads: the rows alone make tasks enough");
+    }
+
+    #[test]
     fn packing_all_of_b_at_once_or_a_panel_at_a_time_gives_the_naive_product() {
         use gpuworthy_core::{Precision, Workload};
-        // Depths that end inside a panel and span several; widths past one column block (NC) and ragged edges.
-        for (m, k, n) in [(13, 3 * KC + 5, 37), (7, 2 * KC, NC + 40), (1, KC - 1, 5)] {
-            let (input, expected) = with_naive_product(m, k, n);
-            for limit in [usize::MAX, 1] {
-                let mut c = vec![f32::NAN; m * n];
-                blocked_packing_at_most(&input.a, &input.b, &mut c, (m, k, n), limit);
-                let check = Matmul::check(&input, &expected, &c, Precision::Full);
-                assert!(check.is_ok(), "{m}x{k}x{n}, packing at most {limit} floats: {check:?}");
+        // Depths that end inside a panel and span several; widths past one column block (NC) and ragged edges; one
+        // thread (one task per row block) and sixteen (row blocks cut into column parts).
+        for threads in [1, 16] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            for (m, k, n) in [(13, 3 * KC + 5, 37), (7, 2 * KC, NC + 40), (1, KC - 1, 5), (50, KC + 3, 1000)] {
+                let (input, expected) = with_naive_product(m, k, n);
+                for limit in [usize::MAX, 1] {
+                    let mut c = vec![f32::NAN; m * n];
+                    pool.install(|| blocked_packing_at_most(&input.a, &input.b, &mut c, (m, k, n), limit));
+                    let check = Matmul::check(&input, &expected, &c, Precision::Full);
+                    assert!(check.is_ok(), "{m}x{k}x{n}, {threads} threads, packing at most {limit} floats: {check:?}");
+                }
             }
         }
     }
