@@ -29,7 +29,15 @@ pub const KERNEL_FILES: &[KernelSource] = &[
     ),
     kernel_file!(
         "matmul.cu",
-        ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch"]
+        [
+            "matmul_naive",
+            "matmul_tiled",
+            "matmul_register",
+            "matmul_warptile",
+            "matmul_prefetch",
+            "matmul_prefetch_split",
+            "matmul_sum_slices"
+        ]
     ),
     kernel_file!("mandelbrot.cu", ["mandelbrot_naive"]),
     kernel_file!("histogram.cu", ["histogram_global", "histogram_private"]),

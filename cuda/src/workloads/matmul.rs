@@ -1,7 +1,8 @@
 //! `matmul`: `naive` (one thread per entry of C), `tiled` (32×32 shared-memory tiles), `register` (128×128 block
 //! tiles, an 8×8 micro-tile of C per thread in registers, `float4` loads), `warptile` (128×256 block tiles of 64×64
 //! warp tiles, an 8×16 micro-tile per thread), `prefetch` (`register` with each step's shared-memory reads issued a
-//! step ahead, across the tile's barrier too), and the vendor references through cuBLAS:
+//! step ahead, across the tile's barrier too), `splitk` (`prefetch` with K split over the grid where C has too few
+//! tiles to fill the GPU, the slices summed by a second kernel), and the vendor references through cuBLAS:
 //! `cublas` (FP32 SGEMM) and `tf32` (tensor cores in TF32: reduced precision, checked at its looser tolerance and
 //! labelled so in reports). The cuBLAS variants are offered only where `libcublas` is found.
 //!
@@ -109,6 +110,14 @@ pub(crate) enum MatmulLaunch {
         /// The rows and columns of the block of C one thread block computes.
         tile: (u64, u64),
     },
+    /// A kernel of ours over slices of K (`kernels[0]`, grid z = slice) where C's tiles alone leave block slots idle,
+    /// the partial products summed into C by `kernels[1]`; where they do not, `kernels[2]` over the whole of K.
+    SplitK {
+        /// Threads per block.
+        block: (u32, u32),
+        /// The rows and columns of the block of C one thread block computes.
+        tile: (u64, u64),
+    },
     /// cuBLAS SGEMM in FP32.
     CublasFp32,
     /// cuBLAS SGEMM on TF32 tensor cores.
@@ -125,6 +134,11 @@ pub(crate) static MATMUL: VariantTable<MatmulLaunch> = VariantTable {
         Variant::new("register", &["matmul_register"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 128) }),
         Variant::new("warptile", &["matmul_warptile"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 256) }),
         Variant::new("prefetch", &["matmul_prefetch"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 128) }),
+        Variant::new(
+            "splitk",
+            &["matmul_prefetch_split", "matmul_sum_slices", "matmul_prefetch"],
+            MatmulLaunch::SplitK { block: (256, 1), tile: (128, 128) },
+        ),
         Variant::new("cublas", &[], MatmulLaunch::CublasFp32),
         Variant::new("tf32", &[], MatmulLaunch::CublasTf32).reduced(),
     ],
@@ -134,7 +148,7 @@ impl CudaBackend {
     /// Whether this device can run a matmul variant: cuBLAS must be installed, and TF32 needs compute capability 8.0.
     fn can_run(&self, launch: MatmulLaunch) -> bool {
         match launch {
-            MatmulLaunch::Kernel { .. } => true,
+            MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } => true,
             MatmulLaunch::CublasFp32 => cublas_present(),
             MatmulLaunch::CublasTf32 => cublas_present() && self.capability.0 >= 8,
         }
@@ -159,10 +173,12 @@ impl Implements<Matmul> for CudaBackend {
     }
 
     /// The fastest full-precision kernel of the project (`cublas` is the vendor's reference and `tf32` computes in
-    /// reduced precision, so neither is chosen for the caller): `prefetch` at every size, measured on an H200 in one
-    /// run against `register` and `warptile` (46.5, 41.6 and 44.9 TFLOP/s at 4096; 20.1, 18.9 and 10.8 at 1024).
+    /// reduced precision, so neither is chosen for the caller): `splitk` at every size, which is `prefetch` where C
+    /// has tiles enough to fill the GPU and splits K where it has not; measured on an H200 in one run: 35.7 TFLOP/s
+    /// at 1024 against `prefetch`'s 21.0 and 13.4 against 5.1 at 512; `prefetch` itself 46.1 at 4096 against
+    /// `register` 41.3 and `warptile` 44.9 (`docs/results/nvidia-h200/sgemm-ladder.txt`, runs 11 and 12).
     fn best_variant(&self, _params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
-        "prefetch"
+        "splitk"
     }
 
     fn precision(&self, variant: &str) -> Precision {
@@ -172,7 +188,7 @@ impl Implements<Matmul> for CudaBackend {
     fn prepare(&self, variant: &str) -> Result<()> {
         let variant = self.matmul_variant(variant)?;
         match variant.launch {
-            MatmulLaunch::Kernel { .. } => self.prepare_kernels(variant),
+            MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } => self.prepare_kernels(variant),
             MatmulLaunch::CublasFp32 | MatmulLaunch::CublasTf32 => self.blas().map(drop),
         }
     }
@@ -200,14 +216,18 @@ impl Implements<Matmul> for CudaBackend {
         if r.m == 0 || r.n == 0 {
             return Ok(());
         }
-        let (block, tile) = match variant.launch {
-            MatmulLaunch::Kernel { block, tile } => (block, tile),
-            MatmulLaunch::CublasFp32 => return self.gemm(&self.blas()?.fp32, r),
-            MatmulLaunch::CublasTf32 => return self.gemm(&self.blas()?.tf32, r),
-        };
         let shape = (r.m, r.k, r.n);
         let (a, b, mut c) = (r.a.slice(..), r.b.slice(..), r.c.slice_mut(..));
-        self.launch_matmul_kernel(&self.stream, variant.kernels[0], (block, tile), &a, &b, &mut c, shape)
+        match variant.launch {
+            MatmulLaunch::Kernel { block, tile } => {
+                self.launch_matmul_kernel(&self.stream, variant.kernels[0], (block, tile), &a, &b, &mut c, shape)
+            }
+            MatmulLaunch::SplitK { block, tile } => {
+                self.launch_split_matmul(&self.stream, variant.kernels, (block, tile), &a, &b, &mut c, shape)
+            }
+            MatmulLaunch::CublasFp32 => self.gemm(&self.blas()?.fp32, r),
+            MatmulLaunch::CublasTf32 => self.gemm(&self.blas()?.tf32, r),
+        }
     }
 
     /// Pipelined by row blocks of A (see [`HostMemory::Pipelined`]): B is uploaded whole first, then each chunk of
@@ -242,7 +262,7 @@ impl Implements<Matmul> for CudaBackend {
             })
             .collect();
         let blas = match variant.launch {
-            MatmulLaunch::Kernel { .. } => None,
+            MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } => None,
             _ => Some(self.blas()?),
         };
         let job = Pipeline {
@@ -268,6 +288,9 @@ impl Implements<Matmul> for CudaBackend {
                     &mut c,
                     shape,
                 ),
+                (MatmulLaunch::SplitK { block, tile }, _) => {
+                    self.launch_split_matmul(stream, variant.kernels, (block, tile), &a, &b.slice(..), &mut c, shape)
+                }
                 (launch, Some(blas)) => {
                     // `stream` is the backend's here (launch_on_backend_stream): the one the handles run on.
                     let handle = if launch == MatmulLaunch::CublasTf32 { &blas.tf32 } else { &blas.fp32 };
@@ -284,7 +307,75 @@ impl Implements<Matmul> for CudaBackend {
     }
 }
 
+/// The shallowest slice of K split-K cuts (sixteen of the kernel's K-tiles of 8): shallower, the slices' loads and
+/// the sum cost more than the idle multiprocessors they fill.
+const MIN_SLICE_DEPTH: usize = 128;
+
+/// How many slices of K to split a product of `tiles` block tiles and depth `k` into, on a device that holds
+/// `block_slots` blocks at once: as many as fill the slots once (more would start a second, mostly idle wave), each
+/// at least [`MIN_SLICE_DEPTH`] deep; 1 (no split) where the tiles fill the slots alone. Since tiles × slices never
+/// exceeds the slots, the partial products never hold more than `block_slots` tiles of floats (17 MiB on an H200).
+fn split_k_slices(tiles: u64, block_slots: u64, k: usize) -> usize {
+    let filling = (block_slots / tiles.max(1)).max(1);
+    let deepest = (k / MIN_SLICE_DEPTH).max(1) as u64;
+    filling.min(deepest) as usize
+}
+
 impl CudaBackend {
+    /// Launches split-K matmul (`kernels`: the sliced product, the sum of slices and the unsliced product, with
+    /// their block and tile) on `stream`: `c` (m × n) = `a` (m × k) · `b` (k × n), K cut into [`split_k_slices`]
+    /// slices whose partial products go to a buffer allocated on `stream` and are then summed into `c`. With one
+    /// slice the unsliced kernel runs instead: the sliced one, with one slice, computes the same but ran 4–5% slower
+    /// (its slice offsets cost registers and address arithmetic; 43.4 against 45.5 TFLOP/s at 2048 on an H200).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_split_matmul(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernels: &[&'static str],
+        (block, tile): ((u32, u32), (u64, u64)),
+        a: &CudaView<'_, f32>,
+        b: &CudaView<'_, f32>,
+        c: &mut CudaViewMut<'_, f32>,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<()> {
+        let [product, sum, whole] = kernels else { unreachable!("split-K has its product, sum and whole kernels") };
+        let grid = ((n as u64).div_ceil(tile.1), (m as u64).div_ceil(tile.0));
+        // Two blocks per multiprocessor: the kernel's __launch_bounds__(256, 2).
+        let wanted = split_k_slices(grid.0 * grid.1, 2 * u64::from(self.multiprocessors), k);
+        let depth = if wanted == 1 { k } else { k.div_ceil(wanted).next_multiple_of(8) };
+        let slices = if wanted == 1 { 1 } else { k.div_ceil(depth) };
+        if slices == 1 {
+            return self.launch_matmul_kernel(stream, whole, (block, tile), a, b, c, (m, k, n));
+        }
+        let mut cfg = config(grid, block, 0)?;
+        cfg.grid_dim.2 = slices as u32;
+        let (mi, ki, ni, depth_arg) = (int("M", m)?, int("K", k)?, int("N", n)?, int("K", depth)?);
+        let count = m * n;
+        // SAFETY: every slice's kernel writes all M·N floats of its partial product (the grid covers C, and every
+        // in-bounds entry of a tile is stored) before the sum, later on the same stream, reads them.
+        let parts = unsafe { stream.alloc::<f32>(slices * count) }
+            .map_err(driver_error(format!("allocating {} bytes of split-K partial products", slices * count * 4)))?;
+        let (count_arg, slices_arg, stride) = (count as u64, slices as i32, count as u64);
+        let function = self.function(product)?;
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(a).arg(b).arg(&parts).arg(&mi).arg(&ki).arg(&ni).arg(&depth_arg).arg(&stride);
+        // SAFETY: the kernel takes (const float* A, const float* B, float* parts, int M, int K, int N, int slice_depth,
+        // unsigned long long slice_stride); a holds M·K floats, b K·N, and parts `slices` partial products of M·N
+        // floats `stride` apart; slice z reads columns z·depth.. of A and rows z·depth.. of B, all below K; the grid
+        // covers C in 128 × 128 tiles, `slices` deep.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {product}")))?;
+        let sum_fn = self.function(sum)?;
+        let blocks = (count as u64).div_ceil(4 * 256).min(8 * u64::from(self.multiprocessors));
+        let mut launch = stream.launch_builder(&sum_fn);
+        launch.arg(&parts).arg(c).arg(&count_arg).arg(&slices_arg).arg(&stride);
+        // SAFETY: the kernel takes (const float* parts, float* C, unsigned long long count, int slices,
+        // unsigned long long slice_stride); parts holds `slices` blocks of `count` floats `stride` apart and c holds
+        // `count` floats; it grid-strides over `count`.
+        unsafe { launch.launch(config((blocks, 1), (256, 1), 0)?) }
+            .map_err(driver_error(format!("launching {sum}")))?;
+        Ok(())
+    }
+
     /// Launches our matmul `kernel` (with its block and tile) on `stream`: `c` (m × n) = `a` (m × k) · `b` (k × n).
     #[allow(clippy::too_many_arguments)]
     fn launch_matmul_kernel(
@@ -307,5 +398,31 @@ impl CudaBackend {
         // are), and the grid covers C in the block tiles the kernel was written for.
         unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_k_fills_the_block_slots_once_with_slices_deep_enough() {
+        // An H200: 132 multiprocessors, two blocks each.
+        let slots = 264;
+        assert_eq!(split_k_slices(64, slots, 1024), 4, "1024³: 64 tiles, four slices of 256");
+        assert_eq!(split_k_slices(256, slots, 2048), 1, "2048³: 256 tiles fill the slots alone");
+        assert_eq!(split_k_slices(1024, slots, 4096), 1);
+        assert_eq!(split_k_slices(1, slots, 64), 1, "too shallow to split");
+        assert_eq!(split_k_slices(1, slots, 0), 1, "no depth");
+        for tiles in [1u64, 2, 7, 64, 100, 132, 263, 264, 1000] {
+            for k in [1, 127, 128, 129, 1000, 1 << 16, 1 << 20] {
+                let slices = split_k_slices(tiles, slots, k);
+                assert!(slices >= 1, "{tiles} tiles, K = {k}");
+                if slices > 1 {
+                    assert!(tiles * slices as u64 <= slots, "{tiles} tiles x {slices} slices start a second wave");
+                    assert!(k / slices >= MIN_SLICE_DEPTH, "K = {k} in {slices} slices is too shallow");
+                }
+            }
+        }
     }
 }
