@@ -5,8 +5,13 @@ the same cost model (bytes moved, flops) as gpuworthy's workloads, so the figure
 
     python3 bench-suite/peers/cpu_peers.py
     cargo run --release -p bench-suite --bin gpuworthy -- run square --size 2^24
+
+Name workloads to measure only those (square, saxpy, sum, softmax, histogram, mandelbrot, sgemm):
+
+    python3 bench-suite/peers/cpu_peers.py saxpy
 """
 
+import sys
 import time
 
 import numpy as np
@@ -99,26 +104,38 @@ def mandelbrot(width, height, max_iter, out):
 
 
 def main():
+    known = ("square", "saxpy", "sum", "softmax", "histogram", "mandelbrot", "sgemm")
+    wanted = sys.argv[1:] or list(known)
+    unknown = [w for w in wanted if w not in known]
+    if unknown:
+        sys.exit(f"cpu_peers.py: unknown workload {', '.join(unknown)}; known: {', '.join(known)}")
     rng = np.random.default_rng(1)
     n = 1 << 24
     x = rng.random(n, dtype=np.float32)
     y = rng.random(n, dtype=np.float32)
     out = np.empty_like(x)
-    print(f"square  n=2^24        {8 * n / median_time(square, x, out) / 1e9:8.1f} GB/s")
-    print(f"saxpy   n=2^24        {12 * n / median_time(saxpy, np.float32(2.5), x, y) / 1e9:8.1f} GB/s")
-    print(f"sum     n=2^24        {4 * n / median_time(total, x) / 1e9:8.1f} GB/s")
-    m = (rng.random((2048, 2048), dtype=np.float32) * 16 - 8).astype(np.float32)
-    print(f"softmax 2048x2048     {8 * m.size / median_time(softmax, m, np.empty_like(m)) / 1e9:8.1f} GB/s")
-    print(f"histogram n=2^24 256  {4 * n / median_time(histogram, x, 256, 64) / 1e9:8.1f} GB/s")
-    counts = np.empty((1024, 1024), dtype=np.int64)
-    t = median_time(mandelbrot, 1024, 1024, 256, counts, repeat=5)
-    print(f"mandelbrot 1024^2     {1024 * 1024 / t / 1e6:8.1f} Mpixel/s  ({8 * counts.sum() / t / 1e9:.1f} GFLOP/s)")
-    a = rng.random((1024, 1024), dtype=np.float32)
-    b = rng.random((1024, 1024), dtype=np.float32)
-    print(f"sgemm   1024 (numpy)  {2 * 1024**3 / median_time(np.matmul, a, b) / 1e9:8.1f} GFLOP/s")
-    a = rng.random((4096, 4096), dtype=np.float32)
-    b = rng.random((4096, 4096), dtype=np.float32)
-    print(f"sgemm   4096 (numpy)  {2 * 4096**3 / median_time(np.matmul, a, b, repeat=5) / 1e9:8.1f} GFLOP/s")
+    if "square" in wanted:
+        print(f"square  n=2^24        {8 * n / median_time(square, x, out) / 1e9:8.1f} GB/s")
+    if "saxpy" in wanted:
+        print(f"saxpy   n=2^24        {12 * n / median_time(saxpy, np.float32(2.5), x, y) / 1e9:8.1f} GB/s")
+    if "sum" in wanted:
+        print(f"sum     n=2^24        {4 * n / median_time(total, x) / 1e9:8.1f} GB/s")
+    if "softmax" in wanted:
+        m = (rng.random((2048, 2048), dtype=np.float32) * 16 - 8).astype(np.float32)
+        print(f"softmax 2048x2048     {8 * m.size / median_time(softmax, m, np.empty_like(m)) / 1e9:8.1f} GB/s")
+    if "histogram" in wanted:
+        print(f"histogram n=2^24 256  {4 * n / median_time(histogram, x, 256, 64) / 1e9:8.1f} GB/s")
+    if "mandelbrot" in wanted:
+        counts = np.empty((1024, 1024), dtype=np.int64)
+        t = median_time(mandelbrot, 1024, 1024, 256, counts, repeat=5)
+        print(f"mandelbrot 1024^2     {1024 * 1024 / t / 1e6:8.1f} Mpixel/s  ({8 * counts.sum() / t / 1e9:.1f} GFLOP/s)")
+    if "sgemm" in wanted:
+        a = rng.random((1024, 1024), dtype=np.float32)
+        b = rng.random((1024, 1024), dtype=np.float32)
+        print(f"sgemm   1024 (numpy)  {2 * 1024**3 / median_time(np.matmul, a, b) / 1e9:8.1f} GFLOP/s")
+        a = rng.random((4096, 4096), dtype=np.float32)
+        b = rng.random((4096, 4096), dtype=np.float32)
+        print(f"sgemm   4096 (numpy)  {2 * 4096**3 / median_time(np.matmul, a, b, repeat=5) / 1e9:8.1f} GFLOP/s")
 
 
 if __name__ == "__main__":
