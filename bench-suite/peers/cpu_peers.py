@@ -18,15 +18,21 @@ import numpy as np
 from numba import njit, prange
 
 
-def median_time(fn, *args, repeat=15):
-    fn(*args)  # compile and warm up
+def timings(fn, *args, repeat=15):
+    """The times of `repeat` calls of `fn(*args)`, shortest first, after two calls that compile and warm up."""
+    fn(*args)
     fn(*args)
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn(*args)
         times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    return sorted(times)
+
+
+def median_time(fn, *args, repeat=15):
+    times = timings(fn, *args, repeat=repeat)
+    return times[len(times) // 2]
 
 
 @njit(parallel=True, fastmath=False)
