@@ -4,10 +4,12 @@
 //!   the compiler vectorises for the baseline instruction set; every row of B is fetched from memory again for
 //!   every row of C once B outgrows the cache.
 //! - `blocked`: the BLIS scheme. B is packed into panels of `KC` rows by `NR` columns, A into slivers of `MR` rows,
-//!   so that a micro-kernel can keep an `MR × NR` block of C in registers (6 × 16 with AVX2: 12 of the 16 vector
-//!   registers) and stream contiguous packed data from L1 and L2: one broadcast and two fused multiply-adds per
-//!   element of A. Tasks take blocks of at most `MC` rows of C, cut into column parts where the rows alone make too
-//!   few tasks to keep every thread busy to the end, and the packed buffers start on a cache line.
+//!   so that a micro-kernel can keep an `MR × NR` block of C in registers and stream contiguous packed data from L1
+//!   and L2. The block is a [`MicroTile`] chosen per CPU, as BLAS libraries choose their kernels: 6 × 2 vectors (12
+//!   of AVX2's 16 registers; one broadcast and two multiply-adds per element of A) and, on Intel's AVX-512, 24 × 1
+//!   vector (24 of 32 registers; each element of A's broadcast folded into its one multiply-add). Tasks take blocks
+//!   of at most `MC` rows of C, cut into column parts where the rows alone make too few tasks to keep every thread
+//!   busy to the end, and the packed buffers start on a cache line.
 //! - `library`: the `matrixmultiply` crate's `sgemm`, a well-kept Rust GEMM of the same design, as the vendor
 //!   reference.
 
@@ -19,9 +21,36 @@ use super::host_phases;
 use crate::CpuBackend;
 use crate::simd::{self, simd_kernel};
 
-/// Rows of C a micro-kernel computes.
-const MR: usize = 6;
-/// Depth of a packed panel: `KC` rows of B and columns of A, sized so that a sliver of B (`KC × NR`) stays in L1.
+/// A micro-tile: rows of C (the rows of a packed sliver of A) by vectors of columns (the sliver of B is
+/// `vectors · lanes` wide), all in accumulator registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MicroTile {
+    rows: usize,
+    vectors: usize,
+}
+
+/// 6 rows by 2 vectors: 12 accumulators, a broadcast and two vectors of B, within AVX2's 16 registers; the best of
+/// the shapes on AMD's AVX-512 too (its 24 × 1 and 12 × 2 ran 10% and 3% slower on a Zen 4 EPYC).
+const SIX_BY_TWO: MicroTile = MicroTile { rows: 6, vectors: 2 };
+
+/// 24 rows by 1 vector: 24 of AVX-512's 32 registers, and each element of A used by one multiply-add, so the compiler
+/// folds its broadcast into the FMA (`vfmadd231ps mem{1to16}`): 28 instructions for 24 multiply-adds where 6 × 2
+/// takes 24 for 12. On the H200 machine's Xeon, interleaved over five rounds on each of three hosts, it beat 6 × 2 in
+/// 29 of 30 pairs, the medians by 2–9% at 1024 and 7–16% at 4096 (`docs/results/nvidia-h200/cpu-matmul-3.txt`).
+const TWENTY_FOUR_BY_ONE: MicroTile = MicroTile { rows: 24, vectors: 1 };
+
+/// The micro-tile for this CPU at `level`: 24 × 1 on Intel's AVX-512, 6 × 2 elsewhere.
+fn micro_tile(level: simd::Level) -> MicroTile {
+    #[cfg(target_arch = "x86_64")]
+    if level == simd::Level::Avx512 && simd::vendor_is_intel() {
+        return TWENTY_FOUR_BY_ONE;
+    }
+    let _ = level;
+    SIX_BY_TWO
+}
+
+/// Depth of a packed panel: `KC` rows of B and columns of A, sized so that a sliver of B (`KC × NR`, 32 KiB at most)
+/// stays in L1.
 const KC: usize = 256;
 /// The most rows of C per task: an `MC × KC` packed block of A (96 KiB) stays in L2.
 const MC: usize = 96;
@@ -53,13 +82,13 @@ fn pack_b(b: &[f32], n: usize, (p0, kc): (usize, usize), (j0, nc): (usize, usize
     });
 }
 
-/// Packs rows `i0..i0+mc` of columns `p0..p0+kc` of A (row-major, `k` columns) into slivers of `MR` rows: sliver
-/// `s` holds, for each column `p`, the `MR` values `A[i0 + s·MR ..][p]`, zero-padded past the matrix's edge.
-fn pack_a(a: &[f32], k: usize, (i0, mc): (usize, usize), (p0, kc): (usize, usize), packed: &mut [f32]) {
-    for (s, sliver) in packed.chunks_exact_mut(kc * MR).enumerate() {
-        let i = i0 + s * MR;
-        let height = MR.min(i0 + mc - i);
-        for (p, dst) in sliver.chunks_exact_mut(MR).enumerate() {
+/// Packs rows `i0..i0+mc` of columns `p0..p0+kc` of A (row-major, `k` columns) into slivers of `mr` rows: sliver
+/// `s` holds, for each column `p`, the `mr` values `A[i0 + s·mr ..][p]`, zero-padded past the matrix's edge.
+fn pack_a(a: &[f32], k: usize, (i0, mc): (usize, usize), (p0, kc): (usize, usize), mr: usize, packed: &mut [f32]) {
+    for (s, sliver) in packed.chunks_exact_mut(kc * mr).enumerate() {
+        let i = i0 + s * mr;
+        let height = mr.min(i0 + mc - i);
+        for (p, dst) in sliver.chunks_exact_mut(mr).enumerate() {
             for (r, d) in dst.iter_mut().enumerate() {
                 *d = if r < height { a[(i + r) * k + p0 + p] } else { 0.0 };
             }
@@ -80,47 +109,65 @@ struct Block {
 }
 
 simd_kernel! {
-    /// Multiplies a packed block of A (`rows × kc`, in `MR` slivers) by packed slivers of B (`kc × columns`, in
-    /// `2·LANES`-wide slivers) into the task's block of C, given as one slice per row.
-    fn block_kernel<S>(s, packed_a: &[f32], packed_b: &[f32], c_rows: &mut [&mut [f32]], blk: Block) {
-        let nr = 2 * S::LANES;
-        let kc = blk.kc;
-        let mut tile = vec![0.0f32; MR * nr];
-        for (sj, b_sliver) in packed_b.chunks_exact(kc * nr).enumerate() {
-            let j = sj * nr;
-            let width = nr.min(blk.columns - j);
-            for (si, a_sliver) in packed_a.chunks_exact(kc * MR).enumerate() {
-                let i = si * MR;
-                let height = MR.min(blk.rows - i);
-                let mut acc = [[s.splat(0.0); 2]; MR];
-                for (ap, bp) in a_sliver.chunks_exact(MR).zip(b_sliver.chunks_exact(nr)) {
-                    let (b0, b1) = (s.load(bp), s.load(&bp[S::LANES..]));
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let av = s.splat(ap[r]);
-                        acc[0] = s.mul_add(av, b0, acc[0]);
-                        acc[1] = s.mul_add(av, b1, acc[1]);
+    /// Multiplies a packed block of A (`rows × kc`, in slivers of `tile.rows` rows) by packed slivers of B (`kc ×
+    /// columns`, `tile.vectors · LANES` wide) into the task's block of C, given as one slice per row.
+    fn block_kernel<S>(s, packed_a: &[f32], packed_b: &[f32], c_rows: &mut [&mut [f32]], blk: Block, tile: MicroTile) {
+        if tile == TWENTY_FOUR_BY_ONE {
+            block_of_slivers::<S, 24, 1>(s, packed_a, packed_b, c_rows, blk);
+        } else {
+            block_of_slivers::<S, 6, 2>(s, packed_a, packed_b, c_rows, blk);
+        }
+    }
+}
+
+/// The body of [`block_kernel`] for an `R × W·LANES` micro-tile: `R · W` accumulators in registers.
+#[inline(always)]
+fn block_of_slivers<S: simd::Simd, const R: usize, const W: usize>(
+    s: S,
+    packed_a: &[f32],
+    packed_b: &[f32],
+    c_rows: &mut [&mut [f32]],
+    blk: Block,
+) {
+    let nr = W * S::LANES;
+    let kc = blk.kc;
+    let mut tile = vec![0.0f32; R * nr];
+    for (sj, b_sliver) in packed_b.chunks_exact(kc * nr).enumerate() {
+        let j = sj * nr;
+        let width = nr.min(blk.columns - j);
+        for (si, a_sliver) in packed_a.chunks_exact(kc * R).enumerate() {
+            let i = si * R;
+            let height = R.min(blk.rows - i);
+            let mut acc = [[s.splat(0.0); W]; R];
+            for (ap, bp) in a_sliver.chunks_exact(R).zip(b_sliver.chunks_exact(nr)) {
+                let b: [S::V; W] = std::array::from_fn(|v| s.load(&bp[v * S::LANES..]));
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let av = s.splat(ap[r]);
+                    for (acc, b) in acc.iter_mut().zip(&b) {
+                        *acc = s.mul_add(av, *b, *acc);
                     }
                 }
-                if height == MR && width == nr {
-                    for (row, acc) in c_rows[i..i + MR].iter_mut().zip(&acc) {
-                        let (lo, hi) = row[j..j + nr].split_at_mut(S::LANES);
+            }
+            if height == R && width == nr {
+                for (row, acc) in c_rows[i..i + R].iter_mut().zip(&acc) {
+                    for (v, acc) in acc.iter().enumerate() {
+                        let dst = &mut row[j + v * S::LANES..];
                         if blk.accumulate {
-                            s.store(lo, s.add(s.load(lo), acc[0]));
-                            s.store(hi, s.add(s.load(hi), acc[1]));
+                            s.store(dst, s.add(s.load(dst), *acc));
                         } else {
-                            s.store(lo, acc[0]);
-                            s.store(hi, acc[1]);
+                            s.store(dst, *acc);
                         }
                     }
-                } else {
-                    for (r, acc) in acc.iter().enumerate() {
-                        s.store(&mut tile[r * nr..], acc[0]);
-                        s.store(&mut tile[r * nr + S::LANES..], acc[1]);
+                }
+            } else {
+                for (r, acc) in acc.iter().enumerate() {
+                    for (v, acc) in acc.iter().enumerate() {
+                        s.store(&mut tile[r * nr + v * S::LANES..], *acc);
                     }
-                    for (r, row) in c_rows[i..i + height].iter_mut().enumerate() {
-                        for (d, t) in row[j..j + width].iter_mut().zip(&tile[r * nr..]) {
-                            *d = if blk.accumulate { *d + t } else { *t };
-                        }
+                }
+                for (r, row) in c_rows[i..i + height].iter_mut().enumerate() {
+                    for (d, t) in row[j..j + width].iter_mut().zip(&tile[r * nr..]) {
+                        *d = if blk.accumulate { *d + t } else { *t };
                     }
                 }
             }
@@ -128,12 +175,12 @@ simd_kernel! {
     }
 }
 
-/// Rows of C per task for `m` rows on `threads` threads: a multiple of `MR`, at most `MC`, and as many tasks as a
+/// Rows of C per task for `m` rows on `threads` threads: a multiple of `mr` (the micro-tile's rows), at most `MC`, and as many tasks as a
 /// whole number of rounds of the threads. A fixed `MC` left cores idle: at m = 1024, 11 tasks for 16 threads.
-fn rows_per_task(m: usize, threads: usize) -> usize {
+fn rows_per_task(m: usize, threads: usize, mr: usize) -> usize {
     let threads = threads.max(1);
     let rounds = m.div_ceil(threads * MC).max(1);
-    m.div_ceil(threads * rounds).next_multiple_of(MR).clamp(MR, MC)
+    m.div_ceil(threads * rounds).next_multiple_of(mr).clamp(mr, MC)
 }
 
 /// Tasks per thread that a product is cut into where its rows alone make fewer: rayon deals tasks out by work
@@ -162,23 +209,25 @@ const PACKED_B_FLOATS: usize = 16 << 20;
 /// the slowest. On the H200 machine's 16 cores: 4096 from 0.82x to 0.80–1.06x NumPy's speed over several runs, 1024
 /// from 0.67x to 0.61–0.77x.
 fn blocked(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
-    blocked_packing_at_most(a, b, c, (m, k, n), PACKED_B_FLOATS);
+    blocked_packing_at_most(a, b, c, (m, k, n), PACKED_B_FLOATS, micro_tile(simd::level()));
 }
 
-/// [`blocked`], packing at most `packed_b_floats` of B at once (where that is less than one panel, one panel).
+/// [`blocked`], packing at most `packed_b_floats` of B at once (where that is less than one panel, one panel), in
+/// micro-tiles of `tile`.
 fn blocked_packing_at_most(
     a: &[f32],
     b: &[f32],
     c: &mut [f32],
     (m, k, n): (usize, usize, usize),
     packed_b_floats: usize,
+    tile: MicroTile,
 ) {
     if k == 0 {
         c.fill(0.0);
         return;
     }
-    let nr = 2 * simd::level().lanes();
-    let mc = rows_per_task(m, rayon::current_num_threads());
+    let nr = tile.vectors * simd::level().lanes();
+    let mc = rows_per_task(m, rayon::current_num_threads(), tile.rows);
     let panel_width = NC.min(n).next_multiple_of(nr);
     let depth = if k * panel_width <= packed_b_floats { k } else { KC };
     let len = depth.next_multiple_of(KC) * panel_width;
@@ -189,7 +238,7 @@ fn blocked_packing_at_most(
             Ok(kept) => kept,
             Err(_) => &mut own,
         };
-        multiply_packing(a, b, c, (k, n), (mc, nr, depth), line_aligned(packed_b, len));
+        multiply_packing(a, b, c, (k, n), (mc, tile, nr, depth), line_aligned(packed_b, len));
     });
 }
 
@@ -223,9 +272,10 @@ fn multiply_packing(
     b: &[f32],
     c: &mut [f32],
     (k, n): (usize, usize),
-    (mc, nr, depth): (usize, usize, usize),
+    (mc, tile, nr, depth): (usize, MicroTile, usize, usize),
     packed_b: &mut [f32],
 ) {
+    let mr = tile.rows;
     let row_blocks = c.len().div_ceil(mc * n);
     for j0 in (0..n).step_by(NC) {
         let nc = NC.min(n - j0);
@@ -259,20 +309,20 @@ fn multiply_packing(
                 tasks.extend(part_rows.into_iter().enumerate().map(|(p, rows)| (block, p, rows)));
             }
             tasks.into_par_iter().for_each_init(
-                || vec![0.0f32; mc.next_multiple_of(MR) * KC + LINE_FLOATS],
+                || vec![0.0f32; mc.next_multiple_of(mr) * KC + LINE_FLOATS],
                 |packed_a, (block, part, mut c_rows)| {
-                    let packed_a = line_aligned(packed_a, mc.next_multiple_of(MR) * KC);
+                    let packed_a = line_aligned(packed_a, mc.next_multiple_of(mr) * KC);
                     let (i0, rows) = (block * mc, c_rows.len());
                     let (first, columns) = (part_start(part), part_start(part + 1).min(nc) - part_start(part));
                     let slivers = first / nr..part_start(part + 1) / nr;
                     for (i, panel) in panels.chunks(KC * width).enumerate() {
                         let p0 = d0 + i * KC;
                         let kc = KC.min(d0 + dk - p0);
-                        let packed_a = &mut packed_a[..rows.next_multiple_of(MR) * kc];
-                        pack_a(a, k, (i0, rows), (p0, kc), packed_a);
+                        let packed_a = &mut packed_a[..rows.next_multiple_of(mr) * kc];
+                        pack_a(a, k, (i0, rows), (p0, kc), mr, packed_a);
                         let blk = Block { rows, columns, kc, accumulate: p0 > 0 };
                         let b_slivers = &panel[slivers.start * kc * nr..slivers.end * kc * nr];
-                        block_kernel(packed_a, b_slivers, &mut c_rows, blk);
+                        block_kernel(packed_a, b_slivers, &mut c_rows, blk, tile);
                     }
                 },
             );
@@ -342,12 +392,20 @@ mod tests {
 
     #[test]
     fn tasks_fill_every_thread_and_stay_within_the_cache_block() {
-        for (m, threads) in [(1024, 16), (4096, 16), (1024, 2), (1, 16), (7, 3), (100_000, 16), (96 * 16, 16)] {
-            let mc = rows_per_task(m, threads);
-            assert!(mc.is_multiple_of(MR) && (MR..=MC).contains(&mc), "{m} rows, {threads} threads: {mc} rows a task");
-            let tasks = m.div_ceil(mc);
+        // Square products (n = m columns, slivers of B 32 wide), in either micro-tile's rows.
+        let cases = [(1024, 16), (4096, 16), (1024, 2), (1, 16), (7, 3), (100_000, 16), (96 * 16, 16)];
+        for ((m, threads), mr) in
+            cases.into_iter().flat_map(|case| [SIX_BY_TWO, TWENTY_FOUR_BY_ONE].map(|t| (case, t.rows)))
+        {
+            let mc = rows_per_task(m, threads, mr);
+            assert!(mc.is_multiple_of(mr) && (mr..=MC).contains(&mc), "{m} rows, {threads} threads: {mc} rows a task");
+            let row_blocks = m.div_ceil(mc);
+            let tasks = row_blocks * column_parts(row_blocks, m.min(NC).next_multiple_of(32), 32, threads);
             // Every thread has a task where there are rows enough, and the last round of tasks keeps most threads busy.
-            assert!(tasks >= threads.min(m.div_ceil(MR)), "{m} rows, {threads} threads: {tasks} tasks");
+            assert!(
+                tasks >= threads.min(m.div_ceil(mr)),
+                "{m} rows, {threads} threads, {mr}-row slivers: {tasks} tasks"
+            );
             if tasks >= threads {
                 let busy = tasks as f64 / (tasks.div_ceil(threads) * threads) as f64;
                 assert!(busy >= 0.8, "{m} rows, {threads} threads: {tasks} tasks keep {busy:.2} of the threads busy");
@@ -385,16 +443,20 @@ mod tests {
     fn packing_all_of_b_at_once_or_a_panel_at_a_time_gives_the_naive_product() {
         use gpuworthy_core::{Precision, Workload};
         // Depths that end inside a panel and span several; widths past one column block (NC) and ragged edges; one
-        // thread (one task per row block) and sixteen (row blocks cut into column parts).
+        // thread (one task per row block) and sixteen (row blocks cut into column parts); both micro-tiles, whatever
+        // this CPU runs (24 × 1 is slow where registers are fewer, but right).
         for threads in [1, 16] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             for (m, k, n) in [(13, 3 * KC + 5, 37), (7, 2 * KC, NC + 40), (1, KC - 1, 5), (50, KC + 3, 1000)] {
                 let (input, expected) = with_naive_product(m, k, n);
-                for limit in [usize::MAX, 1] {
+                for (limit, tile) in
+                    [usize::MAX, 1].into_iter().flat_map(|l| [(l, SIX_BY_TWO), (l, TWENTY_FOUR_BY_ONE)])
+                {
                     let mut c = vec![f32::NAN; m * n];
-                    pool.install(|| blocked_packing_at_most(&input.a, &input.b, &mut c, (m, k, n), limit));
+                    pool.install(|| blocked_packing_at_most(&input.a, &input.b, &mut c, (m, k, n), limit, tile));
                     let check = Matmul::check(&input, &expected, &c, Precision::Full);
-                    assert!(check.is_ok(), "{m}x{k}x{n}, {threads} threads, packing at most {limit} floats: {check:?}");
+                    let how = format!("{threads} threads, packing at most {limit} floats, {tile:?}");
+                    assert!(check.is_ok(), "{m}x{k}x{n}, {how}: {check:?}");
                 }
             }
         }

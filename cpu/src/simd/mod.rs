@@ -107,6 +107,22 @@ pub trait Simd: Copy + Send + Sync + 'static {
     }
 }
 
+/// Whether the CPU is Intel's (CPUID's vendor string `GenuineIntel`): kernels whose best shape differs between
+/// Intel's and AMD's cores of the same instruction set ask it. Asked once per process (CPUID leaves a virtual machine
+/// for its host).
+#[cfg(target_arch = "x86_64")]
+pub fn vendor_is_intel() -> bool {
+    static INTEL: OnceLock<bool> = OnceLock::new();
+    *INTEL.get_or_init(|| {
+        // Leaf 0 exists on every x86-64 CPU; newer compilers than the minimum supported one declare it safe.
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID leaf 0 is defined on every x86-64 processor and only reads identification registers.
+        let leaf = unsafe { std::arch::x86_64::__cpuid(0) };
+        let vendor: Vec<u8> = [leaf.ebx, leaf.edx, leaf.ecx].iter().flat_map(|r| r.to_le_bytes()).collect();
+        vendor == b"GenuineIntel"
+    })
+}
+
 /// The instruction sets the CPU backend can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
