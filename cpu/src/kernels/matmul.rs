@@ -45,7 +45,8 @@ fn micro_tile(level: simd::Level) -> MicroTile {
     if level == simd::Level::Avx512 && simd::vendor_is_intel() {
         return TWENTY_FOUR_BY_ONE;
     }
-    let _ = level;
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = level; // one tile serves every level off x86-64
     SIX_BY_TWO
 }
 
@@ -112,10 +113,10 @@ simd_kernel! {
     /// Multiplies a packed block of A (`rows × kc`, in slivers of `tile.rows` rows) by packed slivers of B (`kc ×
     /// columns`, `tile.vectors · LANES` wide) into the task's block of C, given as one slice per row.
     fn block_kernel<S>(s, packed_a: &[f32], packed_b: &[f32], c_rows: &mut [&mut [f32]], blk: Block, tile: MicroTile) {
-        if tile == TWENTY_FOUR_BY_ONE {
-            block_of_slivers::<S, 24, 1>(s, packed_a, packed_b, c_rows, blk);
-        } else {
-            block_of_slivers::<S, 6, 2>(s, packed_a, packed_b, c_rows, blk);
+        match tile {
+            TWENTY_FOUR_BY_ONE => block_of_slivers::<S, 24, 1>(s, packed_a, packed_b, c_rows, blk),
+            SIX_BY_TWO => block_of_slivers::<S, 6, 2>(s, packed_a, packed_b, c_rows, blk),
+            _ => unreachable!("no micro-kernel is compiled for {tile:?}"),
         }
     }
 }
@@ -175,8 +176,9 @@ fn block_of_slivers<S: simd::Simd, const R: usize, const W: usize>(
     }
 }
 
-/// Rows of C per task for `m` rows on `threads` threads: a multiple of `mr` (the micro-tile's rows), at most `MC`, and as many tasks as a
-/// whole number of rounds of the threads. A fixed `MC` left cores idle: at m = 1024, 11 tasks for 16 threads.
+/// Rows of C per task for `m` rows on `threads` threads: a multiple of `mr` (the micro-tile's rows), at most `MC`, and
+/// as many tasks as a whole number of rounds of the threads. A fixed `MC` left cores idle: at m = 1024, 11 tasks for
+/// 16 threads.
 fn rows_per_task(m: usize, threads: usize, mr: usize) -> usize {
     let threads = threads.max(1);
     let rounds = m.div_ceil(threads * MC).max(1);
@@ -188,7 +190,8 @@ fn rows_per_task(m: usize, threads: usize, mr: usize) -> usize {
 /// two and the product takes twice as long.
 const TASKS_PER_THREAD: usize = 4;
 
-/// The narrowest column part a task takes: 256 columns keep each packed sliver of A in use for eight slivers of B.
+/// The narrowest column part a task takes: 256 columns keep each packed sliver of A in use for eight slivers of B
+/// (sixteen with the 24 × 1 tile).
 const MIN_PART_COLUMNS: usize = 256;
 
 /// How many parts to cut a panel `width` columns wide into (each a whole number of `nr`-wide slivers), for
