@@ -121,6 +121,9 @@ simd_kernel! {
     }
 }
 
+/// Floats in the largest micro-tile: 24 × 16 (6 × 32 is 192).
+const MAX_TILE_FLOATS: usize = 24 * 16;
+
 /// The body of [`block_kernel`] for an `R × W·LANES` micro-tile: `R · W` accumulators in registers.
 #[inline(always)]
 fn block_of_slivers<S: simd::Simd, const R: usize, const W: usize>(
@@ -132,7 +135,10 @@ fn block_of_slivers<S: simd::Simd, const R: usize, const W: usize>(
 ) {
     let nr = W * S::LANES;
     let kc = blk.kc;
-    let mut tile = vec![0.0f32; R * nr];
+    // An edge tile's accumulators, stored to be copied out in part: on the stack, since this runs for every task and
+    // panel inside the timed product.
+    let mut tile = [0.0f32; MAX_TILE_FLOATS];
+    assert!(R * nr <= MAX_TILE_FLOATS, "a {R} x {nr} micro-tile does not fit the edge buffer");
     for (sj, b_sliver) in packed_b.chunks_exact(kc * nr).enumerate() {
         let j = sj * nr;
         let width = nr.min(blk.columns - j);
