@@ -9,7 +9,8 @@
 //!   of AVX2's 16 registers; one broadcast and two multiply-adds per element of A) and, on Intel's AVX-512, 24 × 1
 //!   vector (24 of 32 registers; each element of A's broadcast folded into its one multiply-add). Tasks take blocks
 //!   of at most `MC` rows of C, cut into column parts where the rows alone make too few tasks to keep every thread
-//!   busy to the end, and the packed buffers start on a cache line.
+//!   busy to the end; A and B are each packed once per product, in parallel steps of their own, so tasks only
+//!   compute; the packed buffers start on a cache line.
 //! - `library`: the `matrixmultiply` crate's `sgemm`, a well-kept Rust GEMM of the same design, as the vendor
 //!   reference.
 
@@ -209,26 +210,28 @@ fn column_parts(row_blocks: usize, width: usize, nr: usize, threads: usize) -> u
     wanted.clamp(1, (width / MIN_PART_COLUMNS).max(1)).min(slivers)
 }
 
-/// The most floats of B packed at once: every `KC`-deep panel of a column block when they fit (64 MiB, never more
-/// than B itself once B is `NC` columns wide), else one panel at a time.
-const PACKED_B_FLOATS: usize = 16 << 20;
+/// The most floats of B, and of A, packed at once: every `KC`-deep panel of a column block of B when they fit (64
+/// MiB, never more than B itself once B is `NC` columns wide), else one panel at a time; A in bands of whole row
+/// blocks, all of A when it fits.
+const PACKED_FLOATS: usize = 16 << 20;
 
-/// One parallel step packs all of a column block's panels of B, and one more runs every task over all of them: two
-/// forks of the thread pool per column block instead of two per `KC` panel, and no task waits at a panel's end for
-/// the slowest. On the H200 machine's 16 cores: 4096 from 0.82x to 0.80–1.06x NumPy's speed over several runs, 1024
-/// from 0.67x to 0.61–0.77x.
+/// One parallel step packs all of a column block's panels of B, one packs a band of A's rows for all of them, and one
+/// more runs every task over all of them: three forks of the thread pool per column block instead of two per `KC`
+/// panel, no task waits at a panel's end for the slowest, and A is packed once however many column parts its rows are
+/// cut into. On the H200 machine's 16 cores, medians of five rounds against NumPy: 1024 from 0.78x to 0.91x, 4096
+/// from 0.89x to 1.08x when A came to be packed once (`docs/results/nvidia-h200/cpu-matmul-4.txt`).
 fn blocked(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
-    blocked_packing_at_most(a, b, c, (m, k, n), PACKED_B_FLOATS, micro_tile(simd::level()));
+    blocked_packing_at_most(a, b, c, (m, k, n), PACKED_FLOATS, micro_tile(simd::level()));
 }
 
-/// [`blocked`], packing at most `packed_b_floats` of B at once (where that is less than one panel, one panel), in
-/// micro-tiles of `tile`.
+/// [`blocked`], packing at most `packed_floats` of B at once (where that is less than one panel, one panel) and of A
+/// (where that is less than one row block's panels, one row block), in micro-tiles of `tile`.
 fn blocked_packing_at_most(
     a: &[f32],
     b: &[f32],
     c: &mut [f32],
     (m, k, n): (usize, usize, usize),
-    packed_b_floats: usize,
+    packed_floats: usize,
     tile: MicroTile,
 ) {
     if k == 0 {
@@ -238,25 +241,39 @@ fn blocked_packing_at_most(
     let nr = tile.vectors * simd::level().lanes();
     let mc = rows_per_task(m, rayon::current_num_threads(), tile.rows);
     let panel_width = NC.min(n).next_multiple_of(nr);
-    let depth = if k * panel_width <= packed_b_floats { k } else { KC };
-    let len = depth.next_multiple_of(KC) * panel_width;
-    PACKED_B.with(|kept| {
-        let mut own = Vec::new();
+    let depth = if k * panel_width <= packed_floats { k } else { KC };
+    let padded_depth = depth.next_multiple_of(KC);
+    // Rows of A packed at once: as few bands as keep A's packing within the limit, each whole row blocks (a band of
+    // `m` rows rounds up past the limit by less than a block: 4096 x 4096 is one band).
+    let bands = (m * padded_depth).div_ceil(packed_floats).max(1);
+    let band_rows = m.div_ceil(bands).next_multiple_of(mc);
+    let b_len = padded_depth * panel_width;
+    let a_len = padded_depth * band_rows.next_multiple_of(tile.rows);
+    PACKED.with(|kept| {
+        let mut own = Packed::default();
         let mut kept = kept.try_borrow_mut();
-        let packed_b = match kept.as_deref_mut() {
+        let packed = match kept.as_deref_mut() {
             Ok(kept) => kept,
             Err(_) => &mut own,
         };
-        multiply_packing(a, b, c, (k, n), (mc, tile, nr, depth), line_aligned(packed_b, len));
+        let (packed_a, packed_b) = (line_aligned(&mut packed.a, a_len), line_aligned(&mut packed.b, b_len));
+        multiply_packing(a, b, c, (k, n), (mc, band_rows, tile, nr, depth), (packed_a, packed_b));
     });
 }
 
+/// The packed operands of a product.
+#[derive(Default)]
+struct Packed {
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
 thread_local! {
-    /// The packed panels of B, kept on the calling thread from one product to the next (as large as the largest
-    /// product on it has needed, at most `PACKED_B_FLOATS` or one `KC` panel): a fresh buffer is zeroed on this one
-    /// thread before any packing starts (4 MiB for a 1024 product). A product that finds it in use (one
-    /// that a rayon worker runs while it waits inside another) packs into a buffer of its own.
-    static PACKED_B: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The packed panels of A and B, kept on the calling thread from one product to the next (as large as the largest
+    /// product on it has needed, at most `PACKED_FLOATS` each or one panel): a fresh buffer is zeroed on this one
+    /// thread before any packing starts (4 MiB each for a 1024 product). A product that finds them in use (one that a
+    /// rayon worker runs while it waits inside another) packs into buffers of its own.
+    static PACKED: std::cell::RefCell<Packed> = std::cell::RefCell::new(Packed::default());
 }
 
 /// Floats in a 64-byte cache line.
@@ -274,67 +291,99 @@ fn line_aligned(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
     &mut buf[offset..offset + len]
 }
 
+/// Packs rows `i0..i0 + rows` of A (`k` columns) for the panels of depths `d0..d0 + dk` into `packed`, panel after
+/// panel (`slivers · KC · mr` floats apart), within a panel sliver after sliver (`kc · mr` floats each): the slivers
+/// of any run of rows in one panel are one contiguous slice, as [`block_kernel`] reads them. Every sliver of every
+/// panel is a task of its own.
+fn pack_a_band(
+    a: &[f32],
+    k: usize,
+    (i0, rows): (usize, usize),
+    (d0, dk): (usize, usize),
+    mr: usize,
+    packed: &mut [f32],
+) {
+    let slivers = rows.div_ceil(mr);
+    packed.par_chunks_mut(slivers * KC * mr).take(dk.div_ceil(KC)).enumerate().for_each(|(i, panel)| {
+        let p0 = d0 + i * KC;
+        let kc = KC.min(d0 + dk - p0);
+        panel[..slivers * kc * mr].par_chunks_mut(kc * mr).enumerate().for_each(|(s, sliver)| {
+            let i = i0 + s * mr;
+            pack_a(a, k, (i, mr.min(i0 + rows - i)), (p0, kc), mr, sliver);
+        });
+    });
+}
+
 /// The body of [`blocked_packing_at_most`]: tasks of `mc` rows and a part of each column block, micro-tiles `nr`
-/// wide, B packed `depth` deep at a time into `packed_b`.
+/// wide, A packed `depth` deep in bands of `band_rows` rows into `packed_a`, and for each band B packed `depth` deep
+/// one column block at a time into `packed_b`. The band is the outer loop, so that A is packed once; B is packed again
+/// for each band, which only products too large for one band do (above 64 MiB of A).
 fn multiply_packing(
     a: &[f32],
     b: &[f32],
     c: &mut [f32],
     (k, n): (usize, usize),
-    (mc, tile, nr, depth): (usize, MicroTile, usize, usize),
-    packed_b: &mut [f32],
+    (mc, band_rows, tile, nr, depth): (usize, usize, MicroTile, usize, usize),
+    (packed_a, packed_b): (&mut [f32], &mut [f32]),
 ) {
     let mr = tile.rows;
-    let row_blocks = c.len().div_ceil(mc * n);
-    for j0 in (0..n).step_by(NC) {
-        let nc = NC.min(n - j0);
-        let width = nc.next_multiple_of(nr);
-        let slivers = width / nr;
-        let parts = column_parts(row_blocks, width, nr, rayon::current_num_threads());
-        // Part `p` takes slivers `p·slivers/parts ..`: whole slivers, as even as they divide.
-        let part_start = |p: usize| (p * slivers / parts) * nr;
-        for d0 in (0..k).step_by(depth) {
-            let dk = depth.min(k - d0);
-            let panels = &mut packed_b[..dk.next_multiple_of(KC) * width];
-            panels.par_chunks_mut(KC * width).enumerate().for_each(|(i, panel)| {
-                let p0 = d0 + i * KC;
-                let kc = KC.min(d0 + dk - p0);
-                pack_b(b, n, (p0, kc), (j0, nc), nr, &mut panel[..kc * width]);
-            });
-            let panels = &*panels;
-            // Each task's block of C as one slice per row: blocks of `mc` rows, each row cut at the parts' edges.
-            let mut tasks = Vec::with_capacity(row_blocks * parts);
-            for (block, c_rows) in c.chunks_mut(mc * n).enumerate() {
-                let mut part_rows: Vec<Vec<&mut [f32]>> = (0..parts).map(|_| Vec::new()).collect();
-                for row in c_rows.chunks_exact_mut(n) {
-                    let mut rest = &mut row[j0..j0 + nc];
-                    for (p, rows) in part_rows.iter_mut().enumerate() {
-                        let columns = part_start(p + 1).min(nc) - part_start(p);
-                        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(columns);
-                        rows.push(piece);
-                        rest = tail;
+    let threads = rayon::current_num_threads();
+    for d0 in (0..k).step_by(depth) {
+        let dk = depth.min(k - d0);
+        let panels = dk.div_ceil(KC);
+        for (band, c_band) in c.chunks_mut(band_rows * n).enumerate() {
+            let rows_in_band = c_band.len() / n;
+            let row_blocks = rows_in_band.div_ceil(mc);
+            let a_panel_floats = rows_in_band.div_ceil(mr) * KC * mr;
+            let band_a = &mut packed_a[..panels * a_panel_floats];
+            pack_a_band(a, k, (band * band_rows, rows_in_band), (d0, dk), mr, band_a);
+            let band_a = &*band_a;
+            for j0 in (0..n).step_by(NC) {
+                let nc = NC.min(n - j0);
+                let width = nc.next_multiple_of(nr);
+                let slivers = width / nr;
+                let parts = column_parts(row_blocks, width, nr, threads);
+                // Part `p` takes slivers `p·slivers/parts ..`: whole slivers, as even as they divide.
+                let part_start = |p: usize| (p * slivers / parts) * nr;
+                let band_b = &mut packed_b[..panels * KC * width];
+                band_b.par_chunks_mut(KC * width).enumerate().for_each(|(i, panel)| {
+                    let p0 = d0 + i * KC;
+                    let kc = KC.min(d0 + dk - p0);
+                    pack_b(b, n, (p0, kc), (j0, nc), nr, &mut panel[..kc * width]);
+                });
+                let band_b = &*band_b;
+                // Each task's block of C as one slice per row: blocks of `mc` rows, each row cut at the parts' edges.
+                let mut tasks = Vec::with_capacity(row_blocks * parts);
+                for (block, c_rows) in c_band.chunks_mut(mc * n).enumerate() {
+                    let mut part_rows: Vec<Vec<&mut [f32]>> = (0..parts).map(|_| Vec::new()).collect();
+                    for row in c_rows.chunks_exact_mut(n) {
+                        let mut rest = &mut row[j0..j0 + nc];
+                        for (p, rows) in part_rows.iter_mut().enumerate() {
+                            let columns = part_start(p + 1).min(nc) - part_start(p);
+                            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(columns);
+                            rows.push(piece);
+                            rest = tail;
+                        }
                     }
+                    tasks.extend(part_rows.into_iter().enumerate().map(|(p, rows)| (block, p, rows)));
                 }
-                tasks.extend(part_rows.into_iter().enumerate().map(|(p, rows)| (block, p, rows)));
-            }
-            tasks.into_par_iter().for_each_init(
-                || vec![0.0f32; mc.next_multiple_of(mr) * KC + LINE_FLOATS],
-                |packed_a, (block, part, mut c_rows)| {
-                    let packed_a = line_aligned(packed_a, mc.next_multiple_of(mr) * KC);
-                    let (i0, rows) = (block * mc, c_rows.len());
-                    let (first, columns) = (part_start(part), part_start(part + 1).min(nc) - part_start(part));
-                    let slivers = first / nr..part_start(part + 1) / nr;
-                    for (i, panel) in panels.chunks(KC * width).enumerate() {
+                tasks.into_par_iter().for_each(|(block, part, mut c_rows)| {
+                    let rows = c_rows.len();
+                    // The block's slivers within the band: `mc` is a whole number of them.
+                    let a_slivers = block * mc / mr..block * mc / mr + rows.div_ceil(mr);
+                    let columns = part_start(part + 1).min(nc) - part_start(part);
+                    let b_slivers = part_start(part) / nr..part_start(part + 1) / nr;
+                    let panel_pairs = band_b.chunks(KC * width).zip(band_a.chunks(a_panel_floats));
+                    for (i, (panel_b, panel_a)) in panel_pairs.enumerate() {
                         let p0 = d0 + i * KC;
                         let kc = KC.min(d0 + dk - p0);
-                        let packed_a = &mut packed_a[..rows.next_multiple_of(mr) * kc];
-                        pack_a(a, k, (i0, rows), (p0, kc), mr, packed_a);
+                        let block_a = &panel_a[a_slivers.start * kc * mr..a_slivers.end * kc * mr];
+                        let block_b = &panel_b[b_slivers.start * kc * nr..b_slivers.end * kc * nr];
                         let blk = Block { rows, columns, kc, accumulate: p0 > 0 };
-                        let b_slivers = &panel[slivers.start * kc * nr..slivers.end * kc * nr];
-                        block_kernel(packed_a, b_slivers, &mut c_rows, blk, tile);
+                        block_kernel(block_a, block_b, &mut c_rows, blk, tile);
                     }
-                },
-            );
+                });
+            }
         }
     }
 }
@@ -449,7 +498,7 @@ mod tests {
     }
 
     #[test]
-    fn packing_all_of_b_at_once_or_a_panel_at_a_time_gives_the_naive_product() {
+    fn packing_all_of_a_and_b_at_once_or_a_panel_and_row_block_at_a_time_gives_the_naive_product() {
         use gpuworthy_core::{Precision, Workload};
         // Depths that end inside a panel and span several; widths past one column block (NC) and ragged edges; one
         // thread (one task per row block) and sixteen (row blocks cut into column parts); both micro-tiles, whatever
@@ -478,7 +527,7 @@ mod tests {
         use gpuworthy_core::{Precision, Workload};
         let (m, k, n) = (40, 300, 70);
         let (input, expected) = with_naive_product(m, k, n);
-        PACKED_B.with(|kept| {
+        PACKED.with(|kept| {
             let _in_use = kept.borrow_mut();
             let mut c = vec![f32::NAN; m * n];
             blocked(&input.a, &input.b, &mut c, m, k, n);
