@@ -12,7 +12,9 @@
 //! The devices are opened once per process ([`Device::all_available`]) and the calibration is loaded once
 //! ([`crate::calibration`]). Without a calibration (or with one that is not trusted, which is said once on standard
 //! error) the choice is the documented conservative default: the CPU, unless the data is resident and at least
-//! [`DEFAULT_RESIDENT_BYTES`], where the best available GPU is chosen.
+//! [`DEFAULT_RESIDENT_BYTES`], where the best available GPU is chosen. Where the model predicts a device's pipelined
+//! path fastest for data on the host, the choice is that device's pipelined twin ([`Device::pipelined`], opened once
+//! with the devices), so that [`run`] moves the data as the prediction assumed.
 
 use std::sync::OnceLock;
 
@@ -30,6 +32,9 @@ pub const DEFAULT_RESIDENT_BYTES: u64 = 256 << 20;
 pub struct Auto {
     /// Every device that opened.
     pub devices: Vec<Device>,
+    /// The pipelined twin of each device that has one ([`Device::pipelined`]): where the model predicts that path
+    /// fastest, the choice runs there.
+    pub pipelined: Vec<Device>,
     /// The calibrated model, if this machine has a trusted calibration.
     pub model: Option<Model>,
     /// Why there is no model, when there is none.
@@ -55,12 +60,14 @@ impl Auto {
                 Loaded::Ignored(why) => (None, Some(why)),
             },
         };
-        Ok(Auto { devices, model, uncalibrated })
+        let pipelined = pipelined_twins(&devices);
+        Ok(Auto { devices, pipelined, model, uncalibrated })
     }
 
     /// With this model (tests, or a model made by hand) on these devices.
     pub fn with_model(devices: Vec<Device>, model: Model) -> Auto {
-        Auto { devices, model: Some(model), uncalibrated: None }
+        let pipelined = pipelined_twins(&devices);
+        Auto { devices, pipelined, model: Some(model), uncalibrated: None }
     }
 
     /// Where `W` at `params` runs fastest with its data at `placement`, by the model, or by the default without one.
@@ -72,22 +79,30 @@ impl Auto {
                 |label: &str| devices.iter().find(|d| d.label() == label).map(|d| d.best_variant::<W>(params));
             let predictions = model.predict_preferring(W::NAME, &cost, placement, &preferred);
             for (rank, p) in predictions.iter().enumerate() {
-                let Some(device) = self.devices.iter().find(|d| d.label() == p.device) else { continue };
+                let on = if p.pipelined { &self.pipelined } else { &self.devices };
+                let Some(device) = on.iter().find(|d| d.label() == p.device) else { continue };
                 let Some(variant) = device.variants::<W>().into_iter().find(|v| *v == p.variant) else { continue };
                 if device.check_size::<W>(params).is_err() {
                     continue;
                 }
                 let reason = match predictions.iter().enumerate().find(|(i, _)| *i != rank) {
                     Some((_, other)) => format!(
-                        "predicted {} against {} on {}; decided by {}",
+                        "predicted {}{} against {} on {}; decided by {}",
                         crate::measure::duration(std::time::Duration::from_secs_f64(p.total_s)),
+                        if p.pipelined { " through the pipelined path" } else { "" },
                         crate::measure::duration(std::time::Duration::from_secs_f64(other.total_s)),
                         other.device,
                         deciding_phase(p, other)
                     ),
                     None => "the only device calibrated for this workload".to_owned(),
                 };
-                return Ok(Choice { device: device.clone(), variant, predictions: predictions.clone(), reason });
+                return Ok(Choice {
+                    device: device.clone(),
+                    variant,
+                    pipelined: p.pipelined,
+                    predictions: predictions.clone(),
+                    reason,
+                });
             }
         }
         let why = self.uncalibrated.clone().unwrap_or_else(|| format!("the calibration has no {}", W::NAME));
@@ -107,6 +122,7 @@ impl Auto {
         Ok(Choice {
             device: device.clone(),
             variant: device.best_variant::<W>(params),
+            pipelined: false,
             predictions: Vec::new(),
             reason,
         })
@@ -120,10 +136,17 @@ pub struct Choice {
     pub device: Device,
     /// The variant.
     pub variant: &'static str,
+    /// Whether `device` is a pipelined twin: data on the host moves through chunks overlapped on several streams.
+    pub pipelined: bool,
     /// The model's prediction for each device, fastest first (empty without a calibration).
     pub predictions: Vec<Prediction>,
     /// Why, in words: the predicted times and the phase that decides, or the default applied.
     pub reason: String,
+}
+
+/// The pipelined twin of each of `devices` that has one.
+fn pipelined_twins(devices: &[Device]) -> Vec<Device> {
+    devices.iter().filter_map(Device::pipelined).collect()
 }
 
 /// The process's `auto`: opened on first use.
@@ -169,6 +192,7 @@ mod tests {
             download: Curve::default(),
             upload_pinned: None,
             download_pinned: None,
+            pipelined: None,
             variants: vec![VariantModel {
                 variant: "simd".into(),
                 full_precision: true,
@@ -195,7 +219,12 @@ mod tests {
 
     #[test]
     fn without_a_model_the_default_is_the_cpu() {
-        let auto = Auto { devices: vec![Device::cpu().unwrap()], model: None, uncalibrated: Some("test".into()) };
+        let auto = Auto {
+            devices: vec![Device::cpu().unwrap()],
+            pipelined: Vec::new(),
+            model: None,
+            uncalibrated: Some("test".into()),
+        };
         let choice = auto.choose::<Square>(&Len(1 << 28), Placement::Resident).unwrap();
         assert_eq!(choice.device.label(), "cpu");
         assert!(choice.reason.contains("default") && choice.reason.contains("test"), "{}", choice.reason);

@@ -131,6 +131,30 @@ fn transfer_rows<W: OnEveryBackend>(
     rows
 }
 
+/// Whole runs of `W` over `ladder` through `device`'s pipelined path (its documented best variant at each size), as
+/// `(cost, seconds)` samples; sizes the device refuses or that fail are left out.
+fn pipelined_samples<W: OnEveryBackend>(
+    device: &Device,
+    ladder: &[W::Params],
+    options: &SweepOptions,
+    progress: &dyn Progress,
+) -> Vec<(gpuworthy_core::Cost, f64)> {
+    let mut samples = Vec::new();
+    for params in ladder {
+        progress.advance(1);
+        progress.now_measuring(format!("{} {params} pipelined", W::NAME));
+        if device.check_size::<W>(params).is_err() {
+            continue;
+        }
+        let Ok(input) = W::generate(params, options.measure.seed) else { continue };
+        let measure = MeasureOptions { validate: false, ..options.measure.clone() };
+        if let Ok((stats, _)) = device.measure_end_to_end::<W>(device.best_variant::<W>(params), &input, &measure) {
+            samples.push((W::cost(params), stats.median.as_secs_f64()));
+        }
+    }
+    samples
+}
+
 /// The default place of the calibration file: `GPUWORTHY_CALIBRATION`, else the user's cache directory; `None` when
 /// neither is known.
 pub fn default_path() -> Result<Option<PathBuf>> {
@@ -159,6 +183,10 @@ impl Calibration {
         let pinned: Vec<(String, Device)> =
             devices.iter().filter_map(|d| Some((d.label(), d.with_pinned_host_memory()?))).collect();
         let mut pinned_rows: Vec<Row> = Vec::new();
+        // Whole runs through each pipelined path, with the documented best variant: (device, workload, samples).
+        let pipelined: Vec<(String, Device)> =
+            devices.iter().filter_map(|d| Some((d.label(), d.pipelined()?))).collect();
+        let mut pipelined_runs = Vec::new();
         macro_rules! measure_each {
             ([] $($name:ident: $workload:ty),* $(,)?) => {$({
                 type W = $workload;
@@ -172,12 +200,20 @@ impl Calibration {
                     progress.plan(ladder.len() as u64);
                     pinned_rows.extend(transfer_rows::<W>(label, device, &ladder, &options, progress));
                 }
+                for (label, device) in &pipelined {
+                    progress.plan(ladder.len() as u64);
+                    let samples = pipelined_samples::<W>(device, &ladder, &options, progress);
+                    pipelined_runs.push((label.clone(), W::NAME, samples));
+                }
             })*};
         }
         gpuworthy_core::for_each_workload!(measure_each);
         let mut model = Model::from_rows(&rows);
         for (label, _) in &pinned {
             model.add_pinned_transfers(label, &pinned_rows);
+        }
+        for (label, workload, samples) in pipelined_runs {
+            model.add_pipelined_runs(&label, workload, samples);
         }
         Calibration {
             fingerprint: MachineFingerprint::of(devices),
@@ -242,10 +278,12 @@ pub struct EvaluationPoint {
     pub auto_device: String,
     /// The variant auto chose.
     pub auto_variant: String,
+    /// Whether auto chose the device's pipelined path (data on the host).
+    pub auto_pipelined: bool,
     /// The measured time of auto's choice (end to end for data on the host, the kernel for resident data); `None`
     /// where it was not measured at this size (refused, or stopped by the time budget).
     pub auto_s: Option<f64>,
-    /// The fastest full-precision (device, variant) measured.
+    /// The fastest full-precision (device, variant) measured, with ` pipelined` where that was its pipelined path.
     pub fastest: String,
     /// Its time.
     pub fastest_s: f64,
@@ -283,8 +321,9 @@ impl Calibration {
     /// (by this calibration's model) with the fastest measured, for data on the host and resident.
     pub fn evaluate(&self, devices: &[Device], progress: &dyn Progress) -> Evaluation {
         let auto = crate::auto::Auto::with_model(devices.to_vec(), self.model.clone());
-        // The larger sizes calibration left out take longer: the sweep's own budget, not calibration's short one.
-        let options = SweepOptions { budget: SweepOptions::default().budget, ..calibration_options() };
+        // The larger sizes calibration left out take longer: the sweep's own budget, not calibration's short one; the
+        // pipelined paths are measured too, so that the fastest measured with data on the host is the faster mode.
+        let options = SweepOptions { budget: SweepOptions::default().budget, pipelined: true, ..calibration_options() };
         let mut points = Vec::new();
         macro_rules! evaluate_each {
             ([] $($name:ident: $workload:ty),* $(,)?) => {$({
@@ -313,7 +352,10 @@ impl Calibration {
                             if let Ok(input) = W::generate(params, options.measure.seed) {
                                 let measure = MeasureOptions { validate: false, ..options.measure.clone() };
                                 if let Ok(m) = choice.device.measure::<W>(choice.variant, &input, &measure) {
-                                    rows.push(Row::new(&choice.device, &W::cost(params), &m));
+                                    let mut row = Row::new(&choice.device, &W::cost(params), &m);
+                                    // A pipelined twin's whole run is its pipelined time.
+                                    row.pipelined_s = choice.pipelined.then_some(row.end_to_end_s);
+                                    rows.push(row);
                                 }
                             }
                         }
@@ -341,21 +383,33 @@ fn evaluation_point(
         Placement::Host | Placement::PinnedHost => r.host_time(),
         Placement::Resident => r.kernel_s,
     };
+    // Auto's choice in the transfer mode it chose: pipelined, or the device's phased run.
+    let auto_time = |r: &Row| match placement {
+        Placement::Host | Placement::PinnedHost if choice.pipelined => r.pipelined_s.unwrap_or(r.end_to_end_s),
+        Placement::Host | Placement::PinnedHost => Row { pipelined_s: None, ..r.clone() }.host_time(),
+        Placement::Resident => r.kernel_s,
+    };
     let candidates: Vec<&Row> = rows
         .iter()
         .filter(|r| r.size == size && r.is_full_precision() && !r.check.starts_with("FAILED") && time(r) > 0.0)
         .collect();
     let fastest = candidates.iter().min_by(|a, b| time(a).total_cmp(&time(b)))?;
     let label = choice.device.label();
-    let auto_s = candidates.iter().find(|r| r.label == label && r.variant == choice.variant).map(|r| time(r));
+    let auto_s = candidates.iter().find(|r| r.label == label && r.variant == choice.variant).map(|r| auto_time(r));
     Some(EvaluationPoint {
         workload,
         size: size.to_owned(),
         placement,
         auto_device: label,
         auto_variant: choice.variant.to_owned(),
+        auto_pipelined: choice.pipelined,
         auto_s,
-        fastest: format!("{} {}", fastest.label, fastest.variant),
+        fastest: format!(
+            "{} {}{}",
+            fastest.label,
+            fastest.variant,
+            if placement.moves_data() && fastest.host_transfer() == "pipelined" { " pipelined" } else { "" }
+        ),
         fastest_s: time(fastest),
         regret: auto_s.map(|a| a / time(fastest)),
     })

@@ -161,6 +161,7 @@ fn verdict(
         kernel_s: r.kernel_s,
         download_s: if moves { r.download_s } else { 0.0 },
         total_s: if moves { r.host_time() } else { r.kernel_s },
+        pipelined: moves && r.host_transfer() == "pipelined",
     };
     let mut gpu_on_host = measured(end_to_end, true);
     gpu_on_host.launch_s = launch_of(kernel);

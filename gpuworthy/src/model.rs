@@ -12,8 +12,9 @@
 //! beyond them, it follows the fit, scaled to meet the nearest measured point.
 //!
 //! A prediction for data that starts on the host adds the GPU's upload and download to its kernel, and takes the
-//! CPU's kernel alone (the CPU computes where the data already is); for data resident on a device it compares
-//! kernels. The choice is the device and full-precision variant predicted fastest, and the phase that decides is
+//! CPU's kernel alone (the CPU computes where the data already is); where the device has a pipelined path (CUDA's
+//! chunks overlapping host staging, both copies and the kernels) and calibration measured its whole runs, the faster
+//! of the two is predicted, and the prediction says which. For data resident on a device it compares kernels. The choice is the device and full-precision variant predicted fastest, and the phase that decides is
 //! named: the transfers, the launch overhead, or the kernel.
 
 use std::fmt;
@@ -218,6 +219,10 @@ pub struct WorkloadModel {
     /// Device to host through pinned staging memory, where the device has it.
     #[serde(default)]
     pub download_pinned: Option<Curve>,
+    /// A whole run (upload, kernel and download overlapped) through the device's pipelined path, with its documented
+    /// best variant, against the workload's cost, where the device has that path (CUDA).
+    #[serde(default)]
+    pub pipelined: Option<Curve>,
     /// Each variant measured.
     pub variants: Vec<VariantModel>,
 }
@@ -302,8 +307,13 @@ pub struct Prediction {
     pub kernel_s: f64,
     /// Download, seconds (zero when resident, and on the CPU).
     pub download_s: f64,
-    /// The sum.
+    /// The sum; for a pipelined run, its whole predicted time.
     pub total_s: f64,
+    /// Whether the data on the host is predicted to move through the device's pipelined path, faster there than its
+    /// pageable transfers: `upload_s` and `download_s` are then the transfer time the pipeline does not hide behind
+    /// the kernel (the whole run's time beyond the kernel, shared out as the pageable transfers are).
+    #[serde(default)]
+    pub pipelined: bool,
 }
 
 /// The cost model of a machine: every device, workload and variant calibration measured.
@@ -371,6 +381,9 @@ impl Model {
                     download: transfer(|r| r.download_s),
                     upload_pinned: None,
                     download_pinned: None,
+                    pipelined: fastest_per_size(
+                        of_workload.iter().filter_map(|r| Some((cost(r), r.pipelined_s?))).collect(),
+                    ),
                     variants,
                 });
             }
@@ -393,6 +406,15 @@ impl Model {
             };
             w.upload_pinned = fit(|r| r.upload_s);
             w.download_pinned = fit(|r| r.download_s);
+        }
+    }
+
+    /// Adds the whole runs through the pipelined path of the device labelled `label` for `workload`: `(cost, seconds)`
+    /// samples of its documented best variant (several at one size keep the fastest).
+    pub fn add_pipelined_runs(&mut self, label: &str, workload: &str, samples: Vec<(Cost, f64)>) {
+        let Some(device) = self.devices.iter_mut().find(|d| d.label == label) else { return };
+        if let Some(w) = device.workloads.iter_mut().find(|w| w.workload == workload) {
+            w.pipelined = fastest_per_size(samples);
         }
     }
 
@@ -434,7 +456,7 @@ impl Model {
                 };
                 let upload_s = through(&w.upload, &w.upload_pinned);
                 let download_s = through(&w.download, &w.download_pinned);
-                Some(Prediction {
+                let phased = Prediction {
                     device: device.label.clone(),
                     is_gpu: device.is_gpu,
                     variant: variant.variant.clone(),
@@ -443,7 +465,28 @@ impl Model {
                     kernel_s: kernel,
                     download_s,
                     total_s: upload_s + kernel + download_s,
-                })
+                    pipelined: false,
+                };
+                // The pipelined path, measured with the documented best variant, where it beats the phased run.
+                let piped = w.pipelined.as_ref().filter(|_| placement == Placement::Host).and_then(|curve| {
+                    let (variant, kernel) = preferred(&device.label)
+                        .and_then(|name| candidates.iter().copied().find(|(v, _)| v.variant == name))
+                        .unwrap_or((variant, kernel));
+                    let total_s = curve.predict(cost).max(kernel);
+                    let pageable = (upload_s + download_s).max(f64::MIN_POSITIVE);
+                    let exposed = total_s - kernel;
+                    (total_s < phased.total_s).then(|| Prediction {
+                        variant: variant.variant.clone(),
+                        upload_s: exposed * upload_s / pageable,
+                        launch_s: variant.kernel.fit.fixed_s.min(kernel),
+                        kernel_s: kernel,
+                        download_s: exposed * download_s / pageable,
+                        total_s,
+                        pipelined: true,
+                        ..phased.clone()
+                    })
+                });
+                Some(piped.unwrap_or(phased))
             })
             .collect();
         predictions.sort_by(|a, b| a.total_s.total_cmp(&b.total_s));
@@ -475,6 +518,13 @@ impl Model {
     pub fn knows(&self, workload: &str) -> bool {
         self.devices.iter().any(|d| d.workloads.iter().any(|w| w.workload == workload && !w.variants.is_empty()))
     }
+}
+
+/// A curve through `samples`, keeping the fastest of several at one size; `None` without any.
+fn fastest_per_size(mut samples: Vec<(Cost, f64)>) -> Option<Curve> {
+    samples.sort_by(|a, b| (a.0.bytes, a.0.flops).cmp(&(b.0.bytes, b.0.flops)).then(a.1.total_cmp(&b.1)));
+    samples.dedup_by(|later, first| (later.0.bytes, later.0.flops) == (first.0.bytes, first.0.flops));
+    Curve::through(&samples)
 }
 
 /// How much faster than the documented best variant another variant must be predicted before the model picks it.
@@ -535,6 +585,7 @@ mod tests {
             download: curve(upload),
             upload_pinned: None,
             download_pinned: None,
+            pipelined: None,
             variants: vec![variant(kernel)],
         };
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
@@ -589,6 +640,40 @@ mod tests {
     }
 
     #[test]
+    fn a_pipelined_path_is_predicted_for_data_on_the_host_where_it_is_calibrated_and_faster() {
+        // The CPU at 8 GB/s; the GPU's pageable copies (10 GB/s each way) lose to it; its pipelined whole run at 25
+        // GB/s wins, and is predicted only for data on the host.
+        let mut model = synthetic();
+        model.devices[0].workloads[0].variants[0].kernel.fit.per_byte_s = 1.0 / 8e9;
+        let size = cost(64 << 20, 0);
+        let at = |model: &Model, placement| model.predict("square", &size, placement);
+        let uncalibrated = at(&model, Placement::Host);
+        assert_eq!(uncalibrated[0].device, "cpu");
+        assert!(uncalibrated.iter().all(|p| !p.pipelined));
+        let rate = |r: f64| Curve { fit: CostFit { per_byte_s: 1.0 / r, ..CostFit::default() }, points: Vec::new() };
+        model.add_pipelined_runs("cuda", "square", vec![(cost(1 << 20, 0), (1 << 20) as f64 / 25e9)]);
+        assert!(model.devices[1].workloads[0].pipelined.is_some());
+        model.devices[1].workloads[0].pipelined = Some(rate(25e9));
+        let host = at(&model, Placement::Host);
+        let best = &host[0];
+        assert_eq!((best.device.as_str(), best.pipelined), ("cuda", true), "{host:?}");
+        assert!((best.total_s - (64 << 20) as f64 / 25e9).abs() < 1e-9, "{best:?}");
+        // What the pipeline does not hide is shared out as the pageable transfers are: here equally.
+        let exposed = best.total_s - best.kernel_s;
+        assert!((best.upload_s + best.download_s - exposed).abs() < 1e-12 && best.upload_s == best.download_s);
+        // The CPU's pass alone takes longer than the whole pipelined run.
+        assert_eq!((host[1].device.as_str(), deciding_phase(best, &host[1])), ("cpu", Phase::Kernel));
+        // Resident and pinned placements never take it, and a pipelined path slower than the phased run is not taken.
+        assert!(at(&model, Placement::Resident).iter().chain(&at(&model, Placement::PinnedHost)).all(|p| !p.pipelined));
+        model.devices[1].workloads[0].pipelined = Some(rate(4e9));
+        assert!(at(&model, Placement::Host).iter().all(|p| !p.pipelined));
+        // The predicted crossover for data on the host follows.
+        model.devices[1].workloads[0].pipelined = Some(rate(25e9));
+        let ladder: Vec<(String, Cost)> = (20..=28).step_by(2).map(|p| (format!("2^{p}"), cost(1 << p, 0))).collect();
+        assert_eq!(model.crossover("square", &ladder, Placement::Host).map(|c| c.1), Some("cuda".into()));
+    }
+
+    #[test]
     fn resident_data_moves_the_crossover_down() {
         // A compute-bound kernel: the GPU's kernel wins from a small size, its transfers only from a larger one.
         let mut model = synthetic();
@@ -627,6 +712,7 @@ mod tests {
                     download: Curve::default(),
                     upload_pinned: None,
                     download_pinned: None,
+                    pipelined: None,
                     variants: vec![variant("scalar", scalar), variant("simd", simd)],
                 }],
             }],

@@ -197,7 +197,7 @@ where
         Ok(devices) => (devices, None),
         Err(()) => {
             let choice = gpuworthy::auto::global()?.choose::<W>(&params, Placement::Host)?;
-            out!("auto: {} {} ({})", choice.device.label(), choice.variant, choice.reason);
+            out!("auto: {} ({})", chosen_label(&choice), choice.reason);
             (vec![(String::new(), choice.device)], Some(choice.variant))
         }
     };
@@ -304,12 +304,13 @@ where
             "total"
         );
         for p in &choice.predictions {
-            let chosen = p.device == choice.device.label() && p.variant == choice.variant;
+            let chosen =
+                p.device == choice.device.label() && p.variant == choice.variant && p.pipelined == choice.pipelined;
             let moves = placement.moves_data() && p.upload_s + p.download_s > 0.0;
             let moved = |s: f64| if moves { t(s) } else { "-".to_owned() };
             out!(
                 "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}{}",
-                p.device,
+                if p.pipelined { format!("{} p", p.device) } else { p.device.clone() },
                 p.variant,
                 moved(p.upload_s),
                 format!("{} ({})", t(p.kernel_s), t(p.launch_s)),
@@ -319,7 +320,12 @@ where
             );
         }
     }
-    out!("auto: {} {} ({})", choice.device.label(), choice.variant, choice.reason);
+    if choice.predictions.iter().any(|p| p.pipelined) {
+        out!(
+            "  p: through the pipelined path; its upload and download are what the pipeline does not hide behind the kernel"
+        );
+    }
+    out!("auto: {} ({})", chosen_label(&choice), choice.reason);
     if placement == Placement::PinnedHost
         && let Some(model) = &auto.model
     {
@@ -352,6 +358,12 @@ where
         );
     }
     Ok(())
+}
+
+/// Auto's choice as the reports name it: device, variant, and the pipelined path where it was chosen.
+fn chosen_label(choice: &gpuworthy::auto::Choice) -> String {
+    let path = if choice.pipelined { ", pipelined" } else { "" };
+    format!("{} {}{path}", choice.device.label(), choice.variant)
 }
 
 /// `gpuworthy calibrate [--evaluate]`.
@@ -414,7 +426,7 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
             p.workload,
             p.size,
             if p.placement == Placement::Host { "host" } else { "device" },
-            format!("{} {}", p.auto_device, p.auto_variant),
+            format!("{} {}{}", p.auto_device, p.auto_variant, if p.auto_pipelined { " pipelined" } else { "" }),
             p.auto_s.map_or("-".to_owned(), t),
             p.fastest,
             t(p.fastest_s),
