@@ -86,6 +86,24 @@ pub fn calibration_ladder<W: Workload>() -> Vec<W::Params> {
     ladder
 }
 
+/// The bytes a run moves from which CUDA's pipelined path has chunks enough to overlap (8 MiB chunks, several each way).
+/// Calibration's ladder stops below it for most workloads (square at 2^22 elements moves 32 MiB: two chunks up, two
+/// down), where a pipelined run is mostly filling and draining, and a curve through such sizes alone extrapolates as
+/// if it never overlapped: mandelbrot 4096x4096, predicted from 1024x1024 at 13.8 ms, ran pipelined in 3.9 ms.
+pub const PIPELINED_FULL_BYTES: u64 = 64 << 20;
+
+/// The sizes calibration times a pipelined path at: `ladder`, and where its largest moves fewer than
+/// [`PIPELINED_FULL_BYTES`], the first size of the workload's full ladder that moves that many.
+pub fn pipelined_ladder<W: Workload>(ladder: &[W::Params]) -> Vec<W::Params> {
+    let mut sizes = ladder.to_vec();
+    if ladder.last().is_none_or(|p| W::cost(p).bytes < PIPELINED_FULL_BYTES)
+        && let Some(full) = W::ladder().into_iter().find(|p| W::cost(p).bytes >= PIPELINED_FULL_BYTES)
+    {
+        sizes.push(full);
+    }
+    sizes
+}
+
 /// How calibration measures: short measurements, and a time budget per measurement.
 pub fn calibration_options() -> SweepOptions {
     SweepOptions {
@@ -201,8 +219,9 @@ impl Calibration {
                     pinned_rows.extend(transfer_rows::<W>(label, device, &ladder, &options, progress));
                 }
                 for (label, device) in &pipelined {
-                    progress.plan(ladder.len() as u64);
-                    let samples = pipelined_samples::<W>(device, &ladder, &options, progress);
+                    let sizes = pipelined_ladder::<W>(&ladder);
+                    progress.plan(sizes.len() as u64);
+                    let samples = pipelined_samples::<W>(device, &sizes, &options, progress);
                     pipelined_runs.push((label.clone(), W::NAME, samples));
                 }
             })*};
@@ -468,6 +487,22 @@ mod tests {
             Loaded::Ignored(why) => assert!(why.contains("gpuworthy 0.0.1"), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_pipelined_path_is_calibrated_up_to_a_size_whose_chunks_overlap() {
+        fn check<W: Workload>() {
+            let ladder = calibration_ladder::<W>();
+            let sizes = pipelined_ladder::<W>(&ladder);
+            assert_eq!(&sizes[..ladder.len()], &ladder[..], "{}: the calibration ladder first", W::NAME);
+            let largest = W::cost(sizes.last().unwrap()).bytes;
+            assert!(largest >= PIPELINED_FULL_BYTES, "{}: {largest} bytes at most", W::NAME);
+            assert!(sizes.len() <= ladder.len() + 1, "{}: one size more at most", W::NAME);
+        }
+        macro_rules! check_each {
+            ([] $($name:ident: $workload:ty),* $(,)?) => {$(check::<$workload>();)*};
+        }
+        gpuworthy_core::for_each_workload!(check_each);
     }
 
     #[test]

@@ -193,11 +193,15 @@ where
         None => W::quick_ladder().pop().context("the workload has no default size")?,
     };
     params.apply(&request.params).map_err(usage)?;
+    let mut transfer_note = request.transfer_note.clone();
     let (devices, chosen) = match target {
         Ok(devices) => (devices, None),
         Err(()) => {
             let choice = gpuworthy::auto::global()?.choose::<W>(&params, Placement::Host)?;
             out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+            if choice.pipelined {
+                transfer_note = Some(pipelined_note());
+            }
             (vec![(String::new(), choice.device)], Some(choice.variant))
         }
     };
@@ -221,7 +225,7 @@ where
     let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.label(), device.name, device.driver);
     out!("{}", report::phase_table(&title, &rows).trim_end());
     out!("  kernel clock: {}", backend.kernel_clock());
-    if let Some(note) = &request.transfer_note {
+    if let Some(note) = &transfer_note {
         out!("  {note}");
     }
     let peak = backend.copy_bandwidth(COPY_PROBE_BYTES)?;
@@ -358,6 +362,16 @@ where
         );
     }
     Ok(())
+}
+
+/// The note under a table whose end-to-end column went through CUDA's pipelined path.
+fn pipelined_note() -> String {
+    format!(
+        "end-to-end pipelined: chunks of {} MiB through {} streams, host staging, both copies and the kernels \
+         overlapping; upload and download alone go through pinned staging",
+        gpuworthy::cuda::PIPELINE_CHUNK_BYTES >> 20,
+        gpuworthy::cuda::PIPELINE_LANES
+    )
 }
 
 /// Auto's choice as the reports name it: device, variant, and the pipelined path where it was chosen.
@@ -649,14 +663,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 )]),
                 Target::Auto => Err(()),
             };
-            let transfer_note = pipelined.then(|| {
-                format!(
-                    "end-to-end pipelined: chunks of {} MiB through {} streams, host staging, both copies and the \
-                     kernels overlapping; upload and download alone go through pinned staging",
-                    gpuworthy::cuda::PIPELINE_CHUNK_BYTES >> 20,
-                    gpuworthy::cuda::PIPELINE_LANES
-                )
-            });
+            let transfer_note = pipelined.then(pipelined_note);
             let request = RunRequest {
                 transfer_note,
                 size: size.as_deref(),
