@@ -14,8 +14,9 @@
 //! A prediction for data that starts on the host adds the GPU's upload and download to its kernel, and takes the
 //! CPU's kernel alone (the CPU computes where the data already is); where the device has a pipelined path (CUDA's
 //! chunks overlapping host staging, both copies and the kernels) and calibration measured its whole runs, the faster
-//! of the two is predicted, and the prediction says which. For data resident on a device it compares kernels. The choice is the device and full-precision variant predicted fastest, and the phase that decides is
-//! named: the transfers, the launch overhead, or the kernel.
+//! of the two is predicted, and the prediction says which. For data resident on a device it compares kernels. The
+//! choice is the device and full-precision variant predicted fastest, and the phase that decides is named: the
+//! transfers, the launch overhead, or the kernel.
 
 use std::fmt;
 
