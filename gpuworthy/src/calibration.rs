@@ -132,21 +132,37 @@ fn transfer_rows<W: OnEveryBackend>(
     progress: &dyn Progress,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
-    for params in ladder {
-        progress.advance(1);
-        progress.now_measuring(format!("{} {params} pinned transfers", W::NAME));
-        if device.check_size::<W>(params).is_err() {
-            continue;
-        }
-        let Ok(input) = W::generate(params, options.measure.seed) else { continue };
-        let measure = MeasureOptions { validate: false, ..options.measure.clone() };
-        if let Ok(m) = device.measure::<W>(device.best_variant::<W>(params), &input, &measure) {
+    with_each_input::<W>(device, ladder, options, progress, "pinned transfers", |params, variant, input, measure| {
+        if let Ok(m) = device.measure::<W>(variant, input, measure) {
             let mut row = Row::new(device, &W::cost(params), &m);
             row.label = label.to_owned();
             rows.push(row);
         }
-    }
+    });
     rows
+}
+
+/// Calls `visit(params, variant, input, options)` for each size of `ladder` that `device` accepts and that generates,
+/// with the device's documented best variant there and unvalidated measure options, after telling `progress` (the
+/// size and `what`).
+fn with_each_input<W: OnEveryBackend>(
+    device: &Device,
+    ladder: &[W::Params],
+    options: &SweepOptions,
+    progress: &dyn Progress,
+    what: &str,
+    mut visit: impl FnMut(&W::Params, &'static str, &W::Input, &MeasureOptions),
+) {
+    let measure = MeasureOptions { validate: false, ..options.measure.clone() };
+    for params in ladder {
+        progress.advance(1);
+        progress.now_measuring(format!("{} {params} {what}", W::NAME));
+        if device.check_size::<W>(params).is_err() {
+            continue;
+        }
+        let Ok(input) = W::generate(params, options.measure.seed) else { continue };
+        visit(params, device.best_variant::<W>(params), &input, &measure);
+    }
 }
 
 /// Whole runs of `W` over `ladder` through `device`'s pipelined path (its documented best variant at each size), as
@@ -158,18 +174,11 @@ fn pipelined_samples<W: OnEveryBackend>(
     progress: &dyn Progress,
 ) -> Vec<(gpuworthy_core::Cost, f64)> {
     let mut samples = Vec::new();
-    for params in ladder {
-        progress.advance(1);
-        progress.now_measuring(format!("{} {params} pipelined", W::NAME));
-        if device.check_size::<W>(params).is_err() {
-            continue;
-        }
-        let Ok(input) = W::generate(params, options.measure.seed) else { continue };
-        let measure = MeasureOptions { validate: false, ..options.measure.clone() };
-        if let Ok((stats, _)) = device.measure_end_to_end::<W>(device.best_variant::<W>(params), &input, &measure) {
+    with_each_input::<W>(device, ladder, options, progress, "pipelined", |params, variant, input, measure| {
+        if let Ok((stats, _)) = device.measure_end_to_end::<W>(variant, input, measure) {
             samples.push((W::cost(params), stats.median.as_secs_f64()));
         }
-    }
+    });
     samples
 }
 
@@ -405,7 +414,7 @@ fn evaluation_point(
     // Auto's choice in the transfer mode it chose: pipelined, or the device's phased run.
     let auto_time = |r: &Row| match placement {
         Placement::Host | Placement::PinnedHost if choice.pipelined => r.pipelined_s.unwrap_or(r.end_to_end_s),
-        Placement::Host | Placement::PinnedHost => Row { pipelined_s: None, ..r.clone() }.host_time(),
+        Placement::Host | Placement::PinnedHost => r.phased_host_time(),
         Placement::Resident => r.kernel_s,
     };
     let candidates: Vec<&Row> = rows
@@ -427,12 +436,7 @@ fn evaluation_point(
             "{} {}{}",
             fastest.label,
             fastest.variant,
-            // (`<=`: a row measured on a pipelined twin alone has the same time in both columns.)
-            if placement.moves_data() && fastest.pipelined_s.is_some_and(|p| p <= fastest.end_to_end_s) {
-                " pipelined"
-            } else {
-                ""
-            }
+            if placement.moves_data() && fastest.host_transfer() == "pipelined" { " pipelined" } else { "" }
         ),
         fastest_s: time(fastest),
         regret: auto_s.map(|a| a / time(fastest)),
