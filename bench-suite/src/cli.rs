@@ -52,6 +52,11 @@ pub enum Command {
         /// the kernels overlap (CUDA only; upload and download alone move through pinned staging).
         #[arg(long, conflicts_with = "pinned")]
         pipelined: bool,
+        /// Time the end-to-end column as a loop that keeps its result vector would run: each run writes into the
+        /// previous run's output, as NumPy's `out=` (CUDA's pipelined path writes into it in place; the other paths
+        /// make a fresh output and move it in).
+        #[arg(long)]
+        reuse_output: bool,
         /// Workload parameters beyond the size.
         #[command(flatten)]
         params: WorkloadArgs,

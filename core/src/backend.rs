@@ -355,6 +355,19 @@ pub trait Implements<W: Workload>: Backend {
         self.download(&mut resident)
     }
 
+    /// [`Implements::run`] with the result written into `output`, a result the caller keeps from one call to the next
+    /// (as NumPy's, CuPy's and PyTorch's `out=`): its old contents never matter, and on return it holds this input's
+    /// result, whatever its length was before.
+    ///
+    /// A backend that can write into the caller's memory in place does so where `output` already has the result's
+    /// length, and saves allocating a fresh output and having the system map its pages in, which for a result of
+    /// hundreds of MiB costs more than copying it (CUDA's pipelined path). The default runs [`Implements::run`] and
+    /// moves its result into `output`.
+    fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()> {
+        *output = self.run(variant, input)?;
+        Ok(())
+    }
+
     /// The error for a variant name this backend does not offer.
     fn unknown_variant(&self, variant: &str) -> Error {
         Error::UnknownVariant {

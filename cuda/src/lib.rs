@@ -27,7 +27,9 @@ mod workloads;
 
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
-pub use pipeline::{PIPELINE_CHUNK_BYTES, PIPELINE_LANES};
+pub use pipeline::{
+    PIPELINE_CHUNK_MAX_BYTES, PIPELINE_CHUNK_MIN_BYTES, PIPELINE_CHUNKS, PIPELINE_LANES, pipeline_chunk_bytes,
+};
 pub use workloads::variant_kernels;
 
 /// Threads per block of the elementwise kernels unless [`CudaBackend::with_elementwise_block_size`] says otherwise.

@@ -77,6 +77,15 @@ pub(crate) fn fresh_host_vec<T: Staged>(len: usize) -> Vec<T> {
     host
 }
 
+/// Makes `output` a vector of `len` elements for a run to write every element of: kept as it is (old contents and
+/// all) where it already has `len` elements, its pages long mapped in by an earlier run, else replaced by a
+/// [`fresh_host_vec`].
+pub(crate) fn host_output<T: Staged>(output: &mut Vec<T>, len: usize) {
+    if output.len() != len {
+        *output = fresh_host_vec(len);
+    }
+}
+
 /// Writes one element of every 4 KiB of `task`, which maps its pages in.
 fn touch_pages<T: Staged>(task: &mut [T]) {
     for page in task.chunks_mut((4096 / size_of::<T>()).max(1)) {

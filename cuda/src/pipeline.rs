@@ -33,10 +33,24 @@ use crate::{CudaBackend, driver_error, lock};
 /// cores while a second uploads and a third computes and downloads.
 pub const PIPELINE_LANES: usize = 3;
 
-/// The bytes of each input (and of the output) a chunk moves, unless one row of a row-shaped workload is larger: big
-/// enough that a copy's fixed cost (a few microseconds) is small against its 150 µs at 55 GB/s, small enough that the
-/// first upload and last download, which nothing overlaps, are short.
-pub const PIPELINE_CHUNK_BYTES: usize = 8 << 20;
+/// How many chunks a run is cut into where their size allows: a quarter of the data a chunk (within
+/// [`PIPELINE_CHUNK_MIN_BYTES`] and [`PIPELINE_CHUNK_MAX_BYTES`]), so that a middling run still has chunks to overlap.
+pub const PIPELINE_CHUNKS: usize = 4;
+
+/// The fewest bytes of an input (or of the output) a chunk moves, unless the whole is smaller.
+pub const PIPELINE_CHUNK_MIN_BYTES: usize = 4 << 20;
+
+/// The most bytes of an input (or of the output) a chunk moves, unless one row of a row-shaped workload is larger.
+///
+/// Each chunk costs the host one fork and join of its thread pool for its staging copies, about 130 µs on the H200
+/// machine's 16 cores whatever the chunk's size (fitted from square 2^26 at 4, 8 and 16 MiB a chunk); larger chunks
+/// leave longer first uploads and last downloads that nothing overlaps. Measured end to end on that machine,
+/// `gpuworthy run square --backend cuda --variant vec4 --pipelined --quick` with the chunk fixed at 4, 8 and 16 MiB:
+/// 2^26 19.4, 15.1 and 12.3–13.3 ms (into a reused output, 13.9–14.5, 9.5–10.1 and 8.1–9.7 ms; 32 MiB chunks
+/// 9.3–10.1); 2^24 5.2, 3.8–4.5 and 3.6–3.8 ms; 2^22 2.5–2.6, 2.5 and 2.7–3.4 ms. A quarter of the data within 4
+/// and 16 MiB is the best of the three at each size; softmax 8192^2 went from 13.6–16.8 to 11.3–12.1 ms and histogram
+/// 2^26 from 6.9–7.7 to 6.1 ms with 16 MiB chunks.
+pub const PIPELINE_CHUNK_MAX_BYTES: usize = 16 << 20;
 
 /// The most inputs one chunk uploads (saxpy's `x` and `y`).
 const MAX_INPUTS: usize = 2;
@@ -127,7 +141,7 @@ pub(crate) fn split(total: usize, per_chunk: usize) -> impl Iterator<Item = Rang
 /// The chunks of a run over `len` elements that uploads the same range of each of its `inputs` inputs and, where
 /// `download`, downloads that range of the output: the element ranges and the chunks.
 pub(crate) fn element_chunks(len: usize, inputs: usize, download: bool) -> (Vec<Range<usize>>, Vec<Chunk>) {
-    let ranges: Vec<_> = split(len, units_per_chunk(4, 1)).collect();
+    let ranges: Vec<_> = split(len, units_per_chunk(4, len, 1)).collect();
     let chunks = ranges
         .iter()
         .map(|r| Chunk {
@@ -139,9 +153,17 @@ pub(crate) fn element_chunks(len: usize, inputs: usize, download: bool) -> (Vec<
     (ranges, chunks)
 }
 
-/// How many units of `unit_bytes` bytes fill a chunk of [`PIPELINE_CHUNK_BYTES`] (at least `minimum`).
-pub(crate) fn units_per_chunk(unit_bytes: usize, minimum: usize) -> usize {
-    (PIPELINE_CHUNK_BYTES / unit_bytes.max(1)).max(minimum).max(1)
+/// The bytes a chunk of a run that moves `total_bytes` (of its largest input or output) takes: a
+/// [`PIPELINE_CHUNKS`]th of them, within [`PIPELINE_CHUNK_MIN_BYTES`] and [`PIPELINE_CHUNK_MAX_BYTES`].
+pub fn pipeline_chunk_bytes(total_bytes: usize) -> usize {
+    (total_bytes / PIPELINE_CHUNKS).clamp(PIPELINE_CHUNK_MIN_BYTES, PIPELINE_CHUNK_MAX_BYTES)
+}
+
+/// How many of `total` units of `unit_bytes` bytes each (elements, rows) make one chunk
+/// ([`pipeline_chunk_bytes`]), at least `minimum`.
+pub(crate) fn units_per_chunk(unit_bytes: usize, total: usize, minimum: usize) -> usize {
+    let unit_bytes = unit_bytes.max(1);
+    (pipeline_chunk_bytes(unit_bytes.saturating_mul(total)) / unit_bytes).max(minimum).max(1)
 }
 
 /// Copies `from` into `to` (same length) on every core.
@@ -377,7 +399,9 @@ mod tests {
                 }
             }
         }
-        let chunk = PIPELINE_CHUNK_BYTES / 4;
+        // The largest chunk's elements; a run of `chunk + 1` elements is cut into chunks of a quarter of it and one
+        // element; one of `5 * chunk + 13` into five of the largest and a tail.
+        let chunk = PIPELINE_CHUNK_MAX_BYTES / 4;
         let lens = [0, 1, 1000, chunk, chunk + 1, 5 * chunk + 13];
         each::<Square>(&cuda, &lens.map(Len));
         each::<Sum>(&cuda, &lens.map(Len));
@@ -395,9 +419,14 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_holds_at_least_the_minimum_of_units() {
-        assert_eq!(units_per_chunk(4, 1), PIPELINE_CHUNK_BYTES / 4);
-        assert_eq!(units_per_chunk(PIPELINE_CHUNK_BYTES * 3, 2), 2);
-        assert_eq!(units_per_chunk(0, 1), PIPELINE_CHUNK_BYTES);
+    fn a_chunk_is_a_quarter_of_the_run_within_its_bounds_and_holds_at_least_the_minimum_of_units() {
+        let (min, max) = (PIPELINE_CHUNK_MIN_BYTES, PIPELINE_CHUNK_MAX_BYTES);
+        assert_eq!(units_per_chunk(4, 1 << 26, 1), max / 4, "256 MiB: the largest chunks");
+        assert_eq!(units_per_chunk(4, 1 << 24, 1), (1 << 24) / 4, "64 MiB: a quarter each");
+        assert_eq!(units_per_chunk(4, 1 << 20, 1), min / 4, "4 MiB: one chunk of the smallest size");
+        assert_eq!(units_per_chunk(4, 10, 1), min / 4, "a run smaller than a chunk is one chunk");
+        assert_eq!(units_per_chunk(max * 3, 10, 2), 2, "rows larger than a chunk: the minimum");
+        assert_eq!(units_per_chunk(0, 5, 1), min, "no bytes a unit: counted as one");
+        assert_eq!(units_per_chunk(4, usize::MAX, 1), max / 4, "no overflow");
     }
 }

@@ -86,9 +86,9 @@ pub fn calibration_ladder<W: Workload>() -> Vec<W::Params> {
     ladder
 }
 
-/// The bytes a run moves from which CUDA's pipelined path has chunks enough to overlap (8 MiB chunks, several each
-/// way). Calibration's ladder stops below it for most workloads (square at 2^22 elements moves 32 MiB: two chunks up,
-/// two down), where a pipelined run is mostly filling and draining, and a curve through such sizes alone extrapolates
+/// The bytes a run moves from which CUDA's pipelined path has chunks enough to overlap (four chunks each way, of 4
+/// MiB or more). Calibration's ladder stops below it for most workloads (square at 2^22 elements moves 32 MiB: four
+/// chunks of 4 MiB up, four down, one lane-round each), where a pipelined run is mostly filling and draining, and a curve through such sizes alone extrapolates
 /// as if it never overlapped: mandelbrot 4096x4096, predicted from 1024x1024 at 13.8 ms, ran pipelined in 3.9 ms.
 pub const PIPELINED_FULL_BYTES: u64 = 64 << 20;
 
@@ -115,6 +115,7 @@ pub fn calibration_options() -> SweepOptions {
             target_time: Duration::from_millis(25),
             validate: true,
             seed: 1,
+            reuse_output: false,
         },
         budget: Duration::from_millis(1500),
         pipelined: false,

@@ -404,6 +404,12 @@ impl Device {
         W::on(self).run(variant, input)
     }
 
+    /// [`Device::run`] with the result written into `output`, a previous result kept for reuse
+    /// ([`Implements::run_into`]): CUDA's pipelined path writes into it in place where its length is the result's.
+    pub fn run_into<W: OnEveryBackend>(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()> {
+        W::on(self).run_into(variant, input, output)
+    }
+
     /// Measures every phase of `variant` on `input` with the harness ([`measure`]), timed on the backend itself (no
     /// dispatch through this enum inside the timed loops).
     pub fn measure<W: OnEveryBackend>(
@@ -592,6 +598,10 @@ impl<W: OnEveryBackend> Implements<W> for Device {
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
         Device::run::<W>(self, variant, input)
     }
+
+    fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()> {
+        Device::run_into::<W>(self, variant, input, output)
+    }
 }
 
 /// One backend's [`Implements<W>`] seen through an object-safe interface: the resident data as `dyn Any`, the
@@ -615,6 +625,8 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     fn download(&self, resident: &mut (dyn Any + Send)) -> Result<W::Output>;
     /// [`Implements::run`].
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output>;
+    /// [`Implements::run_into`].
+    fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()>;
     /// [`measure`] on the concrete backend.
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement>;
     /// [`measure_end_to_end`] on the concrete backend.
@@ -664,6 +676,10 @@ where
 
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
         Implements::<W>::run(self, variant, input)
+    }
+
+    fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()> {
+        Implements::<W>::run_into(self, variant, input, output)
     }
 
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement> {

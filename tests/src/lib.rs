@@ -33,6 +33,43 @@ pub trait LargeCases: Workload {
     fn large_params() -> Vec<Self::Params>;
 }
 
+/// Spoils a result kept for reuse, so that a backend that writes into it ([`Implements::run_into`]) and leaves any
+/// element unwritten fails its check: every element becomes a finite value far from any workload's result (a NaN
+/// would be a special value the checks treat by its own rules).
+pub trait SpoilOutput: Workload {
+    /// Overwrites every element of `output` with a wrong value.
+    fn spoil(output: &mut Self::Output);
+}
+
+/// The wrong value every spoiled `f32` element holds.
+const SPOILED_F32: f32 = 1.0e30;
+
+macro_rules! spoil_vectors {
+    ($($workload:ty => $value:expr),* $(,)?) => {$(
+        impl SpoilOutput for $workload {
+            fn spoil(output: &mut Self::Output) {
+                output.fill($value);
+            }
+        }
+    )*};
+}
+
+spoil_vectors!(
+    Square => SPOILED_F32,
+    Saxpy => SPOILED_F32,
+    Softmax => SPOILED_F32,
+    Stencil => SPOILED_F32,
+    Matmul => SPOILED_F32,
+    Histogram => u32::MAX,
+    Mandelbrot => u32::MAX,
+);
+
+impl SpoilOutput for Sum {
+    fn spoil(output: &mut f64) {
+        *output = 1.0e300;
+    }
+}
+
 /// 2^25 + 5 `f32` values: 128 MiB and a little, with an odd tail.
 const BEYOND_128_MIB: usize = (1 << 25) + 5;
 
@@ -86,39 +123,57 @@ impl LargeCases for Matmul {
 }
 
 /// Runs `variant` of `W` on `backend` at every conformance size and on every special input, checking each output
-/// against the reference. Returns how many inputs passed, or the first failure with its input named.
+/// against the reference; at each conformance size it also runs into reused outputs ([`Implements::run_into`]): one
+/// of the result's length holding wrong values, and the previous size's result. Returns how many inputs passed, or
+/// the first failure with its input named.
 pub fn conform<W, B>(backend: &B, variant: &str) -> Result<usize, String>
 where
-    W: Workload,
+    W: SpoilOutput,
     B: Implements<W>,
 {
-    conform_at::<W, B>(backend, variant, W::conformance_params(), W::special_inputs())
+    conform_at::<W, B>(backend, variant, W::conformance_params(), W::special_inputs(), true)
 }
 
 /// Runs `variant` of `W` on `backend` for generated inputs of each of `params` and for `special` inputs, checking
-/// each output against the reference.
+/// each output against the reference, and where `into_reused`, each generated input into reused outputs too (see
+/// [`conform`]).
 pub fn conform_at<W, B>(
     backend: &B,
     variant: &str,
     params: Vec<W::Params>,
     special: Vec<(&'static str, W::Input)>,
+    into_reused: bool,
 ) -> Result<usize, String>
 where
-    W: Workload,
+    W: SpoilOutput,
     B: Implements<W>,
 {
     let generated = params.into_iter().map(|p| {
         let input = W::generate(&p, SEED).map_err(|e| format!("generating {p}: {e}"))?;
-        Ok::<_, String>((p.to_string(), input))
+        Ok::<_, String>((p.to_string(), input, into_reused))
     });
-    let special = special.into_iter().map(|(label, input)| Ok::<_, String>((label.to_owned(), input)));
+    let special = special.into_iter().map(|(label, input)| Ok::<_, String>((label.to_owned(), input, false)));
     let precision = backend.precision(variant);
     let mut passed = 0;
+    let mut previous: Option<W::Output> = None;
     for case in generated.chain(special) {
-        let (label, input) = case?;
+        let (label, input, into_reused) = case?;
         let expected = W::reference(&input).map_err(|e| format!("reference for {label}: {e}"))?;
         let actual = backend.run(variant, &input).map_err(|e| format!("{label}: {e}"))?;
         W::check(&input, &expected, &actual, precision).map_err(|m| format!("{label}: {m}"))?;
+        if into_reused {
+            let mut reused = actual.clone();
+            W::spoil(&mut reused);
+            let what = format!("{label} into a reused output of its length holding wrong values");
+            backend.run_into(variant, &input, &mut reused).map_err(|e| format!("{what}: {e}"))?;
+            W::check(&input, &expected, &reused, precision).map_err(|m| format!("{what}: {m}"))?;
+            if let Some(mut other) = previous.take() {
+                let what = format!("{label} into the previous size's output");
+                backend.run_into(variant, &input, &mut other).map_err(|e| format!("{what}: {e}"))?;
+                W::check(&input, &expected, &other, precision).map_err(|m| format!("{what}: {m}"))?;
+            }
+            previous = Some(actual);
+        }
         passed += 1;
     }
     Ok(passed)
@@ -129,7 +184,7 @@ where
 /// names a mode of it (`cuda-pipelined`).
 pub fn variant_trials<W, B>(backend: &Arc<B>, label: &str) -> Vec<Trial>
 where
-    W: LargeCases,
+    W: LargeCases + SpoilOutput,
     B: Implements<W> + 'static,
 {
     let mut trials = Vec::new();
@@ -149,7 +204,7 @@ where
             let kind = label.to_owned();
             trials.push(Trial::test(name, move || {
                 let sizes: Vec<String> = large.iter().map(ToString::to_string).collect();
-                conform_at::<W, B>(&b, variant, large, Vec::new())?;
+                conform_at::<W, B>(&b, variant, large, Vec::new(), false)?;
                 println!("    {kind} {} {variant}: {} matches the reference", W::NAME, sizes.join(", "));
                 Ok(())
             }));

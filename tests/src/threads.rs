@@ -16,8 +16,8 @@ use libtest_mimic::Trial;
 /// Threads sharing the backend.
 pub const THREADS: usize = 8;
 
-/// Measures and runs every variant of `W` at its smallest quick size, with this thread's own seed, checking each
-/// output against the reference.
+/// Measures and runs every variant of `W` at its smallest quick size, with this thread's own seed (every other
+/// thread's measurement writing into a reused output), checking each output against the reference.
 fn exercise<W: Workload, B: Implements<W>>(backend: &B, thread: usize) -> Result<(), String> {
     let params = W::quick_ladder().into_iter().next().ok_or("no quick size")?;
     let options = MeasureOptions {
@@ -28,6 +28,8 @@ fn exercise<W: Workload, B: Implements<W>>(backend: &B, thread: usize) -> Result
         target_time: Duration::ZERO,
         validate: true,
         seed: 1000 + thread as u64,
+        // Half the threads time their runs into a reused output (`run_into`), checked after the last run.
+        reuse_output: thread % 2 == 1,
     };
     let input = W::generate(&params, options.seed).map_err(|e| e.to_string())?;
     let expected = W::reference(&input).map_err(|e| e.to_string())?;

@@ -228,6 +228,12 @@ where
     if let Some(note) = &transfer_note {
         out!("  {note}");
     }
+    if options.reuse_output {
+        out!(
+            "  end-to-end into the previous run's output vector (run_into): written in place on CUDA's pipelined path, \
+             a fresh output moved in elsewhere"
+        );
+    }
     let peak = backend.copy_bandwidth(COPY_PROBE_BYTES)?;
     let percent: Vec<String> =
         rows.iter().map(|m| format!("{} {:.0}%", m.variant, 100.0 * m.gb_per_s(m.kernel.median) / peak)).collect();
@@ -367,9 +373,11 @@ where
 /// The note under a table whose end-to-end column went through CUDA's pipelined path.
 fn pipelined_note() -> String {
     format!(
-        "end-to-end pipelined: chunks of {} MiB through {} streams, host staging, both copies and the kernels \
-         overlapping; upload and download alone go through pinned staging",
-        gpuworthy::cuda::PIPELINE_CHUNK_BYTES >> 20,
+        "end-to-end pipelined: chunks of a {}th of the data ({}-{} MiB) through {} streams, host staging, both copies \
+         and the kernels overlapping; upload and download alone go through pinned staging",
+        gpuworthy::cuda::PIPELINE_CHUNKS,
+        gpuworthy::cuda::PIPELINE_CHUNK_MIN_BYTES >> 20,
+        gpuworthy::cuda::PIPELINE_CHUNK_MAX_BYTES >> 20,
         gpuworthy::cuda::PIPELINE_LANES
     )
 }
@@ -605,9 +613,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Run { workload, size, backend, variant, quick, no_validate, pinned, pipelined, params, lessons } => {
+        Command::Run {
+            workload,
+            size,
+            backend,
+            variant,
+            quick,
+            no_validate,
+            pinned,
+            pipelined,
+            reuse_output,
+            params,
+            lessons,
+        } => {
             let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
             options.validate = !no_validate;
+            options.reuse_output = reuse_output;
             if lessons.no_spin_up {
                 options.spin_up = Duration::ZERO;
             }

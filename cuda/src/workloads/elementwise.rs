@@ -90,20 +90,21 @@ impl CudaBackend {
         self.launch_elementwise(&self.stream, variant, a, &r.x.slice(..), &mut r.y.slice_mut(..), r.n)
     }
 
-    /// A pipelined run (see [`HostMemory::Pipelined`]): `x` (and saxpy's `y`) uploaded chunk by chunk, each chunk's
-    /// result downloaded while the next ones are staged, copied and computed. `a` is saxpy's scalar.
+    /// A pipelined run (see [`HostMemory::Pipelined`]) into `output`: `x` (and saxpy's `y`) uploaded chunk by chunk,
+    /// each chunk's result downloaded while the next ones are staged, copied and computed. `a` is saxpy's scalar.
     fn run_elementwise_pipelined(
         &self,
         variant: &Variant<Grid>,
         a: Option<f32>,
         x: &[f32],
         y: Option<&[f32]>,
-    ) -> Result<Vec<f32>> {
+        output: &mut Vec<f32>,
+    ) -> Result<()> {
         self.prepare_kernels(variant)?;
         let n = x.len();
-        let mut output = crate::memory::fresh_host_vec::<f32>(n);
+        crate::memory::host_output(output, n);
         if n == 0 {
-            return Ok(output);
+            return Ok(());
         }
         let (ranges, chunks) = element_chunks(n, if y.is_some() { 2 } else { 1 }, true);
         let mut devices = vec![self.uninit::<f32>(n)?];
@@ -115,7 +116,8 @@ impl CudaBackend {
             }
             None => (vec![x], OutputFrom::Buffer(separate.insert(self.uninit::<f32>(n)?))),
         };
-        let job = Pipeline { inputs, chunks, output_from, launch_on_backend_stream: false, output: &mut output };
+        let job =
+            Pipeline { inputs, chunks, output_from, launch_on_backend_stream: false, output: output.as_mut_slice() };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();
             match output_from {
@@ -139,8 +141,7 @@ impl CudaBackend {
                     )
                 }
             }
-        })?;
-        Ok(output)
+        })
     }
 }
 
@@ -171,10 +172,17 @@ impl Implements<Square> for CudaBackend {
     }
 
     fn run(&self, variant: &str, x: &Vec<f32>) -> Result<Vec<f32>> {
+        let mut output = Vec::new();
+        Implements::<Square>::run_into(self, variant, x, &mut output)?;
+        Ok(output)
+    }
+
+    fn run_into(&self, variant: &str, x: &Vec<f32>, output: &mut Vec<f32>) -> Result<()> {
         if self.host_memory() != HostMemory::Pipelined {
-            return phased::<Square>(self, variant, x);
+            *output = phased::<Square>(self, variant, x)?;
+            return Ok(());
         }
-        self.run_elementwise_pipelined(SQUARE.lookup::<Square, _>(self, variant)?, None, x, None)
+        self.run_elementwise_pipelined(SQUARE.lookup::<Square, _>(self, variant)?, None, x, None, output)
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
@@ -215,12 +223,19 @@ impl Implements<Saxpy> for CudaBackend {
     }
 
     fn run(&self, variant: &str, input: &SaxpyInput) -> Result<Vec<f32>> {
+        let mut output = Vec::new();
+        Implements::<Saxpy>::run_into(self, variant, input, &mut output)?;
+        Ok(output)
+    }
+
+    fn run_into(&self, variant: &str, input: &SaxpyInput, output: &mut Vec<f32>) -> Result<()> {
         if self.host_memory() != HostMemory::Pipelined {
-            return phased::<Saxpy>(self, variant, input);
+            *output = phased::<Saxpy>(self, variant, input)?;
+            return Ok(());
         }
         Saxpy::validate(input)?;
         let variant = SAXPY.lookup::<Saxpy, _>(self, variant)?;
-        self.run_elementwise_pipelined(variant, Some(input.a), &input.x, Some(&input.y))
+        self.run_elementwise_pipelined(variant, Some(input.a), &input.x, Some(&input.y), output)
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {

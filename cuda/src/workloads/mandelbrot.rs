@@ -52,22 +52,30 @@ impl Implements<Mandelbrot> for CudaBackend {
         self.launch_mandelbrot(&self.stream, variant, &r.params, &mut r.counts, 0..r.params.height)
     }
 
+    /// [`Implements::run_into`] into a fresh vector.
+    fn run(&self, variant: &str, p: &MandelbrotParams) -> Result<Vec<u32>> {
+        let mut output = Vec::new();
+        Implements::<Mandelbrot>::run_into(self, variant, p, &mut output)?;
+        Ok(output)
+    }
+
     /// Pipelined by rows (see [`HostMemory::Pipelined`]): nothing to upload; each chunk of rows is downloaded while
     /// the next ones are computed.
-    fn run(&self, variant: &str, p: &MandelbrotParams) -> Result<Vec<u32>> {
+    fn run_into(&self, variant: &str, p: &MandelbrotParams, output: &mut Vec<u32>) -> Result<()> {
         if self.host_memory() != HostMemory::Pipelined {
-            return phased::<Mandelbrot>(self, variant, p);
+            *output = phased::<Mandelbrot>(self, variant, p)?;
+            return Ok(());
         }
         Mandelbrot::validate(p)?;
         int("image width", p.width)?;
         int("image height", p.height)?;
         let variant = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?;
         self.prepare_kernels(variant)?;
-        let mut output = crate::memory::fresh_host_vec::<u32>(p.width * p.height);
+        crate::memory::host_output(output, p.width * p.height);
         if output.is_empty() {
-            return Ok(output);
+            return Ok(());
         }
-        let row_ranges: Vec<_> = split(p.height, units_per_chunk(4 * p.width, 1)).collect();
+        let row_ranges: Vec<_> = split(p.height, units_per_chunk(4 * p.width, p.height, 1)).collect();
         let elements = |r: &Range<usize>| r.start * p.width..r.end * p.width;
         let mut counts = self.uninit::<u32>(p.width * p.height)?;
         let chunks = row_ranges
@@ -79,13 +87,13 @@ impl Implements<Mandelbrot> for CudaBackend {
             chunks,
             output_from: OutputFrom::Buffer(&mut counts),
             launch_on_backend_stream: false,
-            output: &mut output,
+            output: output.as_mut_slice(),
         };
         self.pipelined(job, &mut [], &mut |stream, c, _, output_from| {
             let OutputFrom::Buffer(counts) = output_from else { unreachable!("mandelbrot streams its counts") };
             self.launch_mandelbrot(stream, variant, p, counts, row_ranges[c].clone())
         })?;
-        Ok(output)
+        Ok(())
     }
 
     fn download(&self, r: &mut MandelbrotResident) -> Result<Vec<u32>> {

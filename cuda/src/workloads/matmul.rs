@@ -230,13 +230,21 @@ impl Implements<Matmul> for CudaBackend {
         }
     }
 
+    /// [`Implements::run_into`] into a fresh vector.
+    fn run(&self, variant: &str, input: &MatmulInput) -> Result<Vec<f32>> {
+        let mut output = Vec::new();
+        Implements::<Matmul>::run_into(self, variant, input, &mut output)?;
+        Ok(output)
+    }
+
     /// Pipelined by row blocks of A (see [`HostMemory::Pipelined`]): B is uploaded whole first, then each chunk of
     /// A's rows (a multiple of 128, the block tiles' height) is uploaded while the rows of C before it are computed
     /// and downloaded. The cuBLAS variants run on the backend's stream, which the engine orders after each chunk's
     /// upload and before its download.
-    fn run(&self, variant: &str, input: &MatmulInput) -> Result<Vec<f32>> {
+    fn run_into(&self, variant: &str, input: &MatmulInput, output: &mut Vec<f32>) -> Result<()> {
         if self.host_memory() != HostMemory::Pipelined {
-            return phased::<Matmul>(self, variant, input);
+            *output = phased::<Matmul>(self, variant, input)?;
+            return Ok(());
         }
         Matmul::validate(input)?;
         let MatmulInput { m, k, n, .. } = *input;
@@ -245,12 +253,13 @@ impl Implements<Matmul> for CudaBackend {
         }
         let variant = self.matmul_variant(variant)?;
         Implements::<Matmul>::prepare(self, variant.name)?;
-        let mut output = crate::memory::fresh_host_vec::<f32>(m * n);
+        crate::memory::host_output(output, m * n);
         if m * n == 0 || k == 0 {
-            return Ok(output); // no products: C is zeros
+            output.fill(0.0); // no products: C is zeros (a reused output held another result)
+            return Ok(());
         }
         let b = self.to_device(&input.b)?;
-        let rows_per_chunk = units_per_chunk(4 * k, 1).next_multiple_of(128);
+        let rows_per_chunk = units_per_chunk(4 * k, m, 1).next_multiple_of(128);
         let row_ranges: Vec<Range<usize>> = split(m, rows_per_chunk).collect();
         let mut devices = vec![self.uninit::<f32>(m * k)?];
         let mut c = self.uninit::<f32>(m * n)?;
@@ -270,7 +279,7 @@ impl Implements<Matmul> for CudaBackend {
             chunks,
             output_from: OutputFrom::Buffer(&mut c),
             launch_on_backend_stream: blas.is_some(), // cuBLAS's handles are bound to the backend's stream
-            output: &mut output,
+            output: output.as_mut_slice(),
         };
         self.pipelined(job, &mut devices, &mut |stream, ci, devices, output_from| {
             let OutputFrom::Buffer(c) = output_from else { unreachable!("matmul streams its own output buffer") };
@@ -299,7 +308,7 @@ impl Implements<Matmul> for CudaBackend {
                 (_, None) => unreachable!("cuBLAS was opened above for its variants"),
             }
         })?;
-        Ok(output)
+        Ok(())
     }
 
     fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {

@@ -101,11 +101,19 @@ impl Implements<Softmax> for CudaBackend {
         self.launch_softmax(&self.stream, variant, views)
     }
 
+    /// [`Implements::run_into`] into a fresh vector.
+    fn run(&self, variant: &str, input: &SoftmaxInput) -> Result<Vec<f32>> {
+        let mut output = Vec::new();
+        Implements::<Softmax>::run_into(self, variant, input, &mut output)?;
+        Ok(output)
+    }
+
     /// Pipelined by rows (see [`HostMemory::Pipelined`]): each chunk is as many whole rows as fit in a pipeline
     /// chunk (at least one).
-    fn run(&self, variant: &str, input: &SoftmaxInput) -> Result<Vec<f32>> {
+    fn run_into(&self, variant: &str, input: &SoftmaxInput, output: &mut Vec<f32>) -> Result<()> {
         if self.host_memory() != HostMemory::Pipelined {
-            return phased::<Softmax>(self, variant, input);
+            *output = phased::<Softmax>(self, variant, input)?;
+            return Ok(());
         }
         Softmax::validate(input)?;
         int("softmax rows", input.rows)?;
@@ -113,11 +121,11 @@ impl Implements<Softmax> for CudaBackend {
         let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         let (rows, cols) = (input.rows, input.cols);
-        let mut output = crate::memory::fresh_host_vec::<f32>(rows * cols);
+        crate::memory::host_output(output, rows * cols);
         if rows * cols == 0 {
-            return Ok(output);
+            return Ok(());
         }
-        let row_ranges: Vec<_> = split(rows, units_per_chunk(4 * cols, 1)).collect();
+        let row_ranges: Vec<_> = split(rows, units_per_chunk(4 * cols, rows, 1)).collect();
         let elements = |r: &std::ops::Range<usize>| r.start * cols..r.end * cols;
         let mut devices = vec![self.uninit::<f32>(rows * cols)?];
         let mut y = self.uninit::<f32>(rows * cols)?;
@@ -131,7 +139,7 @@ impl Implements<Softmax> for CudaBackend {
             chunks,
             output_from: OutputFrom::Buffer(&mut y),
             launch_on_backend_stream: false,
-            output: &mut output,
+            output: output.as_mut_slice(),
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let OutputFrom::Buffer(y) = output_from else { unreachable!("softmax streams its own output buffer") };
@@ -146,7 +154,7 @@ impl Implements<Softmax> for CudaBackend {
             };
             self.launch_softmax(stream, variant, views)
         })?;
-        Ok(output)
+        Ok(())
     }
 
     fn download(&self, r: &mut SoftmaxResident) -> Result<Vec<f32>> {

@@ -62,13 +62,21 @@ impl Implements<Stencil> for CudaBackend {
         self.launch_stencil(&self.stream, variant, &r.src, &mut r.dst, shape, 0..r.height)
     }
 
+    /// [`Implements::run_into`] into a fresh vector.
+    fn run(&self, variant: &str, input: &StencilInput) -> Result<Vec<f32>> {
+        let mut output = Vec::new();
+        Implements::<Stencil>::run_into(self, variant, input, &mut output)?;
+        Ok(output)
+    }
+
     /// Pipelined by rows with halos (see [`HostMemory::Pipelined`]): chunk c uploads its rows and computes the rows
     /// whose neighbours are all on the device by then, from the last row of chunk c - 1 to the last but one of its
     /// own (the last chunk finishes the image), waiting for the uploads of the two chunks before it, which ran on
     /// other streams.
-    fn run(&self, variant: &str, input: &StencilInput) -> Result<Vec<f32>> {
+    fn run_into(&self, variant: &str, input: &StencilInput, output: &mut Vec<f32>) -> Result<()> {
         if self.host_memory() != HostMemory::Pipelined {
-            return phased::<Stencil>(self, variant, input);
+            *output = phased::<Stencil>(self, variant, input)?;
+            return Ok(());
         }
         Stencil::validate(input)?;
         let variant = STENCIL.lookup::<Stencil, _>(self, variant)?;
@@ -76,12 +84,12 @@ impl Implements<Stencil> for CudaBackend {
         let (height, width) = (input.height, input.width);
         int("image height", height)?;
         int("image width", width)?;
-        let mut output = crate::memory::fresh_host_vec::<f32>(height * width);
+        crate::memory::host_output(output, height * width);
         if height * width == 0 {
-            return Ok(output);
+            return Ok(());
         }
         // At least two rows a chunk, so that the rows a kernel reads above its first are in the chunk before.
-        let uploaded: Vec<_> = split(height, units_per_chunk(4 * width, 2)).collect();
+        let uploaded: Vec<_> = split(height, units_per_chunk(4 * width, height, 2)).collect();
         let last = uploaded.len() - 1;
         let computed: Vec<Range<usize>> = uploaded
             .iter()
@@ -105,13 +113,13 @@ impl Implements<Stencil> for CudaBackend {
             chunks,
             output_from: OutputFrom::Buffer(&mut dst),
             launch_on_backend_stream: false,
-            output: &mut output,
+            output: output.as_mut_slice(),
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let OutputFrom::Buffer(dst) = output_from else { unreachable!("stencil streams its own output buffer") };
             self.launch_stencil(stream, variant, &devices[0], dst, (height, width), computed[c].clone())
         })?;
-        Ok(output)
+        Ok(())
     }
 
     fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
