@@ -406,6 +406,21 @@ impl Device {
 
     /// [`Device::run`] with the result written into `output`, a previous result kept for reuse
     /// ([`Implements::run_into`]): CUDA's pipelined path writes into it in place where its length is the result's.
+    ///
+    /// ```
+    /// use gpuworthy::Device;
+    /// use gpuworthy::core::{Workload, workloads::{Len, Square}};
+    ///
+    /// let device = Device::cpu()?;
+    /// let variant = device.best_variant::<Square>(&Len(1000));
+    /// let mut y = Vec::new();
+    /// for seed in 0..3 {
+    ///     let x = Square::generate(&Len(1000), seed)?;
+    ///     device.run_into::<Square>(variant, &x, &mut y)?; // y is this input's result, whatever it held
+    ///     assert_eq!(y[7], x[7] * x[7]);
+    /// }
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
     pub fn run_into<W: OnEveryBackend>(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()> {
         W::on(self).run_into(variant, input, output)
     }
