@@ -74,6 +74,22 @@ fn the_timing_lessons_run_on_the_cpu() {
 }
 
 #[test]
+fn a_run_into_a_reused_output_is_checked_and_says_so() {
+    let out = gpuworthy(&["run", "softmax", "--size", "33x1000", "--backend", "cpu", "--quick", "--reuse-output"]);
+    expect(&out, "run softmax --reuse-output", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("into the previous run's output vector"), "{stdout}");
+    // The variants' rows: between the table's header and its first note.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("variant"))
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("kernel clock"))
+        .collect();
+    assert!(!rows.is_empty() && rows.iter().all(|l| l.trim_end().ends_with("ok")), "{stdout}");
+}
+
+#[test]
 fn the_help_names_the_tool_and_the_device_forms() {
     let version = gpuworthy(&["--version"]);
     assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), format!("gpuworthy {}", env!("CARGO_PKG_VERSION")));
