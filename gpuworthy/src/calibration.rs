@@ -88,8 +88,9 @@ pub fn calibration_ladder<W: Workload>() -> Vec<W::Params> {
 
 /// The bytes a run moves from which CUDA's pipelined path has chunks enough to overlap (four chunks each way, of 4
 /// MiB or more). Calibration's ladder stops below it for most workloads (square at 2^22 elements moves 32 MiB: four
-/// chunks of 4 MiB up, four down, one lane-round each), where a pipelined run is mostly filling and draining, and a curve through such sizes alone extrapolates
-/// as if it never overlapped: mandelbrot 4096x4096, predicted from 1024x1024 at 13.8 ms, ran pipelined in 3.9 ms.
+/// chunks of 4 MiB up and four down, each lane used about once), where a pipelined run is mostly filling and
+/// draining, and a curve through such sizes alone extrapolates as if it never overlapped: mandelbrot 4096x4096,
+/// predicted from 1024x1024 at 13.8 ms, ran pipelined in 3.9 ms.
 pub const PIPELINED_FULL_BYTES: u64 = 64 << 20;
 
 /// The sizes calibration times a pipelined path at: `ladder`, and where its largest moves fewer than

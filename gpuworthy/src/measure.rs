@@ -192,14 +192,26 @@ where
 {
     backend.prepare(variant)?;
     let output = backend.run(variant, input)?;
-    let precision = backend.precision(variant);
-    let check = check_output::<W>(input, &output, precision, options)?;
-    let (stats, reused) = warm_end_to_end(backend, variant, input, options, output)?;
-    Ok((stats, check_reused::<W>(input, check, reused.as_ref(), precision, options)?))
+    checked_end_to_end(backend, variant, input, options, output)
 }
 
-/// The check to report: the first call's, or where it passed and the runs wrote into a reused output, that output's
-/// check after the last of them.
+/// The first call's `output` checked when the options validate, then the end-to-end phase timed
+/// ([`warm_end_to_end`]); the check reported is the first call's, or where it passed and the runs wrote into a reused
+/// output, that output's after the last of them.
+fn checked_end_to_end<W: Workload, B: Implements<W>>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    options: &MeasureOptions,
+    output: W::Output,
+) -> Result<(Stats, Option<CheckResult>)> {
+    let precision = backend.precision(variant);
+    let first = check_output::<W>(input, &output, precision, options)?;
+    let (stats, reused) = warm_end_to_end(backend, variant, input, options, output)?;
+    Ok((stats, check_reused::<W>(input, first, reused.as_ref(), precision, options)?))
+}
+
+/// The check to report: `first`, or where it passed and there is a `reused` output, that output's.
 fn check_reused<W: Workload>(
     input: &W::Input,
     first: Option<CheckResult>,
@@ -290,12 +302,8 @@ where
 
     let params = W::params(input);
     let precision = backend.precision(variant);
-    let first_check = check_output::<W>(input, &output, precision, options)?;
     let cost = W::cost_of_run(&params, &output);
-
-    let (end_to_end, reused) = warm_end_to_end(backend, variant, input, options, output)?;
-    let check = check_reused::<W>(input, first_check, reused.as_ref(), precision, options)?;
-    drop(reused);
+    let (end_to_end, check) = checked_end_to_end(backend, variant, input, options, output)?;
 
     // Upload alone: each repetition makes a fresh resident copy; it is dropped outside the timed region.
     let upload = repeat(options, || {

@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, phased};
+use super::{config, phased, run_into_fresh};
 use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
 
@@ -172,9 +172,7 @@ impl Implements<Square> for CudaBackend {
     }
 
     fn run(&self, variant: &str, x: &Vec<f32>) -> Result<Vec<f32>> {
-        let mut output = Vec::new();
-        Implements::<Square>::run_into(self, variant, x, &mut output)?;
-        Ok(output)
+        run_into_fresh::<Square>(self, variant, x)
     }
 
     fn run_into(&self, variant: &str, x: &Vec<f32>, output: &mut Vec<f32>) -> Result<()> {
@@ -223,9 +221,7 @@ impl Implements<Saxpy> for CudaBackend {
     }
 
     fn run(&self, variant: &str, input: &SaxpyInput) -> Result<Vec<f32>> {
-        let mut output = Vec::new();
-        Implements::<Saxpy>::run_into(self, variant, input, &mut output)?;
-        Ok(output)
+        run_into_fresh::<Saxpy>(self, variant, input)
     }
 
     fn run_into(&self, variant: &str, input: &SaxpyInput, output: &mut Vec<f32>) -> Result<()> {

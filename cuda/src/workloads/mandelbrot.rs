@@ -8,7 +8,7 @@ use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int, phased};
+use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
 
@@ -52,11 +52,8 @@ impl Implements<Mandelbrot> for CudaBackend {
         self.launch_mandelbrot(&self.stream, variant, &r.params, &mut r.counts, 0..r.params.height)
     }
 
-    /// [`Implements::run_into`] into a fresh vector.
     fn run(&self, variant: &str, p: &MandelbrotParams) -> Result<Vec<u32>> {
-        let mut output = Vec::new();
-        Implements::<Mandelbrot>::run_into(self, variant, p, &mut output)?;
-        Ok(output)
+        run_into_fresh::<Mandelbrot>(self, variant, p)
     }
 
     /// Pipelined by rows (see [`HostMemory::Pipelined`]): nothing to upload; each chunk of rows is downloaded while

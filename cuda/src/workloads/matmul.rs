@@ -17,7 +17,7 @@ use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg
 use gpuworthy_core::workloads::{Matmul, MatmulInput};
 use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant, VariantTable, Workload};
 
-use super::{config, int, phased};
+use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
 
@@ -230,11 +230,8 @@ impl Implements<Matmul> for CudaBackend {
         }
     }
 
-    /// [`Implements::run_into`] into a fresh vector.
     fn run(&self, variant: &str, input: &MatmulInput) -> Result<Vec<f32>> {
-        let mut output = Vec::new();
-        Implements::<Matmul>::run_into(self, variant, input, &mut output)?;
-        Ok(output)
+        run_into_fresh::<Matmul>(self, variant, input)
     }
 
     /// Pipelined by row blocks of A (see [`HostMemory::Pipelined`]): B is uploaded whole first, then each chunk of

@@ -44,6 +44,18 @@ where
     backend.download(&mut resident)
 }
 
+/// [`Implements::run_into`] into a fresh, empty output: the `run` of a workload whose pipelined path writes into the
+/// caller's output, so that `run` and `run_into` are one path.
+pub(crate) fn run_into_fresh<W: Workload>(backend: &CudaBackend, variant: &str, input: &W::Input) -> Result<W::Output>
+where
+    CudaBackend: Implements<W>,
+    W::Output: Default,
+{
+    let mut output = W::Output::default();
+    backend.run_into(variant, input, &mut output)?;
+    Ok(output)
+}
+
 impl CudaBackend {
     /// A device buffer of `len` elements (at least one), not initialised: for buffers that a copy or a kernel fills
     /// completely before anything reads them.

@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg
 use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
 use gpuworthy_core::{BackendKind, Error, Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int, phased};
+use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
 
@@ -101,11 +101,8 @@ impl Implements<Softmax> for CudaBackend {
         self.launch_softmax(&self.stream, variant, views)
     }
 
-    /// [`Implements::run_into`] into a fresh vector.
     fn run(&self, variant: &str, input: &SoftmaxInput) -> Result<Vec<f32>> {
-        let mut output = Vec::new();
-        Implements::<Softmax>::run_into(self, variant, input, &mut output)?;
-        Ok(output)
+        run_into_fresh::<Softmax>(self, variant, input)
     }
 
     /// Pipelined by rows (see [`HostMemory::Pipelined`]): each chunk is as many whole rows as fit in a pipeline

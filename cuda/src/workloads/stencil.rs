@@ -8,7 +8,7 @@ use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use gpuworthy_core::workloads::{Stencil, StencilInput};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int, phased};
+use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
 
@@ -62,11 +62,8 @@ impl Implements<Stencil> for CudaBackend {
         self.launch_stencil(&self.stream, variant, &r.src, &mut r.dst, shape, 0..r.height)
     }
 
-    /// [`Implements::run_into`] into a fresh vector.
     fn run(&self, variant: &str, input: &StencilInput) -> Result<Vec<f32>> {
-        let mut output = Vec::new();
-        Implements::<Stencil>::run_into(self, variant, input, &mut output)?;
-        Ok(output)
+        run_into_fresh::<Stencil>(self, variant, input)
     }
 
     /// Pipelined by rows with halos (see [`HostMemory::Pipelined`]): chunk c uploads its rows and computes the rows
