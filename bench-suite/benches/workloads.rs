@@ -333,13 +333,13 @@ fn main() {
     }
     // The columns: each backend benchmarked, in the order of `BackendKind::ALL`, labelled as every report labels it.
     let labels = BENCHED.with(|b| b.borrow().clone());
-    let backends: Vec<(String, String)> = BackendKind::ALL
+    let backends: Vec<(BackendKind, String)> = BackendKind::ALL
         .iter()
         .filter(|k| estimates.iter().any(|e| e.backend == k.name()))
         .map(|k| {
             let label =
                 labels.iter().find(|(kind, _)| kind == k).map_or_else(|| k.name().to_owned(), |(_, l)| l.clone());
-            (k.name().to_owned(), label)
+            (*k, label)
         })
         .collect();
     println!("{}", table(&estimates, &backends));

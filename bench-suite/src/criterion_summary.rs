@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::SystemTime;
 
+use gpuworthy::core::BackendKind;
 use serde::Deserialize;
 
 /// One benchmark's median, as criterion estimated it.
@@ -111,9 +112,9 @@ pub const PIPELINED_PHASE: &str = "end_to_end_pipelined";
 /// The table: per workload and size (in the order first seen, which is ladder order within a workload), each
 /// backend's fastest kernel (data resident) and fastest time with the data on the host (the kernel on the CPU,
 /// which computes where the data is; on a GPU the faster of `end_to_end` and [`PIPELINED_PHASE`], the winner named
-/// `(pipelined)` where that was faster), and the winner of each. `backends` orders the columns:
-/// each backend's name in the benchmark ids, and its label in reports (`wgpu(cpu)` for a CPU adapter).
-pub fn table(estimates: &[Estimate], backends: &[(String, String)]) -> String {
+/// `(pipelined)` where that was faster), and the winner of each. `backends` orders the columns: each backend (its
+/// name in the benchmark ids is [`BackendKind::name`]) and its label in reports (`wgpu(cpu)` for a CPU adapter).
+pub fn table(estimates: &[Estimate], backends: &[(BackendKind, String)]) -> String {
     use std::fmt::Write;
     let mut sizes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for e in estimates {
@@ -137,11 +138,11 @@ pub fn table(estimates: &[Estimate], backends: &[(String, String)]) -> String {
         let mut sorted = sizes.clone();
         sorted.sort_by(|a, b| size_key(a).total_cmp(&size_key(b)));
         for size in sorted {
-            let best = |backend: &str, host: bool| -> Best {
+            let best = |backend: BackendKind, host: bool| -> Best {
                 estimates
                     .iter()
-                    .filter(|e| e.workload == workload && e.size == size && e.backend == backend)
-                    .filter(|e| match (host, backend == "cpu") {
+                    .filter(|e| e.workload == workload && e.size == size && e.backend == backend.name())
+                    .filter(|e| match (host, backend == BackendKind::Cpu) {
                         (false, _) | (true, true) => e.phase == "kernel",
                         (true, false) => e.phase == "end_to_end" || e.phase == PIPELINED_PHASE,
                     })
@@ -154,8 +155,8 @@ pub fn table(estimates: &[Estimate], backends: &[(String, String)]) -> String {
             let mut line = format!("  {size:<14}");
             let mut winners: [Option<(f64, &str, String)>; 2] = [None, None];
             for (b, label) in backends {
-                let resident = best(b, false);
-                let host = best(b, true);
+                let resident = best(*b, false);
+                let host = best(*b, true);
                 let cell = match (&resident, &host) {
                     (None, None) => "-".to_owned(),
                     _ => format!(
@@ -228,7 +229,7 @@ mod tests {
         write_benchmark(&root, "square", "cuda/vec4/upload", "2^20", 400_000.0);
         let estimates = read_estimates(&root, since);
         assert_eq!(estimates.len(), 5, "{estimates:?}");
-        let table = table(&estimates, &[("cpu".into(), "cpu".into()), ("cuda".into(), "cuda".into())]);
+        let table = table(&estimates, &[(BackendKind::Cpu, "cpu".into()), (BackendKind::Cuda, "cuda".into())]);
         let row = table.lines().find(|l| l.trim_start().starts_with("2^20")).unwrap();
         assert!(row.contains("300 µs | 300 µs"), "{table}");
         assert!(row.contains("cuda vec4") && row.trim_end().ends_with("cpu simd"), "{table}");

@@ -8,7 +8,7 @@ use gpuworthy::core::Precision;
 use gpuworthy::measure::{Measurement, Stats};
 
 pub use gpuworthy::measure::duration;
-use gpuworthy::sweep::{Row, WorkloadSweep, best, cpu_label, labels, sizes};
+use gpuworthy::sweep::{HostWinner, Row, Winner, WorkloadSweep, best, cpu_label, labels, sizes};
 
 /// A median with its interquartile spread: `4.21 µs ±3%`.
 pub fn stats(s: &Stats) -> String {
@@ -87,22 +87,17 @@ pub fn table(sweep: &WorkloadSweep) -> String {
                 let _ = write!(out, " {e2e:>12}");
             }
         }
-        let winner = |time: &dyn Fn(&Row) -> f64| {
-            let mut ranked: Vec<&Row> = backends.iter().filter_map(|b| best(rows, &size, b, |r| time(r))).collect();
-            ranked.sort_by(|a, b| time(a).total_cmp(&time(b)));
-            match ranked.as_slice() {
-                [first, second, ..] => format!("{} {:.1}x", first.label, time(second) / time(first)),
-                [only] => only.label.clone(),
-                [] => "-".into(),
-            }
+        let show = |w: Option<Winner>| match w {
+            Some(Winner { row, over_runner_up: Some(x) }) => format!("{} {x:.1}x", row.label),
+            Some(Winner { row, over_runner_up: None }) => row.label.clone(),
+            None => "-".into(),
         };
-        // With the data on the host the CPU computes where the data is: no winner without the CPU at this size.
-        let host_winner = if best(rows, &size, &cpu_label(), Row::host_time).is_some() {
-            winner(&Row::host_time)
-        } else {
-            "cpu not measured".to_owned()
+        let host_winner = match sweep.host_winner(&size) {
+            HostWinner::Winner(w) => show(Some(w)),
+            HostWinner::CpuNotMeasured => "cpu not measured".to_owned(),
+            HostWinner::NoneMeasured => show(None),
         };
-        let _ = writeln!(out, "  {:<24} {:<24}", winner(&|r: &Row| r.kernel_s), host_winner);
+        let _ = writeln!(out, "  {:<24} {:<24}", show(sweep.resident_winner(&size)), host_winner);
     }
     if rows.iter().any(|r| r.host_transfer() == "pipelined") {
         let _ = writeln!(out, "  p: end-to-end through the pipelined path (chunks overlapped on several streams)");

@@ -229,4 +229,20 @@ mod tests {
         assert_eq!(choice.device.label(), "cpu");
         assert!(choice.reason.contains("default") && choice.reason.contains("test"), "{}", choice.reason);
     }
+
+    /// Without a model, large resident data stays on a GPU where there is one; data on the host, and resident data
+    /// below [`DEFAULT_RESIDENT_BYTES`], go to the CPU. On a machine without a GPU every choice is the CPU.
+    #[test]
+    fn without_a_model_large_resident_data_stays_on_a_gpu() {
+        let devices = Device::all_available().devices;
+        let gpu = devices.iter().find(|d| d.is_gpu()).map(Device::label);
+        let auto = Auto { devices, pipelined: Vec::new(), model: None, uncalibrated: Some("test".into()) };
+        // Square moves 8 bytes per element: 2^25 elements are exactly the threshold.
+        let at_threshold = Len((DEFAULT_RESIDENT_BYTES / 8) as usize);
+        let just_below = Len(at_threshold.0 - 1);
+        let chosen = |params: &Len, placement| auto.choose::<Square>(params, placement).unwrap().device.label();
+        assert_eq!(chosen(&at_threshold, Placement::Resident), gpu.unwrap_or_else(|| "cpu".to_owned()));
+        assert_eq!(chosen(&just_below, Placement::Resident), "cpu");
+        assert_eq!(chosen(&at_threshold, Placement::Host), "cpu");
+    }
 }

@@ -75,15 +75,21 @@ impl DeviceSpec {
     /// per call: [`crate::auto`]). A value that is none of [`DeviceSpec::FORMS`] or `auto` is an error naming the
     /// variable.
     pub fn from_env() -> Result<Option<DeviceSpec>> {
-        const NAME: &str = "GPUWORTHY_BACKEND";
-        match env::read(NAME)? {
-            Some(text) if text.trim().eq_ignore_ascii_case("auto") => Ok(None),
-            Some(text) => text
-                .parse()
-                .map(Some)
-                .map_err(|_| env::invalid_value(NAME, &text, &format!("auto, {}", DeviceSpec::FORMS))),
+        match env::read(Self::ENV)? {
+            Some(text) => Self::from_env_value(&text),
             None => Ok(None),
         }
+    }
+
+    /// The variable [`DeviceSpec::from_env`] reads.
+    const ENV: &str = "GPUWORTHY_BACKEND";
+
+    /// What a set, non-empty `GPUWORTHY_BACKEND` of `text` means.
+    fn from_env_value(text: &str) -> Result<Option<DeviceSpec>> {
+        if text.trim().eq_ignore_ascii_case("auto") {
+            return Ok(None);
+        }
+        text.parse().map(Some).map_err(|_| env::invalid_value(Self::ENV, text, &format!("auto, {}", DeviceSpec::FORMS)))
     }
 
     /// Parses a comma-separated list of devices (`cpu,cuda:1`); empty items are ignored.
@@ -784,6 +790,17 @@ mod tests {
             let err = bad.parse::<DeviceSpec>().unwrap_err().to_string();
             assert!(err.contains(DeviceSpec::FORMS), "`{bad}`: {err}");
         }
+    }
+
+    #[test]
+    fn a_bad_backend_variable_is_an_error_naming_it_and_every_valid_value() {
+        for bad in ["bogus", "gpu", "cuda:x"] {
+            let err = DeviceSpec::from_env_value(bad).unwrap_err().to_string();
+            assert!(err.contains("GPUWORTHY_BACKEND") && err.contains(bad), "`{bad}`: {err}");
+            assert!(err.contains("auto") && err.contains(DeviceSpec::FORMS), "`{bad}`: {err}");
+        }
+        assert_eq!(DeviceSpec::from_env_value(" Auto ").unwrap(), None);
+        assert_eq!(DeviceSpec::from_env_value("CUDA:1").unwrap(), Some(DeviceSpec::Cuda { ordinal: 1 }));
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Default for SweepOptions {
 }
 
 /// One measured (workload, size, backend, variant).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// Workload name.
     pub workload: &'static str,
@@ -262,6 +262,53 @@ impl WorkloadSweep {
     pub fn failed_checks(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| r.check.starts_with("FAILED"))
     }
+
+    /// The fastest kernel at `size` with the data already where each backend computes (resident on a GPU), among
+    /// the rows that passed their check; `None` when nothing at that size did.
+    pub fn resident_winner(&self, size: &str) -> Option<Winner<'_>> {
+        winner(&self.rows, size, |r| r.kernel_s)
+    }
+
+    /// The fastest way through `size` with the data on the host: the CPU's kernel against each GPU's whole run
+    /// through its faster transfer mode ([`Row::host_time`]). The CPU computes where the data already is, so without
+    /// the CPU at this size no backend is crowned: [`HostWinner::CpuNotMeasured`].
+    pub fn host_winner(&self, size: &str) -> HostWinner<'_> {
+        let Some(fastest) = winner(&self.rows, size, Row::host_time) else { return HostWinner::NoneMeasured };
+        if best(&self.rows, size, &cpu_label(), Row::host_time).is_none() {
+            return HostWinner::CpuNotMeasured;
+        }
+        HostWinner::Winner(fastest)
+    }
+}
+
+/// The backend that was fastest at one size, by one measure of time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Winner<'a> {
+    /// Its best row (the variant, and its times).
+    pub row: &'a Row,
+    /// How many times faster it was than the best of the other backends; `None` when it was the only one measured.
+    pub over_runner_up: Option<f64>,
+}
+
+/// Who wins at one size with the data on the host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HostWinner<'a> {
+    /// The fastest, the CPU among those measured.
+    Winner(Winner<'a>),
+    /// The CPU has no row at this size that passed its check (a budget stopped it, it was not asked for, or it
+    /// failed), so no GPU is crowned: the CPU needs no transfer, and the comparison that matters is missing.
+    CpuNotMeasured,
+    /// No row at this size passed its check.
+    NoneMeasured,
+}
+
+/// The fastest backend at `size` by `time`, each backend represented by its best row that passed its check.
+fn winner<'a>(rows: &'a [Row], size: &str, time: impl Fn(&Row) -> f64 + Copy) -> Option<Winner<'a>> {
+    let mut ranked: Vec<&Row> =
+        labels(rows, |r| r.size == size).iter().filter_map(|label| best(rows, size, label, time)).collect();
+    ranked.sort_by(|a, b| time(a).total_cmp(&time(b)));
+    let (&first, rest) = ranked.split_first()?;
+    Some(Winner { row: first, over_runner_up: rest.first().map(|second| time(second) / time(first)) })
 }
 
 /// Sweeps `W` over `ladder` on every device of `devices`.
@@ -400,4 +447,46 @@ pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<String> {
 /// The label of the CPU backend's rows.
 pub fn cpu_label() -> String {
     BackendKind::Cpu.name().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
+        Row::with_times("square", size, backend, kernel, e2e)
+    }
+
+    fn sweep(rows: Vec<Row>) -> WorkloadSweep {
+        WorkloadSweep { workload: "square", rows, ..WorkloadSweep::default() }
+    }
+
+    #[test]
+    fn the_host_winner_needs_the_cpu_at_that_size() {
+        let s = sweep(vec![
+            row("10", BackendKind::Cpu, 1.0, 1.0),
+            row("10", BackendKind::Cuda, 2.0, 3.0),
+            row("100", BackendKind::Cuda, 5.0, 90.0),
+            row("100", BackendKind::Wgpu, 6.0, 80.0),
+        ]);
+        assert_eq!(s.host_winner("100"), HostWinner::CpuNotMeasured);
+        let HostWinner::Winner(w) = s.host_winner("10") else { panic!("the CPU was measured at 10") };
+        assert_eq!((w.row.label.as_str(), w.over_runner_up), ("cpu", Some(3.0)));
+        // With the data resident the GPUs compare without the CPU.
+        let w = s.resident_winner("100").unwrap();
+        assert_eq!((w.row.label.as_str(), w.over_runner_up), ("cuda", Some(6.0 / 5.0)));
+        assert_eq!(s.resident_winner("1000"), None);
+    }
+
+    #[test]
+    fn a_failed_check_never_wins_and_a_lone_survivor_has_no_ratio() {
+        let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
+        failed.check = "FAILED: element 3: expected 1, got 2".into();
+        let s = sweep(vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed]);
+        let w = s.resident_winner("10").unwrap();
+        assert_eq!((w.row.label.as_str(), w.over_runner_up), ("cpu", None));
+        let mut only_failed = row("20", BackendKind::Cpu, 1.0, 1.0);
+        only_failed.check = "FAILED: short".into();
+        assert_eq!(sweep(vec![only_failed]).host_winner("20"), HostWinner::NoneMeasured);
+    }
 }

@@ -101,7 +101,8 @@ impl RandomInputs for Histogram {
 
 impl RandomInputs for Stencil {
     fn random() -> BoxedStrategy<StencilInput> {
-        (1usize..=60, 1usize..=300)
+        // An empty grid, a one-row or one-column grid, and the rest; heights and widths of 0 are both drawn.
+        (prop_oneof![Just(0usize), 1usize..=60], prop_oneof![Just(0usize), 1usize..=300])
             .prop_flat_map(|(height, width)| {
                 values(height * width, 0.0, 1.0).prop_map(move |data| StencilInput { height, width, data })
             })

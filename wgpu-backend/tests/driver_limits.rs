@@ -10,7 +10,8 @@ fn backend() -> Option<WgpuBackend> {
     match WgpuBackend::new() {
         Ok(b) => Some(b),
         Err(e) => {
-            let required = BackendKind::required_by_env().expect("GPUWORTHY_REQUIRE is valid");
+            // A bad GPUWORTHY_REQUIRE fails the test with the error that names the variable and its valid values.
+            let required = BackendKind::required_by_env().unwrap_or_else(|bad| panic!("{bad}"));
             assert!(!required.contains(&BackendKind::Wgpu), "wgpu is required but unavailable: {e}");
             println!("wgpu unavailable here, nothing to test: {e}");
             None
