@@ -35,20 +35,44 @@ pub mod simd;
 
 pub use kernels::HostResident;
 
-/// The CPU backend. Cheap to create; every instance shares rayon's global thread pool.
+/// The CPU backend. Cheap to create; every instance shares rayon's global thread pool, and each runs its kernels at
+/// its own SIMD level.
 #[derive(Debug, Clone)]
 pub struct CpuBackend {
     device: DeviceInfo,
+    simd: simd::Supported,
+}
+
+/// How to build a [`CpuBackend`]: from the environment ([`CpuOptions::from_env`]) or in code, which bypasses it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuOptions {
+    /// The SIMD level the kernels use (`Level::checked` makes one); `None` for the best this CPU supports.
+    pub simd: Option<simd::Supported>,
+}
+
+impl CpuOptions {
+    /// The options `GPUWORTHY_CPU_SIMD` asks for: the only variable the CPU backend reads (see
+    /// [`simd::requested_level`]).
+    ///
+    /// Returns [`gpuworthy_core::Error::InvalidInput`] naming the variable when it names a level this CPU lacks.
+    pub fn from_env() -> Result<Self> {
+        Ok(CpuOptions { simd: simd::requested_level()? })
+    }
 }
 
 impl CpuBackend {
-    /// The CPU backend, using the best SIMD level this CPU supports or the one `GPUWORTHY_CPU_SIMD` names (see
-    /// [`simd::level`]).
+    /// The CPU backend with the options of the environment ([`CpuOptions::from_env`]): the best SIMD level this CPU
+    /// supports, or the one `GPUWORTHY_CPU_SIMD` names.
     ///
     /// Returns [`gpuworthy_core::Error::InvalidInput`] naming the variable when it names a level this CPU lacks.
     pub fn new() -> Result<Self> {
-        simd::requested_level()?;
-        let level = simd::level();
+        Ok(Self::with_options(CpuOptions::from_env()?))
+    }
+
+    /// The CPU backend with these options, whatever the environment says.
+    pub fn with_options(options: CpuOptions) -> Self {
+        let simd = options.simd.unwrap_or_else(simd::Supported::best);
+        let level = simd.level();
         let device = DeviceInfo {
             name: cpu_model(),
             device_type: DeviceType::Cpu,
@@ -58,7 +82,12 @@ impl CpuBackend {
                 ("simd".into(), level.name().into()),
             ],
         };
-        Ok(CpuBackend { device })
+        CpuBackend { device, simd }
+    }
+
+    /// The SIMD level this backend's kernels use.
+    pub fn simd(&self) -> simd::Supported {
+        self.simd
     }
 }
 
@@ -113,4 +142,46 @@ fn cpu_model() -> String {
                 .map(|name| name.trim().to_owned())
         })
         .unwrap_or_else(|| format!("{} CPU", std::env::consts::ARCH))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuworthy_core::{Implements, Workload};
+
+    /// Every variant of every workload at its conformance sizes and special inputs, on `backend`.
+    macro_rules! every_workload_on {
+        ([$backend:expr] $($name:ident: $workload:ty),* $(,)?) => {{
+            let backend = $backend;
+            let level = backend.simd().level().name();
+            $(
+                let mut inputs: Vec<_> = <$workload as Workload>::conformance_params()
+                    .iter()
+                    .map(|p| <$workload as Workload>::generate(p, 7).unwrap())
+                    .collect();
+                inputs.extend(<$workload as Workload>::special_inputs().into_iter().map(|(_, input)| input));
+                for input in inputs {
+                    let expected = <$workload as Workload>::reference(&input).unwrap();
+                    for variant in Implements::<$workload>::variants(&backend) {
+                        let got = Implements::<$workload>::run(&backend, variant, &input).unwrap();
+                        let precision = Implements::<$workload>::precision(&backend, variant);
+                        if let Err(e) = <$workload as Workload>::check(&input, &expected, &got, precision) {
+                            panic!("{} {variant} at SIMD level {level}: {e}", stringify!($name));
+                        }
+                    }
+                }
+            )*
+        }};
+    }
+
+    #[test]
+    fn options_in_code_choose_the_simd_level_and_every_supported_level_is_right() {
+        for level in simd::Level::supported() {
+            let supported = level.checked().expect("a supported level checks");
+            let backend = CpuBackend::with_options(CpuOptions { simd: Some(supported) });
+            assert_eq!(backend.simd().level(), level);
+            assert!(backend.device().driver.starts_with(level.describe()), "{}", backend.device().driver);
+            gpuworthy_core::for_each_workload!(every_workload_on; backend);
+        }
+    }
 }

@@ -38,7 +38,16 @@ impl SoftmaxInput {
     }
 }
 
+/// The rounding it must allow: `y = e / S` where each `e` comes from a fast `exp` of an argument in [-16, 0] (CUDA's
+/// `__expf` is off by up to 2 + 1.16·|x| ulp, about 20 ulp = 1.2e-6 relative there) and `S` is summed in `f32` in a
+/// tree or by warps (about log2(cols) roundings, 24 × 6e-8 = 1.4e-6 at 2^24 columns): a few 1e-6 relative in all,
+/// which 1e-4 allows with a margin of 30 for the order of the sum. The wrong answer it must reject: a row whose sum
+/// misses one term `e_j` has every output too large by `e_j / S` relative and sums to 1 + `y_j`; with x uniform in
+/// [-8, 8) the largest term is about 1 and `S` about cols / 16, so a missing largest term is seen by both checks up
+/// to rows of about 16 / 1e-4 = 160000 columns (the conformance and one-term-missing tests stay below that). A
+/// smaller term of a longer row is within the rounding the sum is allowed.
 const TOLERANCE: Tolerance = Tolerance { absolute: 1e-6, relative: 1e-4 };
+/// How far a row's sum may be from 1: its `cols` outputs each carry the relative error above, and they sum to 1.
 const ROW_SUM_TOLERANCE: f64 = 1e-4;
 
 /// Validates that `data_len` matches `rows × cols` for a named 2D input.

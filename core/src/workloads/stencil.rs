@@ -39,6 +39,11 @@ impl StencilInput {
     }
 }
 
+/// The rounding it must allow: an output is nine non-negative terms summed in `f32` in any order (with or without
+/// FMA contraction) and scaled by 1/9, so its relative error is at most about 10 roundings, 10 × 6e-8 = 6e-7 (the
+/// absolute part covers outputs near 0, where the inputs are near 0 too). The wrong answer it must reject: a dropped
+/// or repeated neighbour changes an output by a ninth of one input, about a ninth of the output (0.1 relative) for
+/// pixels of average value, 10^4 times the bound; only a neighbour below 1e-4 of the mean of the nine goes unseen.
 const TOLERANCE: Tolerance = Tolerance { absolute: 1e-6, relative: 1e-5 };
 
 impl Workload for Stencil {

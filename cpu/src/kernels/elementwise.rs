@@ -85,8 +85,10 @@ impl Implements<Square> for CpuBackend {
         match variant {
             "scalar" => x.iter().zip(y.iter_mut()).for_each(|(x, y)| *y = x * x),
             "simd" => {
-                let stream = y.len() > STREAM_ABOVE;
-                x.par_chunks(CHUNK_1D).zip(y.par_chunks_mut(CHUNK_1D)).for_each(|(x, y)| square_chunk(x, y, stream));
+                let (stream, level) = (y.len() > STREAM_ABOVE, self.simd());
+                x.par_chunks(CHUNK_1D)
+                    .zip(y.par_chunks_mut(CHUNK_1D))
+                    .for_each(|(x, y)| square_chunk(level, x, y, stream));
             }
             _ => return Err(<Self as Implements<Square>>::unknown_variant(self, variant)),
         }
@@ -112,7 +114,8 @@ impl Implements<Saxpy> for CpuBackend {
         match variant {
             "scalar" => x.iter().zip(y.iter_mut()).for_each(|(x, y)| *y += a * x),
             "simd" => {
-                x.par_chunks(CHUNK_1D).zip(y.par_chunks_mut(CHUNK_1D)).for_each(|(x, y)| saxpy_chunk(a, x, y));
+                let level = self.simd();
+                x.par_chunks(CHUNK_1D).zip(y.par_chunks_mut(CHUNK_1D)).for_each(|(x, y)| saxpy_chunk(level, a, x, y));
             }
             _ => return Err(<Self as Implements<Saxpy>>::unknown_variant(self, variant)),
         }

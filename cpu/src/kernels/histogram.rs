@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::{CHUNK_1D, host_phases};
 use crate::CpuBackend;
-use crate::simd::simd_kernel;
+use crate::simd::{Supported, simd_kernel};
 
 /// Up to this many bins, four tables per task fit in L1 and L2 comfortably.
 const MAX_BINS_FOR_FOUR_TABLES: usize = 4096;
@@ -44,11 +44,11 @@ simd_kernel! {
 }
 
 /// Counts `x` into `counts` (length `bins`) through private tables.
-fn count_into(x: &[f32], bins: usize, counts: &mut [u32]) {
+fn count_into(level: Supported, x: &[f32], bins: usize, counts: &mut [u32]) {
     let copies = if bins <= MAX_BINS_FOR_FOUR_TABLES { 4 } else { 1 };
     let stride = bins + 1;
     let mut tables = vec![0u32; copies * stride];
-    count_into_tables(x, bins, copies, &mut tables);
+    count_into_tables(level, x, bins, copies, &mut tables);
     for table in tables.chunks_exact(stride) {
         counts.iter_mut().zip(table).for_each(|(c, t)| *c += t);
     }
@@ -84,7 +84,7 @@ impl Implements<Histogram> for CpuBackend {
                     .fold(
                         || vec![0u32; bins],
                         |mut counts, chunk| {
-                            count_into(chunk, bins, &mut counts);
+                            count_into(self.simd(), chunk, bins, &mut counts);
                             counts
                         },
                     )

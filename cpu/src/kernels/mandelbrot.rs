@@ -76,9 +76,11 @@ impl Implements<Mandelbrot> for CpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let row_kernel = match variant {
-            "scalar" => scalar_row,
-            "simd" => simd_row,
+        let level = self.simd();
+        let simd = move |p: &MandelbrotParams, row: usize, out: &mut [u32]| simd_row(level, p, row, out);
+        let row_kernel: &(dyn Fn(&MandelbrotParams, usize, &mut [u32]) + Sync) = match variant {
+            "scalar" => &scalar_row,
+            "simd" => &simd,
             _ => return Err(<Self as Implements<Mandelbrot>>::unknown_variant(self, variant)),
         };
         let (p, out) = (&r.input, &mut r.output);

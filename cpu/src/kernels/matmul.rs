@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use super::host_phases;
 use crate::CpuBackend;
-use crate::simd::{self, simd_kernel};
+use crate::simd::{self, Supported, simd_kernel};
 
 /// A micro-tile: rows of C (the rows of a packed sliver of A) by vectors of columns (the sliver of B is
 /// `vectors · lanes` wide), all in accumulator registers.
@@ -220,13 +220,14 @@ const PACKED_FLOATS: usize = 16 << 20;
 /// panel, no task waits at a panel's end for the slowest, and A is packed once however many column parts its rows are
 /// cut into. On the H200 machine's 16 cores, medians of five rounds against NumPy: 1024 from 0.78x to 0.91x, 4096
 /// from 0.89x to 1.08x when A came to be packed once (`docs/results/nvidia-h200/cpu-matmul-4.txt`).
-fn blocked(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
-    blocked_packing_at_most(a, b, c, (m, k, n), PACKED_FLOATS, micro_tile(simd::level()));
+fn blocked(level: Supported, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
+    blocked_packing_at_most(level, a, b, c, (m, k, n), PACKED_FLOATS, micro_tile(level.level()));
 }
 
 /// [`blocked`], packing at most `packed_floats` of B at once (where that is less than one panel, one panel) and of A
-/// (where that is less than one row block's panels, one row block), in micro-tiles of `tile`.
+/// (where that is less than one row block's panels, one row block), in micro-tiles of `tile`, at SIMD `level`.
 fn blocked_packing_at_most(
+    level: Supported,
     a: &[f32],
     b: &[f32],
     c: &mut [f32],
@@ -238,7 +239,7 @@ fn blocked_packing_at_most(
         c.fill(0.0);
         return;
     }
-    let nr = tile.vectors * simd::level().lanes();
+    let nr = tile.vectors * level.level().lanes();
     let mc = rows_per_task(m, rayon::current_num_threads(), tile.rows);
     let panel_width = NC.min(n).next_multiple_of(nr);
     let depth = if k * panel_width <= packed_floats { k } else { KC };
@@ -257,7 +258,7 @@ fn blocked_packing_at_most(
             Err(_) => &mut own,
         };
         let (packed_a, packed_b) = (line_aligned(&mut packed.a, a_len), line_aligned(&mut packed.b, b_len));
-        multiply_packing(a, b, c, (k, n), (mc, band_rows, tile, nr, depth), (packed_a, packed_b));
+        multiply_packing(level, a, b, c, (k, n), (mc, band_rows, tile, nr, depth), (packed_a, packed_b));
     });
 }
 
@@ -319,6 +320,7 @@ fn pack_a_band(
 /// one column block at a time into `packed_b`. The band is the outer loop, so that A is packed once; B is packed again
 /// for each band, which only products too large for one band do (above 64 MiB of A).
 fn multiply_packing(
+    level: Supported,
     a: &[f32],
     b: &[f32],
     c: &mut [f32],
@@ -380,7 +382,7 @@ fn multiply_packing(
                         let block_a = &panel_a[a_slivers.start * kc * mr..a_slivers.end * kc * mr];
                         let block_b = &panel_b[b_slivers.start * kc * nr..b_slivers.end * kc * nr];
                         let blk = Block { rows, columns, kc, accumulate: p0 > 0 };
-                        block_kernel(block_a, block_b, &mut c_rows, blk, tile);
+                        block_kernel(level, block_a, block_b, &mut c_rows, blk, tile);
                     }
                 });
             }
@@ -429,17 +431,19 @@ impl Implements<Matmul> for CpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let kernel = match variant {
-            "naive" => |a: &[f32], b: &[f32], c: &mut [f32], _m, k, n| naive(a, b, c, k, n),
-            "blocked" => blocked,
-            "library" => library,
-            _ => return Err(<Self as Implements<Matmul>>::unknown_variant(self, variant)),
-        };
+        if !matches!(variant, "naive" | "blocked" | "library") {
+            return Err(<Self as Implements<Matmul>>::unknown_variant(self, variant));
+        }
         let (m, k, n) = (r.input.m, r.input.k, r.input.n);
         if m == 0 || n == 0 {
             return Ok(());
         }
-        kernel(&r.input.a, &r.input.b, &mut r.output, m, k, n);
+        let (a, b, c) = (&r.input.a, &r.input.b, &mut r.output);
+        match variant {
+            "naive" => naive(a, b, c, k, n),
+            "blocked" => blocked(self.simd(), a, b, c, m, k, n),
+            _ => library(a, b, c, m, k, n),
+        }
         Ok(())
     }
 }
@@ -511,7 +515,8 @@ mod tests {
                     [usize::MAX, 1].into_iter().flat_map(|l| [(l, SIX_BY_TWO), (l, TWENTY_FOUR_BY_ONE)])
                 {
                     let mut c = vec![f32::NAN; m * n];
-                    pool.install(|| blocked_packing_at_most(&input.a, &input.b, &mut c, (m, k, n), limit, tile));
+                    let level = Supported::best();
+                    pool.install(|| blocked_packing_at_most(level, &input.a, &input.b, &mut c, (m, k, n), limit, tile));
                     let check = Matmul::check(&input, &expected, &c, Precision::Full);
                     let how = format!("{threads} threads, packing at most {limit} floats, {tile:?}");
                     assert!(check.is_ok(), "{m}x{k}x{n}, {how}: {check:?}");
@@ -530,7 +535,7 @@ mod tests {
         PACKED.with(|kept| {
             let _in_use = kept.borrow_mut();
             let mut c = vec![f32::NAN; m * n];
-            blocked(&input.a, &input.b, &mut c, m, k, n);
+            blocked(Supported::best(), &input.a, &input.b, &mut c, m, k, n);
             let check = Matmul::check(&input, &expected, &c, Precision::Full);
             assert!(check.is_ok(), "{check:?}");
         });

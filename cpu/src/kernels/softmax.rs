@@ -116,7 +116,7 @@ impl Implements<Softmax> for CpuBackend {
                 // Short rows are grouped so that each task has at least a few thousand elements.
                 let rows_per_task = (4096 / cols).max(1);
                 x.par_chunks(cols * rows_per_task).zip(y.par_chunks_mut(cols * rows_per_task)).for_each(|(x, y)| {
-                    x.chunks_exact(cols).zip(y.chunks_exact_mut(cols)).for_each(|(x, y)| simd_row(x, y));
+                    x.chunks_exact(cols).zip(y.chunks_exact_mut(cols)).for_each(|(x, y)| simd_row(self.simd(), x, y));
                 });
             }
         }

@@ -89,13 +89,13 @@ impl Implements<Stencil> for CpuBackend {
             scalar(data, h, w, out);
             return Ok(());
         }
-        let rows_per_task = (16384 / w).clamp(1, 64);
+        let (rows_per_task, level) = ((16384 / w).clamp(1, 64), self.simd());
         out.par_chunks_mut(rows_per_task * w).enumerate().for_each(|(band, out)| {
             let mut sums = vec![0.0f32; w];
             for (i, out) in out.chunks_exact_mut(w).enumerate() {
                 let r = band * rows_per_task + i;
                 let row = |r: usize| &data[r * w..(r + 1) * w];
-                simd_row(row(r.saturating_sub(1)), row(r), row((r + 1).min(h - 1)), &mut sums, out);
+                simd_row(level, row(r.saturating_sub(1)), row(r), row((r + 1).min(h - 1)), &mut sums, out);
             }
         });
         Ok(())

@@ -67,7 +67,7 @@ impl Implements<Sum> for CpuBackend {
         let x = &r.input;
         r.output = match variant {
             "pairwise" => pairwise(x) as f64,
-            "simd" => x.par_chunks(CHUNK_1D).map(sum_chunk).sum(),
+            "simd" => x.par_chunks(CHUNK_1D).map(|chunk| sum_chunk(self.simd(), chunk)).sum(),
             _ => return Err(<Self as Implements<Sum>>::unknown_variant(self, variant)),
         };
         Ok(())

@@ -8,14 +8,12 @@
 //!
 //! Why this shape: the binary is built for generic x86-64 (it must run on any host, the GPU machine included), so
 //! instruction sets beyond SSE2 can only be used behind run-time detection; and writing every kernel once per
-//! instruction set by hand would multiply the code by four. The detected level can be overridden with the
-//! environment variable `GPUWORTHY_CPU_SIMD` (`avx512`, `avx2`, `neon`, `portable`), to compare levels or to test
-//! the fallback.
+//! instruction set by hand would multiply the code by four. Each backend carries its level ([`Supported`], the best
+//! the CPU has unless `GPUWORTHY_CPU_SIMD` (`avx512`, `avx2`, `neon`, `portable`) or
+//! [`crate::CpuOptions`] chooses another, to compare levels or to test the fallback), and passes it to every kernel.
 //!
 //! A value of type `S: Simd` is a *token*: it can only be obtained once the CPU is known to support `S`'s
 //! instructions, which is what makes calling the intrinsics inside its methods sound.
-
-use std::sync::OnceLock;
 
 /// An instruction set's vectors of `f32` and the operations the kernels need.
 pub trait Simd: Copy + Send + Sync + 'static {
@@ -112,7 +110,7 @@ pub trait Simd: Copy + Send + Sync + 'static {
 /// for its host).
 #[cfg(target_arch = "x86_64")]
 pub fn vendor_is_intel() -> bool {
-    static INTEL: OnceLock<bool> = OnceLock::new();
+    static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *INTEL.get_or_init(|| {
         // Leaf 0 exists on every x86-64 CPU; newer compilers than the minimum supported one declare it safe.
         #[allow(unused_unsafe)]
@@ -203,12 +201,12 @@ impl Level {
 /// The level `GPUWORTHY_CPU_SIMD` asks for: `None` when it is unset or empty, an error naming the variable and the
 /// levels this CPU supports when it names another (running a kernel with instructions the CPU lacks would be
 /// undefined behaviour, and silently ignoring the request would measure the wrong thing).
-pub fn requested_level() -> gpuworthy_core::Result<Option<Level>> {
+pub fn requested_level() -> gpuworthy_core::Result<Option<Supported>> {
     const NAME: &str = "GPUWORTHY_CPU_SIMD";
     let Some(wanted) = gpuworthy_core::env::read(NAME)? else { return Ok(None) };
     let supported = Level::supported();
     match supported.iter().find(|l| l.name().eq_ignore_ascii_case(&wanted)) {
-        Some(&level) => Ok(Some(level)),
+        Some(&level) => Ok(Some(Supported(level))),
         None => {
             let names: Vec<_> = supported.iter().map(|l| l.name()).collect();
             Err(gpuworthy_core::env::invalid_value(
@@ -220,16 +218,33 @@ pub fn requested_level() -> gpuworthy_core::Result<Option<Level>> {
     }
 }
 
-/// The level kernels use: the one `GPUWORTHY_CPU_SIMD` asks for, else the best the CPU supports. Decided once per
-/// process. [`crate::CpuBackend::new`] refuses a bad value of the variable, so kernels only run on a valid request;
-/// here a bad value falls back to the best level rather than panicking.
-pub fn level() -> Level {
-    static LEVEL: OnceLock<Level> = OnceLock::new();
-    *LEVEL.get_or_init(|| requested_level().ok().flatten().unwrap_or(Level::supported()[0]))
+/// A level this CPU supports. Only [`Level::checked`] and [`Supported::best`] make one, both after detecting the
+/// level's instructions, so a kernel dispatched on a `Supported` runs only instructions the CPU has: this is what the
+/// `unsafe` entry points of `simd_kernel!` rely on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Supported(Level);
+
+impl Supported {
+    /// The best level this CPU supports.
+    pub fn best() -> Supported {
+        Supported(Level::supported()[0])
+    }
+
+    /// The level.
+    pub fn level(self) -> Level {
+        self.0
+    }
 }
 
-/// Defines a function whose body is generic over [`Simd`], compiled once per instruction set and dispatched on
-/// [`level()`].
+impl Level {
+    /// This level, if the CPU supports it.
+    pub fn checked(self) -> Option<Supported> {
+        Level::supported().contains(&self).then_some(Supported(self))
+    }
+}
+
+/// Defines a function whose body is generic over [`Simd`], compiled once per instruction set and dispatched on a
+/// [`Supported`] level, which the generated function takes as its first argument (the backend's own level).
 ///
 /// ```ignore
 /// simd_kernel! {
@@ -243,39 +258,39 @@ macro_rules! simd_kernel {
     ($(#[$meta:meta])* $vis:vis fn $name:ident<$S:ident>($s:ident $(, $arg:ident : $ty:ty)* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments)] // the argument list is the kernel's own
-        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+        $vis fn $name(level: $crate::simd::Supported, $($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
             fn generic<$S: $crate::simd::Simd>($s: $S, $($arg: $ty),*) $(-> $ret)? $body
 
-            match $crate::simd::level() {
+            match level.level() {
                 #[cfg(target_arch = "x86_64")]
                 $crate::simd::Level::Avx512 => {
                     #[target_feature(enable = "avx512f,avx2,fma")]
                     fn avx512($($arg: $ty),*) $(-> $ret)? {
-                        // SAFETY: this entry point is only called when `level()` detected AVX-512F and FMA.
+                        // SAFETY: this entry point is only called on a `Supported` Avx512, made after detecting AVX-512F and FMA.
                         generic(unsafe { $crate::simd::x86::Avx512::new_unchecked() }, $($arg),*)
                     }
-                    // SAFETY: `level()` returned Avx512 only after detecting the features `avx512` enables.
+                    // SAFETY: `level` is a `Supported` Avx512: AVX-512F and FMA, which `avx512` enables, were detected.
                     unsafe { avx512($($arg),*) }
                 }
                 #[cfg(target_arch = "x86_64")]
                 $crate::simd::Level::Avx2Fma => {
                     #[target_feature(enable = "avx2,fma")]
                     fn avx2($($arg: $ty),*) $(-> $ret)? {
-                        // SAFETY: this entry point is only called when `level()` detected AVX2 and FMA.
+                        // SAFETY: this entry point is only called on a `Supported` Avx2Fma, made after detecting AVX2 and FMA.
                         generic(unsafe { $crate::simd::x86::Avx2Fma::new_unchecked() }, $($arg),*)
                     }
-                    // SAFETY: `level()` returned Avx2Fma only after detecting the features `avx2` enables.
+                    // SAFETY: `level` is a `Supported` Avx2Fma: AVX2 and FMA, which `avx2` enables, were detected.
                     unsafe { avx2($($arg),*) }
                 }
                 #[cfg(target_arch = "aarch64")]
                 $crate::simd::Level::Neon => {
                     #[target_feature(enable = "neon")]
                     fn neon($($arg: $ty),*) $(-> $ret)? {
-                        // SAFETY: this entry point is only called when `level()` detected NEON.
+                        // SAFETY: this entry point is only called on a `Supported` Neon, made after detecting NEON.
                         generic(unsafe { $crate::simd::arm::Neon::new_unchecked() }, $($arg),*)
                     }
-                    // SAFETY: `level()` returned Neon only after detecting NEON.
+                    // SAFETY: `level` is a `Supported` Neon: NEON was detected.
                     unsafe { neon($($arg),*) }
                 }
                 $crate::simd::Level::Portable => generic($crate::simd::Portable, $($arg),*),
@@ -513,7 +528,14 @@ mod tests {
     }
 
     #[test]
-    fn the_detected_level_is_supported() {
-        assert!(Level::supported().contains(&level()));
+    fn only_a_level_the_cpu_supports_is_checked() {
+        assert_eq!(Supported::best().level(), Level::supported()[0]);
+        for level in Level::supported() {
+            assert_eq!(level.checked().map(Supported::level), Some(level));
+        }
+        #[cfg(target_arch = "x86_64")]
+        if !is_x86_feature_detected!("avx512f") {
+            assert_eq!(Level::Avx512.checked(), None);
+        }
     }
 }
