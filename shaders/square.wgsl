@@ -13,7 +13,9 @@ struct Params {
     _pad2: u32,
 }
 
-const WG: u32 = 256u;
+// Threads per workgroup: a pipeline-overridable constant, so that the block-size lesson can set it per pipeline
+// (`WgpuBackend::with_elementwise_workgroup_size`) without another copy of the shader.
+override WG: u32 = 256u;
 
 @group(0) @binding(0) var<uniform> params: Params;
 

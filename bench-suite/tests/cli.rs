@@ -34,6 +34,7 @@ fn an_unknown_backend_is_a_usage_error() {
     rejected(&["run", "square", "--backend", "cpu", "--pinned"], "--pinned applies to CUDA");
     rejected(&["run", "square", "--backend", "cpu", "--block-size", "128"], "--block-size applies to CUDA");
     rejected(&["run", "sum", "--backend", "cuda", "--block-size", "128"], "elementwise workloads");
+    rejected(&["run", "square", "--backend", "auto", "--block-size", "128"], "not auto");
 }
 
 #[test]
@@ -392,4 +393,24 @@ fn a_failed_check_is_shown_exits_3_and_the_exports_keep_every_row() {
         assert!(!stdout.contains("FAILED"), "{stdout}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// wgpu takes `--block-size` as the elementwise shaders' workgroup size: each size is a row of its own, and a size
+/// the adapter cannot run is a usage error naming the limit.
+#[test]
+fn a_wgpu_workgroup_size_is_swept_and_a_bad_one_refused() {
+    if !available("wgpu") {
+        println!("wgpu unavailable here: not exercised");
+        return;
+    }
+    let out =
+        gpuworthy(&["run", "square", "--size", "100003", "--backend", "wgpu", "--quick", "--block-size", "32,256"]);
+    expect(&out, "a workgroup-size sweep on wgpu", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for row in ["naive wg32", "vec4 wg32", "naive wg256", "vec4 wg256"] {
+        let line =
+            stdout.lines().find(|l| l.trim_start().starts_with(row)).unwrap_or_else(|| panic!("{row}: {stdout}"));
+        assert!(line.trim_end().ends_with("ok"), "{line}");
+    }
+    rejected(&["run", "square", "--size", "1K", "--backend", "wgpu", "--block-size", "48"], "workgroup size");
 }

@@ -231,6 +231,25 @@ impl Device {
         None
     }
 
+    /// This device with `threads` threads per block (CUDA) or invocations per workgroup (wgpu) for the elementwise
+    /// kernels, `square` and `saxpy`: the block-size lesson. The CPU has no such setting, and a device already shared
+    /// (cloned) cannot be changed: both are [`Error::InvalidInput`], as is a size the device cannot run.
+    pub fn with_elementwise_block_size(self, threads: u32) -> Result<Device> {
+        let label = self.label();
+        let shared = || Error::invalid(format!("{label} is shared, so its block size cannot change: open it afresh"));
+        match self {
+            Device::Cpu(_) => Err(Error::invalid(format!("{label} has no block size: it runs on CPU threads"))),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(backend) => {
+                Ok(Device::from(Arc::try_unwrap(backend).map_err(|_| shared())?.with_elementwise_block_size(threads)?))
+            }
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(backend) => Ok(Device::from(
+                Arc::try_unwrap(backend).map_err(|_| shared())?.with_elementwise_workgroup_size(threads)?,
+            )),
+        }
+    }
+
     /// This device with its whole runs ([`Device::run`]) pipelined: data on the host cut into chunks that flow
     /// through several streams, so that host staging, both copy directions and the kernels overlap (CUDA's
     /// [`HostMemory::Pipelined`](crate::cuda::HostMemory)); each phase alone moves through pinned staging. `None`
@@ -801,6 +820,26 @@ mod tests {
         }
         assert_eq!(DeviceSpec::from_env_value(" Auto ").unwrap(), None);
         assert_eq!(DeviceSpec::from_env_value("CUDA:1").unwrap(), Some(DeviceSpec::Cuda { ordinal: 1 }));
+    }
+
+    #[test]
+    fn a_block_size_is_set_on_a_gpu_and_refused_on_the_cpu_and_on_a_shared_device() {
+        use gpuworthy_core::Workload;
+        use gpuworthy_core::workloads::{Len, Square};
+        let err = Device::cpu().unwrap().with_elementwise_block_size(128).unwrap_err().to_string();
+        assert!(err.contains("no block size"), "{err}");
+        for device in Device::all_available().devices.into_iter().filter(|d| d.kind() != BackendKind::Cpu) {
+            let kept = device.clone();
+            let err = device.with_elementwise_block_size(128).unwrap_err().to_string();
+            assert!(err.contains("shared"), "{err}");
+            drop(kept);
+        }
+        if let Ok(wgpu) = Device::wgpu(None) {
+            let wgpu = wgpu.with_elementwise_block_size(64).unwrap();
+            let input = Square::generate(&Len(1000), 1).unwrap();
+            assert_eq!(wgpu.run::<Square>("naive", &input).unwrap(), Square::reference(&input).unwrap());
+            assert!(wgpu.with_elementwise_block_size(48).is_err());
+        }
     }
 
     #[test]

@@ -98,11 +98,17 @@ pub struct WgpuBackend {
     loop_trip_limit: Option<u64>,
     /// Keeps other threads' submissions out of a timing window.
     queue_lock: QueueLock,
+    /// Threads per workgroup of the elementwise shaders (`square`, `saxpy`): their overridable constant `WG`.
+    elementwise_workgroup: u32,
 }
 
 /// The loop trips Mesa's llvmpipe lets one shader invocation run, summed over all its loops: past it, every loop
 /// exits early (`LP_MAX_TGSI_LOOP_ITERATIONS` in gallivm, one counter per invocation).
 const LLVMPIPE_LOOP_TRIPS: u64 = 65535;
+
+/// Invocations per workgroup of the elementwise shaders unless [`WgpuBackend::with_elementwise_workgroup_size`] says
+/// otherwise: the `WG` the shaders declare.
+pub const DEFAULT_ELEMENTWISE_WORKGROUP: u32 = 256;
 
 /// The loop-trip limit of an adapter's driver: llvmpipe's, or none known.
 fn loop_trip_limit(adapter: &wgpu::AdapterInfo) -> Option<u64> {
@@ -275,7 +281,36 @@ impl WgpuBackend {
             uncaptured,
             loop_trip_limit,
             queue_lock: QueueLock::default(),
+            elementwise_workgroup: DEFAULT_ELEMENTWISE_WORKGROUP,
         })
+    }
+
+    /// This backend with `threads` invocations per workgroup for the elementwise shaders (`square` and `saxpy`, both
+    /// variants): a multiple of 32 from 32 up to what the adapter allows in one workgroup's first dimension. For the
+    /// lesson on block size and occupancy; the default is [`DEFAULT_ELEMENTWISE_WORKGROUP`]. Pipelines built before
+    /// are dropped, so every later launch uses the new size.
+    pub fn with_elementwise_workgroup_size(mut self, threads: u32) -> Result<Self> {
+        let most = self.device_limit_for_workgroup_size();
+        if threads < 32 || threads > most || !threads.is_multiple_of(32) {
+            return Err(Error::invalid(format!(
+                "a wgpu workgroup size must be a multiple of 32 from 32 to {most} invocations (this adapter's \
+                 max_compute_workgroup_size_x and max_compute_invocations_per_workgroup), got {threads}"
+            )));
+        }
+        self.elementwise_workgroup = threads;
+        self.pipelines.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        Ok(self)
+    }
+
+    /// Invocations per workgroup of the elementwise shaders.
+    pub fn elementwise_workgroup_size(&self) -> u32 {
+        self.elementwise_workgroup
+    }
+
+    /// The most invocations one workgroup of the elementwise shaders may have on this adapter: the smaller of its
+    /// `max_compute_workgroup_size_x` and `max_compute_invocations_per_workgroup`.
+    pub fn device_limit_for_workgroup_size(&self) -> u32 {
+        self.limits.max_compute_workgroup_size_x.min(self.limits.max_compute_invocations_per_workgroup)
     }
 
     /// The adapter in use: its name, wgpu backend (Vulkan, Metal, DX12), device type and driver.

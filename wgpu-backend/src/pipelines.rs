@@ -26,6 +26,10 @@ impl WgpuBackend {
                 }
             }
         };
+        // The elementwise shaders' workgroup size is an overridable constant; the other shaders have none.
+        let elementwise = entry.starts_with("square_") || entry.starts_with("saxpy_");
+        let workgroup = [("WG", f64::from(self.elementwise_workgroup))];
+        let constants: &[(&str, f64)] = if elementwise { &workgroup } else { &[] };
         let pipeline = self
             .scoped(&format!("creating the pipeline `{entry}`"), || {
                 self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -33,7 +37,7 @@ impl WgpuBackend {
                     layout: None,
                     module: &module,
                     entry_point: Some(entry),
-                    compilation_options: Default::default(),
+                    compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
                     cache: None,
                 })
             })

@@ -644,7 +644,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 cuda_only("--pipelined", &backend)?;
             }
             if !lessons.block_size.is_empty() {
-                cuda_only("--block-size", &backend)?;
+                match &backend {
+                    Target::Device(DeviceSpec::Cuda { .. } | DeviceSpec::Wgpu { .. }) => {}
+                    Target::Device(spec) => {
+                        return Err(Exit::usage(format!("--block-size applies to CUDA and wgpu devices, not {spec}")));
+                    }
+                    Target::Auto => return Err(Exit::usage("--block-size applies to CUDA and wgpu devices, not auto")),
+                }
                 if !["square", "saxpy"].contains(&workload.as_str()) {
                     return Err(Exit::usage(format!(
                         "--block-size applies to the elementwise workloads (square, saxpy), not {workload}"
@@ -675,6 +681,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                             None => (cuda, String::new()),
                         };
                         devices.push((suffix, Device::from(cuda)));
+                    }
+                    Ok(devices)
+                }
+                Target::Device(spec @ DeviceSpec::Wgpu { .. }) if !lessons.block_size.is_empty() => {
+                    let mut devices = Vec::new();
+                    for &threads in &lessons.block_size {
+                        let device = Device::open(spec.clone())
+                            .map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
+                        devices.push((
+                            format!(" wg{threads}"),
+                            device.with_elementwise_block_size(threads).map_err(usage)?,
+                        ));
                     }
                     Ok(devices)
                 }

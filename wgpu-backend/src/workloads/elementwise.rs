@@ -4,7 +4,7 @@
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{BindGroups, WORKGROUP, grid_1d, split};
+use super::{BindGroups, grid_1d, split};
 use crate::WgpuBackend;
 
 /// The uniform block of both shaders: the chunk's length and, for saxpy, `a`.
@@ -67,7 +67,10 @@ impl WgpuBackend {
         })?;
         let grids: Vec<_> = chunks
             .iter()
-            .map(|c| grid_1d((c.n as u64).div_ceil(per_thread).div_ceil(WORKGROUP), self.max_workgroups()))
+            .map(|c| {
+                let threads = (c.n as u64).div_ceil(per_thread);
+                grid_1d(threads.div_ceil(u64::from(self.elementwise_workgroup_size())), self.max_workgroups())
+            })
             .collect::<Result<_>>()?;
         self.dispatch_each(entry, groups, grids, None)
     }
