@@ -7,6 +7,9 @@ use gpuworthy_core::{BackendKind, Error, Result};
 
 use crate::{ShaderChecks, WgpuBackend, device_error, lock, shaders};
 
+/// How a shader declares the workgroup size the backend sets ([`WgpuBackend::with_elementwise_workgroup_size`]).
+const WORKGROUP_OVERRIDE: &str = "override WG: u32";
+
 impl WgpuBackend {
     /// The compute pipeline for `entry` (an entry point in `shaders/`), created on first use and cached.
     pub(crate) fn pipeline(&self, entry: &'static str) -> Result<Arc<wgpu::ComputePipeline>> {
@@ -26,10 +29,10 @@ impl WgpuBackend {
                 }
             }
         };
-        // The elementwise shaders' workgroup size is an overridable constant; the other shaders have none.
-        let elementwise = entry.starts_with("square_") || entry.starts_with("saxpy_");
+        // A shader whose workgroup size is an overridable constant (the elementwise ones) gets the backend's; naming
+        // a constant a module does not declare is an error, so the others get none.
         let workgroup = [("WG", f64::from(self.elementwise_workgroup))];
-        let constants: &[(&str, f64)] = if elementwise { &workgroup } else { &[] };
+        let constants: &[(&str, f64)] = if shader.source.contains(WORKGROUP_OVERRIDE) { &workgroup } else { &[] };
         let pipeline = self
             .scoped(&format!("creating the pipeline `{entry}`"), || {
                 self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {

@@ -3,21 +3,11 @@
 //! it gives the right answer. On other drivers every case must simply be right.
 
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams, Matmul, MatmulParams, Region, Shape2, Softmax};
-use gpuworthy_core::{BackendKind, Error, Implements, Precision, Workload};
+use gpuworthy_core::{Error, Implements, Precision, Workload};
 use gpuworthy_wgpu::WgpuBackend;
 
-fn backend() -> Option<WgpuBackend> {
-    match WgpuBackend::new() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            // A bad GPUWORTHY_REQUIRE fails the test with the error that names the variable and its valid values.
-            let required = BackendKind::required_by_env().unwrap_or_else(|bad| panic!("{bad}"));
-            assert!(!required.contains(&BackendKind::Wgpu), "wgpu is required but unavailable: {e}");
-            println!("wgpu unavailable here, nothing to test: {e}");
-            None
-        }
-    }
-}
+mod common;
+use common::backend;
 
 fn is_llvmpipe(b: &WgpuBackend) -> bool {
     b.adapter_info().name.to_ascii_lowercase().contains("llvmpipe")

@@ -3,20 +3,11 @@
 //! refused before a launch, naming its limit.
 
 use gpuworthy_core::workloads::{Len, Saxpy, SaxpyParams, Square};
-use gpuworthy_core::{BackendKind, Implements, Workload};
-use gpuworthy_wgpu::{DEFAULT_ELEMENTWISE_WORKGROUP, WgpuBackend};
+use gpuworthy_core::{Implements, Workload};
+use gpuworthy_wgpu::DEFAULT_ELEMENTWISE_WORKGROUP;
 
-fn backend() -> Option<WgpuBackend> {
-    match WgpuBackend::new() {
-        Ok(b) => Some(b),
-        Err(e) => {
-            let required = BackendKind::required_by_env().unwrap_or_else(|bad| panic!("{bad}"));
-            assert!(!required.contains(&BackendKind::Wgpu), "wgpu is required but unavailable: {e}");
-            println!("wgpu unavailable here, nothing to test: {e}");
-            None
-        }
-    }
-}
+mod common;
+use common::backend;
 
 #[test]
 fn elementwise_shaders_are_right_at_every_workgroup_size() {

@@ -657,49 +657,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     )));
                 }
             }
+            // One device per block size asked for (each opened afresh, so that it can be changed), else one.
             let devices = match backend {
-                Target::Device(DeviceSpec::Cuda { ordinal })
-                    if pinned || pipelined || !lessons.block_size.is_empty() =>
-                {
-                    let memory = match (pinned, pipelined) {
-                        (_, true) => HostMemory::Pipelined,
-                        (true, _) => HostMemory::Pinned,
-                        _ => HostMemory::Pageable,
-                    };
-                    let blocks: Vec<Option<u32>> = if lessons.block_size.is_empty() {
-                        vec![None]
-                    } else {
-                        lessons.block_size.iter().copied().map(Some).collect()
-                    };
-                    let mut devices = Vec::new();
-                    for block in blocks {
-                        let cuda = CudaBackend::with_host_memory(ordinal, memory)?;
-                        let (cuda, suffix) = match block {
-                            Some(threads) => {
-                                (cuda.with_elementwise_block_size(threads).map_err(usage)?, format!(" b{threads}"))
+                Target::Device(spec) => {
+                    let open = || -> anyhow::Result<Device> {
+                        match &spec {
+                            DeviceSpec::Cuda { ordinal } if pinned || pipelined => {
+                                let memory = if pipelined { HostMemory::Pipelined } else { HostMemory::Pinned };
+                                Ok(Device::from(CudaBackend::with_host_memory(*ordinal, memory)?))
                             }
-                            None => (cuda, String::new()),
-                        };
-                        devices.push((suffix, Device::from(cuda)));
+                            _ => Device::open(spec.clone())
+                                .map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) }),
+                        }
+                    };
+                    if lessons.block_size.is_empty() {
+                        Ok(vec![(String::new(), open()?)])
+                    } else {
+                        // CUDA's blocks are `b`, wgpu's workgroups `wg`, as each API names them.
+                        let mark = if matches!(spec, DeviceSpec::Cuda { .. }) { "b" } else { "wg" };
+                        let mut devices = Vec::new();
+                        for &threads in &lessons.block_size {
+                            let device = open()?.with_elementwise_block_size(threads).map_err(usage)?;
+                            devices.push((format!(" {mark}{threads}"), device));
+                        }
+                        Ok(devices)
                     }
-                    Ok(devices)
                 }
-                Target::Device(spec @ DeviceSpec::Wgpu { .. }) if !lessons.block_size.is_empty() => {
-                    let mut devices = Vec::new();
-                    for &threads in &lessons.block_size {
-                        let device = Device::open(spec.clone())
-                            .map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
-                        devices.push((
-                            format!(" wg{threads}"),
-                            device.with_elementwise_block_size(threads).map_err(usage)?,
-                        ));
-                    }
-                    Ok(devices)
-                }
-                Target::Device(spec) => Ok(vec![(
-                    String::new(),
-                    Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?,
-                )]),
                 Target::Auto => Err(()),
             };
             let transfer_note = pipelined.then(pipelined_note);
