@@ -25,9 +25,9 @@ use std::time::SystemTime;
 
 use bench_suite::criterion_summary::{PIPELINED_PHASE, read_estimates, table};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use gpuworthy::core::{Backend, BackendKind, Implements, MAX_LAUNCHES_PER_TIMING};
+use gpuworthy::core::{Backend, BackendKind, Implements, MAX_LAUNCHES_PER_TIMING, Workload};
 use gpuworthy::device::{ImplementsEveryWorkload, WithBackend};
-use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
+use gpuworthy::{Device, DeviceSpec, DeviceWorkload};
 
 /// The most work one size of the short run may cost.
 const SHORT_MAX_FLOPS: u64 = 150_000_000;
@@ -66,7 +66,7 @@ fn skipped(backend: BackendKind, workload: &str, variant: &str, params: &str) ->
 /// Registers every benchmark of `W` on `backend` (opened again by `fresh` for the first-call phase).
 fn bench_backend<W, B>(c: &mut Criterion, backend: &B, fresh: &dyn Fn() -> Device)
 where
-    W: OnEveryBackend,
+    W: DeviceWorkload,
     B: Implements<W>,
 {
     let kind = backend.kind();
@@ -178,7 +178,7 @@ where
 /// The sizes benched: every size of the ladder in the long run; in the short run, the smallest size of the short
 /// ladder (where launch overhead rules) and its largest of at most SHORT_MAX_FLOPS (where bandwidth or arithmetic
 /// does, and a naive kernel on a software rasteriser still runs in well under a second).
-fn ladder<W: OnEveryBackend>() -> Vec<W::Params> {
+fn ladder<W: Workload>() -> Vec<W::Params> {
     if full() {
         return W::ladder();
     }
@@ -190,7 +190,7 @@ fn ladder<W: OnEveryBackend>() -> Vec<W::Params> {
 }
 
 /// The benchmark group of `W`, with the run's sampling.
-fn group<W: OnEveryBackend>(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
+fn group<W: Workload>(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
     let mut group = c.benchmark_group(W::NAME);
     if full() {
         group.sample_size(20);
@@ -210,7 +210,7 @@ fn group<W: OnEveryBackend>(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, 
 /// `HostMemory::Pipelined`), as the phase `end_to_end_pipelined`.
 fn bench_pipelined<W, B>(c: &mut Criterion, backend: &B)
 where
-    W: OnEveryBackend,
+    W: Workload,
     B: Implements<W>,
 {
     let kind = backend.kind();

@@ -24,82 +24,10 @@ pub enum Command {
     /// Lists each backend: available or not (and why), its device, driver and limits.
     Devices,
     /// Runs one workload at one size on one backend: validated, every phase timed, throughput.
-    Run {
-        /// The workload.
-        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
-        workload: String,
-        /// The size: 2^24, 16M, 2048x2048, MxKxN (the workload's default when omitted).
-        #[arg(long, short)]
-        size: Option<String>,
-        /// The device: cpu, cuda, cuda:N (the Nth CUDA device), wgpu, wgpu:ADAPTER (an index from `gpuworthy
-        /// devices`, vulkan, metal, dx12, or part of the adapter's name), or auto (where the calibrated cost model
-        /// predicts it fastest for this size, with the data on the host).
-        #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_target)]
-        backend: Target,
-        /// One variant, or every variant the backend offers when omitted.
-        #[arg(long, short)]
-        variant: Option<String>,
-        /// Fewer repetitions.
-        #[arg(long)]
-        quick: bool,
-        /// Skip the check against the scalar reference (for sizes where the reference is slow).
-        #[arg(long)]
-        no_validate: bool,
-        /// Move data through pinned (page-locked) host memory instead of pageable (CUDA only).
-        #[arg(long)]
-        pinned: bool,
-        /// Pipeline the end-to-end run: chunks flow through several streams so that host staging, both copies and
-        /// the kernels overlap (CUDA only; upload and download alone move through pinned staging).
-        #[arg(long, conflicts_with = "pinned")]
-        pipelined: bool,
-        /// Time the end-to-end column as a loop that keeps its result vector would run: each run writes into the
-        /// previous run's output, as NumPy's `out=` (CUDA's pipelined path writes into it in place; the other paths
-        /// make a fresh output and move it in).
-        #[arg(long)]
-        reuse_output: bool,
-        /// Workload parameters beyond the size.
-        #[command(flatten)]
-        params: WorkloadArgs,
-        /// The guide's timing lessons.
-        #[command(flatten)]
-        lessons: LessonArgs,
-    },
+    Run(RunArgs),
     /// Sweeps sizes x backends x variants: a table per workload with each backend's best time, the winner and the
     /// speed-up, the crossover size (data resident on the GPU, and data on the host) and a verdict.
-    Sweep {
-        /// Workloads to sweep (all when omitted).
-        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
-        workloads: Vec<String>,
-        /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:ADAPTER); every
-        /// backend's first device that is available when omitted.
-        #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_device)]
-        backends: Vec<DeviceSpec>,
-        /// The short ladder of sizes: a sweep of every workload in a few minutes.
-        #[arg(long)]
-        quick: bool,
-        /// Sizes to sweep instead of the ladder, comma-separated (one workload only).
-        #[arg(long)]
-        sizes: Option<String>,
-        /// The most seconds one measurement may take; a variant whose next size would take longer stops there.
-        #[arg(long, default_value_t = 4.0)]
-        budget: f64,
-        /// Measure only the pageable end-to-end path: without this, a CUDA device's pipelined runs are measured too
-        /// and the host crossover takes the faster mode.
-        #[arg(long)]
-        no_pipelined: bool,
-        /// Write every measurement, the crossovers and the machine's fingerprint as JSON.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Write every measurement as CSV.
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        /// Write one SVG chart per workload into this directory.
-        #[arg(long)]
-        plot: Option<PathBuf>,
-        /// Workload parameters beyond the size.
-        #[command(flatten)]
-        params: WorkloadArgs,
-    },
+    Sweep(SweepArgs),
     /// Measures what the cost model behind `auto` and `explain` needs on this machine (every workload's short ladder on
     /// every device and variant), and stores it in the user's cache directory (or GPUWORTHY_CALIBRATION).
     Calibrate {
@@ -137,6 +65,86 @@ pub enum Command {
         #[arg(long, short, default_value = "cuda", value_name = "DEVICE", value_parser = parse_device)]
         backend: DeviceSpec,
     },
+}
+
+/// What `gpuworthy run` takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// The workload.
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+    pub workload: String,
+    /// The size: 2^24, 16M, 2048x2048, MxKxN (the workload's default when omitted).
+    #[arg(long, short)]
+    pub size: Option<String>,
+    /// The device: cpu, cuda, cuda:N (the Nth CUDA device), wgpu, wgpu:ADAPTER (an index from `gpuworthy
+    /// devices`, vulkan, metal, dx12, or part of the adapter's name), or auto (where the calibrated cost model
+    /// predicts it fastest for this size, with the data on the host).
+    #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_target)]
+    pub backend: Target,
+    /// One variant, or every variant the backend offers when omitted.
+    #[arg(long, short)]
+    pub variant: Option<String>,
+    /// Fewer repetitions.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the check against the scalar reference (for sizes where the reference is slow).
+    #[arg(long)]
+    pub no_validate: bool,
+    /// Move data through pinned (page-locked) host memory instead of pageable (CUDA only).
+    #[arg(long)]
+    pub pinned: bool,
+    /// Pipeline the end-to-end run: chunks flow through several streams so that host staging, both copies and
+    /// the kernels overlap (CUDA only; upload and download alone move through pinned staging).
+    #[arg(long, conflicts_with = "pinned")]
+    pub pipelined: bool,
+    /// Time the end-to-end column as a loop that keeps its result vector would run: each run writes into the
+    /// previous run's output, as NumPy's `out=` (CUDA's pipelined path writes into it in place; the other paths
+    /// make a fresh output and move it in).
+    #[arg(long)]
+    pub reuse_output: bool,
+    /// Workload parameters beyond the size.
+    #[command(flatten)]
+    pub params: WorkloadArgs,
+    /// The guide's timing lessons.
+    #[command(flatten)]
+    pub lessons: LessonArgs,
+}
+
+/// What `gpuworthy sweep` takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepArgs {
+    /// Workloads to sweep (all when omitted).
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+    pub workloads: Vec<String>,
+    /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:ADAPTER); every
+    /// backend's first device that is available when omitted.
+    #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_device)]
+    pub backends: Vec<DeviceSpec>,
+    /// The short ladder of sizes: a sweep of every workload in a few minutes.
+    #[arg(long)]
+    pub quick: bool,
+    /// Sizes to sweep instead of the ladder, comma-separated (one workload only).
+    #[arg(long)]
+    pub sizes: Option<String>,
+    /// The most seconds one measurement may take; a variant whose next size would take longer stops there.
+    #[arg(long, default_value_t = 4.0)]
+    pub budget: f64,
+    /// Measure only the pageable end-to-end path: without this, a CUDA device's pipelined runs are measured too
+    /// and the host crossover takes the faster mode.
+    #[arg(long)]
+    pub no_pipelined: bool,
+    /// Write every measurement, the crossovers and the machine's fingerprint as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write every measurement as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write one SVG chart per workload into this directory.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Workload parameters beyond the size.
+    #[command(flatten)]
+    pub params: WorkloadArgs,
 }
 
 /// Where `run` runs: a device, or where `auto` chooses.

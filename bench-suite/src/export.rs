@@ -10,7 +10,8 @@ use gpuworthy::core::{Backend, BackendKind};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use gpuworthy::sweep::{Row, WorkloadSweep, labels, sizes};
+use gpuworthy::rows::{Row, labels, sizes};
+use gpuworthy::sweep::WorkloadSweep;
 
 /// What machine and software a sweep ran on.
 #[derive(Debug, Clone, Serialize)]
@@ -104,7 +105,7 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
             r.elements,
             r.backend,
             r.variant,
-            csv_field(r.precision),
+            csv_field(r.precision.label()),
             csv_field(&r.kernel_clock),
             r.compile_s,
             r.first_call_s,
@@ -118,7 +119,7 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
             r.flops,
             r.gb_per_s,
             r.gflop_per_s,
-            csv_field(&r.check),
+            csv_field(&r.check.to_string()),
             csv_field(&r.label),
             r.pipelined_s.map_or(String::new(), |p| format!("{p:e}"))
         );

@@ -8,7 +8,8 @@ use gpuworthy::core::Precision;
 use gpuworthy::measure::{Measurement, Stats};
 
 pub use gpuworthy::measure::duration;
-use gpuworthy::sweep::{HostWinner, Row, Winner, WorkloadSweep, best, cpu_label, labels, sizes};
+use gpuworthy::rows::{Row, best, cpu_label, labels, sizes};
+use gpuworthy::sweep::{HostWinner, Winner, WorkloadSweep};
 
 /// A median with its interquartile spread: `4.21 µs ±3%`.
 pub fn stats(s: &Stats) -> String {
@@ -74,7 +75,7 @@ pub fn table(sweep: &WorkloadSweep) -> String {
                     let _ = write!(out, " {:>22}", format!("{} ({})", t(r.kernel_s), r.variant));
                 }
                 None => {
-                    let failed = rows.iter().any(|r| r.size == size && r.label == *b && r.check.starts_with("FAILED"));
+                    let failed = rows.iter().any(|r| r.size == size && r.label == *b && r.check.is_failed());
                     let _ = write!(out, " {:>22}", if failed { "FAILED" } else { "-" });
                 }
             }
@@ -138,7 +139,7 @@ mod tests {
     #[test]
     fn a_failed_check_is_shown_as_failed_and_never_wins() {
         let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
-        failed.check = "FAILED: element 3: expected 1, got 2".into();
+        failed.check = gpuworthy::rows::Check::Failed("element 3: expected 1, got 2".into());
         let sweep = WorkloadSweep {
             workload: "square",
             rows: vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed],

@@ -13,10 +13,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use bench_suite::cli::{Cli, Command, Target};
+use bench_suite::cli::{Cli, Command, RunArgs, Target};
 use clap::Parser;
 use gpuworthy::DeviceSpec;
 use gpuworthy::core::Workload;
+use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::size::ParseSize;
 
 fn root() -> PathBuf {
@@ -204,20 +205,33 @@ fn check_cargo(args: &[String], packages: &[(String, PathBuf)]) -> Result<(), St
 fn cheap(cli: &Cli) -> bool {
     match &cli.command {
         Command::Devices | Command::Explain { .. } => true,
-        Command::Run { workload, size, backend, params, lessons, .. } => {
+        Command::Run(RunArgs { workload, size, backend, params, lessons, .. }) => {
             let on_cpu = matches!(backend, Target::Device(DeviceSpec::Cpu));
-            let small = (|| -> Result<bool, gpuworthy::core::Error> {
-                Ok(gpuworthy::with_workload!(workload.as_str(), W => {
+            /// Whether the run's size is at most 5·10^8 flops and 256 MiB.
+            struct Small<'a> {
+                size: Option<&'a str>,
+                options: gpuworthy::size::WorkloadOptions,
+            }
+            impl WorkloadVisitor for Small<'_> {
+                type Output = bool;
+                fn visit<W: CommandLineWorkload>(&mut self) -> bool {
                     let params_of = |s: &str| -> Option<<W as Workload>::Params> {
                         let mut p = <W as Workload>::Params::parse_size(s).ok()?;
-                        p.apply(&params.options()).ok()?;
+                        p.apply(&self.options).ok()?;
                         Some(p)
                     };
-                    let p = match size { Some(s) => params_of(s), None => W::quick_ladder().pop() };
-                    p.is_some_and(|p| { let c = W::cost(&p); c.flops <= 500_000_000 && c.bytes <= 256 << 20 })
-                }))
-            })()
-            .unwrap_or(false);
+                    let p = match self.size {
+                        Some(s) => params_of(s),
+                        None => W::quick_ladder().pop(),
+                    };
+                    p.is_some_and(|p| {
+                        let c = W::cost(&p);
+                        c.flops <= 500_000_000 && c.bytes <= 256 << 20
+                    })
+                }
+            }
+            let mut small = Small { size: size.as_deref(), options: params.options() };
+            let small = visit_workload_named(workload, &mut small).unwrap_or(false);
             on_cpu && small && lessons.block_size.is_empty()
         }
         _ => false,
@@ -270,7 +284,7 @@ fn every_documented_command_parses_and_the_cheap_ones_run() {
                         continue;
                     }
                     let mut args = args;
-                    if matches!(cli.command, Command::Run { quick: false, .. }) {
+                    if matches!(cli.command, Command::Run(RunArgs { quick: false, .. })) {
                         args.push("--quick".into());
                     }
                     // Output files the command names are written in a scratch folder, and calibration files too.

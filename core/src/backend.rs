@@ -6,7 +6,8 @@
 //! Kernel compilation happens in [`Implements::prepare`], once per process and variant, so that first-call cost is
 //! measured as its own phase and never inside a timed loop.
 //!
-//! Run-time choice of backend is a closed enum ([`BackendKind`]) rather than trait objects: the traits have associated
+//! Run-time choice of backend is a closed enum ([`BackendKind`], in its own module so that the error type can name a
+//! backend without importing these traits) rather than trait objects: the traits have associated
 //! types (the resident data) that trait objects cannot carry, and the set of backends is fixed.
 
 use std::fmt;
@@ -16,38 +17,10 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::kind::BackendKind;
 use crate::workload::{Precision, Workload};
 
-/// The backends gpuworthy knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum BackendKind {
-    /// The host CPU: rayon threads and explicit SIMD.
-    Cpu,
-    /// NVIDIA GPUs through the CUDA driver and NVRTC.
-    Cuda,
-    /// Any GPU through WGSL compute shaders on wgpu (Vulkan, Metal, DX12), or a CPU through lavapipe.
-    Wgpu,
-}
-
 impl BackendKind {
-    /// Every backend, in a stable order.
-    pub const ALL: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Cuda, BackendKind::Wgpu];
-
-    /// The lower-case name used on the command line, in benchmark ids and in `GPUWORTHY_REQUIRE`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Cpu => "cpu",
-            BackendKind::Cuda => "cuda",
-            BackendKind::Wgpu => "wgpu",
-        }
-    }
-
-    /// Whether this backend is written for GPUs (so data must travel to its device). Its device may still be a CPU
-    /// adapter: see [`DeviceInfo::device_type`].
-    pub fn is_gpu(self) -> bool {
-        !matches!(self, BackendKind::Cpu)
-    }
-
     /// The backends named in the environment variable `GPUWORTHY_REQUIRE` (comma-separated, e.g. `cpu,wgpu`).
     ///
     /// Tests skip a backend that is unavailable on this machine; a backend listed here turns that skip into a
@@ -70,12 +43,6 @@ impl BackendKind {
     /// Parses a comma-separated list of backend names; empty items are ignored.
     pub fn parse_list(list: &str) -> Result<Vec<BackendKind>> {
         list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::parse).collect()
-    }
-}
-
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -5,7 +5,7 @@
 //! (tell the user), "this size is past a device limit" (choose a smaller one or another backend). Driver-specific
 //! detail travels in the message strings.
 
-use crate::backend::BackendKind;
+use crate::kind::BackendKind;
 
 /// A `Result` whose error is [`enum@Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -59,6 +59,16 @@ pub enum Error {
         available: Vec<&'static str>,
     },
 
+    /// The backend has no implementation of this workload: a workload defined outside gpuworthy implements the
+    /// backends it can, and the others answer this (as candle's custom ops answer "no cuda implementation").
+    #[error("{backend} has no implementation of the workload `{workload}`")]
+    Unsupported {
+        /// Which backend.
+        backend: BackendKind,
+        /// The workload asked for.
+        workload: String,
+    },
+
     /// A kernel failed to compile (NVRTC, or a shader module).
     #[error("{backend} failed to compile kernel `{kernel}` (options: {options}):\n{log}")]
     Compile {
@@ -86,6 +96,11 @@ impl Error {
     /// Shorthand for [`Error::InvalidInput`].
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::InvalidInput(message.into())
+    }
+
+    /// Shorthand for [`Error::Unsupported`].
+    pub fn unsupported(backend: BackendKind, workload: impl Into<String>) -> Self {
+        Error::Unsupported { backend, workload: workload.into() }
     }
 
     /// Whether this error means "this backend cannot run here", which callers skip rather than fail on.

@@ -27,6 +27,7 @@
 pub mod backend;
 pub mod env;
 pub mod error;
+pub mod kind;
 pub mod memory;
 pub mod rng;
 pub mod variants;
@@ -34,10 +35,11 @@ pub mod workload;
 pub mod workloads;
 
 pub use backend::{
-    Backend, BackendKind, DeviceInfo, DeviceType, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, QueueGuard,
-    QueueLock, launches_per, spin_up, time_synchronous,
+    Backend, DeviceInfo, DeviceType, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, QueueGuard, QueueLock,
+    launches_per, spin_up, time_synchronous,
 };
 pub use error::{Error, Result};
+pub use kind::BackendKind;
 pub use variants::{KernelSource, Variant, VariantTable};
 pub use workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 

@@ -81,6 +81,16 @@ pub enum Precision {
     Reduced,
 }
 
+impl Precision {
+    /// How reports name it: `full`, or `reduced (tf32)`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Precision::Full => "full",
+            Precision::Reduced => "reduced (tf32)",
+        }
+    }
+}
+
 /// What a perfect implementation of one run moves and computes: the denominators of throughput.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Cost {

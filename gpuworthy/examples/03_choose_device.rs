@@ -84,7 +84,7 @@ fn run() -> Result<()> {
 }
 
 /// Checks `output` against the scalar reference at the variant's tolerance.
-fn check<W: gpuworthy::OnEveryBackend>(
+fn check<W: gpuworthy::DeviceWorkload>(
     device: &Device,
     variant: &str,
     input: &W::Input,

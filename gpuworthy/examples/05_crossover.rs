@@ -11,7 +11,8 @@ use gpuworthy::Device;
 use gpuworthy::core::Workload;
 use gpuworthy::core::workloads::Sum;
 use gpuworthy::measure::duration;
-use gpuworthy::sweep::{SweepOptions, best, labels, sizes, sweep_workload};
+use gpuworthy::rows::{best, labels, sizes};
+use gpuworthy::sweep::{SweepOptions, sweep_workload};
 use std::time::Duration;
 
 fn main() {

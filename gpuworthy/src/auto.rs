@@ -21,8 +21,9 @@ use std::sync::OnceLock;
 use gpuworthy_core::{Backend, Error, Result};
 
 use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
+use crate::device::DeviceWorkload;
 use crate::model::{Model, Placement, Prediction, deciding_phase};
-use crate::{Device, OnEveryBackend, Resident};
+use crate::{Device, Resident};
 
 /// Without a calibration, data resident on a GPU of at least this many bytes stays there.
 pub const DEFAULT_RESIDENT_BYTES: u64 = 256 << 20;
@@ -71,7 +72,7 @@ impl Auto {
     }
 
     /// Where `W` at `params` runs fastest with its data at `placement`, by the model, or by the default without one.
-    pub fn choose<W: OnEveryBackend>(&self, params: &W::Params, placement: Placement) -> Result<Choice> {
+    pub fn choose<W: DeviceWorkload>(&self, params: &W::Params, placement: Placement) -> Result<Choice> {
         let cost = W::cost(params);
         if let Some(model) = self.model.as_ref().filter(|m| m.knows(W::NAME)) {
             let devices = &self.devices;
@@ -106,18 +107,24 @@ impl Auto {
             }
         }
         let why = self.uncalibrated.clone().unwrap_or_else(|| format!("the calibration has no {}", W::NAME));
-        let gpu = self.devices.iter().find(|d| d.is_gpu());
+        let supporting: Vec<&Device> = self.devices.iter().filter(|d| d.supports::<W>()).collect();
+        let gpu = supporting.iter().find(|d| d.is_gpu());
         let (device, reason) = match gpu {
             Some(gpu) if placement == Placement::Resident && cost.bytes >= DEFAULT_RESIDENT_BYTES => {
-                (gpu, format!("the default for large resident data ({why})"))
+                (*gpu, format!("the default for large resident data ({why})"))
             }
-            _ => (
-                self.devices
-                    .iter()
-                    .find(|d| !d.kind().is_gpu())
-                    .ok_or_else(|| Error::invalid("auto found no CPU device to fall back on"))?,
-                format!("the default: the CPU ({why})"),
-            ),
+            _ => match supporting.iter().find(|d| !d.kind().is_gpu()).or(supporting.first()) {
+                Some(cpu) if !cpu.kind().is_gpu() => (*cpu, format!("the default: the CPU ({why})")),
+                Some(other) => (*other, format!("the first device that implements {} ({why})", W::NAME)),
+                None => {
+                    let tried: Vec<String> = self.devices.iter().map(Device::label).collect();
+                    return Err(Error::invalid(format!(
+                        "no device here implements the workload `{}` (tried {})",
+                        W::NAME,
+                        tried.join(", ")
+                    )));
+                }
+            },
         };
         Ok(Choice {
             device: device.clone(),
@@ -164,7 +171,7 @@ pub fn global() -> Result<&'static Auto> {
 }
 
 /// Runs `W` on `input` (data on the host, result wanted there) where the model predicts it fastest.
-pub fn run<W: OnEveryBackend>(input: &W::Input) -> Result<(W::Output, Choice)> {
+pub fn run<W: DeviceWorkload>(input: &W::Input) -> Result<(W::Output, Choice)> {
     let choice = global()?.choose::<W>(&W::params(input), Placement::Host)?;
     let output = choice.device.run::<W>(choice.variant, input)?;
     Ok((output, choice))
@@ -172,7 +179,7 @@ pub fn run<W: OnEveryBackend>(input: &W::Input) -> Result<(W::Output, Choice)> {
 
 /// Uploads `input` to the device where the model predicts `W`'s kernel fastest, for data that will stay there across
 /// launches: launch it with `choice.device.launch(choice.variant, &mut resident)`.
-pub fn upload<W: OnEveryBackend>(input: &W::Input) -> Result<(Resident<W>, Choice)> {
+pub fn upload<W: DeviceWorkload>(input: &W::Input) -> Result<(Resident<W>, Choice)> {
     let choice = global()?.choose::<W>(&W::params(input), Placement::Resident)?;
     let resident = choice.device.upload::<W>(input)?;
     Ok((resident, choice))
@@ -181,7 +188,8 @@ pub fn upload<W: OnEveryBackend>(input: &W::Input) -> Result<(Resident<W>, Choic
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CostFit, Curve, DeviceModel, VariantModel, WorkloadModel};
+    use crate::fit::{CostFit, Curve};
+    use crate::model::{DeviceModel, VariantModel, WorkloadModel};
     use gpuworthy_core::workloads::{Len, Square};
 
     /// The CPU device as the model's "cpu", and a made-up GPU that the devices list lacks.

@@ -1,7 +1,8 @@
 //! Calibration: measuring on this machine what the cost model needs, and keeping it between runs.
 //!
-//! `gpuworthy calibrate` (or [`Calibration::measure`]) runs every workload's short ladder (and its smallest size) on
-//! every device and variant with short measurements, fits the [`Model`] to the rows, and stores it as JSON with the
+//! `gpuworthy calibrate` (or [`crate::catalog::calibrate`], over any list of workloads) runs each workload's short
+//! ladder (and its smallest size) on every device and variant with short measurements ([`calibrate_workload`]), fits
+//! the [`Model`] to the rows ([`Calibration::from_parts`]), and stores it as JSON with the
 //! machine's fingerprint (CPU model and threads, each GPU's name and driver, gpuworthy's version). Programs load it at start
 //! ([`Calibration::load`]); a file that is missing, unreadable, corrupt, from another machine or from another version
 //! of gpuworthy is not trusted: the loader says why (a warning for the caller to show) and `auto` falls back to its
@@ -14,13 +15,15 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, BackendKind, Error, Result, Workload, env};
+use gpuworthy_core::{Backend, BackendKind, Cost, Error, Result, Workload, env};
 use serde::{Deserialize, Serialize};
 
+use crate::Device;
+use crate::device::DeviceWorkload;
 use crate::measure::{MeasureOptions, utc_now};
-use crate::model::{Model, Placement};
-use crate::sweep::{Progress, Row, SweepOptions, sweep_workload};
-use crate::{Device, OnEveryBackend};
+use crate::model::Model;
+use crate::rows::Row;
+use crate::sweep::{Progress, SweepOptions, sweep_workload};
 
 /// What the calibration of a machine depends on: when any of it changes, the calibration is stale.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,7 +129,7 @@ pub fn calibration_options() -> SweepOptions {
 
 /// `W`'s upload and download over `ladder` on `device` (its documented best variant at each size), as rows labelled
 /// `label`; sizes the device refuses or that fail are left out.
-fn transfer_rows<W: OnEveryBackend>(
+fn transfer_rows<W: DeviceWorkload>(
     label: &str,
     device: &Device,
     ladder: &[W::Params],
@@ -147,7 +150,7 @@ fn transfer_rows<W: OnEveryBackend>(
 /// Calls `visit(params, variant, input, options)` for each size of `ladder` that `device` accepts and that generates,
 /// with the device's documented best variant there and unvalidated measure options, after telling `progress` (the
 /// size and `what`).
-fn with_each_input<W: OnEveryBackend>(
+fn with_each_input<W: DeviceWorkload>(
     device: &Device,
     ladder: &[W::Params],
     options: &SweepOptions,
@@ -169,12 +172,12 @@ fn with_each_input<W: OnEveryBackend>(
 
 /// Whole runs of `W` over `ladder` through `device`'s pipelined path (its documented best variant at each size), as
 /// `(cost, seconds)` samples; sizes the device refuses or that fail are left out.
-fn pipelined_samples<W: OnEveryBackend>(
+fn pipelined_samples<W: DeviceWorkload>(
     device: &Device,
     ladder: &[W::Params],
     options: &SweepOptions,
     progress: &dyn Progress,
-) -> Vec<(gpuworthy_core::Cost, f64)> {
+) -> Vec<(Cost, f64)> {
     let mut samples = Vec::new();
     with_each_input::<W>(device, ladder, options, progress, "pipelined", |params, variant, input, measure| {
         if let Ok((stats, _)) = device.measure_end_to_end::<W>(variant, input, measure) {
@@ -201,49 +204,92 @@ pub fn default_path() -> Result<Option<PathBuf>> {
     Ok(cache.map(|dir| dir.join("gpuworthy").join("calibration.json")))
 }
 
-impl Calibration {
-    /// Measures every workload's short ladder on every device and variant, and fits the model.
-    pub fn measure(devices: &[Device], progress: &dyn Progress) -> Calibration {
-        let started = Instant::now();
-        let options = calibration_options();
-        let mut rows: Vec<Row> = Vec::new();
-        let mut sizes = Vec::new();
-        // Transfers through pinned staging memory do not depend on the variant: one variant per size measures them.
-        let pinned: Vec<(String, Device)> =
-            devices.iter().filter_map(|d| Some((d.label(), d.with_pinned_host_memory()?))).collect();
-        let mut pinned_rows: Vec<Row> = Vec::new();
-        // Whole runs through each pipelined path, with the documented best variant: (device, workload, samples).
-        let pipelined: Vec<(String, Device)> =
-            devices.iter().filter_map(|d| Some((d.label(), d.pipelined()?))).collect();
-        let mut pipelined_runs = Vec::new();
-        macro_rules! measure_each {
-            ([] $($name:ident: $workload:ty),* $(,)?) => {$({
-                type W = $workload;
-                let ladder = calibration_ladder::<W>();
-                let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
-                progress.plan((ladder.len() * planned) as u64);
-                let sweep = sweep_workload::<W>(devices, &ladder, &options, progress);
-                sizes.push((W::NAME.to_owned(), ladder.iter().map(ToString::to_string).collect()));
-                rows.extend(sweep.rows);
-                for (label, device) in &pinned {
-                    progress.plan(ladder.len() as u64);
-                    pinned_rows.extend(transfer_rows::<W>(label, device, &ladder, &options, progress));
-                }
-                for (label, device) in &pipelined {
-                    let sizes = pipelined_ladder::<W>(&ladder);
-                    progress.plan(sizes.len() as u64);
-                    let samples = pipelined_samples::<W>(device, &sizes, &options, progress);
-                    pipelined_runs.push((label.clone(), W::NAME, samples));
-                }
-            })*};
+/// The devices calibration measures on: each opened device, and the twins that move data through pinned memory
+/// and through the pipelined path, where a device has them.
+#[derive(Debug)]
+pub struct CalibrationDevices {
+    /// Every opened device.
+    pub devices: Vec<Device>,
+    /// Each device's pinned twin ([`Device::with_pinned_host_memory`]), under its device's label.
+    pub pinned: Vec<(String, Device)>,
+    /// Each device's pipelined twin ([`Device::pipelined`]), under its device's label.
+    pub pipelined: Vec<(String, Device)>,
+}
+
+impl CalibrationDevices {
+    /// `devices` and their twins, opened now.
+    pub fn of(devices: &[Device]) -> CalibrationDevices {
+        CalibrationDevices {
+            devices: devices.to_vec(),
+            pinned: devices.iter().filter_map(|d| Some((d.label(), d.with_pinned_host_memory()?))).collect(),
+            pipelined: devices.iter().filter_map(|d| Some((d.label(), d.pipelined()?))).collect(),
         }
-        gpuworthy_core::for_each_workload!(measure_each);
+    }
+}
+
+/// What calibration measured of one workload.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadCalibration {
+    /// The workload.
+    pub workload: &'static str,
+    /// The sizes measured, as the workload displays them.
+    pub sizes: Vec<String>,
+    /// Every (size, device, variant) measured.
+    pub rows: Vec<Row>,
+    /// Transfers through pinned staging memory, one variant per size, labelled with their device.
+    pub pinned_rows: Vec<Row>,
+    /// Whole runs through each pipelined path: the device's label and `(cost, seconds)` samples.
+    pub pipelined_runs: Vec<(String, Vec<(Cost, f64)>)>,
+}
+
+/// Measures `W`'s calibration ladder on every device and variant, and its transfers through each pinned and
+/// pipelined twin. A device that does not implement `W` is left out (the sweep notes it).
+pub fn calibrate_workload<W: DeviceWorkload>(
+    devices: &CalibrationDevices,
+    progress: &dyn Progress,
+) -> WorkloadCalibration {
+    let options = calibration_options();
+    let ladder = calibration_ladder::<W>();
+    let planned: usize = devices.devices.iter().map(|d| d.variants::<W>().len()).sum();
+    progress.plan((ladder.len() * planned) as u64);
+    let sweep = sweep_workload::<W>(&devices.devices, &ladder, &options, progress);
+    let mut part = WorkloadCalibration {
+        workload: W::NAME,
+        sizes: ladder.iter().map(ToString::to_string).collect(),
+        rows: sweep.rows,
+        ..WorkloadCalibration::default()
+    };
+    for (label, device) in devices.pinned.iter().filter(|(_, d)| d.supports::<W>()) {
+        progress.plan(ladder.len() as u64);
+        part.pinned_rows.extend(transfer_rows::<W>(label, device, &ladder, &options, progress));
+    }
+    for (label, device) in devices.pipelined.iter().filter(|(_, d)| d.supports::<W>()) {
+        let sizes = pipelined_ladder::<W>(&ladder);
+        progress.plan(sizes.len() as u64);
+        part.pipelined_runs.push((label.clone(), pipelined_samples::<W>(device, &sizes, &options, progress)));
+    }
+    part
+}
+
+impl Calibration {
+    /// The calibration of `devices` from what [`calibrate_workload`] measured of each workload, which began at
+    /// `started`: the model fitted to every row.
+    pub fn from_parts(devices: &[Device], parts: Vec<WorkloadCalibration>, started: Instant) -> Calibration {
+        let rows: Vec<Row> = parts.iter().flat_map(|p| p.rows.iter().cloned()).collect();
         let mut model = Model::from_rows(&rows);
-        for (label, _) in &pinned {
+        let pinned_rows: Vec<Row> = parts.iter().flat_map(|p| p.pinned_rows.iter().cloned()).collect();
+        let mut pinned_labels: Vec<&str> = pinned_rows.iter().map(|r| r.label.as_str()).collect();
+        pinned_labels.sort_unstable();
+        pinned_labels.dedup();
+        for label in pinned_labels {
             model.add_pinned_transfers(label, &pinned_rows);
         }
-        for (label, workload, samples) in pipelined_runs {
-            model.add_pipelined_runs(&label, workload, samples);
+        let mut sizes = Vec::new();
+        for part in parts {
+            for (label, samples) in part.pipelined_runs {
+                model.add_pipelined_runs(&label, part.workload, samples);
+            }
+            sizes.push((part.workload.to_owned(), part.sizes));
         }
         Calibration {
             fingerprint: MachineFingerprint::of(devices),
@@ -293,156 +339,6 @@ impl Calibration {
         }
         Loaded::Calibrated(Box::new(calibration))
     }
-}
-
-/// One evaluated point: auto's choice at a size calibration did not measure, against the fastest measured there.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EvaluationPoint {
-    /// The workload.
-    pub workload: &'static str,
-    /// The size.
-    pub size: String,
-    /// Where the data was.
-    pub placement: Placement,
-    /// The device auto chose.
-    pub auto_device: String,
-    /// The variant auto chose.
-    pub auto_variant: String,
-    /// Whether auto chose the device's pipelined path (data on the host).
-    pub auto_pipelined: bool,
-    /// The measured time of auto's choice (end to end for data on the host, the kernel for resident data); `None`
-    /// where it was not measured at this size (refused, or stopped by the time budget).
-    pub auto_s: Option<f64>,
-    /// The fastest full-precision (device, variant) measured, with ` pipelined` where that was its pipelined path.
-    pub fastest: String,
-    /// Its time.
-    pub fastest_s: f64,
-    /// `auto_s / fastest_s`: 1 when auto chose the fastest.
-    pub regret: Option<f64>,
-}
-
-/// Auto's choices over the ladder sizes calibration did not use, measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Evaluation {
-    /// Every point.
-    pub points: Vec<EvaluationPoint>,
-}
-
-impl Evaluation {
-    /// The regrets of the points where auto's choice was measured.
-    pub fn regrets(&self) -> Vec<f64> {
-        let mut regrets: Vec<f64> = self.points.iter().filter_map(|p| p.regret).collect();
-        regrets.sort_by(f64::total_cmp);
-        regrets
-    }
-
-    /// `(points measured, points within 10% of the fastest, median regret, worst regret)`.
-    pub fn summary(&self) -> (usize, usize, f64, f64) {
-        let regrets = self.regrets();
-        let within = regrets.iter().filter(|&&r| r <= 1.10).count();
-        let median = regrets.get(regrets.len() / 2).copied().unwrap_or(f64::NAN);
-        let worst = regrets.last().copied().unwrap_or(f64::NAN);
-        (regrets.len(), within, median, worst)
-    }
-}
-
-impl Calibration {
-    /// Measures each workload's ladder sizes that calibration did not use, on `devices`, and compares auto's choice
-    /// (by this calibration's model) with the fastest measured, for data on the host and resident.
-    pub fn evaluate(&self, devices: &[Device], progress: &dyn Progress) -> Evaluation {
-        let auto = crate::auto::Auto::with_model(devices.to_vec(), self.model.clone());
-        // The larger sizes calibration left out take longer: the sweep's own budget, not calibration's short one; the
-        // pipelined paths are measured too, so that the fastest measured with data on the host is the faster mode.
-        let options = SweepOptions { budget: SweepOptions::default().budget, pipelined: true, ..calibration_options() };
-        let mut points = Vec::new();
-        macro_rules! evaluate_each {
-            ([] $($name:ident: $workload:ty),* $(,)?) => {$({
-                type W = $workload;
-                let used: Vec<String> = self
-                    .sizes
-                    .iter()
-                    .find(|(w, _)| w == W::NAME)
-                    .map_or_else(Vec::new, |(_, sizes)| sizes.clone());
-                let ladder: Vec<_> = W::ladder().into_iter().filter(|p| !used.contains(&p.to_string())).collect();
-                let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
-                progress.plan((ladder.len() * planned) as u64);
-                let mut rows = sweep_workload::<W>(devices, &ladder, &options, progress).rows;
-                for params in &ladder {
-                    for placement in [Placement::Host, Placement::Resident] {
-                        let Ok(choice) = auto.choose::<W>(params, placement) else { continue };
-                        let size = params.to_string();
-                        let label = choice.device.label();
-                        let measured = |rows: &[Row]| {
-                            rows.iter().any(|r| r.size == size && r.label == label && r.variant == choice.variant)
-                        };
-                        // The sweep's budget may have stopped auto's choice before this size (it extrapolates from
-                        // the size before, and the ladder jumps): measure it on its own, so that every point counts.
-                        if !measured(&rows) {
-                            progress.now_measuring(format!("{} {params} on {label}, auto's choice", W::NAME));
-                            if let Ok(input) = W::generate(params, options.measure.seed) {
-                                let measure = MeasureOptions { validate: false, ..options.measure.clone() };
-                                if let Ok(m) = choice.device.measure::<W>(choice.variant, &input, &measure) {
-                                    let mut row = Row::new(&choice.device, &W::cost(params), &m);
-                                    // A pipelined twin's whole run is its pipelined time.
-                                    row.pipelined_s = choice.pipelined.then_some(row.end_to_end_s);
-                                    rows.push(row);
-                                }
-                            }
-                        }
-                        if let Some(point) = evaluation_point(&rows, W::NAME, &size, placement, &choice) {
-                            points.push(point);
-                        }
-                    }
-                }
-            })*};
-        }
-        gpuworthy_core::for_each_workload!(evaluate_each);
-        Evaluation { points }
-    }
-}
-
-/// Auto's `choice` at `size` against the fastest of `rows` there; `None` where nothing was measured at that size.
-fn evaluation_point(
-    rows: &[Row],
-    workload: &'static str,
-    size: &str,
-    placement: Placement,
-    choice: &crate::auto::Choice,
-) -> Option<EvaluationPoint> {
-    let time = |r: &Row| match placement {
-        Placement::Host | Placement::PinnedHost => r.host_time(),
-        Placement::Resident => r.kernel_s,
-    };
-    // Auto's choice in the transfer mode it chose: pipelined, or the device's phased run.
-    let auto_time = |r: &Row| match placement {
-        Placement::Host | Placement::PinnedHost if choice.pipelined => r.pipelined_s.unwrap_or(r.end_to_end_s),
-        Placement::Host | Placement::PinnedHost => r.phased_host_time(),
-        Placement::Resident => r.kernel_s,
-    };
-    let candidates: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.size == size && r.is_full_precision() && !r.check.starts_with("FAILED") && time(r) > 0.0)
-        .collect();
-    let fastest = candidates.iter().min_by(|a, b| time(a).total_cmp(&time(b)))?;
-    let label = choice.device.label();
-    let auto_s = candidates.iter().find(|r| r.label == label && r.variant == choice.variant).map(|r| auto_time(r));
-    Some(EvaluationPoint {
-        workload,
-        size: size.to_owned(),
-        placement,
-        auto_device: label,
-        auto_variant: choice.variant.to_owned(),
-        auto_pipelined: choice.pipelined,
-        auto_s,
-        fastest: format!(
-            "{} {}{}",
-            fastest.label,
-            fastest.variant,
-            if placement.moves_data() && fastest.host_transfer() == "pipelined" { " pipelined" } else { "" }
-        ),
-        fastest_s: time(fastest),
-        regret: auto_s.map(|a| a / time(fastest)),
-    })
 }
 
 #[cfg(test)]
@@ -510,10 +406,14 @@ mod tests {
             assert!(largest >= PIPELINED_FULL_BYTES, "{}: {largest} bytes at most", W::NAME);
             assert!(sizes.len() <= ladder.len() + 1, "{}: one size more at most", W::NAME);
         }
-        macro_rules! check_each {
-            ([] $($name:ident: $workload:ty),* $(,)?) => {$(check::<$workload>();)*};
+        struct Check;
+        impl crate::dispatch::WorkloadVisitor for Check {
+            type Output = ();
+            fn visit<W: crate::dispatch::CommandLineWorkload>(&mut self) {
+                check::<W>();
+            }
         }
-        gpuworthy_core::for_each_workload!(check_each);
+        crate::dispatch::visit_each_workload(&mut Check);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::measure::duration;
 use crate::model::{Model, Phase, Prediction, deciding_phase};
-use crate::sweep::{Row, best, cpu_label, labels, sizes};
+use crate::rows::{Row, best, cpu_label, labels, sizes};
 
 /// The size from which a GPU wins at every larger size measured, and that GPU's label; `None` when none does.
 pub type Crossing = Option<(String, String)>;
@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn reduced_precision_neither_sets_the_crossover_nor_goes_unlabelled() {
         let mut tf32 = row("100", BackendKind::Cuda, 1.0, 1.0);
-        tf32.precision = "reduced (tf32)";
+        tf32.precision = gpuworthy_core::Precision::Reduced;
         tf32.variant = "tf32".into();
         let rows = vec![
             row("10", BackendKind::Cpu, 1.0, 1.0),

@@ -3,7 +3,8 @@
 //! Is this work worth sending to the GPU? This crate is the facade users depend on: the run-time [`Device`] (the CPU,
 //! a CUDA GPU or a wgpu adapter, chosen while the program runs) on which every workload runs through the same phases,
 //! the workloads ([`core`]) and the backends ([`cpu`], [`cuda`], [`wgpu`]), the harness that measures every phase a
-//! GPU user pays for ([`measure`]), sizes as people write them ([`size`]) and workloads chosen by name ([`dispatch`]).
+//! GPU user pays for ([`measure`]), sizes as people write them ([`size`]), the built-in workloads chosen by name ([`dispatch`]) and the run-time list
+//! of workloads that a program's own workloads join ([`catalog`]).
 //!
 //! ```
 //! use gpuworthy::Device;
@@ -36,12 +37,20 @@ pub use gpuworthy_wgpu as wgpu;
 
 pub mod auto;
 pub mod calibration;
+pub mod catalog;
 pub mod crossover;
 pub mod device;
 pub mod dispatch;
+pub mod erased;
+pub mod evaluation;
+pub mod fit;
 pub mod measure;
 pub mod model;
+pub mod rows;
 pub mod size;
+pub mod spec;
 pub mod sweep;
 
-pub use device::{Device, DeviceSpec, OnEveryBackend, OpenedDevices, Resident};
+pub use device::{Device, DeviceWorkload, OpenedDevices, Resident};
+pub use erased::ErasedImplements;
+pub use spec::DeviceSpec;

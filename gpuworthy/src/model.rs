@@ -23,176 +23,8 @@ use std::fmt;
 use gpuworthy_core::{BackendKind, Cost};
 use serde::{Deserialize, Serialize};
 
-use crate::sweep::Row;
-
-/// A phase's time as a function of a run's cost: `fixed_s + bytes·per_byte_s + flops·per_flop_s`, every term ≥ 0.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct CostFit {
-    /// Seconds every run pays, whatever its size: launch and synchronisation overhead.
-    pub fixed_s: f64,
-    /// Seconds per byte moved (the inverse of the bandwidth reached).
-    pub per_byte_s: f64,
-    /// Seconds per floating-point operation (the inverse of the arithmetic rate reached).
-    pub per_flop_s: f64,
-}
-
-impl CostFit {
-    /// The predicted seconds for a run of this cost.
-    pub fn predict(&self, cost: &Cost) -> f64 {
-        self.fixed_s + cost.bytes as f64 * self.per_byte_s + cost.flops as f64 * self.per_flop_s
-    }
-
-    /// The fit to `(cost, seconds)` samples with the least relative squared error among those whose coefficients
-    /// are all non-negative; `None` without a sample of positive time.
-    pub fn fit(samples: &[(Cost, f64)]) -> Option<CostFit> {
-        let samples: Vec<(Cost, f64)> = samples.iter().copied().filter(|(_, t)| t.is_finite() && *t > 0.0).collect();
-        if samples.is_empty() {
-            return None;
-        }
-        let features = |c: &Cost| [1.0, c.bytes as f64, c.flops as f64];
-        // Columns scaled to at most 1, so that the normal equations stay well conditioned across 12 decades.
-        let mut scale = [1.0f64; 3];
-        for (cost, _) in &samples {
-            for (s, f) in scale.iter_mut().zip(features(cost)) {
-                *s = s.max(f);
-            }
-        }
-        // A term that is the same in every sample (mandelbrot's bytes at one size, a flop count that does not change)
-        // cannot be told from the fixed term: leave it out, so that overhead is called overhead.
-        let varies = |i: usize| {
-            let values = samples.iter().map(|(c, _)| features(c)[i]);
-            values.clone().fold(f64::MAX, f64::min) < values.fold(f64::MIN, f64::max)
-        };
-        let mut best: Option<(f64, CostFit)> = None;
-        // Every subset of the three terms (the active-set view of non-negative least squares, small enough to
-        // enumerate): solve each, keep the feasible one with the least error.
-        for mask in 1u8..8 {
-            let terms: Vec<usize> = (0..3).filter(|i| mask & (1 << i) != 0).collect();
-            if terms.iter().any(|&i| i > 0 && !varies(i)) {
-                continue;
-            }
-            let rows: Vec<Vec<f64>> = samples
-                .iter()
-                .map(|(cost, t)| {
-                    let f = features(cost);
-                    terms.iter().map(|&i| f[i] / scale[i] / t).collect()
-                })
-                .collect();
-            let Some(solution) = least_squares(&rows) else { continue };
-            if solution.iter().any(|&x| x < 0.0 || !x.is_finite()) {
-                continue;
-            }
-            let mut coefficients = [0.0; 3];
-            for (&i, x) in terms.iter().zip(&solution) {
-                coefficients[i] = x / scale[i];
-            }
-            let fit = CostFit { fixed_s: coefficients[0], per_byte_s: coefficients[1], per_flop_s: coefficients[2] };
-            let error: f64 = samples.iter().map(|(c, t)| ((fit.predict(c) - t) / t).powi(2)).sum();
-            if best.as_ref().is_none_or(|(e, _)| error < *e) {
-                best = Some((error, fit));
-            }
-        }
-        best.map(|(_, fit)| fit)
-    }
-}
-
-/// A phase's measured times at the calibrated sizes, and the fit that extends them to any size.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Curve {
-    /// The fit over all points.
-    pub fit: CostFit,
-    /// `(bytes, flops, seconds)` at each calibrated size, by increasing bytes.
-    pub points: Vec<(u64, u64, f64)>,
-}
-
-impl Curve {
-    /// A curve through these `(cost, seconds)` samples (the median of repeated sizes); `None` without a sample of
-    /// positive time.
-    pub fn through(samples: &[(Cost, f64)]) -> Option<Curve> {
-        let fit = CostFit::fit(samples)?;
-        let mut points: Vec<(u64, u64, f64)> = Vec::new();
-        let mut sorted: Vec<(Cost, f64)> = samples.iter().copied().filter(|(_, t)| *t > 0.0 && t.is_finite()).collect();
-        sorted.sort_by(|a, b| (a.0.bytes, a.0.flops).cmp(&(b.0.bytes, b.0.flops)).then(a.1.total_cmp(&b.1)));
-        for group in sorted.chunk_by(|a, b| (a.0.bytes, a.0.flops) == (b.0.bytes, b.0.flops)) {
-            let (cost, t) = group[group.len() / 2];
-            points.push((cost.bytes, cost.flops, t));
-        }
-        Some(Curve { fit, points })
-    }
-
-    /// Whether this curve's measured time is below `other`'s at the calibrated sizes nearest to `cost` on each side
-    /// (the one side there is, outside the calibrated range). Between two calibrated sizes the curves only
-    /// interpolate, and cannot tell where two variants cross: a variant that was slower at one of the neighbouring
-    /// sizes is not known to be faster in between (a CPU's thread pool that does not pay below 2^20 elements, with
-    /// calibrated sizes at 2^16 and 2^20, is one such case).
-    pub fn faster_at_neighbours(&self, other: &Curve, cost: &Cost) -> bool {
-        let shared: Vec<(u64, f64, f64)> = self
-            .points
-            .iter()
-            .filter_map(|p| other.points.iter().find(|q| (q.0, q.1) == (p.0, p.1)).map(|q| (p.0, p.2, q.2)))
-            .collect();
-        let below = shared.iter().filter(|p| p.0 <= cost.bytes).max_by_key(|p| p.0);
-        let above = shared.iter().filter(|p| p.0 >= cost.bytes).min_by_key(|p| p.0);
-        [below, above].into_iter().flatten().all(|&(_, mine, theirs)| mine < theirs)
-    }
-
-    /// The predicted seconds for a run of this cost.
-    pub fn predict(&self, cost: &Cost) -> f64 {
-        let fitted = self.fit.predict(cost);
-        let (Some(first), Some(last)) = (self.points.first(), self.points.last()) else { return fitted };
-        let at = |p: &(u64, u64, f64)| Cost { bytes: p.0, flops: p.1, elements: 0 };
-        // The coordinate along the ladder: bytes, or flops where the bytes do not change (mandelbrot's iterations).
-        let x = |bytes: u64, flops: u64| ((bytes.max(1)) as f64).ln() + 1e-9 * ((flops.max(1)) as f64).ln();
-        let here = x(cost.bytes, cost.flops);
-        if here <= x(first.0, first.1) {
-            return fitted * first.2 / self.fit.predict(&at(first)).max(f64::MIN_POSITIVE);
-        }
-        if here >= x(last.0, last.1) {
-            return fitted * last.2 / self.fit.predict(&at(last)).max(f64::MIN_POSITIVE);
-        }
-        for pair in self.points.windows(2) {
-            let (a, b) = (&pair[0], &pair[1]);
-            let (xa, xb) = (x(a.0, a.1), x(b.0, b.1));
-            if here >= xa && here <= xb && xb > xa {
-                let w = (here - xa) / (xb - xa);
-                return (a.2.ln() * (1.0 - w) + b.2.ln() * w).exp();
-            }
-        }
-        fitted
-    }
-}
-
-/// Solves `min Σ (row·x − 1)²` through the normal equations; `None` when they are singular.
-fn least_squares(rows: &[Vec<f64>]) -> Option<Vec<f64>> {
-    let n = rows.first()?.len();
-    let mut a = vec![vec![0.0; n + 1]; n];
-    for row in rows {
-        for i in 0..n {
-            for j in 0..n {
-                a[i][j] += row[i] * row[j];
-            }
-            a[i][n] += row[i];
-        }
-    }
-    // Gaussian elimination with partial pivoting on the augmented matrix.
-    for col in 0..n {
-        let pivot = (col..n).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))?;
-        if a[pivot][col].abs() < 1e-300 {
-            return None;
-        }
-        a.swap(col, pivot);
-        let pivot_row = a[col].clone();
-        for (r, row) in a.iter_mut().enumerate() {
-            if r != col {
-                let factor = row[col] / pivot_row[col];
-                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
-                    *x -= factor * p;
-                }
-            }
-        }
-    }
-    Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
-}
+use crate::fit::Curve;
+use crate::rows::Row;
 
 /// One variant's kernel on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -329,7 +161,7 @@ impl Model {
     /// variants measured at fewer than two sizes, are left out.
     pub fn from_rows(rows: &[Row]) -> Model {
         let mut model = Model::default();
-        let ok = |r: &&Row| !r.check.starts_with("FAILED") && r.kernel_s > 0.0;
+        let ok = |r: &&Row| !r.check.is_failed() && r.kernel_s > 0.0;
         for r in rows.iter().filter(ok) {
             if !model.devices.iter().any(|d| d.label == r.label) {
                 model.devices.push(DeviceModel {
@@ -397,10 +229,8 @@ impl Model {
     pub fn add_pinned_transfers(&mut self, label: &str, rows: &[Row]) {
         let Some(device) = self.devices.iter_mut().find(|d| d.label == label) else { return };
         for w in &mut device.workloads {
-            let of_workload: Vec<&Row> = rows
-                .iter()
-                .filter(|r| r.workload == w.workload && r.label == label && !r.check.starts_with("FAILED"))
-                .collect();
+            let of_workload: Vec<&Row> =
+                rows.iter().filter(|r| r.workload == w.workload && r.label == label && !r.check.is_failed()).collect();
             let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements };
             let fit = |time: fn(&Row) -> f64| {
                 Curve::through(&of_workload.iter().map(|r| (cost(r), time(r))).collect::<Vec<_>>())
@@ -550,29 +380,10 @@ pub fn deciding_phase(winner: &Prediction, other: &Prediction) -> Phase {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fit::CostFit;
 
     fn cost(bytes: u64, flops: u64) -> Cost {
         Cost { bytes, flops, elements: bytes / 4 }
-    }
-
-    #[test]
-    fn a_fit_recovers_overhead_and_bandwidth() {
-        let truth = CostFit { fixed_s: 5e-6, per_byte_s: 1.0 / 2e12, per_flop_s: 0.0 };
-        let samples: Vec<(Cost, f64)> =
-            (10..30).step_by(2).map(|p| cost(1 << p, 10 * p)).map(|c| (c, truth.predict(&c))).collect();
-        let fit = CostFit::fit(&samples).unwrap();
-        for (c, t) in &samples {
-            assert!((fit.predict(c) - t).abs() / t < 1e-6, "{fit:?}");
-        }
-        assert!(fit.fixed_s > 4e-6 && fit.per_flop_s < 1e-18, "{fit:?}");
-    }
-
-    #[test]
-    fn a_fit_never_goes_negative() {
-        // Noisy, shrinking times would want a negative slope: the fit keeps every term at zero or above.
-        let samples = [(cost(1 << 10, 0), 9e-6), (cost(1 << 20, 0), 8e-6), (cost(1 << 24, 0), 7.5e-6)];
-        let fit = CostFit::fit(&samples).unwrap();
-        assert!(fit.fixed_s >= 0.0 && fit.per_byte_s >= 0.0 && fit.per_flop_s >= 0.0, "{fit:?}");
     }
 
     /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
@@ -754,19 +565,6 @@ mod tests {
             |m: Model| m.predict_preferring("square", &at_2_18, Placement::Host, &prefer_scalar)[0].variant.clone();
         assert_eq!(pick(model(&simd)), "scalar");
         assert_eq!(pick(model(&simd_everywhere)), "simd");
-    }
-
-    #[test]
-    fn a_curve_passes_through_its_points_and_follows_the_fit_beyond() {
-        // A cache step between 1 MiB and 16 MiB that no straight line follows.
-        let samples = [(cost(1 << 20, 0), 10e-6), (cost(4 << 20, 0), 20e-6), (cost(16 << 20, 0), 400e-6)];
-        let curve = Curve::through(&samples).unwrap();
-        for (c, t) in &samples {
-            assert!((curve.predict(c) - t).abs() / t < 1e-9, "{c:?}: {}", curve.predict(c));
-        }
-        let between = curve.predict(&cost(2 << 20, 0));
-        assert!(between > 10e-6 && between < 20e-6, "{between}");
-        assert!(curve.predict(&cost(64 << 20, 0)) > 400e-6);
     }
 
     #[test]

@@ -55,6 +55,38 @@ pub trait ParseSize: Sized {
     }
 }
 
+/// Which sizes of a workload to measure, as a command line or a program asks for them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ladder {
+    /// The workload's full ladder ([`gpuworthy_core::Workload::ladder`]).
+    Full,
+    /// Its short ladder ([`gpuworthy_core::Workload::quick_ladder`]).
+    Quick,
+    /// These sizes, written as text ([`ParseSize`]).
+    Listed(Vec<String>),
+}
+
+/// The sizes to measure and the workload's own parameters to set on each ([`ParseSize::apply`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeRequest {
+    /// Which sizes.
+    pub ladder: Ladder,
+    /// The workload's own parameters (`--bins`, `--region` ...), set on every size.
+    pub options: WorkloadOptions,
+}
+
+impl SizeRequest {
+    /// The workload's full ladder, as the workload defines it.
+    pub fn full() -> SizeRequest {
+        SizeRequest { ladder: Ladder::Full, options: WorkloadOptions::default() }
+    }
+
+    /// The workload's short ladder, as the workload defines it.
+    pub fn quick() -> SizeRequest {
+        SizeRequest { ladder: Ladder::Quick, options: WorkloadOptions::default() }
+    }
+}
+
 /// Workload parameters beyond the size, as the command line gives them (`--bins`, `--distribution`, `--region`,
 /// `--max-iter`); each applies to one workload.
 #[derive(Debug, Clone, Default, PartialEq)]

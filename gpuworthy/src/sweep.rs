@@ -11,12 +11,14 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use gpuworthy_core::{Backend, BackendKind, Error, Precision, Workload};
+use gpuworthy_core::{Error, Workload};
 use serde::Serialize;
 
+use crate::Device;
 use crate::crossover::{Crossover, crossover};
-use crate::measure::{MeasureOptions, Measurement, duration};
-use crate::{Device, OnEveryBackend};
+use crate::device::DeviceWorkload;
+use crate::measure::{MeasureOptions, duration};
+use crate::rows::{Check, Row, best, cpu_label, labels};
 
 /// Where a sweep reports its progress (a progress bar, a log, or nothing: `()`).
 pub trait Progress {
@@ -63,172 +65,6 @@ impl Default for SweepOptions {
     }
 }
 
-/// One measured (workload, size, backend, variant).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
-    /// Workload name.
-    pub workload: &'static str,
-    /// Size as the workload displays it.
-    pub size: String,
-    /// Elements of the output (pixels, matrix entries) or input (1D): the plots' x axis.
-    pub elements: u64,
-    /// The backend.
-    #[serde(serialize_with = "backend_name")]
-    pub backend: BackendKind,
-    /// How reports name the backend on its device: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
-    pub label: String,
-    /// Whether the device is a GPU: false for the CPU and for a CPU adapter such as lavapipe, which no verdict calls
-    /// a GPU.
-    pub on_gpu: bool,
-    /// Variant name.
-    pub variant: String,
-    /// `full`, or `reduced (tf32)` for reduced-precision variants.
-    pub precision: &'static str,
-    /// The clock behind the kernel time.
-    pub kernel_clock: String,
-    /// First use of the variant (compilation), seconds.
-    pub compile_s: f64,
-    /// First upload + launch + download, seconds.
-    pub first_call_s: f64,
-    /// Median upload, seconds.
-    pub upload_s: f64,
-    /// Median kernel time, seconds.
-    pub kernel_s: f64,
-    /// 25th percentile of the kernel time.
-    pub kernel_p25_s: f64,
-    /// 75th percentile of the kernel time.
-    pub kernel_p75_s: f64,
-    /// Median download, seconds.
-    pub download_s: f64,
-    /// Median upload + kernel + download, synchronised, seconds, with pageable host memory.
-    pub end_to_end_s: f64,
-    /// Median upload + kernel + download through the device's pipelined path (CUDA's `HostMemory::Pipelined`:
-    /// chunks overlapping on several streams), seconds; `None` where the device has none or it failed.
-    pub pipelined_s: Option<f64>,
-    /// Bytes a perfect implementation moves.
-    pub bytes: u64,
-    /// Flops of the run.
-    pub flops: u64,
-    /// The flops the workload's cost gives for this size before any run (equal to `flops` except for mandelbrot,
-    /// whose run counts the iterations it took): what a model predicts from.
-    pub nominal_flops: u64,
-    /// Kernel-time throughput, decimal GB/s.
-    pub gb_per_s: f64,
-    /// Kernel-time throughput, decimal GFLOP/s.
-    pub gflop_per_s: f64,
-    /// `ok`, `not checked`, or the mismatch.
-    pub check: String,
-}
-
-/// Writes a backend as its name, as the command line spells it.
-fn backend_name<S: serde::Serializer>(kind: &BackendKind, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(kind.name())
-}
-
-impl Row {
-    pub(crate) fn new(device: &Device, nominal: &gpuworthy_core::Cost, m: &Measurement) -> Row {
-        let elements = nominal.elements;
-        Row {
-            workload: m.workload,
-            size: m.size.clone(),
-            elements,
-            backend: device.kind(),
-            label: device.label(),
-            on_gpu: device.is_gpu(),
-            variant: m.variant.clone(),
-            precision: match m.precision {
-                Precision::Full => "full",
-                Precision::Reduced => "reduced (tf32)",
-            },
-            kernel_clock: m.kernel_clock.to_string(),
-            compile_s: m.compile.as_secs_f64(),
-            first_call_s: m.first_call.as_secs_f64(),
-            upload_s: m.upload.median.as_secs_f64(),
-            kernel_s: m.kernel.median.as_secs_f64(),
-            kernel_p25_s: m.kernel.p25.as_secs_f64(),
-            kernel_p75_s: m.kernel.p75.as_secs_f64(),
-            download_s: m.download.median.as_secs_f64(),
-            end_to_end_s: m.end_to_end.median.as_secs_f64(),
-            pipelined_s: None,
-            bytes: m.cost.bytes,
-            flops: m.cost.flops,
-            nominal_flops: nominal.flops,
-            gb_per_s: m.gb_per_s(m.kernel.median),
-            gflop_per_s: m.gflop_per_s(m.kernel.median),
-            check: match &m.check {
-                None => "not checked".into(),
-                Some(Ok(())) => "ok".into(),
-                Some(Err(e)) => format!("FAILED: {e}"),
-            },
-        }
-    }
-
-    /// A row of variant `v` with only its times set (half of `end_to_end_s` each way for the transfers), its size
-    /// parsed as its element count: for tests and worked examples of the crossover and verdict logic.
-    pub fn with_times(
-        workload: &'static str,
-        size: &str,
-        backend: BackendKind,
-        kernel_s: f64,
-        end_to_end_s: f64,
-    ) -> Row {
-        Row {
-            workload,
-            size: size.into(),
-            elements: size.parse().unwrap_or(1),
-            backend,
-            label: backend.to_string(),
-            on_gpu: backend.is_gpu(),
-            variant: "v".into(),
-            precision: "full",
-            kernel_clock: String::new(),
-            compile_s: 0.0,
-            first_call_s: 0.0,
-            upload_s: end_to_end_s / 2.0,
-            kernel_s,
-            kernel_p25_s: kernel_s,
-            kernel_p75_s: kernel_s,
-            download_s: end_to_end_s / 2.0,
-            end_to_end_s,
-            pipelined_s: None,
-            bytes: 8,
-            flops: 1,
-            nominal_flops: 1,
-            gb_per_s: 0.0,
-            gflop_per_s: 0.0,
-            check: "ok".into(),
-        }
-    }
-
-    /// Whether the variant computes in full `f32` precision (crossovers and verdicts compare only these with the CPU).
-    pub fn is_full_precision(&self) -> bool {
-        self.precision == "full"
-    }
-
-    /// The time that counts when the data starts on the host: end-to-end on a GPU through its fastest transfer mode
-    /// ([`Row::host_transfer`]), the kernel on the CPU (which computes where the data already is).
-    pub fn host_time(&self) -> f64 {
-        match self.pipelined_s {
-            Some(p) if self.backend != BackendKind::Cpu => p.min(self.phased_host_time()),
-            _ => self.phased_host_time(),
-        }
-    }
-
-    /// [`Row::host_time`] without the pipelined path: the end-to-end phase on a GPU, the kernel on the CPU.
-    pub fn phased_host_time(&self) -> f64 {
-        if self.backend == BackendKind::Cpu { self.kernel_s } else { self.end_to_end_s }
-    }
-
-    /// The transfer mode behind [`Row::host_time`] on a GPU: `pipelined` where that path was measured no slower (a
-    /// row measured on a pipelined device alone has the same time in both), else `pageable`.
-    pub fn host_transfer(&self) -> &'static str {
-        match self.pipelined_s {
-            Some(p) if self.backend != BackendKind::Cpu && p <= self.end_to_end_s => "pipelined",
-            _ => "pageable",
-        }
-    }
-}
-
 /// Something the sweep did not measure, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Note {
@@ -260,7 +96,7 @@ pub struct WorkloadSweep {
 impl WorkloadSweep {
     /// The measurements whose output failed its check against the reference.
     pub fn failed_checks(&self) -> impl Iterator<Item = &Row> {
-        self.rows.iter().filter(|r| r.check.starts_with("FAILED"))
+        self.rows.iter().filter(|r| r.check.is_failed())
     }
 
     /// The fastest kernel at `size` with the data already where each backend computes (resident on a GPU), among
@@ -312,7 +148,7 @@ fn winner<'a>(rows: &'a [Row], size: &str, time: impl Fn(&Row) -> f64 + Copy) ->
 }
 
 /// Sweeps `W` over `ladder` on every device of `devices`.
-pub fn sweep_workload<W: OnEveryBackend>(
+pub fn sweep_workload<W: DeviceWorkload>(
     devices: &[Device],
     ladder: &[W::Params],
     options: &SweepOptions,
@@ -342,6 +178,12 @@ pub fn sweep_workload<W: OnEveryBackend>(
         progress.now_measuring(format!("{} {params}", W::NAME));
         for (device, pipelined) in devices.iter().zip(&pipelined) {
             let label = device.label();
+            if let Err(e) = device.implementation::<W>() {
+                if i == 0 {
+                    out.notes.push(note::<W>(params, &label, "all", format!("not measured: {e}")));
+                }
+                continue;
+            }
             let variants = device.variants::<W>();
             if let Err(e) = device.check_size::<W>(params) {
                 progress.advance(variants.len() as u64);
@@ -379,7 +221,7 @@ pub fn sweep_workload<W: OnEveryBackend>(
                         let mut row = Row::new(device, &cost, &m);
                         if let Some(twin) = pipelined {
                             match twin.measure_end_to_end::<W>(variant, &input, &measure_options) {
-                                Ok((_, Some(Err(e)))) => row.check = format!("FAILED (pipelined run): {e}"),
+                                Ok((_, Some(Err(e)))) => row.check = Check::Failed(format!("(pipelined run) {e}")),
                                 Ok((stats, _)) => row.pipelined_s = Some(stats.median.as_secs_f64()),
                                 Err(e) => out.notes.push(note::<W>(
                                     params,
@@ -415,43 +257,10 @@ fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: 
     }
 }
 
-/// The best row of the backend labelled `label` at `size` by `time`.
-pub fn best<'a>(rows: &'a [Row], size: &str, label: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
-    rows.iter()
-        .filter(|r| r.size == size && r.label == label && !r.check.starts_with("FAILED"))
-        .min_by(|a, b| time(a).total_cmp(&time(b)))
-}
-
-/// The sizes of `rows`, in ladder order.
-pub fn sizes(rows: &[Row]) -> Vec<String> {
-    let mut sizes: Vec<String> = Vec::new();
-    for r in rows {
-        if !sizes.contains(&r.size) {
-            sizes.push(r.size.clone());
-        }
-    }
-    sizes
-}
-
-/// The labels of the backends in `rows`, in the order they were measured, with those that satisfy `keep`.
-pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<String> {
-    let mut labels: Vec<String> = Vec::new();
-    for r in rows.iter().filter(|r| keep(r)) {
-        if !labels.contains(&r.label) {
-            labels.push(r.label.clone());
-        }
-    }
-    labels
-}
-
-/// The label of the CPU backend's rows.
-pub fn cpu_label() -> String {
-    BackendKind::Cpu.name().to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpuworthy_core::BackendKind;
 
     fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
         Row::with_times("square", size, backend, kernel, e2e)
@@ -481,12 +290,12 @@ mod tests {
     #[test]
     fn a_failed_check_never_wins_and_a_lone_survivor_has_no_ratio() {
         let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
-        failed.check = "FAILED: element 3: expected 1, got 2".into();
+        failed.check = Check::Failed("element 3: expected 1, got 2".into());
         let s = sweep(vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed]);
         let w = s.resident_winner("10").unwrap();
         assert_eq!((w.row.label.as_str(), w.over_runner_up), ("cpu", None));
         let mut only_failed = row("20", BackendKind::Cpu, 1.0, 1.0);
-        only_failed.check = "FAILED: short".into();
+        only_failed.check = Check::Failed("short".into());
         assert_eq!(sweep(vec![only_failed]).host_winner("20"), HostWinner::NoneMeasured);
     }
 }

@@ -10,18 +10,21 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use bench_suite::cli::{Cli, Command, LessonArgs, Target};
+use bench_suite::cli::{Cli, Command, LessonArgs, RunArgs, SweepArgs, Target};
 use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
 use bench_suite::report::{self, table};
 use clap::Parser;
-use gpuworthy::core::{Backend, BackendKind, Error, WORKLOAD_NAMES, Workload};
+use gpuworthy::catalog::Catalog;
+use gpuworthy::core::{Backend, BackendKind, Error};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
+use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
+use gpuworthy::size::{Ladder, SizeRequest};
 use gpuworthy::size::{ParseSize, WorkloadOptions};
-use gpuworthy::sweep::{Progress, SweepOptions, sweep_workload};
+use gpuworthy::sweep::{Progress, SweepOptions};
 use gpuworthy::wgpu::WgpuBackend;
-use gpuworthy::{Device, DeviceSpec, OnEveryBackend};
+use gpuworthy::{Device, DeviceSpec};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -156,11 +159,6 @@ impl Progress for Bar {
     }
 }
 
-/// How many variants the opened devices offer for `W`, for the progress bar.
-fn variant_count<W: OnEveryBackend>(devices: &[Device]) -> usize {
-    devices.iter().map(|d| d.variants::<W>().len()).sum()
-}
-
 fn describe(backend: &Device) -> anyhow::Result<()> {
     let device = backend.device();
     let kind = if backend.kind().is_gpu() && !backend.is_gpu() { ", a CPU adapter: not a GPU" } else { "" };
@@ -182,11 +180,23 @@ struct RunRequest<'a> {
     options: MeasureOptions,
 }
 
-fn run_on<W>(target: Result<Vec<(String, Device)>, ()>, request: &RunRequest<'_>) -> anyhow::Result<()>
-where
-    W: OnEveryBackend,
-    W::Params: ParseSize,
-{
+/// [`run_on`] for the workload a visitor is given.
+struct RunOn<'a> {
+    target: Result<Vec<(String, Device)>, ()>,
+    request: &'a RunRequest<'a>,
+}
+
+impl WorkloadVisitor for RunOn<'_> {
+    type Output = anyhow::Result<()>;
+    fn visit<W: CommandLineWorkload>(&mut self) -> anyhow::Result<()> {
+        run_on::<W>(self.target.clone(), self.request)
+    }
+}
+
+fn run_on<W: CommandLineWorkload>(
+    target: Result<Vec<(String, Device)>, ()>,
+    request: &RunRequest<'_>,
+) -> anyhow::Result<()> {
     let (size, variant, options) = (request.size, request.variant, &request.options);
     let mut params = match size {
         Some(s) => W::Params::parse_size(s).map_err(usage)?,
@@ -289,11 +299,7 @@ where
 }
 
 /// `gpuworthy explain`: the model's prediction for each device, auto's choice and why, the predicted crossovers.
-fn explain<W>(size: &str, placement: Placement) -> anyhow::Result<()>
-where
-    W: OnEveryBackend,
-    W::Params: ParseSize,
-{
+fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::Result<()> {
     let params = W::Params::parse_size(size).map_err(usage)?;
     let cost = W::cost(&params);
     let auto = gpuworthy::auto::Auto::open()?;
@@ -413,7 +419,7 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
     );
     let bar = Bar(progress.clone());
     if !evaluate {
-        let calibration = Calibration::measure(&opened.devices, &bar);
+        let calibration = gpuworthy::catalog::calibrate(&opened.devices, &Catalog::builtin().entries(), &bar);
         progress.finish_and_clear();
         calibration.save(&path).map_err(usage)?;
         out!("calibrated in {:.0} s, saved to {}", calibration.took_s, path.display());
@@ -428,7 +434,7 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
         Loaded::Missing(path) => bail!("{} does not exist: run `gpuworthy calibrate` first", path.display()),
         Loaded::Ignored(why) => bail!("{why}"),
     };
-    let evaluation = calibration.evaluate(&opened.devices, &bar);
+    let evaluation = gpuworthy::catalog::evaluate(&calibration, &opened.devices, &Catalog::builtin().entries(), &bar);
     progress.finish_and_clear();
     out!(
         "{:<11} {:<16} {:<9} {:<24} {:>10} {:<24} {:>10} {:>7}",
@@ -478,225 +484,237 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 (false, true) => Placement::PinnedHost,
                 (false, false) => Placement::Host,
             };
-            gpuworthy::with_workload!(workload.as_str(), W => explain::<W>(&size, placement))
+            visit_workload_named(&workload, &mut Explain { size: &size, placement }).map_err(usage)?
         }
         Command::Devices => devices(),
-        Command::Sweep { workloads, backends, quick, sizes, budget, no_pipelined, json, csv, plot, params } => {
-            let specs = if backends.is_empty() { BackendKind::ALL.map(DeviceSpec::from).to_vec() } else { backends };
-            for (i, spec) in specs.iter().enumerate() {
-                if specs[..i].iter().any(|earlier| earlier.kind() == spec.kind()) {
-                    return Err(Exit::usage(format!(
-                        "--backends names two {} devices: a sweep compares backends, one device of each",
-                        spec.kind()
-                    )));
-                }
-            }
-            if !(budget > 0.0 && budget.is_finite()) {
-                return Err(Exit::usage(format!("--budget must be a positive number of seconds, got {budget}")));
-            }
-            let workloads =
-                if workloads.is_empty() { WORKLOAD_NAMES.iter().map(|&w| w.to_owned()).collect() } else { workloads };
-            if sizes.is_some() && workloads.len() != 1 {
-                return Err(Exit::usage("--sizes needs exactly one workload"));
-            }
-            let params = params.options();
-            if let Some(flag) = params.named().first()
-                && workloads.len() != 1
-            {
-                return Err(Exit::usage(format!("{flag} needs exactly one workload")));
-            }
-            gpuworthy::with_workload!(workloads[0].as_str(), W => <W as Workload>::Params::parse_size("1")
-                .and_then(|mut p| p.apply(&params))
-                .map_err(usage)?);
-            if let Some(list) = &sizes {
-                gpuworthy::with_workload!(workloads[0].as_str(), W => list
-                    .split(',')
-                    .try_for_each(|s| <W as Workload>::Params::parse_size(s).map(drop))
-                    .map_err(usage)?);
-            }
-            for (flag, path) in [("--json", &json), ("--csv", &csv)] {
-                if let Some(path) = path {
-                    check_writable_file(flag, path)?;
-                }
-            }
-            if let Some(dir) = &plot {
-                check_writable_dir("--plot", dir)?;
-            }
-            let opened = Device::open_each(specs);
-            for (spec, why) in &opened.unavailable {
-                if !why.is_unavailable() {
-                    return Err(usage(Error::invalid(why.to_string())));
-                }
-                eprintln!("gpuworthy: skipping {spec}: {why}");
-            }
-            if opened.devices.is_empty() {
-                bail!("none of the requested backends can run here, so nothing was measured");
-            }
-            let options = SweepOptions {
-                budget: Duration::from_secs_f64(budget),
-                pipelined: !no_pipelined,
-                ..SweepOptions::default()
-            };
-            let fingerprint = Fingerprint::of(&opened).map_err(usage)?;
-            out!("cpu: {} ({})", fingerprint.cpu, fingerprint.cpu_simd);
-            for gpu in &fingerprint.gpus {
-                out!("{gpu}");
-            }
-            let progress = ProgressBar::new(0).with_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-                    .expect("a valid template"),
-            );
-            let mut results = Vec::new();
-            // Whatever happens to a later workload, what was measured before it is written below.
-            let outcome = (|| -> anyhow::Result<()> {
-                for workload in &workloads {
-                    let sweep = gpuworthy::with_workload!(workload.as_str(), W => {
-                        let mut ladder = match &sizes {
-                            Some(list) => list.split(',').map(<W as Workload>::Params::parse_size).collect::<Result<Vec<_>, _>>().map_err(usage)?,
-                            None if quick => W::quick_ladder(),
-                            None => W::ladder(),
-                        };
-                        for p in &mut ladder {
-                            p.apply(&params).map_err(usage)?;
-                        }
-                        let bar = Bar(progress.clone());
-                        bar.plan((ladder.len() * variant_count::<W>(&opened.devices)) as u64);
-                        sweep_workload::<W>(&opened.devices, &ladder, &options, &bar)
-                    });
-                    progress.suspend(|| -> anyhow::Result<()> {
-                        out!("\n== {workload}");
-                        out!("{}", table(&sweep).trim_end());
-                        Ok(())
-                    })?;
-                    results.push(sweep);
-                    if let Some(dir) = &plot {
-                        write_plot(dir, results.last().expect("pushed above"))?;
-                    }
-                }
-                Ok(())
-            })();
-            progress.finish_and_clear();
-            if let Some(path) = &json {
-                write_json(path, &fingerprint, &results)?;
-            }
-            if let Some(path) = &csv {
-                write_csv(path, &fingerprint, &results)?;
-            }
-            outcome?;
-            let failed: Vec<String> = results
-                .iter()
-                .flat_map(|sweep| sweep.failed_checks())
-                .map(|r| format!("{} {}/{} at {}", r.workload, r.label, r.variant, r.size))
-                .collect();
-            if !failed.is_empty() {
-                return Err(Exit::check_failed(format!("results failed their check: {}", failed.join(", "))));
-            }
-            Ok(())
-        }
-        Command::Transfers { size, backend } => {
-            let bytes = gpuworthy::size::parse_count(&size).map_err(usage)?;
-            let DeviceSpec::Cuda { ordinal } = backend else {
-                return Err(Exit::usage(format!("transfers measures CUDA devices, not {backend}")));
-            };
-            let cuda = CudaBackend::new(ordinal)?;
-            let rates = cuda.transfer_rates(bytes, 10)?;
-            out!("{} ({}), {} bytes per copy, median of 10:", cuda.device().name, cuda.device().driver, rates.bytes);
-            out!(
-                "  host to device  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
-                rates.host_to_device_pageable,
-                rates.host_to_device_pinned
-            );
-            out!(
-                "  device to host  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
-                rates.device_to_host_pageable,
-                rates.device_to_host_pinned
-            );
-            Ok(())
-        }
-        Command::Run {
-            workload,
-            size,
-            backend,
-            variant,
-            quick,
-            no_validate,
-            pinned,
-            pipelined,
-            reuse_output,
-            params,
-            lessons,
-        } => {
-            let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
-            options.validate = !no_validate;
-            options.reuse_output = reuse_output;
-            if lessons.no_spin_up {
-                options.spin_up = Duration::ZERO;
-            }
-            let cuda_only = |flag: &str, target: &Target| match target {
-                Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
-                Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
-                Target::Auto => Err(Exit::usage(format!("{flag} applies to CUDA devices, not auto"))),
-            };
-            if pinned {
-                cuda_only("--pinned", &backend)?;
-            }
-            if pipelined {
-                cuda_only("--pipelined", &backend)?;
-            }
-            if !lessons.block_size.is_empty() {
-                match &backend {
-                    Target::Device(DeviceSpec::Cuda { .. } | DeviceSpec::Wgpu { .. }) => {}
-                    Target::Device(spec) => {
-                        return Err(Exit::usage(format!("--block-size applies to CUDA and wgpu devices, not {spec}")));
-                    }
-                    Target::Auto => return Err(Exit::usage("--block-size applies to CUDA and wgpu devices, not auto")),
-                }
-                if !["square", "saxpy"].contains(&workload.as_str()) {
-                    return Err(Exit::usage(format!(
-                        "--block-size applies to the elementwise workloads (square, saxpy), not {workload}"
-                    )));
-                }
-            }
-            // One device per block size asked for (each opened afresh, so that it can be changed), else one.
-            let devices = match backend {
-                Target::Device(spec) => {
-                    let open = || -> anyhow::Result<Device> {
-                        match &spec {
-                            DeviceSpec::Cuda { ordinal } if pinned || pipelined => {
-                                let memory = if pipelined { HostMemory::Pipelined } else { HostMemory::Pinned };
-                                Ok(Device::from(CudaBackend::with_host_memory(*ordinal, memory)?))
-                            }
-                            _ => Device::open(spec.clone())
-                                .map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) }),
-                        }
-                    };
-                    if lessons.block_size.is_empty() {
-                        Ok(vec![(String::new(), open()?)])
-                    } else {
-                        // CUDA's blocks are `b`, wgpu's workgroups `wg`, as each API names them.
-                        let mark = if matches!(spec, DeviceSpec::Cuda { .. }) { "b" } else { "wg" };
-                        let mut devices = Vec::new();
-                        for &threads in &lessons.block_size {
-                            let device = open()?.with_elementwise_block_size(threads).map_err(usage)?;
-                            devices.push((format!(" {mark}{threads}"), device));
-                        }
-                        Ok(devices)
-                    }
-                }
-                Target::Auto => Err(()),
-            };
-            let transfer_note = pipelined.then(pipelined_note);
-            let request = RunRequest {
-                transfer_note,
-                size: size.as_deref(),
-                variant: variant.as_deref(),
-                params: params.options(),
-                lessons: &lessons,
-                options,
-            };
-            gpuworthy::with_workload!(workload.as_str(), W => run_on::<W>(devices.clone(), &request))
+        Command::Sweep(args) => sweep(args),
+        Command::Transfers { size, backend } => transfers(&size, backend),
+        Command::Run(args) => run_workload(args),
+    }
+}
+
+/// [`explain`] for the workload a visitor is given.
+struct Explain<'a> {
+    size: &'a str,
+    placement: Placement,
+}
+
+impl WorkloadVisitor for Explain<'_> {
+    type Output = anyhow::Result<()>;
+    fn visit<W: CommandLineWorkload>(&mut self) -> anyhow::Result<()> {
+        explain::<W>(self.size, self.placement)
+    }
+}
+
+/// `gpuworthy sweep`: every workload asked for, from the run-time list of workloads.
+fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+    let SweepArgs { workloads, backends, quick, sizes, budget, no_pipelined, json, csv, plot, params } = args;
+    let specs = if backends.is_empty() { BackendKind::ALL.map(DeviceSpec::from).to_vec() } else { backends };
+    for (i, spec) in specs.iter().enumerate() {
+        if specs[..i].iter().any(|earlier| earlier.kind() == spec.kind()) {
+            return Err(Exit::usage(format!(
+                "--backends names two {} devices: a sweep compares backends, one device of each",
+                spec.kind()
+            )));
         }
     }
+    if !(budget > 0.0 && budget.is_finite()) {
+        return Err(Exit::usage(format!("--budget must be a positive number of seconds, got {budget}")));
+    }
+    let catalog = Catalog::builtin();
+    let workloads =
+        if workloads.is_empty() { catalog.names().iter().map(|&w| w.to_owned()).collect() } else { workloads };
+    if sizes.is_some() && workloads.len() != 1 {
+        return Err(Exit::usage("--sizes needs exactly one workload"));
+    }
+    let params = params.options();
+    if let Some(flag) = params.named().first()
+        && workloads.len() != 1
+    {
+        return Err(Exit::usage(format!("{flag} needs exactly one workload")));
+    }
+    let ladder = match &sizes {
+        Some(list) => Ladder::Listed(list.split(',').map(str::to_owned).collect()),
+        None if quick => Ladder::Quick,
+        None => Ladder::Full,
+    };
+    let request = SizeRequest { ladder, options: params };
+    // Every workload's sizes are read before anything is measured: a bad size or option is refused up front.
+    let entries = workloads.iter().map(|w| catalog.find(w)).collect::<Result<Vec<_>, _>>().map_err(usage)?;
+    for entry in &entries {
+        entry.sizes(&request).map_err(usage)?;
+    }
+    for (flag, path) in [("--json", &json), ("--csv", &csv)] {
+        if let Some(path) = path {
+            check_writable_file(flag, path)?;
+        }
+    }
+    if let Some(dir) = &plot {
+        check_writable_dir("--plot", dir)?;
+    }
+    let opened = Device::open_each(specs);
+    for (spec, why) in &opened.unavailable {
+        if !why.is_unavailable() {
+            return Err(usage(Error::invalid(why.to_string())));
+        }
+        eprintln!("gpuworthy: skipping {spec}: {why}");
+    }
+    if opened.devices.is_empty() {
+        bail!("none of the requested backends can run here, so nothing was measured");
+    }
+    let options =
+        SweepOptions { budget: Duration::from_secs_f64(budget), pipelined: !no_pipelined, ..SweepOptions::default() };
+    let fingerprint = Fingerprint::of(&opened).map_err(usage)?;
+    out!("cpu: {} ({})", fingerprint.cpu, fingerprint.cpu_simd);
+    for gpu in &fingerprint.gpus {
+        out!("{gpu}");
+    }
+    let progress = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("a valid template"),
+    );
+    let mut results = Vec::new();
+    // Whatever happens to a later workload, what was measured before it is written below.
+    let outcome = (|| -> anyhow::Result<()> {
+        for entry in &entries {
+            let workload = entry.name();
+            let sweep = entry.sweep(&opened.devices, &request, &options, &Bar(progress.clone())).map_err(usage)?;
+            progress.suspend(|| -> anyhow::Result<()> {
+                out!("\n== {workload}");
+                out!("{}", table(&sweep).trim_end());
+                Ok(())
+            })?;
+            results.push(sweep);
+            if let Some(dir) = &plot {
+                write_plot(dir, results.last().expect("pushed above"))?;
+            }
+        }
+        Ok(())
+    })();
+    progress.finish_and_clear();
+    if let Some(path) = &json {
+        write_json(path, &fingerprint, &results)?;
+    }
+    if let Some(path) = &csv {
+        write_csv(path, &fingerprint, &results)?;
+    }
+    outcome?;
+    let failed: Vec<String> = results
+        .iter()
+        .flat_map(|sweep| sweep.failed_checks())
+        .map(|r| format!("{} {}/{} at {}", r.workload, r.label, r.variant, r.size))
+        .collect();
+    if !failed.is_empty() {
+        return Err(Exit::check_failed(format!("results failed their check: {}", failed.join(", "))));
+    }
+    Ok(())
+}
+
+/// `gpuworthy transfers`: a CUDA device's copy rates, pageable and pinned.
+fn transfers(size: &str, backend: DeviceSpec) -> anyhow::Result<()> {
+    let bytes = gpuworthy::size::parse_count(&size).map_err(usage)?;
+    let DeviceSpec::Cuda { ordinal } = backend else {
+        return Err(Exit::usage(format!("transfers measures CUDA devices, not {backend}")));
+    };
+    let cuda = CudaBackend::new(ordinal)?;
+    let rates = cuda.transfer_rates(bytes, 10)?;
+    out!("{} ({}), {} bytes per copy, median of 10:", cuda.device().name, cuda.device().driver, rates.bytes);
+    out!(
+        "  host to device  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
+        rates.host_to_device_pageable,
+        rates.host_to_device_pinned
+    );
+    out!(
+        "  device to host  pageable {:7.1} GB/s   pinned {:7.1} GB/s",
+        rates.device_to_host_pageable,
+        rates.device_to_host_pinned
+    );
+    Ok(())
+}
+
+/// `gpuworthy run`: one workload at one size on one device (or auto's), every variant, every phase.
+fn run_workload(args: RunArgs) -> anyhow::Result<()> {
+    let RunArgs {
+        workload,
+        size,
+        backend,
+        variant,
+        quick,
+        no_validate,
+        pinned,
+        pipelined,
+        reuse_output,
+        params,
+        lessons,
+    } = args;
+    let mut options = if quick { MeasureOptions::quick() } else { MeasureOptions::default() };
+    options.validate = !no_validate;
+    options.reuse_output = reuse_output;
+    if lessons.no_spin_up {
+        options.spin_up = Duration::ZERO;
+    }
+    let cuda_only = |flag: &str, target: &Target| match target {
+        Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
+        Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
+        Target::Auto => Err(Exit::usage(format!("{flag} applies to CUDA devices, not auto"))),
+    };
+    if pinned {
+        cuda_only("--pinned", &backend)?;
+    }
+    if pipelined {
+        cuda_only("--pipelined", &backend)?;
+    }
+    if !lessons.block_size.is_empty() {
+        match &backend {
+            Target::Device(DeviceSpec::Cuda { .. } | DeviceSpec::Wgpu { .. }) => {}
+            Target::Device(spec) => {
+                return Err(Exit::usage(format!("--block-size applies to CUDA and wgpu devices, not {spec}")));
+            }
+            Target::Auto => return Err(Exit::usage("--block-size applies to CUDA and wgpu devices, not auto")),
+        }
+        if !["square", "saxpy"].contains(&workload.as_str()) {
+            return Err(Exit::usage(format!(
+                "--block-size applies to the elementwise workloads (square, saxpy), not {workload}"
+            )));
+        }
+    }
+    // One device per block size asked for (each opened afresh, so that it can be changed), else one.
+    let devices = match backend {
+        Target::Device(spec) => {
+            let open = || -> anyhow::Result<Device> {
+                match &spec {
+                    DeviceSpec::Cuda { ordinal } if pinned || pipelined => {
+                        let memory = if pipelined { HostMemory::Pipelined } else { HostMemory::Pinned };
+                        Ok(Device::from(CudaBackend::with_host_memory(*ordinal, memory)?))
+                    }
+                    _ => Device::open(spec.clone()).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) }),
+                }
+            };
+            if lessons.block_size.is_empty() {
+                Ok(vec![(String::new(), open()?)])
+            } else {
+                // CUDA's blocks are `b`, wgpu's workgroups `wg`, as each API names them.
+                let mark = if matches!(spec, DeviceSpec::Cuda { .. }) { "b" } else { "wg" };
+                let mut devices = Vec::new();
+                for &threads in &lessons.block_size {
+                    let device = open()?.with_elementwise_block_size(threads).map_err(usage)?;
+                    devices.push((format!(" {mark}{threads}"), device));
+                }
+                Ok(devices)
+            }
+        }
+        Target::Auto => Err(()),
+    };
+    let transfer_note = pipelined.then(pipelined_note);
+    let request = RunRequest {
+        transfer_note,
+        size: size.as_deref(),
+        variant: variant.as_deref(),
+        params: params.options(),
+        lessons: &lessons,
+        options,
+    };
+    visit_workload_named(&workload, &mut RunOn { target: devices, request: &request }).map_err(usage)?
 }
 
 /// Whether `e` comes from writing to a pipe whose reader has gone away (`gpuworthy sweep | head -1`).

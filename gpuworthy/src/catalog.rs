@@ -1,0 +1,262 @@
+//! The run-time list of workloads: the eight built-in ones and any a program adds, each behind one object-safe
+//! interface ([`WorkloadEntry`]), so that sweeps, calibration and its evaluation take a workload defined outside
+//! gpuworthy with no edit to any crate.
+//!
+//! Workloads are types, and the measuring code is generic over them ([`crate::sweep::sweep_workload`],
+//! [`crate::calibration::calibrate_workload`], [`crate::evaluation::evaluate_workload`]). A [`WorkloadOf<W>`] is
+//! that generic code instantiated for one `W` and held as a `&dyn WorkloadEntry`, as ripgrep holds its flags as
+//! `&dyn Flag`: a list of them is a value the command line builds and a program extends.
+//!
+//! This module is the top of the facade: it reads sweeps, calibration, auto and the evaluation, and none of those
+//! imports it.
+//!
+//! ```
+//! use gpuworthy::catalog::{Catalog, WorkloadEntry};
+//! use gpuworthy::size::SizeRequest;
+//! use gpuworthy::sweep::SweepOptions;
+//!
+//! let catalog = Catalog::builtin();
+//! let square = catalog.find("square")?;
+//! let devices = [gpuworthy::Device::cpu()?];
+//! let options = SweepOptions { pipelined: false, ..SweepOptions::default() };
+//! let sizes = SizeRequest { ladder: gpuworthy::size::Ladder::Listed(vec!["1024".into()]), ..SizeRequest::quick() };
+//! let sweep = square.sweep(&devices, &sizes, &options, &())?;
+//! assert_eq!(sweep.rows[0].size, "1024");
+//! # Ok::<(), gpuworthy::core::Error>(())
+//! ```
+
+use std::marker::PhantomData;
+use std::time::Instant;
+
+use gpuworthy_core::{Error, Result, Workload};
+
+use crate::Device;
+use crate::auto::Auto;
+use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload};
+use crate::device::DeviceWorkload;
+use crate::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
+use crate::evaluation::{Evaluation, EvaluationPoint, evaluate_workload};
+use crate::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
+use crate::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
+
+/// One workload as the run-time list holds it: its name, and what sweeps, calibration and evaluation do with it.
+pub trait WorkloadEntry: Send + Sync {
+    /// The workload's name ([`Workload::NAME`]).
+    fn name(&self) -> &'static str;
+
+    /// The lesson it teaches ([`Workload::LESSON`]).
+    fn lesson(&self) -> &'static str;
+
+    /// The sizes `request` names, as the workload displays them; an error for a size that does not parse, an option
+    /// the workload does not have, or sizes written as text for a workload that cannot read them.
+    fn sizes(&self, request: &SizeRequest) -> Result<Vec<String>>;
+
+    /// Sweeps the sizes of `request` on every device and variant ([`sweep_workload`]).
+    fn sweep(
+        &self,
+        devices: &[Device],
+        request: &SizeRequest,
+        options: &SweepOptions,
+        progress: &dyn Progress,
+    ) -> Result<WorkloadSweep>;
+
+    /// Measures what the cost model needs of this workload ([`calibrate_workload`]).
+    fn calibrate(&self, devices: &CalibrationDevices, progress: &dyn Progress) -> WorkloadCalibration;
+
+    /// Compares auto's choices with the fastest measured at the sizes calibration left out ([`evaluate_workload`]).
+    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Vec<EvaluationPoint>;
+}
+
+/// The [`WorkloadEntry`] of workload `W`.
+///
+/// [`WorkloadOf::new`] takes the sizes from the workload's own ladders; [`WorkloadOf::sized_by_text`] also reads
+/// sizes written as text (`--sizes 1024,2^20`), for a workload whose parameters implement [`ParseSize`].
+pub struct WorkloadOf<W: Workload> {
+    parse: Option<fn(&str) -> Result<W::Params>>,
+    apply: Option<fn(&mut W::Params, &WorkloadOptions) -> Result<()>>,
+    workload: PhantomData<fn() -> W>,
+}
+
+impl<W: Workload> WorkloadOf<W> {
+    /// The entry of `W`, measured at the sizes of its own ladders.
+    pub fn new() -> Self {
+        WorkloadOf { parse: None, apply: None, workload: PhantomData }
+    }
+
+    /// The entry of `W`, which also reads sizes and the workload's own options written as text.
+    pub fn sized_by_text() -> Self
+    where
+        W::Params: ParseSize,
+    {
+        WorkloadOf {
+            parse: Some(<W::Params as ParseSize>::parse_size),
+            apply: Some(<W::Params as ParseSize>::apply),
+            workload: PhantomData,
+        }
+    }
+
+    /// The parameters `request` names.
+    fn params(&self, request: &SizeRequest) -> Result<Vec<W::Params>> {
+        let mut ladder = match &request.ladder {
+            Ladder::Full => W::ladder(),
+            Ladder::Quick => W::quick_ladder(),
+            Ladder::Listed(sizes) => {
+                let parse = self.parse.ok_or_else(|| {
+                    Error::invalid(format!(
+                        "{} takes no sizes written as text: it is measured at its own ladder",
+                        W::NAME
+                    ))
+                })?;
+                sizes.iter().map(|s| parse(s)).collect::<Result<Vec<_>>>()?
+            }
+        };
+        match self.apply {
+            Some(apply) => ladder.iter_mut().try_for_each(|p| apply(p, &request.options))?,
+            None => {
+                if let Some(option) = request.options.named().first() {
+                    return Err(Error::invalid(format!("{option} does not apply to {}", W::NAME)));
+                }
+            }
+        }
+        Ok(ladder)
+    }
+}
+
+impl<W: Workload> Default for WorkloadOf<W> {
+    fn default() -> Self {
+        WorkloadOf::new()
+    }
+}
+
+impl<W: DeviceWorkload> WorkloadEntry for WorkloadOf<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn lesson(&self) -> &'static str {
+        W::LESSON
+    }
+
+    fn sizes(&self, request: &SizeRequest) -> Result<Vec<String>> {
+        Ok(self.params(request)?.iter().map(ToString::to_string).collect())
+    }
+
+    fn sweep(
+        &self,
+        devices: &[Device],
+        request: &SizeRequest,
+        options: &SweepOptions,
+        progress: &dyn Progress,
+    ) -> Result<WorkloadSweep> {
+        let ladder = self.params(request)?;
+        let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
+        progress.plan((ladder.len() * planned) as u64);
+        Ok(sweep_workload::<W>(devices, &ladder, options, progress))
+    }
+
+    fn calibrate(&self, devices: &CalibrationDevices, progress: &dyn Progress) -> WorkloadCalibration {
+        calibrate_workload::<W>(devices, progress)
+    }
+
+    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Vec<EvaluationPoint> {
+        evaluate_workload::<W>(calibration, auto, progress)
+    }
+}
+
+/// A list of workloads: the built-in ones, and any a program adds.
+#[derive(Default)]
+pub struct Catalog {
+    entries: Vec<Box<dyn WorkloadEntry>>,
+}
+
+impl Catalog {
+    /// An empty list.
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+
+    /// The eight built-in workloads, in the order of the specification.
+    pub fn builtin() -> Catalog {
+        struct Entry;
+        impl WorkloadVisitor for Entry {
+            type Output = Box<dyn WorkloadEntry>;
+            fn visit<W: CommandLineWorkload>(&mut self) -> Box<dyn WorkloadEntry> {
+                Box::new(WorkloadOf::<W>::sized_by_text())
+            }
+        }
+        Catalog { entries: visit_each_workload(&mut Entry) }
+    }
+
+    /// This list with `entry` added at its end.
+    pub fn with(mut self, entry: impl WorkloadEntry + 'static) -> Catalog {
+        self.entries.push(Box::new(entry));
+        self
+    }
+
+    /// Every entry, in order.
+    pub fn entries(&self) -> Vec<&dyn WorkloadEntry> {
+        self.entries.iter().map(|e| &**e).collect()
+    }
+
+    /// The names of the entries, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.entries.iter().map(|e| e.name()).collect()
+    }
+
+    /// The entry called `name`, or an error listing the names there are.
+    pub fn find(&self, name: &str) -> Result<&dyn WorkloadEntry> {
+        self.entries.iter().map(|e| &**e).find(|e| e.name() == name).ok_or_else(|| {
+            Error::invalid(format!("unknown workload `{name}`: expected one of {}", self.names().join(", ")))
+        })
+    }
+}
+
+/// Measures each of `workloads` on `devices` (and their pinned and pipelined twins) and fits the cost model: what
+/// `gpuworthy calibrate` does, for any list of workloads.
+pub fn calibrate(devices: &[Device], workloads: &[&dyn WorkloadEntry], progress: &dyn Progress) -> Calibration {
+    let started = Instant::now();
+    let twins = CalibrationDevices::of(devices);
+    let parts = workloads.iter().map(|w| w.calibrate(&twins, progress)).collect();
+    Calibration::from_parts(devices, parts, started)
+}
+
+/// Measures each of `workloads` at the sizes `calibration` did not use and compares auto's choice (by the
+/// calibration's model, on `devices`) with the fastest measured: what `gpuworthy calibrate --evaluate` does.
+pub fn evaluate(
+    calibration: &Calibration,
+    devices: &[Device],
+    workloads: &[&dyn WorkloadEntry],
+    progress: &dyn Progress,
+) -> Evaluation {
+    let auto = Auto::with_model(devices.to_vec(), calibration.model.clone());
+    Evaluation { points: workloads.iter().flat_map(|w| w.evaluate(calibration, &auto, progress)).collect() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuworthy_core::WORKLOAD_NAMES;
+
+    #[test]
+    fn the_builtin_list_holds_every_workload_and_finds_each_by_name() {
+        let catalog = Catalog::builtin();
+        assert_eq!(catalog.names(), WORKLOAD_NAMES);
+        let err = catalog.find("fft").err().expect("no such workload").to_string();
+        assert!(err.contains("fft") && err.contains("stencil"), "{err}");
+    }
+
+    #[test]
+    fn sizes_written_as_text_are_read_and_refused_where_the_workload_cannot_read_them() {
+        let listed = SizeRequest { ladder: Ladder::Listed(vec!["2^10".into()]), ..SizeRequest::quick() };
+        assert_eq!(Catalog::builtin().find("square").unwrap().sizes(&listed).unwrap(), ["1024"]);
+        let own = WorkloadOf::<gpuworthy_core::workloads::Square>::new();
+        let err = own.sizes(&listed).unwrap_err().to_string();
+        assert!(err.contains("square") && err.contains("own ladder"), "{err}");
+        assert!(!own.sizes(&SizeRequest::quick()).unwrap().is_empty());
+        let bins = SizeRequest {
+            options: WorkloadOptions { bins: Some(16), ..WorkloadOptions::default() },
+            ..SizeRequest::quick()
+        };
+        assert!(own.sizes(&bins).unwrap_err().to_string().contains("--bins"));
+    }
+}

@@ -1,0 +1,117 @@
+//! One backend's implementation of a workload seen through an object-safe interface ([`ErasedImplements`]), so that a
+//! [`crate::Device`] can hold whichever backend it opened and still run a workload on it.
+//!
+//! The phases' resident data travels as `dyn Any` and is checked back to the backend's own type on every launch and
+//! download; the harness's measurements run on the concrete backend, so that no timed loop pays a virtual call.
+
+use std::any::Any;
+
+use gpuworthy_core::{Error, Implements, Precision, Result, Workload};
+
+use crate::measure::{CheckResult, MeasureOptions, Measurement, Stats, measure, measure_end_to_end};
+
+/// One backend's [`Implements<W>`] seen through an object-safe interface: the resident data as `dyn Any`, the
+/// harness's measurement run on the concrete backend. Every `B: Implements<W>` is one.
+pub trait ErasedImplements<W: Workload>: Send + Sync {
+    /// [`Implements::variants`].
+    fn variants(&self) -> Vec<&'static str>;
+    /// [`Implements::best_variant`].
+    fn best_variant(&self, params: &W::Params) -> &'static str;
+    /// [`Implements::precision`].
+    fn precision(&self, variant: &str) -> Precision;
+    /// [`Implements::check_size`].
+    fn check_size(&self, params: &W::Params) -> Result<()>;
+    /// [`Implements::prepare`].
+    fn prepare(&self, variant: &str) -> Result<()>;
+    /// [`Implements::upload`], the resident data boxed.
+    fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>>;
+    /// [`Implements::launch`] on data this backend uploaded.
+    fn launch(&self, variant: &str, resident: &mut (dyn Any + Send)) -> Result<()>;
+    /// [`Implements::download`] of data this backend uploaded.
+    fn download(&self, resident: &mut (dyn Any + Send)) -> Result<W::Output>;
+    /// [`Implements::run`].
+    fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output>;
+    /// [`Implements::run_into`].
+    fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()>;
+    /// [`measure`] on the concrete backend.
+    fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement>;
+    /// [`measure_end_to_end`] on the concrete backend.
+    fn measure_end_to_end(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<(Stats, Option<CheckResult>)>;
+}
+
+impl<W: Workload, B: Implements<W>> ErasedImplements<W> for B
+where
+    B::Resident: 'static,
+{
+    fn variants(&self) -> Vec<&'static str> {
+        Implements::<W>::variants(self)
+    }
+
+    fn best_variant(&self, params: &W::Params) -> &'static str {
+        Implements::<W>::best_variant(self, params)
+    }
+
+    fn precision(&self, variant: &str) -> Precision {
+        Implements::<W>::precision(self, variant)
+    }
+
+    fn check_size(&self, params: &W::Params) -> Result<()> {
+        Implements::<W>::check_size(self, params)
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        Implements::<W>::prepare(self, variant)
+    }
+
+    fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>> {
+        Ok(Box::new(Implements::<W>::upload(self, input)?))
+    }
+
+    fn launch(&self, variant: &str, resident: &mut (dyn Any + Send)) -> Result<()> {
+        Implements::<W>::launch(self, variant, downcast::<W, B>(self, resident)?)
+    }
+
+    fn download(&self, resident: &mut (dyn Any + Send)) -> Result<W::Output> {
+        Implements::<W>::download(self, downcast::<W, B>(self, resident)?)
+    }
+
+    fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
+        Implements::<W>::run(self, variant, input)
+    }
+
+    fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()> {
+        Implements::<W>::run_into(self, variant, input, output)
+    }
+
+    fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement> {
+        measure::<W, B>(self, variant, input, options)
+    }
+
+    fn measure_end_to_end(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<(Stats, Option<CheckResult>)> {
+        measure_end_to_end::<W, B>(self, variant, input, options)
+    }
+}
+
+/// The backend's own resident type inside `resident`. [`Device`] checks that the data is this device's before it
+/// gets here, so a failure is a bug in the dispatch, reported rather than panicked on.
+fn downcast<'a, W: Workload, B: Implements<W>>(
+    backend: &B,
+    resident: &'a mut (dyn Any + Send),
+) -> Result<&'a mut B::Resident>
+where
+    B::Resident: 'static,
+{
+    resident.downcast_mut::<B::Resident>().ok_or_else(|| {
+        Error::invalid(format!("{} data of another backend cannot be launched on {}", W::NAME, backend.kind()))
+    })
+}

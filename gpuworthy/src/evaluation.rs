@@ -1,0 +1,162 @@
+//! `gpuworthy calibrate --evaluate`: how often `auto`'s choice was the fastest, measured at the sizes calibration
+//! did not use.
+//!
+//! The last step of the facade's chain (measurement, device, rows, fit, model, crossover, sweep, calibration, auto):
+//! it reads a calibration and asks auto, so it sits above both and neither imports it.
+
+use serde::Serialize;
+
+use crate::auto::{Auto, Choice};
+use crate::calibration::{Calibration, calibration_options};
+use crate::device::DeviceWorkload;
+use crate::measure::MeasureOptions;
+use crate::model::Placement;
+use crate::rows::Row;
+use crate::sweep::{Progress, SweepOptions, sweep_workload};
+
+/// One evaluated point: auto's choice at a size calibration did not measure, against the fastest measured there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvaluationPoint {
+    /// The workload.
+    pub workload: &'static str,
+    /// The size.
+    pub size: String,
+    /// Where the data was.
+    pub placement: Placement,
+    /// The device auto chose.
+    pub auto_device: String,
+    /// The variant auto chose.
+    pub auto_variant: String,
+    /// Whether auto chose the device's pipelined path (data on the host).
+    pub auto_pipelined: bool,
+    /// The measured time of auto's choice (end to end for data on the host, the kernel for resident data); `None`
+    /// where it was not measured at this size (refused, or stopped by the time budget).
+    pub auto_s: Option<f64>,
+    /// The fastest full-precision (device, variant) measured, with ` pipelined` where that was its pipelined path.
+    pub fastest: String,
+    /// Its time.
+    pub fastest_s: f64,
+    /// `auto_s / fastest_s`: 1 when auto chose the fastest.
+    pub regret: Option<f64>,
+}
+
+/// Auto's choices over the ladder sizes calibration did not use, measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evaluation {
+    /// Every point.
+    pub points: Vec<EvaluationPoint>,
+}
+
+impl Evaluation {
+    /// The regrets of the points where auto's choice was measured.
+    pub fn regrets(&self) -> Vec<f64> {
+        let mut regrets: Vec<f64> = self.points.iter().filter_map(|p| p.regret).collect();
+        regrets.sort_by(f64::total_cmp);
+        regrets
+    }
+
+    /// `(points measured, points within 10% of the fastest, median regret, worst regret)`.
+    pub fn summary(&self) -> (usize, usize, f64, f64) {
+        let regrets = self.regrets();
+        let within = regrets.iter().filter(|&&r| r <= 1.10).count();
+        let median = regrets.get(regrets.len() / 2).copied().unwrap_or(f64::NAN);
+        let worst = regrets.last().copied().unwrap_or(f64::NAN);
+        (regrets.len(), within, median, worst)
+    }
+}
+
+/// How evaluation measures: calibration's short measurements, with the sweep's own budget (the larger sizes
+/// calibration left out take longer) and the pipelined paths measured too, so that the fastest measured with data on
+/// the host is the faster transfer mode.
+pub fn evaluation_options() -> SweepOptions {
+    SweepOptions { budget: SweepOptions::default().budget, pipelined: true, ..calibration_options() }
+}
+
+/// Measures `W`'s ladder sizes that `calibration` did not use on `auto`'s devices, and compares auto's choice (by
+/// its model) with the fastest measured there, for data on the host and resident.
+pub fn evaluate_workload<W: DeviceWorkload>(
+    calibration: &Calibration,
+    auto: &Auto,
+    progress: &dyn Progress,
+) -> Vec<EvaluationPoint> {
+    let options = evaluation_options();
+    let devices = &auto.devices;
+    let used: Vec<String> =
+        calibration.sizes.iter().find(|(w, _)| w == W::NAME).map_or_else(Vec::new, |(_, sizes)| sizes.clone());
+    let ladder: Vec<_> = W::ladder().into_iter().filter(|p| !used.contains(&p.to_string())).collect();
+    let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
+    progress.plan((ladder.len() * planned) as u64);
+    let mut rows = sweep_workload::<W>(devices, &ladder, &options, progress).rows;
+    let mut points = Vec::new();
+    for params in &ladder {
+        for placement in [Placement::Host, Placement::Resident] {
+            let Ok(choice) = auto.choose::<W>(params, placement) else { continue };
+            let size = params.to_string();
+            let label = choice.device.label();
+            let measured =
+                |rows: &[Row]| rows.iter().any(|r| r.size == size && r.label == label && r.variant == choice.variant);
+            // The sweep's budget may have stopped auto's choice before this size (it extrapolates from the size
+            // before, and the ladder jumps): measure it on its own, so that every point counts.
+            if !measured(&rows) {
+                progress.now_measuring(format!("{} {params} on {label}, auto's choice", W::NAME));
+                if let Ok(input) = W::generate(params, options.measure.seed) {
+                    let measure = MeasureOptions { validate: false, ..options.measure.clone() };
+                    if let Ok(m) = choice.device.measure::<W>(choice.variant, &input, &measure) {
+                        let mut row = Row::new(&choice.device, &W::cost(params), &m);
+                        // A pipelined twin's whole run is its pipelined time.
+                        row.pipelined_s = choice.pipelined.then_some(row.end_to_end_s);
+                        rows.push(row);
+                    }
+                }
+            }
+            if let Some(point) = evaluation_point(&rows, W::NAME, &size, placement, &choice) {
+                points.push(point);
+            }
+        }
+    }
+    points
+}
+
+/// Auto's `choice` at `size` against the fastest of `rows` there; `None` where nothing was measured at that size.
+fn evaluation_point(
+    rows: &[Row],
+    workload: &'static str,
+    size: &str,
+    placement: Placement,
+    choice: &Choice,
+) -> Option<EvaluationPoint> {
+    let time = |r: &Row| match placement {
+        Placement::Host | Placement::PinnedHost => r.host_time(),
+        Placement::Resident => r.kernel_s,
+    };
+    // Auto's choice in the transfer mode it chose: pipelined, or the device's phased run.
+    let auto_time = |r: &Row| match placement {
+        Placement::Host | Placement::PinnedHost if choice.pipelined => r.pipelined_s.unwrap_or(r.end_to_end_s),
+        Placement::Host | Placement::PinnedHost => r.phased_host_time(),
+        Placement::Resident => r.kernel_s,
+    };
+    let candidates: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.size == size && r.is_full_precision() && !r.check.is_failed() && time(r) > 0.0)
+        .collect();
+    let fastest = candidates.iter().min_by(|a, b| time(a).total_cmp(&time(b)))?;
+    let label = choice.device.label();
+    let auto_s = candidates.iter().find(|r| r.label == label && r.variant == choice.variant).map(|r| auto_time(r));
+    Some(EvaluationPoint {
+        workload,
+        size: size.to_owned(),
+        placement,
+        auto_device: label,
+        auto_variant: choice.variant.to_owned(),
+        auto_pipelined: choice.pipelined,
+        auto_s,
+        fastest: format!(
+            "{} {}{}",
+            fastest.label,
+            fastest.variant,
+            if placement.moves_data() && fastest.host_transfer() == "pipelined" { " pipelined" } else { "" }
+        ),
+        fastest_s: time(fastest),
+        regret: auto_s.map(|a| a / time(fastest)),
+    })
+}
