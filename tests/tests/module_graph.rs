@@ -1,0 +1,297 @@
+//! No import circles: within each library crate, no module imports (directly or through others) a module that
+//! imports it.
+//!
+//! A module here is a top-level module of a crate (`src/x.rs` or `src/x/`, with everything under it). An import is
+//! any path `crate::x…` in its code (comments and its unit tests left out: a test may use a module above the one
+//! it tests as an example), where `x` is a module, or an item that `lib.rs` re-exports
+//! from a module (`crate::Device` is `crate::device::Device`). `lib.rs` itself is the crate's root, not a module.
+//! The facade is meant to read in one direction (measurement, device, rows, fit, model, crossover, sweep,
+//! calibration, auto, evaluation, catalog); a circle means two modules can only be understood together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The library crates whose modules must form no circle.
+const CRATES: &[&str] = &["core", "cpu", "cuda", "wgpu-backend", "gpuworthy"];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_owned()
+}
+
+/// `source` without its comments, and with string literals emptied, so that a path in either is not an import.
+fn code_only(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let next = chars.get(i + 1).copied();
+        match (chars[i], next) {
+            ('/', Some('/')) => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            ('/', Some('*')) => {
+                let mut depth = 0;
+                while i < chars.len() {
+                    if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            ('r', Some('"' | '#')) if i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_') => {
+                // A raw string: r"…" or r#"…"#.
+                let mut j = i + 1;
+                let mut hashes = 0;
+                while chars.get(j) == Some(&'#') {
+                    hashes += 1;
+                    j += 1;
+                }
+                if chars.get(j) != Some(&'"') {
+                    out.push(chars[i]);
+                    i += 1;
+                    continue;
+                }
+                j += 1;
+                loop {
+                    if j >= chars.len() {
+                        break;
+                    }
+                    if chars[j] == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')) {
+                        j += 1 + hashes;
+                        break;
+                    }
+                    j += 1;
+                }
+                out.push_str("\"\"");
+                i = j;
+            }
+            ('"', _) => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+                out.push_str("\"\"");
+            }
+            ('\'', _) if chars.get(i + 2) == Some(&'\'') || (next == Some('\\')) => {
+                // A char literal ('"' or '\n'); a lifetime has no closing quote and passes through.
+                let end = (i + 1..chars.len()).find(|&j| chars[j] == '\'' && j > i + 1).unwrap_or(i);
+                out.push_str("' '");
+                i = end + 1;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `code` without its `#[cfg(test)]` items (the unit tests' module).
+fn without_tests(code: &str) -> String {
+    let mut out = String::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        // The item ends at the end of its first braced block, or at its first `;` if that comes first.
+        let (Some(open), semicolon) = (after.find('{'), after.find(';')) else { return out };
+        if semicolon.is_some_and(|s| s < open) {
+            rest = &after[semicolon.unwrap_or(0) + 1..];
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = after.len();
+        for (i, c) in after[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The first path segments after each `crate::` in `code` (with `crate::{a, b::c}` giving `a` and `b`), except
+/// `$crate::`, which a macro uses to reach the crate from wherever it expands.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    for (at, _) in code.match_indices("crate::") {
+        if code[..at].ends_with('$') || code[..at].chars().last().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let mut item_start = true;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    ',' if depth == 1 => item_start = true,
+                    c if c.is_whitespace() => {}
+                    _ if item_start && depth == 1 => {
+                        found.insert(ident(&group[i..]));
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            found.insert(ident(rest));
+        }
+    }
+    found.remove("");
+    found
+}
+
+/// Every `.rs` file under `path` (a file, or a folder).
+fn files(path: &Path) -> Vec<PathBuf> {
+    if path.is_file() {
+        return vec![path.to_owned()];
+    }
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        all.extend(files(&entry.path()).into_iter().filter(|p| p.extension().is_some_and(|e| e == "rs")));
+    }
+    all
+}
+
+/// The top-level modules of the crate at `src` and, for each, the modules it imports.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut modules: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for entry in std::fs::read_dir(src).expect("the crate's src").flatten() {
+        let path = entry.path();
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+        if name == "lib" || name == "main" || name == "bin" {
+            continue;
+        }
+        let own = modules.entry(name).or_default();
+        own.extend(files(&path));
+    }
+    // `pub use module::{A, B}` and `pub use module::A` in lib.rs: the item's module.
+    let lib = code_only(&std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs"));
+    let mut reexported: BTreeMap<String, String> = BTreeMap::new();
+    for statement in lib.split(';') {
+        let Some(path) = statement.trim().strip_prefix("pub use ") else { continue };
+        let Some((module, items)) = path.split_once("::") else { continue };
+        if !modules.contains_key(module.trim()) {
+            continue;
+        }
+        for item in items.trim_matches(|c| c == '{' || c == '}' || char::is_whitespace(c)).split(',') {
+            let item = item.trim();
+            let name = item.rsplit(" as ").next().unwrap_or(item).rsplit("::").next().unwrap_or(item).trim();
+            if !name.is_empty() {
+                reexported.insert(name.to_owned(), module.trim().to_owned());
+            }
+        }
+    }
+    modules
+        .iter()
+        .map(|(name, files)| {
+            let mut imports = BTreeSet::new();
+            for file in files {
+                let code = without_tests(&code_only(&std::fs::read_to_string(file).expect("a source file")));
+                for first in crate_paths(&code) {
+                    let target =
+                        if modules.contains_key(&first) { Some(first) } else { reexported.get(&first).cloned() };
+                    if let Some(target) = target.filter(|t| t != name) {
+                        imports.insert(target);
+                    }
+                }
+            }
+            (name.clone(), imports)
+        })
+        .collect()
+}
+
+/// A circle of imports in `graph`, as the modules along it, if there is one.
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut found = path[at..].to_vec();
+            found.push(node.to_owned());
+            return Some(found);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|start| visit(start, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_module_of_a_library_crate_imports_one_that_imports_it() {
+    let mut circles = Vec::new();
+    for krate in CRATES {
+        let graph = module_graph(&root().join(krate).join("src"));
+        assert!(graph.len() > 1, "{krate}: found no modules");
+        if let Some(found) = circle(&graph) {
+            circles.push(format!("{krate}/src: {}", found.join(" -> ")));
+        }
+    }
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_imports_and_finds_circles() {
+    let code = code_only(
+        "use crate::a::X; // crate::b in a comment\nlet s = \"crate::c\"; use crate::{d, e::f}; $crate::g; \
+         let c = '\"'; let l: &'static str = r#\"crate::h\"#; crate::i",
+    );
+    let found: Vec<String> = crate_paths(&code).into_iter().collect();
+    assert_eq!(found, ["a", "d", "e", "i"]);
+    let code = without_tests("use crate::a;\n#[cfg(test)]\nmod tests { use crate::b; fn f() { crate::c } }\ncrate::d");
+    assert_eq!(crate_paths(&code).into_iter().collect::<Vec<_>>(), ["a", "d"]);
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (from, to) in edges {
+            g.entry((*from).to_owned()).or_default().insert((*to).to_owned());
+            g.entry((*to).to_owned()).or_default();
+        }
+        g
+    };
+    assert_eq!(circle(&graph(&[("a", "b"), ("b", "c")])), None);
+    assert_eq!(circle(&graph(&[("a", "b"), ("b", "c"), ("c", "a")])).unwrap(), ["a", "b", "c", "a"]);
+}
