@@ -85,9 +85,28 @@ impl CpuBackend {
         CpuBackend { device, simd }
     }
 
-    /// The SIMD level this backend's kernels use.
+    /// The SIMD level this backend's kernels use: pass it to a kernel written with [`simd_kernel!`] to run it at the
+    /// level the backend was opened with (`GPUWORTHY_CPU_SIMD`, or [`CpuOptions`] in code).
     pub fn simd(&self) -> simd::Supported {
         self.simd
+    }
+
+    /// The threads this backend's kernels run on.
+    pub fn threads(&self) -> usize {
+        rayon::current_num_threads()
+    }
+
+    /// Runs `op` in the thread pool this backend's kernels use, so that rayon's parallel iterators inside it spread
+    /// over the same threads as the built-in kernels (see [`simd_kernel!`] for an example).
+    pub fn install<R: Send>(&self, op: impl FnOnce() -> R + Send) -> R {
+        // Every backend shares rayon's global pool, which parallel iterators use from any thread outside a pool; a
+        // thread of another pool would use its own, so `op` moves to the global pool's threads then.
+        match rayon::current_thread_index() {
+            None => op(),
+            Some(_) => {
+                std::thread::scope(|scope| scope.spawn(op).join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            }
+        }
     }
 }
 

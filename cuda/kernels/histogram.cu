@@ -9,10 +9,14 @@
 // counters get serialised by the memory system. The rungs move the hot
 // counters from global memory (L2 atomics) into each block's shared memory.
 
-#define HISTOGRAM_BLOCK 256
+#ifndef HISTOGRAM_BLOCK
+#error "HISTOGRAM_BLOCK is defined by the host: cuda/src/launch.rs"
+#endif
 // Largest number of bins a block keeps in shared memory: 12288 x 4 bytes =
 // 48 KiB, the most a block may use without opting in to more.
-#define HISTOGRAM_SHARED_BINS 12288
+#ifndef HISTOGRAM_SHARED_BINS
+#error "HISTOGRAM_SHARED_BINS is defined by the host: cuda/src/launch.rs"
+#endif
 
 // The bin of v, or -1 for NaN.
 __device__ __forceinline__ int bin_of(float v, int bins)

@@ -13,8 +13,12 @@
 // be contracted into an FMA, which rounds once instead of twice; over many
 // iterations of a chaotic map the tiny difference changes escape counts.)
 
-#define MANDELBROT_BLOCK_X 16
-#define MANDELBROT_BLOCK_Y 16
+#ifndef MANDELBROT_BLOCK_X
+#error "MANDELBROT_BLOCK_X is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef MANDELBROT_BLOCK_Y
+#error "MANDELBROT_BLOCK_Y is defined by the host: cuda/src/launch.rs"
+#endif
 
 // Launch: block = (16, 16), grid = (ceil(width / 16), ceil((row_end - row_begin) / 16)).
 // Thread (i, j) = (column, row_begin + row); pixels outside the rows

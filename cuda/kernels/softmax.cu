@@ -19,7 +19,9 @@
 // running sum uses Kahan compensation (see kahan_add); across threads the
 // partial sums are combined by a tree of shuffles.
 
-#define SOFTMAX_BLOCK 256
+#ifndef SOFTMAX_BLOCK
+#error "SOFTMAX_BLOCK is defined by the host: cuda/src/launch.rs"
+#endif
 #define SOFTMAX_WARPS (SOFTMAX_BLOCK / 32)
 
 // Run-time compilation provides no <math.h> macros; build the special values

@@ -8,8 +8,12 @@
 // but each input is shared by 9 outputs: the lesson is to read each input
 // from DRAM once and serve the reuse from on-chip memory.
 
-#define STENCIL_BLOCK_X 32
-#define STENCIL_BLOCK_Y 8
+#ifndef STENCIL_BLOCK_X
+#error "STENCIL_BLOCK_X is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef STENCIL_BLOCK_Y
+#error "STENCIL_BLOCK_Y is defined by the host: cuda/src/launch.rs"
+#endif
 #define STENCIL_TILE 32                     // output tile is 32 x 32
 #define STENCIL_HALO_TILE (STENCIL_TILE + 2) // plus a 1-pixel border
 

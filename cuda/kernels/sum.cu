@@ -10,7 +10,9 @@
 // compensation, and combining across threads is a tree (pairwise), whose
 // error grows with log2 of the count instead of linearly.
 
-#define SUM_BLOCK 256
+#ifndef SUM_BLOCK
+#error "SUM_BLOCK is defined by the host: cuda/src/launch.rs"
+#endif
 #define SUM_WARPS (SUM_BLOCK / 32)
 
 // Kahan (compensated) summation step: c carries the rounding error of the

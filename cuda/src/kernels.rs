@@ -10,6 +10,7 @@ use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions};
 use gpuworthy_core::{BackendKind, Error, KernelSource, Result, Variant};
 
+use crate::launch::define_options;
 use crate::{CudaBackend, driver_error, lock};
 
 macro_rules! kernel_file {
@@ -77,31 +78,70 @@ impl CudaBackend {
     }
 
     fn module(&self, file: &KernelSource, kernel: &str) -> Result<Arc<CudaModule>> {
-        let mut modules = lock(&self.modules);
-        if let Some(m) = modules.get(file.file) {
-            return Ok(Arc::clone(m));
-        }
-        let options = compile_options(self.capability.0, self.capability.1);
         // The program is named by its path from the project's root, so that NVRTC's errors and the line table that
         // `-lineinfo` writes (which `ncu --import-source yes` and compute-sanitizer read) name the file a reader can
         // open, when the program runs from the project's root.
         let path = format!("{SOURCE_FOLDER}/{}", file.file);
-        let compile = CompileOptions { options: options.clone(), name: Some(path.clone()), ..Default::default() };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(file.source, compile).map_err(|e| {
+        self.compile_module(file.source, &path, &define_options(), kernel)
+    }
+
+    /// `source` compiled by NVRTC for this device with its [`compile_options`] and `extra`, and loaded; `program` names
+    /// it in NVRTC's messages and `kernel` in the error. Cached for the life of the backend by a hash of the source and
+    /// every option (the architecture among them), not by a name: two sources never share an entry, and the same
+    /// source compiled twice is compiled once.
+    pub(crate) fn compile_module(
+        &self,
+        source: &str,
+        program: &str,
+        extra: &[String],
+        kernel: &str,
+    ) -> Result<Arc<CudaModule>> {
+        let mut options = compile_options(self.capability.0, self.capability.1);
+        options.extend(extra.iter().cloned());
+        let key = module_key(source, &options);
+        let mut modules = lock(&self.modules);
+        if let Some(m) = modules.get(&key) {
+            return Ok(Arc::clone(m));
+        }
+        let compile = CompileOptions { options: options.clone(), name: Some(program.to_owned()), ..Default::default() };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, compile).map_err(|e| {
             let log = match &e {
                 CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
                 other => other.to_string(),
             };
             Error::Compile {
                 backend: BackendKind::Cuda,
-                kernel: format!("{kernel} in {path}"),
+                kernel: format!("{kernel} in {program}"),
                 options: options.join(" "),
                 log,
             }
         })?;
-        let module =
-            self.context.load_module(ptx).map_err(driver_error(format!("loading the module of {}", file.file)))?;
-        modules.insert(file.file, Arc::clone(&module));
+        let module = self.context.load_module(ptx).map_err(driver_error(format!("loading the module of {program}")))?;
+        modules.insert(key, Arc::clone(&module));
         Ok(module)
+    }
+}
+
+/// The cache key of a module: a hash of its source and its compile options.
+fn module_key(source: &str, options: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut hasher);
+    options.hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_module_key_changes_with_the_source_and_with_every_option() {
+        let options = compile_options(9, 0);
+        let key = module_key("kernel", &options);
+        assert_eq!(key, module_key("kernel", &options));
+        assert_ne!(key, module_key("kernel ", &options));
+        assert_ne!(key, module_key("kernel", &compile_options(8, 0)));
+        assert_ne!(key, module_key("kernel", &[options, vec!["-DX=1".into()]].concat()));
     }
 }

@@ -20,16 +20,20 @@ use std::time::Duration;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result};
 
+mod custom;
 mod kernels;
+pub mod launch;
 mod memory;
 mod pipeline;
 mod workloads;
 
+pub use custom::CustomKernel;
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
 pub use pipeline::{
     PIPELINE_CHUNK_MAX_BYTES, PIPELINE_CHUNK_MIN_BYTES, PIPELINE_CHUNKS, PIPELINE_LANES, pipeline_chunk_bytes,
 };
+pub use workloads::launch_config;
 pub use workloads::variant_kernels;
 
 /// Threads per block of the elementwise kernels unless [`CudaBackend::with_elementwise_block_size`] says otherwise.
@@ -45,7 +49,8 @@ pub struct CudaBackend {
     host_memory: HostMemory,
     /// Threads per block of the elementwise kernels (`square`, `saxpy`).
     elementwise_block: u32,
-    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    /// Loaded modules, by a hash of their source and compile options.
+    modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
     lanes: pipeline::Lanes,

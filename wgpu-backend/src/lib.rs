@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueLock, Result, spin_up};
 
 mod checks;
+mod custom;
 mod options;
 mod pipelines;
 mod shaders;
@@ -59,6 +60,7 @@ mod timer;
 mod workloads;
 
 pub use checks::ShaderChecks;
+pub use custom::{CustomPipeline, validate_wgsl};
 pub use options::{AdapterChoice, WgpuOptions, check_environment};
 
 use options::device_rank;
@@ -85,6 +87,8 @@ pub struct WgpuBackend {
     features: wgpu::Features,
     modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
     pipelines: Mutex<HashMap<&'static str, Arc<wgpu::ComputePipeline>>>,
+    /// Pipelines made from callers' WGSL ([`WgpuBackend::custom_pipeline`]), by a hash of source and entry point.
+    custom_pipelines: Mutex<HashMap<u64, Arc<wgpu::ComputePipeline>>>,
     /// Mappable buffers for downloads, by size, reused while sizes repeat.
     staging: Mutex<HashMap<u64, Vec<wgpu::Buffer>>>,
     timer: Option<Timer>,
@@ -274,6 +278,7 @@ impl WgpuBackend {
             features,
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
+            custom_pipelines: Mutex::new(HashMap::new()),
             staging: Mutex::new(HashMap::new()),
             timer,
             shader_checks,

@@ -244,16 +244,38 @@ impl Level {
 }
 
 /// Defines a function whose body is generic over [`Simd`], compiled once per instruction set and dispatched on a
-/// [`Supported`] level, which the generated function takes as its first argument (the backend's own level).
+/// [`Supported`] level, which the generated function takes as its first argument (a backend's own level,
+/// [`crate::CpuBackend::simd`]). It is how every SIMD kernel of this crate is written, and how a workload defined
+/// outside it writes its own.
 ///
-/// ```ignore
-/// simd_kernel! {
-///     /// Doubles every element.
-///     pub fn double<S>(s, x: &mut [f32]) { for v in x.chunks_exact_mut(S::LANES) { ... } }
+/// ```
+/// use gpuworthy_cpu::CpuBackend;
+/// use gpuworthy_cpu::simd::Simd;
+/// use rayon::prelude::*;
+///
+/// gpuworthy_cpu::simd_kernel! {
+///     /// Adds one to every element, a vector at a time.
+///     fn add_one<S>(s, x: &mut [f32]) {
+///         let mut chunks = x.chunks_exact_mut(S::LANES);
+///         for v in &mut chunks {
+///             let sum = s.add(s.load(v), s.splat(1.0));
+///             s.store(v, sum);
+///         }
+///         for x in chunks.into_remainder() {
+///             *x += 1.0;
+///         }
+///     }
 /// }
+///
+/// let cpu = CpuBackend::new()?;
+/// let mut x = vec![1.0f32; 10_000];
+/// cpu.install(|| x.par_chunks_mut(4096).for_each(|block| add_one(cpu.simd(), block)));
+/// assert!(x.iter().all(|&v| v == 2.0));
+/// # Ok::<(), gpuworthy_core::Error>(())
 /// ```
 /// The body sees the token as `s` and its type as `S`. Keep rayon outside the body: code on other threads does not
 /// inherit the entry point's target features.
+#[macro_export]
 macro_rules! simd_kernel {
     ($(#[$meta:meta])* $vis:vis fn $name:ident<$S:ident>($s:ident $(, $arg:ident : $ty:ty)* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
@@ -298,7 +320,7 @@ macro_rules! simd_kernel {
         }
     };
 }
-pub(crate) use simd_kernel;
+pub(crate) use crate::simd_kernel;
 
 /// The portable fallback: eight-lane arrays the compiler vectorises for whatever baseline it targets.
 #[derive(Debug, Clone, Copy)]

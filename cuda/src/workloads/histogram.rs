@@ -21,9 +21,9 @@ pub struct HistogramResident {
     counts: CudaSlice<u32>,
 }
 
-const BLOCK: u32 = 256;
+const BLOCK: u32 = crate::launch::HISTOGRAM_BLOCK;
 /// Bins the private kernel holds in shared memory at once (48 KiB).
-const SHARED_BINS: usize = 12288;
+const SHARED_BINS: usize = crate::launch::HISTOGRAM_SHARED_BINS as usize;
 
 /// Where a histogram kernel counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -113,7 +113,8 @@ impl CudaBackend {
         if p.width == 0 || rows.is_empty() {
             return Ok(());
         }
-        let cfg = config(((p.width as u64).div_ceil(16), (rows.len() as u64).div_ceil(16)), (16, 16), 0)?;
+        let (bx, by) = crate::launch::MANDELBROT_BLOCK;
+        let cfg = config(((p.width as u64).div_ceil(bx.into()), (rows.len() as u64).div_ceil(by.into())), (bx, by), 0)?;
         let width = int("image width", p.width)?;
         let (begin, end) = (int("row", rows.start)?, int("row", rows.end)?);
         let (dx, dy) = p.steps();

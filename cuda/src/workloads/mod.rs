@@ -33,6 +33,8 @@ use gpuworthy_core::{Error, Implements, Result, Workload};
 
 use crate::{CudaBackend, driver_error};
 
+pub(crate) use launch_config as config;
+
 /// Upload, one launch and download: the run of every host-memory mode but [`crate::HostMemory::Pipelined`] (the
 /// trait's default `run`, which a workload that overrides `run` calls through this).
 pub(crate) fn phased<W: Workload>(backend: &CudaBackend, variant: &str, input: &W::Input) -> Result<W::Output>
@@ -73,8 +75,8 @@ const MAX_GRID_X: u64 = (1 << 31) - 1;
 const MAX_GRID_Y: u64 = 65535;
 
 /// A launch of `grid` blocks of `block` threads with `shared` bytes of dynamic shared memory, after checking the
-/// grid against the device's limits.
-pub(crate) fn config(grid: (u64, u64), block: (u32, u32), shared: u32) -> Result<LaunchConfig> {
+/// grid against the device's limits ([`Error::TooLarge`] naming them); an empty grid becomes one block.
+pub fn launch_config(grid: (u64, u64), block: (u32, u32), shared: u32) -> Result<LaunchConfig> {
     if grid.0 > MAX_GRID_X || grid.1 > MAX_GRID_Y {
         return Err(Error::TooLarge {
             what: format!("a grid of {} x {} blocks", grid.0, grid.1),

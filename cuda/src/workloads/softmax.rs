@@ -33,7 +33,7 @@ pub struct SoftmaxResident {
     row_sum: CudaSlice<f32>,
 }
 
-const BLOCK: u32 = 256;
+const BLOCK: u32 = crate::launch::SOFTMAX_BLOCK;
 
 /// How a softmax variant passes over the rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -142,7 +142,9 @@ impl CudaBackend {
         if rows.is_empty() || width == 0 {
             return Ok(());
         }
-        let cfg = config(((width as u64).div_ceil(32), (rows.len() as u64).div_ceil(rows_per_block)), (32, 8), 0)?;
+        let block = crate::launch::STENCIL_BLOCK;
+        let cfg =
+            config(((width as u64).div_ceil(block.0.into()), (rows.len() as u64).div_ceil(rows_per_block)), block, 0)?;
         let (h, w) = (int("image height", height)?, int("image width", width)?);
         let (begin, end) = (int("row", rows.start)?, int("row", rows.end)?);
         let mut launch = stream.launch_builder(&function);

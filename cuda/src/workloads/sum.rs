@@ -20,7 +20,7 @@ pub struct SumResident {
     total: CudaSlice<f64>,
 }
 
-const BLOCK: u32 = 256;
+const BLOCK: u32 = crate::launch::SUM_BLOCK;
 
 /// How many blocks a sum kernel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

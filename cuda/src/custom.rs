@@ -1,0 +1,140 @@
+//! The extension points for kernels written outside gpuworthy: CUDA C compiled through the backend's NVRTC cache,
+//! device buffers, and launches on the backend's stream inside its queue lock.
+//!
+//! A program could compile and launch through cudarc alone, but then another thread's timing window on the same
+//! backend would time its launches too. Going through [`CudaBackend::with_stream`] keeps the guarantee every built-in
+//! workload has: work enqueued while a window is open belongs to that window's thread. The built-in kernels are
+//! compiled through the same cache ([`CudaBackend::custom_kernel`] and the built-in files share one map, keyed by a
+//! hash of source and options, the architecture among them), so a user's kernel is compiled once per process and its
+//! first-call cost is measured like theirs.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
+use gpuworthy_core::{BackendKind, Error, Result};
+
+use crate::CudaBackend;
+use crate::launch::define_options;
+
+/// A kernel compiled from CUDA C that a caller supplied, loaded on one backend's device.
+#[derive(Debug, Clone)]
+pub struct CustomKernel {
+    function: CudaFunction,
+    entry: String,
+}
+
+impl CustomKernel {
+    /// The loaded kernel, for cudarc's `launch_builder`.
+    pub fn function(&self) -> &CudaFunction {
+        &self.function
+    }
+
+    /// The kernel's name (its `extern "C" __global__` entry point).
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+}
+
+/// Whether `name` can be a C identifier, and so an entry point.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl CudaBackend {
+    /// Compiles `source` with NVRTC for this device (its architecture, the options every built-in kernel gets, and
+    /// `options`, such as `-DTILE=16`) and loads the kernel `entry`, which the source must declare
+    /// `extern "C" __global__`. Compiled once per process: the same source and options come from the cache. A compile
+    /// error is [`Error::Compile`] with NVRTC's log and the kernel's name.
+    ///
+    /// ```no_run
+    /// use cudarc::driver::PushKernelArg;
+    /// use gpuworthy_cuda::{CudaBackend, launch_config};
+    ///
+    /// const SOURCE: &str = r#"
+    /// extern "C" __global__ void add_one(const float* x, float* y, int n) {
+    ///     int i = blockIdx.x * blockDim.x + threadIdx.x;
+    ///     if (i < n) y[i] = x[i] + 1.0f;
+    /// }"#;
+    ///
+    /// let cuda = CudaBackend::new(0)?;
+    /// let kernel = cuda.custom_kernel(SOURCE, "add_one", &[])?;
+    /// let x = cuda.buffer_from(&[1.0, 2.0, 3.0])?;
+    /// let mut y = cuda.buffer_zeroed(3)?;
+    /// let n = 3i32;
+    /// let config = launch_config((1, 1), (256, 1), 0)?;
+    /// cuda.with_stream(|stream| {
+    ///     let mut launch = stream.launch_builder(kernel.function());
+    ///     launch.arg(&x).arg(&mut y).arg(&n);
+    ///     // SAFETY: add_one takes (const float*, float*, int) and reads and writes n elements of buffers that hold n.
+    ///     unsafe { launch.launch(config) }.map(drop).map_err(|e| gpuworthy_core::Error::invalid(e.to_string()))
+    /// })?;
+    /// assert_eq!(cuda.read_buffer(&y, 3)?, [2.0, 3.0, 4.0]);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
+    pub fn custom_kernel(&self, source: &str, entry: &str, options: &[&str]) -> Result<CustomKernel> {
+        let compile_error = |log: String| Error::Compile {
+            backend: BackendKind::Cuda,
+            kernel: entry.to_owned(),
+            options: options.join(" "),
+            log,
+        };
+        if !is_identifier(entry) {
+            return Err(compile_error(format!("`{entry}` is not a C identifier, so it cannot name a kernel")));
+        }
+        if source.contains('\0') {
+            return Err(compile_error("the source holds a NUL character".into()));
+        }
+        let mut extra = define_options();
+        extra.extend(options.iter().map(|o| (*o).to_owned()));
+        let module = self.compile_module(source, &format!("{entry}.cu"), &extra, entry)?;
+        let function = module.load_function(entry).map_err(|e| {
+            compile_error(format!("the source compiled, but defines no kernel `extern \"C\" __global__ {entry}`: {e}"))
+        })?;
+        Ok(CustomKernel { function, entry: entry.to_owned() })
+    }
+
+    /// Runs `enqueue` with the stream every phase of this backend runs on, holding its queue lock: launches and copies
+    /// made inside are ordered with the backend's own work, and a timing window another thread holds on this backend
+    /// waits for them instead of timing them. Enqueueing does not wait for the work: [`gpuworthy_core::Backend::synchronize`]
+    /// does.
+    pub fn with_stream<T>(&self, enqueue: impl FnOnce(&Arc<CudaStream>) -> Result<T>) -> Result<T> {
+        let _queue = self.hold_queue();
+        enqueue(&self.stream)
+    }
+
+    /// A device buffer holding a copy of `data` (at least one element: the driver refuses empty allocations), through
+    /// the backend's host memory mode.
+    pub fn buffer_from(&self, data: &[f32]) -> Result<CudaSlice<f32>> {
+        self.to_device(data)
+    }
+
+    /// A device buffer of `len` zeros (at least one element).
+    pub fn buffer_zeroed(&self, len: usize) -> Result<CudaSlice<f32>> {
+        self.zeros(len)
+    }
+
+    /// The first `len` elements of `buffer`, copied to the host once the work enqueued before has finished.
+    pub fn read_buffer(&self, buffer: &CudaSlice<f32>, len: usize) -> Result<Vec<f32>> {
+        if len > buffer.len() {
+            return Err(Error::invalid(format!("cannot read {len} elements of a buffer of {}", buffer.len())));
+        }
+        self.to_host(buffer, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_c_identifiers_name_kernels() {
+        for good in ["square", "_k2", "matmul_tiled"] {
+            assert!(is_identifier(good), "{good}");
+        }
+        for bad in ["", "2x", "a b", "k();", "x-y", "ünï"] {
+            assert!(!is_identifier(bad), "{bad}");
+        }
+    }
+}
