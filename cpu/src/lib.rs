@@ -34,6 +34,8 @@ mod kernels;
 pub mod simd;
 
 pub use kernels::HostResident;
+/// The rayon crate whose thread pool this backend's kernels share ([`CpuBackend::install`]).
+pub use rayon;
 
 /// The CPU backend. Cheap to create; every instance shares rayon's global thread pool, and each runs its kernels at
 /// its own SIMD level.

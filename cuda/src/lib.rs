@@ -27,6 +27,8 @@ mod memory;
 mod pipeline;
 mod workloads;
 
+/// The cudarc crate this backend is built on, whose launch builder and buffers the extension points take.
+pub use cudarc;
 pub use custom::CustomKernel;
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};

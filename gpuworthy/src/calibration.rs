@@ -193,14 +193,7 @@ pub fn default_path() -> Result<Option<PathBuf>> {
     if let Some(path) = env::read("GPUWORTHY_CALIBRATION")? {
         return Ok(Some(PathBuf::from(path)));
     }
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let cache = if cfg!(windows) {
-        var("LOCALAPPDATA")
-    } else if cfg!(target_os = "macos") {
-        var("HOME").map(|home| home.join("Library").join("Caches"))
-    } else {
-        var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|home| home.join(".cache")))
-    };
+    let cache = dirs::cache_dir();
     Ok(cache.map(|dir| dir.join("gpuworthy").join("calibration.json")))
 }
 

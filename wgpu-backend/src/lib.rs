@@ -62,6 +62,8 @@ mod workloads;
 pub use checks::ShaderChecks;
 pub use custom::{CustomPipeline, validate_wgsl};
 pub use options::{AdapterChoice, WgpuOptions, check_environment};
+/// The wgpu crate this backend is built on, whose buffers and bind groups the extension points take.
+pub use wgpu;
 
 use options::device_rank;
 pub use shaders::SHADERS;
