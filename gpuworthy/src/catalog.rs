@@ -72,15 +72,20 @@ pub trait WorkloadEntry: Send + Sync {
 /// [`WorkloadOf::new`] takes the sizes from the workload's own ladders; [`WorkloadOf::sized_by_text`] also reads
 /// sizes written as text (`--sizes 1024,2^20`), for a workload whose parameters implement [`ParseSize`].
 pub struct WorkloadOf<W: Workload> {
-    parse: Option<fn(&str) -> Result<W::Params>>,
-    apply: Option<fn(&mut W::Params, &WorkloadOptions) -> Result<()>>,
+    text: Option<SizeText<W::Params>>,
     workload: PhantomData<fn() -> W>,
+}
+
+/// How parameters of type `P` are read from text: [`ParseSize`]'s two functions.
+struct SizeText<P> {
+    parse: fn(&str) -> Result<P>,
+    apply: fn(&mut P, &WorkloadOptions) -> Result<()>,
 }
 
 impl<W: Workload> WorkloadOf<W> {
     /// The entry of `W`, measured at the sizes of its own ladders.
     pub fn new() -> Self {
-        WorkloadOf { parse: None, apply: None, workload: PhantomData }
+        WorkloadOf { text: None, workload: PhantomData }
     }
 
     /// The entry of `W`, which also reads sizes and the workload's own options written as text.
@@ -88,11 +93,8 @@ impl<W: Workload> WorkloadOf<W> {
     where
         W::Params: ParseSize,
     {
-        WorkloadOf {
-            parse: Some(<W::Params as ParseSize>::parse_size),
-            apply: Some(<W::Params as ParseSize>::apply),
-            workload: PhantomData,
-        }
+        let text = SizeText { parse: <W::Params as ParseSize>::parse_size, apply: <W::Params as ParseSize>::apply };
+        WorkloadOf { text: Some(text), workload: PhantomData }
     }
 
     /// The parameters `request` names.
@@ -101,17 +103,17 @@ impl<W: Workload> WorkloadOf<W> {
             Ladder::Full => W::ladder(),
             Ladder::Quick => W::quick_ladder(),
             Ladder::Listed(sizes) => {
-                let parse = self.parse.ok_or_else(|| {
+                let text = self.text.as_ref().ok_or_else(|| {
                     Error::invalid(format!(
                         "{} takes no sizes written as text: it is measured at its own ladder",
                         W::NAME
                     ))
                 })?;
-                sizes.iter().map(|s| parse(s)).collect::<Result<Vec<_>>>()?
+                sizes.iter().map(|s| (text.parse)(s)).collect::<Result<Vec<_>>>()?
             }
         };
-        match self.apply {
-            Some(apply) => ladder.iter_mut().try_for_each(|p| apply(p, &request.options))?,
+        match &self.text {
+            Some(text) => ladder.iter_mut().try_for_each(|p| (text.apply)(p, &request.options))?,
             None => {
                 if let Some(option) = request.options.named().first() {
                     return Err(Error::invalid(format!("{option} does not apply to {}", W::NAME)));

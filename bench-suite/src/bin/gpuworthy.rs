@@ -612,7 +612,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 
 /// `gpuworthy transfers`: a CUDA device's copy rates, pageable and pinned.
 fn transfers(size: &str, backend: DeviceSpec) -> anyhow::Result<()> {
-    let bytes = gpuworthy::size::parse_count(&size).map_err(usage)?;
+    let bytes = gpuworthy::size::parse_count(size).map_err(usage)?;
     let DeviceSpec::Cuda { ordinal } = backend else {
         return Err(Exit::usage(format!("transfers measures CUDA devices, not {backend}")));
     };
