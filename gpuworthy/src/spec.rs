@@ -15,7 +15,7 @@ use gpuworthy_core::{BackendKind, Error, Result, env};
 /// `vulkan`, `metal`, `dx12`, or part of the adapter's name).
 ///
 /// ```
-/// use gpuworthy::device::DeviceSpec;
+/// use gpuworthy::DeviceSpec;
 /// assert_eq!("cuda:1".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda { ordinal: 1 });
 /// assert!("cuda:first".parse::<DeviceSpec>().is_err());
 /// assert!("opencl".parse::<DeviceSpec>().unwrap_err().to_string().contains("cuda:<ordinal>"));
