@@ -137,4 +137,50 @@ mod tests {
             assert!(!is_identifier(bad), "{bad}");
         }
     }
+
+    const ADD_ONE: &str = r#"
+extern "C" __global__ void add_one(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] + 1.0f;
+}"#;
+
+    /// Where CUDA runs: a kernel of one's own computes, is compiled once, and a bad one is refused with NVRTC's log
+    /// and the kernel's name; elsewhere, nothing to try.
+    #[test]
+    fn a_custom_kernel_runs_is_cached_and_a_bad_one_names_itself_with_the_log() {
+        use cudarc::driver::PushKernelArg;
+        let Ok(cuda) = CudaBackend::new(0) else {
+            println!("no CUDA device here: not tried");
+            return;
+        };
+        let kernel = cuda.custom_kernel(ADD_ONE, "add_one", &[]).unwrap();
+        let again = cuda.custom_kernel(ADD_ONE, "add_one", &[]).unwrap();
+        assert_eq!(kernel.entry(), again.entry());
+        assert_eq!(crate::lock(&cuda.modules).len(), 1, "the same source and options compile once");
+        let n = 1000usize;
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let input = cuda.buffer_from(&x).unwrap();
+        let mut output = cuda.buffer_zeroed(n).unwrap();
+        let config = crate::launch_config(((n as u64).div_ceil(256), 1), (256, 1), 0).unwrap();
+        let count = n as i32;
+        cuda.with_stream(|stream| {
+            let mut launch = stream.launch_builder(kernel.function());
+            launch.arg(&input).arg(&mut output).arg(&count);
+            // SAFETY: add_one takes (const float*, float*, int n) and touches n elements of buffers that hold n.
+            unsafe { launch.launch(config) }.map(drop).map_err(crate::driver_error("launching add_one"))
+        })
+        .unwrap();
+        let y = cuda.read_buffer(&output, n).unwrap();
+        assert!(y.iter().zip(&x).all(|(y, x)| *y == x + 1.0));
+        assert!(cuda.read_buffer(&output, n + 1).is_err());
+
+        let broken = "extern \"C\" __global__ void broken(float* y) { y[0] = undefined_name; }";
+        let err = cuda.custom_kernel(broken, "broken", &["-DTILE=4"]).unwrap_err();
+        assert!(matches!(err, Error::Compile { .. }), "{err}");
+        let message = err.to_string();
+        assert!(message.contains("broken") && message.contains("undefined_name"), "{message}");
+        let err = cuda.custom_kernel(ADD_ONE, "missing", &[]).unwrap_err().to_string();
+        assert!(err.contains("missing"), "{err}");
+        assert!(cuda.custom_kernel(ADD_ONE, "add_one(); //", &[]).is_err());
+    }
 }
