@@ -88,10 +88,17 @@ impl CudaBackend {
         }
         let mut extra = define_options();
         extra.extend(options.iter().map(|o| (*o).to_owned()));
-        let module = self.compile_module(source, &format!("{entry}.cu"), &extra, entry)?;
-        let function = module.load_function(entry).map_err(|e| {
-            compile_error(format!("the source compiled, but defines no kernel `extern \"C\" __global__ {entry}`: {e}"))
-        })?;
+        let loaded = self.compile_module(source, &format!("{entry}.cu"), &extra, entry)?;
+        if !loaded.entries.iter().any(|e| e == entry) {
+            return Err(compile_error(format!(
+                "the source compiled, but defines no kernel `extern \"C\" __global__ {entry}`; it defines: {}",
+                if loaded.entries.is_empty() { "none".to_owned() } else { loaded.entries.join(", ") }
+            )));
+        }
+        let function = loaded
+            .module
+            .load_function(entry)
+            .map_err(|e| compile_error(format!("loading the kernel `{entry}`: {e}")))?;
         Ok(CustomKernel { function, entry: entry.to_owned() })
     }
 
@@ -180,7 +187,7 @@ extern "C" __global__ void add_one(const float* x, float* y, int n) {
         let message = err.to_string();
         assert!(message.contains("broken") && message.contains("undefined_name"), "{message}");
         let err = cuda.custom_kernel(ADD_ONE, "missing", &[]).unwrap_err().to_string();
-        assert!(err.contains("missing"), "{err}");
+        assert!(err.contains("missing") && err.contains("it defines: add_one"), "{err}");
         assert!(cuda.custom_kernel(ADD_ONE, "add_one(); //", &[]).is_err());
     }
 }

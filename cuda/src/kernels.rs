@@ -82,7 +82,7 @@ impl CudaBackend {
         // `-lineinfo` writes (which `ncu --import-source yes` and compute-sanitizer read) name the file a reader can
         // open, when the program runs from the project's root.
         let path = format!("{SOURCE_FOLDER}/{}", file.file);
-        self.compile_module(file.source, &path, &define_options(), kernel)
+        self.compile_module(file.source, &path, &define_options(), kernel).map(|loaded| loaded.module)
     }
 
     /// `source` compiled by NVRTC for this device with its [`compile_options`] and `extra`, and loaded; `program` names
@@ -95,13 +95,13 @@ impl CudaBackend {
         program: &str,
         extra: &[String],
         kernel: &str,
-    ) -> Result<Arc<CudaModule>> {
+    ) -> Result<LoadedModule> {
         let mut options = compile_options(self.capability.0, self.capability.1);
         options.extend(extra.iter().cloned());
         let key = module_key(source, &options);
         let mut modules = lock(&self.modules);
-        if let Some(m) = modules.get(&key) {
-            return Ok(Arc::clone(m));
+        if let Some(loaded) = modules.get(&key) {
+            return Ok(loaded.clone());
         }
         let compile = CompileOptions { options: options.clone(), name: Some(program.to_owned()), ..Default::default() };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, compile).map_err(|e| {
@@ -116,10 +116,31 @@ impl CudaBackend {
                 log,
             }
         })?;
+        let entries = entry_points(&ptx.to_src());
         let module = self.context.load_module(ptx).map_err(driver_error(format!("loading the module of {program}")))?;
-        modules.insert(key, Arc::clone(&module));
-        Ok(module)
+        let loaded = LoadedModule { module, entries };
+        modules.insert(key, loaded.clone());
+        Ok(loaded)
     }
+}
+
+/// A module loaded on the device, and the kernels it defines.
+#[derive(Debug, Clone)]
+pub(crate) struct LoadedModule {
+    /// The module.
+    pub(crate) module: Arc<CudaModule>,
+    /// The names of its kernels (the PTX's `.entry` points), so that asking for one it lacks is answered without a
+    /// failing driver call.
+    pub(crate) entries: Vec<String>,
+}
+
+/// The kernels a PTX listing defines: the names after `.entry`.
+fn entry_points(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|line| line.split_once(".entry ").map(|(_, rest)| rest))
+        .map(|rest| rest.split(|c: char| c == '(' || c.is_whitespace()).next().unwrap_or_default().to_owned())
+        .filter(|name| !name.is_empty())
+        .collect()
 }
 
 /// The cache key of a module: a hash of its source and its compile options.
@@ -134,6 +155,12 @@ fn module_key(source: &str, options: &[String]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_entry_points_of_a_ptx_listing_are_its_kernels() {
+        let ptx = ".visible .entry add_one(\n\t.param .u64 x\n)\n.func helper()\n.visible .entry scale (\n";
+        assert_eq!(entry_points(ptx), ["add_one", "scale"]);
+    }
 
     #[test]
     fn a_module_key_changes_with_the_source_and_with_every_option() {

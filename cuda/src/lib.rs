@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, sys};
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result};
 
 mod custom;
@@ -52,7 +52,7 @@ pub struct CudaBackend {
     /// Threads per block of the elementwise kernels (`square`, `saxpy`).
     elementwise_block: u32,
     /// Loaded modules, by a hash of their source and compile options.
-    modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
+    modules: Mutex<HashMap<u64, kernels::LoadedModule>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
     lanes: pipeline::Lanes,
