@@ -289,7 +289,7 @@ fn benches(c: &mut Criterion) {
     for spec in device_specs() {
         match Device::open(spec.clone()) {
             Ok(device) => {
-                BENCHED.with(|b| b.borrow_mut().push((device.kind(), device.label())));
+                BENCHED.with(|b| b.borrow_mut().push((device.kind(), device.label().to_string())));
                 device.with_backend(BenchEveryWorkload { criterion: c, spec: &spec });
                 if let Some(pipelined) = device.pipelined() {
                     pipelined.with_backend(BenchEveryPipelined { criterion: c });

@@ -10,6 +10,7 @@ use gpuworthy::core::{Backend, BackendKind};
 use plotters::prelude::*;
 use serde::Serialize;
 
+use gpuworthy::DeviceLabel;
 use gpuworthy::rows::{Row, labels, sizes};
 use gpuworthy::sweep::WorkloadSweep;
 
@@ -120,7 +121,7 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
             r.gb_per_s,
             r.gflop_per_s,
             csv_field(&r.check.to_string()),
-            csv_field(&r.label),
+            csv_field(r.label.as_str()),
             r.pipelined_s.map_or(String::new(), |p| format!("{p:e}"))
         );
     }
@@ -128,13 +129,17 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
 }
 
 /// Colours of the backends in charts; a wgpu adapter that runs on the CPU is drawn in a lighter shade.
-fn colour(backend: BackendKind, label: &str) -> RGBColor {
+fn colour(backend: BackendKind, label: &DeviceLabel) -> RGBColor {
     let base = match backend {
         BackendKind::Cpu => RGBColor(31, 119, 180),
         BackendKind::Cuda => RGBColor(44, 160, 44),
         BackendKind::Wgpu => RGBColor(214, 39, 40),
     };
-    if label == backend.name() { base } else { RGBColor(base.0 / 2 + 128, base.1 / 2 + 128, base.2 / 2 + 128) }
+    if *label == DeviceLabel::of(backend) {
+        base
+    } else {
+        RGBColor(base.0 / 2 + 128, base.1 / 2 + 128, base.2 / 2 + 128)
+    }
 }
 
 /// Writes `DIR/<workload>.svg`: time against size for each backend's best variant, kernel (solid) and, for GPUs,
@@ -169,7 +174,7 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
         .y_label_formatter(&|y| format!("{y:.0e}"))
         .draw()?;
 
-    let kind_of = |label: &str| rows.iter().find(|r| r.label == label).map_or(BackendKind::Cpu, |r| r.backend);
+    let kind_of = |label: &DeviceLabel| rows.iter().find(|r| r.label == *label).map_or(BackendKind::Cpu, |r| r.backend);
     for backend in labels(rows, |_| true) {
         let series = |time: fn(&Row) -> f64| -> Vec<(f64, f64)> {
             all_sizes
@@ -205,7 +210,9 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
         for (label, crossing) in [("resident", &c.resident), ("host", &c.host)] {
             if let Some((size, gpu)) = crossing {
                 let x = elements(size);
-                let style = colour(kind_of(gpu), gpu).mix(0.6).stroke_width(2);
+                // A crossing names its device, then the transfer mode where it is not the pageable one.
+                let device = DeviceLabel::named(gpu.split(", ").next().unwrap_or(gpu));
+                let style = colour(kind_of(&device), &device).mix(0.6).stroke_width(2);
                 chart
                     .draw_series(LineSeries::new(vec![(x, t_min / 1.5), (x, t_max * 1.5)], style))?
                     .label(format!("crossover ({label}): {size}, {gpu}"))

@@ -90,7 +90,7 @@ pub fn table(sweep: &WorkloadSweep) -> String {
         }
         let show = |w: Option<Winner>| match w {
             Some(Winner { row, over_runner_up: Some(x) }) => format!("{} {x:.1}x", row.label),
-            Some(Winner { row, over_runner_up: None }) => row.label.clone(),
+            Some(Winner { row, over_runner_up: None }) => row.label.to_string(),
             None => "-".into(),
         };
         let host_winner = match sweep.host_winner(&size) {

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use gpuworthy_core::{Backend, Error, Result};
 
 use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
-use crate::device::DeviceWorkload;
+use crate::device::{DeviceLabel, DeviceWorkload};
 use crate::model::{Model, Placement, Prediction, deciding_phase};
 use crate::{Device, Resident};
 
@@ -77,7 +77,7 @@ impl Auto {
         if let Some(model) = self.model.as_ref().filter(|m| m.knows(W::NAME)) {
             let devices = &self.devices;
             let preferred =
-                |label: &str| devices.iter().find(|d| d.label() == label).map(|d| d.best_variant::<W>(params));
+                |label: &DeviceLabel| devices.iter().find(|d| d.label() == *label).map(|d| d.best_variant::<W>(params));
             let predictions = model.predict_preferring(W::NAME, &cost, placement, &preferred);
             for (rank, p) in predictions.iter().enumerate() {
                 let on = if p.pipelined { &self.pipelined } else { &self.devices };
@@ -117,7 +117,7 @@ impl Auto {
                 Some(cpu) if !cpu.kind().is_gpu() => (*cpu, format!("the default: the CPU ({why})")),
                 Some(other) => (*other, format!("the first device that implements {} ({why})", W::NAME)),
                 None => {
-                    let tried: Vec<String> = self.devices.iter().map(Device::label).collect();
+                    let tried: Vec<String> = self.devices.iter().map(|d| d.label().to_string()).collect();
                     return Err(Error::invalid(format!(
                         "no device here implements the workload `{}` (tried {})",
                         W::NAME,
@@ -209,7 +209,7 @@ mod tests {
         };
         Model {
             devices: vec![DeviceModel {
-                label: "cpu".into(),
+                label: DeviceLabel::named("cpu"),
                 backend: "cpu".into(),
                 is_gpu: false,
                 workloads: vec![workload(CostFit { per_byte_s: cpu_per_byte, ..CostFit::default() })],
@@ -234,7 +234,7 @@ mod tests {
             uncalibrated: Some("test".into()),
         };
         let choice = auto.choose::<Square>(&Len(1 << 28), Placement::Resident).unwrap();
-        assert_eq!(choice.device.label(), "cpu");
+        assert_eq!(choice.device.label().as_str(), "cpu");
         assert!(choice.reason.contains("default") && choice.reason.contains("test"), "{}", choice.reason);
     }
 
@@ -243,12 +243,13 @@ mod tests {
     #[test]
     fn without_a_model_large_resident_data_stays_on_a_gpu() {
         let devices = Device::all_available().devices;
-        let gpu = devices.iter().find(|d| d.is_gpu()).map(Device::label);
+        let gpu = devices.iter().find(|d| d.is_gpu()).map(|d| d.label().to_string());
         let auto = Auto { devices, pipelined: Vec::new(), model: None, uncalibrated: Some("test".into()) };
         // Square moves 8 bytes per element: 2^25 elements are exactly the threshold.
         let at_threshold = Len((DEFAULT_RESIDENT_BYTES / 8) as usize);
         let just_below = Len(at_threshold.0 - 1);
-        let chosen = |params: &Len, placement| auto.choose::<Square>(params, placement).unwrap().device.label();
+        let chosen =
+            |params: &Len, placement| auto.choose::<Square>(params, placement).unwrap().device.label().to_string();
         assert_eq!(chosen(&at_threshold, Placement::Resident), gpu.unwrap_or_else(|| "cpu".to_owned()));
         assert_eq!(chosen(&just_below, Placement::Resident), "cpu");
         assert_eq!(chosen(&at_threshold, Placement::Host), "cpu");

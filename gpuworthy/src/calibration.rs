@@ -19,7 +19,7 @@ use gpuworthy_core::{Backend, BackendKind, Cost, Error, Result, Workload, env};
 use serde::{Deserialize, Serialize};
 
 use crate::Device;
-use crate::device::DeviceWorkload;
+use crate::device::{DeviceLabel, DeviceWorkload};
 use crate::measure::{MeasureOptions, utc_now};
 use crate::model::Model;
 use crate::rows::Row;
@@ -130,7 +130,7 @@ pub fn calibration_options() -> SweepOptions {
 /// `W`'s upload and download over `ladder` on `device` (its documented best variant at each size), as rows labelled
 /// `label`; sizes the device refuses or that fail are left out.
 fn transfer_rows<W: DeviceWorkload>(
-    label: &str,
+    label: &DeviceLabel,
     device: &Device,
     ladder: &[W::Params],
     options: &SweepOptions,
@@ -140,7 +140,7 @@ fn transfer_rows<W: DeviceWorkload>(
     with_each_input::<W>(device, ladder, options, progress, "pinned transfers", |params, variant, input, measure| {
         if let Ok(m) = device.measure::<W>(variant, input, measure) {
             let mut row = Row::new(device, &W::cost(params), &m);
-            row.label = label.to_owned();
+            row.label = label.clone();
             rows.push(row);
         }
     });
@@ -204,9 +204,9 @@ pub struct CalibrationDevices {
     /// Every opened device.
     pub devices: Vec<Device>,
     /// Each device's pinned twin ([`Device::with_pinned_host_memory`]), under its device's label.
-    pub pinned: Vec<(String, Device)>,
+    pub pinned: Vec<(DeviceLabel, Device)>,
     /// Each device's pipelined twin ([`Device::pipelined`]), under its device's label.
-    pub pipelined: Vec<(String, Device)>,
+    pub pipelined: Vec<(DeviceLabel, Device)>,
 }
 
 impl CalibrationDevices {
@@ -232,7 +232,7 @@ pub struct WorkloadCalibration {
     /// Transfers through pinned staging memory, one variant per size, labelled with their device.
     pub pinned_rows: Vec<Row>,
     /// Whole runs through each pipelined path: the device's label and `(cost, seconds)` samples.
-    pub pipelined_runs: Vec<(String, Vec<(Cost, f64)>)>,
+    pub pipelined_runs: Vec<(DeviceLabel, Vec<(Cost, f64)>)>,
 }
 
 /// Measures `W`'s calibration ladder on every device and variant, and its transfers through each pinned and
@@ -271,7 +271,7 @@ impl Calibration {
         let rows: Vec<Row> = parts.iter().flat_map(|p| p.rows.iter().cloned()).collect();
         let mut model = Model::from_rows(&rows);
         let pinned_rows: Vec<Row> = parts.iter().flat_map(|p| p.pinned_rows.iter().cloned()).collect();
-        let mut pinned_labels: Vec<&str> = pinned_rows.iter().map(|r| r.label.as_str()).collect();
+        let mut pinned_labels: Vec<&DeviceLabel> = pinned_rows.iter().map(|r| &r.label).collect();
         pinned_labels.sort_unstable();
         pinned_labels.dedup();
         for label in pinned_labels {

@@ -11,6 +11,7 @@ use std::time::Duration;
 use gpuworthy_core::BackendKind;
 use serde::Serialize;
 
+use crate::device::DeviceLabel;
 use crate::measure::duration;
 use crate::model::{Model, Phase, Prediction, deciding_phase};
 use crate::rows::{Row, best, cpu_label, labels, sizes};
@@ -34,7 +35,7 @@ pub struct Crossover {
 }
 
 /// The smallest size from which `gpu` beats the CPU at every larger size where both were measured.
-fn crossover_of(rows: &[Row], gpu: &str, time: &impl Fn(&Row) -> f64) -> Option<String> {
+fn crossover_of(rows: &[Row], gpu: &DeviceLabel, time: &impl Fn(&Row) -> f64) -> Option<String> {
     let mut from: Option<String> = None;
     let cpu_label = cpu_label();
     for size in sizes(rows) {
@@ -50,9 +51,12 @@ fn crossover_of(rows: &[Row], gpu: &str, time: &impl Fn(&Row) -> f64) -> Option<
     from
 }
 
+/// A crossover found in rows: the size, and the GPU that crossed there.
+type Found = Option<(String, DeviceLabel)>;
+
 /// The earliest crossovers of any GPU in `rows`: with data resident (kernel times), and with data on the host
 /// (end-to-end times).
-fn earliest_crossovers(rows: &[Row], gpus: &[String]) -> (Crossing, Crossing) {
+fn earliest_crossovers(rows: &[Row], gpus: &[DeviceLabel]) -> (Found, Found) {
     let all_sizes = sizes(rows);
     let position = |size: &Option<String>| {
         size.as_ref().map_or(usize::MAX, |s| all_sizes.iter().position(|x| x == s).unwrap_or(usize::MAX))
@@ -63,12 +67,16 @@ fn earliest_crossovers(rows: &[Row], gpus: &[String]) -> (Crossing, Crossing) {
             .min_by_key(|(size, _)| position(size))
             .and_then(|(size, g)| size.map(|s| (s, g)))
     };
-    let (resident, host) = (earliest(&|r: &Row| r.kernel_s), earliest(&Row::host_time));
-    // The host crossing names the transfer mode when the pipelined path is what crossed.
-    let host = host.map(|(size, gpu)| {
-        let mode = best(rows, &size, &gpu, Row::host_time).map_or("pageable", Row::host_transfer);
-        let gpu = if mode == "pageable" { gpu } else { format!("{gpu}, {mode}") };
-        (size, gpu)
+    (earliest(&|r: &Row| r.kernel_s), earliest(&Row::host_time))
+}
+
+/// Crossovers as reports write them: the host crossing names the transfer mode when the pipelined path is what
+/// crossed (`cuda, pipelined`).
+fn written(rows: &[Row], (resident, host): &(Found, Found)) -> (Crossing, Crossing) {
+    let resident = resident.as_ref().map(|(size, gpu)| (size.clone(), gpu.to_string()));
+    let host = host.as_ref().map(|(size, gpu)| {
+        let mode = best(rows, size, gpu, Row::host_time).map_or("pageable", Row::host_transfer);
+        (size.clone(), if mode == "pageable" { gpu.to_string() } else { format!("{gpu}, {mode}") })
     });
     (resident, host)
 }
@@ -81,7 +89,8 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
     let workload = rows[0].workload;
     let gpus = labels(rows, |r| r.on_gpu);
     if gpus.is_empty() {
-        let adapters = labels(rows, |r| r.backend.is_gpu()).join(", ");
+        let adapters: Vec<String> = labels(rows, |r| r.backend.is_gpu()).iter().map(ToString::to_string).collect();
+        let adapters = adapters.join(", ");
         return Some(Crossover {
             resident: None,
             host: None,
@@ -95,16 +104,17 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
     // ones are given beside, labelled, where they move a crossover.
     let full: Vec<Row> =
         rows.iter().filter(|r| r.is_full_precision() && (r.on_gpu || r.backend == BackendKind::Cpu)).cloned().collect();
-    let (resident, host) = earliest_crossovers(&full, &gpus);
+    let found = earliest_crossovers(&full, &gpus);
     let reduced_precision = if rows.iter().any(|r| !r.is_full_precision()) {
         let with_reduced: Vec<Row> =
             rows.iter().filter(|r| r.on_gpu || r.backend == BackendKind::Cpu).cloned().collect();
         let moved = earliest_crossovers(&with_reduced, &gpus);
-        (moved != (resident.clone(), host.clone())).then_some(moved)
+        (moved != found).then(|| written(&with_reduced, &moved))
     } else {
         None
     };
-    let mut verdict = verdict(&full, &gpus, &resident, &host);
+    let mut verdict = verdict(&full, &gpus, &found);
+    let (resident, host) = written(&full, &found);
     if let Some((reduced_resident, reduced_host)) = &reduced_precision {
         let show =
             |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
@@ -118,17 +128,12 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
 }
 
 /// The verdict: when the GPU is worth it, with the figures that say why, at the largest size both measured.
-fn verdict(
-    rows: &[Row],
-    gpus: &[String],
-    resident: &Option<(String, String)>,
-    host: &Option<(String, String)>,
-) -> String {
+fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)) -> String {
     let workload = rows[0].workload;
     let all_sizes = sizes(rows);
     let cpu_label = cpu_label();
     // The largest size with a CPU row and a row of the GPU that matters (the crossover's, else the fastest one).
-    let gpu = host.as_ref().or(resident.as_ref()).map(|(_, g)| g.split(", ").next().unwrap_or(g)).unwrap_or(&gpus[0]);
+    let gpu = host.as_ref().or(resident.as_ref()).map_or(&gpus[0], |(_, g)| g);
     let Some(size) = all_sizes
         .iter()
         .rev()
@@ -295,7 +300,7 @@ mod tests {
     fn a_cpu_adapter_is_never_called_a_gpu() {
         let mut lavapipe = row("10", BackendKind::Wgpu, 0.5, 0.6);
         lavapipe.on_gpu = false;
-        lavapipe.label = "wgpu(cpu)".into();
+        lavapipe.label = DeviceLabel::named("wgpu(cpu)");
         let c = crossover(&[row("10", BackendKind::Cpu, 1.0, 1.0), lavapipe]).unwrap();
         assert_eq!((c.resident, c.host), (None, None));
         assert!(c.verdict.contains("no GPU was measured") && !c.verdict.contains("GPU-worthy"), "{}", c.verdict);

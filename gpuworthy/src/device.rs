@@ -27,6 +27,8 @@ use gpuworthy_cuda::CudaBackend;
 #[cfg(feature = "wgpu")]
 use gpuworthy_wgpu::{AdapterChoice, WgpuBackend};
 
+use serde::{Deserialize, Serialize};
+
 use crate::erased::ErasedImplements;
 use crate::measure::{CheckResult, MeasureOptions, Measurement, Stats};
 use crate::spec::DeviceSpec;
@@ -66,6 +68,44 @@ pub enum Device {
     /// A GPU (or a CPU adapter such as lavapipe) through wgpu.
     #[cfg(feature = "wgpu")]
     Wgpu(Arc<WgpuBackend>),
+}
+
+/// How reports, rows and the cost model name a device: its backend (`cpu`, `cuda`, `wgpu`), or `wgpu(cpu)` for a
+/// wgpu adapter that runs on a CPU. A type of its own, so that a row, a model's device and an opened [`Device`] are
+/// matched by label and not by comparing arbitrary strings; written as its text in JSON.
+///
+/// ```
+/// use gpuworthy::device::DeviceLabel;
+/// let cpu = gpuworthy::Device::cpu()?.label();
+/// assert_eq!(cpu, DeviceLabel::of(gpuworthy::core::BackendKind::Cpu));
+/// assert_eq!(cpu.to_string(), "cpu");
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DeviceLabel(String);
+
+impl DeviceLabel {
+    /// The label of a device that is what its backend is written for (a CPU for `cpu`, a GPU for `cuda` and `wgpu`).
+    pub fn of(kind: BackendKind) -> DeviceLabel {
+        DeviceLabel(kind.name().to_owned())
+    }
+
+    /// A label as written, for models and rows made by hand (tests, worked examples).
+    pub fn named(text: &str) -> DeviceLabel {
+        DeviceLabel(text.to_owned())
+    }
+
+    /// The label's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for DeviceLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&self.0)
+    }
 }
 
 /// The devices a caller asked for that opened, and the reasons the others did not.
@@ -249,8 +289,8 @@ impl Device {
     }
 
     /// How reports name this device's backend: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
-    pub fn label(&self) -> String {
-        self.device().label(self.kind())
+    pub fn label(&self) -> DeviceLabel {
+        DeviceLabel(self.device().label(self.kind()))
     }
 
     /// Whether `other` is this very device (the same opened backend), not merely one of the same kind.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::auto::{Auto, Choice};
 use crate::calibration::{Calibration, calibration_options};
-use crate::device::DeviceWorkload;
+use crate::device::{DeviceLabel, DeviceWorkload};
 use crate::measure::MeasureOptions;
 use crate::model::Placement;
 use crate::rows::Row;
@@ -24,7 +24,7 @@ pub struct EvaluationPoint {
     /// Where the data was.
     pub placement: Placement,
     /// The device auto chose.
-    pub auto_device: String,
+    pub auto_device: DeviceLabel,
     /// The variant auto chose.
     pub auto_variant: String,
     /// Whether auto chose the device's pipelined path (data on the host).

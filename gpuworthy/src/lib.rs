@@ -51,6 +51,6 @@ pub mod size;
 pub mod spec;
 pub mod sweep;
 
-pub use device::{Device, DeviceWorkload, OpenedDevices, Resident};
+pub use device::{Device, DeviceLabel, DeviceWorkload, OpenedDevices, Resident};
 pub use erased::ErasedImplements;
 pub use spec::DeviceSpec;

@@ -23,6 +23,7 @@ use std::fmt;
 use gpuworthy_core::{BackendKind, Cost};
 use serde::{Deserialize, Serialize};
 
+use crate::device::DeviceLabel;
 use crate::fit::Curve;
 use crate::rows::Row;
 
@@ -64,7 +65,7 @@ pub struct WorkloadModel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceModel {
     /// The device's label in reports (`cpu`, `cuda`, `wgpu`, `wgpu(cpu)`).
-    pub label: String,
+    pub label: DeviceLabel,
     /// Its backend's name.
     pub backend: String,
     /// Whether it is a GPU.
@@ -127,7 +128,7 @@ impl fmt::Display for Phase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     /// The device's label.
-    pub device: String,
+    pub device: DeviceLabel,
     /// Whether the device is a GPU.
     pub is_gpu: bool,
     /// The variant predicted fastest there.
@@ -226,11 +227,11 @@ impl Model {
 
     /// Adds the transfers through pinned staging memory of the device labelled `label`, fitted to `rows` (a sweep of
     /// that device opened with pinned host memory; their kernels are not used).
-    pub fn add_pinned_transfers(&mut self, label: &str, rows: &[Row]) {
-        let Some(device) = self.devices.iter_mut().find(|d| d.label == label) else { return };
+    pub fn add_pinned_transfers(&mut self, label: &DeviceLabel, rows: &[Row]) {
+        let Some(device) = self.devices.iter_mut().find(|d| d.label == *label) else { return };
         for w in &mut device.workloads {
             let of_workload: Vec<&Row> =
-                rows.iter().filter(|r| r.workload == w.workload && r.label == label && !r.check.is_failed()).collect();
+                rows.iter().filter(|r| r.workload == w.workload && r.label == *label && !r.check.is_failed()).collect();
             let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements };
             let fit = |time: fn(&Row) -> f64| {
                 Curve::through(&of_workload.iter().map(|r| (cost(r), time(r))).collect::<Vec<_>>())
@@ -242,8 +243,8 @@ impl Model {
 
     /// Adds the whole runs through the pipelined path of the device labelled `label` for `workload`: `(cost, seconds)`
     /// samples of its documented best variant (several at one size keep the fastest).
-    pub fn add_pipelined_runs(&mut self, label: &str, workload: &str, samples: Vec<(Cost, f64)>) {
-        let Some(device) = self.devices.iter_mut().find(|d| d.label == label) else { return };
+    pub fn add_pipelined_runs(&mut self, label: &DeviceLabel, workload: &str, samples: Vec<(Cost, f64)>) {
+        let Some(device) = self.devices.iter_mut().find(|d| d.label == *label) else { return };
         if let Some(w) = device.workloads.iter_mut().find(|w| w.workload == workload) {
             w.pipelined = fastest_per_size(samples);
         }
@@ -262,7 +263,7 @@ impl Model {
         workload: &str,
         cost: &Cost,
         placement: Placement,
-        preferred: &dyn Fn(&str) -> Option<&'static str>,
+        preferred: &dyn Fn(&DeviceLabel) -> Option<&'static str>,
     ) -> Vec<Prediction> {
         let mut predictions: Vec<Prediction> = self
             .devices
@@ -331,8 +332,8 @@ impl Model {
         workload: &str,
         sizes: &[(String, Cost)],
         placement: Placement,
-    ) -> Option<(String, String)> {
-        let mut from: Option<(String, String)> = None;
+    ) -> Option<(String, DeviceLabel)> {
+        let mut from: Option<(String, DeviceLabel)> = None;
         for (size, cost) in sizes {
             match self.predict(workload, cost, placement).first() {
                 Some(best) if best.is_gpu => {
@@ -404,13 +405,13 @@ mod tests {
         Model {
             devices: vec![
                 DeviceModel {
-                    label: "cpu".into(),
+                    label: DeviceLabel::named("cpu"),
                     backend: "cpu".into(),
                     is_gpu: false,
                     workloads: vec![workload(CostFit::default(), per_byte(20e9))],
                 },
                 DeviceModel {
-                    label: "cuda".into(),
+                    label: DeviceLabel::named("cuda"),
                     backend: "cuda".into(),
                     is_gpu: true,
                     workloads: vec![workload(per_byte(10e9), CostFit { fixed_s: 10e-6, ..per_byte(2e12) })],
@@ -424,10 +425,10 @@ mod tests {
         let model = synthetic();
         // Resident: the GPU's 10 µs launch against the CPU's 20 GB/s crosses at about 200 KB.
         let small = model.predict("square", &cost(64 << 10, 0), Placement::Resident);
-        assert_eq!(small[0].device, "cpu");
+        assert_eq!(small[0].device.as_str(), "cpu");
         assert_eq!(deciding_phase(&small[0], &small[1]), Phase::LaunchOverhead);
         let large = model.predict("square", &cost(64 << 20, 0), Placement::Resident);
-        assert_eq!(large[0].device, "cuda");
+        assert_eq!(large[0].device.as_str(), "cuda");
         assert_eq!(deciding_phase(&large[0], &large[1]), Phase::Kernel);
     }
 
@@ -437,7 +438,7 @@ mod tests {
         let mut model = synthetic();
         model.devices[0].workloads[0].variants[0].kernel.fit.per_byte_s = 1.0 / 8e9;
         let at = |model: &Model, placement| model.predict("square", &cost(64 << 20, 0), placement);
-        assert_eq!(at(&model, Placement::Host)[0].device, "cpu");
+        assert_eq!(at(&model, Placement::Host)[0].device.as_str(), "cpu");
         // Without a pinned calibration, pinned placement predicts the pageable transfers.
         assert_eq!(at(&model, Placement::PinnedHost), at(&model, Placement::Host));
         let pinned = Curve { fit: CostFit { per_byte_s: 1.0 / 50e9, ..CostFit::default() }, points: Vec::new() };
@@ -445,9 +446,9 @@ mod tests {
         gpu.upload_pinned = Some(pinned.clone());
         gpu.download_pinned = Some(pinned);
         let best = &at(&model, Placement::PinnedHost)[0];
-        assert_eq!(best.device, "cuda");
+        assert_eq!(best.device.as_str(), "cuda");
         assert!((best.upload_s - (64 << 20) as f64 / 50e9).abs() < 1e-9, "{best:?}");
-        assert_eq!(at(&model, Placement::Host)[0].device, "cpu");
+        assert_eq!(at(&model, Placement::Host)[0].device.as_str(), "cpu");
         assert_eq!(at(&model, Placement::Resident)[0].upload_s, 0.0);
     }
 
@@ -460,10 +461,14 @@ mod tests {
         let size = cost(64 << 20, 0);
         let at = |model: &Model, placement| model.predict("square", &size, placement);
         let uncalibrated = at(&model, Placement::Host);
-        assert_eq!(uncalibrated[0].device, "cpu");
+        assert_eq!(uncalibrated[0].device.as_str(), "cpu");
         assert!(uncalibrated.iter().all(|p| !p.pipelined));
         let rate = |r: f64| Curve { fit: CostFit { per_byte_s: 1.0 / r, ..CostFit::default() }, points: Vec::new() };
-        model.add_pipelined_runs("cuda", "square", vec![(cost(1 << 20, 0), (1 << 20) as f64 / 25e9)]);
+        model.add_pipelined_runs(
+            &DeviceLabel::named("cuda"),
+            "square",
+            vec![(cost(1 << 20, 0), (1 << 20) as f64 / 25e9)],
+        );
         assert!(model.devices[1].workloads[0].pipelined.is_some());
         model.devices[1].workloads[0].pipelined = Some(rate(25e9));
         let host = at(&model, Placement::Host);
@@ -482,7 +487,7 @@ mod tests {
         // The predicted crossover for data on the host follows.
         model.devices[1].workloads[0].pipelined = Some(rate(25e9));
         let ladder: Vec<(String, Cost)> = (20..=28).step_by(2).map(|p| (format!("2^{p}"), cost(1 << p, 0))).collect();
-        assert_eq!(model.crossover("square", &ladder, Placement::Host).map(|c| c.1), Some("cuda".into()));
+        assert_eq!(model.crossover("square", &ladder, Placement::Host).map(|c| c.1), Some(DeviceLabel::named("cuda")));
     }
 
     #[test]
@@ -499,14 +504,14 @@ mod tests {
         let host = model.crossover("square", &ladder, Placement::Host).unwrap();
         let position = |size: &str| ladder.iter().position(|(s, _)| s == size).unwrap();
         assert!(position(&resident.0) < position(&host.0), "resident {resident:?}, host {host:?}");
-        assert_eq!(resident.1, "cuda");
+        assert_eq!(resident.1.as_str(), "cuda");
     }
 
     #[test]
     fn data_on_the_host_keeps_memory_bound_work_on_the_cpu() {
         let model = synthetic();
         let host = model.predict("square", &cost(64 << 20, 0), Placement::Host);
-        assert_eq!(host[0].device, "cpu", "{host:?}");
+        assert_eq!(host[0].device.as_str(), "cpu", "{host:?}");
         assert_eq!(deciding_phase(&host[0], &host[1]), Phase::Transfer);
     }
 
@@ -515,7 +520,7 @@ mod tests {
         let variant = |name: &str, kernel: Curve| VariantModel { variant: name.into(), full_precision: true, kernel };
         Model {
             devices: vec![DeviceModel {
-                label: "cpu".into(),
+                label: DeviceLabel::named("cpu"),
                 backend: "cpu".into(),
                 is_gpu: false,
                 workloads: vec![WorkloadModel {
@@ -535,7 +540,7 @@ mod tests {
     fn the_documented_variant_wins_a_near_tie_but_not_a_clear_loss() {
         let curve = |per_byte_s: f64| Curve { fit: CostFit { per_byte_s, ..CostFit::default() }, points: Vec::new() };
         let model = |simd: f64| cpu_square(curve(1e-10), curve(simd));
-        let prefer_simd = |_: &str| Some("simd");
+        let prefer_simd = |_: &DeviceLabel| Some("simd");
         let pick = |m: Model| {
             m.predict_preferring("square", &cost(1 << 20, 0), Placement::Host, &prefer_simd)[0].variant.clone()
         };
@@ -560,7 +565,7 @@ mod tests {
         let simd_everywhere = through(&[(1 << 19, 3e-6), (1 << 23, 57e-6)]);
         assert!(simd_everywhere.faster_at_neighbours(&scalar, &at_2_18));
         let model = |simd: &Curve| cpu_square(scalar.clone(), simd.clone());
-        let prefer_scalar = |_: &str| Some("scalar");
+        let prefer_scalar = |_: &DeviceLabel| Some("scalar");
         let pick =
             |m: Model| m.predict_preferring("square", &at_2_18, Placement::Host, &prefer_scalar)[0].variant.clone();
         assert_eq!(pick(model(&simd)), "scalar");

@@ -10,7 +10,7 @@ use std::fmt;
 use gpuworthy_core::{Backend, BackendKind, Precision};
 use serde::Serialize;
 
-use crate::Device;
+use crate::device::{Device, DeviceLabel};
 use crate::measure::{CheckResult, Measurement};
 
 /// One measured (workload, size, backend, variant).
@@ -26,7 +26,7 @@ pub struct Row {
     #[serde(serialize_with = "backend_name")]
     pub backend: BackendKind,
     /// How reports name the backend on its device: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
-    pub label: String,
+    pub label: DeviceLabel,
     /// Whether the device is a GPU: false for the CPU and for a CPU adapter such as lavapipe, which no verdict calls
     /// a GPU.
     pub on_gpu: bool,
@@ -122,7 +122,7 @@ impl Row {
             size: size.into(),
             elements: size.parse().unwrap_or(1),
             backend,
-            label: backend.to_string(),
+            label: DeviceLabel::of(backend),
             on_gpu: backend.is_gpu(),
             variant: "v".into(),
             precision: Precision::Full,
@@ -224,9 +224,9 @@ impl Serialize for Check {
 }
 
 /// The best row of the backend labelled `label` at `size` by `time`.
-pub fn best<'a>(rows: &'a [Row], size: &str, label: &str, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
+pub fn best<'a>(rows: &'a [Row], size: &str, label: &DeviceLabel, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
     rows.iter()
-        .filter(|r| r.size == size && r.label == label && !r.check.is_failed())
+        .filter(|r| r.size == size && r.label == *label && !r.check.is_failed())
         .min_by(|a, b| time(a).total_cmp(&time(b)))
 }
 
@@ -242,8 +242,8 @@ pub fn sizes(rows: &[Row]) -> Vec<String> {
 }
 
 /// The labels of the backends in `rows`, in the order they were measured, with those that satisfy `keep`.
-pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<String> {
-    let mut labels: Vec<String> = Vec::new();
+pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<DeviceLabel> {
+    let mut labels: Vec<DeviceLabel> = Vec::new();
     for r in rows.iter().filter(|r| keep(r)) {
         if !labels.contains(&r.label) {
             labels.push(r.label.clone());
@@ -253,6 +253,6 @@ pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<String> {
 }
 
 /// The label of the CPU backend's rows.
-pub fn cpu_label() -> String {
-    BackendKind::Cpu.name().to_owned()
+pub fn cpu_label() -> DeviceLabel {
+    DeviceLabel::of(BackendKind::Cpu)
 }

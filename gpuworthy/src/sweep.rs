@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::Device;
 use crate::crossover::{Crossover, crossover};
-use crate::device::DeviceWorkload;
+use crate::device::{DeviceLabel, DeviceWorkload};
 use crate::measure::{MeasureOptions, duration};
 use crate::rows::{Check, Row, best, cpu_label, labels};
 
@@ -155,7 +155,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
     progress: &dyn Progress,
 ) -> WorkloadSweep {
     let mut out = WorkloadSweep { workload: W::NAME, ..Default::default() };
-    let mut stopped: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut stopped: BTreeSet<(DeviceLabel, String)> = BTreeSet::new();
     // Each device's pipelined twin, where its backend has one: its end-to-end phase is measured too, and the host
     // crossover takes the faster mode.
     let pipelined: Vec<Option<Device>> =
@@ -180,14 +180,14 @@ pub fn sweep_workload<W: DeviceWorkload>(
             let label = device.label();
             if let Err(e) = device.implementation::<W>() {
                 if i == 0 {
-                    out.notes.push(note::<W>(params, &label, "all", format!("not measured: {e}")));
+                    out.notes.push(note::<W>(params, label.as_str(), "all", format!("not measured: {e}")));
                 }
                 continue;
             }
             let variants = device.variants::<W>();
             if let Err(e) = device.check_size::<W>(params) {
                 progress.advance(variants.len() as u64);
-                out.notes.push(note::<W>(params, &label, "all", format!("refused {params}: {e}")));
+                out.notes.push(note::<W>(params, label.as_str(), "all", format!("refused {params}: {e}")));
                 continue;
             }
             for variant in variants {
@@ -206,7 +206,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
                                 stopped.insert((label.clone(), variant.to_owned()));
                                 out.notes.push(note::<W>(
                                     params,
-                                    &label,
+                                    label.as_str(),
                                     variant,
                                     format!(
                                         "stopped after {params}: the next size would take about {} per run ({} per \
@@ -225,7 +225,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
                                 Ok((stats, _)) => row.pipelined_s = Some(stats.median.as_secs_f64()),
                                 Err(e) => out.notes.push(note::<W>(
                                     params,
-                                    &label,
+                                    label.as_str(),
                                     variant,
                                     format!("pipelined run failed at {params}: {e}"),
                                 )),
@@ -237,7 +237,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
                         let refused = matches!(e, Error::TooLarge { .. });
                         stopped.insert((label.clone(), variant.to_owned()));
                         let what = if refused { "refused" } else { "failed" };
-                        out.notes.push(note::<W>(params, &label, variant, format!("{what} at {params}: {e}")));
+                        out.notes.push(note::<W>(params, label.as_str(), variant, format!("{what} at {params}: {e}")));
                     }
                 }
             }

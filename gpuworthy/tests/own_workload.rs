@@ -163,7 +163,7 @@ fn a_workload_of_ones_own_is_swept_calibrated_and_placed_like_a_builtin_one() {
     assert!(sweep.rows.iter().all(|r| r.backend == BackendKind::Cpu && !r.check.is_failed()));
     for other in devices.iter().filter(|d| d.kind() != BackendKind::Cpu) {
         assert!(
-            sweep.notes.iter().any(|n| n.backend == other.label() && n.message.contains("no implementation")),
+            sweep.notes.iter().any(|n| n.backend == other.label().as_str() && n.message.contains("no implementation")),
             "{:?}",
             sweep.notes
         );

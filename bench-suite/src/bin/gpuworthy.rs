@@ -326,7 +326,7 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
             let moved = |s: f64| if moves { t(s) } else { "-".to_owned() };
             out!(
                 "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}{}",
-                if p.pipelined { format!("{} p", p.device) } else { p.device.clone() },
+                if p.pipelined { format!("{} p", p.device) } else { p.device.to_string() },
                 p.variant,
                 moved(p.upload_s),
                 format!("{} ({})", t(p.kernel_s), t(p.launch_s)),
@@ -361,7 +361,9 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
     if let Some(model) = &auto.model {
         let ladder: Vec<(String, gpuworthy::core::Cost)> =
             W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
-        let show = |x: Option<(String, String)>| x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        let show = |x: Option<(String, gpuworthy::DeviceLabel)>| {
+            x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
+        };
         let pinned = if placement == Placement::PinnedHost {
             format!("; through pinned memory {}", show(model.crossover(W::NAME, &ladder, Placement::PinnedHost)))
         } else {
