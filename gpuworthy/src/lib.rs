@@ -40,6 +40,7 @@ pub mod calibration;
 pub mod catalog;
 pub mod crossover;
 pub mod device;
+pub mod device_workload;
 pub mod dispatch;
 pub mod erased;
 pub mod evaluation;

@@ -1,7 +1,7 @@
 //! The cost model behind `auto`, `explain` and the calibration: each phase's time on each device as a function of a
 //! workload's cost, fitted from measurements on this machine.
 //!
-//! For every (device, workload, variant) the kernel's time is `fixed + bytes·per_byte + flops·per_flop` ([`CostFit`]):
+//! For every (device, workload, variant) the kernel's time is `fixed + bytes·per_byte + flops·per_flop` ([`CostFit`](crate::fit::CostFit)):
 //! `fixed` is the launch and synchronisation overhead that a tiny size pays, `per_byte` the inverse of the bandwidth a
 //! memory-bound kernel reaches, `per_flop` the inverse of the arithmetic rate of a compute-bound one. The transfers of a
 //! (device, workload) are fitted the same way against the bytes the workload moves (uploads and downloads of one
