@@ -27,6 +27,7 @@
 pub mod backend;
 pub mod env;
 pub mod error;
+pub mod expr;
 pub mod kind;
 pub mod memory;
 pub mod rng;

@@ -1,0 +1,356 @@
+//! Expressions: a computation of the user's own, written once as text and run on every backend.
+//!
+//! ```
+//! use gpuworthy_core::expr::Expr;
+//!
+//! let expr = Expr::parse("let t = x - m; y = t * t / (s * s)")?;
+//! let program = expr.bind(&["m", "s"])?;        // m and s are scalars; x is an input array
+//! assert_eq!(program.inputs, ["x"]);
+//! assert_eq!(program.outputs[0].name, "y");
+//!
+//! let err = Expr::parse("y = 2 * sinh(x)").unwrap_err();
+//! assert!(err.to_string().contains("unknown function `sinh`"));
+//! println!("{}", err.render("y = 2 * sinh(x)"));   // the line, and a caret under `sinh`
+//! # Ok::<(), gpuworthy_core::expr::ExprError>(())
+//! ```
+//!
+//! The language (EXPRESSIONS.md in the repository's design notes): statements separated by `;` or new lines, `let`
+//! temporaries, outputs assigned once, `f32` numbers and booleans (a boolean is not a number), the operators
+//! `+ - * /`, comparisons, `&& || !`, the functions of [`Func::ALL`], the constants `pi`, `inf`, `nan`, and reductions
+//! (`sum`, `prod`, `min`, `max` of one value) as an output's value or inside a function of it (`sqrt(sum(x * x))`).
+//!
+//! The text is read twice: [`Expr::parse`] checks everything that does not depend on which names are scalars, and
+//! [`Expr::bind`] then decides, from the names given values, which of the names read are scalars and which are input
+//! arrays, giving the [`Program`] that backends compile and the reference evaluates. Both refuse bad input with an
+//! [`ExprError`] that points at the text; neither panics on any input (a property test feeds them arbitrary strings).
+
+mod ir;
+mod syntax;
+
+use std::fmt;
+
+pub use ir::{Arith, Compare, Func, Graph, Logic, Node, NodeId, Output, Reduce, Reduction, Type};
+pub use syntax::Span;
+
+/// The limits every expression is held to, so that no input makes the parser, a compiler or a driver work without
+/// bound.
+pub mod limits {
+    /// The longest source text, in bytes.
+    pub const MAX_SOURCE_BYTES: usize = 64 << 10;
+    /// The most statements.
+    pub const MAX_STATEMENTS: usize = 256;
+    /// The deepest nesting of parentheses, operators and calls.
+    pub const MAX_DEPTH: usize = 64;
+    /// The most nodes of the typed graph (operations, names and numbers, temporaries counted once).
+    pub const MAX_NODES: usize = 4096;
+    /// The most arrays one expression reads and writes together.
+    pub const MAX_ARRAYS: usize = 16;
+    /// The most scalars.
+    pub const MAX_SCALARS: usize = 32;
+}
+
+/// Why an expression was refused, and where in its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExprError {
+    /// What is wrong and what would be right.
+    pub message: String,
+    /// The bytes of the text it is about.
+    pub span: Span,
+}
+
+impl ExprError {
+    pub(crate) fn at(span: Span, message: impl Into<String>) -> ExprError {
+        ExprError { message: message.into(), span }
+    }
+
+    /// The message with the line of `source` it is about and a caret under the part: what a command line prints.
+    ///
+    /// ```text
+    /// error: unknown function `sinh`: the functions are abs, min, ...
+    ///   |
+    /// 1 | y = 2 * sinh(x)
+    ///   |         ^^^^
+    /// ```
+    pub fn render(&self, source: &str) -> String {
+        let start = floor_char_boundary(source, self.span.start.min(source.len()));
+        let end = floor_char_boundary(source, self.span.end.clamp(start, source.len()));
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = source[start..].find('\n').map_or(source.len(), |i| start + i);
+        let line_number = source[..start].matches('\n').count() + 1;
+        let line = &source[line_start..line_end];
+        let column = source[line_start..start].chars().count();
+        let width = source[start..end.min(line_end).max(start)].chars().count().max(1);
+        let gutter = " ".repeat(line_number.to_string().len());
+        format!(
+            "error: {}\n{gutter} |\n{line_number} | {line}\n{gutter} | {}{}",
+            self.message,
+            " ".repeat(column),
+            "^".repeat(width)
+        )
+    }
+
+    /// This error as the crate's [`crate::Error::InvalidInput`], its text rendered with the caret.
+    pub fn into_error(self, source: &str) -> crate::Error {
+        crate::Error::InvalidInput(self.render(source))
+    }
+}
+
+/// The largest char boundary of `s` at or below `at`.
+fn floor_char_boundary(s: &str, mut at: usize) -> usize {
+    while at > 0 && !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (at byte {})", self.message, self.span.start)
+    }
+}
+
+impl std::error::Error for ExprError {}
+
+/// An expression, parsed and type-checked: what is left to decide is which of the names it reads are scalars.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    source: String,
+    graph: Graph,
+}
+
+impl Expr {
+    /// Parses and checks `source`.
+    pub fn parse(source: &str) -> Result<Expr, ExprError> {
+        let statements = syntax::parse(source)?;
+        let graph = ir::lower(&statements)?;
+        Ok(Expr { source: source.to_owned(), graph })
+    }
+
+    /// The text it was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The names it reads but does not assign (or updates in place), in the order first read: each is an input array
+    /// or, once given a value, a scalar.
+    pub fn operands(&self) -> Vec<&str> {
+        self.graph.operands.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
+    /// The typed graph.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The program that reads `scalars` as scalars and every other name it reads as an input array. A scalar the
+    /// expression does not read, a scalar it assigns, and limits passed are errors.
+    pub fn bind(&self, scalars: &[&str]) -> Result<Program, ExprError> {
+        let whole = Span { start: 0, end: self.source.len() };
+        for (i, scalar) in scalars.iter().enumerate() {
+            if scalars[..i].contains(scalar) {
+                return Err(ExprError::at(whole, format!("`{scalar}` is given a value twice")));
+            }
+            let assigned = self
+                .graph
+                .outputs
+                .iter()
+                .map(|o| (&o.name, o.span))
+                .chain(self.graph.reduction.iter().map(|r| (&r.name, r.span)));
+            if let Some((_, span)) = assigned.clone().find(|(name, _)| name == scalar) {
+                return Err(ExprError::at(
+                    span,
+                    format!("`{scalar}` is given a value, but the expression assigns it: an output is an array"),
+                ));
+            }
+            if !self.graph.operands.iter().any(|(name, _)| name == scalar) {
+                return Err(ExprError::at(
+                    whole,
+                    format!(
+                        "`{scalar}` is given a value, but the expression does not read it (it reads {})",
+                        if self.graph.operands.is_empty() { "no names".to_owned() } else { self.operands().join(", ") }
+                    ),
+                ));
+            }
+        }
+        if scalars.len() > limits::MAX_SCALARS {
+            return Err(ExprError::at(whole, format!("too many scalars: the limit is {}", limits::MAX_SCALARS)));
+        }
+        let mut inputs: Vec<String> = Vec::new();
+        let mut class = Vec::with_capacity(self.graph.operands.len());
+        for (name, _) in &self.graph.operands {
+            match scalars.iter().position(|s| s == name) {
+                Some(k) => class.push(Node::Scalar(k)),
+                None => {
+                    class.push(Node::Input(inputs.len()));
+                    inputs.push(name.clone());
+                }
+            }
+        }
+        let mut graph = self.graph.clone();
+        for node in &mut graph.nodes {
+            if let Node::Operand(k) = *node {
+                *node = class[k].clone();
+            }
+        }
+        let output_names: Vec<&String> =
+            graph.outputs.iter().map(|o| &o.name).chain(graph.reduction.iter().map(|r| &r.name)).collect();
+        let arrays = inputs.len() + output_names.iter().filter(|n| !inputs.contains(n)).count();
+        if arrays > limits::MAX_ARRAYS {
+            return Err(ExprError::at(
+                whole,
+                format!("the expression uses {arrays} arrays: the limit is {}", limits::MAX_ARRAYS),
+            ));
+        }
+        if let Some(reduction) = &graph.reduction
+            && let Some(input) = reads_input(&graph.nodes, reduction.post)
+        {
+            return Err(ExprError::at(
+                reduction.span,
+                format!(
+                    "`{}` reads the array `{}` outside its `{}(...)`: outside a reduction only scalars and numbers \
+                     are allowed",
+                    reduction.name,
+                    inputs[input],
+                    reduction.kind.name()
+                ),
+            ));
+        }
+        Ok(Program {
+            nodes: graph.nodes.clone(),
+            inputs,
+            scalars: scalars.iter().map(|s| (*s).to_owned()).collect(),
+            outputs: graph.outputs.clone(),
+            reduction: graph.reduction.clone(),
+            types: graph.types,
+        })
+    }
+}
+
+/// The input array a node reads, directly or through its operands, if any.
+fn reads_input(nodes: &[Node], root: NodeId) -> Option<usize> {
+    let mut stack = vec![root];
+    let mut seen = vec![false; nodes.len()];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id], true) {
+            continue;
+        }
+        match &nodes[id] {
+            Node::Input(k) => return Some(*k),
+            Node::Neg(a) | Node::Not(a) => stack.push(*a),
+            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
+            Node::Call(_, args) => stack.extend(args),
+            Node::Const(_) | Node::Operand(_) | Node::Scalar(_) | Node::Reduced => {}
+        }
+    }
+    None
+}
+
+/// An expression with its names classified: what the backends compile and the reference evaluates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    /// The graph's nodes, with every name an [`Node::Input`] or a [`Node::Scalar`].
+    pub nodes: Vec<Node>,
+    /// The input arrays, in the order first read.
+    pub inputs: Vec<String>,
+    /// The scalars, in the order given.
+    pub scalars: Vec<String>,
+    /// The elementwise outputs (empty for a reduction).
+    pub outputs: Vec<Output>,
+    /// The reduction output, if this is a reduction.
+    pub reduction: Option<Reduction>,
+    /// The type of each node.
+    pub types: Vec<Type>,
+}
+
+impl Program {
+    /// The input array an output overwrites (`y = a * x + y` writes `y` in place), by its index in
+    /// [`Program::inputs`].
+    pub fn overwrites(&self, output: &Output) -> Option<usize> {
+        self.inputs.iter().position(|name| *name == output.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bound(source: &str, scalars: &[&str]) -> Program {
+        Expr::parse(source).unwrap_or_else(|e| panic!("{}", e.render(source))).bind(scalars).unwrap()
+    }
+
+    fn refused(source: &str, scalars: &[&str]) -> ExprError {
+        match Expr::parse(source) {
+            Err(e) => e,
+            Ok(expr) => expr.bind(scalars).expect_err(source),
+        }
+    }
+
+    #[test]
+    fn every_form_of_the_language_parses() {
+        let p = bound("y = a * x + b", &["a", "b"]);
+        assert_eq!((p.inputs.clone(), p.scalars.clone()), (vec!["x".to_owned()], vec!["a".to_owned(), "b".to_owned()]));
+        let p = bound("y = exp(-x * x) * sin(3 * x)", &[]);
+        assert_eq!(p.inputs, ["x"]);
+        bound("let t = x - m; y = t * t / (s * s)", &["m", "s"]);
+        bound("y = where(x > 0, x, 0.01 * x)", &[]);
+        let p = bound("u = x * c - y * s; v = x * s + y * c", &["c", "s"]);
+        assert_eq!(p.outputs.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["u", "v"]);
+        let p = bound("s = sum(x * y)", &[]);
+        assert_eq!(p.reduction.as_ref().map(|r| r.kind), Some(Reduce::Sum));
+        let p = bound("r = sqrt(sum(x * x))", &[]);
+        assert!(matches!(p.nodes[p.reduction.as_ref().unwrap().post], Node::Call(Func::Sqrt, _)));
+        let p = bound("y = a * x + y", &["a"]);
+        assert_eq!(p.overwrites(&p.outputs[0]), Some(1));
+        assert_eq!(bound("m = max(x)", &[]).reduction.unwrap().kind, Reduce::Max);
+        bound("y = min(x, 2) + max(x, y) + clamp(x, 0, 1) + fma(x, y, 1) + atan2(y, x) + pow(x, 2)", &[]);
+        bound("y = where(!(x > 0 && x < 1) || x == 2, 1, 0)", &[]);
+    }
+
+    #[test]
+    fn each_rule_is_a_clear_error_pointing_at_its_text() {
+        let cases: [(&str, &[&str], &str, &str); 16] = [
+            ("y = sinh(x)", &[], "sinh", "unknown function `sinh`: the functions are abs"),
+            ("y = x > 0", &[], "x > 0", "boolean"),
+            ("y = (x > 0) + 1", &[], "x > 0", "boolean, and a boolean is not a number"),
+            ("y = where(x, 1, 2)", &[], "x", "must be a boolean"),
+            ("y = 2.5f64 * x", &[], "2.5f64", "f64"),
+            ("f64 = x", &[], "f64", "f64"),
+            ("z = y * 2; y = x", &[], "y", "read by statement 1 before"),
+            ("y = x; y = 2 * x", &[], "y", "assigned twice"),
+            ("let t = 2; let t = 3; y = t", &[], "t", "already a temporary"),
+            ("y = sin", &[], "sin", "call it"),
+            ("y = pow(x)", &[], "pow(x)", "takes 2 arguments, not 1"),
+            ("let t = sum(x); y = t", &[], "sum(x)", "only be an output"),
+            ("y = sum(sum(x))", &[], "sum(x)", "inside another reduction"),
+            ("y = x * sum(x)", &[], "y", "outside its `sum(...)`"),
+            ("y = a * x", &["b"], "y = a * x", "does not read it"),
+            ("y = a * x", &["y"], "y", "assigns it"),
+        ];
+        for (source, scalars, at, says) in cases {
+            let err = refused(source, scalars);
+            let pointed = &source[err.span.start..err.span.end.min(source.len())];
+            assert!(err.message.contains(says), "{source}: {}", err.message);
+            assert_eq!(pointed, at, "{source}: {}", err.render(source));
+        }
+    }
+
+    #[test]
+    fn a_reduction_is_the_only_output_and_limits_are_named() {
+        assert!(refused("s = sum(x); y = x", &[]).message.contains("only output"));
+        let wide: Vec<String> = (0..20).map(|i| format!("x{i}")).collect();
+        let err = refused(&format!("y = {}", wide.join(" + ")), &[]);
+        assert!(err.message.contains("arrays: the limit is 16"), "{}", err.message);
+        let big = format!("y = {}", vec!["x"; limits::MAX_NODES].join(" + "));
+        assert!(refused(&big, &[]).message.contains("nodes"));
+    }
+
+    #[test]
+    fn the_caret_sits_under_the_part_on_its_line() {
+        let source = "let t = x\ny = 2 * sinh(t)";
+        let err = Expr::parse(source).unwrap_err();
+        let rendered = err.render(source);
+        assert!(rendered.contains("2 | y = 2 * sinh(t)\n  |         ^^^^"), "{rendered}");
+        let inside_a_character = ExprError::at(Span { start: 6, end: 7 }, "x").render("y = ü + é");
+        assert!(inside_a_character.contains('^'), "{inside_a_character}");
+    }
+}
