@@ -24,12 +24,18 @@
 //! arrays, giving the [`Program`] that backends compile and the reference evaluates. Both refuse bad input with an
 //! [`ExprError`] that points at the text; neither panics on any input (a property test feeds them arbitrary strings).
 
+mod interpret;
 mod ir;
+#[cfg(test)]
+mod properties;
+mod reference;
 mod syntax;
 
 use std::fmt;
 
+pub use interpret::{pow_f32, sign_f32};
 pub use ir::{Arith, Compare, Func, Graph, Logic, Node, NodeId, Output, Reduce, Reduction, Type};
+pub use reference::{Bounded, FunctionBound, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check, ulp};
 pub use syntax::Span;
 
 /// The limits every expression is held to, so that no input makes the parser, a compiler or a driver work without
@@ -186,6 +192,13 @@ impl Expr {
                 }
             }
         }
+        if inputs.is_empty() {
+            return Err(ExprError::at(
+                whole,
+                "the expression reads no input array, so the length of its result is unknown: an expression reads at \
+                 least one array",
+            ));
+        }
         let mut graph = self.graph.clone();
         for node in &mut graph.nodes {
             if let Node::Operand(k) = *node {
@@ -308,7 +321,7 @@ mod tests {
 
     #[test]
     fn each_rule_is_a_clear_error_pointing_at_its_text() {
-        let cases: [(&str, &[&str], &str, &str); 16] = [
+        let cases: [(&str, &[&str], &str, &str); 17] = [
             ("y = sinh(x)", &[], "sinh", "unknown function `sinh`: the functions are abs"),
             ("y = x > 0", &[], "x > 0", "boolean"),
             ("y = (x > 0) + 1", &[], "x > 0", "boolean, and a boolean is not a number"),
@@ -325,6 +338,7 @@ mod tests {
             ("y = x * sum(x)", &[], "y", "outside its `sum(...)`"),
             ("y = a * x", &["b"], "y = a * x", "does not read it"),
             ("y = a * x", &["y"], "y", "assigns it"),
+            ("y = 2 * a", &["a"], "y = 2 * a", "reads no input array"),
         ];
         for (source, scalars, at, says) in cases {
             let err = refused(source, scalars);

@@ -1,0 +1,137 @@
+//! A plain `f32` interpreter of a program, one element at a time: the semantics of EXPRESSIONS.md written as directly
+//! as Rust allows, for the tests of the check (a mutant's result must fail it) and as the baseline every generated
+//! kernel is compared with. Backends compile programs; this walks the graph.
+
+use crate::error::Result;
+
+use super::reference::Outputs;
+use super::{Arith, Compare, Func, Logic, Node, Program, Reduce};
+
+/// A node's `f32` value: a number, or a boolean as 0 or 1.
+fn truth(v: f32) -> bool {
+    v != 0.0
+}
+
+fn boolean(b: bool) -> f32 {
+    if b { 1.0 } else { 0.0 }
+}
+
+/// `pow` as the language defines it: NaN for a negative base unless the exponent is an integer.
+pub fn pow_f32(x: f32, y: f32) -> f32 {
+    if x < 0.0 && y.is_finite() && y.fract() != 0.0 { f32::NAN } else { x.powf(y) }
+}
+
+/// `sign`: NaN for NaN, the zero itself for a zero, else ±1.
+pub fn sign_f32(x: f32) -> f32 {
+    if x.is_nan() || x == 0.0 { x } else { x.signum() }
+}
+
+fn call(func: Func, a: &[f32]) -> f32 {
+    match func {
+        Func::Abs => a[0].abs(),
+        Func::Min => a[0].min(a[1]),
+        Func::Max => a[0].max(a[1]),
+        Func::Clamp => a[0].max(a[1]).min(a[2]),
+        Func::Sqrt => a[0].sqrt(),
+        Func::Exp => a[0].exp(),
+        Func::Exp2 => a[0].exp2(),
+        Func::Log => a[0].ln(),
+        Func::Log2 => a[0].log2(),
+        Func::Pow => pow_f32(a[0], a[1]),
+        Func::Sin => a[0].sin(),
+        Func::Cos => a[0].cos(),
+        Func::Tan => a[0].tan(),
+        Func::Tanh => a[0].tanh(),
+        Func::Asin => a[0].asin(),
+        Func::Acos => a[0].acos(),
+        Func::Atan => a[0].atan(),
+        Func::Atan2 => a[0].atan2(a[1]),
+        Func::Floor => a[0].floor(),
+        Func::Ceil => a[0].ceil(),
+        Func::Round => a[0].round_ties_even(),
+        Func::Trunc => a[0].trunc(),
+        Func::Fma => a[0].mul_add(a[1], a[2]),
+        Func::Sign => sign_f32(a[0]),
+        Func::Where => {
+            if truth(a[0]) {
+                a[1]
+            } else {
+                a[2]
+            }
+        }
+    }
+}
+
+impl Program {
+    /// Runs the program in `f32`, element by element (a reduction sums in element order).
+    pub fn interpret(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Outputs> {
+        let n = self.length(inputs, scalars)?;
+        let mut values = vec![0f32; self.nodes.len()];
+        let run = |values: &mut Vec<f32>, i: usize, reduced: f32| {
+            for (id, node) in self.nodes.iter().enumerate() {
+                let v = |k: usize| values[k];
+                values[id] = match node {
+                    Node::Const(c) => *c,
+                    Node::Input(k) => inputs[*k].get(i).copied().unwrap_or(f32::NAN),
+                    Node::Scalar(k) => scalars[*k],
+                    Node::Operand(_) => f32::NAN,
+                    Node::Reduced => reduced,
+                    Node::Neg(a) => -v(*a),
+                    Node::Not(a) => boolean(!truth(v(*a))),
+                    Node::Arith(op, a, b) => match op {
+                        Arith::Add => v(*a) + v(*b),
+                        Arith::Sub => v(*a) - v(*b),
+                        Arith::Mul => v(*a) * v(*b),
+                        Arith::Div => v(*a) / v(*b),
+                    },
+                    Node::Compare(op, a, b) => boolean(match op {
+                        Compare::Lt => v(*a) < v(*b),
+                        Compare::Le => v(*a) <= v(*b),
+                        Compare::Gt => v(*a) > v(*b),
+                        Compare::Ge => v(*a) >= v(*b),
+                        Compare::Eq => v(*a) == v(*b),
+                        Compare::Ne => v(*a) != v(*b),
+                    }),
+                    Node::Logic(op, a, b) => boolean(match op {
+                        Logic::And => truth(v(*a)) && truth(v(*b)),
+                        Logic::Or => truth(v(*a)) || truth(v(*b)),
+                    }),
+                    Node::Call(func, args) => {
+                        let args: Vec<f32> = args.iter().map(|k| v(*k)).collect();
+                        call(*func, &args)
+                    }
+                };
+            }
+        };
+        match &self.reduction {
+            None => {
+                let mut outputs = vec![Vec::with_capacity(n); self.outputs.len()];
+                for i in 0..n {
+                    run(&mut values, i, 0.0);
+                    for (out, output) in outputs.iter_mut().zip(&self.outputs) {
+                        out.push(values[output.node]);
+                    }
+                }
+                Ok(Outputs::Elementwise(outputs))
+            }
+            Some(reduction) => {
+                let mut total = reduction.kind.identity();
+                for i in 0..n {
+                    run(&mut values, i, 0.0);
+                    let term = values[reduction.body];
+                    total = match reduction.kind {
+                        Reduce::Sum => total + term,
+                        Reduce::Prod => total * term,
+                        // A NaN term makes a min or max reduction NaN, unlike the binary min and max.
+                        Reduce::Min if term.is_nan() || total.is_nan() => f32::NAN,
+                        Reduce::Max if term.is_nan() || total.is_nan() => f32::NAN,
+                        Reduce::Min => total.min(term),
+                        Reduce::Max => total.max(term),
+                    };
+                }
+                run(&mut values, 0, total);
+                Ok(Outputs::Reduction(values[reduction.post]))
+            }
+        }
+    }
+}

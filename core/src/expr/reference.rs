@@ -1,0 +1,687 @@
+//! The reference of an expression, and the check of a backend's result against it.
+//!
+//! Every operation is evaluated with `f32` semantics (the exact `f64` result of the operation on `f32` values, rounded
+//! to `f32`, as a correctly rounded `f32` operation gives), and beside each value the reference carries a bound on how
+//! far a backend's `f32` result may be from it: the rounding of each operation, each function's documented error
+//! ([`FunctionBounds`]), the freedom to contract `a * b + c` into one rounding, to flush subnormal results, and to sum
+//! in any order, propagated through the operations that follow. A backend's result passes when it lies within that
+//! bound ([`Bounded::accepts`]); a NaN must be a NaN and an infinity the same infinity wherever the bound is finite.
+//!
+//! Propagation evaluates each operation at the corners of its operands' intervals (`a ± ea`, `b ± eb`) in `f64`: the
+//! exact spread for the monotone operations and the products, and a careful estimate for the rest. Where an interval
+//! straddles a discontinuity (a comparison that could flip, a divisor that could be zero, a domain edge) the bound
+//! becomes infinite: that value, and what depends on it, is not checked. The check is itself tested: random
+//! expressions with one operator, constant or operand changed must fail it.
+
+use crate::Mismatch;
+use crate::error::{Error, Result};
+
+use super::{Arith, Compare, Func, Logic, Node, Program, Reduce};
+
+/// A value of the reference and how far a backend's `f32` result may be from it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounded {
+    /// The value, with `f32` semantics (an `f32` value held in an `f64`).
+    pub value: f64,
+    /// The largest distance from `value` a correct backend may give; infinite where the value is not determined.
+    pub error: f64,
+}
+
+/// The most `f32` terms of a sum any backend adds one after another (a CPU lane's run through a block, a GPU
+/// thread's grid-stride loop), beyond the tree that combines such runs: the order-dependent part of a sum's error.
+pub const SUM_SEQUENTIAL_TERMS: f64 = 4096.0;
+
+/// One `f32` unit of least precision at `v`, as an `f64` (that of the smallest normal below it).
+pub fn ulp(v: f64) -> f64 {
+    let a = v.abs();
+    if !a.is_finite() {
+        return 0.0;
+    }
+    let f = a as f32;
+    if f < f32::MIN_POSITIVE {
+        return f64::from(f32::from_bits(1));
+    }
+    let exponent = ((f.to_bits() >> 23) & 0xff) as i32 - 127;
+    2f64.powi(exponent - 23)
+}
+
+/// How accurate each function is on every backend, beyond correct rounding: `ulps` units of least precision of the
+/// result (plus `ulps_per_magnitude` for each unit of the argument's magnitude, for functions whose range reduction
+/// loses accuracy as the argument grows), and `absolute` of absolute error. The defaults are the loosest of the
+/// backends' documented bounds (CUDA's math library, the generated WGSL, Rust's `f32` functions on the CPU).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FunctionBound {
+    /// Units of least precision of the result.
+    pub ulps: f64,
+    /// Further units of least precision per unit of `|argument|`.
+    pub ulps_per_magnitude: f64,
+    /// An absolute error, for results near zero.
+    pub absolute: f64,
+}
+
+/// The bound of each special function ([`FunctionBound`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FunctionBounds;
+
+impl FunctionBounds {
+    /// The bound of `func` (exact functions have none).
+    pub fn of(func: Func) -> FunctionBound {
+        let b = |ulps, ulps_per_magnitude, absolute| FunctionBound { ulps, ulps_per_magnitude, absolute };
+        match func {
+            Func::Sqrt => b(3.0, 0.0, 0.0),
+            Func::Exp | Func::Exp2 => b(3.0, 2.0, 0.0),
+            Func::Log | Func::Log2 => b(3.0, 0.0, 2f64.powi(-21)),
+            Func::Pow => b(4.0, 0.0, 0.0),
+            Func::Sin | Func::Cos => b(4.0, 2.0, 2f64.powi(-22)),
+            Func::Tan => b(6.0, 2.0, 2f64.powi(-22)),
+            Func::Tanh | Func::Asin | Func::Acos | Func::Atan => b(5.0, 0.0, 2f64.powi(-22)),
+            Func::Atan2 => b(8.0, 0.0, 2f64.powi(-22)),
+            Func::Abs
+            | Func::Min
+            | Func::Max
+            | Func::Clamp
+            | Func::Floor
+            | Func::Ceil
+            | Func::Round
+            | Func::Trunc
+            | Func::Fma
+            | Func::Sign
+            | Func::Where => b(0.0, 0.0, 0.0),
+        }
+    }
+}
+
+/// A node's value at one element.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Value {
+    Number(Bounded),
+    /// A boolean, and whether every backend computes the same one.
+    Boolean {
+        value: bool,
+        certain: bool,
+    },
+}
+
+/// The reference result of a program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reference {
+    /// One vector per output, in the order of [`Program::outputs`].
+    Elementwise(Vec<Vec<Bounded>>),
+    /// The reduction's value.
+    Reduction(Bounded),
+}
+
+/// A backend's result of a program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outputs {
+    /// One vector per output, in the order of [`Program::outputs`].
+    Elementwise(Vec<Vec<f32>>),
+    /// The reduction's value.
+    Reduction(f32),
+}
+
+/// The smallest normal `f32`: a backend may flush a subnormal result to zero.
+const FLUSHED: f64 = f32::MIN_POSITIVE as f64;
+
+fn round_f32(v: f64) -> f64 {
+    f64::from(v as f32)
+}
+
+/// How far `corner` is from `center`, infinite where one is not finite and they differ.
+fn deviation(center: f64, corner: f64) -> f64 {
+    if corner == center || (corner.is_nan() && center.is_nan()) {
+        0.0
+    } else if !corner.is_finite() || !center.is_finite() {
+        f64::INFINITY
+    } else {
+        (corner - center).abs()
+    }
+}
+
+/// The corners of an operand's interval: its value alone when it is exact.
+fn corners(x: Bounded) -> Vec<f64> {
+    if x.error == 0.0 { vec![x.value] } else { vec![x.value - x.error, x.value + x.error] }
+}
+
+impl Bounded {
+    /// An exact value.
+    pub fn exact(value: f64) -> Bounded {
+        Bounded { value, error: 0.0 }
+    }
+
+    /// Whether `actual` is a result a correct backend may give.
+    pub fn accepts(&self, actual: f32) -> bool {
+        let actual = f64::from(actual);
+        if !self.error.is_finite() || self.error.is_nan() {
+            return true;
+        }
+        if self.value.is_nan() || actual.is_nan() {
+            return self.value.is_nan() && actual.is_nan();
+        }
+        if self.value.is_infinite() {
+            return actual == self.value;
+        }
+        if actual.is_infinite() {
+            // Overflow: the value is within its bound of the largest f32.
+            return actual.signum() == self.value.signum() && self.value.abs() + self.error >= f64::from(f32::MAX);
+        }
+        (actual - self.value).abs() <= self.error
+    }
+}
+
+/// The result of `f` on `args` with `f32` semantics, its bound propagated from the arguments' and increased by the
+/// rounding of the result and by `extra` (a function's own error).
+fn apply(args: &[Bounded], f: &dyn Fn(&[f64]) -> f64, extra: &dyn Fn(f64, &[f64]) -> f64) -> Bounded {
+    let centers: Vec<f64> = args.iter().map(|a| a.value).collect();
+    let exact = f(&centers);
+    let value = round_f32(exact);
+    if args.iter().any(|a| !a.error.is_finite()) {
+        return Bounded { value, error: f64::INFINITY };
+    }
+    let mut spread: f64 = 0.0;
+    if args.iter().any(|a| a.error > 0.0) {
+        // Every combination of the interval ends (at most 2^3).
+        let choices: Vec<Vec<f64>> = args.iter().map(|a| corners(*a)).collect();
+        let mut picks = vec![0usize; args.len()];
+        loop {
+            let point: Vec<f64> = picks.iter().zip(&choices).map(|(&i, c)| c[i]).collect();
+            spread = spread.max(deviation(exact, f(&point)));
+            let mut k = 0;
+            while k < picks.len() {
+                picks[k] += 1;
+                if picks[k] < choices[k].len() {
+                    break;
+                }
+                picks[k] = 0;
+                k += 1;
+            }
+            if k == picks.len() {
+                break;
+            }
+        }
+    }
+    let rounding = if value.is_finite() { ulp(value) / 2.0 + FLUSHED } else { 0.0 };
+    Bounded { value, error: spread + rounding + extra(value, &centers) }
+}
+
+/// Whether the interval of `x` reaches `point`.
+fn reaches(x: Bounded, point: f64) -> bool {
+    (x.value - point).abs() <= x.error
+}
+
+fn compare(op: Compare, a: Bounded, b: Bounded) -> Value {
+    let holds = |a: f64, b: f64| match op {
+        Compare::Lt => a < b,
+        Compare::Le => a <= b,
+        Compare::Gt => a > b,
+        Compare::Ge => a >= b,
+        Compare::Eq => a == b,
+        Compare::Ne => a != b,
+    };
+    let value = holds(a.value, b.value);
+    let certain = if a.value.is_nan() || b.value.is_nan() {
+        a.error.is_finite() && b.error.is_finite()
+    } else if !a.error.is_finite() || !b.error.is_finite() {
+        false
+    } else {
+        // Certain when no point of the two intervals compares the other way: their gap exceeds both errors.
+        (a.error == 0.0 && b.error == 0.0) || (a.value - b.value).abs() > a.error + b.error
+    };
+    Value::Boolean { value, certain }
+}
+
+fn arith(op: Arith, a: Bounded, b: Bounded) -> Bounded {
+    if op == Arith::Div && b.error > 0.0 && reaches(b, 0.0) {
+        return Bounded { value: round_f32(a.value / b.value), error: f64::INFINITY };
+    }
+    // A product may be contracted into a following addition (one rounding instead of two): the bound of the
+    // product's own rounding, added here, covers either.
+    apply(
+        &[a, b],
+        &|x| match op {
+            Arith::Add => x[0] + x[1],
+            Arith::Sub => x[0] - x[1],
+            Arith::Mul => x[0] * x[1],
+            Arith::Div => x[0] / x[1],
+        },
+        &|_, _| 0.0,
+    )
+}
+
+/// `pow` as EXPRESSIONS.md defines it: NaN for a negative base unless the exponent is an integer.
+fn pow(x: f64, y: f64) -> f64 {
+    if x < 0.0 && y.is_finite() && y.fract() != 0.0 { f64::NAN } else { x.powf(y) }
+}
+
+/// `round`: half to even.
+fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 { 2.0 * (x / 2.0).round() } else { r }
+}
+
+/// IEEE minNum and maxNum: the non-NaN operand.
+fn min_num(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else {
+        a.min(b)
+    }
+}
+
+fn max_num(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else {
+        a.max(b)
+    }
+}
+
+fn call(func: Func, args: &[Value]) -> Value {
+    if func == Func::Where {
+        let (Value::Boolean { value, certain }, Value::Number(a), Value::Number(b)) = (args[0], args[1], args[2])
+        else {
+            return Value::Number(Bounded { value: f64::NAN, error: f64::INFINITY });
+        };
+        let (chosen, other) = if value { (a, b) } else { (b, a) };
+        if certain {
+            return Value::Number(chosen);
+        }
+        let error = chosen.error.max(deviation(chosen.value, other.value) + other.error);
+        return Value::Number(Bounded { value: chosen.value, error });
+    }
+    let numbers: Vec<Bounded> = args
+        .iter()
+        .map(|a| match a {
+            Value::Number(b) => *b,
+            Value::Boolean { .. } => Bounded { value: f64::NAN, error: f64::INFINITY },
+        })
+        .collect();
+    let bound = FunctionBounds::of(func);
+    let own = move |value: f64, args: &[f64]| {
+        if !value.is_finite() || (bound.ulps == 0.0 && bound.absolute == 0.0) {
+            return 0.0;
+        }
+        let magnitude = args.first().map_or(0.0, |x| x.abs());
+        let growing = if bound.ulps_per_magnitude > 0.0 && magnitude.is_finite() {
+            bound.ulps_per_magnitude * magnitude
+        } else {
+            0.0
+        };
+        (bound.ulps + growing) * ulp(value) + bound.absolute
+    };
+    // Where a small change of an argument crosses a discontinuity or a domain edge, the result is not determined.
+    let undetermined = match func {
+        Func::Tan => {
+            // A pole (where cos is 0) inside the argument's interval.
+            let (x, e) = (numbers[0].value, numbers[0].error);
+            e > 0.0 && (e >= std::f64::consts::FRAC_PI_2 || (x - e).cos().signum() != (x + e).cos().signum())
+        }
+        Func::Atan2 => numbers[1].error > 0.0 && reaches(numbers[1], 0.0) && reaches(numbers[0], 0.0),
+        Func::Pow => numbers[0].error > 0.0 && reaches(numbers[0], 0.0),
+        _ => false,
+    };
+    let f: &dyn Fn(&[f64]) -> f64 = match func {
+        Func::Abs => &|x| x[0].abs(),
+        Func::Min => &|x| min_num(x[0], x[1]),
+        Func::Max => &|x| max_num(x[0], x[1]),
+        Func::Clamp => &|x| min_num(max_num(x[0], x[1]), x[2]),
+        Func::Sqrt => &|x| x[0].sqrt(),
+        Func::Exp => &|x| x[0].exp(),
+        Func::Exp2 => &|x| x[0].exp2(),
+        Func::Log => &|x| x[0].ln(),
+        Func::Log2 => &|x| x[0].log2(),
+        Func::Pow => &|x| pow(x[0], x[1]),
+        Func::Sin => &|x| x[0].sin(),
+        Func::Cos => &|x| x[0].cos(),
+        Func::Tan => &|x| x[0].tan(),
+        Func::Tanh => &|x| x[0].tanh(),
+        Func::Asin => &|x| x[0].asin(),
+        Func::Acos => &|x| x[0].acos(),
+        Func::Atan => &|x| x[0].atan(),
+        Func::Atan2 => &|x| x[0].atan2(x[1]),
+        Func::Floor => &|x| x[0].floor(),
+        Func::Ceil => &|x| x[0].ceil(),
+        Func::Round => &|x| round_half_even(x[0]),
+        Func::Trunc => &|x| x[0].trunc(),
+        Func::Fma => &|x| x[0].mul_add(x[1], x[2]),
+        Func::Sign => &|x| {
+            if x[0].is_nan() {
+                f64::NAN
+            } else if x[0] == 0.0 {
+                x[0]
+            } else {
+                x[0].signum()
+            }
+        },
+        Func::Where => unreachable!("handled above"),
+    };
+    let mut result = apply(&numbers, f, &own);
+    if func == Func::Fma {
+        // A backend without a fused multiply-add rounds the product too.
+        let product = numbers[0].value * numbers[1].value;
+        if product.is_finite() {
+            result.error += ulp(product) / 2.0;
+        }
+    }
+    if func == Func::Sin || func == Func::Cos {
+        // Both are 1-Lipschitz: an argument's error moves them by at most as much, and never by more than 2.
+        let spread = numbers[0].error.min(2.0);
+        result.error = result.error.min(spread + own(result.value, &[numbers[0].value]) + ulp(result.value));
+    }
+    if undetermined {
+        result.error = f64::INFINITY;
+    }
+    Value::Number(result)
+}
+
+impl Program {
+    /// Evaluates the program on `inputs` (one slice per [`Program::inputs`], all of one length) and `scalars` (one
+    /// per [`Program::scalars`]), each value with its bound.
+    pub fn reference(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Reference> {
+        let n = self.length(inputs, scalars)?;
+        let depends_on_reduced = self.depends_on_reduced();
+        let mut values = vec![Value::Number(Bounded::exact(0.0)); self.nodes.len()];
+        let evaluate = |values: &mut Vec<Value>, i: usize, per_element: bool, reduced: Bounded| {
+            for (id, node) in self.nodes.iter().enumerate() {
+                if depends_on_reduced[id] == per_element {
+                    continue;
+                }
+                values[id] = self.node(node, values, inputs, scalars, i, reduced);
+            }
+        };
+        match &self.reduction {
+            None => {
+                let mut outputs = vec![Vec::with_capacity(n); self.outputs.len()];
+                for i in 0..n {
+                    evaluate(&mut values, i, true, Bounded::exact(0.0));
+                    for (out, output) in outputs.iter_mut().zip(&self.outputs) {
+                        out.push(number(values[output.node]));
+                    }
+                }
+                Ok(Reference::Elementwise(outputs))
+            }
+            Some(reduction) => {
+                let mut terms = Vec::with_capacity(n);
+                for i in 0..n {
+                    evaluate(&mut values, i, true, Bounded::exact(0.0));
+                    terms.push(number(values[reduction.body]));
+                }
+                let reduced = reduce(reduction.kind, &terms);
+                evaluate(&mut values, 0, false, reduced);
+                Ok(Reference::Reduction(number(values[reduction.post])))
+            }
+        }
+    }
+
+    /// The common length of `inputs`, after checking that they and `scalars` match the program.
+    pub fn length(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<usize> {
+        if inputs.len() != self.inputs.len() {
+            return Err(Error::invalid(format!(
+                "the expression reads {} input array(s) ({}), but {} were given",
+                self.inputs.len(),
+                self.inputs.join(", "),
+                inputs.len()
+            )));
+        }
+        if scalars.len() != self.scalars.len() {
+            return Err(Error::invalid(format!(
+                "the expression has {} scalar(s) ({}), but {} values were given",
+                self.scalars.len(),
+                self.scalars.join(", "),
+                scalars.len()
+            )));
+        }
+        let n = inputs.first().map_or(0, |x| x.len());
+        if let Some((name, x)) = self.inputs.iter().zip(inputs).find(|(_, x)| x.len() != n) {
+            return Err(Error::invalid(format!(
+                "the input arrays differ in length: `{}` has {n} elements, `{name}` has {}",
+                self.inputs[0],
+                x.len()
+            )));
+        }
+        Ok(n)
+    }
+
+    /// For each node, whether it depends on [`Node::Reduced`] (the post-map of a reduction, evaluated once).
+    fn depends_on_reduced(&self) -> Vec<bool> {
+        let mut depends = vec![false; self.nodes.len()];
+        for (id, node) in self.nodes.iter().enumerate() {
+            depends[id] = match node {
+                Node::Reduced => true,
+                Node::Neg(a) | Node::Not(a) => depends[*a],
+                Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => depends[*a] || depends[*b],
+                Node::Call(_, args) => args.iter().any(|a| depends[*a]),
+                Node::Const(_) | Node::Operand(_) | Node::Input(_) | Node::Scalar(_) => false,
+            };
+        }
+        depends
+    }
+
+    fn node(
+        &self,
+        node: &Node,
+        values: &[Value],
+        inputs: &[&[f32]],
+        scalars: &[f32],
+        i: usize,
+        reduced: Bounded,
+    ) -> Value {
+        let num = |id: usize| number(values[id]);
+        match node {
+            Node::Const(c) => Value::Number(Bounded::exact(f64::from(*c))),
+            Node::Input(k) => Value::Number(Bounded::exact(f64::from(inputs[*k][i]))),
+            Node::Scalar(k) => Value::Number(Bounded::exact(f64::from(scalars[*k]))),
+            Node::Operand(_) => Value::Number(Bounded { value: f64::NAN, error: f64::INFINITY }),
+            Node::Reduced => Value::Number(reduced),
+            Node::Neg(a) => {
+                let a = num(*a);
+                Value::Number(Bounded { value: -a.value, error: a.error })
+            }
+            Node::Not(a) => match values[*a] {
+                Value::Boolean { value, certain } => Value::Boolean { value: !value, certain },
+                Value::Number(_) => Value::Boolean { value: false, certain: false },
+            },
+            Node::Arith(op, a, b) => Value::Number(arith(*op, num(*a), num(*b))),
+            Node::Compare(op, a, b) => compare(*op, num(*a), num(*b)),
+            Node::Logic(op, a, b) => {
+                let (Value::Boolean { value: x, certain: cx }, Value::Boolean { value: y, certain: cy }) =
+                    (values[*a], values[*b])
+                else {
+                    return Value::Boolean { value: false, certain: false };
+                };
+                match op {
+                    // Certain when both are, or when one is certainly false (and decides alone).
+                    Logic::And => Value::Boolean { value: x && y, certain: (cx || (cy && !y)) && (cy || !x) },
+                    // Certain when both are, or when one is certainly true.
+                    Logic::Or => Value::Boolean { value: x || y, certain: (cx || (cy && y)) && (cy || x) },
+                }
+            }
+            Node::Call(func, args) => {
+                let args: Vec<Value> = args.iter().map(|a| values[*a]).collect();
+                call(*func, &args)
+            }
+        }
+    }
+}
+
+fn number(value: Value) -> Bounded {
+    match value {
+        Value::Number(b) => b,
+        Value::Boolean { .. } => Bounded { value: f64::NAN, error: f64::INFINITY },
+    }
+}
+
+/// The reduction of `terms`, with the bound that any order of combining them in `f32` meets.
+fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
+    if terms.is_empty() {
+        return Bounded::exact(f64::from(kind.identity()));
+    }
+    if let Some(nan) = terms.iter().find(|t| t.value.is_nan()) {
+        return Bounded { value: f64::NAN, error: if nan.error.is_finite() { 0.0 } else { f64::INFINITY } };
+    }
+    let uncertain = terms.iter().any(|t| !t.error.is_finite());
+    let n = terms.len() as f64;
+    let u = 2f64.powi(-24);
+    let mut bounded = match kind {
+        Reduce::Sum => {
+            let exact: f64 = terms.iter().map(|t| t.value).sum();
+            let magnitude: f64 = terms.iter().map(|t| t.value.abs()).sum();
+            let propagated: f64 = terms.iter().map(|t| t.error).sum();
+            let order = (SUM_SEQUENTIAL_TERMS.min(n) + n.log2().ceil()) * u * magnitude;
+            let value = round_f32(exact);
+            let overflow = magnitude >= f64::from(f32::MAX);
+            Bounded {
+                value,
+                error: if overflow { f64::INFINITY } else { propagated + order + ulp(value) / 2.0 + FLUSHED },
+            }
+        }
+        Reduce::Prod => {
+            let exact: f64 = terms.iter().map(|t| t.value).product();
+            let value = round_f32(exact);
+            let relative: f64 =
+                terms.iter().map(|t| if t.error == 0.0 { 0.0 } else { t.error / t.value.abs() }).sum::<f64>()
+                    + 2.0 * n * u;
+            Bounded { value, error: exact.abs() * relative + ulp(value) / 2.0 + FLUSHED }
+        }
+        Reduce::Min | Reduce::Max => {
+            let pick = if kind == Reduce::Min { min_num } else { max_num };
+            let value = terms.iter().map(|t| t.value).fold(f64::from(kind.identity()), pick);
+            Bounded { value, error: terms.iter().map(|t| t.error).fold(0.0, f64::max) }
+        }
+    };
+    if uncertain || bounded.error.is_nan() {
+        bounded.error = f64::INFINITY;
+    }
+    bounded
+}
+
+/// Checks a backend's result against the reference, naming the first output and element out of bound.
+pub fn check(program: &Program, expected: &Reference, actual: &Outputs) -> std::result::Result<(), Mismatch> {
+    match (expected, actual) {
+        (Reference::Elementwise(expected), Outputs::Elementwise(actual)) => {
+            if expected.len() != actual.len() {
+                return Err(Mismatch::new(format!("{} outputs, expected {}", actual.len(), expected.len())));
+            }
+            for ((output, want), got) in program.outputs.iter().zip(expected).zip(actual) {
+                crate::workload::check_lengths(want.len(), got.len())?;
+                if let Some(i) = want.iter().zip(got).position(|(w, g)| !w.accepts(*g)) {
+                    return Err(Mismatch::new(format!(
+                        "{}[{i}]: expected {:e} ± {:e}, got {:e}",
+                        output.name, want[i].value, want[i].error, got[i]
+                    )));
+                }
+            }
+            Ok(())
+        }
+        (Reference::Reduction(want), Outputs::Reduction(got)) => {
+            if want.accepts(*got) {
+                Ok(())
+            } else {
+                let name = program.reduction.as_ref().map_or("the reduction", |r| r.name.as_str());
+                Err(Mismatch::new(format!("{name}: expected {:e} ± {:e}, got {got:e}", want.value, want.error)))
+            }
+        }
+        _ => Err(Mismatch::new("the result is not of the program's kind (elementwise or reduction)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::Expr;
+
+    fn program(source: &str, scalars: &[&str]) -> Program {
+        Expr::parse(source).unwrap().bind(scalars).unwrap()
+    }
+
+    fn elementwise(source: &str, scalars: &[&str], inputs: &[&[f32]], values: &[f32]) -> Vec<Vec<Bounded>> {
+        match program(source, scalars).reference(inputs, values).unwrap() {
+            Reference::Elementwise(out) => out,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn arithmetic_has_f32_semantics_and_a_bound_of_its_roundings() {
+        let y = elementwise("y = a * x + b", &["a", "b"], &[&[1.5, 1e30, 3e38]], &[2.0, 1.0]);
+        assert_eq!(y[0][0].value, 4.0);
+        assert!(y[0][0].error > 0.0 && y[0][0].error < 1e-5, "{:?}", y[0][0]);
+        assert_eq!(y[0][1].value, f64::from(2e30f32 + 1.0));
+        assert_eq!(y[0][2].value, f64::INFINITY, "f32 overflows where f64 would not");
+        assert!(y[0][2].accepts(f32::INFINITY));
+        assert!(y[0][0].accepts(4.0) && !y[0][0].accepts(4.001));
+    }
+
+    #[test]
+    fn the_semantic_edge_cases_are_the_specifications() {
+        let nan = f32::NAN;
+        let inputs: &[f32] = &[nan, -8.0, 2.5, -2.5, 0.0, -0.0];
+        let y =
+            elementwise("y = min(x, 1); z = pow(x, 3); w = pow(x, 0.5); r = round(x); d = 1 / x", &[], &[inputs], &[]);
+        assert_eq!(y[0][0].value, 1.0, "min of NaN is the other operand");
+        assert_eq!(y[1][1].value, -512.0, "a negative base to an integer power keeps its sign");
+        assert!(y[2][1].value.is_nan(), "a negative base to a fractional power is NaN");
+        assert_eq!((y[3][2].value, y[3][3].value), (2.0, -2.0), "round half to even");
+        assert_eq!((y[4][4].value, y[4][5].value), (f64::INFINITY, f64::NEG_INFINITY), "1/±0 is ±inf");
+        assert!(y[4][4].accepts(f32::INFINITY) && !y[4][4].accepts(f32::MAX));
+        assert!(!y[0][0].accepts(nan), "{:?}", y[0][0]);
+        assert!(y[2][1].accepts(nan) && !y[2][1].accepts(0.0), "{:?}", y[2][1]);
+        let empty = program("s = sum(x)", &[]).reference(&[&[]], &[]).unwrap();
+        assert_eq!(empty, Reference::Reduction(Bounded::exact(0.0)));
+        for (source, identity) in
+            [("s = prod(x)", 1.0), ("s = min(x)", f64::INFINITY), ("s = max(x)", f64::NEG_INFINITY)]
+        {
+            assert_eq!(
+                program(source, &[]).reference(&[&[]], &[]).unwrap(),
+                Reference::Reduction(Bounded::exact(identity))
+            );
+        }
+        let with_nan = program("s = sum(x)", &[]).reference(&[&[1.0, nan]], &[]).unwrap();
+        assert!(matches!(with_nan, Reference::Reduction(b) if b.value.is_nan()));
+    }
+
+    #[test]
+    fn a_sum_is_bounded_for_any_order_and_a_comparison_that_could_flip_is_not_checked() {
+        let x: Vec<f32> = (0..10_000).map(|i| ((i * 7919) % 1000) as f32 / 999.0 - 0.5).collect();
+        let Reference::Reduction(s) = program("s = sum(x * x)", &[]).reference(&[&x], &[]).unwrap() else { panic!() };
+        let forward: f32 = x.iter().map(|v| v * v).sum();
+        let backward: f32 = x.iter().rev().map(|v| v * v).sum();
+        assert!(s.accepts(forward) && s.accepts(backward), "{s:?} {forward} {backward}");
+        assert!(!s.accepts(forward * 1.01));
+        // x * 3 is rounded, so `x * 3 > 0.3` at x = 0.1 could go either way: both branches are accepted.
+        let y = elementwise("y = where(x * 3 > 0.3, 1, 2)", &[], &[&[0.1]], &[]);
+        assert!(y[0][0].accepts(1.0) && y[0][0].accepts(2.0));
+        let y = elementwise("y = where(x > 0.3, 1, 2)", &[], &[&[0.1]], &[]);
+        assert!(y[0][0].accepts(2.0) && !y[0][0].accepts(1.0));
+    }
+
+    #[test]
+    fn functions_meet_their_bounds_in_f32() {
+        let x: Vec<f32> = (1..2000).map(|i| i as f32 / 200.0 - 5.0).collect();
+        for (source, f) in [
+            ("y = exp(x)", f32::exp as fn(f32) -> f32),
+            ("y = sin(x)", f32::sin),
+            ("y = tanh(x)", f32::tanh),
+            ("y = atan(x)", f32::atan),
+            ("y = sqrt(abs(x))", |v: f32| v.abs().sqrt()),
+        ] {
+            let y = elementwise(source, &[], &[&x], &[]);
+            let got: Vec<f32> = x.iter().map(|&v| f(v)).collect();
+            check(&program(source, &[]), &Reference::Elementwise(y), &Outputs::Elementwise(vec![got]))
+                .unwrap_or_else(|e| panic!("{source}: {e}"));
+        }
+    }
+
+    #[test]
+    fn inputs_that_do_not_match_the_program_are_refused() {
+        let p = program("y = a * x + z", &["a"]);
+        assert!(p.reference(&[&[1.0]], &[2.0]).unwrap_err().to_string().contains("2 input array"));
+        assert!(p.reference(&[&[1.0], &[1.0]], &[]).unwrap_err().to_string().contains("1 scalar"));
+        let err = p.reference(&[&[1.0, 2.0], &[1.0]], &[2.0]).unwrap_err().to_string();
+        assert!(err.contains("differ in length"), "{err}");
+    }
+}
