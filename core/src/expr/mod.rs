@@ -30,6 +30,7 @@ mod ir;
 mod properties;
 mod reference;
 mod syntax;
+mod workload;
 
 use std::fmt;
 
@@ -37,6 +38,7 @@ pub use interpret::{pow_f32, sign_f32};
 pub use ir::{Arith, Compare, Func, Graph, Logic, Node, NodeId, Output, Reduce, Reduction, Type};
 pub use reference::{Bounded, FunctionBound, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check, ulp};
 pub use syntax::Span;
+pub use workload::{CONFORMANCE_LENGTHS, ExprCost, ExprInput, ExprParams, Expression, expression_ladder};
 
 /// The limits every expression is held to, so that no input makes the parser, a compiler or a driver work without
 /// bound.
