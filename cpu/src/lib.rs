@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, KernelClock, Result, time_synchronous};
 
+pub mod expr;
 mod kernels;
 pub mod simd;
 

@@ -125,3 +125,11 @@ macro_rules! on_every_backend {
 }
 
 gpuworthy_core::for_each_workload!(on_every_backend);
+
+/// A user's expression ([`gpuworthy_core::expr`]): the CPU evaluates it; the GPU backends' code generators are not
+/// written yet, so they answer [`Error::Unsupported`](gpuworthy_core::Error::Unsupported).
+impl DeviceWorkload for gpuworthy_core::expr::Expression {
+    fn on_cpu(backend: &CpuBackend) -> Option<&dyn ErasedImplements<Self>> {
+        Some(backend)
+    }
+}

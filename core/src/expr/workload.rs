@@ -151,7 +151,8 @@ fn lengths(from: u32, to: u32, step: usize) -> Vec<usize> {
 
 impl Workload for Expression {
     const NAME: &'static str = "expr";
-    const LESSON: &'static str = "your own computation: one definition, every backend, checked against an f64 reference";
+    const LESSON: &'static str =
+        "your own computation: one definition, every backend, checked against an f64 reference";
     type Params = ExprParams;
     type Input = ExprInput;
     type Output = Outputs;
