@@ -126,10 +126,15 @@ macro_rules! on_every_backend {
 
 gpuworthy_core::for_each_workload!(on_every_backend);
 
-/// A user's expression ([`gpuworthy_core::expr`]): the CPU evaluates it; the GPU backends' code generators are not
-/// written yet, so they answer [`Error::Unsupported`](gpuworthy_core::Error::Unsupported).
+/// A user's expression ([`gpuworthy_core::expr`]): the CPU evaluates it and wgpu runs generated WGSL; CUDA's
+/// generator is not written yet, so it answers [`Error::Unsupported`](gpuworthy_core::Error::Unsupported).
 impl DeviceWorkload for gpuworthy_core::expr::Expression {
     fn on_cpu(backend: &CpuBackend) -> Option<&dyn ErasedImplements<Self>> {
+        Some(backend)
+    }
+
+    #[cfg(feature = "wgpu")]
+    fn on_wgpu(backend: &WgpuBackend) -> Option<&dyn ErasedImplements<Self>> {
         Some(backend)
     }
 }

@@ -53,6 +53,7 @@ use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, Kernel
 
 mod checks;
 mod custom;
+pub mod expr;
 mod options;
 mod pipelines;
 mod shaders;

@@ -1,0 +1,566 @@
+//! Expressions on wgpu: WGSL generated from the program's graph (never from its text: names become `in0`, `out1`,
+//! `v7`, numbers their exact bits), validated by naga through [`WgpuBackend::custom_pipeline`], and dispatched in
+//! chunks of at most one storage binding.
+//!
+//! WGSL leaves cases undefined that the language defines (`pow` of a negative base, `min` of a NaN, `sqrt` and `log`
+//! outside their domains, division by zero, `sign` of a NaN), and a WGSL implementation may assume no NaN or infinity
+//! occurs, so the generated code spells each case out with bit tests rather than `x != x`. A reduction is two
+//! passes: every workgroup combines its threads' grid-stride terms in shared memory and writes one partial, then one
+//! workgroup combines the partials and applies the post-map.
+
+use std::fmt::Write;
+
+use gpuworthy_core::expr::{
+    Arith, Compare, ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type,
+};
+use gpuworthy_core::{Backend, BackendKind, Error, Implements, Result, Workload};
+use wgpu::util::DeviceExt;
+
+use crate::WgpuBackend;
+use crate::custom::CustomPipeline;
+
+/// Invocations per workgroup of the generated shaders.
+const WORKGROUP: u32 = 256;
+
+/// The most workgroups a reduction's first pass uses per chunk: each thread's grid-stride loop then runs
+/// `chunk / (WORKGROUP · REDUCE_GROUPS)` trips, far below llvmpipe's loop limit for any binding.
+const REDUCE_GROUPS: u32 = 1024;
+
+/// The helpers every generated shader carries: the language's semantics where WGSL's builtins leave them open.
+const HELPERS: &str = r#"
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn nan_f() -> f32 { return bitcast<f32>(0x7fc00000u + params.zero); }
+fn inf_f() -> f32 { return bitcast<f32>(0x7f800000u + params.zero); }
+fn with_sign_of(x: f32, s: f32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u)); }
+fn fmin(a: f32, b: f32) -> f32 { if (is_nan(a)) { return b; } if (is_nan(b)) { return a; } return min(a, b); }
+fn fmax(a: f32, b: f32) -> f32 { if (is_nan(a)) { return b; } if (is_nan(b)) { return a; } return max(a, b); }
+fn fdiv(a: f32, b: f32) -> f32 {
+    if (b == 0.0) {
+        if (is_nan(a) || a == 0.0) { return nan_f(); }
+        return with_sign_of(inf_f(), bitcast<f32>(bitcast<u32>(a) ^ (bitcast<u32>(b) & 0x80000000u)));
+    }
+    return a / b;
+}
+fn fsqrt(x: f32) -> f32 { if (x < 0.0) { return nan_f(); } if (is_inf(x)) { return x; } return sqrt(x); }
+fn flog(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log(x); }
+fn flog2(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log2(x); }
+fn fexp(x: f32) -> f32 { if (is_nan(x)) { return x; } if (x > 88.8) { return inf_f(); } if (x < -104.0) { return 0.0; } return exp(x); }
+fn fexp2(x: f32) -> f32 { if (is_nan(x)) { return x; } if (x >= 128.0) { return inf_f(); } if (x < -150.0) { return 0.0; } return exp2(x); }
+fn ftanh(x: f32) -> f32 { if (is_nan(x)) { return x; } if (abs(x) > 10.0) { return sign(x); } return tanh(x); }
+fn fasin(x: f32) -> f32 { if (is_nan(x) || abs(x) > 1.0) { return nan_f(); } return asin(x); }
+fn facos(x: f32) -> f32 { if (is_nan(x) || abs(x) > 1.0) { return nan_f(); } return acos(x); }
+fn fsign(x: f32) -> f32 { if (is_nan(x) || x == 0.0) { return x; } return select(-1.0, 1.0, x > 0.0); }
+fn fclamp(x: f32, lo: f32, hi: f32) -> f32 { return fmin(fmax(x, lo), hi); }
+fn fpow(x: f32, y: f32) -> f32 {
+    if (y == 0.0 || x == 1.0) { return 1.0; }
+    if (is_nan(x) || is_nan(y)) { return nan_f(); }
+    let ax = abs(x);
+    let integer = is_inf(y) || floor(y) == y;
+    if (x < 0.0 && !integer) { return nan_f(); }
+    if (is_inf(y)) {
+        if (ax == 1.0) { return 1.0; }
+        return select(0.0, inf_f(), (ax > 1.0) == (y > 0.0));
+    }
+    var r: f32;
+    if (ax == 0.0) { r = select(inf_f(), 0.0, y > 0.0); }
+    else if (is_inf(ax)) { r = select(0.0, inf_f(), y > 0.0); }
+    else { r = exp2(y * log2(ax)); }
+    let odd = abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
+    if ((bitcast<u32>(x) & 0x80000000u) != 0u && odd) { r = -r; }
+    return r;
+}
+"#;
+
+/// A number as WGSL source: its exact bits, so that no rounding of a decimal printout and no text of the user's can
+/// reach the shader; the non-finite ones through a run-time zero, since a constant NaN or infinity is a WGSL error.
+fn number(value: f32) -> String {
+    if value.is_finite() {
+        format!("bitcast<f32>({:#010x}u)", value.to_bits())
+    } else {
+        format!("bitcast<f32>({:#010x}u + params.zero)", value.to_bits())
+    }
+}
+
+/// The WGSL of node `id`'s value, its operands named `v<k>`.
+fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String) -> String {
+    let v = |k: &usize| format!("v{k}");
+    match &program.nodes[id] {
+        Node::Const(c) => number(*c),
+        Node::Input(k) => input_name(*k),
+        Node::Scalar(k) => format!("params.s[{}][{}]", k / 4, k % 4),
+        Node::Reduced => "reduced".to_owned(),
+        Node::Operand(_) => "nan_f()".to_owned(),
+        Node::Neg(a) => format!("-{}", v(a)),
+        Node::Not(a) => format!("!{}", v(a)),
+        Node::Arith(op, a, b) => match op {
+            Arith::Add => format!("{} + {}", v(a), v(b)),
+            Arith::Sub => format!("{} - {}", v(a), v(b)),
+            Arith::Mul => format!("{} * {}", v(a), v(b)),
+            Arith::Div => format!("fdiv({}, {})", v(a), v(b)),
+        },
+        Node::Compare(op, a, b) => {
+            let symbol = match op {
+                Compare::Lt => "<",
+                Compare::Le => "<=",
+                Compare::Gt => ">",
+                Compare::Ge => ">=",
+                Compare::Eq => "==",
+                Compare::Ne => "!=",
+            };
+            format!("{} {symbol} {}", v(a), v(b))
+        }
+        Node::Logic(op, a, b) => format!("{} {} {}", v(a), if *op == Logic::And { "&&" } else { "||" }, v(b)),
+        Node::Call(func, args) => {
+            let a: Vec<String> = args.iter().map(v).collect();
+            match func {
+                Func::Where => format!("select({}, {}, {})", a[2], a[1], a[0]),
+                _ => {
+                    let name = match func {
+                        Func::Abs => "abs",
+                        Func::Min => "fmin",
+                        Func::Max => "fmax",
+                        Func::Clamp => "fclamp",
+                        Func::Sqrt => "fsqrt",
+                        Func::Exp => "fexp",
+                        Func::Exp2 => "fexp2",
+                        Func::Log => "flog",
+                        Func::Log2 => "flog2",
+                        Func::Pow => "fpow",
+                        Func::Sin => "sin",
+                        Func::Cos => "cos",
+                        Func::Tan => "tan",
+                        Func::Tanh => "ftanh",
+                        Func::Asin => "fasin",
+                        Func::Acos => "facos",
+                        Func::Atan => "atan",
+                        Func::Atan2 => "atan2",
+                        Func::Floor => "floor",
+                        Func::Ceil => "ceil",
+                        Func::Round => "round",
+                        Func::Trunc => "trunc",
+                        Func::Fma => "fma",
+                        Func::Sign => "fsign",
+                        Func::Where => unreachable!("handled above"),
+                    };
+                    format!("{name}({})", a.join(", "))
+                }
+            }
+        }
+    }
+}
+
+/// The `let` statements computing the nodes marked in `which`, in order.
+fn statements(program: &Program, which: &[bool], input_name: &dyn Fn(usize) -> String) -> String {
+    let mut out = String::new();
+    for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
+        {
+            let ty = if program.types[id] == Type::Boolean { "bool" } else { "f32" };
+            let _ = writeln!(out, "    let v{id}: {ty} = {};", expression(program, id, input_name));
+        }
+    }
+    out
+}
+
+/// The nodes `roots` depend on.
+fn reached(program: &Program, roots: &[usize]) -> Vec<bool> {
+    let mut seen = vec![false; program.nodes.len()];
+    let mut stack = roots.to_vec();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id], true) {
+            continue;
+        }
+        match &program.nodes[id] {
+            Node::Neg(a) | Node::Not(a) => stack.push(*a),
+            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
+            Node::Call(_, args) => stack.extend(args),
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// The uniform block every generated shader reads: the chunk's length, the row width of a 2D grid, a run-time zero,
+/// the index of the chunk's first partial, and the scalars packed four to a `vec4`.
+fn params_struct(program: &Program) -> String {
+    let groups = program.scalars.len().div_ceil(4).max(1);
+    format!("struct Params {{ n: u32, row: u32, zero: u32, base: u32, s: array<vec4<f32>, {groups}> }}\n")
+}
+
+/// The combination of two partial values of a reduction, in WGSL.
+fn join(kind: Reduce, a: &str, b: &str) -> String {
+    match kind {
+        Reduce::Sum => format!("{a} + {b}"),
+        Reduce::Prod => format!("{a} * {b}"),
+        Reduce::Min => format!("select(min({a}, {b}), nan_f(), is_nan({a}) || is_nan({b}))"),
+        Reduce::Max => format!("select(max({a}, {b}), nan_f(), is_nan({a}) || is_nan({b}))"),
+    }
+}
+
+/// The WGSL of an elementwise program: entry point `expr_map`.
+pub fn elementwise_source(program: &Program) -> String {
+    let mut s = params_struct(program);
+    s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
+    let overwritten: Vec<bool> =
+        (0..program.inputs.len()).map(|k| program.outputs.iter().any(|o| program.overwrites(o) == Some(k))).collect();
+    for (k, written) in overwritten.iter().enumerate() {
+        let access = if *written { "read_write" } else { "read" };
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> in{k}: array<f32>;", k + 1);
+    }
+    let mut binding = program.inputs.len() + 1;
+    let mut targets = Vec::new();
+    for (j, output) in program.outputs.iter().enumerate() {
+        match program.overwrites(output) {
+            Some(k) => targets.push(format!("in{k}")),
+            None => {
+                let _ = writeln!(s, "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<f32>;");
+                binding += 1;
+                targets.push(format!("out{j}"));
+            }
+        }
+    }
+    s.push_str(HELPERS);
+    let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
+    s.push_str("fn expr_map(@builtin(global_invocation_id) id: vec3<u32>) {\n");
+    s.push_str("    let i = id.x + id.y * params.row;\n    if (i >= params.n) { return; }\n");
+    let roots: Vec<usize> = program.outputs.iter().map(|o| o.node).collect();
+    s.push_str(&statements(program, &reached(program, &roots), &|k| format!("in{k}[i]")));
+    for (output, target) in program.outputs.iter().zip(&targets) {
+        let _ = writeln!(s, "    {target}[i] = v{};", output.node);
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// The WGSL of a reduction program: entry points `expr_partials` (one partial per workgroup of a chunk) and
+/// `expr_finish` (one workgroup combining the partials, then the post-map).
+pub fn reduction_source(program: &Program) -> String {
+    let reduction = program.reduction.as_ref().expect("a reduction program");
+    let kind = reduction.kind;
+    let identity = number(kind.identity());
+    let mut s = params_struct(program);
+    s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{k}: array<f32>;", k + 1);
+    }
+    let partials = program.inputs.len() + 1;
+    let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> partials: array<f32>;");
+    s.push_str(HELPERS);
+    let _ = writeln!(s, "var<workgroup> shared_values: array<f32, {WORKGROUP}>;");
+    let tree = format!(
+        "    shared_values[local] = acc;\n    workgroupBarrier();\n    for (var stride = {}u; stride > 0u; stride = stride / 2u) {{\n        \
+         if (local < stride) {{ shared_values[local] = {}; }}\n        workgroupBarrier();\n    }}\n",
+        WORKGROUP / 2,
+        join(kind, "shared_values[local]", "shared_values[local + stride]")
+    );
+    let body = statements(program, &reached(program, &[reduction.body]), &|k| format!("in{k}[i]"));
+    let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
+    s.push_str(
+        "fn expr_partials(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
+         @builtin(num_workgroups) groups: vec3<u32>) {\n",
+    );
+    let _ = writeln!(s, "    let local = lid.x;\n    var acc: f32 = {identity};");
+    let _ =
+        writeln!(s, "    for (var i = wid.x * {WORKGROUP}u + local; i < params.n; i = i + groups.x * {WORKGROUP}u) {{");
+    for line in body.lines() {
+        let _ = writeln!(s, "    {line}");
+    }
+    let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", &format!("v{}", reduction.body)));
+    s.push_str(&tree);
+    s.push_str("    if (local == 0u) { partials[params.base + wid.x] = shared_values[0]; }\n}\n");
+    // The finish: params.n is the number of partials; the result goes after them.
+    let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
+    s.push_str("fn expr_finish(@builtin(local_invocation_id) lid: vec3<u32>) {\n");
+    let _ = writeln!(s, "    let local = lid.x;\n    var acc: f32 = {identity};");
+    let _ = writeln!(s, "    for (var i = local; i < params.n; i = i + {WORKGROUP}u) {{");
+    let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", "partials[i]"));
+    s.push_str(&tree);
+    s.push_str("    if (local == 0u) {\n        let reduced = shared_values[0];\n");
+    let post = statements(program, &reached(program, &[reduction.post]), &|_| "nan_f()".to_owned());
+    for line in post.lines() {
+        let _ = writeln!(s, "    {line}");
+    }
+    let _ = writeln!(s, "        partials[params.n] = v{};\n    }}\n}}", reduction.post);
+    s
+}
+
+/// An expression's data on the device: the input buffers, the outputs (or the partials), and the program.
+pub struct ExprOnDevice {
+    program: std::sync::Arc<Program>,
+    n: usize,
+    scalars: Vec<f32>,
+    inputs: Vec<wgpu::Buffer>,
+    /// One buffer per output that does not overwrite an input; or, for a reduction, the partials and the result.
+    outputs: Vec<wgpu::Buffer>,
+}
+
+impl WgpuBackend {
+    /// The elements of one chunk: as many as one storage binding holds, at an offset every binding may start at.
+    fn expression_chunk(&self) -> usize {
+        let alignment = u64::from(self.limits.min_storage_buffer_offset_alignment).max(16);
+        let bytes = self.max_binding_bytes() / alignment * alignment;
+        (bytes / 4) as usize
+    }
+
+    fn uniform_words(&self, program: &Program, n: u32, row: u32, base: u32, scalars: &[f32]) -> Result<wgpu::Buffer> {
+        let groups = program.scalars.len().div_ceil(4).max(1);
+        let mut words = vec![n, row, 0, base];
+        words.extend(scalars.iter().map(|s| s.to_bits()));
+        words.resize(4 + 4 * groups, 0);
+        self.scoped("allocating the expression's parameters", || {
+            self.device_handle().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("expression parameters"),
+                contents: bytemuck::cast_slice(&words),
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+        })
+    }
+
+    fn expression_pipelines(&self, program: &Program) -> Result<Vec<CustomPipeline>> {
+        if program.reduction.is_some() {
+            let source = reduction_source(program);
+            Ok(vec![self.custom_pipeline(&source, "expr_partials")?, self.custom_pipeline(&source, "expr_finish")?])
+        } else {
+            Ok(vec![self.custom_pipeline(&elementwise_source(program), "expr_map")?])
+        }
+    }
+
+    fn run_expression(&self, data: &ExprOnDevice) -> Result<()> {
+        let program = &data.program;
+        let pipelines = self.expression_pipelines(program)?;
+        let chunk = self.expression_chunk();
+        let bind_range = |pipeline: &CustomPipeline, ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)]| {
+            let layout = pipeline.pipeline().get_bind_group_layout(0);
+            let entries: Vec<wgpu::BindGroupEntry<'_>> = ranges
+                .iter()
+                .map(|&(binding, buffer, offset, size)| wgpu::BindGroupEntry {
+                    binding,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer,
+                        offset,
+                        size: size.and_then(wgpu::BufferSize::new),
+                    }),
+                })
+                .collect();
+            self.scoped("binding an expression's buffers", || {
+                self.device_handle().create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("expression"),
+                    layout: &layout,
+                    entries: &entries,
+                })
+            })
+        };
+        let starts: Vec<usize> = (0..data.n).step_by(chunk.max(1)).collect();
+        let mut partial_base = 0u32;
+        for &start in &starts {
+            let len = chunk.min(data.n - start);
+            let (offset, size) = ((start * 4) as u64, Some((len * 4).next_multiple_of(4) as u64));
+            let groups = (len as u64).div_ceil(u64::from(WORKGROUP));
+            let (grid, row) = if program.reduction.is_some() {
+                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0)
+            } else {
+                let across = groups.min(u64::from(self.max_workgroups())).max(1);
+                ((across as u32, groups.div_ceil(across) as u32), (across * u64::from(WORKGROUP)) as u32)
+            };
+            let uniform = self.uniform_words(program, len as u32, row, partial_base, &data.scalars)?;
+            let mut ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> = vec![(0, &uniform, 0, None)];
+            for (k, buffer) in data.inputs.iter().enumerate() {
+                ranges.push((k as u32 + 1, buffer, offset, size));
+            }
+            if program.reduction.is_some() {
+                ranges.push((data.inputs.len() as u32 + 1, &data.outputs[0], 0, None));
+            } else {
+                for (j, buffer) in data.outputs.iter().enumerate() {
+                    ranges.push(((data.inputs.len() + 1 + j) as u32, buffer, offset, size));
+                }
+            }
+            let group = bind_range(&pipelines[0], &ranges)?;
+            self.dispatch(&pipelines[0], &group, (grid.0, grid.1, 1))?;
+            partial_base += grid.0;
+        }
+        if program.reduction.is_some() {
+            let uniform = self.uniform_words(program, partial_base, 0, 0, &data.scalars)?;
+            // The finish pass reads no input: its automatic layout has the parameters and the partials alone.
+            let ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> =
+                vec![(0, &uniform, 0, None), (data.inputs.len() as u32 + 1, &data.outputs[0], 0, None)];
+            let group = bind_range(&pipelines[1], &ranges)?;
+            self.dispatch(&pipelines[1], &group, (1, 1, 1))?;
+        }
+        Ok(())
+    }
+}
+
+impl Implements<Expression> for WgpuBackend {
+    type Resident = ExprOnDevice;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["generated"]
+    }
+
+    fn best_variant(&self, _: &ExprParams) -> &'static str {
+        "generated"
+    }
+
+    fn check_size(&self, params: &ExprParams) -> Result<()> {
+        let buffers = params.program.inputs.len() + params.program.arrays().1.max(1);
+        let limit = self.limits.max_storage_buffers_per_shader_stage as usize;
+        if buffers > limit {
+            return Err(Error::TooLarge {
+                what: format!("an expression of {buffers} arrays"),
+                limit: format!("max_storage_buffers_per_shader_stage = {limit} on this adapter"),
+            });
+        }
+        let bytes = Expression::host_bytes(params).unwrap_or(u64::MAX);
+        if bytes > self.limits.max_buffer_size.saturating_mul(buffers as u64) || params.n > u32::MAX as usize / 2 {
+            return Err(Error::TooLarge {
+                what: format!("an expression of {} elements", params.n),
+                limit: format!("max_buffer_size = {} bytes per array on this adapter", self.limits.max_buffer_size),
+            });
+        }
+        match self.device_memory() {
+            Some(memory) => {
+                gpuworthy_core::memory::check_device_memory::<Expression>(params, memory, &self.device().name)
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        if variant == "generated" { Ok(()) } else { Err(Implements::<Expression>::unknown_variant(self, variant)) }
+    }
+
+    fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
+        Expression::validate(input)?;
+        Implements::<Expression>::check_size(self, &input.params)?;
+        let program = std::sync::Arc::clone(&input.params.program);
+        // Compile first, so that an expression the shader compiler refuses is an error before any data moves.
+        self.expression_pipelines(&program)?;
+        let n = input.params.n;
+        let inputs = input
+            .arrays
+            .iter()
+            .enumerate()
+            .map(|(k, a)| self.storage_with(&format!("expression input {k}"), bytemuck::cast_slice(a)))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = if program.reduction.is_some() {
+            let partials = n.div_ceil(self.expression_chunk().max(1)) * REDUCE_GROUPS as usize + 1;
+            vec![self.storage_zeroed("expression partials", 4 * partials as u64)?]
+        } else {
+            program
+                .outputs
+                .iter()
+                .filter(|o| program.overwrites(o).is_none())
+                .map(|_| self.storage_zeroed("expression output", 4 * n as u64))
+                .collect::<Result<Vec<_>>>()?
+        };
+        self.flush_uploads();
+        Ok(ExprOnDevice { program, n, scalars: input.params.scalars.clone(), inputs, outputs })
+    }
+
+    fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
+        if variant != "generated" {
+            return Err(Implements::<Expression>::unknown_variant(self, variant));
+        }
+        if data.n == 0 && data.program.reduction.is_none() {
+            return Ok(());
+        }
+        self.run_expression(data)
+    }
+
+    fn download(&self, data: &mut ExprOnDevice) -> Result<Outputs> {
+        let program = &data.program;
+        if program.reduction.is_some() {
+            // The finish pass writes the result after the partials it combined.
+            let count = self.reduce_partials_count(data);
+            let values: Vec<f32> = self.read_buffers(&[(&data.outputs[0], 4 * (count as u64 + 1))])?;
+            return Ok(Outputs::Reduction(values[count]));
+        }
+        let mut outputs = Vec::with_capacity(program.outputs.len());
+        let mut own = data.outputs.iter();
+        for output in &program.outputs {
+            let buffer = match program.overwrites(output) {
+                Some(k) => &data.inputs[k],
+                None => own.next().ok_or_else(|| Error::Device {
+                    backend: BackendKind::Wgpu,
+                    message: "an expression output has no buffer".into(),
+                })?,
+            };
+            outputs.push(if data.n == 0 { Vec::new() } else { self.read_buffers(&[(buffer, 4 * data.n as u64)])? });
+        }
+        Ok(Outputs::Elementwise(outputs))
+    }
+}
+
+impl WgpuBackend {
+    /// How many partials a reduction's first pass writes for `data`: one per workgroup of each chunk.
+    fn reduce_partials_count(&self, data: &ExprOnDevice) -> usize {
+        let chunk = self.expression_chunk().max(1);
+        (0..data.n)
+            .step_by(chunk)
+            .map(|start| {
+                let len = chunk.min(data.n - start) as u64;
+                len.div_ceil(u64::from(WORKGROUP)).min(u64::from(REDUCE_GROUPS)) as usize
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuworthy_core::Precision;
+    use gpuworthy_core::expr::{CONFORMANCE_LENGTHS, Expr};
+    use std::sync::Arc;
+
+    const CASES: [(&str, &[&str], &[f32]); 9] = [
+        ("y = a * x + b", &["a", "b"], &[2.0, 1.0]),
+        ("y = exp(-x * x) * sin(3 * x)", &[], &[]),
+        ("let t = x - m; y = where(t > 0, t * t, -t) / (s * s); z = fma(x, y, 1)", &["m", "s"], &[0.1, 0.7]),
+        ("y = pow(x, 3) + pow(abs(x), 0.5) + sign(x) + round(x * 4) + min(x, nan) + 1 / (x - x)", &[], &[]),
+        ("y = a * x + y", &["a"], &[3.0]),
+        ("s = sum(x * y)", &[], &[]),
+        ("r = sqrt(sum(x * x)) / 2", &[], &[]),
+        ("p = prod(1 + x / 100)", &[], &[]),
+        ("m = max(x - y)", &[], &[]),
+    ];
+
+    fn check_all(backend: &WgpuBackend, lengths: &[usize]) {
+        for (source, scalars, values) in CASES {
+            let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
+            for &n in lengths {
+                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
+                let input = Expression::generate(&params, 5).unwrap();
+                let expected = Expression::reference(&input).unwrap();
+                let output = Implements::<Expression>::run(backend, "generated", &input)
+                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                Expression::check(&input, &expected, &output, Precision::Full)
+                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+            }
+        }
+    }
+
+    /// Every case at every conformance length, and past a binding (a cap of 1 MiB makes chunks of 262144 elements).
+    #[test]
+    fn generated_shaders_match_the_reference_at_every_length_and_across_chunks() {
+        let Ok(backend) = WgpuBackend::new() else {
+            println!("no wgpu adapter here: not tried");
+            return;
+        };
+        check_all(&backend, &CONFORMANCE_LENGTHS);
+        let options = crate::WgpuOptions { binding_cap: Some(1 << 20), ..crate::WgpuOptions::from_env().unwrap() };
+        let chunked = WgpuBackend::with_options(&options).unwrap();
+        check_all(&chunked, &[(1 << 18) * 2 + 5]);
+    }
+
+    #[test]
+    fn the_generated_source_holds_no_text_of_the_expression() {
+        let program = Expr::parse("secret_name = 0.1 * secret_input").unwrap().bind(&[]).unwrap();
+        let source = elementwise_source(&program);
+        assert!(!source.contains("secret") && !source.contains("0.1"), "{source}");
+        assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");
+        crate::validate_wgsl(&source, "expr_map").unwrap();
+        let sum = Expr::parse("s = sqrt(sum(x * x))").unwrap().bind(&[]).unwrap();
+        crate::validate_wgsl(&reduction_source(&sum), "expr_partials").unwrap();
+        crate::validate_wgsl(&reduction_source(&sum), "expr_finish").unwrap();
+    }
+}
