@@ -21,6 +21,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, sys};
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result};
 
 mod custom;
+pub mod expr;
 mod kernels;
 pub mod launch;
 mod memory;

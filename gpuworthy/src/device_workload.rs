@@ -126,10 +126,14 @@ macro_rules! on_every_backend {
 
 gpuworthy_core::for_each_workload!(on_every_backend);
 
-/// A user's expression ([`gpuworthy_core::expr`]): the CPU evaluates it and wgpu runs generated WGSL; CUDA's
-/// generator is not written yet, so it answers [`Error::Unsupported`](gpuworthy_core::Error::Unsupported).
+/// A user's expression ([`gpuworthy_core::expr`]): the CPU evaluates it, CUDA and wgpu run code generated from it.
 impl DeviceWorkload for gpuworthy_core::expr::Expression {
     fn on_cpu(backend: &CpuBackend) -> Option<&dyn ErasedImplements<Self>> {
+        Some(backend)
+    }
+
+    #[cfg(feature = "cuda")]
+    fn on_cuda(backend: &CudaBackend) -> Option<&dyn ErasedImplements<Self>> {
         Some(backend)
     }
 

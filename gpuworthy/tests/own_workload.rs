@@ -190,18 +190,13 @@ fn sizes_of_ones_own_workload_are_read_as_text_when_its_parameters_can_be() {
 }
 
 #[test]
-fn an_expression_runs_through_a_device_where_its_generator_exists_and_is_refused_by_name_elsewhere() {
+fn an_expression_runs_through_a_device_on_every_backend() {
     use gpuworthy::core::expr::{Expr, ExprParams, Expression, Outputs};
     use std::sync::Arc;
     let program = Arc::new(Expr::parse("y = a * x + b").unwrap().bind(&["a", "b"]).unwrap());
     let params = ExprParams::new(program, 10_000, vec![2.0, 1.0]);
     let input = Expression::generate(&params, 1).unwrap();
     for device in devices() {
-        if device.kind() == BackendKind::Cuda {
-            let err = device.run::<Expression>(device.best_variant::<Expression>(&params), &input).unwrap_err();
-            assert!(matches!(err, Error::Unsupported { .. }) && err.to_string().contains("expr"), "{err}");
-            continue;
-        }
         let m = device
             .measure::<Expression>(
                 device.best_variant::<Expression>(&params),
@@ -211,9 +206,7 @@ fn an_expression_runs_through_a_device_where_its_generator_exists_and_is_refused
             .unwrap();
         assert!(matches!(m.check, Some(Ok(()))), "{:?}", m.check);
         let variant = device.best_variant::<Expression>(&params);
-        let Outputs::Elementwise(y) = device.run::<Expression>(variant, &input).unwrap() else {
-            panic!("elementwise")
-        };
+        let Outputs::Elementwise(y) = device.run::<Expression>(variant, &input).unwrap() else { panic!("elementwise") };
         assert_eq!(y[0][3], 2.0 * input.arrays[0][3] + 1.0);
     }
 }

@@ -35,21 +35,90 @@ fn inf_f() -> f32 { return bitcast<f32>(0x7f800000u + params.zero); }
 fn with_sign_of(x: f32, s: f32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u)); }
 fn fmin(a: f32, b: f32) -> f32 { if (is_nan(a)) { return b; } if (is_nan(b)) { return a; } return min(a, b); }
 fn fmax(a: f32, b: f32) -> f32 { if (is_nan(a)) { return b; } if (is_nan(b)) { return a; } return max(a, b); }
-fn fdiv(a: f32, b: f32) -> f32 {
-    if (b == 0.0) {
-        if (is_nan(a) || a == 0.0) { return nan_f(); }
-        return with_sign_of(inf_f(), bitcast<f32>(bitcast<u32>(a) ^ (bitcast<u32>(b) & 0x80000000u)));
+// IEEE arithmetic with its special values decided by bit tests: a WGSL compiler may assume no NaN or infinity and
+// fold `x * 0` to 0 or `y - y` to 0, so every case with a NaN, an infinity or a zero times an infinity is settled
+// before the hardware's result is used.
+fn is_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }
+fn fneg(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ 0x80000000u); }
+fn sign_xor(a: f32, b: f32) -> f32 { return bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u); }
+fn fadd(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b)) { return nan_f(); }
+    if (is_inf(a)) {
+        if (is_inf(b) && bitcast<u32>(a) != bitcast<u32>(b)) { return nan_f(); }
+        return a;
     }
+    if (is_inf(b)) { return b; }
+    return a + b;
+}
+fn fsub(a: f32, b: f32) -> f32 { return fadd(a, fneg(b)); }
+fn fmul(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b)) { return nan_f(); }
+    if (is_inf(a) || is_inf(b)) {
+        if (is_zero(a) || is_zero(b)) { return nan_f(); }
+        return with_sign_of(inf_f(), sign_xor(a, b));
+    }
+    return a * b;
+}
+fn fdiv(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b)) { return nan_f(); }
+    if ((is_zero(a) && is_zero(b)) || (is_inf(a) && is_inf(b))) { return nan_f(); }
+    if (is_inf(a) || is_zero(b)) { return with_sign_of(inf_f(), sign_xor(a, b)); }
+    if (is_inf(b) || is_zero(a)) { return sign_xor(a, b); }
     return a / b;
 }
-fn fsqrt(x: f32) -> f32 { if (x < 0.0) { return nan_f(); } if (is_inf(x)) { return x; } return sqrt(x); }
-fn flog(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log(x); }
-fn flog2(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log2(x); }
+fn ffma(a: f32, b: f32, c: f32) -> f32 {
+    if (is_nan(a) || is_nan(b) || is_nan(c) || is_inf(a) || is_inf(b) || is_inf(c)) { return fadd(fmul(a, b), c); }
+    return fma(a, b, c);
+}
+fn fsin(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } return sin(x); }
+fn fcos(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } return cos(x); }
+fn ftan(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } return tan(x); }
+fn fround(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return round(x); }
+fn ffloor(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return floor(x); }
+fn fceil(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return ceil(x); }
+fn ftrunc(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return trunc(x); }
+fn fabs(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu); }
+// Subnormal arguments are scaled into the normal range first: drivers may flush them, or mistake their exponent.
+fn is_subnormal(x: f32) -> bool { return x != 0.0 && (bitcast<u32>(x) & 0x7f800000u) == 0u; }
+fn log2_any(x: f32) -> f32 { if (is_subnormal(x)) { return log2(x * 16777216.0) - 24.0; } return log2(x); }
+fn fsqrt(x: f32) -> f32 {
+    if (x < 0.0) { return nan_f(); }
+    if (is_inf(x)) { return x; }
+    if (is_subnormal(x)) { return sqrt(x * 16777216.0) * 0.000244140625; }
+    return sqrt(x);
+}
+fn flog(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log2_any(x) * 0.6931471805599453; }
+fn flog2(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log2_any(x); }
+// atan as Cephes' atanf (about 2 ulp): Vulkan lets a driver's atan be 4096 ulp off.
+fn fatan(a: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    let negative = a < 0.0;
+    var x = abs(a);
+    var base = 0.0;
+    if (x > 2.414213562373095) { base = 1.5707963267948966; x = -1.0 / x; }
+    else if (x > 0.4142135623730950) { base = 0.7853981633974483; x = (x - 1.0) / (x + 1.0); }
+    let z = x * x;
+    let r = base + (((((0.0805374449538 * z - 0.138776856032) * z + 0.199777106478) * z - 0.333329491539) * z) * x + x);
+    return select(r, -r, negative);
+}
+fn fatan2(y: f32, x: f32) -> f32 {
+    if (is_nan(x) || is_nan(y)) { return nan_f(); }
+    let negative_x = (bitcast<u32>(x) & 0x80000000u) != 0u;
+    if (y == 0.0) { return with_sign_of(select(0.0, 3.141592653589793, negative_x), y); }
+    if (is_inf(x)) {
+        if (is_inf(y)) { return with_sign_of(select(0.7853981633974483, 2.356194490192345, negative_x), y); }
+        return with_sign_of(select(0.0, 3.141592653589793, negative_x), y);
+    }
+    if (x == 0.0 || is_inf(y)) { return with_sign_of(1.5707963267948966, y); }
+    var r = fatan(y / x);
+    if (negative_x) { r = r + with_sign_of(3.141592653589793, y); }
+    return r;
+}
+fn fasin(x: f32) -> f32 { if (is_nan(x) || abs(x) > 1.0) { return nan_f(); } return fatan2(x, sqrt((1.0 - x) * (1.0 + x))); }
+fn facos(x: f32) -> f32 { if (is_nan(x) || abs(x) > 1.0) { return nan_f(); } return fatan2(sqrt((1.0 - x) * (1.0 + x)), x); }
 fn fexp(x: f32) -> f32 { if (is_nan(x)) { return x; } if (x > 88.8) { return inf_f(); } if (x < -104.0) { return 0.0; } return exp(x); }
 fn fexp2(x: f32) -> f32 { if (is_nan(x)) { return x; } if (x >= 128.0) { return inf_f(); } if (x < -150.0) { return 0.0; } return exp2(x); }
 fn ftanh(x: f32) -> f32 { if (is_nan(x)) { return x; } if (abs(x) > 10.0) { return sign(x); } return tanh(x); }
-fn fasin(x: f32) -> f32 { if (is_nan(x) || abs(x) > 1.0) { return nan_f(); } return asin(x); }
-fn facos(x: f32) -> f32 { if (is_nan(x) || abs(x) > 1.0) { return nan_f(); } return acos(x); }
 fn fsign(x: f32) -> f32 { if (is_nan(x) || x == 0.0) { return x; } return select(-1.0, 1.0, x > 0.0); }
 fn fclamp(x: f32, lo: f32, hi: f32) -> f32 { return fmin(fmax(x, lo), hi); }
 fn fpow(x: f32, y: f32) -> f32 {
@@ -65,8 +134,8 @@ fn fpow(x: f32, y: f32) -> f32 {
     var r: f32;
     if (ax == 0.0) { r = select(inf_f(), 0.0, y > 0.0); }
     else if (is_inf(ax)) { r = select(0.0, inf_f(), y > 0.0); }
-    else { r = exp2(y * log2(ax)); }
-    let odd = abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
+    else { r = exp2(y * log2_any(ax)); }
+    let odd = integer && !is_inf(y) && abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
     if ((bitcast<u32>(x) & 0x80000000u) != 0u && odd) { r = -r; }
     return r;
 }
@@ -91,14 +160,17 @@ fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String
         Node::Scalar(k) => format!("params.s[{}][{}]", k / 4, k % 4),
         Node::Reduced => "reduced".to_owned(),
         Node::Operand(_) => "nan_f()".to_owned(),
-        Node::Neg(a) => format!("-{}", v(a)),
+        Node::Neg(a) => format!("fneg({})", v(a)),
         Node::Not(a) => format!("!{}", v(a)),
-        Node::Arith(op, a, b) => match op {
-            Arith::Add => format!("{} + {}", v(a), v(b)),
-            Arith::Sub => format!("{} - {}", v(a), v(b)),
-            Arith::Mul => format!("{} * {}", v(a), v(b)),
-            Arith::Div => format!("fdiv({}, {})", v(a), v(b)),
-        },
+        Node::Arith(op, a, b) => {
+            let name = match op {
+                Arith::Add => "fadd",
+                Arith::Sub => "fsub",
+                Arith::Mul => "fmul",
+                Arith::Div => "fdiv",
+            };
+            format!("{name}({}, {})", v(a), v(b))
+        }
         Node::Compare(op, a, b) => {
             let symbol = match op {
                 Compare::Lt => "<",
@@ -108,7 +180,12 @@ fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String
                 Compare::Eq => "==",
                 Compare::Ne => "!=",
             };
-            format!("{} {symbol} {}", v(a), v(b))
+            // IEEE comparisons spelled out with bit tests: a WGSL compiler may assume no NaN and fold `x == x`.
+            let ordered = format!("!is_nan({a}) && !is_nan({b})", a = v(a), b = v(b));
+            match op {
+                Compare::Ne => format!("!({ordered} && {} == {})", v(a), v(b)),
+                _ => format!("({ordered} && {} {symbol} {})", v(a), v(b)),
+            }
         }
         Node::Logic(op, a, b) => format!("{} {} {}", v(a), if *op == Logic::And { "&&" } else { "||" }, v(b)),
         Node::Call(func, args) => {
@@ -117,7 +194,7 @@ fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String
                 Func::Where => format!("select({}, {}, {})", a[2], a[1], a[0]),
                 _ => {
                     let name = match func {
-                        Func::Abs => "abs",
+                        Func::Abs => "fabs",
                         Func::Min => "fmin",
                         Func::Max => "fmax",
                         Func::Clamp => "fclamp",
@@ -127,19 +204,19 @@ fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String
                         Func::Log => "flog",
                         Func::Log2 => "flog2",
                         Func::Pow => "fpow",
-                        Func::Sin => "sin",
-                        Func::Cos => "cos",
-                        Func::Tan => "tan",
+                        Func::Sin => "fsin",
+                        Func::Cos => "fcos",
+                        Func::Tan => "ftan",
                         Func::Tanh => "ftanh",
                         Func::Asin => "fasin",
                         Func::Acos => "facos",
-                        Func::Atan => "atan",
-                        Func::Atan2 => "atan2",
-                        Func::Floor => "floor",
-                        Func::Ceil => "ceil",
-                        Func::Round => "round",
-                        Func::Trunc => "trunc",
-                        Func::Fma => "fma",
+                        Func::Atan => "fatan",
+                        Func::Atan2 => "fatan2",
+                        Func::Floor => "ffloor",
+                        Func::Ceil => "fceil",
+                        Func::Round => "fround",
+                        Func::Trunc => "ftrunc",
+                        Func::Fma => "ffma",
                         Func::Sign => "fsign",
                         Func::Where => unreachable!("handled above"),
                     };
@@ -190,8 +267,8 @@ fn params_struct(program: &Program) -> String {
 /// The combination of two partial values of a reduction, in WGSL.
 fn join(kind: Reduce, a: &str, b: &str) -> String {
     match kind {
-        Reduce::Sum => format!("{a} + {b}"),
-        Reduce::Prod => format!("{a} * {b}"),
+        Reduce::Sum => format!("fadd({a}, {b})"),
+        Reduce::Prod => format!("fmul({a}, {b})"),
         Reduce::Min => format!("select(min({a}, {b}), nan_f(), is_nan({a}) || is_nan({b}))"),
         Reduce::Max => format!("select(max({a}, {b}), nan_f(), is_nan({a}) || is_nan({b}))"),
     }
@@ -512,7 +589,8 @@ mod tests {
     use gpuworthy_core::expr::{CONFORMANCE_LENGTHS, Expr};
     use std::sync::Arc;
 
-    const CASES: [(&str, &[&str], &[f32]); 9] = [
+    const CASES: [(&str, &[&str], &[f32]); 10] = [
+        ("y = atan(x * 3); z = atan2(x, y - 0.5) + asin(x * 0.9) + acos(x * 0.9)", &[], &[]),
         ("y = a * x + b", &["a", "b"], &[2.0, 1.0]),
         ("y = exp(-x * x) * sin(3 * x)", &[], &[]),
         ("let t = x - m; y = where(t > 0, t * t, -t) / (s * s); z = fma(x, y, 1)", &["m", "s"], &[0.1, 0.7]),
@@ -556,7 +634,8 @@ mod tests {
     fn the_generated_source_holds_no_text_of_the_expression() {
         let program = Expr::parse("secret_name = 0.1 * secret_input").unwrap().bind(&[]).unwrap();
         let source = elementwise_source(&program);
-        assert!(!source.contains("secret") && !source.contains("0.1"), "{source}");
+        let kernel = source.split("fn expr_map").nth(1).unwrap();
+        assert!(!source.contains("secret") && !kernel.contains("0.1"), "{source}");
         assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");
         crate::validate_wgsl(&source, "expr_map").unwrap();
         let sum = Expr::parse("s = sqrt(sum(x * x))").unwrap().bind(&[]).unwrap();

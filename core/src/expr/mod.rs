@@ -28,6 +28,7 @@ mod interpret;
 mod ir;
 #[cfg(test)]
 mod properties;
+mod random;
 mod reference;
 mod syntax;
 mod workload;
@@ -36,6 +37,7 @@ use std::fmt;
 
 pub use interpret::{pow_f32, sign_f32};
 pub use ir::{Arith, Compare, Func, Graph, Logic, Node, NodeId, Output, Reduce, Reduction, Type};
+pub use random::random_expression;
 pub use reference::{Bounded, FunctionBound, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check, ulp};
 pub use syntax::Span;
 pub use workload::{CONFORMANCE_LENGTHS, ExprCost, ExprInput, ExprParams, Expression, expression_ladder};

@@ -76,7 +76,7 @@ impl FunctionBounds {
             Func::Sqrt => b(3.0, 0.0, 0.0),
             Func::Exp | Func::Exp2 => b(3.0, 2.0, 0.0),
             Func::Log | Func::Log2 => b(3.0, 0.0, 2f64.powi(-21)),
-            Func::Pow => b(4.0, 0.0, 0.0),
+            Func::Pow => b(4.0, 2.0, 0.0),
             Func::Sin | Func::Cos => b(4.0, 2.0, 2f64.powi(-22)),
             Func::Tan => b(6.0, 2.0, 2f64.powi(-22)),
             Func::Tanh | Func::Asin | Func::Acos | Func::Atan => b(5.0, 0.0, 2f64.powi(-22)),
@@ -318,7 +318,12 @@ fn call(func: Func, args: &[Value]) -> Value {
         if !value.is_finite() || (bound.ulps == 0.0 && bound.absolute == 0.0) {
             return 0.0;
         }
-        let magnitude = args.first().map_or(0.0, |x| x.abs());
+        // The argument whose size the error grows with: for `pow`, the exponent of the exp2 it is computed by.
+        let magnitude = if func == Func::Pow && args.len() == 2 {
+            (args[1] * args[0].abs().log2()).abs()
+        } else {
+            args.first().map_or(0.0, |x| x.abs())
+        };
         let growing = if bound.ulps_per_magnitude > 0.0 && magnitude.is_finite() {
             bound.ulps_per_magnitude * magnitude
         } else {

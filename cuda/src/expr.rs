@@ -1,0 +1,493 @@
+//! Expressions on CUDA: CUDA C generated from the program's graph (never from its text: names become `i0`, `o1`,
+//! `v7`, numbers their exact bits), compiled by NVRTC through the backend's cache ([`CudaBackend::custom_kernel`]:
+//! keyed by a hash of source, options and architecture, so each expression compiles once per process and its
+//! compile time is the first call's).
+//!
+//! An elementwise kernel reads every input four elements at a time (`float4`), computes the four elements through one
+//! inlined function of the element's values, writes `float4`s, and finishes the tail one element at a time; a
+//! grid-stride loop covers any length with a bounded grid. A reduction fuses its map into the same loop, combines each
+//! block's terms in shared memory into one partial, and a one-block kernel combines the partials and applies the
+//! post-map. CUDA's math library meets the language's semantics where C does (`fminf` is IEEE minNum, `powf` of a
+//! negative base and a fractional exponent is NaN, `rintf` rounds half to even); `sign` is spelled out.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use gpuworthy_core::expr::{
+    Arith, Compare, ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type,
+};
+use gpuworthy_core::{Error, Implements, Result, Workload};
+
+use crate::{CudaBackend, driver_error, launch_config};
+
+/// Threads per block of the generated kernels.
+const BLOCK: u32 = 256;
+
+/// The most blocks of a reduction's first pass.
+const REDUCE_BLOCKS: u64 = 1024;
+
+/// The most blocks of an elementwise kernel: enough to fill any GPU several times over; the grid-stride loop does
+/// the rest.
+const MAP_BLOCKS: u64 = 65535;
+
+/// A number as CUDA C: its exact bits, so that no decimal printout rounds it and no text of the user's reaches the
+/// kernel.
+fn number(value: f32) -> String {
+    format!("__uint_as_float({:#010x}u)", value.to_bits())
+}
+
+fn expression(program: &Program, id: usize) -> String {
+    let v = |k: &usize| format!("v{k}");
+    match &program.nodes[id] {
+        Node::Const(c) => number(*c),
+        Node::Input(k) => format!("i{k}"),
+        Node::Scalar(k) => format!("s{k}"),
+        Node::Reduced => "reduced".to_owned(),
+        Node::Operand(_) => number(f32::NAN),
+        Node::Neg(a) => format!("-{}", v(a)),
+        Node::Not(a) => format!("!{}", v(a)),
+        Node::Arith(op, a, b) => {
+            let symbol = match op {
+                Arith::Add => "+",
+                Arith::Sub => "-",
+                Arith::Mul => "*",
+                Arith::Div => "/",
+            };
+            format!("{} {symbol} {}", v(a), v(b))
+        }
+        Node::Compare(op, a, b) => {
+            let symbol = match op {
+                Compare::Lt => "<",
+                Compare::Le => "<=",
+                Compare::Gt => ">",
+                Compare::Ge => ">=",
+                Compare::Eq => "==",
+                Compare::Ne => "!=",
+            };
+            format!("{} {symbol} {}", v(a), v(b))
+        }
+        Node::Logic(op, a, b) => format!("{} {} {}", v(a), if *op == Logic::And { "&&" } else { "||" }, v(b)),
+        Node::Call(func, args) => {
+            let a: Vec<String> = args.iter().map(v).collect();
+            match func {
+                Func::Where => format!("({} ? {} : {})", a[0], a[1], a[2]),
+                Func::Clamp => format!("fminf(fmaxf({}, {}), {})", a[0], a[1], a[2]),
+                _ => {
+                    let name = match func {
+                        Func::Abs => "fabsf",
+                        Func::Min => "fminf",
+                        Func::Max => "fmaxf",
+                        Func::Sqrt => "sqrtf",
+                        Func::Exp => "expf",
+                        Func::Exp2 => "exp2f",
+                        Func::Log => "logf",
+                        Func::Log2 => "log2f",
+                        Func::Pow => "powf",
+                        Func::Sin => "sinf",
+                        Func::Cos => "cosf",
+                        Func::Tan => "tanf",
+                        Func::Tanh => "tanhf",
+                        Func::Asin => "asinf",
+                        Func::Acos => "acosf",
+                        Func::Atan => "atanf",
+                        Func::Atan2 => "atan2f",
+                        Func::Floor => "floorf",
+                        Func::Ceil => "ceilf",
+                        Func::Round => "rintf",
+                        Func::Trunc => "truncf",
+                        Func::Fma => "fmaf",
+                        Func::Sign => "gw_sign",
+                        Func::Where | Func::Clamp => unreachable!("handled above"),
+                    };
+                    format!("{name}({})", a.join(", "))
+                }
+            }
+        }
+    }
+}
+
+/// The nodes `roots` depend on.
+fn reached(program: &Program, roots: &[usize]) -> Vec<bool> {
+    let mut seen = vec![false; program.nodes.len()];
+    let mut stack = roots.to_vec();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id], true) {
+            continue;
+        }
+        match &program.nodes[id] {
+            Node::Neg(a) | Node::Not(a) => stack.push(*a),
+            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
+            Node::Call(_, args) => stack.extend(args),
+            _ => {}
+        }
+    }
+    seen
+}
+
+fn statements(program: &Program, roots: &[usize]) -> String {
+    let mut out = String::new();
+    for (id, _) in reached(program, roots).iter().enumerate().filter(|(_, used)| **used) {
+        let ty = if program.types[id] == Type::Boolean { "bool" } else { "float" };
+        let _ = writeln!(out, "    const {ty} v{id} = {};", expression(program, id));
+    }
+    out
+}
+
+const HELPERS: &str = "static __device__ __forceinline__ float gw_sign(float x) {\n    \
+                       return (isnan(x) || x == 0.0f) ? x : (x > 0.0f ? 1.0f : -1.0f);\n}\n";
+
+/// The parameters of the element function: each input's value, then each scalar.
+fn element_parameters(program: &Program) -> Vec<String> {
+    (0..program.inputs.len())
+        .map(|k| format!("float i{k}"))
+        .chain((0..program.scalars.len()).map(|k| format!("float s{k}")))
+        .collect()
+}
+
+/// The CUDA C of an elementwise program: kernel `expr_map(inputs..., outputs..., scalars..., n)`; an input an output
+/// overwrites is written in place.
+pub fn elementwise_source(program: &Program) -> String {
+    let mut s = String::from(HELPERS);
+    let mut parameters = element_parameters(program);
+    parameters.extend((0..program.outputs.len()).map(|j| format!("float& o{j}")));
+    let _ = writeln!(s, "static __device__ __forceinline__ void gw_element({}) {{", parameters.join(", "));
+    let roots: Vec<usize> = program.outputs.iter().map(|o| o.node).collect();
+    s.push_str(&statements(program, &roots));
+    for (j, output) in program.outputs.iter().enumerate() {
+        let _ = writeln!(s, "    o{j} = v{};", output.node);
+    }
+    s.push_str("}\n");
+    let in_place = program.outputs.iter().any(|o| program.overwrites(o).is_some());
+    let restrict = if in_place { "" } else { " __restrict__" };
+    let written: Vec<bool> =
+        (0..program.inputs.len()).map(|k| program.outputs.iter().any(|o| program.overwrites(o) == Some(k))).collect();
+    let mut kernel_parameters: Vec<String> = written
+        .iter()
+        .enumerate()
+        .map(|(k, w)| if *w { format!("float*{restrict} p_in{k}") } else { format!("const float*{restrict} p_in{k}") })
+        .collect();
+    let targets: Vec<String> = program
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(j, o)| match program.overwrites(o) {
+            Some(k) => format!("p_in{k}"),
+            None => {
+                kernel_parameters.push(format!("float*{restrict} p_out{j}"));
+                format!("p_out{j}")
+            }
+        })
+        .collect();
+    kernel_parameters.extend((0..program.scalars.len()).map(|k| format!("float s{k}")));
+    kernel_parameters.push("long long n".to_owned());
+    let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
+    s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
+    s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
+    s.push_str("    for (long long q = first; q < n / 4; q += stride) {\n");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "        const float4 x{k} = reinterpret_cast<const float4*>(p_in{k})[q];");
+    }
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(s, "        float4 y{j};");
+    }
+    for lane in ["x", "y", "z", "w"] {
+        let args: Vec<String> = (0..program.inputs.len())
+            .map(|k| format!("x{k}.{lane}"))
+            .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+            .chain((0..program.outputs.len()).map(|j| format!("y{j}.{lane}")))
+            .collect();
+        let _ = writeln!(s, "        gw_element({});", args.join(", "));
+    }
+    for (j, target) in targets.iter().enumerate() {
+        let _ = writeln!(s, "        reinterpret_cast<float4*>({target})[q] = y{j};");
+    }
+    s.push_str("    }\n    for (long long i = n / 4 * 4 + first; i < n; i += stride) {\n");
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(s, "        float y{j};");
+    }
+    let args: Vec<String> = (0..program.inputs.len())
+        .map(|k| format!("p_in{k}[i]"))
+        .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+        .chain((0..program.outputs.len()).map(|j| format!("y{j}")))
+        .collect();
+    let _ = writeln!(s, "        gw_element({});", args.join(", "));
+    for (j, target) in targets.iter().enumerate() {
+        let _ = writeln!(s, "        {target}[i] = y{j};");
+    }
+    s.push_str("    }\n}\n");
+    s
+}
+
+fn join(kind: Reduce, a: &str, b: &str) -> String {
+    match kind {
+        Reduce::Sum => format!("{a} + {b}"),
+        Reduce::Prod => format!("{a} * {b}"),
+        Reduce::Min => format!("((isnan({a}) || isnan({b})) ? __uint_as_float(0x7fc00000u) : fminf({a}, {b}))"),
+        Reduce::Max => format!("((isnan({a}) || isnan({b})) ? __uint_as_float(0x7fc00000u) : fmaxf({a}, {b}))"),
+    }
+}
+
+/// The CUDA C of a reduction: `expr_partials(inputs..., partials, scalars..., n)`, one partial per block, and
+/// `expr_finish(partials, scalars..., count)`, which writes the result at `partials[count]`.
+pub fn reduction_source(program: &Program) -> String {
+    let reduction = program.reduction.as_ref().expect("a reduction program");
+    let kind = reduction.kind;
+    let identity = number(kind.identity());
+    let mut s = String::from(HELPERS);
+    let _ =
+        writeln!(s, "static __device__ __forceinline__ float gw_term({}) {{", element_parameters(program).join(", "));
+    s.push_str(&statements(program, &[reduction.body]));
+    let _ = writeln!(s, "    return v{};\n}}", reduction.body);
+    let scalars: Vec<String> = (0..program.scalars.len()).map(|k| format!("float s{k}")).collect();
+    let scalar_args: Vec<String> = (0..program.scalars.len()).map(|k| format!("s{k}")).collect();
+    let tree = format!(
+        "    __shared__ float shared_values[{BLOCK}];\n    shared_values[threadIdx.x] = acc;\n    __syncthreads();\n    \
+         for (unsigned stride = {half}; stride > 0; stride /= 2) {{\n        if (threadIdx.x < stride) {{ shared_values[threadIdx.x] = {joined}; }}\n        \
+         __syncthreads();\n    }}\n",
+        half = BLOCK / 2,
+        joined = join(kind, "shared_values[threadIdx.x]", "shared_values[threadIdx.x + stride]")
+    );
+    let mut parameters: Vec<String> =
+        (0..program.inputs.len()).map(|k| format!("const float* __restrict__ p_in{k}")).collect();
+    parameters.push("float* __restrict__ partials".to_owned());
+    parameters.extend(scalars.iter().cloned());
+    parameters.push("long long n".to_owned());
+    let _ = writeln!(s, "extern \"C\" __global__ void expr_partials({}) {{", parameters.join(", "));
+    let _ = writeln!(s, "    float acc = {identity};");
+    s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
+    s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
+    s.push_str("    for (long long q = first; q < n / 4; q += stride) {\n");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "        const float4 x{k} = reinterpret_cast<const float4*>(p_in{k})[q];");
+    }
+    for lane in ["x", "y", "z", "w"] {
+        let args: Vec<String> =
+            (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).chain(scalar_args.iter().cloned()).collect();
+        let _ = writeln!(s, "        acc = {};", join(kind, "acc", &format!("gw_term({})", args.join(", "))));
+    }
+    s.push_str("    }\n    for (long long i = n / 4 * 4 + first; i < n; i += stride) {\n");
+    let args: Vec<String> =
+        (0..program.inputs.len()).map(|k| format!("p_in{k}[i]")).chain(scalar_args.iter().cloned()).collect();
+    let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", &format!("gw_term({})", args.join(", "))));
+    s.push_str(&tree);
+    s.push_str("    if (threadIdx.x == 0) partials[blockIdx.x] = shared_values[0];\n}\n");
+    let mut finish = vec!["float* __restrict__ partials".to_owned()];
+    finish.extend(scalars);
+    finish.push("long long count".to_owned());
+    let _ = writeln!(s, "extern \"C\" __global__ void expr_finish({}) {{", finish.join(", "));
+    let _ = writeln!(s, "    float acc = {identity};");
+    let _ = writeln!(
+        s,
+        "    for (long long i = threadIdx.x; i < count; i += blockDim.x) acc = {};",
+        join(kind, "acc", "partials[i]")
+    );
+    s.push_str(&tree);
+    s.push_str("    if (threadIdx.x == 0) {\n        const float reduced = shared_values[0];\n");
+    for line in statements(program, &[reduction.post]).lines() {
+        let _ = writeln!(s, "    {line}");
+    }
+    let _ = writeln!(s, "        partials[count] = v{};\n    }}\n}}", reduction.post);
+    s
+}
+
+/// An expression's data on the device.
+pub struct ExprOnDevice {
+    program: Arc<Program>,
+    n: usize,
+    scalars: Vec<f32>,
+    inputs: Vec<CudaSlice<f32>>,
+    /// The outputs that do not overwrite an input; for a reduction, the partials and the result.
+    outputs: Vec<CudaSlice<f32>>,
+}
+
+impl CudaBackend {
+    fn expression_source(program: &Program) -> (String, &'static str) {
+        if program.reduction.is_some() {
+            (reduction_source(program), "expr_partials")
+        } else {
+            (elementwise_source(program), "expr_map")
+        }
+    }
+
+    /// Blocks of a reduction's first pass for `n` elements.
+    fn reduce_blocks(n: usize) -> u64 {
+        ((n as u64).div_ceil(4).div_ceil(u64::from(BLOCK))).clamp(1, REDUCE_BLOCKS)
+    }
+}
+
+impl Implements<Expression> for CudaBackend {
+    type Resident = ExprOnDevice;
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["generated"]
+    }
+
+    fn best_variant(&self, _: &ExprParams) -> &'static str {
+        "generated"
+    }
+
+    fn prepare(&self, variant: &str) -> Result<()> {
+        if variant == "generated" { Ok(()) } else { Err(Implements::<Expression>::unknown_variant(self, variant)) }
+    }
+
+    fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
+        Expression::validate(input)?;
+        let program = Arc::clone(&input.params.program);
+        // Compile first: an expression NVRTC refuses is an error before any data moves.
+        let (source, entry) = Self::expression_source(&program);
+        self.custom_kernel(&source, entry, &[])?;
+        let n = input.params.n;
+        let inputs = input.arrays.iter().map(|a| self.buffer_from(a)).collect::<Result<Vec<_>>>()?;
+        let outputs = if program.reduction.is_some() {
+            vec![self.buffer_zeroed(REDUCE_BLOCKS as usize + 1)?]
+        } else {
+            program
+                .outputs
+                .iter()
+                .filter(|o| program.overwrites(o).is_none())
+                .map(|_| self.buffer_zeroed(n))
+                .collect::<Result<Vec<_>>>()?
+        };
+        Ok(ExprOnDevice { program, n, scalars: input.params.scalars.clone(), inputs, outputs })
+    }
+
+    fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
+        if variant != "generated" {
+            return Err(Implements::<Expression>::unknown_variant(self, variant));
+        }
+        let program = Arc::clone(&data.program);
+        let (source, entry) = Self::expression_source(&program);
+        let kernel = self.custom_kernel(&source, entry, &[])?;
+        let n = data.n as i64;
+        let what = "launching an expression's kernel";
+        if program.reduction.is_some() {
+            let blocks = Self::reduce_blocks(data.n);
+            let finish = self.custom_kernel(&source, "expr_finish", &[])?;
+            let count = blocks as i64;
+            return self.with_stream(|stream| {
+                let mut launch = stream.launch_builder(kernel.function());
+                for input in &data.inputs {
+                    launch.arg(input);
+                }
+                launch.arg(&mut data.outputs[0]);
+                for s in &data.scalars {
+                    launch.arg(s);
+                }
+                launch.arg(&n);
+                // SAFETY: expr_partials takes (const float* per input, float* partials, float per scalar, long long
+                // n): the inputs hold n elements (one at least), read as float4 below n / 4 * 4 and one by one above,
+                // and the partials hold REDUCE_BLOCKS + 1, of which block b writes element b < REDUCE_BLOCKS.
+                unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map_err(driver_error(what))?;
+                let mut launch = stream.launch_builder(finish.function());
+                launch.arg(&mut data.outputs[0]);
+                for s in &data.scalars {
+                    launch.arg(s);
+                }
+                launch.arg(&count);
+                // SAFETY: expr_finish takes (float* partials, float per scalar, long long count): it reads
+                // partials[0..count] and writes partials[count], count ≤ REDUCE_BLOCKS < the buffer's length.
+                unsafe { launch.launch(launch_config((1, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
+            });
+        }
+        if data.n == 0 {
+            return Ok(());
+        }
+        let blocks = (data.n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS);
+        let overwritten: Vec<bool> = (0..program.inputs.len())
+            .map(|k| program.outputs.iter().any(|o| program.overwrites(o) == Some(k)))
+            .collect();
+        self.with_stream(|stream| {
+            let mut launch = stream.launch_builder(kernel.function());
+            // The arguments in the kernel's order: every input by index (mutable where an output overwrites it),
+            // then the outputs, the scalars and n.
+            for (k, input) in data.inputs.iter_mut().enumerate() {
+                if overwritten[k] {
+                    launch.arg(input);
+                } else {
+                    let shared: &CudaSlice<f32> = input;
+                    launch.arg(shared);
+                }
+            }
+            for output in &mut data.outputs {
+                launch.arg(output);
+            }
+            for s in &data.scalars {
+                launch.arg(s);
+            }
+            launch.arg(&n);
+            // SAFETY: expr_map takes (a float pointer per input, one per output that overwrites none, float per
+            // scalar, long long n), in that order as pushed here: every buffer holds n elements (allocated with at
+            // least n, 256-byte aligned, so float4 access below n / 4 * 4 stays inside), and elements from
+            // n / 4 * 4 are accessed one by one below n.
+            unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
+        })
+    }
+
+    fn download(&self, data: &mut ExprOnDevice) -> Result<Outputs> {
+        let program = &data.program;
+        if program.reduction.is_some() {
+            let count = Self::reduce_blocks(data.n) as usize;
+            let values = self.read_buffer(&data.outputs[0], count + 1)?;
+            return Ok(Outputs::Reduction(values[count]));
+        }
+        let mut outputs = Vec::with_capacity(program.outputs.len());
+        let mut own = data.outputs.iter();
+        for output in &program.outputs {
+            let buffer = match program.overwrites(output) {
+                Some(k) => &data.inputs[k],
+                None => own.next().ok_or_else(|| Error::invalid("an expression output has no buffer"))?,
+            };
+            outputs.push(self.read_buffer(buffer, data.n)?);
+        }
+        Ok(Outputs::Elementwise(outputs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuworthy_core::Precision;
+    use gpuworthy_core::expr::{CONFORMANCE_LENGTHS, Expr};
+
+    const CASES: [(&str, &[&str], &[f32]); 9] = [
+        ("y = a * x + b", &["a", "b"], &[2.0, 1.0]),
+        ("y = exp(-x * x) * sin(3 * x)", &[], &[]),
+        ("let t = x - m; y = where(t > 0, t * t, -t) / (s * s); z = fma(x, y, 1)", &["m", "s"], &[0.1, 0.7]),
+        ("y = pow(x, 3) + pow(abs(x), 0.5) + sign(x) + round(x * 4) + min(x, nan) + 1 / (x - x)", &[], &[]),
+        ("y = a * x + y", &["a"], &[3.0]),
+        ("s = sum(x * y)", &[], &[]),
+        ("r = sqrt(sum(x * x)) / 2", &[], &[]),
+        ("p = prod(1 + x / 100)", &[], &[]),
+        ("m = max(x - y)", &[], &[]),
+    ];
+
+    #[test]
+    fn the_generated_source_holds_no_text_of_the_expression() {
+        let program = Expr::parse("secret_name = 0.1 * secret_input").unwrap().bind(&[]).unwrap();
+        let source = elementwise_source(&program);
+        assert!(!source.contains("secret") && !source.contains("0.1"), "{source}");
+        assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");
+    }
+
+    /// Where CUDA runs: every case at every conformance length and at a length past the float4 body.
+    #[test]
+    fn generated_kernels_match_the_reference() {
+        let Ok(cuda) = CudaBackend::new(0) else {
+            println!("no CUDA device here: not tried");
+            return;
+        };
+        for (source, scalars, values) in CASES {
+            let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
+            for n in CONFORMANCE_LENGTHS.into_iter().chain([1 << 20, (1 << 22) + 3]) {
+                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
+                let input = Expression::generate(&params, 5).unwrap();
+                let expected = Expression::reference(&input).unwrap();
+                let output = Implements::<Expression>::run(&cuda, "generated", &input)
+                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                Expression::check(&input, &expected, &output, Precision::Full)
+                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+            }
+        }
+    }
+}
