@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use gpuworthy::Device;
 use gpuworthy::core::expr::{Expr, ExprInput, ExprParams, Expression, Outputs, random_expression};
-use gpuworthy::core::{Backend, BackendKind, Precision, Workload, rng};
+use gpuworthy::core::{BackendKind, Precision, Workload, rng};
 
 /// Random expressions per backend.
 const EXPRESSIONS: u64 = 500;
