@@ -83,7 +83,7 @@ fn expression(program: &Program, id: usize) -> String {
                         Func::Exp2 => "exp2f",
                         Func::Log => "logf",
                         Func::Log2 => "log2f",
-                        Func::Pow => "powf",
+                        Func::Pow => "gw_pow",
                         Func::Sin => "sinf",
                         Func::Cos => "cosf",
                         Func::Tan => "tanf",
@@ -135,7 +135,10 @@ fn statements(program: &Program, roots: &[usize]) -> String {
 }
 
 const HELPERS: &str = "static __device__ __forceinline__ float gw_sign(float x) {\n    \
-                       return (isnan(x) || x == 0.0f) ? x : (x > 0.0f ? 1.0f : -1.0f);\n}\n";
+                       return (isnan(x) || x == 0.0f) ? x : (x > 0.0f ? 1.0f : -1.0f);\n}\n\
+                       // A negative base (-inf too) to a finite fractional power is NaN, where C's powf gives +inf for -inf.\n\
+                       static __device__ __forceinline__ float gw_pow(float x, float y) {\n    \
+                       return (x < 0.0f && isfinite(y) && y != truncf(y)) ? __uint_as_float(0x7fc00000u) : powf(x, y);\n}\n";
 
 /// The parameters of the element function: each input's value, then each scalar.
 fn element_parameters(program: &Program) -> Vec<String> {
