@@ -4,7 +4,8 @@
 //! to `f32`, as a correctly rounded `f32` operation gives), and beside each value the reference carries a bound on how
 //! far a backend's `f32` result may be from it: the rounding of each operation (one ulp: the reference's and the
 //! backend's roundings of slightly different exact results), each function's documented error
-//! ([`FunctionBounds`]), the freedom to contract `a * b + c` into one rounding, to flush subnormal results, and to sum
+//! ([`FunctionBounds`]), the freedom to contract `a * b + c` into one rounding, to flush subnormal operands and results,
+//! and to sum
 //! in any order, propagated through the operations that follow. A backend's result passes when it lies within that
 //! bound ([`Bounded::accepts`]); a NaN must be a NaN and an infinity the same infinity wherever the bound is finite.
 //!
@@ -491,9 +492,9 @@ impl Program {
     ) -> Value {
         let num = |id: usize| number(values[id]);
         match node {
-            Node::Const(c) => Value::Number(Bounded::exact(f64::from(*c))),
-            Node::Input(k) => Value::Number(Bounded::exact(f64::from(inputs[*k][i]))),
-            Node::Scalar(k) => Value::Number(Bounded::exact(f64::from(scalars[*k]))),
+            Node::Const(c) => Value::Number(operand(*c)),
+            Node::Input(k) => Value::Number(operand(inputs[*k][i])),
+            Node::Scalar(k) => Value::Number(operand(scalars[*k])),
             Node::Operand(_) => Value::Number(Bounded { value: f64::NAN, error: f64::INFINITY }),
             Node::Reduced => Value::Number(reduced),
             Node::Neg(a) => {
@@ -525,6 +526,13 @@ impl Program {
             }
         }
     }
+}
+
+/// An operand as the backends may read it: exactly, but a subnormal may be read as zero (GPUs flush denormals, and
+/// Vulkan drivers do so without asking).
+fn operand(v: f32) -> Bounded {
+    let error = if v.is_subnormal() { f64::from(v.abs()) } else { 0.0 };
+    Bounded { value: f64::from(v), error }
 }
 
 fn number(value: Value) -> Bounded {
