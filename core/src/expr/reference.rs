@@ -391,6 +391,11 @@ fn call(func: Func, args: &[Value]) -> Value {
         // Both are 1-Lipschitz: an argument's error moves them by at most as much, and never by more than 2.
         let spread = numbers[0].error.min(2.0);
         result.error = result.error.min(spread + own(result.value, &[numbers[0].value]) + ulp(result.value));
+        // An error as wide as the whole range says nothing: a driver whose range reduction gives up there may
+        // answer anything, NaN included (Vulkan bounds sin and cos on [-pi, pi] only).
+        if result.error >= 2.0 {
+            result.error = f64::INFINITY;
+        }
     }
     if undetermined {
         result.error = f64::INFINITY;
