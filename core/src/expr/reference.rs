@@ -397,7 +397,12 @@ fn call(func: Func, args: &[Value]) -> Value {
             result.error = f64::INFINITY;
         }
     }
-    if undetermined {
+    if func == Func::Tan && result.value.is_finite() {
+        // Vulkan inherits tan from sin / cos: their absolute errors, divided by each, make tan's relative error.
+        let (x, absolute) = (numbers[0].value, FunctionBounds::of(Func::Sin).absolute);
+        result.error += result.value.abs() * absolute * (1.0 / x.sin().abs() + 1.0 / x.cos().abs());
+    }
+    if undetermined || result.error.is_nan() {
         result.error = f64::INFINITY;
     }
     Value::Number(result)
