@@ -122,21 +122,23 @@ fn ftanh(x: f32) -> f32 { if (is_nan(x)) { return x; } if (abs(x) > 10.0) { retu
 fn fsign(x: f32) -> f32 { if (is_nan(x) || x == 0.0) { return x; } return select(-1.0, 1.0, x > 0.0); }
 fn fclamp(x: f32, lo: f32, hi: f32) -> f32 { return fmin(fmax(x, lo), hi); }
 fn fpow(x: f32, y: f32) -> f32 {
-    if (y == 0.0 || x == 1.0) { return 1.0; }
+    // pow(x, 0) and pow(1, y) are 1 even for a NaN: decided on the bits, before any comparison of a NaN.
+    if (is_zero(y) || bitcast<u32>(x) == 0x3f800000u) { return 1.0; }
     if (is_nan(x) || is_nan(y)) { return nan_f(); }
-    let ax = abs(x);
+    let negative = (bitcast<u32>(x) & 0x80000000u) != 0u;
+    let ax = fabs(x);
     let integer = is_inf(y) || floor(y) == y;
-    if (x < 0.0 && !integer) { return nan_f(); }
+    if (negative && !is_zero(x) && !integer) { return nan_f(); }
     if (is_inf(y)) {
-        if (ax == 1.0) { return 1.0; }
+        if (bitcast<u32>(ax) == 0x3f800000u) { return 1.0; }
         return select(0.0, inf_f(), (ax > 1.0) == (y > 0.0));
     }
     var r: f32;
-    if (ax == 0.0) { r = select(inf_f(), 0.0, y > 0.0); }
-    else if (is_inf(ax)) { r = select(0.0, inf_f(), y > 0.0); }
+    if (is_zero(x)) { r = select(inf_f(), 0.0, y > 0.0); }
+    else if (is_inf(x)) { r = select(0.0, inf_f(), y > 0.0); }
     else { r = exp2(y * log2_any(ax)); }
-    let odd = integer && !is_inf(y) && abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
-    if ((bitcast<u32>(x) & 0x80000000u) != 0u && odd) { r = -r; }
+    let odd = integer && abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
+    if (negative && odd) { r = fneg(r); }
     return r;
 }
 "#;
