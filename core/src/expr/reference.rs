@@ -341,7 +341,12 @@ fn call(func: Func, args: &[Value]) -> Value {
             e > 0.0 && (e >= std::f64::consts::FRAC_PI_2 || (x - e).cos().signum() != (x + e).cos().signum())
         }
         Func::Atan2 => numbers[1].error > 0.0 && reaches(numbers[1], 0.0) && reaches(numbers[0], 0.0),
-        Func::Pow => numbers[0].error > 0.0 && reaches(numbers[0], 0.0),
+        // pow is 1 at an exponent of 0 and a base of 1 whatever the other operand, NaN included: an interval that
+        // reaches either point reaches that jump, which its ends need not show.
+        Func::Pow => {
+            (numbers[0].error > 0.0 && (reaches(numbers[0], 0.0) || reaches(numbers[0], 1.0)))
+                || (numbers[1].error > 0.0 && reaches(numbers[1], 0.0))
+        }
         _ => false,
     };
     let f: &dyn Fn(&[f64]) -> f64 = match func {
