@@ -70,17 +70,30 @@ pub enum Command {
 /// What `gpuworthy run` takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// The workload.
-    #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
-    pub workload: String,
+    /// The workload (or `--expr` for a computation of your own).
+    #[arg(
+        value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES),
+        required_unless_present = "expr",
+        conflicts_with = "expr"
+    )]
+    pub workload: Option<String>,
+    /// An expression of your own instead of a workload, e.g. `y = a*x + b` (names given values with `--set` are
+    /// scalars, the others input arrays); measured and checked on every available device unless `--backend` names
+    /// one.
+    #[arg(long, value_name = "EXPRESSION")]
+    pub expr: Option<String>,
+    /// Values of the expression's scalars: `--set a=2 --set b=1` or `--set a=2,b=1`.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_delimiter = ',', requires = "expr")]
+    pub set: Vec<String>,
     /// The size: 2^24, 16M, 2048x2048, MxKxN (the workload's default when omitted).
     #[arg(long, short)]
     pub size: Option<String>,
     /// The device: cpu, cuda, cuda:N (the Nth CUDA device), wgpu, wgpu:ADAPTER (an index from `gpuworthy
     /// devices`, vulkan, metal, dx12, or part of the adapter's name), or auto (where the calibrated cost model
     /// predicts it fastest for this size, with the data on the host).
-    #[arg(long, short, default_value = "cpu", value_name = "DEVICE", value_parser = parse_target)]
-    pub backend: Target,
+    /// (The CPU when omitted; with `--expr`, every available device.)
+    #[arg(long, short, value_name = "DEVICE", value_parser = parse_target)]
+    pub backend: Option<Target>,
     /// One variant, or every variant the backend offers when omitted.
     #[arg(long, short)]
     pub variant: Option<String>,

@@ -414,3 +414,22 @@ fn a_wgpu_workgroup_size_is_swept_and_a_bad_one_refused() {
     }
     rejected(&["run", "square", "--size", "1K", "--backend", "wgpu", "--block-size", "48"], "workgroup size");
 }
+
+/// An expression of one's own through `run`: checked and measured on every available device in the table of `run`;
+/// a malformed one, or a value for a name it does not read, is a usage error with the caret under the text.
+#[test]
+fn run_measures_an_expression_on_every_device_and_refuses_bad_ones_with_a_caret() {
+    let out = gpuworthy(&["run", "--expr", "y = a*x + b", "--set", "a=2,b=1", "--size", "2^14", "--quick"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("`y = a*x + b` at 16384 on cpu"), "{stdout}");
+    assert!(stdout.contains("blocks") && stdout.contains(" ok"), "{stdout}");
+    let out = gpuworthy(&["run", "--expr", "y = 2 * sinh(x)", "--quick"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown function `sinh`") && stderr.contains("^^^^"), "{stderr}");
+    rejected(&["run", "--expr", "y = a * x", "--set", "a=2,b=1"], "does not read it");
+    rejected(&["run", "--expr", "y = a * x", "--set", "a"], "NAME=VALUE");
+    rejected(&["run", "--expr", "y = a * x", "--set", "a=two"], "not a number");
+    rejected(&["run", "--expr", "y = x", "--size", "2^60"], "too large");
+}

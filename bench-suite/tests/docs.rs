@@ -206,7 +206,7 @@ fn cheap(cli: &Cli) -> bool {
     match &cli.command {
         Command::Devices | Command::Explain { .. } => true,
         Command::Run(RunArgs { workload, size, backend, params, lessons, .. }) => {
-            let on_cpu = matches!(backend, Target::Device(DeviceSpec::Cpu));
+            let on_cpu = matches!(backend, Some(Target::Device(DeviceSpec::Cpu)) | None) && workload.is_some();
             /// Whether the run's size is at most 5·10^8 flops and 256 MiB.
             struct Small<'a> {
                 size: Option<&'a str>,
@@ -231,7 +231,7 @@ fn cheap(cli: &Cli) -> bool {
                 }
             }
             let mut small = Small { size: size.as_deref(), options: params.options() };
-            let small = visit_workload_named(workload, &mut small).unwrap_or(false);
+            let small = workload.as_deref().is_some_and(|w| visit_workload_named(w, &mut small).unwrap_or(false));
             on_cpu && small && lessons.block_size.is_empty()
         }
         _ => false,

@@ -638,6 +638,8 @@ fn transfers(size: &str, backend: DeviceSpec) -> anyhow::Result<()> {
 fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     let RunArgs {
         workload,
+        expr,
+        set,
         size,
         backend,
         variant,
@@ -655,6 +657,23 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     if lessons.no_spin_up {
         options.spin_up = Duration::ZERO;
     }
+    if let Some(source) = &expr {
+        for (flag, used) in [("--variant", variant.is_some()), ("--pinned", pinned), ("--pipelined", pipelined)] {
+            if used {
+                return Err(Exit::usage(format!("{flag} does not apply to --expr yet")));
+            }
+        }
+        if !params.options().is_empty()
+            || !lessons.block_size.is_empty()
+            || lessons.no_sync
+            || lessons.launches.is_some()
+        {
+            return Err(Exit::usage("workload options and timing lessons do not apply to --expr"));
+        }
+        return run_expression(source, &set, size.as_deref(), backend, &options);
+    }
+    let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
+    let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
     let cuda_only = |flag: &str, target: &Target| match target {
         Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
         Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
@@ -717,6 +736,69 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         options,
     };
     visit_workload_named(&workload, &mut RunOn { target: devices, request: &request }).map_err(usage)?
+}
+
+/// `gpuworthy run --expr`: a user's expression, checked against its bounded reference and measured phase by phase
+/// on `target` (every available device when `None`), in the table of `gpuworthy run`.
+fn run_expression(
+    source: &str,
+    set: &[String],
+    size: Option<&str>,
+    target: Option<Target>,
+    options: &MeasureOptions,
+) -> anyhow::Result<()> {
+    use gpuworthy::core::Workload;
+    use gpuworthy::core::expr::{Expr, ExprParams, Expression};
+    let expr = Expr::parse(source).map_err(|e| Exit::usage(e.render(source)))?;
+    let mut names: Vec<&str> = Vec::new();
+    let mut values: Vec<f32> = Vec::new();
+    for item in set {
+        let (name, value) = item
+            .split_once('=')
+            .ok_or_else(|| Exit::usage(format!("--set `{item}`: write NAME=VALUE, e.g. --set a=2")))?;
+        let value: f32 =
+            value.trim().parse().map_err(|_| Exit::usage(format!("--set `{item}`: `{value}` is not a number")))?;
+        names.push(name.trim());
+        values.push(value);
+    }
+    let program = expr.bind(&names).map_err(|e| Exit::usage(e.render(source)))?;
+    let n = match size {
+        Some(s) => gpuworthy::size::parse_count(s).map_err(usage)?,
+        None => 1 << 20,
+    };
+    let params = ExprParams::new(std::sync::Arc::new(program), n, values);
+    let devices = match target {
+        None => Device::all_available().devices,
+        Some(Target::Device(spec)) => {
+            vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
+        }
+        Some(Target::Auto) => {
+            let choice = gpuworthy::auto::global()?.choose::<Expression>(&params, Placement::Host)?;
+            out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+            vec![choice.device]
+        }
+    };
+    for device in &devices {
+        device.check_size::<Expression>(&params).map_err(usage)?;
+    }
+    let input = Expression::generate(&params, options.seed).map_err(usage)?;
+    let mut failed = false;
+    for device in &devices {
+        let rows: Vec<Measurement> = device
+            .variants::<Expression>()
+            .into_iter()
+            .map(|v| device.measure::<Expression>(v, &input, options))
+            .collect::<Result<_, _>>()?;
+        failed |= rows.iter().any(|m| matches!(m.check, Some(Err(_))));
+        let info = device.device();
+        let title = format!("`{source}` at {n} on {} ({}; {})", device.label(), info.name, info.driver);
+        out!("{}", report::phase_table(&title, &rows).trim_end());
+        out!("  kernel clock: {}", device.kernel_clock());
+    }
+    if failed {
+        return Err(Exit::check_failed("a result does not match the expression's reference"));
+    }
+    Ok(())
 }
 
 /// Whether `e` comes from writing to a pipe whose reader has gone away (`gpuworthy sweep | head -1`).
