@@ -47,24 +47,6 @@ fn per_element_nodes(program: &Program) -> Vec<bool> {
     after.iter().map(|a| !a).collect()
 }
 
-/// The nodes `root` depends on, itself included.
-fn reached_from(program: &Program, root: usize) -> Vec<bool> {
-    let mut reached = vec![false; program.nodes.len()];
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        if std::mem::replace(&mut reached[id], true) {
-            continue;
-        }
-        match &program.nodes[id] {
-            Node::Neg(a) | Node::Not(a) => stack.push(*a),
-            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
-            Node::Call(_, args) => stack.extend(args),
-            _ => {}
-        }
-    }
-    reached
-}
-
 fn truth(v: f32) -> bool {
     v != 0.0
 }
@@ -248,7 +230,7 @@ fn run_blocks(level: Supported, program: &Program, inputs: &[&[f32]], scalars: &
                 .collect();
             let total = combine(kind, &partials);
             // The post-map, once, on a block of one element holding the reduction's value.
-            let post = reached_from(program, reduction.post);
+            let post = program.reached(&[reduction.post]);
             let mut scratch = Scratch::new(program.nodes.len());
             evaluate_block(level, program, &post, &[], scalars, 0, 1, total, &mut scratch.rows);
             Ok(Outputs::Reduction(scratch.rows[reduction.post * BLOCK]))

@@ -107,27 +107,9 @@ fn expression(program: &Program, id: usize) -> String {
     }
 }
 
-/// The nodes `roots` depend on.
-fn reached(program: &Program, roots: &[usize]) -> Vec<bool> {
-    let mut seen = vec![false; program.nodes.len()];
-    let mut stack = roots.to_vec();
-    while let Some(id) = stack.pop() {
-        if std::mem::replace(&mut seen[id], true) {
-            continue;
-        }
-        match &program.nodes[id] {
-            Node::Neg(a) | Node::Not(a) => stack.push(*a),
-            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
-            Node::Call(_, args) => stack.extend(args),
-            _ => {}
-        }
-    }
-    seen
-}
-
 fn statements(program: &Program, roots: &[usize]) -> String {
     let mut out = String::new();
-    for (id, _) in reached(program, roots).iter().enumerate().filter(|(_, used)| **used) {
+    for (id, _) in program.reached(roots).iter().enumerate().filter(|(_, used)| **used) {
         let ty = if program.types[id] == Type::Boolean { "bool" } else { "float" };
         let _ = writeln!(out, "    const {ty} v{id} = {};", expression(program, id));
     }

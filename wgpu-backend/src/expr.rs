@@ -241,24 +241,6 @@ fn statements(program: &Program, which: &[bool], input_name: &dyn Fn(usize) -> S
     out
 }
 
-/// The nodes `roots` depend on.
-fn reached(program: &Program, roots: &[usize]) -> Vec<bool> {
-    let mut seen = vec![false; program.nodes.len()];
-    let mut stack = roots.to_vec();
-    while let Some(id) = stack.pop() {
-        if std::mem::replace(&mut seen[id], true) {
-            continue;
-        }
-        match &program.nodes[id] {
-            Node::Neg(a) | Node::Not(a) => stack.push(*a),
-            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
-            Node::Call(_, args) => stack.extend(args),
-            _ => {}
-        }
-    }
-    seen
-}
-
 /// The uniform block every generated shader reads: the chunk's length, the row width of a 2D grid, a run-time zero,
 /// the index of the chunk's first partial, and the scalars packed four to a `vec4`.
 fn params_struct(program: &Program) -> String {
@@ -303,7 +285,7 @@ pub fn elementwise_source(program: &Program) -> String {
     s.push_str("fn expr_map(@builtin(global_invocation_id) id: vec3<u32>) {\n");
     s.push_str("    let i = id.x + id.y * params.row;\n    if (i >= params.n) { return; }\n");
     let roots: Vec<usize> = program.outputs.iter().map(|o| o.node).collect();
-    s.push_str(&statements(program, &reached(program, &roots), &|k| format!("in{k}[i]")));
+    s.push_str(&statements(program, &program.reached(&roots), &|k| format!("in{k}[i]")));
     for (output, target) in program.outputs.iter().zip(&targets) {
         let _ = writeln!(s, "    {target}[i] = v{};", output.node);
     }
@@ -332,7 +314,7 @@ pub fn reduction_source(program: &Program) -> String {
         WORKGROUP / 2,
         join(kind, "shared_values[local]", "shared_values[local + stride]")
     );
-    let body = statements(program, &reached(program, &[reduction.body]), &|k| format!("in{k}[i]"));
+    let body = statements(program, &program.reached(&[reduction.body]), &|k| format!("in{k}[i]"));
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
     s.push_str(
         "fn expr_partials(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
@@ -355,7 +337,7 @@ pub fn reduction_source(program: &Program) -> String {
     let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", "partials[i]"));
     s.push_str(&tree);
     s.push_str("    if (local == 0u) {\n        let reduced = shared_values[0];\n");
-    let post = statements(program, &reached(program, &[reduction.post]), &|_| "nan_f()".to_owned());
+    let post = statements(program, &program.reached(&[reduction.post]), &|_| "nan_f()".to_owned());
     for line in post.lines() {
         let _ = writeln!(s, "    {line}");
     }

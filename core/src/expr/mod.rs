@@ -280,6 +280,25 @@ pub struct Program {
 }
 
 impl Program {
+    /// For each node, whether one of `roots` depends on it (the roots included): the nodes a kernel computing those
+    /// roots must evaluate.
+    pub fn reached(&self, roots: &[NodeId]) -> Vec<bool> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = roots.to_vec();
+        while let Some(id) = stack.pop() {
+            if std::mem::replace(&mut seen[id], true) {
+                continue;
+            }
+            match &self.nodes[id] {
+                Node::Neg(a) | Node::Not(a) => stack.push(*a),
+                Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
+                Node::Call(_, args) => stack.extend(args),
+                Node::Const(_) | Node::Operand(_) | Node::Input(_) | Node::Scalar(_) | Node::Reduced => {}
+            }
+        }
+        seen
+    }
+
     /// The input array an output overwrites (`y = a * x + y` writes `y` in place), by its index in
     /// [`Program::inputs`].
     pub fn overwrites(&self, output: &Output) -> Option<usize> {

@@ -28,23 +28,13 @@ pub struct ExprCost {
 impl Program {
     /// The operations one element costs: every node an output or the reduction uses, once.
     pub fn cost_per_element(&self) -> ExprCost {
-        let mut used = vec![false; self.nodes.len()];
-        let mut stack: Vec<usize> = self.outputs.iter().map(|o| o.node).collect();
+        let mut roots: Vec<usize> = self.outputs.iter().map(|o| o.node).collect();
         if let Some(r) = &self.reduction {
-            stack.extend([r.body, r.post]);
+            roots.extend([r.body, r.post]);
         }
-        while let Some(id) = stack.pop() {
-            if std::mem::replace(&mut used[id], true) {
-                continue;
-            }
-            match &self.nodes[id] {
-                Node::Neg(a) | Node::Not(a) => stack.push(*a),
-                Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
-                Node::Call(_, args) => stack.extend(args),
-                _ => {}
-            }
-        }
-        let post = self.post_map();
+        let used = self.reached(&roots);
+        // The reduction's post-map runs once, not per element.
+        let post = self.reduction.as_ref().map_or_else(|| vec![false; self.nodes.len()], |r| self.reached(&[r.post]));
         let mut cost = ExprCost::default();
         for (id, node) in self.nodes.iter().enumerate() {
             if !used[id] || post[id] {
@@ -62,25 +52,6 @@ impl Program {
             cost.flops += 1; // combining the term into the reduction
         }
         cost
-    }
-
-    /// For each node, whether it belongs to the reduction's post-map (computed once, not per element).
-    fn post_map(&self) -> Vec<bool> {
-        let mut post = vec![false; self.nodes.len()];
-        let Some(r) = &self.reduction else { return post };
-        let mut stack = vec![r.post];
-        while let Some(k) = stack.pop() {
-            if std::mem::replace(&mut post[k], true) {
-                continue;
-            }
-            match &self.nodes[k] {
-                Node::Neg(a) | Node::Not(a) => stack.push(*a),
-                Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
-                Node::Call(_, args) => stack.extend(args),
-                _ => {}
-            }
-        }
-        post
     }
 
     /// The arrays one run reads and writes: each input once, each output once (a reduction writes one value).
