@@ -14,9 +14,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use gpuworthy_core::expr::{
-    Arith, Compare, ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type,
-};
+use gpuworthy_core::expr::{ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
 use crate::{CudaBackend, driver_error, launch_config};
@@ -47,26 +45,8 @@ fn expression(program: &Program, id: usize) -> String {
         Node::Operand(_) => number(f32::NAN),
         Node::Neg(a) => format!("-{}", v(a)),
         Node::Not(a) => format!("!{}", v(a)),
-        Node::Arith(op, a, b) => {
-            let symbol = match op {
-                Arith::Add => "+",
-                Arith::Sub => "-",
-                Arith::Mul => "*",
-                Arith::Div => "/",
-            };
-            format!("{} {symbol} {}", v(a), v(b))
-        }
-        Node::Compare(op, a, b) => {
-            let symbol = match op {
-                Compare::Lt => "<",
-                Compare::Le => "<=",
-                Compare::Gt => ">",
-                Compare::Ge => ">=",
-                Compare::Eq => "==",
-                Compare::Ne => "!=",
-            };
-            format!("{} {symbol} {}", v(a), v(b))
-        }
+        Node::Arith(op, a, b) => format!("{} {} {}", v(a), op.symbol(), v(b)),
+        Node::Compare(op, a, b) => format!("{} {} {}", v(a), op.symbol(), v(b)),
         Node::Logic(op, a, b) => format!("{} {} {}", v(a), if *op == Logic::And { "&&" } else { "||" }, v(b)),
         Node::Call(func, args) => {
             let a: Vec<String> = args.iter().map(v).collect();

@@ -148,18 +148,8 @@ impl WgpuBackend {
 
     /// A bind group for group 0 of `pipeline`, with each buffer bound whole at its binding number.
     pub fn bind_buffers(&self, pipeline: &CustomPipeline, buffers: &[(u32, &wgpu::Buffer)]) -> Result<wgpu::BindGroup> {
-        let layout = pipeline.pipeline.get_bind_group_layout(0);
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
-            .iter()
-            .map(|&(binding, buffer)| wgpu::BindGroupEntry { binding, resource: buffer.as_entire_binding() })
-            .collect();
-        self.scoped(&format!("binding the buffers of `{}`", pipeline.entry), || {
-            self.device_handle().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(&pipeline.entry),
-                layout: &layout,
-                entries: &entries,
-            })
-        })
+        let ranges: Vec<_> = buffers.iter().map(|&(binding, buffer)| (binding, buffer, 0, None)).collect();
+        self.bind_ranges_to(&pipeline.pipeline, &pipeline.entry, &ranges)
     }
 
     /// Submits one compute pass running `pipeline` over `workgroups` with `group` bound, inside the queue lock (timed

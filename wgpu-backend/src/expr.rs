@@ -174,14 +174,7 @@ fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String
             format!("{name}({}, {})", v(a), v(b))
         }
         Node::Compare(op, a, b) => {
-            let symbol = match op {
-                Compare::Lt => "<",
-                Compare::Le => "<=",
-                Compare::Gt => ">",
-                Compare::Ge => ">=",
-                Compare::Eq => "==",
-                Compare::Ne => "!=",
-            };
+            let symbol = op.symbol();
             // IEEE comparisons spelled out with bit tests: a WGSL compiler may assume no NaN and fold `x == x`.
             let ordered = format!("!is_nan({a}) && !is_nan({b})", a = v(a), b = v(b));
             match op {
@@ -391,25 +384,7 @@ impl WgpuBackend {
         let pipelines = self.expression_pipelines(program)?;
         let chunk = self.expression_chunk();
         let bind_range = |pipeline: &CustomPipeline, ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)]| {
-            let layout = pipeline.pipeline().get_bind_group_layout(0);
-            let entries: Vec<wgpu::BindGroupEntry<'_>> = ranges
-                .iter()
-                .map(|&(binding, buffer, offset, size)| wgpu::BindGroupEntry {
-                    binding,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer,
-                        offset,
-                        size: size.and_then(wgpu::BufferSize::new),
-                    }),
-                })
-                .collect();
-            self.scoped("binding an expression's buffers", || {
-                self.device_handle().create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("expression"),
-                    layout: &layout,
-                    entries: &entries,
-                })
-            })
+            self.bind_ranges_to(pipeline.pipeline(), pipeline.entry(), ranges)
         };
         let starts: Vec<usize> = (0..data.n).step_by(chunk.max(1)).collect();
         let mut partial_base = 0u32;

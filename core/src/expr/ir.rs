@@ -23,6 +23,18 @@ pub enum Arith {
     Div,
 }
 
+impl Arith {
+    /// The operator as C, CUDA C and WGSL write it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Arith::Add => "+",
+            Arith::Sub => "-",
+            Arith::Mul => "*",
+            Arith::Div => "/",
+        }
+    }
+}
+
 /// A comparison, whose value is a boolean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Compare {
@@ -38,6 +50,20 @@ pub enum Compare {
     Eq,
     /// `a != b`.
     Ne,
+}
+
+impl Compare {
+    /// The operator as the language, C, CUDA C and WGSL write it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Compare::Lt => "<",
+            Compare::Le => "<=",
+            Compare::Gt => ">",
+            Compare::Ge => ">=",
+            Compare::Eq => "==",
+            Compare::Ne => "!=",
+        }
+    }
 }
 
 /// A logical operator on booleans.

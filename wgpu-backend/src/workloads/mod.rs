@@ -152,7 +152,17 @@ impl WgpuBackend {
         entry: &'static str,
         ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)],
     ) -> Result<wgpu::BindGroup> {
-        let pipeline = self.pipeline(entry)?;
+        self.bind_ranges_to(&*self.pipeline(entry)?, entry, ranges)
+    }
+
+    /// A bind group for group 0 of `pipeline` (labelled `label`) with byte ranges `(binding, buffer, offset, size)`
+    /// bound: the built-in pipelines' and those made from a caller's WGSL alike.
+    pub(crate) fn bind_ranges_to(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        label: &str,
+        ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)],
+    ) -> Result<wgpu::BindGroup> {
         let layout = pipeline.get_bind_group_layout(0);
         let entries: Vec<_> = ranges
             .iter()
@@ -165,9 +175,9 @@ impl WgpuBackend {
                 }),
             })
             .collect();
-        self.scoped(&format!("binding the buffers of `{entry}`"), || {
+        self.scoped(&format!("binding the buffers of `{label}`"), || {
             self.device_handle().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(entry),
+                label: Some(label),
                 layout: &layout,
                 entries: &entries,
             })
