@@ -125,8 +125,7 @@ pub fn elementwise_source(program: &Program) -> String {
     s.push_str("}\n");
     let in_place = program.outputs.iter().any(|o| program.overwrites(o).is_some());
     let restrict = if in_place { "" } else { " __restrict__" };
-    let written: Vec<bool> =
-        (0..program.inputs.len()).map(|k| program.outputs.iter().any(|o| program.overwrites(o) == Some(k))).collect();
+    let written: Vec<bool> = program.overwritten_inputs();
     let mut kernel_parameters: Vec<String> = written
         .iter()
         .enumerate()
@@ -359,9 +358,7 @@ impl Implements<Expression> for CudaBackend {
             return Ok(());
         }
         let blocks = (data.n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS);
-        let overwritten: Vec<bool> = (0..program.inputs.len())
-            .map(|k| program.outputs.iter().any(|o| program.overwrites(o) == Some(k)))
-            .collect();
+        let overwritten: Vec<bool> = program.overwritten_inputs();
         self.with_stream(|stream| {
             let mut launch = stream.launch_builder(kernel.function());
             // The arguments in the kernel's order: every input by index (mutable where an output overwrites it),

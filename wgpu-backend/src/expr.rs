@@ -255,8 +255,7 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
 pub fn elementwise_source(program: &Program) -> String {
     let mut s = params_struct(program);
     s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
-    let overwritten: Vec<bool> =
-        (0..program.inputs.len()).map(|k| program.outputs.iter().any(|o| program.overwrites(o) == Some(k))).collect();
+    let overwritten: Vec<bool> = program.overwritten_inputs();
     for (k, written) in overwritten.iter().enumerate() {
         let access = if *written { "read_write" } else { "read" };
         let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> in{k}: array<f32>;", k + 1);

@@ -299,6 +299,11 @@ impl Program {
         seen
     }
 
+    /// For each input array, whether an output overwrites it (in place: `y = a * x + y`).
+    pub fn overwritten_inputs(&self) -> Vec<bool> {
+        (0..self.inputs.len()).map(|k| self.outputs.iter().any(|o| self.overwrites(o) == Some(k))).collect()
+    }
+
     /// The input array an output overwrites (`y = a * x + y` writes `y` in place), by its index in
     /// [`Program::inputs`].
     pub fn overwrites(&self, output: &Output) -> Option<usize> {
