@@ -306,6 +306,14 @@ pub trait Implements<W: Workload>: Backend {
     /// already done. [`Implements::launch`] calls it too, so calling it first only moves the cost out of the launch.
     fn prepare(&self, variant: &str) -> Result<()>;
 
+    /// [`Implements::prepare`] for inputs of `params`: where the kernel depends on the input itself (an expression's
+    /// program is compiled for that program), this compiles it, so that the harness reports compilation as a phase of
+    /// its own and not inside the first upload. The default is [`Implements::prepare`].
+    fn prepare_for(&self, variant: &str, params: &W::Params) -> Result<()> {
+        let _ = params;
+        self.prepare(variant)
+    }
+
     /// Validates the input and copies it to where the backend computes.
     fn upload(&self, input: &W::Input) -> Result<Self::Resident>;
 

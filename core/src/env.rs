@@ -37,6 +37,11 @@ pub const VARIABLES: &[Variable] = &[
         purpose: "backends the tests must run on: a skipped one fails (default: none)",
     },
     Variable {
+        name: "GPUWORTHY_KERNEL_CACHE",
+        values: "a directory, or off",
+        purpose: "where compiled CUDA kernels are kept between runs (default: gpuworthy/cuda in the user's cache directory)",
+    },
+    Variable {
         name: "GPUWORTHY_CPU_SIMD",
         values: "avx512, avx2, neon or portable (one this CPU supports)",
         purpose: "the CPU's SIMD level (default: the best the CPU supports)",

@@ -3,9 +3,14 @@
 //! The arrays are cut into blocks of [`BLOCK`] elements that stay in the L1 and L2 caches; rayon spreads the blocks
 //! over the cores, and in each block every node of the program's graph is one tight loop over the block (`+`, `*`,
 //! `min`, comparisons, `where` ...), which the compiler vectorises for the backend's SIMD level: the block evaluation
-//! is a [`simd_kernel!`](crate::simd_kernel), compiled once per instruction set. Special functions are the standard
-//! library's, one element at a time. A reduction fuses its map into the blocks: each block's terms are combined in
-//! `f32` with eight accumulators, and the blocks' partial results in a tree.
+//! is a [`simd_kernel!`](crate::simd_kernel), compiled once per instruction set. `exp`, `exp2`, `sin` and `cos` are
+//! the branch-free forms of [`crate::vector_math`], which vectorise with the rest; the other special functions are
+//! the standard library's, one element at a time. A reduction fuses its map into the blocks: each block's terms are
+//! combined in `f32` with eight accumulators, and the blocks' partial results in a tree.
+//!
+//! Resident data keeps its output arrays from one launch to the next, so that a launch writes into memory that is
+//! already mapped instead of allocating (and faulting in) hundreds of MiB each time; a whole run evaluates straight
+//! from the caller's arrays, with no copy of them.
 //!
 //! `scalar` is the core's plain interpreter ([`gpuworthy_core::expr::Program::interpret`]), one element at a time on
 //! one thread: the baseline.
@@ -15,21 +20,115 @@ use gpuworthy_core::expr::{pow_f32, sign_f32};
 use gpuworthy_core::{Error, Implements, Result};
 use rayon::prelude::*;
 
-use crate::CpuBackend;
 use crate::simd::{Supported, simd_kernel};
+use crate::{CpuBackend, vector_math};
 
 /// Elements per block: small enough that every temporary of a typical expression stays in cache.
 pub const BLOCK: usize = 1024;
 
-/// The program's values for one block: one row of [`BLOCK`] per node.
+/// Blocks per parallel task: enough that handing out tasks costs nothing next to them, few enough that every core
+/// gets many.
+pub const TASK_BLOCKS: usize = 16;
+
+/// Where one node's values for a block are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Value {
+    /// In the node's own row of the scratch.
+    Row,
+    /// In input `k`'s array, at the block's elements: read in place, never copied.
+    Input(usize),
+    /// One value for every element (a constant, a scalar, or an operation of such): computed once, never spread.
+    Uniform(f32),
+}
+
+/// The program's values for one block: one row of [`BLOCK`] per node, and where each node's values are.
 struct Scratch {
     rows: Vec<f32>,
+    values: Vec<Value>,
 }
 
 impl Scratch {
     fn new(nodes: usize) -> Scratch {
-        Scratch { rows: vec![0.0; nodes * BLOCK] }
+        Scratch { rows: vec![0.0; nodes * BLOCK], values: vec![Value::Row; nodes] }
     }
+
+    /// Node `id`'s `len` values in its row, copied or spread there if they were elsewhere: for an output or a
+    /// reduction's body.
+    fn row(&mut self, id: usize, inputs: &[&[f32]], start: usize, len: usize) -> &[f32] {
+        let row = &mut self.rows[id * BLOCK..id * BLOCK + len];
+        match self.values[id] {
+            Value::Row => {}
+            Value::Input(k) => row.copy_from_slice(&inputs[k][start..start + len]),
+            Value::Uniform(u) => row.fill(u),
+        }
+        row
+    }
+}
+
+/// An operand of an operation over a block: a run of values, or one value for all.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    Values(&'a [f32]),
+    Uniform(f32),
+}
+
+impl Operand<'_> {
+    #[inline(always)]
+    fn at(self, i: usize) -> f32 {
+        match self {
+            Operand::Values(v) => v[i],
+            Operand::Uniform(u) => u,
+        }
+    }
+}
+
+/// `f` of one operand into `out`, or one uniform value when the operand is uniform.
+#[inline(always)]
+fn unary(out: &mut [f32], a: Operand<'_>, f: impl Fn(f32) -> f32) -> Value {
+    match a {
+        Operand::Uniform(x) => Value::Uniform(f(x)),
+        Operand::Values(x) => {
+            map1(out, x, f);
+            Value::Row
+        }
+    }
+}
+
+/// `f` of two operands into `out` (one loop per combination, so that each vectorises), or one uniform value.
+#[inline(always)]
+fn binary(out: &mut [f32], a: Operand<'_>, b: Operand<'_>, f: impl Fn(f32, f32) -> f32) -> Value {
+    match (a, b) {
+        (Operand::Uniform(x), Operand::Uniform(y)) => return Value::Uniform(f(x, y)),
+        (Operand::Values(x), Operand::Values(y)) => map2(out, x, y, f),
+        (Operand::Values(x), Operand::Uniform(y)) => map1(out, x, |x| f(x, y)),
+        (Operand::Uniform(x), Operand::Values(y)) => map1(out, y, |y| f(x, y)),
+    }
+    Value::Row
+}
+
+/// `sin` or `cos` of one operand: the vectorised form, then the standard library's for arguments beyond its reach.
+#[inline(always)]
+fn trigonometric(out: &mut [f32], a: Operand<'_>, vectorised: impl Fn(f32) -> f32, exact: fn(f32) -> f32) -> Value {
+    match a {
+        Operand::Uniform(x) => Value::Uniform(exact(x)),
+        Operand::Values(x) => {
+            map1(out, x, vectorised);
+            vector_math::trig_fix_up(out, x, exact);
+            Value::Row
+        }
+    }
+}
+
+/// `f` of three operands into `out`, or one uniform value.
+#[inline(always)]
+fn ternary(out: &mut [f32], a: Operand<'_>, b: Operand<'_>, c: Operand<'_>, f: impl Fn(f32, f32, f32) -> f32) -> Value {
+    if let (Operand::Uniform(x), Operand::Uniform(y), Operand::Uniform(z)) = (a, b, c) {
+        return Value::Uniform(f(x, y, z));
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.at(i), b.at(i), c.at(i));
+    }
+    Value::Row
 }
 
 /// Which nodes to evaluate per block (those not in a reduction's post-map), and which once, after the reduction.
@@ -55,9 +154,22 @@ fn boolean(b: bool) -> f32 {
     if b { 1.0 } else { 0.0 }
 }
 
+/// `out[i] = f(a[i])`, inlined so that the loop vectorises with `f`.
+#[inline(always)]
+fn map1(out: &mut [f32], a: &[f32], f: impl Fn(f32) -> f32) {
+    out.iter_mut().zip(a).for_each(|(o, x)| *o = f(*x));
+}
+
+/// `out[i] = f(a[i], b[i])`, inlined so that the loop vectorises with `f`.
+#[inline(always)]
+fn map2(out: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+    out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = f(*x, *y));
+}
+
 simd_kernel! {
-    /// Evaluates the nodes of `program` marked in `evaluate` over one block of `len` elements starting at `start`,
-    /// each node's values in its row of `rows`; `reduced` is the reduction's value, for a post-map.
+    /// Evaluates the nodes of `program` marked in `evaluate` over one block of `len` elements starting at `start`:
+    /// each computed node's values in its row of `scratch`, inputs read where they are, uniform values computed
+    /// once; `reduced` is the reduction's value, for a post-map.
     fn evaluate_block<S>(
         s,
         program: &Program,
@@ -67,101 +179,90 @@ simd_kernel! {
         start: usize,
         len: usize,
         reduced: f32,
-        rows: &mut [f32],
+        scratch: &mut Scratch,
     ) {
         let _ = s;
+        let Scratch { rows, values } = scratch;
         for (id, node) in program.nodes.iter().enumerate() {
             if !evaluate[id] {
                 continue;
             }
             let (done, rest) = rows.split_at_mut(id * BLOCK);
             let out = &mut rest[..len];
-            let row = |k: usize| &done[k * BLOCK..k * BLOCK + len];
-            match node {
-                Node::Const(c) => out.fill(*c),
-                Node::Scalar(k) => out.fill(scalars[*k]),
-                Node::Reduced => out.fill(reduced),
-                Node::Operand(_) => out.fill(f32::NAN),
-                Node::Input(k) => out.copy_from_slice(&inputs[*k][start..start + len]),
-                Node::Neg(a) => out.iter_mut().zip(row(*a)).for_each(|(o, x)| *o = -x),
-                Node::Not(a) => out.iter_mut().zip(row(*a)).for_each(|(o, x)| *o = boolean(!truth(*x))),
+            let operand = |k: usize| match values[k] {
+                Value::Row => Operand::Values(&done[k * BLOCK..k * BLOCK + len]),
+                Value::Input(i) => Operand::Values(&inputs[i][start..start + len]),
+                Value::Uniform(u) => Operand::Uniform(u),
+            };
+            let value = match node {
+                Node::Const(c) => Value::Uniform(*c),
+                Node::Scalar(k) => Value::Uniform(scalars[*k]),
+                Node::Reduced => Value::Uniform(reduced),
+                Node::Operand(_) => Value::Uniform(f32::NAN),
+                Node::Input(k) => Value::Input(*k),
+                Node::Neg(a) => unary(out, operand(*a), |x| -x),
+                Node::Not(a) => unary(out, operand(*a), |x| boolean(!truth(x))),
                 Node::Arith(op, a, b) => {
-                    let (x, y) = (row(*a), row(*b));
+                    let (x, y) = (operand(*a), operand(*b));
                     match op {
-                        Arith::Add => out.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = x + y),
-                        Arith::Sub => out.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = x - y),
-                        Arith::Mul => out.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = x * y),
-                        Arith::Div => out.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = x / y),
+                        Arith::Add => binary(out, x, y, |x, y| x + y),
+                        Arith::Sub => binary(out, x, y, |x, y| x - y),
+                        Arith::Mul => binary(out, x, y, |x, y| x * y),
+                        Arith::Div => binary(out, x, y, |x, y| x / y),
                     }
                 }
                 Node::Compare(op, a, b) => {
-                    let (x, y) = (row(*a), row(*b));
-                    let test: fn(f32, f32) -> bool = match op {
-                        Compare::Lt => |x, y| x < y,
-                        Compare::Le => |x, y| x <= y,
-                        Compare::Gt => |x, y| x > y,
-                        Compare::Ge => |x, y| x >= y,
-                        Compare::Eq => |x, y| x == y,
-                        Compare::Ne => |x, y| x != y,
-                    };
-                    out.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = boolean(test(*x, *y)));
+                    let (x, y) = (operand(*a), operand(*b));
+                    match op {
+                        Compare::Lt => binary(out, x, y, |x, y| boolean(x < y)),
+                        Compare::Le => binary(out, x, y, |x, y| boolean(x <= y)),
+                        Compare::Gt => binary(out, x, y, |x, y| boolean(x > y)),
+                        Compare::Ge => binary(out, x, y, |x, y| boolean(x >= y)),
+                        Compare::Eq => binary(out, x, y, |x, y| boolean(x == y)),
+                        Compare::Ne => binary(out, x, y, |x, y| boolean(x != y)),
+                    }
                 }
                 Node::Logic(op, a, b) => {
-                    let (x, y) = (row(*a), row(*b));
+                    let (x, y) = (operand(*a), operand(*b));
                     match op {
-                        Logic::And => out.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = boolean(truth(*x) && truth(*y))),
-                        Logic::Or => out.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = boolean(truth(*x) || truth(*y))),
+                        Logic::And => binary(out, x, y, |x, y| boolean(truth(x) && truth(y))),
+                        Logic::Or => binary(out, x, y, |x, y| boolean(truth(x) || truth(y))),
                     }
                 }
                 Node::Call(func, args) => {
-                    let a = row(args[0]);
-                    let b = || row(args[1]);
-                    let c = || row(args[2]);
-                    let unary = |out: &mut [f32], f: fn(f32) -> f32| out.iter_mut().zip(a).for_each(|(o, x)| *o = f(*x));
+                    let a = operand(args[0]);
+                    let b = || operand(args[1]);
+                    let c = || operand(args[2]);
                     match func {
-                        Func::Abs => unary(out, f32::abs),
-                        Func::Sqrt => unary(out, f32::sqrt),
-                        Func::Exp => unary(out, f32::exp),
-                        Func::Exp2 => unary(out, f32::exp2),
-                        Func::Log => unary(out, f32::ln),
-                        Func::Log2 => unary(out, f32::log2),
-                        Func::Sin => unary(out, f32::sin),
-                        Func::Cos => unary(out, f32::cos),
-                        Func::Tan => unary(out, f32::tan),
-                        Func::Tanh => unary(out, f32::tanh),
-                        Func::Asin => unary(out, f32::asin),
-                        Func::Acos => unary(out, f32::acos),
-                        Func::Atan => unary(out, f32::atan),
-                        Func::Floor => unary(out, f32::floor),
-                        Func::Ceil => unary(out, f32::ceil),
-                        Func::Round => unary(out, f32::round_ties_even),
-                        Func::Trunc => unary(out, f32::trunc),
-                        Func::Sign => unary(out, sign_f32),
-                        Func::Min => out.iter_mut().zip(a.iter().zip(b())).for_each(|(o, (x, y))| *o = x.min(*y)),
-                        Func::Max => out.iter_mut().zip(a.iter().zip(b())).for_each(|(o, (x, y))| *o = x.max(*y)),
-                        Func::Pow => out.iter_mut().zip(a.iter().zip(b())).for_each(|(o, (x, y))| *o = pow_f32(*x, *y)),
-                        Func::Atan2 => out.iter_mut().zip(a.iter().zip(b())).for_each(|(o, (x, y))| *o = x.atan2(*y)),
-                        Func::Clamp => {
-                            let (lo, hi) = (b(), c());
-                            for (i, o) in out.iter_mut().enumerate() {
-                                *o = a[i].max(lo[i]).min(hi[i]);
-                            }
-                        }
-                        Func::Fma => {
-                            let (y, z) = (b(), c());
-                            for (i, o) in out.iter_mut().enumerate() {
-                                *o = a[i].mul_add(y[i], z[i]);
-                            }
-                        }
-                        Func::Where => {
-                            let (y, z) = (b(), c());
-                            for (i, o) in out.iter_mut().enumerate() {
-                                *o = if truth(a[i]) { y[i] } else { z[i] };
-                            }
-                        }
+                        Func::Abs => unary(out, a, f32::abs),
+                        Func::Sqrt => unary(out, a, f32::sqrt),
+                        Func::Exp => unary(out, a, vector_math::exp),
+                        Func::Exp2 => unary(out, a, vector_math::exp2),
+                        Func::Log => unary(out, a, f32::ln),
+                        Func::Log2 => unary(out, a, f32::log2),
+                        Func::Sin => trigonometric(out, a, vector_math::sin, f32::sin),
+                        Func::Cos => trigonometric(out, a, vector_math::cos, f32::cos),
+                        Func::Tan => unary(out, a, f32::tan),
+                        Func::Tanh => unary(out, a, f32::tanh),
+                        Func::Asin => unary(out, a, f32::asin),
+                        Func::Acos => unary(out, a, f32::acos),
+                        Func::Atan => unary(out, a, f32::atan),
+                        Func::Floor => unary(out, a, f32::floor),
+                        Func::Ceil => unary(out, a, f32::ceil),
+                        Func::Round => unary(out, a, f32::round_ties_even),
+                        Func::Trunc => unary(out, a, f32::trunc),
+                        Func::Sign => unary(out, a, sign_f32),
+                        Func::Min => binary(out, a, b(), f32::min),
+                        Func::Max => binary(out, a, b(), f32::max),
+                        Func::Pow => binary(out, a, b(), pow_f32),
+                        Func::Atan2 => binary(out, a, b(), f32::atan2),
+                        Func::Clamp => ternary(out, a, b(), c(), |x, lo, hi| x.max(lo).min(hi)),
+                        Func::Fma => ternary(out, a, b(), c(), f32::mul_add),
+                        Func::Where => ternary(out, a, b(), c(), |t, y, z| if truth(t) { y } else { z }),
                     }
                 }
-            }
+            };
+            values[id] = value;
         }
     }
 }
@@ -186,29 +287,46 @@ fn combine(kind: Reduce, terms: &[f32]) -> f32 {
     join(join(join(acc[0], acc[1]), join(acc[2], acc[3])), join(join(join(acc[4], acc[5]), join(acc[6], acc[7])), tail))
 }
 
-/// Runs `program` on `inputs` block by block over the backend's thread pool.
-fn run_blocks(level: Supported, program: &Program, inputs: &[&[f32]], scalars: &[f32]) -> Result<Outputs> {
+/// Runs `program` on `inputs` block by block over the backend's thread pool; an elementwise program writes into the
+/// arrays of `reuse` where it holds one per output (resized to the input's length), else into new ones.
+fn run_blocks(
+    level: Supported,
+    program: &Program,
+    inputs: &[&[f32]],
+    scalars: &[f32],
+    reuse: Option<Outputs>,
+) -> Result<Outputs> {
     let n = program.length(inputs, scalars)?;
     let evaluate = per_element_nodes(program);
     let blocks = n.div_ceil(BLOCK);
     match &program.reduction {
         None => {
-            let mut outputs: Vec<Vec<f32>> = program.outputs.iter().map(|_| vec![0.0; n]).collect();
-            // Each block writes its part of every output; the parts are disjoint, so the blocks run in parallel.
-            let mut parts: Vec<Vec<&mut [f32]>> = (0..blocks).map(|_| Vec::new()).collect();
+            let mut outputs: Vec<Vec<f32>> = match reuse {
+                Some(Outputs::Elementwise(arrays)) if arrays.len() == program.outputs.len() => arrays,
+                _ => program.outputs.iter().map(|_| Vec::new()).collect(),
+            };
+            // Every element is written below: the old contents never matter.
+            outputs.iter_mut().for_each(|o| o.resize(n, 0.0));
+            // Each task writes its part of every output, [`TASK_BLOCKS`] blocks long; the parts are disjoint, so the
+            // tasks run in parallel.
+            let task = BLOCK * TASK_BLOCKS;
+            let mut parts: Vec<Vec<&mut [f32]>> = (0..n.div_ceil(task)).map(|_| Vec::new()).collect();
             for output in &mut outputs {
-                for (part, chunk) in parts.iter_mut().zip(output.chunks_mut(BLOCK)) {
+                for (part, chunk) in parts.iter_mut().zip(output.chunks_mut(task)) {
                     part.push(chunk);
                 }
             }
             parts.into_par_iter().enumerate().for_each_init(
                 || Scratch::new(program.nodes.len()),
-                |scratch, (block, mut part)| {
-                    let start = block * BLOCK;
-                    let len = BLOCK.min(n - start);
-                    evaluate_block(level, program, &evaluate, inputs, scalars, start, len, 0.0, &mut scratch.rows);
-                    for (chunk, output) in part.iter_mut().zip(&program.outputs) {
-                        chunk.copy_from_slice(&scratch.rows[output.node * BLOCK..output.node * BLOCK + len]);
+                |scratch, (index, mut part)| {
+                    let first = index * task;
+                    for start in (first..(first + task).min(n)).step_by(BLOCK) {
+                        let len = BLOCK.min(n - start);
+                        evaluate_block(level, program, &evaluate, inputs, scalars, start, len, 0.0, scratch);
+                        for (chunk, output) in part.iter_mut().zip(&program.outputs) {
+                            let at = start - first;
+                            chunk[at..at + len].copy_from_slice(scratch.row(output.node, inputs, start, len));
+                        }
                     }
                 },
             );
@@ -218,13 +336,14 @@ fn run_blocks(level: Supported, program: &Program, inputs: &[&[f32]], scalars: &
             let kind = reduction.kind;
             let partials: Vec<f32> = (0..blocks)
                 .into_par_iter()
+                .with_min_len(TASK_BLOCKS)
                 .map_init(
                     || Scratch::new(program.nodes.len()),
                     |scratch, block| {
                         let start = block * BLOCK;
                         let len = BLOCK.min(n - start);
-                        evaluate_block(level, program, &evaluate, inputs, scalars, start, len, 0.0, &mut scratch.rows);
-                        combine(kind, &scratch.rows[reduction.body * BLOCK..reduction.body * BLOCK + len])
+                        evaluate_block(level, program, &evaluate, inputs, scalars, start, len, 0.0, scratch);
+                        combine(kind, scratch.row(reduction.body, inputs, start, len))
                     },
                 )
                 .collect();
@@ -232,8 +351,21 @@ fn run_blocks(level: Supported, program: &Program, inputs: &[&[f32]], scalars: &
             // The post-map, once, on a block of one element holding the reduction's value.
             let post = program.reached(&[reduction.post]);
             let mut scratch = Scratch::new(program.nodes.len());
-            evaluate_block(level, program, &post, &[], scalars, 0, 1, total, &mut scratch.rows);
-            Ok(Outputs::Reduction(scratch.rows[reduction.post * BLOCK]))
+            evaluate_block(level, program, &post, &[], scalars, 0, 1, total, &mut scratch);
+            Ok(Outputs::Reduction(scratch.row(reduction.post, &[], 0, 1)[0]))
+        }
+    }
+}
+
+impl CpuBackend {
+    /// `variant` of `input`'s program on its arrays, writing into `reuse`'s arrays where it can.
+    fn evaluate(&self, variant: &str, input: &ExprInput, reuse: Option<Outputs>) -> Result<Outputs> {
+        let program = &input.params.program;
+        let inputs = input.slices();
+        match variant {
+            "scalar" => program.interpret(&inputs, &input.params.scalars),
+            "blocks" => self.install(|| run_blocks(self.simd(), program, &inputs, &input.params.scalars, reuse)),
+            other => Err(Implements::<Expression>::unknown_variant(self, other)),
         }
     }
 }
@@ -264,13 +396,20 @@ impl Implements<Expression> for CpuBackend {
     }
 
     fn launch(&self, variant: &str, (input, output): &mut Self::Resident) -> Result<()> {
-        let program = &input.params.program;
-        let inputs = input.slices();
-        *output = Some(match variant {
-            "scalar" => program.interpret(&inputs, &input.params.scalars)?,
-            "blocks" => self.install(|| run_blocks(self.simd(), program, &inputs, &input.params.scalars))?,
-            other => return Err(Implements::<Expression>::unknown_variant(self, other)),
-        });
+        *output = Some(self.evaluate(variant, input, output.take())?);
+        Ok(())
+    }
+
+    /// Evaluates straight from the caller's arrays: on the CPU, an upload would only copy them.
+    fn run(&self, variant: &str, input: &ExprInput) -> Result<Outputs> {
+        <Expression as gpuworthy_core::Workload>::validate(input)?;
+        self.evaluate(variant, input, None)
+    }
+
+    fn run_into(&self, variant: &str, input: &ExprInput, output: &mut Outputs) -> Result<()> {
+        <Expression as gpuworthy_core::Workload>::validate(input)?;
+        let reuse = std::mem::replace(output, Outputs::Elementwise(Vec::new()));
+        *output = self.evaluate(variant, input, Some(reuse))?;
         Ok(())
     }
 

@@ -33,6 +33,7 @@ use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, KernelClock, 
 pub mod expr;
 mod kernels;
 pub mod simd;
+pub mod vector_math;
 
 pub use kernels::HostResident;
 /// The rayon crate whose thread pool this backend's kernels share ([`CpuBackend::install`]).

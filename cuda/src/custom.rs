@@ -102,6 +102,14 @@ impl CudaBackend {
         Ok(CustomKernel { function, entry: entry.to_owned() })
     }
 
+    /// This backend with compiled kernels kept in `cache` between processes instead of where
+    /// `GPUWORTHY_KERNEL_CACHE` says ([`DiskCache::from_env`](crate::DiskCache::from_env)); [`DiskCache::off`](crate::DiskCache::off)
+    /// compiles every kernel in every process.
+    pub fn with_kernel_cache(mut self, cache: crate::DiskCache) -> Self {
+        self.disk_cache = cache;
+        self
+    }
+
     /// Runs `enqueue` with the stream every phase of this backend runs on, holding its queue lock: launches and copies
     /// made inside are ordered with the backend's own work, and a timing window another thread holds on this backend
     /// waits for them instead of timing them. Enqueueing does not wait for the work: [`gpuworthy_core::Backend::synchronize`]
@@ -189,5 +197,51 @@ extern "C" __global__ void add_one(const float* x, float* y, int n) {
         let err = cuda.custom_kernel(ADD_ONE, "missing", &[]).unwrap_err().to_string();
         assert!(err.contains("missing") && err.contains("it defines: add_one"), "{err}");
         assert!(cuda.custom_kernel(ADD_ONE, "add_one(); //", &[]).is_err());
+    }
+
+    /// Where CUDA runs: a kernel one backend compiled is loaded from disk by the next (a new process finds it the
+    /// same way), much faster than compiling; a corrupt entry is compiled again and rewritten, never loaded.
+    #[test]
+    fn a_compiled_kernel_is_found_on_disk_and_a_corrupt_entry_is_rebuilt() {
+        use cudarc::driver::PushKernelArg;
+        use std::time::Instant;
+        if CudaBackend::new(0).is_err() {
+            println!("no CUDA device here: not tried");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("gpuworthy-kernel-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A source of its own, so that no other test's entry answers.
+        let source = format!("{ADD_ONE}\n// {}\n", dir.display());
+        let open = || CudaBackend::new(0).unwrap().with_kernel_cache(crate::DiskCache::at(&dir));
+        let start = Instant::now();
+        open().custom_kernel(&source, "add_one", &[]).unwrap();
+        let compiled = start.elapsed();
+        let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        let cuda = open();
+        let start = Instant::now();
+        cuda.custom_kernel(&source, "add_one", &[]).unwrap();
+        let loaded = start.elapsed();
+        println!("add_one: compiled in {compiled:?}, loaded from the disk cache in {loaded:?}");
+        assert!(loaded < compiled, "loading ({loaded:?}) should beat compiling ({compiled:?})");
+        std::fs::write(&entries[0], "gpuworthy-ptx-1 0000\n.entry add_one(\n").unwrap();
+        let cuda = open();
+        let kernel = cuda.custom_kernel(&source, "add_one", &[]).unwrap();
+        let x = cuda.buffer_from(&[1.0, 2.0]).unwrap();
+        let mut y = cuda.buffer_zeroed(2).unwrap();
+        let n = 2i32;
+        cuda.with_stream(|stream| {
+            let mut launch = stream.launch_builder(kernel.function());
+            launch.arg(&x).arg(&mut y).arg(&n);
+            // SAFETY: add_one takes (const float*, float*, int n) and touches n elements of buffers that hold n.
+            unsafe { launch.launch(crate::launch_config((1, 1), (32, 1), 0)?) }
+                .map(drop)
+                .map_err(crate::driver_error("launching add_one"))
+        })
+        .unwrap();
+        assert_eq!(cuda.read_buffer(&y, 2).unwrap(), [2.0, 3.0]);
+        assert!(crate::DiskCache::at(&dir).load(entries[0].file_stem().unwrap().to_str().unwrap()).is_some());
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

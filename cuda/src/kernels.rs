@@ -7,9 +7,10 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule};
-use cudarc::nvrtc::{CompileError, CompileOptions};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use gpuworthy_core::{BackendKind, Error, KernelSource, Result, Variant};
 
+use crate::disk_cache::module_key;
 use crate::launch::define_options;
 use crate::{CudaBackend, driver_error, lock};
 
@@ -86,9 +87,10 @@ impl CudaBackend {
     }
 
     /// `source` compiled by NVRTC for this device with its [`compile_options`] and `extra`, and loaded; `program` names
-    /// it in NVRTC's messages and `kernel` in the error. Cached for the life of the backend by a hash of the source and
-    /// every option (the architecture among them), not by a name: two sources never share an entry, and the same
-    /// source compiled twice is compiled once.
+    /// it in NVRTC's messages and `kernel` in the error. Cached for the life of the backend, and on disk between
+    /// processes ([`DiskCache`](crate::DiskCache)), by a hash of the source, every option (the architecture among them) and the
+    /// toolchain, not by a name: two sources never share an entry, and the same source compiled twice is compiled
+    /// once.
     pub(crate) fn compile_module(
         &self,
         source: &str,
@@ -98,10 +100,22 @@ impl CudaBackend {
     ) -> Result<LoadedModule> {
         let mut options = compile_options(self.capability.0, self.capability.1);
         options.extend(extra.iter().cloned());
-        let key = module_key(source, &options);
+        let key = module_key(source, &options, &self.toolchain);
         let mut modules = lock(&self.modules);
         if let Some(loaded) = modules.get(&key) {
             return Ok(loaded.clone());
+        }
+        // A kernel a previous process compiled: loaded unless the driver refuses it, then compiled afresh.
+        if let Some(ptx) = self.disk_cache.load(&key) {
+            let entries = entry_points(&ptx);
+            match self.context.load_module(Ptx::from_src(ptx)) {
+                Ok(module) => {
+                    let loaded = LoadedModule { module, entries };
+                    modules.insert(key, loaded.clone());
+                    return Ok(loaded);
+                }
+                Err(_) => self.disk_cache.forget(&key),
+            }
         }
         let compile = CompileOptions { options: options.clone(), name: Some(program.to_owned()), ..Default::default() };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, compile).map_err(|e| {
@@ -116,8 +130,10 @@ impl CudaBackend {
                 log,
             }
         })?;
-        let entries = entry_points(&ptx.to_src());
+        let text = ptx.to_src();
+        let entries = entry_points(&text);
         let module = self.context.load_module(ptx).map_err(driver_error(format!("loading the module of {program}")))?;
+        self.disk_cache.store(&key, &text);
         let loaded = LoadedModule { module, entries };
         modules.insert(key, loaded.clone());
         Ok(loaded)
@@ -143,15 +159,6 @@ fn entry_points(ptx: &str) -> Vec<String> {
         .collect()
 }
 
-/// The cache key of a module: a hash of its source and its compile options.
-fn module_key(source: &str, options: &[String]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    source.hash(&mut hasher);
-    options.hash(&mut hasher);
-    hasher.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,15 +167,5 @@ mod tests {
     fn the_entry_points_of_a_ptx_listing_are_its_kernels() {
         let ptx = ".visible .entry add_one(\n\t.param .u64 x\n)\n.func helper()\n.visible .entry scale (\n";
         assert_eq!(entry_points(ptx), ["add_one", "scale"]);
-    }
-
-    #[test]
-    fn a_module_key_changes_with_the_source_and_with_every_option() {
-        let options = compile_options(9, 0);
-        let key = module_key("kernel", &options);
-        assert_eq!(key, module_key("kernel", &options));
-        assert_ne!(key, module_key("kernel ", &options));
-        assert_ne!(key, module_key("kernel", &compile_options(8, 0)));
-        assert_ne!(key, module_key("kernel", &[options, vec!["-DX=1".into()]].concat()));
     }
 }

@@ -21,6 +21,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, sys};
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result};
 
 mod custom;
+pub mod disk_cache;
 pub mod expr;
 mod kernels;
 pub mod launch;
@@ -31,6 +32,7 @@ mod workloads;
 /// The cudarc crate this backend is built on, whose launch builder and buffers the extension points take.
 pub use cudarc;
 pub use custom::CustomKernel;
+pub use disk_cache::DiskCache;
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
 pub use pipeline::{
@@ -52,8 +54,12 @@ pub struct CudaBackend {
     host_memory: HostMemory,
     /// Threads per block of the elementwise kernels (`square`, `saxpy`).
     elementwise_block: u32,
-    /// Loaded modules, by a hash of their source and compile options.
-    modules: Mutex<HashMap<u64, kernels::LoadedModule>>,
+    /// Loaded modules, by a hash of their source, compile options and toolchain ([`disk_cache::module_key`]).
+    modules: Mutex<HashMap<String, kernels::LoadedModule>>,
+    /// Where compiled modules are kept between processes.
+    disk_cache: DiskCache,
+    /// The driver's and NVRTC's versions, part of every module's key.
+    toolchain: String,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     staging: memory::Staging,
     lanes: pipeline::Lanes,
@@ -170,6 +176,7 @@ impl CudaBackend {
             .map_err(driver_error("reading the multiprocessor count"))? as u32;
         let memory_bytes = context.total_mem().map_err(driver_error("reading the memory size"))? as u64;
         keep_freed_memory(&context, memory_bytes / FREED_MEMORY_KEPT_DIVISOR)?;
+        let disk_cache = DiskCache::from_env()?;
         Ok(CudaBackend {
             context,
             stream,
@@ -179,6 +186,8 @@ impl CudaBackend {
             host_memory,
             elementwise_block: DEFAULT_ELEMENTWISE_BLOCK,
             modules: Mutex::new(HashMap::new()),
+            disk_cache,
+            toolchain: toolchain(),
             functions: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
             lanes: pipeline::Lanes::default(),
@@ -225,6 +234,18 @@ impl CudaBackend {
     pub(crate) fn hold_queue(&self) -> QueueGuard<'_> {
         self.queue_lock.hold()
     }
+}
+
+/// The driver's and NVRTC's versions, as one line: part of every compiled module's cache key, so that neither a new
+/// driver nor a new compiler loads code the old one made.
+fn toolchain() -> String {
+    let mut driver = 0;
+    // SAFETY: cuDriverGetVersion writes one int through a valid pointer; the driver library was found before.
+    let driver_status = unsafe { sys::cuDriverGetVersion(&mut driver) };
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: nvrtcVersion writes two ints through valid pointers; the NVRTC library was found before.
+    let nvrtc_status = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    format!("driver {driver} ({driver_status:?}), nvrtc {major}.{minor} ({nvrtc_status:?})")
 }
 
 fn describe(context: &Arc<CudaContext>) -> Result<DeviceInfo> {

@@ -354,6 +354,12 @@ impl Device {
         self.implementation::<W>()?.prepare(variant)
     }
 
+    /// [`Device::prepare`] for inputs of `params`: for a workload whose kernel depends on its input (an expression),
+    /// compiles that kernel now.
+    pub fn prepare_for<W: DeviceWorkload>(&self, variant: &str, params: &W::Params) -> Result<()> {
+        self.implementation::<W>()?.prepare_for(variant, params)
+    }
+
     /// Validates `input` and copies it to the device, where it stays until the [`Resident`] is dropped.
     pub fn upload<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Resident<W>> {
         Ok(Resident { device: self.clone(), data: self.implementation::<W>()?.upload(input)?, workload: PhantomData })

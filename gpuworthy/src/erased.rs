@@ -23,6 +23,8 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     fn check_size(&self, params: &W::Params) -> Result<()>;
     /// [`Implements::prepare`].
     fn prepare(&self, variant: &str) -> Result<()>;
+    /// [`Implements::prepare_for`].
+    fn prepare_for(&self, variant: &str, params: &W::Params) -> Result<()>;
     /// [`Implements::upload`], the resident data boxed.
     fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>>;
     /// [`Implements::launch`] on data this backend uploaded.
@@ -66,6 +68,10 @@ where
 
     fn prepare(&self, variant: &str) -> Result<()> {
         Implements::<W>::prepare(self, variant)
+    }
+
+    fn prepare_for(&self, variant: &str, params: &W::Params) -> Result<()> {
+        Implements::<W>::prepare_for(self, variant, params)
     }
 
     fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>> {

@@ -190,7 +190,7 @@ where
     W: Workload,
     B: Implements<W>,
 {
-    backend.prepare(variant)?;
+    backend.prepare_for(variant, &W::params(input))?;
     let output = backend.run(variant, input)?;
     checked_end_to_end(backend, variant, input, options, output)
 }
@@ -293,7 +293,7 @@ where
     B: Implements<W>,
 {
     let compile_start = Instant::now();
-    backend.prepare(variant)?;
+    backend.prepare_for(variant, &W::params(input))?;
     let compile = compile_start.elapsed();
 
     let first_start = Instant::now();
@@ -385,7 +385,7 @@ where
     W: Workload,
     B: Implements<W>,
 {
-    backend.prepare(variant)?;
+    backend.prepare_for(variant, &W::params(input))?;
     let mut resident = backend.upload(input)?;
     for _ in 0..=options.warmup {
         backend.launch(variant, &mut resident)?;
@@ -433,7 +433,7 @@ where
             "launches per transfer must be 1 to {MAX_LAUNCHES_PER_TRANSFER}, got {launches}"
         )));
     }
-    backend.prepare(variant)?;
+    backend.prepare_for(variant, &W::params(input))?;
     for _ in 0..options.warmup.max(1) {
         backend.run(variant, input)?;
     }
