@@ -6,7 +6,8 @@ expression: median time, GB/s with gpuworthy's cost model (4 bytes x (inputs + o
 `err`, the largest error against a float64 reference over every 4099th element (relative for a sum; `!` past 1e-5,
 1e-4 for a sum). GPU peers are timed with CUDA events (median of --repeat after 3 warm-ups), with the first call of
 torch.compile and of a CuPy kernel on a cold and a warm disk cache (wall clock, compile included) and the host time
-per call at n = 1024; CPU peers with the wall clock (median of --repeat after 2 warm-ups). On a GPU machine:
+per call at n = 1024; CPU peers with the wall clock (median of --repeat after 2 warm-ups). Events around one call
+on an idle GPU include the host's launch time, which shows for torch.compile (tens of us). On a GPU machine:
 
     python3 bench-suite/peers/expr_peers.py                         # n = 2^26, GPU and CPU peers
     python3 bench-suite/peers/expr_peers.py --only cpu --n 2^24 --repeat 5
