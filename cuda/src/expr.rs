@@ -17,7 +17,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpuworthy_core::expr::{ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
-use crate::{CudaBackend, driver_error, launch_config};
+use crate::{CudaBackend, CustomKernel, driver_error, launch_config};
 
 /// Threads per block of the generated kernels.
 const BLOCK: u32 = 256;
@@ -255,9 +255,18 @@ pub fn reduction_source(program: &Program) -> String {
     s
 }
 
-/// An expression's data on the device.
+/// An expression's compiled kernels: the elementwise kernel, or a reduction's two passes.
+#[derive(Debug, Clone)]
+struct ExprKernels {
+    main: CustomKernel,
+    finish: Option<CustomKernel>,
+}
+
+/// An expression's data on the device, and its kernels, looked up once at upload so that a launch costs no more
+/// than the launch.
 pub struct ExprOnDevice {
     program: Arc<Program>,
+    kernels: ExprKernels,
     n: usize,
     scalars: Vec<f32>,
     inputs: Vec<CudaSlice<f32>>,
@@ -266,11 +275,14 @@ pub struct ExprOnDevice {
 }
 
 impl CudaBackend {
-    fn expression_source(program: &Program) -> (String, &'static str) {
+    /// The program's kernels, generated and compiled on first use (then from the memory or disk cache).
+    fn expression_kernels(&self, program: &Program) -> Result<ExprKernels> {
         if program.reduction.is_some() {
-            (reduction_source(program), "expr_partials")
+            let source = reduction_source(program);
+            let main = self.custom_kernel(&source, "expr_partials", &[])?;
+            Ok(ExprKernels { main, finish: Some(self.custom_kernel(&source, "expr_finish", &[])?) })
         } else {
-            (elementwise_source(program), "expr_map")
+            Ok(ExprKernels { main: self.custom_kernel(&elementwise_source(program), "expr_map", &[])?, finish: None })
         }
     }
 
@@ -295,12 +307,17 @@ impl Implements<Expression> for CudaBackend {
         if variant == "generated" { Ok(()) } else { Err(Implements::<Expression>::unknown_variant(self, variant)) }
     }
 
+    /// Generates and compiles the program's kernels (NVRTC, or the disk cache): the compile phase.
+    fn prepare_for(&self, variant: &str, params: &ExprParams) -> Result<()> {
+        Implements::<Expression>::prepare(self, variant)?;
+        self.expression_kernels(&params.program).map(drop)
+    }
+
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
         Expression::validate(input)?;
         let program = Arc::clone(&input.params.program);
         // Compile first: an expression NVRTC refuses is an error before any data moves.
-        let (source, entry) = Self::expression_source(&program);
-        self.custom_kernel(&source, entry, &[])?;
+        let kernels = self.expression_kernels(&program)?;
         let n = input.params.n;
         let inputs = input.arrays.iter().map(|a| self.buffer_from(a)).collect::<Result<Vec<_>>>()?;
         let outputs = if program.reduction.is_some() {
@@ -313,7 +330,7 @@ impl Implements<Expression> for CudaBackend {
                 .map(|_| self.buffer_zeroed(n))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(ExprOnDevice { program, n, scalars: input.params.scalars.clone(), inputs, outputs })
+        Ok(ExprOnDevice { program, kernels, n, scalars: input.params.scalars.clone(), inputs, outputs })
     }
 
     fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
@@ -321,13 +338,13 @@ impl Implements<Expression> for CudaBackend {
             return Err(Implements::<Expression>::unknown_variant(self, variant));
         }
         let program = Arc::clone(&data.program);
-        let (source, entry) = Self::expression_source(&program);
-        let kernel = self.custom_kernel(&source, entry, &[])?;
+        let kernel = data.kernels.main.clone();
         let n = data.n as i64;
         let what = "launching an expression's kernel";
         if program.reduction.is_some() {
             let blocks = Self::reduce_blocks(data.n);
-            let finish = self.custom_kernel(&source, "expr_finish", &[])?;
+            let finish =
+                data.kernels.finish.clone().ok_or_else(|| Error::invalid("a reduction without its second pass"))?;
             let count = blocks as i64;
             return self.with_stream(|stream| {
                 let mut launch = stream.launch_builder(kernel.function());

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::device_workload::{DeviceWorkload, NO_VARIANT};
 use crate::erased::ErasedImplements;
-use crate::measure::{CheckResult, MeasureOptions, Measurement, Stats};
+use crate::measure::{CheckResult, ClockComparison, MeasureOptions, Measurement, Stats};
 use crate::spec::DeviceSpec;
 
 /// A place that computes, chosen at run time: one of the backends this build has.
@@ -423,6 +423,17 @@ impl Device {
         options: &MeasureOptions,
     ) -> Result<(Stats, Option<CheckResult>)> {
         self.implementation::<W>()?.measure_end_to_end(variant, input, options)
+    }
+
+    /// One launch of `variant` on resident data timed three ways ([`compare_clocks`](crate::measure::compare_clocks)):
+    /// the host clock without synchronising (the host's cost of a call), synchronised, and the device timer.
+    pub fn compare_clocks<W: DeviceWorkload>(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<ClockComparison> {
+        self.implementation::<W>()?.compare_clocks(variant, input, options)
     }
 
     /// Measures every full-precision variant on `input` and returns the one whose kernel was fastest, with all the

@@ -8,7 +8,9 @@ use std::any::Any;
 
 use gpuworthy_core::{Error, Implements, Precision, Result, Workload};
 
-use crate::measure::{CheckResult, MeasureOptions, Measurement, Stats, measure, measure_end_to_end};
+use crate::measure::{
+    CheckResult, ClockComparison, MeasureOptions, Measurement, Stats, compare_clocks, measure, measure_end_to_end,
+};
 
 /// One backend's [`Implements<W>`] seen through an object-safe interface: the resident data as `dyn Any`, the
 /// harness's measurement run on the concrete backend. Every `B: Implements<W>` is one.
@@ -44,6 +46,8 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
         input: &W::Input,
         options: &MeasureOptions,
     ) -> Result<(Stats, Option<CheckResult>)>;
+    /// [`compare_clocks`] on the concrete backend.
+    fn compare_clocks(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<ClockComparison>;
 }
 
 impl<W: Workload, B: Implements<W>> ErasedImplements<W> for B
@@ -96,6 +100,10 @@ where
 
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement> {
         measure::<W, B>(self, variant, input, options)
+    }
+
+    fn compare_clocks(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<ClockComparison> {
+        compare_clocks::<W, B>(self, variant, input, options)
     }
 
     fn measure_end_to_end(

@@ -340,6 +340,8 @@ pub fn reduction_source(program: &Program) -> String {
 /// An expression's data on the device: the input buffers, the outputs (or the partials), and the program.
 pub struct ExprOnDevice {
     program: std::sync::Arc<Program>,
+    /// The program's pipelines (the map, or a reduction's two passes), looked up once at upload.
+    pipelines: Vec<CustomPipeline>,
     n: usize,
     scalars: Vec<f32>,
     inputs: Vec<wgpu::Buffer>,
@@ -380,7 +382,7 @@ impl WgpuBackend {
 
     fn run_expression(&self, data: &ExprOnDevice) -> Result<()> {
         let program = &data.program;
-        let pipelines = self.expression_pipelines(program)?;
+        let pipelines = &data.pipelines;
         let chunk = self.expression_chunk();
         let bind_range = |pipeline: &CustomPipeline, ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)]| {
             self.bind_ranges_to(pipeline.pipeline(), pipeline.entry(), ranges)
@@ -464,12 +466,18 @@ impl Implements<Expression> for WgpuBackend {
         if variant == "generated" { Ok(()) } else { Err(Implements::<Expression>::unknown_variant(self, variant)) }
     }
 
+    /// Generates, validates and builds the program's pipelines: the compile phase.
+    fn prepare_for(&self, variant: &str, params: &ExprParams) -> Result<()> {
+        Implements::<Expression>::prepare(self, variant)?;
+        self.expression_pipelines(&params.program).map(drop)
+    }
+
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
         Expression::validate(input)?;
         Implements::<Expression>::check_size(self, &input.params)?;
         let program = std::sync::Arc::clone(&input.params.program);
         // Compile first, so that an expression the shader compiler refuses is an error before any data moves.
-        self.expression_pipelines(&program)?;
+        let pipelines = self.expression_pipelines(&program)?;
         let n = input.params.n;
         let inputs = input
             .arrays
@@ -489,7 +497,7 @@ impl Implements<Expression> for WgpuBackend {
                 .collect::<Result<Vec<_>>>()?
         };
         self.flush_uploads();
-        Ok(ExprOnDevice { program, n, scalars: input.params.scalars.clone(), inputs, outputs })
+        Ok(ExprOnDevice { program, pipelines, n, scalars: input.params.scalars.clone(), inputs, outputs })
     }
 
     fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {

@@ -258,29 +258,12 @@ fn run_on<W: CommandLineWorkload>(
     );
     let t = |d: Duration| report::duration(d);
     if request.lessons.no_sync {
-        out!("  one launch, three clocks (median of each; the first is wrong on purpose):");
-        out!(
-            "    {:<14} {:>26} {:>26} {:>14}",
-            "variant",
-            "host, no synchronise",
-            "host, synchronised",
-            "device timer"
-        );
-        for v in &variants {
-            let c = gpuworthy::measure::compare_clocks::<W, _>(backend, v, &input, options).map_err(usage)?;
-            out!(
-                "    {:<14} {:>26} {:>26} {:>14}",
-                v,
-                t(c.launch_unsynchronised.median),
-                t(c.launch_synchronised.median),
-                t(c.device_timer.median)
-            );
-        }
-        if backend.kind().is_gpu() {
-            out!(
-                "  without a synchronisation the host clock stops when the launch is queued, not when the kernel ends"
-            );
-        }
+        let clocks = variants
+            .iter()
+            .map(|v| gpuworthy::measure::compare_clocks::<W, _>(backend, v, &input, options).map(|c| (v.clone(), c)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(usage)?;
+        print_clocks(&clocks, backend.kind().is_gpu())?;
     }
     if let Some(k) = request.lessons.launches {
         out!("  per kernel, with the data uploaded once and downloaded once around {k} kernel(s):");
@@ -663,14 +646,10 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
                 return Err(Exit::usage(format!("{flag} does not apply to --expr yet")));
             }
         }
-        if !params.options().is_empty()
-            || !lessons.block_size.is_empty()
-            || lessons.no_sync
-            || lessons.launches.is_some()
-        {
-            return Err(Exit::usage("workload options and timing lessons do not apply to --expr"));
+        if !params.options().is_empty() || !lessons.block_size.is_empty() || lessons.launches.is_some() {
+            return Err(Exit::usage("workload options, --block-size and --launches do not apply to --expr"));
         }
-        return run_expression(source, &set, size.as_deref(), backend, &options);
+        return run_expression(source, &set, size.as_deref(), backend, &options, lessons.no_sync);
     }
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
@@ -738,6 +717,27 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     visit_workload_named(&workload, &mut RunOn { target: devices, request: &request }).map_err(usage)?
 }
 
+/// The `--no-sync` lesson: each variant's launch timed by the host clock without synchronising, synchronised, and by
+/// the device timer.
+fn print_clocks(clocks: &[(String, gpuworthy::measure::ClockComparison)], on_gpu: bool) -> anyhow::Result<()> {
+    let t = |d: Duration| report::duration(d);
+    out!("  one launch, three clocks (median of each; the first is wrong on purpose):");
+    out!("    {:<14} {:>26} {:>26} {:>14}", "variant", "host, no synchronise", "host, synchronised", "device timer");
+    for (v, c) in clocks {
+        out!(
+            "    {:<14} {:>26} {:>26} {:>14}",
+            v,
+            t(c.launch_unsynchronised.median),
+            t(c.launch_synchronised.median),
+            t(c.device_timer.median)
+        );
+    }
+    if on_gpu {
+        out!("  without a synchronisation the host clock stops when the launch is queued, not when the kernel ends");
+    }
+    Ok(())
+}
+
 /// `gpuworthy run --expr`: a user's expression, checked against its bounded reference and measured phase by phase
 /// on `target` (every available device when `None`), in the table of `gpuworthy run`.
 fn run_expression(
@@ -746,6 +746,7 @@ fn run_expression(
     size: Option<&str>,
     target: Option<Target>,
     options: &MeasureOptions,
+    no_sync: bool,
 ) -> anyhow::Result<()> {
     use gpuworthy::core::Workload;
     use gpuworthy::core::expr::{Expr, ExprParams, Expression};
@@ -794,6 +795,15 @@ fn run_expression(
         let title = format!("`{source}` at {n} on {} ({}; {})", device.label(), info.name, info.driver);
         out!("{}", report::phase_table(&title, &rows).trim_end());
         out!("  kernel clock: {}", device.kernel_clock());
+        if no_sync {
+            let clocks = rows
+                .iter()
+                .map(|m| {
+                    device.compare_clocks::<Expression>(&m.variant, &input, options).map(|c| (m.variant.clone(), c))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            print_clocks(&clocks, device.is_gpu())?;
+        }
     }
     if failed {
         return Err(Exit::check_failed("a result does not match the expression's reference"));
