@@ -641,7 +641,7 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         options.spin_up = Duration::ZERO;
     }
     if let Some(source) = &expr {
-        for (flag, used) in [("--variant", variant.is_some()), ("--pinned", pinned), ("--pipelined", pipelined)] {
+        for (flag, used) in [("--pinned", pinned), ("--pipelined", pipelined)] {
             if used {
                 return Err(Exit::usage(format!("{flag} does not apply to --expr yet")));
             }
@@ -649,7 +649,8 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         if !params.options().is_empty() || !lessons.block_size.is_empty() || lessons.launches.is_some() {
             return Err(Exit::usage("workload options, --block-size and --launches do not apply to --expr"));
         }
-        return run_expression(source, &set, size.as_deref(), backend, &options, lessons.no_sync);
+        let only = variant.as_deref();
+        return run_expression(source, &set, size.as_deref(), backend, only, &options, lessons.no_sync);
     }
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
@@ -745,6 +746,7 @@ fn run_expression(
     set: &[String],
     size: Option<&str>,
     target: Option<Target>,
+    only: Option<&str>,
     options: &MeasureOptions,
     no_sync: bool,
 ) -> anyhow::Result<()> {
@@ -785,10 +787,18 @@ fn run_expression(
     let input = Expression::generate(&params, options.seed).map_err(usage)?;
     let mut failed = false;
     for device in &devices {
-        let rows: Vec<Measurement> = device
-            .variants::<Expression>()
+        let variants = match only {
+            Some(v) => vec![v],
+            None => device.variants::<Expression>(),
+        };
+        let rows: Vec<Measurement> = variants
             .into_iter()
-            .map(|v| device.measure::<Expression>(v, &input, options))
+            .map(|v| {
+                device.measure::<Expression>(v, &input, options).map_err(|e| match e {
+                    gpuworthy::core::Error::UnknownVariant { .. } => usage(e),
+                    other => other.into(),
+                })
+            })
             .collect::<Result<_, _>>()?;
         failed |= rows.iter().any(|m| matches!(m.check, Some(Err(_))));
         let info = device.device();
