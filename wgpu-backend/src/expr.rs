@@ -251,14 +251,20 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
     }
 }
 
-/// The WGSL of an elementwise program: entry point `expr_map`.
+/// The WGSL of an elementwise program: entry point `expr_map`, four elements per invocation.
+///
+/// Every array is bound as `array<vec4<f32>>`: an invocation loads one `vec4` of each input, computes its four
+/// elements through one function of the element's values (`gw_element`, which returns every output's value), and
+/// stores one `vec4` of each output. A chunk starts at a multiple of four elements, and every buffer is allocated
+/// padded to 16 bytes, so the last `vec4` of a length that is not a multiple of four reads and writes padding that
+/// no caller sees. On the H100, the scalar form of this kernel moved 0.6-0.7x the copy peak through Vulkan.
 pub fn elementwise_source(program: &Program) -> String {
     let mut s = params_struct(program);
     s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
     let overwritten: Vec<bool> = program.overwritten_inputs();
     for (k, written) in overwritten.iter().enumerate() {
         let access = if *written { "read_write" } else { "read" };
-        let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> in{k}: array<f32>;", k + 1);
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> in{k}: array<vec4<f32>>;", k + 1);
     }
     let mut binding = program.inputs.len() + 1;
     let mut targets = Vec::new();
@@ -266,20 +272,32 @@ pub fn elementwise_source(program: &Program) -> String {
         match program.overwrites(output) {
             Some(k) => targets.push(format!("in{k}")),
             None => {
-                let _ = writeln!(s, "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<f32>;");
+                let _ = writeln!(s, "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<vec4<f32>>;");
                 binding += 1;
                 targets.push(format!("out{j}"));
             }
         }
     }
     s.push_str(HELPERS);
+    let outputs = program.outputs.len();
+    let parameters: Vec<String> = (0..program.inputs.len()).map(|k| format!("a{k}: f32")).collect();
+    let _ = writeln!(s, "fn gw_element({}) -> array<f32, {outputs}> {{", parameters.join(", "));
+    let roots: Vec<usize> = program.outputs.iter().map(|o| o.node).collect();
+    s.push_str(&statements(program, &program.reached(&roots), &|k| format!("a{k}")));
+    let values: Vec<String> = program.outputs.iter().map(|o| format!("v{}", o.node)).collect();
+    let _ = writeln!(s, "    return array<f32, {outputs}>({});\n}}", values.join(", "));
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
     s.push_str("fn expr_map(@builtin(global_invocation_id) id: vec3<u32>) {\n");
-    s.push_str("    let i = id.x + id.y * params.row;\n    if (i >= params.n) { return; }\n");
-    let roots: Vec<usize> = program.outputs.iter().map(|o| o.node).collect();
-    s.push_str(&statements(program, &program.reached(&roots), &|k| format!("in{k}[i]")));
-    for (output, target) in program.outputs.iter().zip(&targets) {
-        let _ = writeln!(s, "    {target}[i] = v{};", output.node);
+    s.push_str("    let q = id.x + id.y * params.row;\n    if (q >= (params.n + 3u) / 4u) { return; }\n");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "    let x{k} = in{k}[q];");
+    }
+    for lane in ["x", "y", "z", "w"] {
+        let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).collect();
+        let _ = writeln!(s, "    let r{lane} = gw_element({});", args.join(", "));
+    }
+    for (j, target) in targets.iter().enumerate() {
+        let _ = writeln!(s, "    {target}[q] = vec4<f32>(rx[{j}], ry[{j}], rz[{j}], rw[{j}]);");
     }
     s.push_str("}\n");
     s
@@ -391,13 +409,20 @@ impl WgpuBackend {
         let mut partial_base = 0u32;
         for &start in &starts {
             let len = chunk.min(data.n - start);
-            let (offset, size) = ((start * 4) as u64, Some((len * 4).next_multiple_of(4) as u64));
-            let groups = (len as u64).div_ceil(u64::from(WORKGROUP));
-            let (grid, row) = if program.reduction.is_some() {
-                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0)
+            let offset = (start * 4) as u64;
+            let (grid, row, size) = if program.reduction.is_some() {
+                let groups = (len as u64).div_ceil(u64::from(WORKGROUP));
+                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0, Some((len * 4) as u64))
             } else {
+                // Four elements an invocation; the last vec4 of the buffer may run into its padding.
+                let quads = (len as u64).div_ceil(4);
+                let groups = quads.div_ceil(u64::from(WORKGROUP));
                 let across = groups.min(u64::from(self.max_workgroups())).max(1);
-                ((across as u32, groups.div_ceil(across) as u32), (across * u64::from(WORKGROUP)) as u32)
+                (
+                    (across as u32, groups.div_ceil(across) as u32),
+                    (across * u64::from(WORKGROUP)) as u32,
+                    Some(quads * 16),
+                )
             };
             let uniform = self.uniform_words(program, len as u32, row, partial_base, &data.scalars)?;
             let mut ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> = vec![(0, &uniform, 0, None)];
