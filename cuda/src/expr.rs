@@ -278,6 +278,8 @@ struct ExprKernels {
 pub struct ExprOnDevice {
     program: Arc<Program>,
     kernels: ExprKernels,
+    /// Which inputs an output overwrites (passed to the kernel as writable), worked out once at upload.
+    overwritten: Vec<bool>,
     n: usize,
     scalars: Vec<f32>,
     inputs: Vec<CudaSlice<f32>>,
@@ -340,18 +342,25 @@ impl Implements<Expression> for CudaBackend {
                 .map(|_| self.buffer_zeroed(n))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(ExprOnDevice { program, kernels, n, scalars: input.params.scalars.clone(), inputs, outputs })
+        Ok(ExprOnDevice {
+            overwritten: program.overwritten_inputs(),
+            program,
+            kernels,
+            n,
+            scalars: input.params.scalars.clone(),
+            inputs,
+            outputs,
+        })
     }
 
     fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
         if variant != "generated" {
             return Err(Implements::<Expression>::unknown_variant(self, variant));
         }
-        let program = Arc::clone(&data.program);
         let kernel = data.kernels.main.clone();
         let n = data.n as i64;
         let what = "launching an expression's kernel";
-        if program.reduction.is_some() {
+        if data.program.reduction.is_some() {
             let blocks = Self::reduce_blocks(data.n);
             return self.with_stream(|stream| {
                 let mut launch = stream.launch_builder(kernel.function());
@@ -377,7 +386,7 @@ impl Implements<Expression> for CudaBackend {
             return Ok(());
         }
         let blocks = (data.n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS);
-        let overwritten: Vec<bool> = program.overwritten_inputs();
+        let overwritten = &data.overwritten;
         self.with_stream(|stream| {
             let mut launch = stream.launch_builder(kernel.function());
             // The arguments in the kernel's order: every input by index (mutable where an output overwrites it),
