@@ -13,11 +13,12 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::expr::{ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
-use crate::{CudaBackend, CustomKernel, driver_error, launch_config};
+use crate::pipeline::{OutputFrom, Pipeline, expression_chunks};
+use crate::{CudaBackend, CustomKernel, HostMemory, driver_error, launch_config};
 
 /// Threads per block of the generated kernels.
 const BLOCK: u32 = 256;
@@ -267,6 +268,12 @@ pub fn reduction_source(program: &Program) -> String {
     s
 }
 
+/// One chunk of an input, as the kernel takes it: read only, or written by an output that overwrites it.
+enum InputView<'a> {
+    Read(CudaView<'a, f32>),
+    Written(CudaViewMut<'a, f32>),
+}
+
 /// An expression's compiled kernel: the elementwise kernel, or the reduction.
 #[derive(Debug, Clone)]
 struct ExprKernels {
@@ -296,6 +303,97 @@ impl CudaBackend {
             self.custom_kernel(&elementwise_source(program), "expr_map", &[])?
         };
         Ok(ExprKernels { main })
+    }
+
+    /// The pipelined run of an elementwise expression ([`HostMemory::Pipelined`]): every array cut into the same
+    /// chunks, each chunk's inputs staged and uploaded, its kernel run and its outputs downloaded while the next ones
+    /// are staged (the engine of [`crate::pipeline`]), written into `output`'s arrays where it has one per output.
+    fn run_expression_pipelined(&self, input: &ExprInput, output: &mut Outputs) -> Result<()> {
+        let program = &input.params.program;
+        let kernels = self.expression_kernels(program)?;
+        let n = input.params.n;
+        let mut arrays = match std::mem::replace(output, Outputs::Elementwise(Vec::new())) {
+            Outputs::Elementwise(arrays) if arrays.len() == program.outputs.len() => arrays,
+            _ => vec![Vec::new(); program.outputs.len()],
+        };
+        for array in &mut arrays {
+            crate::memory::host_output(array, n);
+        }
+        if n == 0 {
+            *output = Outputs::Elementwise(arrays);
+            return Ok(());
+        }
+        let overwritten = program.overwritten_inputs();
+        let (ranges, chunks) = expression_chunks(n, program.inputs.len(), program.outputs.len());
+        let mut devices = (0..program.inputs.len()).map(|_| self.uninit::<f32>(n)).collect::<Result<Vec<_>>>()?;
+        let own_count = program.outputs.iter().filter(|o| program.overwrites(o).is_none()).count();
+        let mut own = (0..own_count).map(|_| self.uninit::<f32>(n)).collect::<Result<Vec<_>>>()?;
+        let mut own_buffers = own.iter_mut();
+        let output_from = program
+            .outputs
+            .iter()
+            .map(|o| match program.overwrites(o) {
+                Some(k) => Ok(OutputFrom::Input(k)),
+                None => own_buffers
+                    .next()
+                    .map(OutputFrom::Buffer)
+                    .ok_or_else(|| Error::invalid("an expression output has no buffer")),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let job = Pipeline {
+            inputs: input.arrays.iter().map(Vec::as_slice).collect(),
+            chunks,
+            output_from,
+            launch_on_backend_stream: false,
+            outputs: arrays.iter_mut().map(Vec::as_mut_slice).collect(),
+        };
+        let scalars = &input.params.scalars;
+        let what = "launching an expression's kernel on a chunk";
+        self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
+            let r = ranges[c].clone();
+            let len = r.len() as i64;
+            let blocks = (r.len() as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS);
+            let mut inputs: Vec<InputView<'_>> =
+                devices
+                    .iter_mut()
+                    .zip(&overwritten)
+                    .map(|(d, w)| {
+                        if *w {
+                            InputView::Written(d.slice_mut(r.clone()))
+                        } else {
+                            InputView::Read(d.slice(r.clone()))
+                        }
+                    })
+                    .collect();
+            let mut outputs: Vec<CudaViewMut<'_, f32>> = output_from
+                .iter_mut()
+                .filter_map(|o| match o {
+                    OutputFrom::Buffer(buffer) => Some(buffer.slice_mut(r.clone())),
+                    OutputFrom::Input(_) => None,
+                })
+                .collect();
+            let mut launch = stream.launch_builder(kernels.main.function());
+            for view in &mut inputs {
+                match view {
+                    InputView::Read(read) => launch.arg(&*read),
+                    InputView::Written(written) => launch.arg(written),
+                };
+            }
+            for view in &mut outputs {
+                launch.arg(view);
+            }
+            for s in scalars {
+                launch.arg(s);
+            }
+            launch.arg(&len);
+            // SAFETY: expr_map takes (a float pointer per input, one per output that overwrites none, float per
+            // scalar, long long n) in that order, as pushed here; every view holds this chunk's `len` elements and
+            // starts at a multiple of 64 elements of a 256-byte aligned allocation, so float4 access below
+            // len / 4 * 4 stays aligned and inside, and the tail is accessed one element at a time.
+            unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
+        })?;
+        *output = Outputs::Elementwise(arrays);
+        Ok(())
     }
 
     /// Blocks of a reduction's first pass for `n` elements.
@@ -414,6 +512,24 @@ impl Implements<Expression> for CudaBackend {
         })
     }
 
+    fn run(&self, variant: &str, input: &ExprInput) -> Result<Outputs> {
+        let mut output = Outputs::Elementwise(Vec::new());
+        Implements::<Expression>::run_into(self, variant, input, &mut output)?;
+        Ok(output)
+    }
+
+    /// Through the pipelined engine for an elementwise expression when the backend moves data that way; a reduction's
+    /// result is one value, so it runs phase by phase.
+    fn run_into(&self, variant: &str, input: &ExprInput, output: &mut Outputs) -> Result<()> {
+        if self.host_memory() != HostMemory::Pipelined || input.params.program.reduction.is_some() {
+            *output = crate::workloads::phased::<Expression>(self, variant, input)?;
+            return Ok(());
+        }
+        Implements::<Expression>::prepare(self, variant)?;
+        Expression::validate(input)?;
+        self.run_expression_pipelined(input, output)
+    }
+
     fn download(&self, data: &mut ExprOnDevice) -> Result<Outputs> {
         let program = &data.program;
         if program.reduction.is_some() {
@@ -468,6 +584,33 @@ mod tests {
         let source = elementwise_source(&program);
         assert!(!source.contains("secret") && !source.contains("0.1"), "{source}");
         assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");
+    }
+
+    /// Where CUDA runs: the pipelined path (elementwise through the chunked engine, reductions phase by phase) at
+    /// lengths of one chunk and of several, with a tail past the last float4, into fresh and reused outputs.
+    #[test]
+    fn pipelined_runs_match_the_reference_across_chunks() {
+        let Ok(cuda) = CudaBackend::with_host_memory(0, HostMemory::Pipelined) else {
+            println!("no CUDA device here: not tried");
+            return;
+        };
+        for (source, scalars, values) in CASES {
+            let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
+            let mut reused = Outputs::Elementwise(Vec::new());
+            for n in [0, 1, 1000, (1 << 22) + 3, (3 << 22) + 17] {
+                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
+                let input = Expression::generate(&params, 9).unwrap();
+                let expected = Expression::reference(&input).unwrap();
+                let output = Implements::<Expression>::run(&cuda, "generated", &input)
+                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                Expression::check(&input, &expected, &output, Precision::Full)
+                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                Implements::<Expression>::run_into(&cuda, "generated", &input, &mut reused)
+                    .unwrap_or_else(|e| panic!("{source} at {n}, reused: {e}"));
+                Expression::check(&input, &expected, &reused, Precision::Full)
+                    .unwrap_or_else(|e| panic!("{source} at {n}, reused: {e}"));
+            }
+        }
     }
 
     /// Where CUDA runs: every case at every conformance length and at a length past the float4 body.

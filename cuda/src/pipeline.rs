@@ -52,18 +52,18 @@ pub const PIPELINE_CHUNK_MIN_BYTES: usize = 4 << 20;
 /// 2^26 from 6.9–7.7 to 6.1 ms with 16 MiB chunks.
 pub const PIPELINE_CHUNK_MAX_BYTES: usize = 16 << 20;
 
-/// The most inputs one chunk uploads (saxpy's `x` and `y`).
-const MAX_INPUTS: usize = 2;
+/// The most inputs one chunk uploads: an expression's arrays.
+const MAX_INPUTS: usize = gpuworthy_core::expr::limits::MAX_ARRAYS;
 
 /// Host elements copied per rayon task when staging.
 const COPY_GRAIN_BYTES: usize = 256 << 10;
 
-/// One lane: a stream, page-locked staging for each input and for the output, and the events that say when the
-/// stream is done with them.
+/// One lane: a stream, page-locked staging for each input and each output, and the events that say when the stream
+/// is done with them.
 struct Lane {
     stream: Arc<CudaStream>,
     inputs: Vec<PinnedHostSlice<u8>>,
-    output: PinnedHostSlice<u8>,
+    outputs: Vec<PinnedHostSlice<u8>>,
     /// Recorded after the lane's uploads of its current chunk: a later chunk whose kernel reads those elements waits
     /// for it.
     uploaded: CudaEvent,
@@ -101,10 +101,8 @@ pub(crate) struct Chunk {
     pub download: Range<usize>,
 }
 
-/// Where the streamed output is on the device.
+/// Where a streamed output is on the device.
 pub(crate) enum OutputFrom<'a, O> {
-    /// Nothing streams back (a reduction downloads its result after the run).
-    Nothing,
     /// The device copy of input `k` (saxpy updates `y` in place).
     Input(usize),
     /// A separate output buffer.
@@ -117,19 +115,20 @@ pub(crate) struct Pipeline<'a, O> {
     pub inputs: Vec<&'a [f32]>,
     /// The chunks, in order.
     pub chunks: Vec<Chunk>,
-    /// Where each chunk's `download` range is read from.
-    pub output_from: OutputFrom<'a, O>,
+    /// Where each chunk's `download` range of each output is read from: none for a run whose result stays on the
+    /// device until the end (a reduction downloads it after the run), several for an expression with several.
+    pub output_from: Vec<OutputFrom<'a, O>>,
     /// Launch every chunk on the backend's stream instead of its lane's (for a library handle bound to that stream:
     /// cuBLAS), ordered after the chunk's upload and before its download by the lane's events.
     pub launch_on_backend_stream: bool,
-    /// Where it is written, at the same range.
-    pub output: &'a mut [O],
+    /// Where each output is written on the host, at the same range, in the order of `output_from`.
+    pub outputs: Vec<&'a mut [O]>,
 }
 
 /// The launch of one chunk's kernels: on the lane's stream, for the chunk of this index, over the whole device inputs
 /// and output.
 pub(crate) type ChunkLaunch<'f, O> =
-    dyn FnMut(&Arc<CudaStream>, usize, &mut [CudaSlice<f32>], &mut OutputFrom<'_, O>) -> Result<()> + Send + 'f;
+    dyn FnMut(&Arc<CudaStream>, usize, &mut [CudaSlice<f32>], &mut [OutputFrom<'_, O>]) -> Result<()> + Send + 'f;
 
 /// Consecutive ranges of `total` units (elements or rows), `per_chunk` each and fewer in the last; none when
 /// `total` is 0.
@@ -149,6 +148,22 @@ pub(crate) fn element_chunks(len: usize, inputs: usize, download: bool) -> (Vec<
             reads_neighbours: false,
             download: if download { r.clone() } else { 0..0 },
         })
+        .collect();
+    (ranges, chunks)
+}
+
+/// The chunks of a pipelined expression over `len` elements with `inputs` inputs and `outputs` streamed outputs: the
+/// same ranges of every array, each chunk a multiple of 64 elements (so that every array's view starts 256-byte
+/// aligned, as `float4` access needs) and at most as long as keeps the staging of all its arrays within that of three
+/// arrays of [`PIPELINE_CHUNK_MAX_BYTES`] (saxpy's two inputs and its output).
+pub(crate) fn expression_chunks(len: usize, inputs: usize, outputs: usize) -> (Vec<Range<usize>>, Vec<Chunk>) {
+    let arrays = (inputs + outputs).max(1);
+    let most = 3 * PIPELINE_CHUNK_MAX_BYTES / 4 / arrays;
+    let per_chunk = (units_per_chunk(4, len, 1).min(most) / 64 * 64).max(64);
+    let ranges: Vec<_> = split(len, per_chunk).collect();
+    let chunks = ranges
+        .iter()
+        .map(|r| Chunk { uploads: vec![r.clone(); inputs], reads_neighbours: false, download: r.clone() })
         .collect();
     (ranges, chunks)
 }
@@ -202,19 +217,21 @@ impl CudaBackend {
     ) -> Result<()> {
         let what = "running a pipelined transfer";
         assert!(job.inputs.len() <= MAX_INPUTS && job.inputs.len() == devices.len(), "one device buffer per input");
+        assert_eq!(job.outputs.len(), job.output_from.len(), "one host slice per streamed output");
         if job.chunks.is_empty() {
             return Ok(());
         }
         // The staging each lane needs: the largest upload of any input, and the largest download.
         let input_bytes = job.chunks.iter().flat_map(|c| c.uploads.iter().map(|r| r.len() * 4)).max().unwrap_or(0);
         let output_bytes = job.chunks.iter().map(|c| c.download.len() * size_of::<O>()).max().unwrap_or(0);
-        let mut lanes = self.lanes_for(job.inputs.len(), input_bytes, output_bytes)?;
+        let mut lanes = self.lanes_for(job.inputs.len(), input_bytes, job.outputs.len(), output_bytes)?;
         // The lanes' streams start after what the caller enqueued on the backend's stream.
         for lane in lanes.iter() {
             lane.follow(&self.stream, what)?;
         }
         let count = job.chunks.len();
-        let host_output: &mut [u8] = bytemuck::cast_slice_mut(job.output);
+        let mut host_outputs: Vec<&mut [u8]> =
+            job.outputs.iter_mut().map(|o| bytemuck::cast_slice_mut::<O, u8>(o)).collect();
         for c in 0..count {
             let l = c % PIPELINE_LANES;
             let chunk = &job.chunks[c];
@@ -226,10 +243,12 @@ impl CudaBackend {
             if previous.is_some() {
                 lanes[l].finished.synchronize().map_err(driver_error(what))?;
             }
-            let Lane { inputs: staging_in, output: staging_out, .. } = &mut lanes[l];
-            let mut copies: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(MAX_INPUTS + 1);
+            let Lane { inputs: staging_in, outputs: staging_out, .. } = &mut lanes[l];
+            let mut copies: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(MAX_INPUTS + host_outputs.len());
             if let Some(download) = previous.filter(|d| !d.is_empty()) {
-                copies.push(staged_output(staging_out, download, size_of::<O>(), host_output, what)?);
+                for (staging, host) in staging_out.iter().zip(host_outputs.iter_mut()) {
+                    copies.push(staged_output(staging, download, size_of::<O>(), host, what)?);
+                }
             }
             let mut uploads = Vec::with_capacity(MAX_INPUTS);
             for ((k, range), staging) in chunk.uploads.iter().enumerate().zip(staging_in.iter_mut()) {
@@ -268,12 +287,12 @@ impl CudaBackend {
                 lane.follow(&self.stream, what)?;
             }
             let lane = &mut lanes[l];
-            if !chunk.download.is_empty() {
-                let staging = lane.output.as_mut_slice().map_err(driver_error(what))?;
+            for (staging, from) in lane.outputs.iter_mut().zip(&job.output_from).filter(|_| !chunk.download.is_empty())
+            {
+                let staging = staging.as_mut_slice().map_err(driver_error(what))?;
                 let staged: &mut [O] = bytemuck::cast_slice_mut(&mut staging[..chunk.download.len() * size_of::<O>()]);
                 let range = chunk.download.clone();
-                match &job.output_from {
-                    OutputFrom::Nothing => {}
+                match from {
                     OutputFrom::Input(k) => {
                         let source = devices[*k].slice(range);
                         let staged: &mut [f32] = bytemuck::cast_slice_mut(staged);
@@ -288,17 +307,18 @@ impl CudaBackend {
             lane.finished.record(&lane.stream).map_err(driver_error(what))?;
         }
         for c in count.saturating_sub(PIPELINE_LANES)..count {
-            drain(&mut lanes[c % PIPELINE_LANES], &job.chunks[c].download, size_of::<O>(), host_output, what)?;
+            drain(&mut lanes[c % PIPELINE_LANES], &job.chunks[c].download, size_of::<O>(), &mut host_outputs, what)?;
         }
         Ok(())
     }
 
-    /// The lanes, with staging for `inputs` inputs of `input_bytes` and an output of `output_bytes` (grown if
+    /// The lanes, with staging for `inputs` inputs of `input_bytes` and `outputs` outputs of `output_bytes` (grown if
     /// smaller), created on first use.
     fn lanes_for(
         &self,
         inputs: usize,
         input_bytes: usize,
+        outputs: usize,
         output_bytes: usize,
     ) -> Result<std::sync::MutexGuard<'_, Vec<Lane>>> {
         let what = "preparing the pipeline's lanes";
@@ -312,7 +332,7 @@ impl CudaBackend {
             lanes.push(Lane {
                 stream: self.context.new_stream().map_err(driver_error(what))?,
                 inputs: Vec::new(),
-                output: pinned(1)?,
+                outputs: Vec::new(),
                 uploaded: self.context.new_event(None).map_err(driver_error(what))?,
                 finished: self.context.new_event(None).map_err(driver_error(what))?,
                 handoff: self.context.new_event(None).map_err(driver_error(what))?,
@@ -327,22 +347,39 @@ impl CudaBackend {
                     *staging = pinned(input_bytes)?;
                 }
             }
-            if lane.output.len() < output_bytes {
-                lane.output = pinned(output_bytes)?;
+            while lane.outputs.len() < outputs {
+                lane.outputs.push(pinned(1)?);
+            }
+            for staging in lane.outputs.iter_mut().take(outputs) {
+                if staging.len() < output_bytes {
+                    *staging = pinned(output_bytes)?;
+                }
             }
         }
         Ok(lanes)
     }
 }
 
-/// Waits for `lane`'s last chunk and copies its `download` range (of elements of `element_bytes`) from the lane's
-/// output staging into `output`, on every core.
-fn drain(lane: &mut Lane, download: &Range<usize>, element_bytes: usize, output: &mut [u8], what: &str) -> Result<()> {
+/// Waits for `lane`'s last chunk and copies its `download` range (of elements of `element_bytes`) of each output from
+/// the lane's output staging into `outputs`, on every core.
+fn drain(
+    lane: &mut Lane,
+    download: &Range<usize>,
+    element_bytes: usize,
+    outputs: &mut [&mut [u8]],
+    what: &str,
+) -> Result<()> {
     lane.finished.synchronize().map_err(driver_error(what))?;
-    if !download.is_empty() {
-        let (to, from) = staged_output(&lane.output, download, element_bytes, output, what)?;
-        copy_on_every_core(to, from);
+    if download.is_empty() {
+        return Ok(());
     }
+    let copies = lane
+        .outputs
+        .iter()
+        .zip(outputs.iter_mut())
+        .map(|(staging, output)| staged_output(staging, download, element_bytes, output, what))
+        .collect::<Result<Vec<_>>>()?;
+    copies.into_par_iter().for_each(|(to, from)| copy_on_every_core(to, from));
     Ok(())
 }
 

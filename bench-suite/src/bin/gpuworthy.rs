@@ -641,16 +641,21 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         options.spin_up = Duration::ZERO;
     }
     if let Some(source) = &expr {
-        for (flag, used) in [("--pinned", pinned), ("--pipelined", pipelined)] {
-            if used {
-                return Err(Exit::usage(format!("{flag} does not apply to --expr yet")));
-            }
+        let memory = match (pinned, pipelined) {
+            (_, true) => Some(HostMemory::Pipelined),
+            (true, false) => Some(HostMemory::Pinned),
+            (false, false) => None,
+        };
+        if memory.is_some() && !matches!(backend, Some(Target::Device(DeviceSpec::Cuda { .. }))) {
+            let flag = if pipelined { "--pipelined" } else { "--pinned" };
+            return Err(Exit::usage(format!("{flag} applies to CUDA devices: add --backend cuda")));
         }
         if !params.options().is_empty() || !lessons.block_size.is_empty() || lessons.launches.is_some() {
             return Err(Exit::usage("workload options, --block-size and --launches do not apply to --expr"));
         }
         let only = variant.as_deref();
-        return run_expression(source, &set, size.as_deref(), backend, only, &options, lessons.no_sync);
+        let how = ExpressionRun { only, memory, no_sync: lessons.no_sync };
+        return run_expression(source, &set, size.as_deref(), backend, &how, &options);
     }
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
@@ -718,6 +723,15 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     visit_workload_named(&workload, &mut RunOn { target: devices, request: &request }).map_err(usage)?
 }
 
+/// How `gpuworthy run --expr` measures: one variant or all, how a CUDA device moves data, and whether to show the
+/// three clocks.
+#[derive(Debug, Clone, Copy)]
+struct ExpressionRun<'a> {
+    only: Option<&'a str>,
+    memory: Option<HostMemory>,
+    no_sync: bool,
+}
+
 /// The `--no-sync` lesson: each variant's launch timed by the host clock without synchronising, synchronised, and by
 /// the device timer.
 fn print_clocks(clocks: &[(String, gpuworthy::measure::ClockComparison)], on_gpu: bool) -> anyhow::Result<()> {
@@ -746,10 +760,10 @@ fn run_expression(
     set: &[String],
     size: Option<&str>,
     target: Option<Target>,
-    only: Option<&str>,
+    how: &ExpressionRun<'_>,
     options: &MeasureOptions,
-    no_sync: bool,
 ) -> anyhow::Result<()> {
+    let ExpressionRun { only, memory, no_sync } = *how;
     use gpuworthy::core::Workload;
     use gpuworthy::core::expr::{Expr, ExprParams, Expression};
     let expr = Expr::parse(source).map_err(|e| Exit::usage(e.render(source)))?;
@@ -769,9 +783,14 @@ fn run_expression(
         Some(s) => gpuworthy::size::parse_count(s).map_err(usage)?,
         None => 1 << 20,
     };
+    let program_is_elementwise = program.reduction.is_none();
     let params = ExprParams::new(std::sync::Arc::new(program), n, values);
     let devices = match target {
         None => Device::all_available().devices,
+        Some(Target::Device(DeviceSpec::Cuda { ordinal })) if memory.is_some() => {
+            let memory = memory.unwrap_or(HostMemory::Pageable);
+            vec![Device::from(CudaBackend::with_host_memory(ordinal, memory)?)]
+        }
         Some(Target::Device(spec)) => {
             vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
         }
@@ -805,6 +824,9 @@ fn run_expression(
         let title = format!("`{source}` at {n} on {} ({}; {})", device.label(), info.name, info.driver);
         out!("{}", report::phase_table(&title, &rows).trim_end());
         out!("  kernel clock: {}", device.kernel_clock());
+        if memory == Some(HostMemory::Pipelined) && program_is_elementwise {
+            out!("  {}", pipelined_note());
+        }
         if no_sync {
             let clocks = rows
                 .iter()

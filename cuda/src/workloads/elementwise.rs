@@ -116,11 +116,16 @@ impl CudaBackend {
             }
             None => (vec![x], OutputFrom::Buffer(separate.insert(self.uninit::<f32>(n)?))),
         };
-        let job =
-            Pipeline { inputs, chunks, output_from, launch_on_backend_stream: false, output: output.as_mut_slice() };
+        let job = Pipeline {
+            inputs,
+            chunks,
+            output_from: vec![output_from],
+            launch_on_backend_stream: false,
+            outputs: vec![output.as_mut_slice()],
+        };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();
-            match output_from {
+            match &mut output_from[0] {
                 OutputFrom::Buffer(y) => self.launch_elementwise(
                     stream,
                     variant,

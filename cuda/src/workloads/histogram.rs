@@ -9,7 +9,7 @@ use gpuworthy_core::workloads::{Histogram, HistogramInput};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int, phased};
-use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
+use crate::pipeline::{Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `histogram`.
@@ -95,9 +95,9 @@ impl Implements<Histogram> for CudaBackend {
         let job = Pipeline::<u32> {
             inputs: vec![&input.x],
             chunks,
-            output_from: OutputFrom::Nothing,
+            output_from: Vec::new(),
             launch_on_backend_stream: false,
-            output: &mut [],
+            outputs: Vec::new(),
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, _| {
             let r = ranges[c].clone();

@@ -82,12 +82,12 @@ impl Implements<Mandelbrot> for CudaBackend {
         let job = Pipeline {
             inputs: Vec::new(),
             chunks,
-            output_from: OutputFrom::Buffer(&mut counts),
+            output_from: vec![OutputFrom::Buffer(&mut counts)],
             launch_on_backend_stream: false,
-            output: output.as_mut_slice(),
+            outputs: vec![output.as_mut_slice()],
         };
         self.pipelined(job, &mut [], &mut |stream, c, _, output_from| {
-            let OutputFrom::Buffer(counts) = output_from else { unreachable!("mandelbrot streams its counts") };
+            let [OutputFrom::Buffer(counts)] = output_from else { unreachable!("mandelbrot streams its counts") };
             self.launch_mandelbrot(stream, variant, p, counts, row_ranges[c].clone())
         })?;
         Ok(())

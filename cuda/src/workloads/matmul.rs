@@ -274,12 +274,12 @@ impl Implements<Matmul> for CudaBackend {
         let job = Pipeline {
             inputs: vec![&input.a],
             chunks,
-            output_from: OutputFrom::Buffer(&mut c),
+            output_from: vec![OutputFrom::Buffer(&mut c)],
             launch_on_backend_stream: blas.is_some(), // cuBLAS's handles are bound to the backend's stream
-            output: output.as_mut_slice(),
+            outputs: vec![output.as_mut_slice()],
         };
         self.pipelined(job, &mut devices, &mut |stream, ci, devices, output_from| {
-            let OutputFrom::Buffer(c) = output_from else { unreachable!("matmul streams its own output buffer") };
+            let [OutputFrom::Buffer(c)] = output_from else { unreachable!("matmul streams its own output buffer") };
             let r = row_ranges[ci].clone();
             let a = devices[0].slice(r.start * k..r.end * k);
             let mut c = c.slice_mut(r.start * n..r.end * n);

@@ -134,12 +134,12 @@ impl Implements<Softmax> for CudaBackend {
         let job = Pipeline {
             inputs: vec![&input.data],
             chunks,
-            output_from: OutputFrom::Buffer(&mut y),
+            output_from: vec![OutputFrom::Buffer(&mut y)],
             launch_on_backend_stream: false,
-            output: output.as_mut_slice(),
+            outputs: vec![output.as_mut_slice()],
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
-            let OutputFrom::Buffer(y) = output_from else { unreachable!("softmax streams its own output buffer") };
+            let [OutputFrom::Buffer(y)] = output_from else { unreachable!("softmax streams its own output buffer") };
             let r = row_ranges[c].clone();
             let views = SoftmaxViews {
                 rows: r.len(),

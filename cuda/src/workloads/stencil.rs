@@ -108,12 +108,12 @@ impl Implements<Stencil> for CudaBackend {
         let job = Pipeline {
             inputs: vec![&input.data],
             chunks,
-            output_from: OutputFrom::Buffer(&mut dst),
+            output_from: vec![OutputFrom::Buffer(&mut dst)],
             launch_on_backend_stream: false,
-            output: output.as_mut_slice(),
+            outputs: vec![output.as_mut_slice()],
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
-            let OutputFrom::Buffer(dst) = output_from else { unreachable!("stencil streams its own output buffer") };
+            let [OutputFrom::Buffer(dst)] = output_from else { unreachable!("stencil streams its own output buffer") };
             self.launch_stencil(stream, variant, &devices[0], dst, (height, width), computed[c].clone())
         })?;
         Ok(())

@@ -9,7 +9,7 @@ use gpuworthy_core::workloads::Sum;
 use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
 use super::{config, phased};
-use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
+use crate::pipeline::{Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `sum`.
@@ -93,9 +93,9 @@ impl Implements<Sum> for CudaBackend {
         let job = Pipeline::<f32> {
             inputs: vec![x],
             chunks,
-            output_from: OutputFrom::Nothing,
+            output_from: Vec::new(),
             launch_on_backend_stream: false,
-            output: &mut [],
+            outputs: Vec::new(),
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, _| {
             let r = ranges[c].clone();
