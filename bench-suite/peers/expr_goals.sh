@@ -26,6 +26,10 @@ for backend in cuda wgpu; do
   "$bin" run --expr "$r1" --size "$n" --backend $backend --no-validate
 done
 "$bin" run sum --size "$n" --backend cuda --variant warp --no-validate
+echo "== CUDA from the host: end to end, phase by phase and pipelined"
+"$bin" run --expr "$e1" --set a=2,b=1 --size "$n" --backend cuda --pipelined --no-validate
+"$bin" run --expr "$e4" --set c=0.955336489,s=0.295520207 --size "$n" --backend cuda --pipelined --no-validate
+"$bin" run saxpy --size "$n" --backend cuda --variant vec4 --pipelined --no-validate
 "$bin" run --expr "$e1" --set a=2,b=1 --size "$n" --backend cpu --variant blocks --no-validate
 "$bin" run --expr "$e2" --size "$n" --backend cpu --variant blocks --no-validate
 "$bin" run --expr "$r1" --size "$n" --backend cpu --variant blocks --no-validate
@@ -38,5 +42,6 @@ rm -rf "$GPUWORTHY_KERNEL_CACHE"
 unset GPUWORTHY_KERNEL_CACHE
 echo "== host time per call on resident data, n = 1024"
 "$bin" run --expr "$e1" --set a=2,b=1 --size 1024 --backend cuda --no-sync
+"$bin" run saxpy --size 1024 --backend cuda --variant vec4 --no-sync
 echo "== peers"
 python3 bench-suite/peers/expr_peers.py
