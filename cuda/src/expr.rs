@@ -597,7 +597,8 @@ mod tests {
         for (source, scalars, values) in CASES {
             let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
             let mut reused = Outputs::Elementwise(Vec::new());
-            for n in [0, 1, 1000, (1 << 22) + 3, (3 << 22) + 17] {
+            // (1 << 22) + 3 elements make four chunks, the last ending in a partial float4.
+            for n in [0, 1, 1000, (1 << 22) + 3] {
                 let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
                 let input = Expression::generate(&params, 9).unwrap();
                 let expected = Expression::reference(&input).unwrap();
