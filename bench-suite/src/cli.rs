@@ -73,18 +73,13 @@ pub struct RunArgs {
     /// The workload (or `--expr` for a computation of your own).
     #[arg(
         value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES),
-        required_unless_present = "expr",
-        conflicts_with = "expr"
+        required_unless_present_any = ["expr", "expr_file"],
+        conflicts_with_all = ["expr", "expr_file"]
     )]
     pub workload: Option<String>,
-    /// An expression of your own instead of a workload, e.g. `y = a*x + b` (names given values with `--set` are
-    /// scalars, the others input arrays); measured and checked on every available device unless `--backend` names
-    /// one.
-    #[arg(long, value_name = "EXPRESSION")]
-    pub expr: Option<String>,
-    /// Values of the expression's scalars: `--set a=2 --set b=1` or `--set a=2,b=1`.
-    #[arg(long = "set", value_name = "NAME=VALUE", value_delimiter = ',', requires = "expr")]
-    pub set: Vec<String>,
+    /// Your own computation instead of a workload.
+    #[command(flatten)]
+    pub expression: ExpressionArgs,
     /// The size: 2^24, 16M, 2048x2048, MxKxN (the workload's default when omitted).
     #[arg(long, short)]
     pub size: Option<String>,
@@ -123,12 +118,78 @@ pub struct RunArgs {
     pub lessons: LessonArgs,
 }
 
+/// An expression of the user's own, as `run` and `sweep` take it.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ExpressionArgs {
+    /// An expression of your own instead of a workload, e.g. `y = a*x + b` (names given values with `--set` are
+    /// scalars, the others input arrays); measured and checked on every available device unless `--backend` names
+    /// one.
+    #[arg(long, value_name = "EXPRESSION", conflicts_with = "expr_file")]
+    pub expr: Option<String>,
+    /// The expression read from a file (`-`: standard input), for one of several statements.
+    #[arg(long, value_name = "FILE")]
+    pub expr_file: Option<PathBuf>,
+    /// Values of the expression's scalars: `--set a=2 --set b=1` or `--set a=2,b=1`.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// The range an input's values are drawn from (default -1:1), e.g. `--range x=0:1` for `log` or `sqrt`.
+    #[arg(long = "range", value_name = "NAME=LOW:HIGH")]
+    pub range: Vec<String>,
+}
+
+impl ExpressionArgs {
+    /// The largest expression file read.
+    pub const MAX_FILE_BYTES: u64 = 64 << 10;
+
+    /// The expression's text, from `--expr` or `--expr-file`; `None` when neither is given, and then an error if
+    /// `--set` or `--range` is.
+    pub fn source(&self) -> Result<Option<String>, Error> {
+        let text = match (&self.expr, &self.expr_file) {
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(path)) => Some(read_expression_file(path)?),
+            (None, None) => None,
+        };
+        if text.is_none() {
+            for (flag, used) in [("--set", !self.set.is_empty()), ("--range", !self.range.is_empty())] {
+                if used {
+                    return Err(Error::invalid(format!("{flag} applies to an expression: add --expr or --expr-file")));
+                }
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// An expression file's text (`-`: standard input), at most [`ExpressionArgs::MAX_FILE_BYTES`].
+fn read_expression_file(path: &std::path::Path) -> Result<String, Error> {
+    use std::io::Read;
+    let shown = path.display();
+    let limit = ExpressionArgs::MAX_FILE_BYTES;
+    let mut text = String::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin().take(limit + 1).read_to_string(&mut text)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_string(&mut text))
+    };
+    read.map_err(|e| Error::invalid(format!("--expr-file {shown}: {e}")))?;
+    if text.len() as u64 > limit {
+        return Err(Error::invalid(format!("--expr-file {shown}: longer than {limit} bytes")));
+    }
+    Ok(text)
+}
+
 /// What `gpuworthy sweep` takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SweepArgs {
     /// Workloads to sweep (all when omitted).
-    #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+    #[arg(
+        value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES),
+        conflicts_with_all = ["expr", "expr_file"]
+    )]
     pub workloads: Vec<String>,
+    /// Your own computation instead of the workloads: its crossover, resident and from the host.
+    #[command(flatten)]
+    pub expression: ExpressionArgs,
     /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:ADAPTER); every
     /// backend's first device that is available when omitted.
     #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_device)]

@@ -430,6 +430,76 @@ fn run_measures_an_expression_on_every_device_and_refuses_bad_ones_with_a_caret(
     assert!(stderr.contains("unknown function `sinh`") && stderr.contains("^^^^"), "{stderr}");
     rejected(&["run", "--expr", "y = a * x", "--set", "a=2,b=1"], "does not read it");
     rejected(&["run", "--expr", "y = a * x", "--set", "a"], "NAME=VALUE");
-    rejected(&["run", "--expr", "y = a * x", "--set", "a=two"], "not a number");
+    rejected(&["run", "--expr", "y = a * x", "--set", "a=two"], "not a finite number");
     rejected(&["run", "--expr", "y = x", "--size", "2^60"], "too large");
+}
+
+/// The expression's bad-input table: every mistake in `--expr`, `--expr-file`, `--set` and `--range`, through `run`
+/// and `sweep`, exits 2 with a message that names it, before anything is measured.
+#[test]
+fn every_bad_expression_input_is_a_usage_error_that_names_it() {
+    for (args, needle) in [
+        (&["run", "--expr-file", "/no/such/expression.txt"][..], "--expr-file /no/such/expression.txt"),
+        (&["run", "square", "--range", "x=0:1"][..], "--range applies to an expression"),
+        (&["run", "square", "--set", "a=1"][..], "--set applies to an expression"),
+        (&["run", "--expr", "y = log(x)", "--range", "x=1:0"][..], "low end must be below"),
+        (&["run", "--expr", "y = log(x)", "--range", "x=0..1"][..], "LOW:HIGH"),
+        (&["run", "--expr", "y = log(x)", "--range", "z=0:1"][..], "not an input of the expression"),
+        (&["run", "--expr", "y = a * x", "--set", "a=1", "--range", "a=0:1"][..], "is a scalar"),
+        (&["run", "--expr", "y = a * x", "--set", "a=1", "--set", "a=2"][..], "given twice"),
+        (&["run", "--expr", "y = x", "--expr-file", "-"][..], "cannot be used with"),
+        (&["run", "--expr", "y = f64(x)"][..], "^"),
+        (&["sweep", "--expr", "y = x +"][..], "^"),
+        (&["sweep", "square", "--expr", "y = x"][..], "cannot be used with"),
+        (&["sweep", "--expr", "y = x", "--sizes", "lots"][..], "malformed size"),
+        (&["sweep", "--expr", "y = x", "--bins", "16"][..], "does not apply to an expression"),
+        (&["sweep", "--expr", "y = a * x", "--set", "b=1"][..], "does not read it"),
+    ] {
+        rejected(args, needle);
+    }
+}
+
+/// An expression read from a file (several statements, a range for `log`), and swept: the table names it, and its
+/// JSON is written.
+#[test]
+fn an_expression_file_runs_and_an_expression_sweeps() {
+    let dir = std::env::temp_dir().join(format!("gpuworthy-cli-expr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("expression.txt");
+    std::fs::write(&file, "let t = log(x) - m\ny = t * t\n").unwrap();
+    let file = file.to_str().unwrap();
+    let out = gpuworthy(&[
+        "run",
+        "--expr-file",
+        file,
+        "--set",
+        "m=0.5",
+        "--range",
+        "x=0.5:2",
+        "--size",
+        "4096",
+        "--backend",
+        "cpu",
+        "--quick",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(" ok"), "{stdout}");
+    let json = dir.join("sweep.json");
+    let out = gpuworthy(&[
+        "sweep",
+        "--expr",
+        "s = sum(x*x)",
+        "--backends",
+        "cpu",
+        "--sizes",
+        "1024,4096",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("== expr: s = sum(x*x)") && stdout.contains("4096"), "{stdout}");
+    assert!(std::fs::read_to_string(&json).unwrap().contains("\"expr\""));
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -44,6 +44,7 @@ pub mod device_workload;
 pub mod dispatch;
 pub mod erased;
 pub mod evaluation;
+pub mod expression;
 pub mod fit;
 pub mod measure;
 pub mod model;

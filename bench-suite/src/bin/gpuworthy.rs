@@ -18,6 +18,7 @@ use gpuworthy::catalog::Catalog;
 use gpuworthy::core::{Backend, BackendKind, Error};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::expression::{ExpressionEntry, ExpressionRequest};
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
 use gpuworthy::size::{Ladder, SizeRequest};
@@ -100,7 +101,9 @@ fn check_writable_dir(flag: &str, dir: &std::path::Path) -> anyhow::Result<()> {
 /// Turns the library's input errors into usage errors.
 fn usage(e: Error) -> anyhow::Error {
     match e {
-        Error::InvalidInput(_) | Error::UnknownVariant { .. } | Error::TooLarge { .. } => Exit::usage(e.to_string()),
+        // The message alone: an expression's error already reads `error: ...` with its caret below.
+        Error::InvalidInput(message) => Exit::usage(message),
+        Error::UnknownVariant { .. } | Error::TooLarge { .. } => Exit::usage(e.to_string()),
         other => other.into(),
     }
 }
@@ -493,7 +496,17 @@ impl WorkloadVisitor for Explain<'_> {
 
 /// `gpuworthy sweep`: every workload asked for, from the run-time list of workloads.
 fn sweep(args: SweepArgs) -> anyhow::Result<()> {
-    let SweepArgs { workloads, backends, quick, sizes, budget, no_pipelined, json, csv, plot, params } = args;
+    let SweepArgs { workloads, expression, backends, quick, sizes, budget, no_pipelined, json, csv, plot, params } =
+        args;
+    // An expression of the user's own is swept alone, as one more workload.
+    let expression_entry = match expression.source().map_err(usage)? {
+        Some(source) => {
+            let request =
+                ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+            Some((source, ExpressionEntry::new(&request).map_err(usage)?))
+        }
+        None => None,
+    };
     let specs = if backends.is_empty() { BackendKind::ALL.map(DeviceSpec::from).to_vec() } else { backends };
     for (i, spec) in specs.iter().enumerate() {
         if specs[..i].iter().any(|earlier| earlier.kind() == spec.kind()) {
@@ -507,14 +520,18 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         return Err(Exit::usage(format!("--budget must be a positive number of seconds, got {budget}")));
     }
     let catalog = Catalog::builtin();
-    let workloads =
-        if workloads.is_empty() { catalog.names().iter().map(|&w| w.to_owned()).collect() } else { workloads };
-    if sizes.is_some() && workloads.len() != 1 {
+    let workloads = if workloads.is_empty() && expression_entry.is_none() {
+        catalog.names().iter().map(|&w| w.to_owned()).collect()
+    } else {
+        workloads
+    };
+    let swept = workloads.len() + usize::from(expression_entry.is_some());
+    if sizes.is_some() && swept != 1 {
         return Err(Exit::usage("--sizes needs exactly one workload"));
     }
     let params = params.options();
     if let Some(flag) = params.named().first()
-        && workloads.len() != 1
+        && swept != 1
     {
         return Err(Exit::usage(format!("{flag} needs exactly one workload")));
     }
@@ -525,7 +542,10 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     };
     let request = SizeRequest { ladder, options: params };
     // Every workload's sizes are read before anything is measured: a bad size or option is refused up front.
-    let entries = workloads.iter().map(|w| catalog.find(w)).collect::<Result<Vec<_>, _>>().map_err(usage)?;
+    let mut entries = workloads.iter().map(|w| catalog.find(w)).collect::<Result<Vec<_>, _>>().map_err(usage)?;
+    if let Some((_, entry)) = &expression_entry {
+        entries.push(entry);
+    }
     for entry in &entries {
         entry.sizes(&request).map_err(usage)?;
     }
@@ -565,7 +585,10 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             let workload = entry.name();
             let sweep = entry.sweep(&opened.devices, &request, &options, &Bar(progress.clone())).map_err(usage)?;
             progress.suspend(|| -> anyhow::Result<()> {
-                out!("\n== {workload}");
+                match &expression_entry {
+                    Some((source, _)) if workload == "expr" => out!("\n== expr: {}", source.trim()),
+                    _ => out!("\n== {workload}"),
+                }
                 out!("{}", table(&sweep).trim_end());
                 Ok(())
             })?;
@@ -621,8 +644,7 @@ fn transfers(size: &str, backend: DeviceSpec) -> anyhow::Result<()> {
 fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     let RunArgs {
         workload,
-        expr,
-        set,
+        expression,
         size,
         backend,
         variant,
@@ -640,7 +662,7 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     if lessons.no_spin_up {
         options.spin_up = Duration::ZERO;
     }
-    if let Some(source) = &expr {
+    if let Some(source) = &expression.source().map_err(usage)? {
         let memory = match (pinned, pipelined) {
             (_, true) => Some(HostMemory::Pipelined),
             (true, false) => Some(HostMemory::Pinned),
@@ -655,7 +677,9 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         }
         let only = variant.as_deref();
         let how = ExpressionRun { only, memory, no_sync: lessons.no_sync };
-        return run_expression(source, &set, size.as_deref(), backend, &how, &options);
+        let request =
+            ExpressionRequest::from_command_line(source, &expression.set, &expression.range).map_err(usage)?;
+        return run_expression(&request, size.as_deref(), backend, &how, &options);
     }
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
@@ -756,8 +780,7 @@ fn print_clocks(clocks: &[(String, gpuworthy::measure::ClockComparison)], on_gpu
 /// `gpuworthy run --expr`: a user's expression, checked against its bounded reference and measured phase by phase
 /// on `target` (every available device when `None`), in the table of `gpuworthy run`.
 fn run_expression(
-    source: &str,
-    set: &[String],
+    request: &ExpressionRequest,
     size: Option<&str>,
     target: Option<Target>,
     how: &ExpressionRun<'_>,
@@ -765,26 +788,14 @@ fn run_expression(
 ) -> anyhow::Result<()> {
     let ExpressionRun { only, memory, no_sync } = *how;
     use gpuworthy::core::Workload;
-    use gpuworthy::core::expr::{Expr, ExprParams, Expression};
-    let expr = Expr::parse(source).map_err(|e| Exit::usage(e.render(source)))?;
-    let mut names: Vec<&str> = Vec::new();
-    let mut values: Vec<f32> = Vec::new();
-    for item in set {
-        let (name, value) = item
-            .split_once('=')
-            .ok_or_else(|| Exit::usage(format!("--set `{item}`: write NAME=VALUE, e.g. --set a=2")))?;
-        let value: f32 =
-            value.trim().parse().map_err(|_| Exit::usage(format!("--set `{item}`: `{value}` is not a number")))?;
-        names.push(name.trim());
-        values.push(value);
-    }
-    let program = expr.bind(&names).map_err(|e| Exit::usage(e.render(source)))?;
+    use gpuworthy::core::expr::Expression;
+    let source = request.source.as_str();
     let n = match size {
         Some(s) => gpuworthy::size::parse_count(s).map_err(usage)?,
         None => 1 << 20,
     };
-    let program_is_elementwise = program.reduction.is_none();
-    let params = ExprParams::new(std::sync::Arc::new(program), n, values);
+    let params = request.params(n).map_err(usage)?;
+    let program_is_elementwise = params.program.reduction.is_none();
     let devices = match target {
         None => Device::all_available().devices,
         Some(Target::Device(DeviceSpec::Cuda { ordinal })) if memory.is_some() => {

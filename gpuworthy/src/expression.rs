@@ -1,0 +1,250 @@
+//! A user's expression as the tool takes it: the text, the scalars' values (`--set a=2,b=1`) and the inputs' ranges
+//! (`--range x=0:1`), turned into the parameters of the [`Expression`] workload, and the [`WorkloadEntry`] that lets
+//! the sweep, calibration and evaluation take an expression as they take a built-in workload.
+//!
+//! The command line, the library and the Python package read these pieces the same way, so they live here, once:
+//! every mistake is an [`Error::InvalidInput`] whose text points at what is wrong (a language error with its caret, a
+//! value that is not a number, a name the expression does not have).
+
+use std::sync::Arc;
+
+use gpuworthy_core::expr::{Expr, ExprParams, Expression, expression_ladder};
+use gpuworthy_core::{Error, Result};
+
+use crate::Device;
+use crate::auto::Auto;
+use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload};
+use crate::catalog::WorkloadEntry;
+use crate::evaluation::{EvaluationPoint, evaluate_workload};
+use crate::size::{Ladder, SizeRequest, parse_count};
+use crate::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
+
+/// An expression with its scalars' values and its inputs' ranges, not yet at a length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpressionRequest {
+    /// The expression's text.
+    pub source: String,
+    /// Each scalar's name and value.
+    pub scalars: Vec<(String, f32)>,
+    /// Each input's name and the range its values are drawn from (`[-1, 1)` for an input not named).
+    pub ranges: Vec<(String, f32, f32)>,
+}
+
+/// Splits command-line items such as `a=2,b=1` (several items, each a comma-separated list) into `(name, value)`
+/// pairs; `flag` names the option in errors.
+fn assignments<'a>(flag: &str, items: &'a [String]) -> Result<Vec<(&'a str, &'a str)>> {
+    let mut pairs = Vec::new();
+    for item in items {
+        for part in item.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = part
+                .split_once('=')
+                .ok_or_else(|| Error::invalid(format!("{flag} `{part}`: write NAME=VALUE, e.g. {flag} x=1")))?;
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(Error::invalid(format!("{flag} `{part}`: the name before `=` is missing")));
+            }
+            if pairs.iter().any(|(seen, _)| *seen == name) {
+                return Err(Error::invalid(format!("{flag}: `{name}` is given twice")));
+            }
+            pairs.push((name, value.trim()));
+        }
+    }
+    Ok(pairs)
+}
+
+/// A finite `f32` from `text`, or an error naming the flag and the item.
+fn number(flag: &str, name: &str, text: &str) -> Result<f32> {
+    match text.parse::<f32>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(Error::invalid(format!("{flag} {name}={text}: `{text}` is not a finite number"))),
+    }
+}
+
+impl ExpressionRequest {
+    /// The request from the command line's pieces: the text, `--set` items (`a=2`, or `a=2,b=1`) and `--range`
+    /// items (`x=0:1`). Checked against the expression: a name it does not read, a range for a scalar or for an
+    /// output, a range whose low end is not below its high end, each an error.
+    ///
+    /// ```
+    /// use gpuworthy::expression::ExpressionRequest;
+    ///
+    /// let request = ExpressionRequest::from_command_line("y = a*log(x) + b", &["a=2,b=1".into()], &["x=0.5:4".into()])?;
+    /// let params = request.params(1000)?;
+    /// assert_eq!((params.scalars.as_slice(), params.ranges.as_slice()), (&[2.0, 1.0][..], &[(0.5, 4.0)][..]));
+    /// assert!(ExpressionRequest::from_command_line("y = x", &["z=1".into()], &[]).is_err());
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
+    pub fn from_command_line(source: &str, sets: &[String], ranges: &[String]) -> Result<ExpressionRequest> {
+        let scalars = assignments("--set", sets)?
+            .into_iter()
+            .map(|(name, value)| Ok((name.to_owned(), number("--set", name, value)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let ranges = assignments("--range", ranges)?
+            .into_iter()
+            .map(|(name, value)| {
+                let (low, high) = value.split_once(':').ok_or_else(|| {
+                    Error::invalid(format!("--range {name}={value}: write LOW:HIGH, e.g. --range {name}=0:1"))
+                })?;
+                let (low, high) = (number("--range", name, low)?, number("--range", name, high)?);
+                if low >= high {
+                    return Err(Error::invalid(format!(
+                        "--range {name}={value}: the low end must be below the high end"
+                    )));
+                }
+                Ok((name.to_owned(), low, high))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let request = ExpressionRequest { source: source.to_owned(), scalars, ranges };
+        request.params(0)?;
+        Ok(request)
+    }
+
+    /// The parameters of the expression at length `n`: parsed, bound (the named scalars are scalars, the other
+    /// names input arrays), with the ranges applied.
+    pub fn params(&self, n: usize) -> Result<ExprParams> {
+        let source = &self.source;
+        let expr = Expr::parse(source).map_err(|e| e.into_error(source))?;
+        let names: Vec<&str> = self.scalars.iter().map(|(name, _)| name.as_str()).collect();
+        let program = expr.bind(&names).map_err(|e| e.into_error(source))?;
+        // Bound in the program's order, which need not be the command line's.
+        let scalars = program
+            .scalars
+            .iter()
+            .map(|s| self.scalars.iter().find(|(name, _)| name == s).map(|(_, v)| *v))
+            .collect::<Option<Vec<f32>>>()
+            .ok_or_else(|| Error::invalid("a scalar of the expression has no value"))?;
+        let mut params = ExprParams::new(Arc::new(program), n, scalars);
+        for (name, low, high) in &self.ranges {
+            let k = params.program.inputs.iter().position(|input| input == name).ok_or_else(|| {
+                let what = if params.program.scalars.contains(name) {
+                    "is a scalar (given by --set), not an input array".to_owned()
+                } else {
+                    format!("is not an input of the expression (it reads {})", params.program.inputs.join(", "))
+                };
+                Error::invalid(format!("--range {name}: `{name}` {what}"))
+            })?;
+            params.ranges[k] = (*low, *high);
+        }
+        Ok(params)
+    }
+}
+
+/// The sweep's, calibration's and evaluation's entry for one expression ([`WorkloadEntry`]): its ladder is a ladder of
+/// lengths ([`expression_ladder`]), or the lengths given as text (`--sizes 1024,2^20`).
+#[derive(Debug, Clone)]
+pub struct ExpressionEntry {
+    template: ExprParams,
+}
+
+impl ExpressionEntry {
+    /// The entry of `request`'s expression.
+    pub fn new(request: &ExpressionRequest) -> Result<ExpressionEntry> {
+        Ok(ExpressionEntry { template: request.params(0)? })
+    }
+
+    fn params(&self, request: &SizeRequest) -> Result<Vec<ExprParams>> {
+        if let Some(option) = request.options.named().first() {
+            return Err(Error::invalid(format!("{option} does not apply to an expression")));
+        }
+        match &request.ladder {
+            Ladder::Full => Ok(expression_ladder(&self.template, false)),
+            Ladder::Quick => Ok(expression_ladder(&self.template, true)),
+            Ladder::Listed(sizes) => sizes.iter().map(|s| Ok(self.template.with_len(parse_count(s)?))).collect(),
+        }
+    }
+}
+
+impl WorkloadEntry for ExpressionEntry {
+    fn name(&self) -> &'static str {
+        <Expression as gpuworthy_core::Workload>::NAME
+    }
+
+    fn lesson(&self) -> &'static str {
+        <Expression as gpuworthy_core::Workload>::LESSON
+    }
+
+    fn sizes(&self, request: &SizeRequest) -> Result<Vec<String>> {
+        Ok(self.params(request)?.iter().map(ToString::to_string).collect())
+    }
+
+    fn sweep(
+        &self,
+        devices: &[Device],
+        request: &SizeRequest,
+        options: &SweepOptions,
+        progress: &dyn Progress,
+    ) -> Result<WorkloadSweep> {
+        let ladder = self.params(request)?;
+        let planned: usize = devices.iter().map(|d| d.variants::<Expression>().len()).sum();
+        progress.plan((ladder.len() * planned) as u64);
+        Ok(sweep_workload::<Expression>(devices, &ladder, options, progress))
+    }
+
+    fn calibrate(&self, devices: &CalibrationDevices, progress: &dyn Progress) -> WorkloadCalibration {
+        calibrate_workload::<Expression>(devices, progress)
+    }
+
+    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Vec<EvaluationPoint> {
+        evaluate_workload::<Expression>(calibration, auto, progress)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(source: &str, sets: &[&str], ranges: &[&str]) -> Result<ExpressionRequest> {
+        let owned = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        ExpressionRequest::from_command_line(source, &owned(sets), &owned(ranges))
+    }
+
+    #[test]
+    fn scalars_bind_in_the_programs_order_whatever_the_command_lines() {
+        let params = request("y = a*x + b", &["b=1", "a=2"], &[]).unwrap().params(8).unwrap();
+        let order: Vec<(&str, f32)> =
+            params.program.scalars.iter().map(String::as_str).zip(params.scalars.iter().copied()).collect();
+        assert!(order.contains(&("a", 2.0)) && order.contains(&("b", 1.0)), "{order:?}");
+        assert_eq!(params.n, 8);
+    }
+
+    /// The command line's bad-input table, at the library: each mistake is an error that names it.
+    #[test]
+    fn every_mistake_is_an_error_that_names_it() {
+        for (source, sets, ranges, expected) in [
+            ("y = sinh(x)", &[][..], &[][..], "unknown function `sinh`"),
+            ("y = x +", &[][..], &[][..], "^"),
+            ("y = x", &["z=1"][..], &[][..], "`z`"),
+            ("y = a*x", &["a"][..], &[][..], "NAME=VALUE"),
+            ("y = a*x", &["a=two"][..], &[][..], "not a finite number"),
+            ("y = a*x", &["a=inf"][..], &[][..], "not a finite number"),
+            ("y = a*x", &["a=1,a=2"][..], &[][..], "given twice"),
+            ("y = a*x", &["=1"][..], &[][..], "name before `=`"),
+            ("y = log(x)", &[][..], &["x=1"][..], "LOW:HIGH"),
+            ("y = log(x)", &[][..], &["x=2:1"][..], "low end must be below"),
+            ("y = log(x)", &[][..], &["z=0:1"][..], "not an input of the expression (it reads x)"),
+            ("y = a*x", &["a=1"][..], &["a=0:1"][..], "is a scalar"),
+        ] {
+            let err = request(source, sets, ranges).unwrap_err().to_string();
+            assert!(err.contains(expected), "{source} {sets:?} {ranges:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn ranges_apply_to_their_inputs_and_the_others_keep_the_default() {
+        let params = request("y = log(x) + z", &[], &["x=0.5:2"]).unwrap().params(4).unwrap();
+        let x = params.program.inputs.iter().position(|i| i == "x").unwrap();
+        let z = params.program.inputs.iter().position(|i| i == "z").unwrap();
+        assert_eq!((params.ranges[x], params.ranges[z]), ((0.5, 2.0), (-1.0, 1.0)));
+    }
+
+    #[test]
+    fn an_expression_entry_reads_its_ladders_and_listed_lengths() {
+        let entry = ExpressionEntry::new(&request("s = sum(x*x)", &[], &[]).unwrap()).unwrap();
+        let listed =
+            SizeRequest { ladder: Ladder::Listed(vec!["1024".into(), "2^20".into()]), options: Default::default() };
+        assert_eq!(entry.sizes(&listed).unwrap(), ["1024", "1048576"]);
+        assert!(entry.sizes(&SizeRequest { ladder: Ladder::Quick, options: Default::default() }).unwrap().len() > 2);
+        let bad = SizeRequest { ladder: Ladder::Listed(vec!["lots".into()]), options: Default::default() };
+        assert!(entry.sizes(&bad).is_err());
+    }
+}
