@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use gpuworthy_core::expr::{Expr, ExprParams, Expression, expression_ladder};
+use gpuworthy_core::expr::{Expr, ExprInput, ExprParams, Expression, Outputs, expression_ladder};
 use gpuworthy_core::{Error, Result};
 
 use crate::Device;
@@ -129,6 +129,141 @@ impl ExpressionRequest {
     }
 }
 
+/// One output of an expression: an array, or a reduction's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprValue {
+    /// An elementwise output, one value per element.
+    Array(Vec<f32>),
+    /// A reduction's value.
+    Value(f32),
+}
+
+/// An expression's outputs by name, in the order the expression assigns them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExprOutputs {
+    /// Each output's name and value.
+    pub outputs: Vec<(String, ExprValue)>,
+}
+
+impl ExprOutputs {
+    /// The output called `name`.
+    pub fn get(&self, name: &str) -> Option<&ExprValue> {
+        self.outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// The elementwise output called `name`, if there is one.
+    pub fn array(&self, name: &str) -> Option<&[f32]> {
+        match self.get(name)? {
+            ExprValue::Array(values) => Some(values),
+            ExprValue::Value(_) => None,
+        }
+    }
+
+    /// The reduction's value called `name`, if there is one.
+    pub fn value(&self, name: &str) -> Option<f32> {
+        match self.get(name)? {
+            ExprValue::Value(v) => Some(*v),
+            ExprValue::Array(_) => None,
+        }
+    }
+}
+
+/// The input of the [`Expression`] workload for `expr` with these named arrays and scalars: every array the
+/// expression reads given once, every other name a scalar, all arrays of one length; an error names what is missing,
+/// unknown or of another length.
+pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str, f32)]) -> Result<ExprInput> {
+    let names: Vec<&str> = scalars.iter().map(|(name, _)| *name).collect();
+    let program = expr.bind(&names).map_err(|e| Error::invalid(e.to_string()))?;
+    let mut arrays = Vec::with_capacity(program.inputs.len());
+    for name in &program.inputs {
+        let given: Vec<&[f32]> = inputs.iter().filter(|(n, _)| n == name).map(|(_, a)| *a).collect();
+        match given.as_slice() {
+            [array] => arrays.push(array.to_vec()),
+            [] => {
+                return Err(Error::invalid(format!(
+                    "the expression reads the array `{name}`, which was not given (a scalar needs a value instead)"
+                )));
+            }
+            _ => return Err(Error::invalid(format!("the array `{name}` is given twice"))),
+        }
+    }
+    if let Some((name, _)) = inputs.iter().find(|(n, _)| !program.inputs.iter().any(|i| i == n)) {
+        return Err(Error::invalid(format!(
+            "`{name}` is given as an array, but the expression reads no array of that name (it reads {})",
+            program.inputs.join(", ")
+        )));
+    }
+    let values = program
+        .scalars
+        .iter()
+        .map(|s| scalars.iter().find(|(n, _)| n == s).map(|(_, v)| *v))
+        .collect::<Option<Vec<f32>>>()
+        .ok_or_else(|| Error::invalid("a scalar of the expression has no value"))?;
+    let slices: Vec<&[f32]> = arrays.iter().map(Vec::as_slice).collect();
+    let n = program.length(&slices, &values)?;
+    Ok(ExprInput { params: ExprParams::new(Arc::new(program), n, values), arrays })
+}
+
+/// `outputs` of `input`'s program, by name.
+pub fn named_outputs(input: &ExprInput, outputs: Outputs) -> ExprOutputs {
+    let program = &input.params.program;
+    let outputs = match outputs {
+        Outputs::Elementwise(arrays) => {
+            program.outputs.iter().map(|o| o.name.clone()).zip(arrays.into_iter().map(ExprValue::Array)).collect()
+        }
+        Outputs::Reduction(value) => {
+            program.reduction.iter().map(|r| (r.name.clone(), ExprValue::Value(value))).collect()
+        }
+    };
+    ExprOutputs { outputs }
+}
+
+impl Device {
+    /// Runs `expr` on this device with these named arrays and scalars (its best variant, data from the host and
+    /// back) and returns its outputs by name.
+    ///
+    /// ```
+    /// use gpuworthy::Device;
+    /// use gpuworthy::core::expr::Expr;
+    ///
+    /// let expr = Expr::parse("y = a*x + b").map_err(|e| e.into_error("y = a*x + b"))?;
+    /// let x = [1.0, 2.0, 3.0];
+    /// let out = Device::cpu()?.run_expr(&expr, &[("x", &x)], &[("a", 2.0), ("b", 1.0)])?;
+    /// assert_eq!(out.array("y"), Some(&[3.0, 5.0, 7.0][..]));
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
+    pub fn run_expr(&self, expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str, f32)]) -> Result<ExprOutputs> {
+        let input = expression_input(expr, inputs, scalars)?;
+        self.check_size::<Expression>(&input.params)?;
+        let outputs = self.run::<Expression>(self.best_variant::<Expression>(&input.params), &input)?;
+        Ok(named_outputs(&input, outputs))
+    }
+}
+
+/// Runs `expr` where the process's `auto` ([`crate::auto::global`]) predicts it fastest with the data on the host, and
+/// returns its outputs by name and the choice (the device, the variant and the reason in words).
+///
+/// ```
+/// use gpuworthy::core::expr::Expr;
+///
+/// let expr = Expr::parse("s = sum(x*x)").map_err(|e| e.into_error("s = sum(x*x)"))?;
+/// let x = [3.0, 4.0];
+/// let (out, choice) = gpuworthy::expression::run_expr_auto(&expr, &[("x", &x)], &[])?;
+/// assert_eq!(out.value("s"), Some(25.0));
+/// println!("ran on {} because {}", choice.device.label(), choice.reason);
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
+pub fn run_expr_auto(
+    expr: &Expr,
+    inputs: &[(&str, &[f32])],
+    scalars: &[(&str, f32)],
+) -> Result<(ExprOutputs, crate::auto::Choice)> {
+    let input = expression_input(expr, inputs, scalars)?;
+    let choice = crate::auto::global()?.choose::<Expression>(&input.params, crate::model::Placement::Host)?;
+    let outputs = choice.device.run::<Expression>(choice.variant, &input)?;
+    Ok((named_outputs(&input, outputs), choice))
+}
+
 /// The sweep's, calibration's and evaluation's entry for one expression ([`WorkloadEntry`]): its ladder is a ladder of
 /// lengths ([`expression_ladder`]), or the lengths given as text (`--sizes 1024,2^20`).
 #[derive(Debug, Clone)]
@@ -235,6 +370,36 @@ mod tests {
         let x = params.program.inputs.iter().position(|i| i == "x").unwrap();
         let z = params.program.inputs.iter().position(|i| i == "z").unwrap();
         assert_eq!((params.ranges[x], params.ranges[z]), ((0.5, 2.0), (-1.0, 1.0)));
+    }
+
+    #[test]
+    fn named_arrays_and_scalars_in_any_order_give_named_outputs() {
+        let expr = Expr::parse("u = x*c - y*s; v = x*s + y*c").unwrap();
+        let (x, y) = ([1.0f32, 0.0], [0.0f32, 1.0]);
+        let cpu = Device::cpu().unwrap();
+        let out = cpu.run_expr(&expr, &[("y", &y), ("x", &x)], &[("s", 1.0), ("c", 0.0)]).unwrap();
+        assert_eq!(out.array("u"), Some(&[0.0, -1.0][..]));
+        assert_eq!(out.array("v"), Some(&[1.0, 0.0][..]));
+        assert_eq!(out.value("u"), None);
+        let sum = cpu.run_expr(&Expr::parse("r = sqrt(sum(x*x))").unwrap(), &[("x", &[3.0, 4.0])], &[]).unwrap();
+        assert_eq!(sum.value("r"), Some(5.0));
+    }
+
+    #[test]
+    fn missing_unknown_repeated_and_uneven_inputs_are_errors_that_name_them() {
+        let expr = Expr::parse("y = a*x + z").unwrap();
+        let cpu = Device::cpu().unwrap();
+        let (two, three) = ([1.0f32, 2.0], [1.0f32, 2.0, 3.0]);
+        for (inputs, scalars, expected) in [
+            (&[("x", &two[..])][..], &[("a", 1.0)][..], "`z`, which was not given"),
+            (&[("x", &two[..]), ("z", &two[..]), ("w", &two[..])][..], &[("a", 1.0)][..], "`w` is given as an array"),
+            (&[("x", &two[..]), ("x", &two[..]), ("z", &two[..])][..], &[("a", 1.0)][..], "given twice"),
+            (&[("x", &two[..]), ("z", &three[..])][..], &[("a", 1.0)][..], "length"),
+            (&[("x", &two[..]), ("z", &two[..])][..], &[("b", 1.0)][..], "`b`"),
+        ] {
+            let err = cpu.run_expr(&expr, inputs, scalars).unwrap_err().to_string();
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
     }
 
     #[test]
