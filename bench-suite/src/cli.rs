@@ -42,9 +42,16 @@ pub enum Command {
     /// The backend and variant auto picks for a workload at a size, and why: the predicted time of each phase on
     /// each device, the phase that decides, and the crossover sizes the model predicts.
     Explain {
-        /// The workload.
-        #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
-        workload: String,
+        /// The workload (or `--expr` for a computation of your own).
+        #[arg(
+            value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES),
+            required_unless_present_any = ["expr", "expr_file"],
+            conflicts_with_all = ["expr", "expr_file"]
+        )]
+        workload: Option<String>,
+        /// Your own computation instead of a workload: predicted from this machine's calibration.
+        #[command(flatten)]
+        expression: ExpressionArgs,
         /// The size: 2^24, 16M, 2048x2048, MxKxN.
         #[arg(long, short)]
         size: String,

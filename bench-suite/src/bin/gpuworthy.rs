@@ -284,18 +284,14 @@ fn run_on<W: CommandLineWorkload>(
     Ok(())
 }
 
-/// `gpuworthy explain`: the model's prediction for each device, auto's choice and why, the predicted crossovers.
-fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::Result<()> {
-    let params = W::Params::parse_size(size).map_err(usage)?;
-    let cost = W::cost(&params);
-    let auto = gpuworthy::auto::Auto::open()?;
-    if let Some(why) = &auto.uncalibrated {
-        eprintln!("gpuworthy: warning: {why}");
-    }
-    let choice = auto.choose::<W>(&params, placement)?;
-    out!("{} {params} ({} bytes moved, {} flops), {placement}:", W::NAME, cost.bytes, cost.flops);
+/// The model's predicted phases on each device, fastest first, the one auto chose (device, variant, pipelined) marked.
+fn print_predictions(
+    predictions: &[gpuworthy::model::Prediction],
+    chosen: Option<&(gpuworthy::DeviceLabel, &str, bool)>,
+    placement: Placement,
+) -> anyhow::Result<()> {
     let t = |s: f64| report::duration(Duration::from_secs_f64(s));
-    if !choice.predictions.is_empty() {
+    if !predictions.is_empty() {
         out!(
             "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}",
             "device",
@@ -305,9 +301,10 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
             "download",
             "total"
         );
-        for p in &choice.predictions {
-            let chosen =
-                p.device == choice.device.label() && p.variant == choice.variant && p.pipelined == choice.pipelined;
+        for p in predictions {
+            let chosen = chosen.is_some_and(|(label, variant, pipelined)| {
+                p.device == *label && p.variant == *variant && p.pipelined == *pipelined
+            });
             let moves = placement.moves_data() && p.upload_s + p.download_s > 0.0;
             let moved = |s: f64| if moves { t(s) } else { "-".to_owned() };
             out!(
@@ -322,11 +319,77 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
             );
         }
     }
-    if choice.predictions.iter().any(|p| p.pipelined) {
+    if predictions.iter().any(|p| p.pipelined) {
         out!(
             "  p: through the pipelined path; its upload and download are what the pipeline does not hide behind the kernel"
         );
     }
+    Ok(())
+}
+
+/// `gpuworthy explain --expr`: an expression this machine never measured, predicted from the calibrated curves of the
+/// built-in workload it is most like by its memory traffic (`saxpy` for an elementwise expression, `sum` for a
+/// reduction), and said to be a prediction.
+fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placement) -> anyhow::Result<()> {
+    use gpuworthy::core::Workload;
+    use gpuworthy::core::expr::Expression;
+    let n = gpuworthy::size::parse_count(size).map_err(usage)?;
+    let params = request.params(n).map_err(usage)?;
+    // Refused like `run`: an input that could not be made here is not predicted.
+    gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
+    let cost = Expression::cost(&params);
+    let per_element = params.program.cost_per_element();
+    let auto = gpuworthy::auto::Auto::open()?;
+    let Some(model) = &auto.model else {
+        return Err(Exit::usage(format!(
+            "{}: an expression is predicted from this machine's calibration; run `gpuworthy calibrate` first",
+            auto.uncalibrated.as_deref().unwrap_or("this machine is not calibrated")
+        )));
+    };
+    let (proxy, bytes_per_flop) = if params.program.reduction.is_some() { ("sum", 4) } else { ("saxpy", 6) };
+    let like = gpuworthy::core::Cost { bytes: cost.bytes, flops: cost.bytes / bytes_per_flop, elements: cost.elements };
+    let predictions = model.predict(proxy, &like, placement);
+    out!(
+        "`{}` at {n} ({} bytes moved; per element {} arithmetic operation(s) and {} special function(s)), {placement}:",
+        request.source.trim(),
+        cost.bytes,
+        per_element.flops,
+        per_element.special
+    );
+    if predictions.is_empty() {
+        return Err(Exit::usage(format!(
+            "the calibration has no `{proxy}` to predict from: run `gpuworthy calibrate`"
+        )));
+    }
+    print_predictions(&predictions, None, placement)?;
+    out!(
+        "a prediction, not a measurement: this expression was never measured here; each phase is predicted from the \
+         calibrated curves of `{proxy}` at the same bytes moved, as if memory-bound (the variants named are `{proxy}`'s)"
+    );
+    if per_element.special > 0 {
+        out!(
+            "  its special functions are not priced: where they are slow (a CPU without vectorised ones, or a long \
+             chain of them) the kernel takes longer than predicted"
+        );
+    }
+    let sets: Vec<String> = request.scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
+    let sets = if sets.is_empty() { String::new() } else { format!(" --set {}", sets.join(",")) };
+    out!("  to measure it: gpuworthy run --expr '{}'{sets} --size {n}", request.source.trim());
+    Ok(())
+}
+
+/// `gpuworthy explain`: the model's prediction for each device, auto's choice and why, the predicted crossovers.
+fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::Result<()> {
+    let params = W::Params::parse_size(size).map_err(usage)?;
+    let cost = W::cost(&params);
+    let auto = gpuworthy::auto::Auto::open()?;
+    if let Some(why) = &auto.uncalibrated {
+        eprintln!("gpuworthy: warning: {why}");
+    }
+    let choice = auto.choose::<W>(&params, placement)?;
+    out!("{} {params} ({} bytes moved, {} flops), {placement}:", W::NAME, cost.bytes, cost.flops);
+    let chosen = (choice.device.label(), choice.variant, choice.pipelined);
+    print_predictions(&choice.predictions, Some(&chosen), placement)?;
     out!("auto: {} ({})", chosen_label(&choice), choice.reason);
     if placement == Placement::PinnedHost
         && let Some(model) = &auto.model
@@ -466,12 +529,18 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Calibrate { evaluate, json } => calibrate(evaluate, json),
-        Command::Explain { workload, size, resident, pinned } => {
+        Command::Explain { workload, expression, size, resident, pinned } => {
             let placement = match (resident, pinned) {
                 (true, _) => Placement::Resident,
                 (false, true) => Placement::PinnedHost,
                 (false, false) => Placement::Host,
             };
+            if let Some(source) = expression.source().map_err(usage)? {
+                let request =
+                    ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+                return explain_expression(&request, &size, placement);
+            }
+            let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
             visit_workload_named(&workload, &mut Explain { size: &size, placement }).map_err(usage)?
         }
         Command::Devices => devices(),
