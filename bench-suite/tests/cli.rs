@@ -452,7 +452,7 @@ fn every_bad_expression_input_is_a_usage_error_that_names_it() {
         (&["sweep", "--expr", "y = x +"][..], "^"),
         (&["sweep", "square", "--expr", "y = x"][..], "cannot be used with"),
         (&["sweep", "--expr", "y = x", "--sizes", "lots"][..], "malformed size"),
-        (&["sweep", "--expr", "y = x", "--bins", "16"][..], "does not apply to an expression"),
+        (&["sweep", "--expr", "y = x", "--bins", "16"][..], "--bins does not apply to expr"),
         (&["sweep", "--expr", "y = a * x", "--set", "b=1"][..], "does not read it"),
         (&["explain", "--expr", "y = x", "--size", "2^50"][..], "too large"),
         (&["explain", "--expr", "y = x +", "--size", "1K"][..], "^"),

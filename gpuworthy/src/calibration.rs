@@ -80,11 +80,17 @@ pub enum Loaded {
 /// The sizes calibration measures: the short ladder, and the smallest size of the full ladder, so that the model
 /// interpolates down to the launch-bound sizes instead of extrapolating to them.
 pub fn calibration_ladder<W: Workload>() -> Vec<W::Params> {
-    let mut ladder = W::quick_ladder();
-    if let Some(smallest) = W::ladder().into_iter().next()
-        && !ladder.contains(&smallest)
+    calibration_sizes::<W>(&W::ladder(), W::quick_ladder())
+}
+
+/// [`calibration_ladder`] of a workload measured at ladders of its own making (an expression's lengths): `quick`,
+/// with the smallest size of `full` first.
+pub fn calibration_sizes<W: Workload>(full: &[W::Params], quick: Vec<W::Params>) -> Vec<W::Params> {
+    let mut ladder = quick;
+    if let Some(smallest) = full.first()
+        && !ladder.contains(smallest)
     {
-        ladder.insert(0, smallest);
+        ladder.insert(0, smallest.clone());
     }
     ladder
 }
@@ -99,11 +105,16 @@ pub const PIPELINED_FULL_BYTES: u64 = 64 << 20;
 /// The sizes calibration times a pipelined path at: `ladder`, and where its largest moves fewer than
 /// [`PIPELINED_FULL_BYTES`], the first size of the workload's full ladder that moves that many.
 pub fn pipelined_ladder<W: Workload>(ladder: &[W::Params]) -> Vec<W::Params> {
+    pipelined_sizes::<W>(ladder, &W::ladder())
+}
+
+/// [`pipelined_ladder`] with the full ladder given.
+pub fn pipelined_sizes<W: Workload>(ladder: &[W::Params], full: &[W::Params]) -> Vec<W::Params> {
     let mut sizes = ladder.to_vec();
     if ladder.last().is_none_or(|p| W::cost(p).bytes < PIPELINED_FULL_BYTES)
-        && let Some(full) = W::ladder().into_iter().find(|p| W::cost(p).bytes >= PIPELINED_FULL_BYTES)
+        && let Some(full) = full.iter().find(|p| W::cost(p).bytes >= PIPELINED_FULL_BYTES)
     {
-        sizes.push(full);
+        sizes.push(full.clone());
     }
     sizes
 }
@@ -241,8 +252,19 @@ pub fn calibrate_workload<W: DeviceWorkload>(
     devices: &CalibrationDevices,
     progress: &dyn Progress,
 ) -> WorkloadCalibration {
+    calibrate_workload_over::<W>(devices, &W::ladder(), W::quick_ladder(), progress)
+}
+
+/// [`calibrate_workload`] over ladders given (`full` and `quick`) instead of the workload's own: for a workload whose
+/// sizes depend on more than its type (an expression's program).
+pub fn calibrate_workload_over<W: DeviceWorkload>(
+    devices: &CalibrationDevices,
+    full: &[W::Params],
+    quick: Vec<W::Params>,
+    progress: &dyn Progress,
+) -> WorkloadCalibration {
     let options = calibration_options();
-    let ladder = calibration_ladder::<W>();
+    let ladder = calibration_sizes::<W>(full, quick);
     let planned: usize = devices.devices.iter().map(|d| d.variants::<W>().len()).sum();
     progress.plan((ladder.len() * planned) as u64);
     let sweep = sweep_workload::<W>(&devices.devices, &ladder, &options, progress);
@@ -257,7 +279,7 @@ pub fn calibrate_workload<W: DeviceWorkload>(
         part.pinned_rows.extend(transfer_rows::<W>(label, device, &ladder, &options, progress));
     }
     for (label, device) in devices.pipelined.iter().filter(|(_, d)| d.supports::<W>()) {
-        let sizes = pipelined_ladder::<W>(&ladder);
+        let sizes = pipelined_sizes::<W>(&ladder, full);
         progress.plan(sizes.len() as u64);
         part.pipelined_runs.push((label.clone(), pipelined_samples::<W>(device, &sizes, &options, progress)));
     }

@@ -32,10 +32,10 @@ use gpuworthy_core::{Error, Result, Workload};
 
 use crate::Device;
 use crate::auto::Auto;
-use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload};
+use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over};
 use crate::device::DeviceWorkload;
 use crate::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
-use crate::evaluation::{Evaluation, EvaluationPoint, evaluate_workload};
+use crate::evaluation::{Evaluation, EvaluationPoint, evaluate_workload_over};
 use crate::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
 use crate::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
 
@@ -70,22 +70,26 @@ pub trait WorkloadEntry: Send + Sync {
 /// The [`WorkloadEntry`] of workload `W`.
 ///
 /// [`WorkloadOf::new`] takes the sizes from the workload's own ladders; [`WorkloadOf::sized_by_text`] also reads
-/// sizes written as text (`--sizes 1024,2^20`), for a workload whose parameters implement [`ParseSize`].
+/// sizes written as text (`--sizes 1024,2^20`), for a workload whose parameters implement [`ParseSize`];
+/// [`WorkloadOf::with_ladders`] is measured at ladders given, for a workload whose sizes depend on more than its type
+/// (an expression's program travels in its parameters).
 pub struct WorkloadOf<W: Workload> {
     text: Option<SizeText<W::Params>>,
+    /// The full and the short ladder, where they are given rather than the workload's own.
+    ladders: Option<(Vec<W::Params>, Vec<W::Params>)>,
     workload: PhantomData<fn() -> W>,
 }
 
-/// How parameters of type `P` are read from text: [`ParseSize`]'s two functions.
+/// How parameters of type `P` are read from text, and the workload's own options set on them.
 struct SizeText<P> {
-    parse: fn(&str) -> Result<P>,
-    apply: fn(&mut P, &WorkloadOptions) -> Result<()>,
+    parse: Box<dyn Fn(&str) -> Result<P> + Send + Sync>,
+    apply: Box<dyn Fn(&mut P, &WorkloadOptions) -> Result<()> + Send + Sync>,
 }
 
 impl<W: Workload> WorkloadOf<W> {
     /// The entry of `W`, measured at the sizes of its own ladders.
     pub fn new() -> Self {
-        WorkloadOf { text: None, workload: PhantomData }
+        WorkloadOf { text: None, ladders: None, workload: PhantomData }
     }
 
     /// The entry of `W`, which also reads sizes and the workload's own options written as text.
@@ -93,15 +97,38 @@ impl<W: Workload> WorkloadOf<W> {
     where
         W::Params: ParseSize,
     {
-        let text = SizeText { parse: <W::Params as ParseSize>::parse_size, apply: <W::Params as ParseSize>::apply };
-        WorkloadOf { text: Some(text), workload: PhantomData }
+        let text = SizeText {
+            parse: Box::new(<W::Params as ParseSize>::parse_size),
+            apply: Box::new(<W::Params as ParseSize>::apply),
+        };
+        WorkloadOf { text: Some(text), ladders: None, workload: PhantomData }
+    }
+
+    /// The entry of `W` measured at `full` and `quick` (sweeps, calibration and its evaluation), reading sizes
+    /// written as text with `parse`; it takes none of the workloads' own options (`--bins` ...).
+    pub fn with_ladders(
+        full: Vec<W::Params>,
+        quick: Vec<W::Params>,
+        parse: impl Fn(&str) -> Result<W::Params> + Send + Sync + 'static,
+    ) -> Self {
+        let apply = |_: &mut W::Params, options: &WorkloadOptions| match options.named().first() {
+            Some(option) => Err(Error::invalid(format!("{option} does not apply to {}", W::NAME))),
+            None => Ok(()),
+        };
+        let text = SizeText { parse: Box::new(parse), apply: Box::new(apply) };
+        WorkloadOf { text: Some(text), ladders: Some((full, quick)), workload: PhantomData }
+    }
+
+    /// The full ladder and the short one.
+    fn ladders(&self) -> (Vec<W::Params>, Vec<W::Params>) {
+        self.ladders.clone().unwrap_or_else(|| (W::ladder(), W::quick_ladder()))
     }
 
     /// The parameters `request` names.
     fn params(&self, request: &SizeRequest) -> Result<Vec<W::Params>> {
         let mut ladder = match &request.ladder {
-            Ladder::Full => W::ladder(),
-            Ladder::Quick => W::quick_ladder(),
+            Ladder::Full => self.ladders().0,
+            Ladder::Quick => self.ladders().1,
             Ladder::Listed(sizes) => {
                 let text = self.text.as_ref().ok_or_else(|| {
                     Error::invalid(format!(
@@ -157,11 +184,12 @@ impl<W: DeviceWorkload> WorkloadEntry for WorkloadOf<W> {
     }
 
     fn calibrate(&self, devices: &CalibrationDevices, progress: &dyn Progress) -> WorkloadCalibration {
-        calibrate_workload::<W>(devices, progress)
+        let (full, quick) = self.ladders();
+        calibrate_workload_over::<W>(devices, &full, quick, progress)
     }
 
     fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Vec<EvaluationPoint> {
-        evaluate_workload::<W>(calibration, auto, progress)
+        evaluate_workload_over::<W>(calibration, auto, &self.ladders().0, progress)
     }
 }
 

@@ -79,11 +79,21 @@ pub fn evaluate_workload<W: DeviceWorkload>(
     auto: &Auto,
     progress: &dyn Progress,
 ) -> Vec<EvaluationPoint> {
+    evaluate_workload_over::<W>(calibration, auto, &W::ladder(), progress)
+}
+
+/// [`evaluate_workload`] over a full ladder given instead of the workload's own.
+pub fn evaluate_workload_over<W: DeviceWorkload>(
+    calibration: &Calibration,
+    auto: &Auto,
+    full: &[W::Params],
+    progress: &dyn Progress,
+) -> Vec<EvaluationPoint> {
     let options = evaluation_options();
     let devices = &auto.devices;
     let used: Vec<String> =
         calibration.sizes.iter().find(|(w, _)| w == W::NAME).map_or_else(Vec::new, |(_, sizes)| sizes.clone());
-    let ladder: Vec<_> = W::ladder().into_iter().filter(|p| !used.contains(&p.to_string())).collect();
+    let ladder: Vec<_> = full.iter().filter(|p| !used.contains(&p.to_string())).cloned().collect();
     let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
     progress.plan((ladder.len() * planned) as u64);
     let mut rows = sweep_workload::<W>(devices, &ladder, &options, progress).rows;

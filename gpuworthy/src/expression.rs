@@ -1,6 +1,7 @@
 //! A user's expression as the tool takes it: the text, the scalars' values (`--set a=2,b=1`) and the inputs' ranges
-//! (`--range x=0:1`), turned into the parameters of the [`Expression`] workload, and the [`WorkloadEntry`] that lets
-//! the sweep, calibration and evaluation take an expression as they take a built-in workload.
+//! (`--range x=0:1`), turned into the parameters of the [`Expression`] workload, and its entry in the run-time list
+//! of workloads ([`expression_entry`]), so that the sweep, calibration and evaluation take an expression as they take
+//! a built-in workload.
 //!
 //! The command line, the library and the Python package read these pieces the same way, so they live here, once:
 //! every mistake is an [`Error::InvalidInput`] whose text points at what is wrong (a language error with its caret, a
@@ -12,12 +13,8 @@ use gpuworthy_core::expr::{Expr, ExprInput, ExprParams, Expression, Outputs, exp
 use gpuworthy_core::{Error, Result};
 
 use crate::Device;
-use crate::auto::Auto;
-use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload};
-use crate::catalog::WorkloadEntry;
-use crate::evaluation::{EvaluationPoint, evaluate_workload};
-use crate::size::{Ladder, SizeRequest, parse_count};
-use crate::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
+use crate::catalog::WorkloadOf;
+use crate::size::parse_count;
 
 /// An expression with its scalars' values and its inputs' ranges, not yet at a length.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,69 +261,19 @@ pub fn run_expr_auto(
     Ok((named_outputs(&input, outputs), choice))
 }
 
-/// The sweep's, calibration's and evaluation's entry for one expression ([`WorkloadEntry`]): its ladder is a ladder of
-/// lengths ([`expression_ladder`]), or the lengths given as text (`--sizes 1024,2^20`).
-#[derive(Debug, Clone)]
-pub struct ExpressionEntry {
-    template: ExprParams,
-}
-
-impl ExpressionEntry {
-    /// The entry of `request`'s expression.
-    pub fn new(request: &ExpressionRequest) -> Result<ExpressionEntry> {
-        Ok(ExpressionEntry { template: request.params(0)? })
-    }
-
-    fn params(&self, request: &SizeRequest) -> Result<Vec<ExprParams>> {
-        if let Some(option) = request.options.named().first() {
-            return Err(Error::invalid(format!("{option} does not apply to an expression")));
-        }
-        match &request.ladder {
-            Ladder::Full => Ok(expression_ladder(&self.template, false)),
-            Ladder::Quick => Ok(expression_ladder(&self.template, true)),
-            Ladder::Listed(sizes) => sizes.iter().map(|s| Ok(self.template.with_len(parse_count(s)?))).collect(),
-        }
-    }
-}
-
-impl WorkloadEntry for ExpressionEntry {
-    fn name(&self) -> &'static str {
-        <Expression as gpuworthy_core::Workload>::NAME
-    }
-
-    fn lesson(&self) -> &'static str {
-        <Expression as gpuworthy_core::Workload>::LESSON
-    }
-
-    fn sizes(&self, request: &SizeRequest) -> Result<Vec<String>> {
-        Ok(self.params(request)?.iter().map(ToString::to_string).collect())
-    }
-
-    fn sweep(
-        &self,
-        devices: &[Device],
-        request: &SizeRequest,
-        options: &SweepOptions,
-        progress: &dyn Progress,
-    ) -> Result<WorkloadSweep> {
-        let ladder = self.params(request)?;
-        let planned: usize = devices.iter().map(|d| d.variants::<Expression>().len()).sum();
-        progress.plan((ladder.len() * planned) as u64);
-        Ok(sweep_workload::<Expression>(devices, &ladder, options, progress))
-    }
-
-    fn calibrate(&self, devices: &CalibrationDevices, progress: &dyn Progress) -> WorkloadCalibration {
-        calibrate_workload::<Expression>(devices, progress)
-    }
-
-    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Vec<EvaluationPoint> {
-        evaluate_workload::<Expression>(calibration, auto, progress)
-    }
+/// The sweep's, calibration's and evaluation's entry for `request`'s expression ([`WorkloadEntry`]): measured at
+/// ladders of lengths ([`expression_ladder`]), or at lengths given as text (`--sizes 1024,2^20`).
+pub fn expression_entry(request: &ExpressionRequest) -> Result<WorkloadOf<Expression>> {
+    let template = request.params(0)?;
+    let (full, quick) = (expression_ladder(&template, false), expression_ladder(&template, true));
+    Ok(WorkloadOf::with_ladders(full, quick, move |text| Ok(template.with_len(parse_count(text)?))))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::WorkloadEntry;
+    use crate::size::{Ladder, SizeRequest};
 
     fn request(source: &str, sets: &[&str], ranges: &[&str]) -> Result<ExpressionRequest> {
         let owned = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
@@ -404,12 +351,13 @@ mod tests {
 
     #[test]
     fn an_expression_entry_reads_its_ladders_and_listed_lengths() {
-        let entry = ExpressionEntry::new(&request("s = sum(x*x)", &[], &[]).unwrap()).unwrap();
+        let entry = expression_entry(&request("s = sum(x*x)", &[], &[]).unwrap()).unwrap();
         let listed =
             SizeRequest { ladder: Ladder::Listed(vec!["1024".into(), "2^20".into()]), options: Default::default() };
         assert_eq!(entry.sizes(&listed).unwrap(), ["1024", "1048576"]);
         assert!(entry.sizes(&SizeRequest { ladder: Ladder::Quick, options: Default::default() }).unwrap().len() > 2);
         let bad = SizeRequest { ladder: Ladder::Listed(vec!["lots".into()]), options: Default::default() };
         assert!(entry.sizes(&bad).is_err());
+        assert_eq!(entry.name(), "expr");
     }
 }

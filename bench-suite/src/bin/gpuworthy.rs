@@ -18,7 +18,7 @@ use gpuworthy::catalog::Catalog;
 use gpuworthy::core::{Backend, BackendKind, Error};
 use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
-use gpuworthy::expression::{ExpressionEntry, ExpressionRequest};
+use gpuworthy::expression::{ExpressionRequest, expression_entry};
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
 use gpuworthy::size::{Ladder, SizeRequest};
@@ -572,7 +572,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         Some(source) => {
             let request =
                 ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
-            Some((source, ExpressionEntry::new(&request).map_err(usage)?))
+            Some((source, expression_entry(&request).map_err(usage)?))
         }
         None => None,
     };
