@@ -76,14 +76,23 @@ pub trait WorkloadEntry: Send + Sync {
 pub struct WorkloadOf<W: Workload> {
     text: Option<SizeText<W::Params>>,
     /// The full and the short ladder, where they are given rather than the workload's own.
-    ladders: Option<(Vec<W::Params>, Vec<W::Params>)>,
+    ladders: Option<Ladders<W::Params>>,
     workload: PhantomData<fn() -> W>,
 }
 
+/// A full ladder of parameters and a short one.
+type Ladders<P> = (Vec<P>, Vec<P>);
+
+/// Reads parameters from text.
+type Parse<P> = Box<dyn Fn(&str) -> Result<P> + Send + Sync>;
+
+/// Sets the workload's own options on parameters.
+type Apply<P> = Box<dyn Fn(&mut P, &WorkloadOptions) -> Result<()> + Send + Sync>;
+
 /// How parameters of type `P` are read from text, and the workload's own options set on them.
 struct SizeText<P> {
-    parse: Box<dyn Fn(&str) -> Result<P> + Send + Sync>,
-    apply: Box<dyn Fn(&mut P, &WorkloadOptions) -> Result<()> + Send + Sync>,
+    parse: Parse<P>,
+    apply: Apply<P>,
 }
 
 impl<W: Workload> WorkloadOf<W> {
@@ -120,7 +129,7 @@ impl<W: Workload> WorkloadOf<W> {
     }
 
     /// The full ladder and the short one.
-    fn ladders(&self) -> (Vec<W::Params>, Vec<W::Params>) {
+    fn ladders(&self) -> Ladders<W::Params> {
         self.ladders.clone().unwrap_or_else(|| (W::ladder(), W::quick_ladder()))
     }
 
