@@ -340,15 +340,9 @@ fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placem
     let cost = Expression::cost(&params);
     let per_element = params.program.cost_per_element();
     let auto = gpuworthy::auto::Auto::open()?;
-    let Some(model) = &auto.model else {
-        return Err(Exit::usage(format!(
-            "{}: an expression is predicted from this machine's calibration; run `gpuworthy calibrate` first",
-            auto.uncalibrated.as_deref().unwrap_or("this machine is not calibrated")
-        )));
-    };
     let (proxy, bytes_per_flop) = if params.program.reduction.is_some() { ("sum", 4) } else { ("saxpy", 6) };
     let like = gpuworthy::core::Cost { bytes: cost.bytes, flops: cost.bytes / bytes_per_flop, elements: cost.elements };
-    let predictions = model.predict(proxy, &like, placement);
+    let predictions = auto.model.as_ref().map(|m| m.predict(proxy, &like, placement)).unwrap_or_default();
     out!(
         "`{}` at {n} ({} bytes moved; per element {} arithmetic operation(s) and {} special function(s)), {placement}:",
         request.source.trim(),
@@ -357,9 +351,12 @@ fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placem
         per_element.special
     );
     if predictions.is_empty() {
-        return Err(Exit::usage(format!(
-            "the calibration has no `{proxy}` to predict from: run `gpuworthy calibrate`"
-        )));
+        let why = auto
+            .uncalibrated
+            .clone()
+            .unwrap_or_else(|| format!("the calibration has no `{proxy}`: run `gpuworthy calibrate`"));
+        out!("  nothing to predict from: {why} (auto runs it on the CPU until then)");
+        return Ok(());
     }
     print_predictions(&predictions, None, placement)?;
     out!(
