@@ -14,6 +14,8 @@
 //! `cuda:1`, `wgpu:vulkan`). The benchmarks of each workload are generated from the one list of workloads, and each
 //! runs on the backend's own type (through [`Device::with_backend`]), so no dynamic dispatch enters a timed loop.
 //! Inputs are made when a benchmark first runs, so `cargo bench -p bench-suite -- --list` and filters cost nothing.
+//! Beside the workloads, the expressions of the peers' table (`expr_axpb`, `expr_damped_sine`, `expr_horner8`,
+//! `expr_rotation`, `expr_sum_squares`) are benched the same way, each a group of its own, and join the closing table.
 
 use std::cell::OnceCell;
 use std::time::{Duration, Instant};
@@ -25,6 +27,7 @@ use std::time::SystemTime;
 
 use bench_suite::criterion_summary::{PIPELINED_PHASE, read_estimates, table};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use gpuworthy::core::expr::{Expr, ExprParams, Expression};
 use gpuworthy::core::{Backend, BackendKind, Implements, MAX_LAUNCHES_PER_TIMING, Workload};
 use gpuworthy::device::{ImplementsEveryWorkload, WithBackend};
 use gpuworthy::{Device, DeviceSpec, DeviceWorkload};
@@ -63,16 +66,16 @@ fn skipped(backend: BackendKind, workload: &str, variant: &str, params: &str) ->
     backend == BackendKind::Cpu && workload == "matmul" && variant == "naive" && side > 2048
 }
 
-/// Registers every benchmark of `W` on `backend` (opened again by `fresh` for the first-call phase).
-fn bench_backend<W, B>(c: &mut Criterion, backend: &B, fresh: &dyn Fn() -> Device)
+/// Registers every benchmark of `W` on `backend` (opened again by `fresh` for the first-call phase), in the group
+/// `name`, at the sizes of `ladder`.
+fn bench_backend<W, B>(c: &mut Criterion, backend: &B, fresh: &dyn Fn() -> Device, name: &str, ladder: &[W::Params])
 where
     W: DeviceWorkload,
     B: Implements<W>,
 {
     let kind = backend.kind();
-    let ladder = ladder::<W>();
-    let mut group = group::<W>(c);
-    for params in &ladder {
+    let mut group = group(c, name);
+    for params in ladder {
         if let Err(e) = backend.check_size(params) {
             eprintln!("{}/{kind}: not benchmarked at {params}: {e}", W::NAME);
             continue;
@@ -189,9 +192,9 @@ fn ladder<W: Workload>() -> Vec<W::Params> {
     }
 }
 
-/// The benchmark group of `W`, with the run's sampling.
-fn group<W: Workload>(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
-    let mut group = c.benchmark_group(W::NAME);
+/// The benchmark group `name`, with the run's sampling.
+fn group<'c>(c: &'c mut Criterion, name: &str) -> criterion::BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
     if full() {
         group.sample_size(20);
     } else {
@@ -214,7 +217,7 @@ where
     B: Implements<W>,
 {
     let kind = backend.kind();
-    let mut group = group::<W>(c);
+    let mut group = group(c, W::NAME);
     for params in &ladder::<W>() {
         if backend.check_size(params).is_err() {
             continue; // said once by the phased benchmarks
@@ -266,8 +269,36 @@ struct BenchEveryWorkload<'a> {
 
 macro_rules! bench_each_workload {
     ([$criterion:expr, $backend:expr, $fresh:expr] $($name:ident: $workload:ty),* $(,)?) => {
-        $(bench_backend::<$workload, _>($criterion, $backend, $fresh);)*
+        $(bench_backend::<$workload, _>($criterion, $backend, $fresh, <$workload>::NAME, &ladder::<$workload>());)*
     };
+}
+
+/// The expressions of the peers' table (EXPRESSIONS.md, `bench-suite/peers/expr_peers.py`): each benchmark group's
+/// name, the expression, and its scalars' values.
+const EXPRESSIONS: [(&str, &str, &[(&str, f32)]); 5] = [
+    ("expr_axpb", "y = a*x + b", &[("a", 2.0), ("b", 1.0)]),
+    ("expr_damped_sine", "y = exp(-x*x) * sin(3*x)", &[]),
+    (
+        "expr_horner8",
+        "y = ((((((0.0078125*x + 0.015625)*x + 0.03125)*x + 0.0625)*x + 0.125)*x + 0.25)*x + 0.5)*x + 1",
+        &[],
+    ),
+    ("expr_rotation", "u = x*c - y*s; v = x*s + y*c", &[("c", 0.955_336_5), ("s", 0.295_520_2)]),
+    ("expr_sum_squares", "s = sum(x*x)", &[]),
+];
+
+/// The lengths an expression is benched at: 2^16 and 2^22 in the short run, its whole ladder in the long one.
+fn expression_ladder(source: &str, scalars: &[(&str, f32)]) -> Vec<ExprParams> {
+    let names: Vec<&str> = scalars.iter().map(|(n, _)| *n).collect();
+    let program = Expr::parse(source).and_then(|e| e.bind(&names)).expect("the benched expressions are valid");
+    let values =
+        program.scalars.iter().map(|s| scalars.iter().find(|(n, _)| n == s).map_or(0.0, |(_, v)| *v)).collect();
+    let template = ExprParams::new(Arc::new(program), 0, values);
+    if full() {
+        gpuworthy::core::expr::expression_ladder(&template, false)
+    } else {
+        vec![template.with_len(1 << 16), template.with_len(1 << 22)]
+    }
 }
 
 impl WithBackend for BenchEveryWorkload<'_> {
@@ -277,6 +308,10 @@ impl WithBackend for BenchEveryWorkload<'_> {
         let spec = self.spec;
         let fresh = || Device::open(spec.clone()).expect("opened once already");
         gpuworthy::core::for_each_workload!(bench_each_workload; self.criterion, &**backend, &fresh);
+        for (name, source, scalars) in EXPRESSIONS {
+            let ladder = expression_ladder(source, scalars);
+            bench_backend::<Expression, _>(self.criterion, &**backend, &fresh, name, &ladder);
+        }
     }
 }
 

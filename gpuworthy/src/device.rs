@@ -618,10 +618,17 @@ pub trait WithBackend {
 
 macro_rules! implements_every_workload {
     ([] $($name:ident: $workload:ty),* $(,)?) => {
-        /// A backend that implements every workload of the list ([`gpuworthy_core::for_each_workload!`]).
-        pub trait ImplementsEveryWorkload: Backend $(+ Implements<$workload>)* {}
+        /// A backend that implements every workload of the list ([`gpuworthy_core::for_each_workload!`]) and
+        /// users' expressions ([`gpuworthy_core::expr::Expression`]).
+        pub trait ImplementsEveryWorkload:
+            Backend $(+ Implements<$workload>)* + Implements<gpuworthy_core::expr::Expression>
+        {
+        }
 
-        impl<B: Backend $(+ Implements<$workload>)*> ImplementsEveryWorkload for B {}
+        impl<B: Backend $(+ Implements<$workload>)* + Implements<gpuworthy_core::expr::Expression>>
+            ImplementsEveryWorkload for B
+        {
+        }
     };
 }
 
