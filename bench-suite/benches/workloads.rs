@@ -273,9 +273,12 @@ macro_rules! bench_each_workload {
     };
 }
 
+/// An expression's scalars and their values.
+type Scalars = &'static [(&'static str, f32)];
+
 /// The expressions of the peers' table (EXPRESSIONS.md, `bench-suite/peers/expr_peers.py`): each benchmark group's
 /// name, the expression, and its scalars' values.
-const EXPRESSIONS: [(&str, &str, &[(&str, f32)]); 5] = [
+const EXPRESSIONS: [(&str, &str, Scalars); 5] = [
     ("expr_axpb", "y = a*x + b", &[("a", 2.0), ("b", 1.0)]),
     ("expr_damped_sine", "y = exp(-x*x) * sin(3*x)", &[]),
     (
