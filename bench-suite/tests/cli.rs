@@ -462,6 +462,20 @@ fn every_bad_expression_input_is_a_usage_error_that_names_it() {
     }
 }
 
+/// A range that puts a function outside its domain everywhere is warned about, naming the function; the run goes on.
+#[test]
+fn a_range_that_makes_a_function_nan_everywhere_is_warned_about() {
+    let out = gpuworthy(&["run", "--expr", "y = log(x - 2)", "--size", "1K", "--backend", "cpu", "--quick"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: `log` gives NaN at every element tried") && stderr.contains("--range"),
+        "{stderr}"
+    );
+    let out = gpuworthy(&["run", "--expr", "y = log(x - 2)", "--range", "x=3:4", "--size", "1K", "--backend", "cpu"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// An expression read from a file (several statements, a range for `log`), and swept: the table names it, and its
 /// JSON is written.
 #[test]

@@ -126,6 +126,34 @@ impl ExpressionRequest {
     }
 }
 
+impl ExpressionRequest {
+    /// The elements [`ExpressionRequest::domain_warning`] tries.
+    pub const DOMAIN_SAMPLE: usize = 4096;
+
+    /// A warning when a function of the expression gives NaN at every element of a sample drawn from the inputs'
+    /// ranges although its arguments are numbers (`log` of inputs in [-1, 1) is NaN at half of them, not at all;
+    /// `log` of `x - 2` is NaN at every one): the measurement would time NaNs. It names the function and the ranges.
+    pub fn domain_warning(&self) -> Result<Option<String>> {
+        use gpuworthy_core::Workload;
+        let params = self.params(Self::DOMAIN_SAMPLE)?;
+        let input = Expression::generate(&params, 1)?;
+        let Some(func) = params.program.nan_everywhere(&input.slices(), &params.scalars)? else { return Ok(None) };
+        let ranges: Vec<String> = params
+            .program
+            .inputs
+            .iter()
+            .zip(&params.ranges)
+            .map(|(name, (low, high))| format!("{name} in [{low}, {high})"))
+            .collect();
+        Ok(Some(format!(
+            "`{}` gives NaN at every element tried ({}): its argument is outside its domain there; give the inputs a \
+             range it accepts with --range NAME=LOW:HIGH",
+            func.name(),
+            ranges.join(", ")
+        )))
+    }
+}
+
 /// One output of an expression: an array, or a reduction's value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprValue {
@@ -309,6 +337,14 @@ mod tests {
             let err = request(source, sets, ranges).unwrap_err().to_string();
             assert!(err.contains(expected), "{source} {sets:?} {ranges:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_range_that_puts_a_function_outside_its_domain_everywhere_is_warned_about() {
+        let warning = request("y = sqrt(x - 2)", &[], &[]).unwrap().domain_warning().unwrap().unwrap();
+        assert!(warning.contains("`sqrt`") && warning.contains("x in [-1, 1)"), "{warning}");
+        assert_eq!(request("y = sqrt(x - 2)", &[], &["x=2:3"]).unwrap().domain_warning().unwrap(), None);
+        assert_eq!(request("y = log(x)", &[], &[]).unwrap().domain_warning().unwrap(), None, "NaN at half only");
     }
 
     #[test]

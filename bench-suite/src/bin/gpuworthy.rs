@@ -535,6 +535,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(source) = expression.source().map_err(usage)? {
                 let request =
                     ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+                warn_about_domain(&request)?;
                 return explain_expression(&request, &size, placement);
             }
             let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
@@ -569,6 +570,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         Some(source) => {
             let request =
                 ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+            warn_about_domain(&request)?;
             Some((source, expression_entry(&request).map_err(usage)?))
         }
         None => None,
@@ -745,6 +747,7 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         let how = ExpressionRun { only, memory, no_sync: lessons.no_sync };
         let request =
             ExpressionRequest::from_command_line(source, &expression.set, &expression.range).map_err(usage)?;
+        warn_about_domain(&request)?;
         return run_expression(&request, size.as_deref(), backend, &how, &options);
     }
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
@@ -811,6 +814,15 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         options,
     };
     visit_workload_named(&workload, &mut RunOn { target: devices, request: &request }).map_err(usage)?
+}
+
+/// Warns on standard error when a function of the expression is outside its domain at every element its inputs'
+/// ranges give ([`ExpressionRequest::domain_warning`]).
+fn warn_about_domain(request: &ExpressionRequest) -> anyhow::Result<()> {
+    if let Some(warning) = request.domain_warning().map_err(usage)? {
+        eprintln!("gpuworthy: warning: {warning}");
+    }
+    Ok(())
 }
 
 /// How `gpuworthy run --expr` measures: one variant or all, how a CUDA device moves data, and whether to show the

@@ -63,46 +63,80 @@ fn call(func: Func, a: &[f32]) -> f32 {
 }
 
 impl Program {
+    /// Every node's value at element `i` into `values` (one per node), in `f32`; `reduced` is a reduction's value
+    /// for its post-map.
+    fn evaluate_nodes(&self, values: &mut [f32], inputs: &[&[f32]], scalars: &[f32], i: usize, reduced: f32) {
+        for (id, node) in self.nodes.iter().enumerate() {
+            let v = |k: usize| values[k];
+            values[id] = match node {
+                Node::Const(c) => *c,
+                Node::Input(k) => inputs[*k].get(i).copied().unwrap_or(f32::NAN),
+                Node::Scalar(k) => scalars[*k],
+                Node::Operand(_) => f32::NAN,
+                Node::Reduced => reduced,
+                Node::Neg(a) => -v(*a),
+                Node::Not(a) => boolean(!truth(v(*a))),
+                Node::Arith(op, a, b) => match op {
+                    Arith::Add => v(*a) + v(*b),
+                    Arith::Sub => v(*a) - v(*b),
+                    Arith::Mul => v(*a) * v(*b),
+                    Arith::Div => v(*a) / v(*b),
+                },
+                Node::Compare(op, a, b) => boolean(match op {
+                    Compare::Lt => v(*a) < v(*b),
+                    Compare::Le => v(*a) <= v(*b),
+                    Compare::Gt => v(*a) > v(*b),
+                    Compare::Ge => v(*a) >= v(*b),
+                    Compare::Eq => v(*a) == v(*b),
+                    Compare::Ne => v(*a) != v(*b),
+                }),
+                Node::Logic(op, a, b) => boolean(match op {
+                    Logic::And => truth(v(*a)) && truth(v(*b)),
+                    Logic::Or => truth(v(*a)) || truth(v(*b)),
+                }),
+                Node::Call(func, args) => {
+                    let args: Vec<f32> = args.iter().map(|k| v(*k)).collect();
+                    call(*func, &args)
+                }
+            };
+        }
+    }
+
+    /// The first function that gives NaN at every one of these elements although none of its arguments is NaN
+    /// (`log` of inputs drawn from [-1, 0), `sqrt` of negatives, `acos` beyond 1): the function an input's range
+    /// puts outside its domain everywhere, which makes the measurement one of NaNs. `None` when there is no such
+    /// function, or no element.
+    pub fn nan_everywhere(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Option<Func>> {
+        let n = self.length(inputs, scalars)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let calls: Vec<(usize, Func, &[usize])> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(id, node)| match node {
+                Node::Call(func, args) => Some((id, *func, args.as_slice())),
+                _ => None,
+            })
+            .collect();
+        let mut always = vec![true; calls.len()];
+        let mut values = vec![0f32; self.nodes.len()];
+        for i in 0..n {
+            self.evaluate_nodes(&mut values, inputs, scalars, i, 0.0);
+            for (flag, (id, _, args)) in always.iter_mut().zip(&calls) {
+                *flag &= values[*id].is_nan() && args.iter().all(|a| !values[*a].is_nan());
+            }
+        }
+        Ok(calls.iter().zip(&always).find(|(_, always)| **always).map(|((_, func, _), _)| *func))
+    }
+
     /// Runs the program in `f32`, element by element (a reduction sums in element order).
     pub fn interpret(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Outputs> {
         let n = self.length(inputs, scalars)?;
         let mut values = vec![0f32; self.nodes.len()];
-        let run = |values: &mut Vec<f32>, i: usize, reduced: f32| {
-            for (id, node) in self.nodes.iter().enumerate() {
-                let v = |k: usize| values[k];
-                values[id] = match node {
-                    Node::Const(c) => *c,
-                    Node::Input(k) => inputs[*k].get(i).copied().unwrap_or(f32::NAN),
-                    Node::Scalar(k) => scalars[*k],
-                    Node::Operand(_) => f32::NAN,
-                    Node::Reduced => reduced,
-                    Node::Neg(a) => -v(*a),
-                    Node::Not(a) => boolean(!truth(v(*a))),
-                    Node::Arith(op, a, b) => match op {
-                        Arith::Add => v(*a) + v(*b),
-                        Arith::Sub => v(*a) - v(*b),
-                        Arith::Mul => v(*a) * v(*b),
-                        Arith::Div => v(*a) / v(*b),
-                    },
-                    Node::Compare(op, a, b) => boolean(match op {
-                        Compare::Lt => v(*a) < v(*b),
-                        Compare::Le => v(*a) <= v(*b),
-                        Compare::Gt => v(*a) > v(*b),
-                        Compare::Ge => v(*a) >= v(*b),
-                        Compare::Eq => v(*a) == v(*b),
-                        Compare::Ne => v(*a) != v(*b),
-                    }),
-                    Node::Logic(op, a, b) => boolean(match op {
-                        Logic::And => truth(v(*a)) && truth(v(*b)),
-                        Logic::Or => truth(v(*a)) || truth(v(*b)),
-                    }),
-                    Node::Call(func, args) => {
-                        let args: Vec<f32> = args.iter().map(|k| v(*k)).collect();
-                        call(*func, &args)
-                    }
-                };
-            }
-        };
+        let run =
+            |values: &mut Vec<f32>, i: usize, reduced: f32| self.evaluate_nodes(values, inputs, scalars, i, reduced);
         match &self.reduction {
             None => {
                 let mut outputs = vec![Vec::with_capacity(n); self.outputs.len()];
@@ -133,5 +167,29 @@ impl Program {
                 Ok(Outputs::Reduction(values[reduction.post]))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::expr::{Expr, Func};
+
+    #[test]
+    fn a_function_outside_its_domain_everywhere_is_named() {
+        let program = Expr::parse("y = log(x) + sqrt(z)").unwrap().bind(&[]).unwrap();
+        let (negative, positive) = ([-1.0f32, -0.5, -0.25], [1.0f32, 2.0, 3.0]);
+        let order = |x: &[f32], z: &[f32]| -> Vec<Vec<f32>> {
+            program.inputs.iter().map(|name| if name == "x" { x.to_vec() } else { z.to_vec() }).collect()
+        };
+        let check = |x: &[f32], z: &[f32]| {
+            let arrays = order(x, z);
+            let slices: Vec<&[f32]> = arrays.iter().map(Vec::as_slice).collect();
+            program.nan_everywhere(&slices, &[]).unwrap()
+        };
+        assert_eq!(check(&negative, &positive), Some(Func::Log));
+        assert_eq!(check(&positive, &negative), Some(Func::Sqrt));
+        assert_eq!(check(&positive, &positive), None);
+        // NaN at some elements only is the user's business, not a range's mistake.
+        assert_eq!(check(&[-1.0, 2.0, 3.0], &positive), None);
     }
 }
