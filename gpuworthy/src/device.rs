@@ -163,6 +163,9 @@ impl Device {
     pub fn with_elementwise_block_size(self, threads: u32) -> Result<Device> {
         let label = self.label();
         let shared = || Error::invalid(format!("{label} is shared, so its block size cannot change: open it afresh"));
+        // Built with neither GPU backend, only the CPU's arm is left, which needs neither.
+        #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
+        let _ = (threads, &shared);
         match self {
             Device::Cpu(_) => Err(Error::invalid(format!("{label} has no block size: it runs on CPU threads"))),
             #[cfg(feature = "cuda")]
