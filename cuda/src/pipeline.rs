@@ -139,8 +139,12 @@ pub(crate) fn split(total: usize, per_chunk: usize) -> impl Iterator<Item = Rang
 
 /// The chunks of a run over `len` elements that uploads the same range of each of its `inputs` inputs and, where
 /// `download`, downloads that range of the output: the element ranges and the chunks.
+///
+/// Each chunk holds a multiple of [`ALIGNED_ELEMENTS`], so that every chunk's view starts where a `float4` may be
+/// read: a quarter of a length such as 5 000 004 elements is not a multiple of four.
 pub(crate) fn element_chunks(len: usize, inputs: usize, download: bool) -> (Vec<Range<usize>>, Vec<Chunk>) {
-    let ranges: Vec<_> = split(len, units_per_chunk(4, len, 1)).collect();
+    let per_chunk = (units_per_chunk(4, len, 1) / ALIGNED_ELEMENTS * ALIGNED_ELEMENTS).max(ALIGNED_ELEMENTS);
+    let ranges: Vec<_> = split(len, per_chunk).collect();
     let chunks = ranges
         .iter()
         .map(|r| Chunk {
@@ -152,6 +156,10 @@ pub(crate) fn element_chunks(len: usize, inputs: usize, download: bool) -> (Vec<
     (ranges, chunks)
 }
 
+/// Elements a 1D chunk holds a multiple of: 256 bytes of `f32`, the alignment of the driver's allocations, so that a
+/// chunk's view is as aligned as its buffer.
+pub(crate) const ALIGNED_ELEMENTS: usize = 64;
+
 /// The chunks of a pipelined expression over `len` elements with `inputs` inputs and `outputs` streamed outputs: the
 /// same ranges of every array, each chunk a multiple of 64 elements (so that every array's view starts 256-byte
 /// aligned, as `float4` access needs) and at most as long as keeps the staging of all its arrays within that of three
@@ -159,7 +167,7 @@ pub(crate) fn element_chunks(len: usize, inputs: usize, download: bool) -> (Vec<
 pub(crate) fn expression_chunks(len: usize, inputs: usize, outputs: usize) -> (Vec<Range<usize>>, Vec<Chunk>) {
     let arrays = (inputs + outputs).max(1);
     let most = 3 * PIPELINE_CHUNK_MAX_BYTES / 4 / arrays;
-    let per_chunk = (units_per_chunk(4, len, 1).min(most) / 64 * 64).max(64);
+    let per_chunk = (units_per_chunk(4, len, 1).min(most) / ALIGNED_ELEMENTS * ALIGNED_ELEMENTS).max(ALIGNED_ELEMENTS);
     let ranges: Vec<_> = split(len, per_chunk).collect();
     let chunks = ranges
         .iter()
@@ -399,6 +407,17 @@ fn staged_output<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn element_chunks_start_aligned_for_float4_whatever_the_length() {
+        for len in [1, 63, 64, 1000, 4_194_307, 5_000_004, 16_777_217, 67_108_864] {
+            for (ranges, _) in [element_chunks(len, 1, true), expression_chunks(len, 3, 2)] {
+                assert_eq!(ranges.first().map(|r| r.start), Some(0), "{len}");
+                assert_eq!(ranges.last().map(|r| r.end), Some(len), "{len}");
+                assert!(ranges.iter().all(|r| r.start % ALIGNED_ELEMENTS == 0), "{len}: {ranges:?}");
+            }
+        }
+    }
 
     #[test]
     fn split_covers_every_unit_once_in_order() {
