@@ -30,6 +30,7 @@ pub mod error;
 pub mod expr;
 pub mod kind;
 pub mod memory;
+pub mod raw;
 pub mod rng;
 pub mod variants;
 pub mod workload;

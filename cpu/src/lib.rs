@@ -31,6 +31,7 @@ use std::time::Duration;
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, KernelClock, Result, time_synchronous};
 
 pub mod expr;
+mod raw;
 mod kernels;
 pub mod simd;
 pub mod vector_math;

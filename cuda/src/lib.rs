@@ -25,6 +25,7 @@ pub mod disk_cache;
 pub mod expr;
 mod kernels;
 pub mod launch;
+mod raw;
 mod memory;
 mod pipeline;
 mod workloads;
@@ -32,6 +33,7 @@ mod workloads;
 /// The cudarc crate this backend is built on, whose launch builder and buffers the extension points take.
 pub use cudarc;
 pub use custom::CustomKernel;
+pub use raw::RawOnDevice;
 pub use disk_cache::DiskCache;
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};

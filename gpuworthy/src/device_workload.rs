@@ -142,3 +142,21 @@ impl DeviceWorkload for gpuworthy_core::expr::Expression {
         Some(backend)
     }
 }
+
+/// A raw kernel ([`gpuworthy_core::raw`]): every backend implements the workload, and refuses a kernel without a body
+/// for it ([`Error::Unsupported`](gpuworthy_core::Error::Unsupported)) before any data is made.
+impl DeviceWorkload for gpuworthy_core::raw::Raw {
+    fn on_cpu(backend: &CpuBackend) -> Option<&dyn ErasedImplements<Self>> {
+        Some(backend)
+    }
+
+    #[cfg(feature = "cuda")]
+    fn on_cuda(backend: &CudaBackend) -> Option<&dyn ErasedImplements<Self>> {
+        Some(backend)
+    }
+
+    #[cfg(feature = "wgpu")]
+    fn on_wgpu(backend: &WgpuBackend) -> Option<&dyn ErasedImplements<Self>> {
+        Some(backend)
+    }
+}

@@ -48,6 +48,7 @@ pub mod expression;
 pub mod fit;
 pub mod measure;
 pub mod model;
+pub mod raw;
 pub mod rows;
 pub mod size;
 pub mod spec;

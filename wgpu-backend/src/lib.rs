@@ -56,12 +56,14 @@ mod custom;
 pub mod expr;
 mod options;
 mod pipelines;
+mod raw;
 mod shaders;
 mod timer;
 mod workloads;
 
 pub use checks::ShaderChecks;
 pub use custom::{CustomPipeline, validate_wgsl};
+pub use raw::RawOnDevice;
 pub use options::{AdapterChoice, WgpuOptions, check_environment};
 /// The wgpu crate this backend is built on, whose buffers and bind groups the extension points take.
 pub use wgpu;
