@@ -209,7 +209,8 @@ impl fmt::Debug for RawKernel {
 /// Whether `name` is an identifier in C, WGSL and the expression language alike.
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The default tolerance of a backend's result against a CPU function's: a few `f32` ulp, and an absolute part for
@@ -309,7 +310,10 @@ impl RawKernel {
             Error::invalid(format!("the reference of `{}` is not a program:\n{}", self.name, e.render(source)))
         })?;
         if program.reduction.is_some() {
-            return Err(Error::invalid(format!("the reference of `{}` is a reduction; a raw kernel's is elementwise", self.name)));
+            return Err(Error::invalid(format!(
+                "the reference of `{}` is a reduction; a raw kernel's is elementwise",
+                self.name
+            )));
         }
         let position = |names: &[String], name: &str, what: &str| {
             names.iter().position(|n| n == name).ok_or_else(|| {
@@ -382,17 +386,23 @@ impl RawKernel {
     /// Runs the CPU body on `inputs` into `outputs` (each of the shape's length), or refuses where there is none. A
     /// panic inside the function becomes [`Error::Device`] naming the kernel.
     pub fn run_cpu(&self, inputs: &[&[f32]], scalars: &[f32], shape: Shape, outputs: &mut [&mut [f32]]) -> Result<()> {
-        let function = self.cpu.as_deref().ok_or_else(|| Error::unsupported(crate::BackendKind::Cpu, self.name.clone()))?;
+        let function =
+            self.cpu.as_deref().ok_or_else(|| Error::unsupported(crate::BackendKind::Cpu, self.name.clone()))?;
         // A panic in the caller's function is that function's error, not the process's end.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| function(&CpuArgs { inputs, scalars, shape }, outputs)))
-            .map_err(|panic| {
-                let why = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "no message".to_owned());
-                Error::Device { backend: crate::BackendKind::Cpu, message: format!("the CPU function of `{}` panicked: {why}", self.name) }
-            })
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            function(&CpuArgs { inputs, scalars, shape }, outputs)
+        }))
+        .map_err(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            Error::Device {
+                backend: crate::BackendKind::Cpu,
+                message: format!("the CPU function of `{}` panicked: {why}", self.name),
+            }
+        })
     }
 }
 
@@ -569,7 +579,12 @@ impl Workload for Raw {
         Ok(outputs)
     }
 
-    fn check(input: &RawInput, expected: &Vec<Vec<f32>>, actual: &Vec<Vec<f32>>, _: Precision) -> std::result::Result<(), Mismatch> {
+    fn check(
+        input: &RawInput,
+        expected: &Vec<Vec<f32>>,
+        actual: &Vec<Vec<f32>>,
+        _: Precision,
+    ) -> std::result::Result<(), Mismatch> {
         let kernel = &input.params.kernel;
         if actual.len() != kernel.outputs.len() {
             return Err(Mismatch::new(format!("{} outputs, expected {}", actual.len(), kernel.outputs.len())));
@@ -588,7 +603,11 @@ impl Workload for Raw {
         let grid = matches!(input.params.shape, Shape::Grid { .. });
         for ((name, want), got) in kernel.outputs.iter().zip(expected).zip(actual) {
             kernel.tolerance.check_slices(want, got, |i| {
-                if grid { format!("{name}[{}, {}]", i / width.max(1), i % width.max(1)) } else { format!("{name}[{i}]") }
+                if grid {
+                    format!("{name}[{}, {}]", i / width.max(1), i % width.max(1))
+                } else {
+                    format!("{name}[{i}]")
+                }
             })?;
         }
         Ok(())
@@ -650,13 +669,11 @@ mod tests {
     use super::*;
 
     fn square() -> RawKernel {
-        RawKernel::new("square_matrix", &["matrix"], &["result"], &[])
-            .unwrap()
-            .cpu(|args, outputs| {
-                for (y, x) in outputs[0].iter_mut().zip(args.inputs[0]) {
-                    *y = x * x;
-                }
-            })
+        RawKernel::new("square_matrix", &["matrix"], &["result"], &[]).unwrap().cpu(|args, outputs| {
+            for (y, x) in outputs[0].iter_mut().zip(args.inputs[0]) {
+                *y = x * x;
+            }
+        })
     }
 
     #[test]

@@ -31,8 +31,8 @@ use std::time::Duration;
 use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, KernelClock, Result, time_synchronous};
 
 pub mod expr;
-mod raw;
 mod kernels;
+mod raw;
 pub mod simd;
 pub mod vector_math;
 

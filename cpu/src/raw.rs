@@ -38,7 +38,10 @@ impl Implements<Raw> for CpuBackend {
     /// A kernel without a CPU function is [`Error::Unsupported`] here, before any data is made.
     fn check_size(&self, params: &gpuworthy_core::raw::RawParams) -> Result<()> {
         if params.kernel.cpu_function().is_none() {
-            return Err(Error::unsupported(self.kind(), format!("raw kernel `{}` (it has no CPU function)", params.kernel.name())));
+            return Err(Error::unsupported(
+                self.kind(),
+                format!("raw kernel `{}` (it has no CPU function)", params.kernel.name()),
+            ));
         }
         Ok(())
     }

@@ -25,21 +25,21 @@ pub mod disk_cache;
 pub mod expr;
 mod kernels;
 pub mod launch;
-mod raw;
 mod memory;
 mod pipeline;
+mod raw;
 mod workloads;
 
 /// The cudarc crate this backend is built on, whose launch builder and buffers the extension points take.
 pub use cudarc;
 pub use custom::CustomKernel;
-pub use raw::RawOnDevice;
 pub use disk_cache::DiskCache;
 pub use kernels::{KERNEL_FILES, compile_options};
 pub use memory::{HostMemory, TransferRates};
 pub use pipeline::{
     PIPELINE_CHUNK_MAX_BYTES, PIPELINE_CHUNK_MIN_BYTES, PIPELINE_CHUNKS, PIPELINE_LANES, pipeline_chunk_bytes,
 };
+pub use raw::RawOnDevice;
 pub use workloads::launch_config;
 pub use workloads::variant_kernels;
 

@@ -41,7 +41,10 @@ impl Implements<Raw> for CudaBackend {
     /// limits is [`Error::TooLarge`] naming the limit.
     fn check_size(&self, params: &RawParams) -> Result<()> {
         let Some(body) = params.kernel.cuda_body() else {
-            return Err(Error::unsupported(self.kind(), format!("raw kernel `{}` (it has no CUDA C)", params.kernel.name())));
+            return Err(Error::unsupported(
+                self.kind(),
+                format!("raw kernel `{}` (it has no CUDA C)", params.kernel.name()),
+            ));
         };
         if let Some(bytes) = self.device_memory() {
             gpuworthy_core::memory::check_device_memory::<Raw>(params, bytes, &self.device().name)?;
@@ -113,7 +116,9 @@ impl Implements<Raw> for CudaBackend {
             // What the kernel then touches is the caller's code, as with any hand-written kernel: it runs in device
             // memory, where an access out of bounds is a driver error returned by the next synchronisation, not a
             // write to this process's memory.
-            unsafe { launch.launch(config) }.map(drop).map_err(crate::driver_error(format!("launching `{}`", body.entry)))
+            unsafe { launch.launch(config) }
+                .map(drop)
+                .map_err(crate::driver_error(format!("launching `{}`", body.entry)))
         })
     }
 

@@ -107,7 +107,13 @@ impl Auto {
             }
         }
         let why = self.uncalibrated.clone().unwrap_or_else(|| format!("the calibration has no {}", W::NAME));
-        let supporting: Vec<&Device> = self.devices.iter().filter(|d| d.supports::<W>()).collect();
+        // A device that implements the workload but refuses this input's kind (a raw kernel without a body for it) is no
+        // candidate either.
+        let supporting: Vec<&Device> = self
+            .devices
+            .iter()
+            .filter(|d| d.supports::<W>() && !matches!(d.check_size::<W>(params), Err(Error::Unsupported { .. })))
+            .collect();
         let gpu = supporting.iter().find(|d| d.is_gpu());
         let (device, reason) = match gpu {
             Some(gpu) if placement == Placement::Resident && cost.bytes >= DEFAULT_RESIDENT_BYTES => {

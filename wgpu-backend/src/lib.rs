@@ -63,8 +63,8 @@ mod workloads;
 
 pub use checks::ShaderChecks;
 pub use custom::{CustomPipeline, validate_wgsl};
-pub use raw::RawOnDevice;
 pub use options::{AdapterChoice, WgpuOptions, check_environment};
+pub use raw::RawOnDevice;
 /// The wgpu crate this backend is built on, whose buffers and bind groups the extension points take.
 pub use wgpu;
 

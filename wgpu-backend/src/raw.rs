@@ -94,7 +94,10 @@ impl Implements<Raw> for WgpuBackend {
         }
         let (width, height) = params.shape.extent();
         if u32::try_from(width).is_err() || u32::try_from(height).is_err() {
-            return Err(Error::TooLarge { what: format!("a shape of {}", params.shape), limit: "2^32 - 1 per side (u32)".into() });
+            return Err(Error::TooLarge {
+                what: format!("a shape of {}", params.shape),
+                limit: "2^32 - 1 per side (u32)".into(),
+            });
         }
         Ok(())
     }
@@ -138,7 +141,8 @@ impl Implements<Raw> for WgpuBackend {
                 usage: wgpu::BufferUsages::UNIFORM,
             })
         })?;
-        let inputs = input.arrays.iter().map(|a| self.storage_buffer("raw kernel input", a)).collect::<Result<Vec<_>>>()?;
+        let inputs =
+            input.arrays.iter().map(|a| self.storage_buffer("raw kernel input", a)).collect::<Result<Vec<_>>>()?;
         let outputs = (0..params.kernel.outputs().len())
             .map(|_| self.zeroed_storage_buffer("raw kernel output", 4 * n as u64))
             .collect::<Result<Vec<_>>>()?;
