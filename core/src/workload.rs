@@ -69,6 +69,39 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// Hand-made inputs holding the special values the specification defines (NaN, infinities, values out of
     /// range), each with a short label naming what it tests.
     fn special_inputs() -> Vec<(&'static str, Self::Input)>;
+
+    /// For a workload whose instances are different computations (each expression is its own), the name of this
+    /// instance in a calibration: two parameters with the same instance compute the same thing at different sizes.
+    /// `None` (the default): every instance is the workload itself.
+    fn instance(params: &Self::Params) -> Option<String> {
+        let _ = params;
+        None
+    }
+
+    /// For an instance a calibration never measured, what predicts it: the calibrated instance it resembles, at what
+    /// cost, and the work it does beyond it ([`Resemblance`]). `None` (the default): only the workload's own
+    /// calibration predicts it.
+    fn resemblance(params: &Self::Params) -> Option<Resemblance> {
+        let _ = params;
+        None
+    }
+}
+
+/// How an instance that was never calibrated is predicted: as the calibrated instance `like` at cost `cost` (the same
+/// bytes moved), plus, per element, `extra_flops` arithmetic operations and the special-function calls `calls`, priced
+/// at the rates calibration measured on each device.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Resemblance {
+    /// The calibrated instance whose curves give the memory traffic's and the launch's time.
+    pub like: String,
+    /// That instance's cost at the same bytes as this one.
+    pub cost: Cost,
+    /// Elements computed (the calls and flops below are per element).
+    pub elements: u64,
+    /// Arithmetic operations per element beyond the resembled instance's.
+    pub extra_flops: u64,
+    /// Special-function calls per element, by function name.
+    pub calls: Vec<(&'static str, u64)>,
 }
 
 /// The arithmetic a variant computes in.

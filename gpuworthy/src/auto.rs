@@ -74,11 +74,25 @@ impl Auto {
     /// Where `W` at `params` runs fastest with its data at `placement`, by the model, or by the default without one.
     pub fn choose<W: DeviceWorkload>(&self, params: &W::Params, placement: Placement) -> Result<Choice> {
         let cost = W::cost(params);
-        if let Some(model) = self.model.as_ref().filter(|m| m.knows(W::NAME)) {
-            let devices = &self.devices;
-            let preferred =
-                |label: &DeviceLabel| devices.iter().find(|d| d.label() == *label).map(|d| d.best_variant::<W>(params));
-            let predictions = model.predict_preferring(W::NAME, &cost, placement, &preferred);
+        let devices = &self.devices;
+        let preferred =
+            |label: &DeviceLabel| devices.iter().find(|d| d.label() == *label).map(|d| d.best_variant::<W>(params));
+        // The instance's own calibration (an expression calibrated by `calibrate --expr`, or a built-in workload), else
+        // what it resembles (an expression never measured: the base expression's curves and the devices' rates).
+        let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
+        let predicted = self.model.as_ref().and_then(|model| {
+            if model.knows(&instance) {
+                Some((model.predict_preferring(&instance, &cost, placement, &preferred), ""))
+            } else {
+                W::resemblance(params).filter(|r| model.knows(&r.like)).map(|r| {
+                    (
+                        model.predict_resembling(&r, placement, &preferred),
+                        " (a prediction from its cost: never measured)",
+                    )
+                })
+            }
+        });
+        if let Some((predictions, how)) = predicted {
             for (rank, p) in predictions.iter().enumerate() {
                 let on = if p.pipelined { &self.pipelined } else { &self.devices };
                 let Some(device) = on.iter().find(|d| d.label() == p.device) else { continue };
@@ -96,7 +110,7 @@ impl Auto {
                         deciding_phase(p, other)
                     ),
                     None => "the only device calibrated for this workload".to_owned(),
-                };
+                } + how;
                 return Ok(Choice {
                     device: device.clone(),
                     variant,
@@ -214,6 +228,7 @@ mod tests {
             }],
         };
         Model {
+            rates: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
                 backend: "cpu".into(),

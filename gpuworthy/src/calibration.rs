@@ -315,6 +315,18 @@ impl Calibration {
         }
     }
 
+    /// Adds `other` (a calibration of more workloads on the same machine, such as expressions) to this one: its
+    /// workloads and rates replace those of the same name, its sizes join, its time adds.
+    pub fn merge(&mut self, other: Calibration) {
+        self.model.merge(other.model);
+        for (workload, sizes) in other.sizes {
+            self.sizes.retain(|(w, _)| *w != workload);
+            self.sizes.push((workload, sizes));
+        }
+        self.took_s += other.took_s;
+        self.measured_utc = other.measured_utc;
+    }
+
     /// Writes the calibration as JSON at `path`, making its folder.
     pub fn save(&self, path: &Path) -> Result<()> {
         let io = |e: std::io::Error| Error::invalid(format!("cannot write the calibration to {}: {e}", path.display()));

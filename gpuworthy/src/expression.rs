@@ -7,14 +7,22 @@
 //! every mistake is an [`Error::InvalidInput`] whose text points at what is wrong (a language error with its caret, a
 //! value that is not a number, a name the expression does not have).
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use gpuworthy_core::expr::{Expr, ExprInput, ExprParams, Expression, Outputs, expression_ladder};
-use gpuworthy_core::{Error, Result};
+use gpuworthy_core::expr::{
+    ELEMENTWISE_BASE, Expr, ExprInput, ExprParams, Expression, Func, Outputs, REDUCTION_BASE, base_params,
+    expression_ladder, instance_name,
+};
+use gpuworthy_core::{Error, Result, Workload};
 
 use crate::Device;
+use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over};
 use crate::catalog::WorkloadOf;
+use crate::model::ComputeRates;
 use crate::size::parse_count;
+use crate::sweep::Progress;
 
 /// An expression with its scalars' values and its inputs' ranges, not yet at a length.
 #[derive(Debug, Clone, PartialEq)]
@@ -297,6 +305,181 @@ pub fn expression_entry(request: &ExpressionRequest) -> Result<WorkloadOf<Expres
     Ok(WorkloadOf::with_ladders(full, quick, move |text| Ok(template.with_len(parse_count(text)?))))
 }
 
+/// `name` as a `&'static str`, kept once per distinct name: the rows and calibrations of the facade name workloads
+/// with static strings, and an expression's instance is named at run time. Each distinct expression calibrated in a
+/// process costs its name once.
+fn intern(name: String) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match names.get(name.as_str()) {
+        Some(kept) => kept,
+        None => {
+            let kept: &'static str = Box::leak(name.into_boxed_str());
+            names.insert(kept);
+            kept
+        }
+    }
+}
+
+/// Measures `template`'s expression over its calibration ladder on every device (and the pinned and pipelined
+/// twins), its rows named by the expression's instance ([`instance_name`]) so that the model holds it apart from
+/// every other expression.
+pub fn calibrate_expression(
+    devices: &CalibrationDevices,
+    template: &ExprParams,
+    progress: &dyn Progress,
+) -> WorkloadCalibration {
+    let (full, quick) = (expression_ladder(template, false), expression_ladder(template, true));
+    let mut part = calibrate_workload_over::<Expression>(devices, &full, quick, progress);
+    let name = intern(instance_name(&template.program));
+    part.workload = name;
+    for row in part.rows.iter_mut().chain(part.pinned_rows.iter_mut()) {
+        row.workload = name;
+    }
+    part
+}
+
+/// Calls of one function per element in a rate probe: enough that the calls, not the memory traffic, take the time.
+const PROBE_CALLS: usize = 16;
+
+/// A probe's kernel should take at least this long, so that its time is not the launch's.
+const PROBE_TIME: Duration = Duration::from_millis(2);
+
+/// The most elements a probe takes.
+const PROBE_MAX_LEN: usize = 1 << 24;
+
+/// The rate probe of `call` (`None`: the same arithmetic without calls): `y = f(x*c0) + f(x*c1) + ...` over
+/// [`PROBE_CALLS`] factors in `(0.5, 1]`, for `x` in `[0.1, 0.9)`, inside the domain of every function. A function of
+/// two arguments takes `x` as its second.
+fn probe_source(call: Option<(&str, usize)>) -> String {
+    let terms: Vec<String> = (0..PROBE_CALLS)
+        .map(|k| {
+            let factor = 1.0 - k as f32 / (2 * PROBE_CALLS) as f32;
+            let argument = format!("x * {factor:?}");
+            match call {
+                None => argument,
+                Some((name, 1)) => format!("{name}({argument})"),
+                Some((name, _)) => format!("{name}({argument}, x)"),
+            }
+        })
+        .collect();
+    format!("y = {}", terms.join(" + "))
+}
+
+/// The kernel time of `source` on `device` at `n` elements (resident data, the median of five device-timed runs).
+fn probe_kernel(device: &Device, source: &str, n: usize) -> Result<f64> {
+    let program = Expr::parse(source).and_then(|e| e.bind(&[])).map_err(|e| e.into_error(source))?;
+    let mut params = ExprParams::new(Arc::new(program), n, Vec::new());
+    params.ranges = vec![(0.1, 0.9)];
+    device.check_size::<Expression>(&params)?;
+    let variant = device.best_variant::<Expression>(&params);
+    device.prepare_for::<Expression>(variant, &params)?;
+    let input = Expression::generate(&params, 1)?;
+    let mut resident = device.upload::<Expression>(&input)?;
+    device.launch::<Expression>(variant, &mut resident)?;
+    let mut times = Vec::with_capacity(5);
+    for _ in 0..5 {
+        let t = device.backend().time_on_device(&mut || device.launch::<Expression>(variant, &mut resident))?;
+        times.push(t.as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[2])
+}
+
+/// Measures each device's [`ComputeRates`]: the time of each special function's call and of an arithmetic operation,
+/// from probes of [`PROBE_CALLS`] calls per element against the same arithmetic without them, at a length where the
+/// slowest probe takes [`PROBE_TIME`] (so that the launch does not decide). A device where a probe fails keeps the
+/// rates it measured.
+pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<ComputeRates> {
+    let special: Vec<(&str, usize)> =
+        Func::ALL.iter().filter(|(f, _, _)| f.is_special()).map(|&(_, name, arity)| (name, arity)).collect();
+    progress.plan((devices.len() * (special.len() + 2)) as u64);
+    let mut all = Vec::new();
+    for device in devices {
+        let label = device.label();
+        progress.now_measuring(format!("special-function rates on {label}"));
+        // The length: the slowest common probe (`pow`) at PROBE_TIME, found by doubling.
+        let slow = probe_source(Some(("pow", 2)));
+        let mut n = 1 << 12;
+        while n < PROBE_MAX_LEN && probe_kernel(device, &slow, n).is_ok_and(|t| t < PROBE_TIME.as_secs_f64()) {
+            n *= 4;
+        }
+        let n = n.min(PROBE_MAX_LEN);
+        let per_element = |t: f64, count: usize| t / (count as f64 * n as f64);
+        let Ok(plain) = probe_kernel(device, &probe_source(None), n) else {
+            progress.advance((special.len() + 2) as u64);
+            continue;
+        };
+        progress.advance(1);
+        // Arithmetic: a 32-term Horner polynomial (64 operations per element) against the plain probe's 31.
+        let horner = (0..32).fold("y = x".to_owned(), |acc, k| format!("{acc} * x + {:?}", 1.0 / (k + 2) as f32));
+        let per_flop_s = probe_kernel(device, &horner, n)
+            .map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
+        progress.advance(1);
+        let mut per_call_s = Vec::new();
+        for &(name, arity) in &special {
+            if let Ok(t) = probe_kernel(device, &probe_source(Some((name, arity))), n) {
+                per_call_s.push((name.to_owned(), per_element((t - plain).max(0.0), PROBE_CALLS)));
+            }
+            progress.advance(1);
+        }
+        all.push(ComputeRates { label, per_flop_s, per_call_s });
+    }
+    all
+}
+
+/// Calibrates expressions on `devices`: the base expressions of each kind ([`ELEMENTWISE_BASE`],
+/// [`REDUCTION_BASE`]) over their ladders, whose curves predict every expression calibration never saw, and each
+/// device's special-function rates ([`measure_rates`]), which price what such an expression does beyond its base.
+pub fn calibrate_expressions(devices: &[Device], progress: &dyn Progress) -> Calibration {
+    let started = Instant::now();
+    let twins = CalibrationDevices::of(devices);
+    let parts = [ELEMENTWISE_BASE, REDUCTION_BASE]
+        .into_iter()
+        .map(|base| calibrate_expression(&twins, &base_params(base, 0), progress))
+        .collect();
+    let mut calibration = Calibration::from_parts(devices, parts, started);
+    calibration.model.rates = measure_rates(devices, progress);
+    calibration.took_s = started.elapsed().as_secs_f64();
+    calibration
+}
+
+/// Expressions calibration never measures, with their scalars: `calibrate --evaluate` measures them and compares
+/// auto's choice, predicted from the base expressions and the rates, with the fastest device.
+pub const EVALUATION_EXPRESSIONS: [(&str, &[(&str, f32)]); 10] = [
+    ("y = exp(-x*x) * sin(3*x)", &[]),
+    ("y = tanh(2*x) * 0.5 + 0.5", &[]),
+    ("u = x*c - y*s; v = x*s + y*c", &[("c", 0.6), ("s", 0.8)]),
+    ("y = sqrt(x*x + z*z)", &[]),
+    ("y = where(x > 0, x, 0.01*x)", &[]),
+    ("y = log(1 + abs(x)) * atan(x)", &[]),
+    ("y = ((((((((0.1*x + 0.2)*x + 0.3)*x + 0.4)*x + 0.5)*x + 0.6)*x + 0.7)*x + 0.8)*x + 0.9)", &[]),
+    ("y = pow(abs(x), 1.5) + cos(x)", &[]),
+    ("r = sqrt(sum(x*x + z*z))", &[]),
+    ("m = max(abs(x - z))", &[]),
+];
+
+/// The lengths the evaluation measures each expression at.
+const EVALUATION_LENGTHS: [usize; 5] = [1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 << 22];
+
+/// Measures each of [`EVALUATION_EXPRESSIONS`] at [`EVALUATION_LENGTHS`] on `auto`'s devices and compares auto's
+/// choice with the fastest measured, for data on the host and resident: the points of each expression, by its text.
+pub fn evaluate_expressions(
+    calibration: &Calibration,
+    auto: &crate::auto::Auto,
+    progress: &dyn Progress,
+) -> Result<Vec<(String, Vec<crate::evaluation::EvaluationPoint>)>> {
+    let mut all = Vec::new();
+    for (source, scalars) in EVALUATION_EXPRESSIONS {
+        let sets: Vec<String> = scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
+        let request = ExpressionRequest::from_command_line(source, &sets, &[])?;
+        let ladder: Vec<ExprParams> = EVALUATION_LENGTHS.iter().map(|&n| request.params(n)).collect::<Result<_>>()?;
+        let points = crate::evaluation::evaluate_workload_over::<Expression>(calibration, auto, &ladder, progress);
+        all.push((source.to_owned(), points));
+    }
+    Ok(all)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +489,47 @@ mod tests {
     fn request(source: &str, sets: &[&str], ranges: &[&str]) -> Result<ExpressionRequest> {
         let owned = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         ExpressionRequest::from_command_line(source, &owned(sets), &owned(ranges))
+    }
+
+    #[test]
+    fn probes_parse_stay_in_every_functions_domain_and_names_are_kept_once() {
+        for (func, name, arity) in Func::ALL.iter().filter(|(f, _, _)| f.is_special()) {
+            let source = probe_source(Some((name, *arity)));
+            let program = Expr::parse(&source).unwrap().bind(&[]).unwrap();
+            assert_eq!(program.calls_per_element(), [(*name, PROBE_CALLS as u64)], "{func:?}");
+            let mut params = ExprParams::new(Arc::new(program), 64, Vec::new());
+            params.ranges = vec![(0.1, 0.9)];
+            let input = Expression::generate(&params, 1).unwrap();
+            let Outputs::Elementwise(y) = Expression::reference(&input).unwrap() else { panic!() };
+            assert!(y[0].iter().all(|v| v.is_finite()), "{source}: {:?}", &y[0][..4]);
+        }
+        let plain = Expr::parse(&probe_source(None)).unwrap().bind(&[]).unwrap();
+        assert_eq!(plain.cost_per_element().flops, 2 * PROBE_CALLS as u64 - 1);
+        let a = intern("expr: y = x".to_owned());
+        assert!(std::ptr::eq(a, intern("expr: y = x".to_owned())));
+        for (source, scalars) in EVALUATION_EXPRESSIONS {
+            let names: Vec<&str> = scalars.iter().map(|(n, _)| *n).collect();
+            let program = Expr::parse(source).unwrap().bind(&names).unwrap();
+            assert!(Expression::resemblance(&ExprParams::new(Arc::new(program), 8, vec![0.5; names.len()])).is_some());
+        }
+    }
+
+    #[test]
+    fn an_expression_never_calibrated_is_predicted_from_its_base_and_the_rates() {
+        let cpu = Device::cpu().unwrap();
+        let calibration = calibrate_expressions(&[cpu.clone()], &());
+        let rates = &calibration.model.rates[0];
+        assert_eq!(rates.label, cpu.label());
+        let exp = rates.per_call_s.iter().find(|(n, _)| n == "exp").unwrap().1;
+        assert!(exp > 0.0 && exp < 1e-6, "seconds per exp: {exp}");
+        let auto = crate::auto::Auto::with_model(vec![cpu], calibration.model);
+        let unseen = request("y = exp(-x*x) * sin(3*x)", &[], &[]).unwrap().params(1 << 16).unwrap();
+        let choice = auto.choose::<Expression>(&unseen, crate::model::Placement::Host).unwrap();
+        assert!(choice.reason.contains("never measured"), "{}", choice.reason);
+        let cheap = request("y = a*x + b", &["a=3", "b=4"], &[]).unwrap().params(1 << 16).unwrap();
+        let base = auto.choose::<Expression>(&cheap, crate::model::Placement::Host).unwrap();
+        assert!(!base.reason.contains("never measured"), "the base is calibrated itself: {}", base.reason);
+        assert!(choice.predictions[0].kernel_s > base.predictions[0].kernel_s, "two special functions cost more");
     }
 
     #[test]

@@ -20,7 +20,7 @@
 
 use std::fmt;
 
-use gpuworthy_core::{BackendKind, Cost};
+use gpuworthy_core::{BackendKind, Cost, Resemblance};
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceLabel;
@@ -150,11 +150,42 @@ pub struct Prediction {
     pub pipelined: bool,
 }
 
+/// What one device's arithmetic and special functions cost, beyond the memory traffic of a calibrated expression:
+/// the rates that price an expression calibration never saw ([`Model::predict_resembling`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputeRates {
+    /// The device's label.
+    pub label: DeviceLabel,
+    /// Seconds per arithmetic operation per element, past what the base expression's memory traffic hides.
+    pub per_flop_s: f64,
+    /// Seconds per call of each special function (`exp`, `sin` ...), by name.
+    pub per_call_s: Vec<(String, f64)>,
+}
+
+impl ComputeRates {
+    /// The time `resemblance`'s extra arithmetic and calls take on this device, and the functions it has no rate
+    /// for.
+    pub fn extra_s(&self, resemblance: &Resemblance) -> (f64, Vec<&'static str>) {
+        let mut unpriced = Vec::new();
+        let mut per_element = resemblance.extra_flops as f64 * self.per_flop_s;
+        for &(name, calls) in &resemblance.calls {
+            match self.per_call_s.iter().find(|(n, _)| n == name) {
+                Some((_, s)) => per_element += calls as f64 * s,
+                None => unpriced.push(name),
+            }
+        }
+        (per_element * resemblance.elements as f64, unpriced)
+    }
+}
+
 /// The cost model of a machine: every device, workload and variant calibration measured.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Model {
     /// Each device.
     pub devices: Vec<DeviceModel>,
+    /// Each device's arithmetic and special-function rates, where calibration measured them (expressions).
+    #[serde(default)]
+    pub rates: Vec<ComputeRates>,
 }
 
 impl Model {
@@ -346,6 +377,47 @@ impl Model {
         from
     }
 
+    /// Predictions for an instance calibration never measured ([`Resemblance`]): each device's prediction of the
+    /// instance it resembles, at the same bytes moved, with the kernel grown by the extra arithmetic and special
+    /// functions at the device's [`ComputeRates`]. On a GPU that work overlaps the memory traffic (the kernel is the
+    /// longer of the two); on a CPU, whose evaluator passes over each block once per operation, it adds to it.
+    pub fn predict_resembling(
+        &self,
+        resemblance: &Resemblance,
+        placement: Placement,
+        preferred: &dyn Fn(&DeviceLabel) -> Option<&'static str>,
+    ) -> Vec<Prediction> {
+        let mut predictions = self.predict_preferring(&resemblance.like, &resemblance.cost, placement, preferred);
+        for p in &mut predictions {
+            let Some(rates) = self.rates.iter().find(|r| r.label == p.device) else { continue };
+            let (extra, _) = rates.extra_s(resemblance);
+            let kernel = if p.is_gpu { p.kernel_s.max(p.launch_s + extra) } else { p.kernel_s + extra };
+            p.total_s += kernel - p.kernel_s;
+            p.kernel_s = kernel;
+        }
+        predictions.sort_by(|a, b| a.total_s.total_cmp(&b.total_s));
+        predictions
+    }
+
+    /// Adds `other`'s devices' workloads and rates to this model, replacing those of the same name.
+    pub fn merge(&mut self, other: Model) {
+        for device in other.devices {
+            match self.devices.iter_mut().find(|d| d.label == device.label) {
+                Some(mine) => {
+                    for w in device.workloads {
+                        mine.workloads.retain(|m| m.workload != w.workload);
+                        mine.workloads.push(w);
+                    }
+                }
+                None => self.devices.push(device),
+            }
+        }
+        for rates in other.rates {
+            self.rates.retain(|r| r.label != rates.label);
+            self.rates.push(rates);
+        }
+    }
+
     /// Whether the model knows `workload` on any device.
     pub fn knows(&self, workload: &str) -> bool {
         self.devices.iter().any(|d| d.workloads.iter().any(|w| w.workload == workload && !w.variants.is_empty()))
@@ -403,6 +475,7 @@ mod tests {
         };
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
         Model {
+            rates: Vec::new(),
             devices: vec![
                 DeviceModel {
                     label: DeviceLabel::named("cpu"),
@@ -519,6 +592,7 @@ mod tests {
     fn cpu_square(scalar: Curve, simd: Curve) -> Model {
         let variant = |name: &str, kernel: Curve| VariantModel { variant: name.into(), full_precision: true, kernel };
         Model {
+            rates: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
                 backend: "cpu".into(),

@@ -40,7 +40,10 @@ pub use ir::{Arith, Compare, Func, Graph, Logic, Node, NodeId, Output, Reduce, R
 pub use random::random_expression;
 pub use reference::{Bounded, FunctionBound, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check, ulp};
 pub use syntax::Span;
-pub use workload::{CONFORMANCE_LENGTHS, ExprCost, ExprInput, ExprParams, Expression, expression_ladder};
+pub use workload::{
+    CONFORMANCE_LENGTHS, ELEMENTWISE_BASE, ExprCost, ExprInput, ExprParams, Expression, REDUCTION_BASE, base_params,
+    expression_ladder, instance_name,
+};
 
 /// The limits every expression is held to, so that no input makes the parser, a compiler or a driver work without
 /// bound.

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::rng;
-use crate::workload::{Cost, Mismatch, Precision, Workload};
+use crate::workload::{Cost, Mismatch, Precision, Resemblance, Workload};
 
 use super::reference::{Bounded, Outputs, Reference, check};
-use super::{Func, Node, Program};
+use super::{Func, Logic, Node, NodeId, Program};
 
 /// What an expression costs per element, counted from its graph: arithmetic apart from special functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,6 +59,88 @@ impl Program {
         let written = self.outputs.iter().filter(|o| self.overwrites(o).is_none()).count();
         (self.inputs.len(), written)
     }
+}
+
+impl Program {
+    /// The program as text, every operation in parentheses, names as the expression wrote them: two programs that
+    /// compute the same way read the same, whatever their spacing, temporaries or comments. Scalars are listed after
+    /// a `|`, since `a * x` with `a` a scalar is another computation than with `a` an array.
+    pub fn canonical(&self) -> String {
+        fn text(p: &Program, id: NodeId) -> String {
+            match &p.nodes[id] {
+                Node::Const(v) => format!("{v:?}"),
+                Node::Operand(k) => format!("operand{k}"),
+                Node::Input(k) => p.inputs[*k].clone(),
+                Node::Scalar(k) => p.scalars[*k].clone(),
+                Node::Reduced => match &p.reduction {
+                    Some(r) => format!("{}({})", r.kind.name(), text(p, r.body)),
+                    None => "reduced".to_owned(),
+                },
+                Node::Neg(a) => format!("(-{})", text(p, *a)),
+                Node::Not(a) => format!("(!{})", text(p, *a)),
+                Node::Arith(op, a, b) => format!("({} {} {})", text(p, *a), op.symbol(), text(p, *b)),
+                Node::Compare(op, a, b) => format!("({} {} {})", text(p, *a), op.symbol(), text(p, *b)),
+                Node::Logic(op, a, b) => {
+                    let symbol = if *op == Logic::And { "&&" } else { "||" };
+                    format!("({} {symbol} {})", text(p, *a), text(p, *b))
+                }
+                Node::Call(func, args) => {
+                    let args: Vec<String> = args.iter().map(|&a| text(p, a)).collect();
+                    format!("{}({})", func.name(), args.join(", "))
+                }
+            }
+        }
+        let mut statements: Vec<String> =
+            self.outputs.iter().map(|o| format!("{} = {}", o.name, text(self, o.node))).collect();
+        if let Some(r) = &self.reduction {
+            statements.push(format!("{} = {}", r.name, text(self, r.post)));
+        }
+        let mut canonical = statements.join("; ");
+        if !self.scalars.is_empty() {
+            canonical.push_str(&format!(" | {}", self.scalars.join(", ")));
+        }
+        canonical
+    }
+
+    /// The special-function calls one element makes, by function (the reduction's post-map, run once, left out).
+    pub fn calls_per_element(&self) -> Vec<(&'static str, u64)> {
+        let mut roots: Vec<usize> = self.outputs.iter().map(|o| o.node).collect();
+        if let Some(r) = &self.reduction {
+            roots.push(r.body);
+        }
+        let used = self.reached(&roots);
+        let mut calls: Vec<(&'static str, u64)> = Vec::new();
+        for (id, node) in self.nodes.iter().enumerate() {
+            if let (true, Node::Call(func, _)) = (used[id], node)
+                && func.is_special()
+            {
+                match calls.iter_mut().find(|(name, _)| *name == func.name()) {
+                    Some((_, count)) => *count += 1,
+                    None => calls.push((func.name(), 1)),
+                }
+            }
+        }
+        calls
+    }
+}
+
+/// The elementwise expression calibration measures, whose curves predict every elementwise expression it never saw
+/// (at the same bytes moved, plus their extra arithmetic and special functions).
+pub const ELEMENTWISE_BASE: (&str, &[&str], &[f32]) = ("y = a*x + b", &["a", "b"], &[2.0, 1.0]);
+
+/// The reduction calibration measures, whose curves predict every reduction it never saw.
+pub const REDUCTION_BASE: (&str, &[&str], &[f32]) = ("s = sum(x*x)", &[], &[]);
+
+/// The parameters of a base expression ([`ELEMENTWISE_BASE`], [`REDUCTION_BASE`]) at length `n`.
+pub fn base_params(base: (&str, &[&str], &[f32]), n: usize) -> ExprParams {
+    let (source, scalars, values) = base;
+    let program = super::Expr::parse(source).and_then(|e| e.bind(scalars)).expect("the base expressions parse");
+    ExprParams::new(Arc::new(program), n, values.to_vec())
+}
+
+/// The name of the calibrated instance of `program` ([`Workload::instance`]).
+pub fn instance_name(program: &Program) -> String {
+    format!("expr: {}", program.canonical())
 }
 
 /// The parameters of an expression workload: the program, the length, the inputs' ranges and the scalars' values.
@@ -189,6 +271,32 @@ impl Workload for Expression {
         Cost { bytes: 4 * read as u64 * n + written_bytes, flops: per.flops * n, elements: n }
     }
 
+    /// `expr: ` and the program's canonical text ([`Program::canonical`]).
+    fn instance(params: &ExprParams) -> Option<String> {
+        Some(instance_name(&params.program))
+    }
+
+    /// The base expression of its kind ([`ELEMENTWISE_BASE`] or [`REDUCTION_BASE`]) at the same bytes moved, plus the
+    /// arithmetic beyond the base's and every special-function call.
+    fn resemblance(params: &ExprParams) -> Option<Resemblance> {
+        let reduction = params.program.reduction.is_some();
+        let base = if reduction { REDUCTION_BASE } else { ELEMENTWISE_BASE };
+        let own = Self::cost(params);
+        let base_bytes_per_element: u64 = if reduction { 4 } else { 8 };
+        let base_len = (own.bytes.saturating_sub(if reduction { 4 } else { 0 }) / base_bytes_per_element) as usize;
+        let like = base_params(base, base_len);
+        let cost = Self::cost(&like);
+        let n = params.n as u64;
+        let extra_flops = if n == 0 { 0 } else { own.flops.saturating_sub(cost.flops).div_ceil(n) };
+        Some(Resemblance {
+            like: instance_name(&like.program),
+            cost,
+            elements: n,
+            extra_flops,
+            calls: params.program.calls_per_element(),
+        })
+    }
+
     /// Not used: an expression's ladder depends on its program ([`expression_ladder`]).
     fn ladder() -> Vec<ExprParams> {
         Vec::new()
@@ -237,6 +345,26 @@ mod tests {
         let norm = params("r = 2 * sqrt(sum(x * x))", &[], vec![], 10);
         assert_eq!(Expression::cost(&norm).bytes, 44);
         assert_eq!(norm.program.cost_per_element(), ExprCost { flops: 2, special: 0 }, "the post-map runs once");
+    }
+
+    #[test]
+    fn an_instance_is_named_by_its_computation_and_resembles_the_base_of_its_kind() {
+        let spaced = params("let t = a * x;\ny = t + b  ", &["a", "b"], vec![2.0, 1.0], 10);
+        let base = base_params(ELEMENTWISE_BASE, 10);
+        assert_eq!(Expression::instance(&spaced), Expression::instance(&base));
+        assert_eq!(Expression::instance(&base).unwrap(), "expr: y = ((a * x) + b) | a, b");
+        let arrays = params("y = a*x + b", &[], vec![], 10);
+        assert_ne!(Expression::instance(&arrays), Expression::instance(&base), "arrays are not scalars");
+        let rotation = params("u = x*c - y*s; v = x*s + y*c + exp(x) + exp(y)", &["c", "s"], vec![0.6, 0.8], 1000);
+        let r = Expression::resemblance(&rotation).unwrap();
+        assert_eq!(r.like, Expression::instance(&base).unwrap());
+        assert_eq!((r.cost.bytes, r.cost.elements, r.elements), (16000, 2000, 1000), "the base at the same bytes");
+        assert_eq!(r.calls, [("exp", 2)]);
+        assert_eq!(r.extra_flops, 4, "8 flops per element against the base's 2 at twice the elements");
+        let norm = params("r = sqrt(sum(x * x))", &[], vec![], 10);
+        let r = Expression::resemblance(&norm).unwrap();
+        assert_eq!((r.cost.bytes, r.calls.len()), (44, 0), "the post-map's sqrt runs once");
+        assert_eq!(r.like, "expr: s = sum((x * x))");
     }
 
     #[test]
