@@ -38,6 +38,14 @@ pub enum Command {
         /// With --evaluate: write every point as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Only expressions: calibrate the base expressions and the special-function rates into the stored
+        /// calibration, or with --evaluate measure only the expressions calibration never saw.
+        #[arg(long, conflicts_with_all = ["expr", "expr_file"])]
+        expressions: bool,
+        /// Measure one expression of your own and add it to the stored calibration: auto and explain then predict it
+        /// from its own curves instead of from its cost.
+        #[command(flatten)]
+        expression: ExpressionArgs,
     },
     /// The backend and variant auto picks for a workload at a size, and why: the predicted time of each phase on
     /// each device, the phase that decides, and the crossover sizes the model predicts.

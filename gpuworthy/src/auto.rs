@@ -87,7 +87,7 @@ impl Auto {
                 W::resemblance(params).filter(|r| model.knows(&r.like)).map(|r| {
                     (
                         model.predict_resembling(&r, placement, &preferred),
-                        " (a prediction from its cost: never measured)",
+                        "; a prediction from its cost: never measured",
                     )
                 })
             }

@@ -327,9 +327,9 @@ fn print_predictions(
     Ok(())
 }
 
-/// `gpuworthy explain --expr`: an expression this machine never measured, predicted from the calibrated curves of the
-/// built-in workload it is most like by its memory traffic (`saxpy` for an elementwise expression, `sum` for a
-/// reduction), and said to be a prediction.
+/// `gpuworthy explain --expr`: an expression predicted from this machine's calibration: from its own curves where
+/// `calibrate --expr` measured it, else from the base expression of its kind at the same bytes moved plus its
+/// arithmetic and special functions at each device's calibrated rates, and said to be a prediction.
 fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placement) -> anyhow::Result<()> {
     use gpuworthy::core::Workload;
     use gpuworthy::core::expr::Expression;
@@ -340,9 +340,6 @@ fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placem
     let cost = Expression::cost(&params);
     let per_element = params.program.cost_per_element();
     let auto = gpuworthy::auto::Auto::open()?;
-    let (proxy, bytes_per_flop) = if params.program.reduction.is_some() { ("sum", 4) } else { ("saxpy", 6) };
-    let like = gpuworthy::core::Cost { bytes: cost.bytes, flops: cost.bytes / bytes_per_flop, elements: cost.elements };
-    let predictions = auto.model.as_ref().map(|m| m.predict(proxy, &like, placement)).unwrap_or_default();
     out!(
         "`{}` at {n} ({} bytes moved; per element {} arithmetic operation(s) and {} special function(s)), {placement}:",
         request.source.trim(),
@@ -350,24 +347,40 @@ fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placem
         per_element.flops,
         per_element.special
     );
-    if predictions.is_empty() {
-        let why = auto
-            .uncalibrated
-            .clone()
-            .unwrap_or_else(|| format!("the calibration has no `{proxy}`: run `gpuworthy calibrate`"));
+    let choice = auto.choose::<Expression>(&params, placement)?;
+    if choice.predictions.is_empty() {
+        let why = auto.uncalibrated.clone().unwrap_or_else(|| {
+            "the calibration has no expressions: run `gpuworthy calibrate --expressions`".to_owned()
+        });
         out!("  nothing to predict from: {why} (auto runs it on the CPU until then)");
         return Ok(());
     }
-    print_predictions(&predictions, None, placement)?;
-    out!(
-        "a prediction, not a measurement: this expression was never measured here; each phase is predicted from the \
-         calibrated curves of `{proxy}` at the same bytes moved, as if memory-bound (the variants named are `{proxy}`'s)"
-    );
-    if per_element.special > 0 {
+    let chosen = (choice.device.label(), choice.variant, choice.pipelined);
+    print_predictions(&choice.predictions, Some(&chosen), placement)?;
+    out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+    let instance = Expression::instance(&params).unwrap_or_default();
+    let own = auto.model.as_ref().is_some_and(|m| m.knows(&instance));
+    if own {
+        out!("predicted from this expression's own calibration (`gpuworthy calibrate --expr`)");
+    } else {
+        let like = Expression::resemblance(&params).map(|r| r.like).unwrap_or_default();
         out!(
-            "  its special functions are not priced: where they are slow (a CPU without vectorised ones, or a long \
-             chain of them) the kernel takes longer than predicted"
+            "a prediction, not a measurement: this expression was never measured here; each device's phases are those \
+             of `{like}` at the same bytes moved, its kernel grown by the arithmetic and special functions beyond it at \
+             the rates calibration measured on that device"
         );
+        let unpriced: Vec<String> = auto
+            .model
+            .iter()
+            .flat_map(|m| &m.rates)
+            .flat_map(|rates| {
+                let r = Expression::resemblance(&params).unwrap_or_default();
+                rates.extra_s(&r).1.into_iter().map(|f| format!("{f} on {}", rates.label)).collect::<Vec<_>>()
+            })
+            .collect();
+        if !unpriced.is_empty() {
+            out!("  not priced (no rate calibrated): {}", unpriced.join(", "));
+        }
     }
     let sets: Vec<String> = request.scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
     let sets = if sets.is_empty() { String::new() } else { format!(" --set {}", sets.join(",")) };
@@ -443,7 +456,47 @@ fn chosen_label(choice: &gpuworthy::auto::Choice) -> String {
 }
 
 /// `gpuworthy calibrate [--evaluate]`.
-fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
+/// `gpuworthy calibrate --expr`: one expression measured over its calibration ladder and added to the stored
+/// calibration, which must exist (its base expressions and rates come from a whole calibration).
+fn calibrate_one_expression(request: &ExpressionRequest) -> anyhow::Result<()> {
+    use gpuworthy::calibration::{Calibration, CalibrationDevices, Loaded, MachineFingerprint, default_path};
+    let path = default_path()
+        .map_err(usage)?
+        .ok_or_else(|| Exit::usage("no cache directory is known: set GPUWORTHY_CALIBRATION to a file path"))?;
+    let opened = Device::all_available();
+    let mut calibration = match Calibration::load(&path, &MachineFingerprint::of(&opened.devices)) {
+        Loaded::Calibrated(c) => c,
+        Loaded::Missing(path) => {
+            bail!("{} does not exist: run `gpuworthy calibrate` first, then add your expression", path.display())
+        }
+        Loaded::Ignored(why) => bail!("{why}"),
+    };
+    let progress = calibration_progress();
+    let started = std::time::Instant::now();
+    let template = request.params(0).map_err(usage)?;
+    let part = gpuworthy::expression::calibrate_expression(
+        &CalibrationDevices::of(&opened.devices),
+        &template,
+        &Bar(progress.clone()),
+    );
+    progress.finish_and_clear();
+    let name = part.workload;
+    calibration.merge(Calibration::from_parts(&opened.devices, vec![part], started));
+    calibration.save(&path).map_err(usage)?;
+    out!("calibrated `{name}` in {:.1} s, added to {}", started.elapsed().as_secs_f64(), path.display());
+    out!("  explain --expr and auto now predict it from its own curves");
+    Ok(())
+}
+
+/// The progress bar of calibration and evaluation.
+fn calibration_progress() -> ProgressBar {
+    ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("a valid template"),
+    )
+}
+
+fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> anyhow::Result<()> {
     use gpuworthy::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
     let path = default_path()
         .map_err(usage)?
@@ -461,13 +514,23 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
         }
         eprintln!("gpuworthy: skipping {spec}: {why}");
     }
-    let progress = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .expect("a valid template"),
-    );
+    let progress = calibration_progress();
     let bar = Bar(progress.clone());
     if !evaluate {
-        let calibration = gpuworthy::catalog::calibrate(&opened.devices, &Catalog::builtin().entries(), &bar);
+        let expressions = gpuworthy::expression::calibrate_expressions(&opened.devices, &bar);
+        let calibration = if expressions_only {
+            match Calibration::load(&path, &MachineFingerprint::of(&opened.devices)) {
+                Loaded::Calibrated(mut c) => {
+                    c.merge(expressions);
+                    *c
+                }
+                Loaded::Missing(_) | Loaded::Ignored(_) => expressions,
+            }
+        } else {
+            let mut c = gpuworthy::catalog::calibrate(&opened.devices, &Catalog::builtin().entries(), &bar);
+            c.merge(expressions);
+            c
+        };
         progress.finish_and_clear();
         calibration.save(&path).map_err(usage)?;
         out!("calibrated in {:.0} s, saved to {}", calibration.took_s, path.display());
@@ -482,8 +545,23 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
         Loaded::Missing(path) => bail!("{} does not exist: run `gpuworthy calibrate` first", path.display()),
         Loaded::Ignored(why) => bail!("{why}"),
     };
-    let evaluation = gpuworthy::catalog::evaluate(&calibration, &opened.devices, &Catalog::builtin().entries(), &bar);
+    let mut evaluation = if expressions_only {
+        gpuworthy::evaluation::Evaluation { points: Vec::new() }
+    } else {
+        gpuworthy::catalog::evaluate(&calibration, &opened.devices, &Catalog::builtin().entries(), &bar)
+    };
+    let auto = gpuworthy::auto::Auto::with_model(opened.devices.clone(), calibration.model.clone());
+    let expressions = gpuworthy::expression::evaluate_expressions(&calibration, &auto, &bar).map_err(usage)?;
     progress.finish_and_clear();
+    // Each expression's points under its own text, numbered in the table's workload column.
+    const NAMES: [&str; gpuworthy::expression::EVALUATION_EXPRESSIONS.len()] =
+        ["expr1", "expr2", "expr3", "expr4", "expr5", "expr6", "expr7", "expr8", "expr9", "expr10"];
+    for ((source, points), name) in expressions.iter().zip(NAMES) {
+        out!("{name}: {source}");
+        evaluation
+            .points
+            .extend(points.iter().cloned().map(|p| gpuworthy::evaluation::EvaluationPoint { workload: name, ..p }));
+    }
     out!(
         "{:<11} {:<16} {:<9} {:<24} {:>10} {:<24} {:>10} {:>7}",
         "workload",
@@ -525,7 +603,18 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>) -> anyhow::Result<()> {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Calibrate { evaluate, json } => calibrate(evaluate, json),
+        Command::Calibrate { evaluate, json, expressions, expression } => match expression.source().map_err(usage)? {
+            Some(_) if evaluate => {
+                Err(Exit::usage("--evaluate measures the expressions calibration never saw: drop --expr"))
+            }
+            Some(source) => {
+                let request =
+                    ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+                warn_about_domain(&request)?;
+                calibrate_one_expression(&request)
+            }
+            None => calibrate(evaluate, json, expressions),
+        },
         Command::Explain { workload, expression, size, resident, pinned } => {
             let placement = match (resident, pinned) {
                 (true, _) => Placement::Resident,
