@@ -294,28 +294,15 @@ pub struct ExprOnDevice {
     outputs: Vec<CudaSlice<f32>>,
 }
 
-/// NVRTC's option for small programs without the runtime's headers.
-const MINIMAL: &str = "-minimal";
-
 impl CudaBackend {
     /// The program's kernels, generated and compiled on first use (then from the memory or disk cache).
     fn expression_kernels(&self, program: &Program) -> Result<ExprKernels> {
         let main = if program.reduction.is_some() {
-            self.generated_kernel(&reduction_source(program), "expr_reduce")?
+            self.custom_kernel(&reduction_source(program), "expr_reduce", &[])?
         } else {
-            self.generated_kernel(&elementwise_source(program), "expr_map")?
+            self.custom_kernel(&elementwise_source(program), "expr_map", &[])?
         };
         Ok(ExprKernels { main })
-    }
-
-    /// A generated kernel, compiled with NVRTC's `-minimal` (CUDA 12.4 and later), which leaves out what generated
-    /// code never uses (texture and surface types, the device runtime, the driver API's types) and so shortens the
-    /// cold first call; an NVRTC that refuses the option compiles the same source without it.
-    fn generated_kernel(&self, source: &str, entry: &str) -> Result<crate::CustomKernel> {
-        match self.custom_kernel(source, entry, &[MINIMAL]) {
-            Err(Error::Compile { .. }) => self.custom_kernel(source, entry, &[]),
-            compiled => compiled,
-        }
     }
 
     /// The pipelined run of an elementwise expression ([`HostMemory::Pipelined`]): every array cut into the same

@@ -263,7 +263,19 @@ pub fn calibrate_workload_over<W: DeviceWorkload>(
     quick: Vec<W::Params>,
     progress: &dyn Progress,
 ) -> WorkloadCalibration {
-    let options = calibration_options();
+    calibrate_workload_with::<W>(devices, full, quick, &calibration_options(), progress)
+}
+
+/// [`calibrate_workload_over`] with measurement options of the caller's (an expression's check, which recomputes a
+/// bounded `f64` reference, is validated at fewer sizes than its flops would allow).
+pub fn calibrate_workload_with<W: DeviceWorkload>(
+    devices: &CalibrationDevices,
+    full: &[W::Params],
+    quick: Vec<W::Params>,
+    options: &SweepOptions,
+    progress: &dyn Progress,
+) -> WorkloadCalibration {
+    let options = options.clone();
     let ladder = calibration_sizes::<W>(full, quick);
     let planned: usize = devices.devices.iter().map(|d| d.variants::<W>().len()).sum();
     progress.plan((ladder.len() * planned) as u64);

@@ -92,7 +92,18 @@ pub fn evaluate_workload_over<W: DeviceWorkload>(
     full: &[W::Params],
     progress: &dyn Progress,
 ) -> Vec<EvaluationPoint> {
-    let options = evaluation_options();
+    evaluate_workload_with::<W>(calibration, auto, full, &evaluation_options(), progress)
+}
+
+/// [`evaluate_workload_over`] with measurement options of the caller's.
+pub fn evaluate_workload_with<W: DeviceWorkload>(
+    calibration: &Calibration,
+    auto: &Auto,
+    full: &[W::Params],
+    options: &SweepOptions,
+    progress: &dyn Progress,
+) -> Vec<EvaluationPoint> {
+    let options = options.clone();
     let devices = &auto.devices;
     let used: Vec<String> =
         calibration.sizes.iter().find(|(w, _)| w == W::NAME).map_or_else(Vec::new, |(_, sizes)| sizes.clone());

@@ -18,7 +18,7 @@ use gpuworthy_core::expr::{
 use gpuworthy_core::{Error, Result, Workload};
 
 use crate::Device;
-use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over};
+use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_with};
 use crate::catalog::WorkloadOf;
 use crate::model::ComputeRates;
 use crate::size::parse_count;
@@ -330,7 +330,11 @@ pub fn calibrate_expression(
     progress: &dyn Progress,
 ) -> WorkloadCalibration {
     let (full, quick) = (expression_ladder(template, false), expression_ladder(template, true));
-    let mut part = calibrate_workload_over::<Expression>(devices, &full, quick, progress);
+    let options = crate::sweep::SweepOptions {
+        validate_up_to_flops: VALIDATE_UP_TO_FLOPS,
+        ..crate::calibration::calibration_options()
+    };
+    let mut part = calibrate_workload_with::<Expression>(devices, &full, quick, &options, progress);
     let name = intern(instance_name(&template.program));
     part.workload = name;
     for row in part.rows.iter_mut().chain(part.pinned_rows.iter_mut()) {
@@ -339,11 +343,19 @@ pub fn calibrate_expression(
     part
 }
 
+/// The flops up to which calibration and evaluation check an expression's result: its check evaluates the program
+/// again in `f64` with a bound per value, on one core, which at 2^22 elements takes longer than the measurement (the
+/// conformance tests check every backend thoroughly).
+const VALIDATE_UP_TO_FLOPS: u64 = 1 << 20;
+
 /// Calls of one function per element in a rate probe: enough that the calls, not the memory traffic, take the time.
 const PROBE_CALLS: usize = 16;
 
 /// A probe's kernel should take at least this long, so that its time is not the launch's.
 const PROBE_TIME: Duration = Duration::from_millis(2);
+
+/// The fewest elements a probe takes.
+const PROBE_MIN_LEN: usize = 1 << 20;
 
 /// The most elements a probe takes.
 const PROBE_MAX_LEN: usize = 1 << 24;
@@ -408,9 +420,11 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
     for device in devices {
         let label = device.label();
         progress.now_measuring(format!("special-function rates on {label}"));
-        // The length: the slowest common probe (`pow`) at PROBE_TIME, found by doubling.
+        // The length: at least PROBE_MIN_LEN, so that every core or streaming multiprocessor takes part (a CPU's
+        // evaluator runs a short array on one thread, and its rates would be one thread's), and long enough that the
+        // slowest common probe (`pow`) takes PROBE_TIME, found by quadrupling.
         let slow = probe_source(Some(("pow", 2)));
-        let mut n = 1 << 12;
+        let mut n = PROBE_MIN_LEN;
         while n < PROBE_MAX_LEN && probe_kernel(device, &slow, n).is_ok_and(|t| t < PROBE_TIME.as_secs_f64()) {
             n *= 4;
         }
@@ -472,22 +486,23 @@ pub const EVALUATION_EXPRESSIONS: [(&str, &[(&str, f32)]); 10] = [
 /// The lengths the evaluation measures each expression at.
 const EVALUATION_LENGTHS: [usize; 5] = [1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 << 22];
 
-/// Measures each of [`EVALUATION_EXPRESSIONS`] at [`EVALUATION_LENGTHS`] on `auto`'s devices and compares auto's
-/// choice with the fastest measured, for data on the host and resident: the points of each expression, by its text.
-pub fn evaluate_expressions(
+/// Measures `source` (with these scalars) at [`EVALUATION_LENGTHS`] on `auto`'s devices and compares auto's choice
+/// with the fastest measured, for data on the host and resident: one of [`EVALUATION_EXPRESSIONS`], or any other.
+pub fn evaluate_expression(
     calibration: &Calibration,
     auto: &crate::auto::Auto,
+    source: &str,
+    scalars: &[(&str, f32)],
     progress: &dyn Progress,
-) -> Result<Vec<(String, Vec<crate::evaluation::EvaluationPoint>)>> {
-    let mut all = Vec::new();
-    for (source, scalars) in EVALUATION_EXPRESSIONS {
-        let sets: Vec<String> = scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
-        let request = ExpressionRequest::from_command_line(source, &sets, &[])?;
-        let ladder: Vec<ExprParams> = EVALUATION_LENGTHS.iter().map(|&n| request.params(n)).collect::<Result<_>>()?;
-        let points = crate::evaluation::evaluate_workload_over::<Expression>(calibration, auto, &ladder, progress);
-        all.push((source.to_owned(), points));
-    }
-    Ok(all)
+) -> Result<Vec<crate::evaluation::EvaluationPoint>> {
+    let sets: Vec<String> = scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
+    let request = ExpressionRequest::from_command_line(source, &sets, &[])?;
+    let ladder: Vec<ExprParams> = EVALUATION_LENGTHS.iter().map(|&n| request.params(n)).collect::<Result<_>>()?;
+    let options = crate::sweep::SweepOptions {
+        validate_up_to_flops: VALIDATE_UP_TO_FLOPS,
+        ..crate::evaluation::evaluation_options()
+    };
+    Ok(crate::evaluation::evaluate_workload_with::<Expression>(calibration, auto, &ladder, &options, progress))
 }
 
 #[cfg(test)]

@@ -551,17 +551,23 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
         gpuworthy::catalog::evaluate(&calibration, &opened.devices, &Catalog::builtin().entries(), &bar)
     };
     let auto = gpuworthy::auto::Auto::with_model(opened.devices.clone(), calibration.model.clone());
-    let expressions = gpuworthy::expression::evaluate_expressions(&calibration, &auto, &bar).map_err(usage)?;
-    progress.finish_and_clear();
-    // Each expression's points under its own text, numbered in the table's workload column.
+    // Each expression's points under its own text, numbered in the table's workload column; a line per expression as
+    // it ends, so that a long evaluation piped to a file shows where it is.
     const NAMES: [&str; gpuworthy::expression::EVALUATION_EXPRESSIONS.len()] =
         ["expr1", "expr2", "expr3", "expr4", "expr5", "expr6", "expr7", "expr8", "expr9", "expr10"];
-    for ((source, points), name) in expressions.iter().zip(NAMES) {
-        out!("{name}: {source}");
+    for ((source, scalars), name) in gpuworthy::expression::EVALUATION_EXPRESSIONS.iter().zip(NAMES) {
+        let points =
+            gpuworthy::expression::evaluate_expression(&calibration, &auto, source, scalars, &bar).map_err(usage)?;
+        let within = points.iter().filter(|p| p.regret.is_some_and(|r| r <= 1.10)).count();
+        progress.suspend(|| -> anyhow::Result<()> {
+            out!("{name}: {source} ({within} of {} points within 10%)", points.len());
+            Ok(())
+        })?;
         evaluation
             .points
-            .extend(points.iter().cloned().map(|p| gpuworthy::evaluation::EvaluationPoint { workload: name, ..p }));
+            .extend(points.into_iter().map(|p| gpuworthy::evaluation::EvaluationPoint { workload: name, ..p }));
     }
+    progress.finish_and_clear();
     out!(
         "{:<11} {:<16} {:<9} {:<24} {:>10} {:<24} {:>10} {:>7}",
         "workload",
