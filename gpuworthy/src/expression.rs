@@ -20,7 +20,7 @@ use gpuworthy_core::{Error, Result, Workload};
 use crate::Device;
 use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_with};
 use crate::catalog::WorkloadOf;
-use crate::model::ComputeRates;
+use crate::model::{ComputeRates, RateSample};
 use crate::size::parse_count;
 use crate::sweep::Progress;
 
@@ -408,46 +408,56 @@ fn probe_kernel(device: &Device, source: &str, n: usize) -> Result<f64> {
     Ok(times[2])
 }
 
-/// Measures each device's [`ComputeRates`]: the time of each special function's call and of an arithmetic operation,
-/// from probes of [`PROBE_CALLS`] calls per element against the same arithmetic without them, at a length where the
-/// slowest probe takes [`PROBE_TIME`] (so that the launch does not decide). A device where a probe fails keeps the
-/// rates it measured.
+/// The rates of `device` at `n` elements: each special function's call and an arithmetic operation, from probes of
+/// [`PROBE_CALLS`] calls per element against the same arithmetic without them; `None` where the plain probe fails.
+fn rate_sample(device: &Device, n: usize, special: &[(&str, usize)], progress: &dyn Progress) -> Option<RateSample> {
+    let per_element = |t: f64, count: usize| t / (count as f64 * n as f64);
+    let plain = probe_kernel(device, &probe_source(None), n).ok();
+    progress.advance(1);
+    let plain = plain?;
+    // Arithmetic: a 32-term polynomial (64 operations per element) against the plain probe's 31.
+    let horner = (0..32).fold("y = x".to_owned(), |acc, k| format!("{acc} * x + {:?}", 1.0 / (k + 2) as f32));
+    let per_flop_s =
+        probe_kernel(device, &horner, n).map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
+    progress.advance(1);
+    let mut per_call_s = Vec::new();
+    for &(name, arity) in special {
+        if let Ok(t) = probe_kernel(device, &probe_source(Some((name, arity))), n) {
+            per_call_s.push((name.to_owned(), per_element((t - plain).max(0.0), PROBE_CALLS)));
+        }
+        progress.advance(1);
+    }
+    Some(RateSample { len: n as u64, per_flop_s, per_call_s })
+}
+
+/// The short length rates are also measured at: one block of a CPU's evaluator's tasks, one thread.
+const PROBE_SHORT_LEN: usize = 1 << 12;
+
+/// Measures each device's [`ComputeRates`] at three lengths: [`PROBE_SHORT_LEN`], 2^16, and at least
+/// [`PROBE_MIN_LEN`], long enough that the slowest probe takes [`PROBE_TIME`] (so that the launch does not decide).
+/// A device where the probes fail is left out.
 pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<ComputeRates> {
     let special: Vec<(&str, usize)> =
         Func::ALL.iter().filter(|(f, _, _)| f.is_special()).map(|&(_, name, arity)| (name, arity)).collect();
-    progress.plan((devices.len() * (special.len() + 2)) as u64);
+    progress.plan((devices.len() * 3 * (special.len() + 2)) as u64);
     let mut all = Vec::new();
     for device in devices {
         let label = device.label();
         progress.now_measuring(format!("special-function rates on {label}"));
-        // The length: at least PROBE_MIN_LEN, so that every core or streaming multiprocessor takes part (a CPU's
-        // evaluator runs a short array on one thread, and its rates would be one thread's), and long enough that the
-        // slowest common probe (`pow`) takes PROBE_TIME, found by quadrupling.
+        // The long length: at least PROBE_MIN_LEN, so that every core or streaming multiprocessor takes part, and
+        // long enough that the slowest common probe (`pow`) takes PROBE_TIME, found by quadrupling.
         let slow = probe_source(Some(("pow", 2)));
         let mut n = PROBE_MIN_LEN;
         while n < PROBE_MAX_LEN && probe_kernel(device, &slow, n).is_ok_and(|t| t < PROBE_TIME.as_secs_f64()) {
             n *= 4;
         }
-        let n = n.min(PROBE_MAX_LEN);
-        let per_element = |t: f64, count: usize| t / (count as f64 * n as f64);
-        let Ok(plain) = probe_kernel(device, &probe_source(None), n) else {
-            progress.advance((special.len() + 2) as u64);
-            continue;
-        };
-        progress.advance(1);
-        // Arithmetic: a 32-term Horner polynomial (64 operations per element) against the plain probe's 31.
-        let horner = (0..32).fold("y = x".to_owned(), |acc, k| format!("{acc} * x + {:?}", 1.0 / (k + 2) as f32));
-        let per_flop_s = probe_kernel(device, &horner, n)
-            .map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
-        progress.advance(1);
-        let mut per_call_s = Vec::new();
-        for &(name, arity) in &special {
-            if let Ok(t) = probe_kernel(device, &probe_source(Some((name, arity))), n) {
-                per_call_s.push((name.to_owned(), per_element((t - plain).max(0.0), PROBE_CALLS)));
-            }
-            progress.advance(1);
+        let samples: Vec<RateSample> = [PROBE_SHORT_LEN, 1 << 16, n.min(PROBE_MAX_LEN)]
+            .into_iter()
+            .filter_map(|len| rate_sample(device, len, &special, progress))
+            .collect();
+        if !samples.is_empty() {
+            all.push(ComputeRates { label, samples });
         }
-        all.push(ComputeRates { label, per_flop_s, per_call_s });
     }
     all
 }
@@ -545,7 +555,7 @@ mod tests {
         let calibration = calibrate_expressions(&[cpu.clone()], &());
         let rates = &calibration.model.rates[0];
         assert_eq!(rates.label, cpu.label());
-        let exp = rates.per_call_s.iter().find(|(n, _)| n == "exp").unwrap().1;
+        let exp = rates.per_call_s("exp", 1 << 20).unwrap();
         assert!(exp > 0.0 && exp < 1e-6, "seconds per exp: {exp}");
         let auto = crate::auto::Auto::with_model(vec![cpu], calibration.model);
         let unseen = request("y = exp(-x*x) * sin(3*x)", &[], &[]).unwrap().params(1 << 16).unwrap();

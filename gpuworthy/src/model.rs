@@ -150,31 +150,72 @@ pub struct Prediction {
     pub pipelined: bool,
 }
 
-/// What one device's arithmetic and special functions cost, beyond the memory traffic of a calibrated expression:
-/// the rates that price an expression calibration never saw ([`Model::predict_resembling`]).
+/// What one device's arithmetic and special functions cost at one length, beyond the memory traffic of a calibrated
+/// expression.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComputeRates {
-    /// The device's label.
-    pub label: DeviceLabel,
+pub struct RateSample {
+    /// The elements the probes had.
+    pub len: u64,
     /// Seconds per arithmetic operation per element, past what the base expression's memory traffic hides.
     pub per_flop_s: f64,
     /// Seconds per call of each special function (`exp`, `sin` ...), by name.
     pub per_call_s: Vec<(String, f64)>,
 }
 
+impl RateSample {
+    /// The seconds per call of `name`, if measured.
+    fn call(&self, name: &str) -> Option<f64> {
+        self.per_call_s.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+    }
+}
+
+/// One device's [`RateSample`]s at a few lengths, shortest first: the rates that price an expression calibration
+/// never saw ([`Model::predict_resembling`]). A rate depends on the length: a CPU runs a short array on fewer threads
+/// (one below its evaluator's task size), so that a call costs a whole core's time there and a fraction of it on a
+/// long array; between the lengths measured the rates are interpolated along the logarithm of the length.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputeRates {
+    /// The device's label.
+    pub label: DeviceLabel,
+    /// The rates at each length measured, shortest first.
+    pub samples: Vec<RateSample>,
+}
+
 impl ComputeRates {
+    /// `rate` of the samples at `len` elements: interpolated between the two lengths around it, the nearest outside
+    /// them; `None` where a sample lacks it.
+    fn at(&self, len: u64, rate: impl Fn(&RateSample) -> Option<f64>) -> Option<f64> {
+        let x = |n: u64| (n.max(1) as f64).ln();
+        let above = self.samples.iter().position(|s| s.len >= len);
+        match above {
+            Some(0) => rate(&self.samples[0]),
+            None => rate(self.samples.last()?),
+            Some(i) => {
+                let (low, high) = (&self.samples[i - 1], &self.samples[i]);
+                let w = (x(len) - x(low.len)) / (x(high.len) - x(low.len)).max(f64::MIN_POSITIVE);
+                Some(rate(low)? * (1.0 - w) + rate(high)? * w)
+            }
+        }
+    }
+
+    /// The seconds per call of `name` at `len` elements, if measured.
+    pub fn per_call_s(&self, name: &str, len: u64) -> Option<f64> {
+        self.at(len, |s| s.call(name))
+    }
+
     /// The time `resemblance`'s extra arithmetic and calls take on this device, and the functions it has no rate
     /// for.
     pub fn extra_s(&self, resemblance: &Resemblance) -> (f64, Vec<&'static str>) {
+        let len = resemblance.elements;
         let mut unpriced = Vec::new();
-        let mut per_element = resemblance.extra_flops as f64 * self.per_flop_s;
+        let mut per_element = resemblance.extra_flops as f64 * self.at(len, |s| Some(s.per_flop_s)).unwrap_or(0.0);
         for &(name, calls) in &resemblance.calls {
-            match self.per_call_s.iter().find(|(n, _)| n == name) {
-                Some((_, s)) => per_element += calls as f64 * s,
+            match self.per_call_s(name, len) {
+                Some(s) => per_element += calls as f64 * s,
                 None => unpriced.push(name),
             }
         }
-        (per_element * resemblance.elements as f64, unpriced)
+        (per_element * len as f64, unpriced)
     }
 }
 
@@ -491,6 +532,23 @@ mod tests {
                 },
             ],
         }
+    }
+
+    #[test]
+    fn rates_are_interpolated_along_the_length_and_held_past_the_ends() {
+        let sample = |len: u64, exp: f64| RateSample { len, per_flop_s: 0.0, per_call_s: vec![("exp".into(), exp)] };
+        let rates = ComputeRates {
+            label: DeviceLabel::named("cpu"),
+            samples: vec![sample(1 << 12, 16e-9), sample(1 << 20, 1e-9)],
+        };
+        assert_eq!(rates.per_call_s("exp", 1 << 10), Some(16e-9));
+        assert_eq!(rates.per_call_s("exp", 1 << 24), Some(1e-9));
+        let middle = rates.per_call_s("exp", 1 << 16).unwrap();
+        assert!((middle - 8.5e-9).abs() < 1e-12, "{middle}");
+        assert_eq!(rates.per_call_s("sin", 1 << 16), None);
+        let r = Resemblance { elements: 1 << 12, calls: vec![("exp", 2), ("sin", 1)], ..Resemblance::default() };
+        let (extra, unpriced) = rates.extra_s(&r);
+        assert!((extra - 2.0 * 16e-9 * 4096.0).abs() < 1e-12 && unpriced == ["sin"], "{extra} {unpriced:?}");
     }
 
     #[test]
