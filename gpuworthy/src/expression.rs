@@ -430,16 +430,18 @@ fn rate_sample(device: &Device, n: usize, special: &[(&str, usize)], progress: &
     Some(RateSample { len: n as u64, per_flop_s, per_call_s })
 }
 
-/// The short length rates are also measured at: one block of a CPU's evaluator's tasks, one thread.
-const PROBE_SHORT_LEN: usize = 1 << 12;
+/// The shortest length rates are measured at: one block of a CPU's evaluator, on one thread, where each pass over
+/// the block costs most per element.
+const PROBE_SHORT_LEN: usize = 1 << 10;
 
-/// Measures each device's [`ComputeRates`] at three lengths: [`PROBE_SHORT_LEN`], 2^16, and at least
+/// Measures each device's [`ComputeRates`] at four lengths: [`PROBE_SHORT_LEN`], 2^14 (one task of a CPU's
+/// evaluator), 2^18 (enough tasks for 16 threads), and at least
 /// [`PROBE_MIN_LEN`], long enough that the slowest probe takes [`PROBE_TIME`] (so that the launch does not decide).
 /// A device where the probes fail is left out.
 pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<ComputeRates> {
     let special: Vec<(&str, usize)> =
         Func::ALL.iter().filter(|(f, _, _)| f.is_special()).map(|&(_, name, arity)| (name, arity)).collect();
-    progress.plan((devices.len() * 3 * (special.len() + 2)) as u64);
+    progress.plan((devices.len() * 4 * (special.len() + 2)) as u64);
     let mut all = Vec::new();
     for device in devices {
         let label = device.label();
@@ -451,7 +453,7 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
         while n < PROBE_MAX_LEN && probe_kernel(device, &slow, n).is_ok_and(|t| t < PROBE_TIME.as_secs_f64()) {
             n *= 4;
         }
-        let samples: Vec<RateSample> = [PROBE_SHORT_LEN, 1 << 16, n.min(PROBE_MAX_LEN)]
+        let samples: Vec<RateSample> = [PROBE_SHORT_LEN, 1 << 14, 1 << 18, n.min(PROBE_MAX_LEN)]
             .into_iter()
             .filter_map(|len| rate_sample(device, len, &special, progress))
             .collect();
