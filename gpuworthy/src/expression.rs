@@ -370,6 +370,9 @@ fn probe_source(call: Option<(&str, usize)>) -> String {
         .map(|k| {
             let factor = 1.0 - k as f32 / (2 * PROBE_CALLS) as f32;
             let name = call.map_or("", |(name, _)| name);
+            if name == "where" {
+                return format!("where(x * {factor:?} > 0.0, x * {factor:?}, 0.5)");
+            }
             let argument = match name {
                 "sqrt" | "log" | "log2" | "pow" => format!("abs(x) * {factor:?}"),
                 "asin" | "acos" => format!("x * {:?}", factor / 2.0),
@@ -430,6 +433,16 @@ fn rate_sample(device: &Device, n: usize, special: &[(&str, usize)], progress: &
     Some(RateSample { len: n as u64, per_flop_s, per_call_s })
 }
 
+/// The calls priced apart from arithmetic ([`Program::calls_per_element`](gpuworthy_core::expr::Program::calls_per_element)),
+/// with their arguments: the special functions and `where`.
+fn priced_calls() -> Vec<(&'static str, usize)> {
+    Func::ALL
+        .iter()
+        .filter(|(f, _, _)| f.is_special() || *f == Func::Where)
+        .map(|&(_, name, arity)| (name, arity))
+        .collect()
+}
+
 /// The shortest length rates are measured at: one block of a CPU's evaluator, on one thread, where each pass over
 /// the block costs most per element.
 const PROBE_SHORT_LEN: usize = 1 << 10;
@@ -439,8 +452,7 @@ const PROBE_SHORT_LEN: usize = 1 << 10;
 /// [`PROBE_MIN_LEN`], long enough that the slowest probe takes [`PROBE_TIME`] (so that the launch does not decide).
 /// A device where the probes fail is left out.
 pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<ComputeRates> {
-    let special: Vec<(&str, usize)> =
-        Func::ALL.iter().filter(|(f, _, _)| f.is_special()).map(|&(_, name, arity)| (name, arity)).collect();
+    let special = priced_calls();
     progress.plan((devices.len() * 4 * (special.len() + 2)) as u64);
     let mut all = Vec::new();
     for device in devices {
@@ -530,10 +542,10 @@ mod tests {
 
     #[test]
     fn probes_parse_stay_in_every_functions_domain_and_names_are_kept_once() {
-        for (func, name, arity) in Func::ALL.iter().filter(|(f, _, _)| f.is_special()) {
-            let source = probe_source(Some((name, *arity)));
+        for (name, arity) in priced_calls() {
+            let source = probe_source(Some((name, arity)));
             let program = Expr::parse(&source).unwrap().bind(&[]).unwrap();
-            assert_eq!(program.calls_per_element(), [(*name, PROBE_CALLS as u64)], "{func:?}");
+            assert_eq!(program.calls_per_element(), [(name, PROBE_CALLS as u64)], "{source}");
             let mut params = ExprParams::new(Arc::new(program), 64, Vec::new());
             params.ranges = vec![PROBE_RANGE];
             let input = Expression::generate(&params, 1).unwrap();

@@ -88,10 +88,12 @@ pub struct Curve {
 }
 
 impl Curve {
-    /// A curve through these `(cost, seconds)` samples (the median of repeated sizes); `None` without a sample of
+    /// A curve through these `(cost, seconds)` samples (the median of repeated sizes), made non-decreasing: a point
+    /// slower than a larger one keeps the larger one's time, since more work of one kernel does not take less time,
+    /// and such a point is a measurement's noise (the first size measured on a GPU, before its clocks settle, took
+    /// 7.1 µs where the next two took 5.2 and 4.2). The fit is made through those points. `None` without a sample of
     /// positive time.
     pub fn through(samples: &[(Cost, f64)]) -> Option<Curve> {
-        let fit = CostFit::fit(samples)?;
         let mut points: Vec<(u64, u64, f64)> = Vec::new();
         let mut sorted: Vec<(Cost, f64)> = samples.iter().copied().filter(|(_, t)| *t > 0.0 && t.is_finite()).collect();
         sorted.sort_by(|a, b| (a.0.bytes, a.0.flops).cmp(&(b.0.bytes, b.0.flops)).then(a.1.total_cmp(&b.1)));
@@ -99,6 +101,14 @@ impl Curve {
             let (cost, t) = group[group.len() / 2];
             points.push((cost.bytes, cost.flops, t));
         }
+        let mut fastest_after = f64::INFINITY;
+        for point in points.iter_mut().rev() {
+            point.2 = point.2.min(fastest_after);
+            fastest_after = point.2;
+        }
+        let monotone: Vec<(Cost, f64)> =
+            points.iter().map(|&(bytes, flops, t)| (Cost { bytes, flops, elements: 0 }, t)).collect();
+        let fit = CostFit::fit(&monotone)?;
         Some(Curve { fit, points })
     }
 
@@ -202,6 +212,16 @@ mod tests {
         let samples = [(cost(1 << 10, 0), 9e-6), (cost(1 << 20, 0), 8e-6), (cost(1 << 24, 0), 7.5e-6)];
         let fit = CostFit::fit(&samples).unwrap();
         assert!(fit.fixed_s >= 0.0 && fit.per_byte_s >= 0.0 && fit.per_flop_s >= 0.0, "{fit:?}");
+    }
+
+    #[test]
+    fn a_point_slower_than_a_larger_one_takes_the_larger_ones_time() {
+        let at = |bytes: u64| Cost { bytes, flops: 0, elements: 0 };
+        let samples = [(at(8192), 7.1e-6), (at(131072), 5.2e-6), (at(2 << 20), 4.2e-6), (at(32 << 20), 9.4e-6)];
+        let curve = Curve::through(&samples).unwrap();
+        let times: Vec<f64> = curve.points.iter().map(|p| p.2).collect();
+        assert_eq!(times, [4.2e-6, 4.2e-6, 4.2e-6, 9.4e-6]);
+        assert!(curve.predict(&at(8192)) <= 4.2e-6 * 1.0001, "{}", curve.predict(&at(8192)));
     }
 
     #[test]

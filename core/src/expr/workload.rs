@@ -102,7 +102,9 @@ impl Program {
         canonical
     }
 
-    /// The special-function calls one element makes, by function (the reduction's post-map, run once, left out).
+    /// The calls one element makes that are priced apart from arithmetic, by function: the special functions, and
+    /// `where` (a select and the comparison that feeds it, which cost a CPU's evaluator several arithmetic operations).
+    /// The reduction's post-map, run once, is left out.
     pub fn calls_per_element(&self) -> Vec<(&'static str, u64)> {
         let mut roots: Vec<usize> = self.outputs.iter().map(|o| o.node).collect();
         if let Some(r) = &self.reduction {
@@ -112,7 +114,7 @@ impl Program {
         let mut calls: Vec<(&'static str, u64)> = Vec::new();
         for (id, node) in self.nodes.iter().enumerate() {
             if let (true, Node::Call(func, _)) = (used[id], node)
-                && func.is_special()
+                && (func.is_special() || *func == Func::Where)
             {
                 match calls.iter_mut().find(|(name, _)| *name == func.name()) {
                     Some((_, count)) => *count += 1,
@@ -287,14 +289,11 @@ impl Workload for Expression {
         let like = base_params(base, base_len);
         let cost = Self::cost(&like);
         let n = params.n as u64;
-        let extra_flops = if n == 0 { 0 } else { own.flops.saturating_sub(cost.flops).div_ceil(n) };
-        Some(Resemblance {
-            like: instance_name(&like.program),
-            cost,
-            elements: n,
-            extra_flops,
-            calls: params.program.calls_per_element(),
-        })
+        let calls = params.program.calls_per_element();
+        // A `where` is priced as a call, which covers its select and its comparison: not as two operations more.
+        let selects = calls.iter().find(|(name, _)| *name == "where").map_or(0, |(_, count)| 2 * count * n);
+        let extra_flops = if n == 0 { 0 } else { own.flops.saturating_sub(cost.flops + selects).div_ceil(n) };
+        Some(Resemblance { like: instance_name(&like.program), cost, elements: n, extra_flops, calls })
     }
 
     /// Not used: an expression's ladder depends on its program ([`expression_ladder`]).
