@@ -48,7 +48,7 @@ use crate::expr::{Expr, Outputs, Program, check as check_expression, limits};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 
-/// The extent of a raw kernel's arrays: every input and output holds [`Shape::len`] elements.
+/// The extent of a raw kernel's arrays: every input and output holds [`Shape::elements`] elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Shape {
     /// `n` elements in a line, indexed by one coordinate.
@@ -64,7 +64,7 @@ pub enum Shape {
 
 impl Shape {
     /// The elements of each array, or an error where `width x height` overflows.
-    pub fn len(&self) -> Result<usize> {
+    pub fn elements(&self) -> Result<usize> {
         match *self {
             Shape::Line(n) => Ok(n),
             Shape::Grid { width, height } => width.checked_mul(height).ok_or_else(|| Error::TooLarge {
@@ -114,7 +114,7 @@ impl Shape {
             Some((width, height)) => Shape::Grid { width: count(width)?, height: count(height)? },
             None => Shape::Line(count(text)?),
         };
-        shape.len()?;
+        shape.elements()?;
         Ok(shape)
     }
 }
@@ -390,7 +390,7 @@ impl RawKernel {
             self.cpu.as_deref().ok_or_else(|| Error::unsupported(crate::BackendKind::Cpu, self.name.clone()))?;
         // A panic in the caller's function is that function's error, not the process's end.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            function(&CpuArgs { inputs, scalars, shape }, outputs)
+            function(&CpuArgs { inputs, scalars, shape }, outputs);
         }))
         .map_err(|panic| {
             let why = panic
@@ -448,7 +448,7 @@ impl RawParams {
                 scalars.len()
             )));
         }
-        shape.len()?;
+        shape.elements()?;
         let ranges = vec![(-1.0, 1.0); kernel.inputs.len()];
         Ok(RawParams { kernel, shape, ranges, scalars })
     }
@@ -460,7 +460,7 @@ impl RawParams {
 
     /// The elements of each array (0 where the shape overflows, which [`RawParams::new`] refuses).
     pub fn len(&self) -> usize {
-        self.shape.len().unwrap_or(0)
+        self.shape.elements().unwrap_or(0)
     }
 
     /// Whether the arrays are empty.
@@ -530,7 +530,7 @@ impl Workload for Raw {
                 p.scalars.len()
             )));
         }
-        let n = p.shape.len()?;
+        let n = p.shape.elements()?;
         if let Some((name, array)) = kernel.inputs.iter().zip(&input.arrays).find(|(_, a)| a.len() != n) {
             return Err(Error::invalid(format!(
                 "the input `{name}` of `{}` holds {} elements, but its shape {} holds {n}",
@@ -544,7 +544,7 @@ impl Workload for Raw {
 
     fn generate(params: &RawParams, seed: u64) -> Result<RawInput> {
         crate::memory::check_host_memory::<Self>(params)?;
-        let n = params.shape.len()?;
+        let n = params.shape.elements()?;
         if params.ranges.len() != params.kernel.inputs.len() {
             return Err(Error::invalid("one range per input array is needed"));
         }
@@ -561,7 +561,7 @@ impl Workload for Raw {
         Self::validate(input)?;
         let p = &input.params;
         let kernel = &p.kernel;
-        let n = p.shape.len()?;
+        let n = p.shape.elements()?;
         if let Some(reference) = &kernel.reference {
             let (inputs, scalars) = reference_arguments(reference, input);
             let crate::expr::Reference::Elementwise(values) = reference.program.reference(&inputs, &scalars)? else {
@@ -615,7 +615,7 @@ impl Workload for Raw {
 
     fn host_bytes(params: &RawParams) -> Option<u64> {
         let arrays = (params.kernel.inputs.len() + params.kernel.outputs.len()) as u64;
-        (params.shape.len().ok()? as u64).checked_mul(4 * arrays)
+        (params.shape.elements().ok()? as u64).checked_mul(4 * arrays)
     }
 
     fn cost(params: &RawParams) -> Cost {

@@ -17,7 +17,7 @@ impl CpuBackend {
     /// Runs `input`'s kernel into `outputs`, resized to the shape's length.
     fn run_raw(&self, input: &RawInput, outputs: &mut Vec<Vec<f32>>) -> Result<()> {
         let params = &input.params;
-        let n = params.shape.len()?;
+        let n = params.shape.elements()?;
         outputs.resize_with(params.kernel.outputs().len(), Vec::new);
         for output in outputs.iter_mut() {
             output.resize(n, 0.0);

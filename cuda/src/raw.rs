@@ -52,7 +52,7 @@ impl Implements<Raw> for CudaBackend {
         let (width, height) = params.shape.extent();
         int("a width", width)?;
         int("a height", height)?;
-        int("a length", params.shape.len()?)?;
+        int("a length", params.shape.elements()?)?;
         launch_config(grid(params.shape, body.block), body.block, 0).map(drop)
     }
 
@@ -75,7 +75,7 @@ impl Implements<Raw> for CudaBackend {
     fn upload(&self, input: &RawInput) -> Result<RawOnDevice> {
         Raw::validate(input)?;
         Implements::<Raw>::check_size(self, &input.params)?;
-        let n = input.params.shape.len()?;
+        let n = input.params.shape.elements()?;
         let inputs = input.arrays.iter().map(|a| self.buffer_from(a)).collect::<Result<Vec<_>>>()?;
         let outputs = (0..input.params.kernel.outputs().len()).map(|_| self.buffer_zeroed(n)).collect::<Result<_>>()?;
         Ok(RawOnDevice { params: input.params.clone(), inputs, outputs, n })

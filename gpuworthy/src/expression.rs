@@ -566,7 +566,7 @@ mod tests {
     #[test]
     fn an_expression_never_calibrated_is_predicted_from_its_base_and_the_rates() {
         let cpu = Device::cpu().unwrap();
-        let calibration = calibrate_expressions(&[cpu.clone()], &());
+        let calibration = calibrate_expressions(std::slice::from_ref(&cpu), &());
         let rates = &calibration.model.rates[0];
         assert_eq!(rates.label, cpu.label());
         let exp = rates.per_call_s("exp", 1 << 20).unwrap();

@@ -81,7 +81,7 @@ impl Implements<Raw> for WgpuBackend {
     /// the workgroup limits, is [`Error::TooLarge`] naming the limit.
     fn check_size(&self, params: &RawParams) -> Result<()> {
         self.raw_body(params)?;
-        let n = params.shape.len()?;
+        let n = params.shape.elements()?;
         let bytes = 4 * n as u64;
         if bytes > self.max_binding_bytes() {
             return Err(Error::TooLarge {
@@ -125,7 +125,7 @@ impl Implements<Raw> for WgpuBackend {
         let pipeline = self.custom_pipeline(&body.source, &body.entry)?;
         let size = workgroup_size(&body.source, &body.entry)?;
         let (grid, row) = self.raw_grid(params.shape, size)?;
-        let n = params.shape.len()?;
+        let n = params.shape.elements()?;
         if n == 0 {
             return Ok(RawOnDevice { params, outputs: Vec::new(), group: None, grid, n });
         }
