@@ -126,37 +126,7 @@ macro_rules! on_every_backend {
 
 gpuworthy_core::for_each_workload!(on_every_backend);
 
-/// A user's expression ([`gpuworthy_core::expr`]): the CPU evaluates it, CUDA and wgpu run code generated from it.
-impl DeviceWorkload for gpuworthy_core::expr::Expression {
-    fn on_cpu(backend: &CpuBackend) -> Option<&dyn ErasedImplements<Self>> {
-        Some(backend)
-    }
-
-    #[cfg(feature = "cuda")]
-    fn on_cuda(backend: &CudaBackend) -> Option<&dyn ErasedImplements<Self>> {
-        Some(backend)
-    }
-
-    #[cfg(feature = "wgpu")]
-    fn on_wgpu(backend: &WgpuBackend) -> Option<&dyn ErasedImplements<Self>> {
-        Some(backend)
-    }
-}
-
-/// A raw kernel ([`gpuworthy_core::raw`]): every backend implements the workload, and refuses a kernel without a body
-/// for it ([`Error::Unsupported`](gpuworthy_core::Error::Unsupported)) before any data is made.
-impl DeviceWorkload for gpuworthy_core::raw::Raw {
-    fn on_cpu(backend: &CpuBackend) -> Option<&dyn ErasedImplements<Self>> {
-        Some(backend)
-    }
-
-    #[cfg(feature = "cuda")]
-    fn on_cuda(backend: &CudaBackend) -> Option<&dyn ErasedImplements<Self>> {
-        Some(backend)
-    }
-
-    #[cfg(feature = "wgpu")]
-    fn on_wgpu(backend: &WgpuBackend) -> Option<&dyn ErasedImplements<Self>> {
-        Some(backend)
-    }
-}
+// A user's expression (`gpuworthy_core::expr`: the CPU evaluates it, CUDA and wgpu run code generated from it) and a
+// raw kernel (`gpuworthy_core::raw`: every backend implements the workload, and refuses a kernel without a body for it
+// with `Error::Unsupported` before any data is made) run on every backend too.
+on_every_backend!([] expr: gpuworthy_core::expr::Expression, raw: gpuworthy_core::raw::Raw);

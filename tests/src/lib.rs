@@ -23,6 +23,18 @@ use gpuworthy_core::workloads::{
 use gpuworthy_core::{BackendKind, Error, Implements, Workload};
 use libtest_mimic::{Failed, Trial};
 
+/// Every device that opens here, for the test binaries that run user computations on each; a backend that cannot
+/// open is skipped with its reason on standard error, and a failure where `GPUWORTHY_REQUIRE` lists it.
+pub fn available_devices() -> Vec<gpuworthy::Device> {
+    let required = BackendKind::required_by_env().expect("GPUWORTHY_REQUIRE is a list of backends");
+    let opened = gpuworthy::Device::all_available();
+    for (spec, why) in &opened.unavailable {
+        assert!(!required.contains(&spec.kind()), "{spec} is required by GPUWORTHY_REQUIRE but: {why}");
+        eprintln!("SKIPPING {spec}: {why}");
+    }
+    opened.devices
+}
+
 /// The seed of every conformance input.
 pub const SEED: u64 = 0x6770_7577;
 

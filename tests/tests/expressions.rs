@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use gpuworthy::Device;
 use gpuworthy::core::expr::{Expr, ExprInput, ExprParams, Expression, Outputs, random_expression};
-use gpuworthy::core::{BackendKind, Precision, Workload, rng};
+use gpuworthy::core::{Precision, Workload, rng};
 
 /// Random expressions per backend.
 const EXPRESSIONS: u64 = 500;
@@ -19,13 +19,7 @@ const N: usize = 67;
 
 /// The devices to try: every one that opens; a backend `GPUWORTHY_REQUIRE` lists must.
 fn devices() -> Vec<Device> {
-    let required = BackendKind::required_by_env().unwrap();
-    let opened = Device::all_available();
-    for (spec, why) in &opened.unavailable {
-        assert!(!required.contains(&spec.kind()), "{spec} is required by GPUWORTHY_REQUIRE but: {why}");
-        eprintln!("SKIPPING {spec}: {why}");
-    }
-    opened.devices
+    gpuworthy_tests::available_devices()
 }
 
 /// The special values mixed into the inputs: NaN, the infinities, signed zeros and subnormals.

@@ -14,13 +14,7 @@ use gpuworthy::core::{Backend, BackendKind, Error, Precision, Workload};
 
 /// The devices to try: every one that opens; a backend `GPUWORTHY_REQUIRE` lists must.
 fn devices() -> Vec<Device> {
-    let required = BackendKind::required_by_env().unwrap();
-    let opened = Device::all_available();
-    for (spec, why) in &opened.unavailable {
-        assert!(!required.contains(&spec.kind()), "{spec} is required by GPUWORTHY_REQUIRE but: {why}");
-        eprintln!("SKIPPING {spec}: {why}");
-    }
-    opened.devices
+    gpuworthy_tests::available_devices()
 }
 
 const SQUARE_CUDA: &str = r#"
