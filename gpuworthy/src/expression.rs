@@ -291,10 +291,34 @@ pub fn run_expr_auto(
     inputs: &[(&str, &[f32])],
     scalars: &[(&str, f32)],
 ) -> Result<(ExprOutputs, crate::auto::Choice)> {
-    let input = expression_input(expr, inputs, scalars)?;
-    let choice = crate::auto::global()?.choose::<Expression>(&input.params, crate::model::Placement::Host)?;
-    let outputs = choice.device.run::<Expression>(choice.variant, &input)?;
-    Ok((named_outputs(&input, outputs), choice))
+    crate::auto::global()?.run_expr(expr, inputs, scalars)
+}
+
+impl crate::auto::Auto {
+    /// Runs `expr` where this `auto` predicts it fastest with the data on the host (from the expression's own
+    /// calibration, or from its cost when it was never measured), and returns its outputs by name and the choice.
+    ///
+    /// ```
+    /// use gpuworthy::{Device, auto::Auto, core::expr::Expr, model::Model};
+    ///
+    /// let auto = Auto::with_model(vec![Device::cpu()?], Model::default());
+    /// let expr = Expr::parse("y = 2*x").map_err(|e| e.into_error("y = 2*x"))?;
+    /// let (out, choice) = auto.run_expr(&expr, &[("x", &[1.0, 2.0])], &[])?;
+    /// assert_eq!(out.array("y"), Some(&[2.0, 4.0][..]));
+    /// assert!(choice.reason.contains("CPU"), "{}", choice.reason);
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
+    pub fn run_expr(
+        &self,
+        expr: &Expr,
+        inputs: &[(&str, &[f32])],
+        scalars: &[(&str, f32)],
+    ) -> Result<(ExprOutputs, crate::auto::Choice)> {
+        let input = expression_input(expr, inputs, scalars)?;
+        let choice = self.choose::<Expression>(&input.params, crate::model::Placement::Host)?;
+        let outputs = choice.device.run::<Expression>(choice.variant, &input)?;
+        Ok((named_outputs(&input, outputs), choice))
+    }
 }
 
 /// The sweep's, calibration's and evaluation's entry for `request`'s expression ([`WorkloadEntry`]): measured at

@@ -110,10 +110,24 @@ pub fn run_raw_auto(
     inputs: &[(&str, &[f32])],
     scalars: &[(&str, f32)],
 ) -> Result<(ExprOutputs, crate::auto::Choice)> {
-    let input = raw_input(kernel, shape, inputs, scalars)?;
-    let choice = crate::auto::global()?.choose::<Raw>(&input.params, crate::model::Placement::Host)?;
-    let outputs = choice.device.run::<Raw>(choice.variant, &input)?;
-    Ok((raw_outputs(kernel, outputs), choice))
+    crate::auto::global()?.run_raw(kernel, shape, inputs, scalars)
+}
+
+impl crate::auto::Auto {
+    /// Runs `kernel` over `shape` where this `auto` predicts it fastest with the data on the host, among the devices
+    /// the kernel has a body for, and returns its outputs by name and the choice with its reason.
+    pub fn run_raw(
+        &self,
+        kernel: &Arc<RawKernel>,
+        shape: Shape,
+        inputs: &[(&str, &[f32])],
+        scalars: &[(&str, f32)],
+    ) -> Result<(ExprOutputs, crate::auto::Choice)> {
+        let input = raw_input(kernel, shape, inputs, scalars)?;
+        let choice = self.choose::<Raw>(&input.params, crate::model::Placement::Host)?;
+        let outputs = choice.device.run::<Raw>(choice.variant, &input)?;
+        Ok((raw_outputs(kernel, outputs), choice))
+    }
 }
 
 /// The sweep's, calibration's and evaluation's entry for `params`' kernel: measured at lines of 2^10 to 2^26
