@@ -216,6 +216,8 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
         (&[], &["sweep", "sum", "--sizes", "1K", "--json", under_a_file], 2, "--json"),
         (&[], &["sweep", "sum", "--sizes", "1K", "--csv", under_a_file], 2, "--csv"),
         (&[], &["sweep", "sum", "--sizes", "1K", "--plot", plot_under_a_file], 2, "--plot"),
+        (&[], &["explain", "square", "--size", "2^50"], 2, "too large"),
+        (&[], &["sweep", "square", "--sizes", "2^40", "--backends", "cpu"], 2, "no size could be measured"),
     ];
     for (env, args, code, needle) in cases {
         let out = gpuworthy_with(env, args);
@@ -342,6 +344,13 @@ fn calibrate_refuses_what_it_cannot_do() {
     let missing = std::env::temp_dir().join(format!("gpuworthy-cli-none-{}.json", std::process::id()));
     let out = gpuworthy_with(&[("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())], &["calibrate", "--evaluate"]);
     expect(&out, "calibrate --evaluate without a calibration", 1, "run `gpuworthy calibrate` first");
+    let env = [("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())];
+    let out = gpuworthy_with(&env, &["calibrate", "--expr", "y = 2*x"]);
+    expect(&out, "calibrate --expr without a calibration", 1, "run `gpuworthy calibrate` first");
+    let out = gpuworthy_with(&env, &["calibrate", "--expr", "y = 2*x", "--evaluate"]);
+    expect(&out, "calibrate --expr --evaluate", 2, "drop --expr");
+    let out = gpuworthy_with(&env, &["calibrate", "--expr", "y = 2*"]);
+    expect(&out, "calibrate --expr of a malformed expression", 2, "^");
 }
 
 /// A variant whose result fails its check stays in the sweep's table as FAILED, the sweep exits 3 after the table,
@@ -519,4 +528,30 @@ fn an_expression_file_runs_and_an_expression_sweeps() {
     assert!(stdout.contains("== expr: s = sum(x*x)") && stdout.contains("4096"), "{stdout}");
     assert!(std::fs::read_to_string(&json).unwrap().contains("\"expr\""));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A sweep that measured some sizes and could not make the input of another shows its table, says which size, and
+/// exits 4.
+#[test]
+fn a_sweep_with_a_size_that_could_not_be_measured_shows_the_rest_and_exits_4() {
+    let out = gpuworthy(&["sweep", "square", "--sizes", "1K,2^40", "--backends", "cpu"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    expect(&out, "a sweep with one size past memory", 4, "nothing could be measured at square 1099511627776");
+    assert!(stdout.contains("== square") && stdout.contains("1024"), "the measured size is shown: {stdout}");
+    assert!(stdout.contains("could not generate the input"), "the table's note says why: {stdout}");
+}
+
+/// Calibration piped to a file draws no bar, so it says where it is: a line each time it moves to another workload or
+/// device. `calibrate --expressions` stores the base expressions and the special-function rates.
+#[test]
+fn a_piped_calibration_says_where_it_is() {
+    let path = std::env::temp_dir().join(format!("gpuworthy-cli-calibration-{}.json", std::process::id()));
+    let path_text = path.to_str().unwrap().to_owned();
+    let out = gpuworthy_with(&[("GPUWORTHY_CALIBRATION", &path_text)], &["calibrate", "--expressions"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("gpuworthy: [") && stderr.contains("cpu: special-function rates"), "{stderr}");
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert!(saved.contains("\"per_call_s\"") && saved.contains("expr: s = sum((x * x))"), "{saved:.300}");
+    std::fs::remove_file(&path).ok();
 }

@@ -481,7 +481,7 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
     let mut all = Vec::new();
     for device in devices {
         let label = device.label();
-        progress.now_measuring(format!("special-function rates on {label}"));
+        progress.now_measuring(format!("{label}: special-function rates"));
         // The long length: at least PROBE_MIN_LEN, so that every core or streaming multiprocessor takes part, and
         // long enough that the slowest common probe (`pow`) takes PROBE_TIME, found by quadrupling.
         let slow = probe_source(Some(("pow", 2)));

@@ -3,8 +3,10 @@
 //!
 //! Exit codes: 0 success (also when the reader of its output goes away, as `| head` does), 1 a failure while
 //! running (a device error, or a sweep in which no requested backend could run), 2 a usage error (a bad argument,
-//! size or environment variable, refused before any work starts), 3 a result that failed its check against the
-//! reference (shown as FAILED in the table; whatever was measured is still written).
+//! size or environment variable, refused before any work starts; also a sweep none of whose sizes could be
+//! measured), 3 a result that failed its check against the reference (shown as FAILED in the table; whatever was
+//! measured is still written), 4 a sweep with sizes at which nothing could be measured beside sizes that were (the
+//! notes under its table say why).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -51,6 +53,11 @@ impl Exit {
     /// A result that failed its check against the reference: exit code 3.
     fn check_failed(message: impl Into<String>) -> anyhow::Error {
         Exit { code: 3, message: message.into() }.into()
+    }
+
+    /// A sweep with sizes at which nothing could be measured, while others were: exit code 4.
+    fn incomplete(message: impl Into<String>) -> anyhow::Error {
+        Exit { code: 4, message: message.into() }.into()
     }
 }
 
@@ -157,7 +164,18 @@ impl Progress for Bar {
     fn advance(&self, steps: u64) {
         self.0.inc(steps);
     }
+    /// On a terminal, the bar's message. Where standard error is not a terminal (a pipe, a file, a CI log) the bar
+    /// draws nothing, so a line goes there whenever the work moves to another workload, with the elapsed time: a
+    /// long calibration piped to a file shows where it is.
     fn now_measuring(&self, what: String) {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            let workload = what.split_whitespace().next().unwrap_or_default().to_owned();
+            let previous = self.0.message();
+            if previous.split_whitespace().next() != Some(workload.as_str()) {
+                eprintln!("gpuworthy: [{:>4.0} s] {what}", self.0.elapsed().as_secs_f64());
+            }
+        }
         self.0.set_message(what);
     }
 }
@@ -391,6 +409,8 @@ fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placem
 /// `gpuworthy explain`: the model's prediction for each device, auto's choice and why, the predicted crossovers.
 fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::Result<()> {
     let params = W::Params::parse_size(size).map_err(usage)?;
+    // Refused like `run`: a size whose input could not be made on this machine is not predicted.
+    gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
     let cost = W::cost(&params);
     let auto = gpuworthy::auto::Auto::open()?;
     if let Some(why) = &auto.uncalibrated {
@@ -742,11 +762,31 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             .expect("a valid template"),
     );
     let mut results = Vec::new();
+    let mut incomplete: Vec<String> = Vec::new();
     // Whatever happens to a later workload, what was measured before it is written below.
     let outcome = (|| -> anyhow::Result<()> {
         for entry in &entries {
             let workload = entry.name();
             let sweep = entry.sweep(&opened.devices, &request, &options, &Bar(progress.clone())).map_err(usage)?;
+            // Sizes at which nothing was measured: refused like `run` when that is every size, else said.
+            let asked = entry.sizes(&request).map_err(usage)?;
+            let unmeasured: Vec<&String> =
+                asked.iter().filter(|size| !sweep.rows.iter().any(|r| r.size == **size)).collect();
+            if !asked.is_empty() && unmeasured.len() == asked.len() {
+                let why: Vec<String> = sweep.notes.iter().map(|n| format!("{}: {}", n.size, n.message)).collect();
+                return Err(Exit::usage(format!(
+                    "{workload}: no size could be measured here:\n  {}",
+                    if why.is_empty() { "no device took it".to_owned() } else { why.join("\n  ") }
+                )));
+            }
+            // A size left out because the time budget stopped every variant before it is not a failure: only sizes
+            // refused or whose input could not be made (each has a note of its own) make the sweep incomplete.
+            incomplete.extend(
+                unmeasured
+                    .iter()
+                    .filter(|size| sweep.notes.iter().any(|n| n.size == ***size))
+                    .map(|size| format!("{workload} {size}")),
+            );
             progress.suspend(|| -> anyhow::Result<()> {
                 match &expression_entry {
                     Some((source, _)) if workload == "expr" => out!("\n== expr: {}", source.trim()),
@@ -777,6 +817,12 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         .collect();
     if !failed.is_empty() {
         return Err(Exit::check_failed(format!("results failed their check: {}", failed.join(", "))));
+    }
+    if !incomplete.is_empty() {
+        return Err(Exit::incomplete(format!(
+            "nothing could be measured at {} (the notes under the table say why)",
+            incomplete.join(", ")
+        )));
     }
     Ok(())
 }
