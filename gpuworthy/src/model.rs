@@ -500,6 +500,54 @@ mod tests {
         Cost { bytes, flops, elements: bytes / 4 }
     }
 
+    /// A machine whose times follow known formulas, measured at every other size of a ladder: the model fitted to
+    /// those rows finds the crossovers of the formulas, resident and from the host, within one step of the whole
+    /// ladder (the sizes between the calibrated ones are interpolated).
+    #[test]
+    fn a_model_fitted_on_a_synthetic_machine_finds_its_crossovers_within_one_step() {
+        use crate::rows::Row;
+        // The CPU streams 20 GB/s after 1 µs; the GPU launches in 10 µs and streams 2 TB/s; its transfers take 15 µs
+        // and 50 GB/s each way. 8 bytes per element.
+        let cpu = |bytes: f64| 1e-6 + bytes / 20e9;
+        let gpu = |bytes: f64| 10e-6 + bytes / 2e12;
+        let transfer = |bytes: f64| 15e-6 + bytes / 50e9;
+        let ladder: Vec<u64> = (10..=26).map(|p| 1u64 << p).collect();
+        let row = |n: u64, backend: BackendKind| {
+            let bytes = 8.0 * n as f64;
+            let (kernel, moved) =
+                if backend.is_gpu() { (gpu(bytes), 2.0 * transfer(bytes)) } else { (cpu(bytes), 0.0) };
+            let mut r = Row::with_times("synthetic", &n.to_string(), backend, kernel, kernel + moved);
+            r.upload_s = moved / 2.0;
+            r.download_s = moved / 2.0;
+            (r.bytes, r.flops, r.nominal_flops, r.elements) = (8 * n, n, n, n);
+            r
+        };
+        let rows: Vec<Row> =
+            ladder.iter().step_by(2).flat_map(|&n| [row(n, BackendKind::Cpu), row(n, BackendKind::Cuda)]).collect();
+        let model = Model::from_rows(&rows);
+        let sizes: Vec<(String, Cost)> =
+            ladder.iter().map(|&n| (n.to_string(), Cost { bytes: 8 * n, flops: n, elements: n })).collect();
+        for (placement, gpu_total) in [
+            (Placement::Resident, &(|b: f64| gpu(b)) as &dyn Fn(f64) -> f64),
+            (Placement::Host, &|b: f64| gpu(b) + 2.0 * transfer(b)),
+        ] {
+            let truth = ladder
+                .iter()
+                .position(|&n| {
+                    ladder.iter().filter(|&&m| m >= n).all(|&m| gpu_total(8.0 * m as f64) < cpu(8.0 * m as f64))
+                })
+                .expect("the formulas cross within the ladder");
+            let (size, device) = model.crossover("synthetic", &sizes, placement).expect("a predicted crossover");
+            let predicted = sizes.iter().position(|(s, _)| *s == size).unwrap();
+            assert_eq!(device, DeviceLabel::of(BackendKind::Cuda));
+            assert!(
+                predicted.abs_diff(truth) <= 1,
+                "{placement}: predicted {size}, the formulas cross at {}",
+                ladder[truth]
+            );
+        }
+    }
+
     /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
     fn synthetic() -> Model {
         let curve = |fit: CostFit| Curve { fit, points: Vec::new() };
