@@ -100,17 +100,9 @@ impl Auto {
                 if device.check_size::<W>(params).is_err() {
                     continue;
                 }
-                let reason = match predictions.iter().enumerate().find(|(i, _)| *i != rank) {
-                    Some((_, other)) => format!(
-                        "predicted {}{} against {} on {}; decided by {}",
-                        crate::measure::duration(std::time::Duration::from_secs_f64(p.total_s)),
-                        if p.pipelined { " through the pipelined path" } else { "" },
-                        crate::measure::duration(std::time::Duration::from_secs_f64(other.total_s)),
-                        other.device,
-                        deciding_phase(p, other)
-                    ),
-                    None => "the only device calibrated for this workload".to_owned(),
-                } + how;
+                let margin = self.model.as_ref().map_or(crate::model::DEFAULT_TOSS_UP_MARGIN, Model::toss_up_margin);
+                let other = predictions.iter().enumerate().find(|(i, _)| *i != rank).map(|(_, other)| other);
+                let reason = reason(p, other, margin) + how;
                 return Ok(Choice {
                     device: device.clone(),
                     variant,
@@ -171,6 +163,31 @@ pub struct Choice {
     pub reason: String,
 }
 
+/// Why `chosen` won over `other` (the next prediction), in words: the predicted times and the phase that decides, or,
+/// where the two are within `margin` (the model's error) of each other, that they are a toss-up: a winner is not
+/// named with false confidence.
+fn reason(chosen: &Prediction, other: Option<&Prediction>, margin: f64) -> String {
+    let time = |s: f64| crate::measure::duration(std::time::Duration::from_secs_f64(s));
+    let path = if chosen.pipelined { " through the pipelined path" } else { "" };
+    match other {
+        None => "the only device calibrated for this workload".to_owned(),
+        Some(other) if other.total_s >= chosen.total_s && other.total_s <= chosen.total_s * (1.0 + margin) => format!(
+            "a toss-up: predicted {}{path} against {} on {}, within the model's error ({:.0}%)",
+            time(chosen.total_s),
+            time(other.total_s),
+            other.device,
+            100.0 * margin
+        ),
+        Some(other) => format!(
+            "predicted {}{path} against {} on {}; decided by {}",
+            time(chosen.total_s),
+            time(other.total_s),
+            other.device,
+            deciding_phase(chosen, other)
+        ),
+    }
+}
+
 /// The pipelined twin of each of `devices` that has one.
 fn pipelined_twins(devices: &[Device]) -> Vec<Device> {
     devices.iter().filter_map(Device::pipelined).collect()
@@ -229,6 +246,7 @@ mod tests {
         };
         Model {
             rates: Vec::new(),
+            error: None,
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
                 backend: "cpu".into(),
@@ -244,6 +262,38 @@ mod tests {
         let choice = auto.choose::<Square>(&Len(1 << 20), Placement::Host).unwrap();
         assert_eq!((choice.device.label().as_str(), choice.variant), ("cpu", "simd"));
         assert!(choice.reason.contains("only device"), "{}", choice.reason);
+    }
+
+    #[test]
+    fn two_devices_within_the_models_error_are_a_toss_up() {
+        let prediction = |device: &str, total_s: f64| Prediction {
+            device: DeviceLabel::named(device),
+            is_gpu: device != "cpu",
+            variant: "v".into(),
+            upload_s: 0.0,
+            launch_s: 1e-6,
+            kernel_s: total_s,
+            download_s: 0.0,
+            total_s,
+            pipelined: false,
+        };
+        let (cuda, wgpu) = (prediction("cuda", 4.0e-6), prediction("wgpu", 4.3e-6));
+        let close = reason(&cuda, Some(&wgpu), 0.10);
+        assert!(close.starts_with("a toss-up") && close.contains("wgpu") && close.contains("10%"), "{close}");
+        let far = reason(&cuda, Some(&prediction("cpu", 9.0e-6)), 0.10);
+        assert!(far.contains("decided by") && !far.contains("toss-up"), "{far}");
+        assert!(reason(&cuda, Some(&wgpu), 0.05).contains("decided by"), "7.5% apart is outside a 5% error");
+        let error = crate::model::ModelError {
+            covered: "workloads".into(),
+            points: 100,
+            within_10: 96,
+            p90_regret: 1.02,
+            worst_regret: 1.4,
+            p90_prediction_error: None,
+        };
+        assert_eq!(error.margin(), 0.05, "at least 5%");
+        let measured = crate::model::ModelError { p90_prediction_error: Some(0.3), ..error };
+        assert_eq!(measured.margin(), 0.3, "the prediction's error, where the evaluation measured it");
     }
 
     #[test]

@@ -38,6 +38,16 @@ pub struct EvaluationPoint {
     pub fastest_s: f64,
     /// `auto_s / fastest_s`: 1 when auto chose the fastest.
     pub regret: Option<f64>,
+    /// The model's prediction for auto's choice, in the same terms as `auto_s` (the whole run from the host, the
+    /// kernel for resident data): beside `auto_s`, the prediction's error.
+    pub predicted_s: Option<f64>,
+}
+
+impl EvaluationPoint {
+    /// How far the prediction was from the measurement, relatively: `|predicted / measured - 1|`.
+    pub fn prediction_error(&self) -> Option<f64> {
+        Some((self.predicted_s? / self.auto_s.filter(|s| *s > 0.0)? - 1.0).abs())
+    }
 }
 
 /// Auto's choices over the ladder sizes calibration did not use, measured.
@@ -201,6 +211,11 @@ fn evaluation_point(
         .filter(|r| r.label == label && r.variant == choice.variant)
         .map(|r| auto_time(r))
         .min_by(f64::total_cmp);
+    let predicted_s = choice
+        .predictions
+        .iter()
+        .find(|p| p.device == label && p.pipelined == choice.pipelined)
+        .map(|p| if placement == Placement::Resident { p.kernel_s } else { p.total_s });
     Some(EvaluationPoint {
         workload,
         size: size.to_owned(),
@@ -217,5 +232,6 @@ fn evaluation_point(
         ),
         fastest_s: time(fastest),
         regret: auto_s.map(|a| a / time(fastest)),
+        predicted_s,
     })
 }

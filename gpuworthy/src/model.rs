@@ -219,11 +219,45 @@ impl ComputeRates {
     }
 }
 
+/// How far the model's choices were from the fastest measured, by `calibrate --evaluate` at sizes calibration did not
+/// use: the error a prediction is said with, and within which two devices are a toss-up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelError {
+    /// What was evaluated (the workloads, the expressions calibration never saw, or both).
+    pub covered: String,
+    /// Points evaluated with auto's choice measured.
+    pub points: usize,
+    /// Points where auto's choice was within 10% of the fastest.
+    pub within_10: usize,
+    /// The regret (auto's choice's time over the fastest) that 90% of the points stayed within.
+    pub p90_regret: f64,
+    /// The largest regret.
+    pub worst_regret: f64,
+    /// The relative error of the prediction for auto's choice that 90% of the points stayed within
+    /// (`|predicted / measured - 1|`).
+    #[serde(default)]
+    pub p90_prediction_error: Option<f64>,
+}
+
+impl ModelError {
+    /// The relative difference within which two predictions are a toss-up: the prediction error 90% of the points
+    /// stayed within (else the regret they stayed within), between 5% and 50%.
+    pub fn margin(&self) -> f64 {
+        self.p90_prediction_error.unwrap_or(self.p90_regret - 1.0).clamp(0.05, 0.5)
+    }
+}
+
+/// The toss-up margin of a model never evaluated: the evaluation's goal, 10%.
+pub const DEFAULT_TOSS_UP_MARGIN: f64 = 0.10;
+
 /// The cost model of a machine: every device, workload and variant calibration measured.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Model {
     /// Each device.
     pub devices: Vec<DeviceModel>,
+    /// The model's error, measured by the last `calibrate --evaluate`, if one ran.
+    #[serde(default)]
+    pub error: Option<ModelError>,
     /// Each device's arithmetic and special-function rates, where calibration measured them (expressions).
     #[serde(default)]
     pub rates: Vec<ComputeRates>,
@@ -459,6 +493,12 @@ impl Model {
         }
     }
 
+    /// The relative difference within which two predictions are a toss-up ([`ModelError::margin`], or
+    /// [`DEFAULT_TOSS_UP_MARGIN`] before an evaluation).
+    pub fn toss_up_margin(&self) -> f64 {
+        self.error.as_ref().map_or(DEFAULT_TOSS_UP_MARGIN, ModelError::margin)
+    }
+
     /// Whether the model knows `workload` on any device.
     pub fn knows(&self, workload: &str) -> bool {
         self.devices.iter().any(|d| d.workloads.iter().any(|w| w.workload == workload && !w.variants.is_empty()))
@@ -565,6 +605,7 @@ mod tests {
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
         Model {
             rates: Vec::new(),
+            error: None,
             devices: vec![
                 DeviceModel {
                     label: DeviceLabel::named("cpu"),
@@ -699,6 +740,7 @@ mod tests {
         let variant = |name: &str, kernel: Curve| VariantModel { variant: name.into(), full_precision: true, kernel };
         Model {
             rates: Vec::new(),
+            error: None,
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
                 backend: "cpu".into(),

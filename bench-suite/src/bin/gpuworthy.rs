@@ -376,6 +376,9 @@ fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placem
     let chosen = (choice.device.label(), choice.variant, choice.pipelined);
     print_predictions(&choice.predictions, Some(&chosen), placement)?;
     out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+    if let Some(error) = model_error(&auto) {
+        out!("{error}");
+    }
     let instance = Expression::instance(&params).unwrap_or_default();
     let own = auto.model.as_ref().is_some_and(|m| m.knows(&instance));
     if own {
@@ -421,6 +424,9 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
     let chosen = (choice.device.label(), choice.variant, choice.pipelined);
     print_predictions(&choice.predictions, Some(&chosen), placement)?;
     out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+    if let Some(error) = model_error(&auto) {
+        out!("{error}");
+    }
     if placement == Placement::PinnedHost
         && let Some(model) = &auto.model
     {
@@ -624,7 +630,51 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
         let text = serde_json::to_string_pretty(&evaluation)?;
         std::fs::write(json, text).with_context(|| format!("writing {}", json.display()))?;
     }
+    // The error is kept with the calibration: explain says it, and auto calls two devices within it a toss-up.
+    let regrets = evaluation.regrets();
+    if !regrets.is_empty() {
+        let mut calibration = calibration;
+        let percentile_90 = |mut values: Vec<f64>| {
+            values.sort_by(f64::total_cmp);
+            values.get((values.len() * 9).div_ceil(10).saturating_sub(1)).copied()
+        };
+        let p90 = percentile_90(regrets).unwrap_or(f64::NAN);
+        let p90_error = percentile_90(evaluation.points.iter().filter_map(|p| p.prediction_error()).collect());
+        calibration.model.error = Some(gpuworthy::model::ModelError {
+            covered: if expressions_only {
+                "the expressions calibration never saw"
+            } else {
+                "the workloads and expressions"
+            }
+            .to_owned(),
+            points: measured,
+            within_10: within,
+            p90_regret: p90,
+            worst_regret: worst,
+            p90_prediction_error: p90_error,
+        });
+        let margin = calibration.model.toss_up_margin();
+        calibration.save(&path).map_err(usage)?;
+        if let Some(e) = p90_error {
+            out!("the predictions for auto's choices: 90% within {:.0}% of the measured time", 100.0 * e);
+        }
+        out!("two predictions closer than {:.0}% are called a toss-up from now on", 100.0 * margin);
+    }
     Ok(())
+}
+
+/// The model's error as `calibrate --evaluate` measured it, in words, if it did.
+fn model_error(auto: &gpuworthy::auto::Auto) -> Option<String> {
+    let error = auto.model.as_ref()?.error.as_ref()?;
+    Some(format!(
+        "the model's error (calibrate --evaluate, over {}): auto within 10% of the fastest at {} of {} points, worst \
+         {:.2}x; 90% of its predictions within {}",
+        error.covered,
+        error.within_10,
+        error.points,
+        error.worst_regret,
+        error.p90_prediction_error.map_or("an unmeasured error".to_owned(), |e| format!("{:.0}%", 100.0 * e))
+    ))
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
