@@ -19,6 +19,8 @@ const KERNEL: &str = "kernel";
 /// A raw kernel's arrays on the device, with what its launch passes.
 pub struct RawOnDevice {
     params: RawParams,
+    /// The kernel, found once at upload so that a launch does not hash its source again.
+    kernel: crate::CustomKernel,
     inputs: Vec<CudaSlice<f32>>,
     outputs: Vec<CudaSlice<f32>>,
     n: usize,
@@ -76,16 +78,21 @@ impl Implements<Raw> for CudaBackend {
         Raw::validate(input)?;
         Implements::<Raw>::check_size(self, &input.params)?;
         let n = input.params.shape.elements()?;
+        let body = input
+            .params
+            .kernel
+            .cuda_body()
+            .ok_or_else(|| Error::unsupported(self.kind(), input.params.kernel.name()))?;
+        let kernel = self.custom_kernel(&body.source, &body.entry, &[])?;
         let inputs = input.arrays.iter().map(|a| self.buffer_from(a)).collect::<Result<Vec<_>>>()?;
         let outputs = (0..input.params.kernel.outputs().len()).map(|_| self.buffer_zeroed(n)).collect::<Result<_>>()?;
-        Ok(RawOnDevice { params: input.params.clone(), inputs, outputs, n })
+        Ok(RawOnDevice { params: input.params.clone(), kernel, inputs, outputs, n })
     }
 
     fn launch(&self, variant: &str, data: &mut RawOnDevice) -> Result<()> {
         Implements::<Raw>::prepare(self, variant)?;
-        let kernel = &data.params.kernel;
-        let body = kernel.cuda_body().ok_or_else(|| Error::unsupported(self.kind(), kernel.name()))?;
-        let function = self.custom_kernel(&body.source, &body.entry, &[])?;
+        let body =
+            data.params.kernel.cuda_body().ok_or_else(|| Error::unsupported(self.kind(), data.params.kernel.name()))?;
         if data.n == 0 {
             return Ok(());
         }
@@ -97,7 +104,7 @@ impl Implements<Raw> for CudaBackend {
         };
         let scalars = &data.params.scalars;
         self.with_stream(|stream| {
-            let mut launch = stream.launch_builder(function.function());
+            let mut launch = stream.launch_builder(data.kernel.function());
             for input in &data.inputs {
                 launch.arg(input);
             }

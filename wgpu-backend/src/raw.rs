@@ -19,6 +19,8 @@ const KERNEL: &str = "kernel";
 /// A raw kernel's buffers on the device, bound, with the dispatch that covers its shape.
 pub struct RawOnDevice {
     params: RawParams,
+    /// The pipeline, found once at upload so that a launch does not hash its source again.
+    pipeline: crate::CustomPipeline,
     outputs: Vec<wgpu::Buffer>,
     /// The bind group, or nothing for empty arrays (a binding of zero bytes is not allowed, and nothing runs).
     group: Option<wgpu::BindGroup>,
@@ -127,7 +129,7 @@ impl Implements<Raw> for WgpuBackend {
         let (grid, row) = self.raw_grid(params.shape, size)?;
         let n = params.shape.elements()?;
         if n == 0 {
-            return Ok(RawOnDevice { params, outputs: Vec::new(), group: None, grid, n });
+            return Ok(RawOnDevice { params, pipeline, outputs: Vec::new(), group: None, grid, n });
         }
         // The uniform: width, height, row, then the scalars, padded to 16 bytes.
         let (width, height) = params.shape.extent();
@@ -153,15 +155,13 @@ impl Implements<Raw> for WgpuBackend {
             .map(|(binding, buffer)| (binding as u32, buffer))
             .collect();
         let group = self.bind_buffers(&pipeline, &bindings)?;
-        Ok(RawOnDevice { params, outputs, group: Some(group), grid, n })
+        Ok(RawOnDevice { params, pipeline, outputs, group: Some(group), grid, n })
     }
 
     fn launch(&self, variant: &str, data: &mut RawOnDevice) -> Result<()> {
         Implements::<Raw>::prepare(self, variant)?;
-        let body = self.raw_body(&data.params)?;
-        let pipeline = self.custom_pipeline(&body.source, &body.entry)?;
         match &data.group {
-            Some(group) => self.dispatch(&pipeline, group, data.grid),
+            Some(group) => self.dispatch(&data.pipeline, group, data.grid),
             None => Ok(()),
         }
     }
