@@ -15,7 +15,7 @@ use gpuworthy_core::expr::{
     ELEMENTWISE_BASE, Expr, ExprInput, ExprParams, Expression, Func, Outputs, REDUCTION_BASE, base_params,
     expression_ladder, instance_name,
 };
-use gpuworthy_core::{Error, Result, Workload};
+use gpuworthy_core::{Error, Result};
 
 use crate::Device;
 use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_with};
@@ -415,15 +415,20 @@ fn probe_source(call: Option<(&str, usize)>) -> String {
 /// The range of the probes' input.
 const PROBE_RANGE: (f32, f32) = (-2.0, 2.0);
 
-/// The kernel time of `source` on `device` at `n` elements (resident data, the median of five device-timed runs).
-fn probe_kernel(device: &Device, source: &str, n: usize) -> Result<f64> {
+/// The input of every probe at `n` elements, made once per length: uniform in [`PROBE_RANGE`].
+fn probe_input(n: usize) -> Vec<f32> {
+    gpuworthy_core::rng::uniform_f32(1, 0, n, PROBE_RANGE.0, PROBE_RANGE.1)
+}
+
+/// The kernel time of `source` on `device` over `x` (resident data, the median of five device-timed runs).
+fn probe_kernel(device: &Device, source: &str, x: &[f32]) -> Result<f64> {
     let program = Expr::parse(source).and_then(|e| e.bind(&[])).map_err(|e| e.into_error(source))?;
-    let mut params = ExprParams::new(Arc::new(program), n, Vec::new());
+    let mut params = ExprParams::new(Arc::new(program), x.len(), Vec::new());
     params.ranges = vec![PROBE_RANGE];
     device.check_size::<Expression>(&params)?;
     let variant = device.best_variant::<Expression>(&params);
     device.prepare_for::<Expression>(variant, &params)?;
-    let input = Expression::generate(&params, 1)?;
+    let input = ExprInput { params, arrays: vec![x.to_vec()] };
     let mut resident = device.upload::<Expression>(&input)?;
     device.launch::<Expression>(variant, &mut resident)?;
     let mut times = Vec::with_capacity(5);
@@ -439,17 +444,18 @@ fn probe_kernel(device: &Device, source: &str, n: usize) -> Result<f64> {
 /// [`PROBE_CALLS`] calls per element against the same arithmetic without them; `None` where the plain probe fails.
 fn rate_sample(device: &Device, n: usize, special: &[(&str, usize)], progress: &dyn Progress) -> Option<RateSample> {
     let per_element = |t: f64, count: usize| t / (count as f64 * n as f64);
-    let plain = probe_kernel(device, &probe_source(None), n).ok();
+    let x = probe_input(n);
+    let plain = probe_kernel(device, &probe_source(None), &x).ok();
     progress.advance(1);
     let plain = plain?;
     // Arithmetic: a 32-term polynomial (64 operations per element) against the plain probe's 31.
     let horner = (0..32).fold("y = x".to_owned(), |acc, k| format!("{acc} * x + {:?}", 1.0 / (k + 2) as f32));
     let per_flop_s =
-        probe_kernel(device, &horner, n).map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
+        probe_kernel(device, &horner, &x).map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
     progress.advance(1);
     let mut per_call_s = Vec::new();
     for &(name, arity) in special {
-        if let Ok(t) = probe_kernel(device, &probe_source(Some((name, arity))), n) {
+        if let Ok(t) = probe_kernel(device, &probe_source(Some((name, arity))), &x) {
             per_call_s.push((name.to_owned(), per_element((t - plain).max(0.0), PROBE_CALLS)));
         }
         progress.advance(1);
@@ -486,7 +492,9 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
         // long enough that the slowest common probe (`pow`) takes PROBE_TIME, found by quadrupling.
         let slow = probe_source(Some(("pow", 2)));
         let mut n = PROBE_MIN_LEN;
-        while n < PROBE_MAX_LEN && probe_kernel(device, &slow, n).is_ok_and(|t| t < PROBE_TIME.as_secs_f64()) {
+        while n < PROBE_MAX_LEN
+            && probe_kernel(device, &slow, &probe_input(n)).is_ok_and(|t| t < PROBE_TIME.as_secs_f64())
+        {
             n *= 4;
         }
         let samples: Vec<RateSample> = [PROBE_SHORT_LEN, 1 << 14, 1 << 18, n.min(PROBE_MAX_LEN)]
@@ -556,6 +564,7 @@ pub fn evaluate_expression(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpuworthy_core::Workload;
     use crate::catalog::WorkloadEntry;
     use crate::size::{Ladder, SizeRequest};
 
