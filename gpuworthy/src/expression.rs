@@ -564,9 +564,9 @@ pub fn evaluate_expression(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuworthy_core::Workload;
     use crate::catalog::WorkloadEntry;
     use crate::size::{Ladder, SizeRequest};
+    use gpuworthy_core::Workload;
 
     fn request(source: &str, sets: &[&str], ranges: &[&str]) -> Result<ExpressionRequest> {
         let owned = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
