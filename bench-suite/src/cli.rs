@@ -70,6 +70,12 @@ pub enum Command {
         /// as `run --pinned` measures it).
         #[arg(long)]
         pinned: bool,
+        /// Predict with a reference GPU machine's calibration (shipped with gpuworthy) beside this machine's CPU:
+        /// what that GPU would do here, on a machine without one.
+        #[arg(long, value_name = "MACHINE", value_parser = clap::builder::PossibleValuesParser::new(
+            gpuworthy::reference::REFERENCE_MACHINES.iter().map(|m| m.name)
+        ))]
+        on: Option<String>,
     },
     /// Measures raw host-device copy rates on a CUDA device, pageable and pinned.
     Transfers {

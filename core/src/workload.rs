@@ -50,6 +50,14 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// What a perfect implementation moves and computes for `params`.
     fn cost(params: &Self::Params) -> Cost;
 
+    /// The work of checking a result at `params` against the reference, in the flops of a plain `f32` reference:
+    /// sweeps check results up to a budget of it. The cost's flops by default; a workload whose reference costs more
+    /// per element (an expression's, evaluated in `f64` with an error bound per value) says so, so that a sweep
+    /// stops checking where the check would take longer than the measurement.
+    fn check_work(params: &Self::Params) -> u64 {
+        Self::cost(params).flops
+    }
+
     /// The cost of a run that produced `output`, for workloads whose work depends on the data (mandelbrot counts
     /// the iterations actually run). Defaults to [`Workload::cost`].
     fn cost_of_run(params: &Self::Params, output: &Self::Output) -> Cost {

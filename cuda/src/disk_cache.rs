@@ -71,7 +71,11 @@ impl DiskCache {
         let (Some(directory), Some(path)) = (self.directory.as_ref(), self.entry(key)) else { return };
         let write = || -> std::io::Result<()> {
             fs::create_dir_all(directory)?;
-            let temporary = directory.join(format!("{key}.{}.tmp", std::process::id()));
+            // A name of this process and this write: threads compiling the same source at once (the compile
+            // cache does not hold its lock while NVRTC runs) each write a file of their own, and the last rename wins.
+            static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let write = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let temporary = directory.join(format!("{key}.{}.{write}.tmp", std::process::id()));
             let mut file = fs::File::create(&temporary)?;
             writeln!(file, "{MAGIC} {}", hex_sha256(&[ptx.as_bytes()]))?;
             file.write_all(ptx.as_bytes())?;

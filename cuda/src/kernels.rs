@@ -101,19 +101,18 @@ impl CudaBackend {
         let mut options = compile_options(self.capability.0, self.capability.1);
         options.extend(extra.iter().cloned());
         let key = module_key(source, &options, &self.toolchain);
-        let mut modules = lock(&self.modules);
-        if let Some(loaded) = modules.get(&key) {
+        if let Some(loaded) = lock(&self.modules).get(&key) {
             return Ok(loaded.clone());
         }
+        // The lock is not held while NVRTC compiles (a tenth of a second or more), so that threads compiling
+        // different sources do it at once; two compiling the same source both compile it, and the first module kept
+        // is the one every thread gets.
+        let keep = |loaded: LoadedModule| lock(&self.modules).entry(key.clone()).or_insert(loaded).clone();
         // A kernel a previous process compiled: loaded unless the driver refuses it, then compiled afresh.
         if let Some(ptx) = self.disk_cache.load(&key) {
             let entries = entry_points(&ptx);
             match self.context.load_module(Ptx::from_src(ptx)) {
-                Ok(module) => {
-                    let loaded = LoadedModule { module, entries };
-                    modules.insert(key, loaded.clone());
-                    return Ok(loaded);
-                }
+                Ok(module) => return Ok(keep(LoadedModule { module, entries })),
                 Err(_) => self.disk_cache.forget(&key),
             }
         }
@@ -134,9 +133,7 @@ impl CudaBackend {
         let entries = entry_points(&text);
         let module = self.context.load_module(ptx).map_err(driver_error(format!("loading the module of {program}")))?;
         self.disk_cache.store(&key, &text);
-        let loaded = LoadedModule { module, entries };
-        modules.insert(key, loaded.clone());
-        Ok(loaded)
+        Ok(keep(LoadedModule { module, entries }))
     }
 }
 

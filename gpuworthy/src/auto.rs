@@ -71,8 +71,15 @@ impl Auto {
         Auto { devices, pipelined, model: Some(model), uncalibrated: None }
     }
 
-    /// Where `W` at `params` runs fastest with its data at `placement`, by the model, or by the default without one.
-    pub fn choose<W: DeviceWorkload>(&self, params: &W::Params, placement: Placement) -> Result<Choice> {
+    /// The model's predictions for `W` at `params` with its data at `placement`, fastest first, and how they were
+    /// made (empty for the instance's own calibration, else a note that it was predicted from its cost); `None`
+    /// without a model that knows the workload or what it resembles. On each device the variant its backend
+    /// documents as best is preferred where that device is open here.
+    pub fn predict<W: DeviceWorkload>(
+        &self,
+        params: &W::Params,
+        placement: Placement,
+    ) -> Option<(Vec<Prediction>, &'static str)> {
         let cost = W::cost(params);
         let devices = &self.devices;
         let preferred =
@@ -80,7 +87,7 @@ impl Auto {
         // The instance's own calibration (an expression calibrated by `calibrate --expr`, or a built-in workload), else
         // what it resembles (an expression never measured: the base expression's curves and the devices' rates).
         let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
-        let predicted = self.model.as_ref().and_then(|model| {
+        self.model.as_ref().and_then(|model| {
             if model.knows(&instance) {
                 Some((model.predict_preferring(&instance, &cost, placement, &preferred), ""))
             } else {
@@ -91,7 +98,18 @@ impl Auto {
                     )
                 })
             }
-        });
+        })
+    }
+
+    /// The relative difference within which two of this model's predictions are a toss-up.
+    pub fn toss_up_margin(&self) -> f64 {
+        self.model.as_ref().map_or(crate::model::DEFAULT_TOSS_UP_MARGIN, Model::toss_up_margin)
+    }
+
+    /// Where `W` at `params` runs fastest with its data at `placement`, by the model, or by the default without one.
+    pub fn choose<W: DeviceWorkload>(&self, params: &W::Params, placement: Placement) -> Result<Choice> {
+        let cost = W::cost(params);
+        let predicted = self.predict::<W>(params, placement);
         if let Some((predictions, how)) = predicted {
             for (rank, p) in predictions.iter().enumerate() {
                 let on = if p.pipelined { &self.pipelined } else { &self.devices };
@@ -100,7 +118,7 @@ impl Auto {
                 if device.check_size::<W>(params).is_err() {
                     continue;
                 }
-                let margin = self.model.as_ref().map_or(crate::model::DEFAULT_TOSS_UP_MARGIN, Model::toss_up_margin);
+                let margin = self.toss_up_margin();
                 let other = predictions.iter().enumerate().find(|(i, _)| *i != rank).map(|(_, other)| other);
                 let reason = reason(p, other, margin) + how;
                 return Ok(Choice {
@@ -161,6 +179,14 @@ pub struct Choice {
     pub predictions: Vec<Prediction>,
     /// Why, in words: the predicted times and the phase that decides, or the default applied.
     pub reason: String,
+}
+
+/// The verdict on predictions sorted fastest first ([`Auto::predict`]): the fastest and why, in the words of
+/// [`Choice::reason`] (a toss-up where the next is within `margin`); `None` without predictions.
+pub fn verdict(predictions: &[Prediction], margin: f64) -> Option<String> {
+    let fastest = predictions.first()?;
+    let path = if fastest.pipelined { " (pipelined)" } else { "" };
+    Some(format!("{}{path} ({})", fastest.device, reason(fastest, predictions.get(1), margin)))
 }
 
 /// Why `chosen` won over `other` (the next prediction), in words: the predicted times and the phase that decides, or,
@@ -252,6 +278,7 @@ mod tests {
                 backend: "cpu".into(),
                 is_gpu: false,
                 workloads: vec![workload(CostFit { per_byte_s: cpu_per_byte, ..CostFit::default() })],
+                stream_s_per_byte: None,
             }],
         }
     }

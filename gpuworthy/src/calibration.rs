@@ -95,6 +95,38 @@ pub fn calibration_sizes<W: Workload>(full: &[W::Params], quick: Vec<W::Params>)
     ladder
 }
 
+/// The length of the streaming probe ([`measure_streaming`]): square at 2^26 elements moves 512 MiB, past every
+/// cache in view (an H100's L2 is 50 MiB, an H200's 60 MiB, and the last-level cache of the 16-core host they
+/// share a machine with held square at 2^24, 128 MiB, at twice the bandwidth it had at 2^26).
+pub const STREAM_PROBE_LEN: usize = 1 << 26;
+
+/// Each device's seconds per byte streamed past its caches: square at [`STREAM_PROBE_LEN`] elements with its
+/// documented best variant, the data resident, the kernel's median over calibration's short measurement. The
+/// model bounds a memory-bound workload's kernel past its calibrated sizes by it: quick ladders stop within the
+/// caches (square at 2^22 moves 32 MiB), where a kernel is two to three times faster per byte than from memory, and
+/// an H200 calibrated up to 2^22 predicted square 2^26 resident in 42.7 µs; it took 135 µs. A device that cannot
+/// hold the probe (or this machine's memory) is left out.
+pub fn measure_streaming(devices: &[Device], progress: &dyn Progress) -> Vec<(DeviceLabel, f64)> {
+    use gpuworthy_core::workloads::{Len, Square};
+    let params = Len(STREAM_PROBE_LEN);
+    progress.plan(devices.len() as u64);
+    let Ok(input) = Square::generate(&params, 1) else { return Vec::new() };
+    let bytes = Square::cost(&params).bytes as f64;
+    let options = MeasureOptions { validate: false, ..calibration_options().measure };
+    let mut rates = Vec::new();
+    for device in devices.iter().filter(|d| d.supports::<Square>()) {
+        progress.now_measuring(format!("{}: streaming {} MiB", device.label(), (bytes as u64) >> 20));
+        let variant = device.best_variant::<Square>(&params);
+        if device.check_size::<Square>(&params).is_ok()
+            && let Ok(m) = device.measure::<Square>(variant, &input, &options)
+        {
+            rates.push((device.label(), m.kernel.median.as_secs_f64() / bytes));
+        }
+        progress.advance(1);
+    }
+    rates
+}
+
 /// The bytes a run moves from which CUDA's pipelined path has chunks enough to overlap (four chunks each way, of 4
 /// MiB or more). Calibration's ladder stops below it for most workloads (square at 2^22 elements moves 32 MiB: four
 /// chunks of 4 MiB up and four down, each lane used about once), where a pipelined run is mostly filling and

@@ -32,7 +32,9 @@ use gpuworthy_core::{Error, Result, Workload};
 
 use crate::Device;
 use crate::auto::Auto;
-use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over};
+use crate::calibration::{
+    Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over, measure_streaming,
+};
 use crate::device::DeviceWorkload;
 use crate::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
 use crate::evaluation::{Evaluation, EvaluationPoint, evaluate_workload_over};
@@ -256,7 +258,15 @@ pub fn calibrate(devices: &[Device], workloads: &[&dyn WorkloadEntry], progress:
     let started = Instant::now();
     let twins = CalibrationDevices::of(devices);
     let parts = workloads.iter().map(|w| w.calibrate(&twins, progress)).collect();
-    Calibration::from_parts(devices, parts, started)
+    let streaming = measure_streaming(devices, progress);
+    let mut calibration = Calibration::from_parts(devices, parts, started);
+    for (label, per_byte) in streaming {
+        if let Some(device) = calibration.model.devices.iter_mut().find(|d| d.label == label) {
+            device.stream_s_per_byte = Some(per_byte);
+        }
+    }
+    calibration.took_s = started.elapsed().as_secs_f64();
+    calibration
 }
 
 /// Measures each of `workloads` at the sizes `calibration` did not use and compares auto's choice (by the

@@ -41,6 +41,9 @@ pub struct EvaluationPoint {
     /// The model's prediction for auto's choice, in the same terms as `auto_s` (the whole run from the host, the
     /// kernel for resident data): beside `auto_s`, the prediction's error.
     pub predicted_s: Option<f64>,
+    /// Whether the size moves more bytes than any size calibration measured of the workload: the model extrapolated
+    /// to it.
+    pub past_ladder: bool,
 }
 
 impl EvaluationPoint {
@@ -65,6 +68,15 @@ impl Evaluation {
         regrets
     }
 
+    /// The prediction errors ([`EvaluationPoint::prediction_error`]) at the points past the calibration ladder,
+    /// largest last.
+    pub fn errors_past_ladder(&self) -> Vec<f64> {
+        let mut errors: Vec<f64> =
+            self.points.iter().filter(|p| p.past_ladder).filter_map(EvaluationPoint::prediction_error).collect();
+        errors.sort_by(f64::total_cmp);
+        errors
+    }
+
     /// `(points measured, points within 10% of the fastest, median regret, worst regret)`.
     pub fn summary(&self) -> (usize, usize, f64, f64) {
         let regrets = self.regrets();
@@ -74,6 +86,12 @@ impl Evaluation {
         (regrets.len(), within, median, worst)
     }
 }
+
+/// The most bytes a size evaluated moves: 1 GiB, 32 to 256 times the largest calibrated size. The ladders' last
+/// sizes (square and saxpy at 2^28 elements, stencil at 16384x16384: 2 to 3 GiB through fresh host memory on every
+/// run, on every device and variant) are the slowest points of the evaluation, and ask nothing of the model that
+/// the size below does not: both are past every calibrated size and every cache.
+pub const EVALUATION_MAX_BYTES: u64 = 1 << 30;
 
 /// The regret above which a point is measured again before it counts.
 pub const REMEASURE_ABOVE: f64 = 1.10;
@@ -117,7 +135,13 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
     let devices = &auto.devices;
     let used: Vec<String> =
         calibration.sizes.iter().find(|(w, _)| w == W::NAME).map_or_else(Vec::new, |(_, sizes)| sizes.clone());
-    let ladder: Vec<_> = full.iter().filter(|p| !used.contains(&p.to_string())).cloned().collect();
+    let ladder: Vec<_> = full
+        .iter()
+        .filter(|p| !used.contains(&p.to_string()) && W::cost(p).bytes <= EVALUATION_MAX_BYTES)
+        .cloned()
+        .collect();
+    let calibrated_bytes =
+        full.iter().filter(|p| used.contains(&p.to_string())).map(|p| W::cost(p).bytes).max().unwrap_or(0);
     let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
     progress.plan((ladder.len() * planned) as u64);
     let mut rows = sweep_workload::<W>(devices, &ladder, &options, progress).rows;
@@ -143,6 +167,9 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                     }
                 }
             }
+            // Only a workload calibrated at sizes of its own has a ladder to be past (an expression never calibrated
+            // is predicted from a base expression's curves).
+            let past_ladder = !used.is_empty() && W::cost(params).bytes > calibrated_bytes;
             let Some(mut point) = evaluation_point(&rows, W::NAME, &size, placement, &choice) else { continue };
             // A large regret is measured once more, auto's choice and the fastest both (each keeps its faster
             // measurement): on a machine of few cores, a measurement that shared them with another device's threads
@@ -175,6 +202,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                     point = again;
                 }
             }
+            point.past_ladder = past_ladder;
             points.push(point);
         }
     }
@@ -233,5 +261,6 @@ fn evaluation_point(
         fastest_s: time(fastest),
         regret: auto_s.map(|a| a / time(fastest)),
         predicted_s,
+        past_ladder: false,
     })
 }

@@ -420,11 +420,61 @@ fn probe_input(n: usize) -> Vec<f32> {
     gpuworthy_core::rng::uniform_f32(1, 0, n, PROBE_RANGE.0, PROBE_RANGE.1)
 }
 
+/// The parameters of the probe `source` at `n` elements.
+fn probe_params(source: &str, n: usize) -> Result<ExprParams> {
+    let program = Expr::parse(source).and_then(|e| e.bind(&[])).map_err(|e| e.into_error(source))?;
+    let mut params = ExprParams::new(Arc::new(program), n, Vec::new());
+    params.ranges = vec![PROBE_RANGE];
+    Ok(params)
+}
+
+/// Compiles every probe of `special` (and the plain and arithmetic ones) on `device` at once, a thread each: a
+/// GPU's compiler takes a tenth of a second or more per program, and one after another they were most of the
+/// calibration of rates. Failures are left for the probe itself to meet and skip.
+fn compile_probes(device: &Device, special: &[(&str, usize)]) {
+    let mut sources = vec![probe_source(None), horner_probe()];
+    sources.extend(special.iter().map(|&call| probe_source(Some(call))));
+    let programs: Vec<ExprParams> = sources.iter().filter_map(|s| probe_params(s, PROBE_SHORT_LEN).ok()).collect();
+    compile_at_once(device, &programs);
+}
+
+/// Compiles each of `programs` for `device` (its compile phase, [`Device::prepare_for`]), a thread each: NVRTC and
+/// a Vulkan driver compile one program in a tenth of a second or more, and do several at once. Errors are left for
+/// the program's first run to meet.
+pub fn compile_at_once(device: &Device, programs: &[ExprParams]) {
+    std::thread::scope(|scope| {
+        for params in programs {
+            scope.spawn(move || {
+                let variant = device.best_variant::<Expression>(params);
+                let _ = device.prepare_for::<Expression>(variant, params);
+            });
+        }
+    });
+}
+
+/// Compiles the [`EVALUATION_EXPRESSIONS`] on each GPU of `devices` at once ([`compile_at_once`]), before the
+/// evaluation measures them one after another (their compile phase is not what it measures).
+pub fn compile_evaluation_expressions(devices: &[Device]) {
+    let programs: Vec<ExprParams> = EVALUATION_EXPRESSIONS
+        .iter()
+        .filter_map(|(source, scalars)| {
+            let sets: Vec<String> = scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
+            ExpressionRequest::from_command_line(source, &sets, &[]).and_then(|r| r.params(PROBE_SHORT_LEN)).ok()
+        })
+        .collect();
+    for device in devices.iter().filter(|d| d.is_gpu()) {
+        compile_at_once(device, &programs);
+    }
+}
+
+/// The arithmetic probe: a 32-term polynomial (64 operations per element), against the plain probe's 31.
+fn horner_probe() -> String {
+    (0..32).fold("y = x".to_owned(), |acc, k| format!("{acc} * x + {:?}", 1.0 / (k + 2) as f32))
+}
+
 /// The kernel time of `source` on `device` over `x` (resident data, the median of five device-timed runs).
 fn probe_kernel(device: &Device, source: &str, x: &[f32]) -> Result<f64> {
-    let program = Expr::parse(source).and_then(|e| e.bind(&[])).map_err(|e| e.into_error(source))?;
-    let mut params = ExprParams::new(Arc::new(program), x.len(), Vec::new());
-    params.ranges = vec![PROBE_RANGE];
+    let params = probe_params(source, x.len())?;
     device.check_size::<Expression>(&params)?;
     let variant = device.best_variant::<Expression>(&params);
     device.prepare_for::<Expression>(variant, &params)?;
@@ -448,10 +498,8 @@ fn rate_sample(device: &Device, n: usize, special: &[(&str, usize)], progress: &
     let plain = probe_kernel(device, &probe_source(None), &x).ok();
     progress.advance(1);
     let plain = plain?;
-    // Arithmetic: a 32-term polynomial (64 operations per element) against the plain probe's 31.
-    let horner = (0..32).fold("y = x".to_owned(), |acc, k| format!("{acc} * x + {:?}", 1.0 / (k + 2) as f32));
-    let per_flop_s =
-        probe_kernel(device, &horner, &x).map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
+    let per_flop_s = probe_kernel(device, &horner_probe(), &x)
+        .map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
     progress.advance(1);
     let mut per_call_s = Vec::new();
     for &(name, arity) in special {
@@ -477,17 +525,22 @@ fn priced_calls() -> Vec<(&'static str, usize)> {
 /// the block costs most per element.
 const PROBE_SHORT_LEN: usize = 1 << 10;
 
-/// Measures each device's [`ComputeRates`] at four lengths: [`PROBE_SHORT_LEN`], 2^14 (one task of a CPU's
-/// evaluator), 2^18 (enough tasks for 16 threads), and at least
-/// [`PROBE_MIN_LEN`], long enough that the slowest probe takes [`PROBE_TIME`] (so that the launch does not decide).
+/// Measures each device's [`ComputeRates`]: on a CPU at four lengths, [`PROBE_SHORT_LEN`], 2^14 (one task of a CPU's
+/// evaluator), 2^18 (enough tasks for 16 threads), and the long length; on a GPU at the long length alone. The long
+/// length is at least [`PROBE_MIN_LEN`], long enough that the slowest probe takes [`PROBE_TIME`] (so that the launch
+/// does not decide).
 /// A device where the probes fail is left out.
 pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<ComputeRates> {
     let special = priced_calls();
-    progress.plan((devices.len() * 4 * (special.len() + 2)) as u64);
+    let lengths: usize = devices.iter().map(|d| if d.is_gpu() { 1 } else { 4 }).sum();
+    progress.plan((lengths * (special.len() + 2)) as u64);
     let mut all = Vec::new();
     for device in devices {
         let label = device.label();
         progress.now_measuring(format!("{label}: special-function rates"));
+        if device.is_gpu() {
+            compile_probes(device, &special);
+        }
         // The long length: at least PROBE_MIN_LEN, so that every core or streaming multiprocessor takes part, and
         // long enough that the slowest common probe (`pow`) takes PROBE_TIME, found by quadrupling.
         let slow = probe_source(Some(("pow", 2)));
@@ -497,10 +550,16 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
         {
             n *= 4;
         }
-        let samples: Vec<RateSample> = [PROBE_SHORT_LEN, 1 << 14, 1 << 18, n.min(PROBE_MAX_LEN)]
-            .into_iter()
-            .filter_map(|len| rate_sample(device, len, &special, progress))
-            .collect();
+        // A GPU's short runs are its launch: the extra work of an expression shows at the long length only, and a
+        // rate measured there predicts the short ones (the kernel is the longer of launch and work). A CPU's
+        // evaluator costs differently per element with one thread, one task and all threads busy: four lengths.
+        let lengths: &[usize] = if device.is_gpu() {
+            &[n.min(PROBE_MAX_LEN)]
+        } else {
+            &[PROBE_SHORT_LEN, 1 << 14, 1 << 18, n.min(PROBE_MAX_LEN)]
+        };
+        let samples: Vec<RateSample> =
+            lengths.iter().copied().filter_map(|len| rate_sample(device, len, &special, progress)).collect();
         if !samples.is_empty() {
             all.push(ComputeRates { label, samples });
         }

@@ -154,6 +154,35 @@ impl Curve {
     }
 }
 
+impl Curve {
+    /// The predicted seconds of a kernel of this cost. Within the calibrated sizes, [`Curve::predict`]; past the
+    /// largest, its time above the fixed (launch) part grows in proportion to the work, the larger of the growth in
+    /// bytes and in flops, and for a memory-bound kernel (at most [`MEMORY_BOUND_FLOPS_PER_BYTE`]) by at least
+    /// `stream_s_per_byte` for each byte more, where that is known. A fit over all sizes, weighted to the small
+    /// launch-bound ones, extrapolates as if they went on: matmul's split-k kernel, calibrated up to 1024 where it is
+    /// still mostly launch, was predicted at 3.5 ms for 8192 and took 23.3 ms; and the largest calibrated size may
+    /// still run from a cache, which the streaming rate corrects.
+    pub fn predict_kernel(&self, cost: &Cost, stream_s_per_byte: Option<f64>) -> f64 {
+        let Some(&(bytes, flops, t)) = self.points.last() else { return self.fit.predict(cost) };
+        if cost.bytes <= bytes && cost.flops <= flops {
+            return self.predict(cost);
+        }
+        let fixed = self.fit.fixed_s.min(t);
+        let growth = |now: u64, then: u64| if then == 0 { 1.0 } else { now as f64 / then as f64 };
+        let proportional = fixed + (t - fixed) * growth(cost.bytes, bytes).max(growth(cost.flops, flops)).max(1.0);
+        let memory_bound = cost.flops <= MEMORY_BOUND_FLOPS_PER_BYTE * cost.bytes;
+        let streamed = stream_s_per_byte
+            .filter(|_| memory_bound)
+            .map_or(0.0, |per_byte| t + cost.bytes.saturating_sub(bytes) as f64 * per_byte);
+        proportional.max(streamed)
+    }
+}
+
+/// Flops per byte up to which a kernel is taken to be bound by memory ([`Curve::predict_kernel`]): square, saxpy,
+/// sum, softmax, histogram, stencil and expressions are; matmul and mandelbrot, whose time grows with their flops,
+/// are not.
+pub const MEMORY_BOUND_FLOPS_PER_BYTE: u64 = 16;
+
 /// Solves `min Σ (row·x − 1)²` through the normal equations; `None` when they are singular.
 fn least_squares(rows: &[Vec<f64>]) -> Option<Vec<f64>> {
     let n = rows.first()?.len();
@@ -189,6 +218,33 @@ fn least_squares(rows: &[Vec<f64>]) -> Option<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_past_its_calibrated_sizes_grows_with_its_work_and_streams_no_faster_than_memory() {
+        let cost = |bytes: u64, flops: u64| Cost { bytes, flops, elements: 0 };
+        // Launch-bound small sizes and one larger one, like matmul calibrated to 1024 (bytes x4, flops x8 per step).
+        let matmul = Curve::through(&[
+            (cost(3 << 20, 1 << 27), 9.2e-6),
+            (cost(12 << 20, 1 << 30), 20.8e-6),
+            (cost(48 << 20, 1 << 33), 61.1e-6),
+        ])
+        .unwrap();
+        let fixed = matmul.fit.fixed_s.min(61.1e-6);
+        let twice = matmul.predict_kernel(&cost(192 << 20, 1 << 36), None);
+        assert!((twice - (fixed + (61.1e-6 - fixed) * 8.0)).abs() < 1e-12, "{twice}");
+        // Within the calibrated sizes, the curve itself.
+        assert_eq!(
+            matmul.predict_kernel(&cost(12 << 20, 1 << 30), Some(1.0)),
+            matmul.predict(&cost(12 << 20, 1 << 30))
+        );
+        // A memory-bound kernel whose largest size ran from a cache: bounded by the streaming rate past it.
+        let square = Curve::through(&[(cost(1 << 20, 1 << 17), 4e-6), (cost(32 << 20, 1 << 22), 10e-6)]).unwrap();
+        let per_byte = 1.0 / 2.9e12;
+        let past = cost(512 << 20, 1 << 26);
+        let streamed = square.predict_kernel(&past, Some(per_byte));
+        assert!((streamed - (10e-6 + (480u64 << 20) as f64 * per_byte)).abs() < 1e-12, "{streamed}");
+        assert!(square.predict_kernel(&past, None) < streamed);
+    }
 
     fn cost(bytes: u64, flops: u64) -> Cost {
         Cost { bytes, flops, elements: bytes / 4 }

@@ -49,6 +49,7 @@ pub mod fit;
 pub mod measure;
 pub mod model;
 pub mod raw;
+pub mod reference;
 pub mod rows;
 pub mod size;
 pub mod spec;

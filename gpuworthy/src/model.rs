@@ -72,6 +72,10 @@ pub struct DeviceModel {
     pub is_gpu: bool,
     /// Each workload measured on it.
     pub workloads: Vec<WorkloadModel>,
+    /// Seconds per byte the device streams past its caches ([`crate::calibration::measure_streaming`]): a
+    /// memory-bound kernel past its calibrated sizes takes at least this much for each byte more.
+    #[serde(default)]
+    pub stream_s_per_byte: Option<f64>,
 }
 
 /// Where a workload's data is when the work is asked for.
@@ -276,6 +280,7 @@ impl Model {
                     backend: r.backend.name().to_owned(),
                     is_gpu: r.on_gpu,
                     workloads: Vec::new(),
+                    stream_s_per_byte: None,
                 });
             }
         }
@@ -376,8 +381,12 @@ impl Model {
             .iter()
             .filter_map(|device| {
                 let w = device.workloads.iter().find(|w| w.workload == workload)?;
-                let candidates: Vec<(&VariantModel, f64)> =
-                    w.variants.iter().filter(|v| v.full_precision).map(|v| (v, v.kernel.predict(cost))).collect();
+                let candidates: Vec<(&VariantModel, f64)> = w
+                    .variants
+                    .iter()
+                    .filter(|v| v.full_precision)
+                    .map(|v| (v, v.kernel.predict_kernel(cost, device.stream_s_per_byte)))
+                    .collect();
                 let fastest = candidates.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
                 let rule = preferred(&device.label)
                     .and_then(|name| candidates.iter().copied().find(|(v, _)| v.variant == name))
@@ -612,12 +621,14 @@ mod tests {
                     backend: "cpu".into(),
                     is_gpu: false,
                     workloads: vec![workload(CostFit::default(), per_byte(20e9))],
+                    stream_s_per_byte: None,
                 },
                 DeviceModel {
                     label: DeviceLabel::named("cuda"),
                     backend: "cuda".into(),
                     is_gpu: true,
                     workloads: vec![workload(per_byte(10e9), CostFit { fixed_s: 10e-6, ..per_byte(2e12) })],
+                    stream_s_per_byte: None,
                 },
             ],
         }
@@ -754,6 +765,7 @@ mod tests {
                     pipelined: None,
                     variants: vec![variant("scalar", scalar), variant("simd", simd)],
                 }],
+                stream_s_per_byte: None,
             }],
         }
     }

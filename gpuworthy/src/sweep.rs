@@ -174,7 +174,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
             (next.bytes as f64 / cost.bytes.max(1) as f64).max(next.flops as f64 / cost.flops.max(1) as f64)
         });
         let mut measure_options = options.measure.clone();
-        measure_options.validate = cost.flops <= options.validate_up_to_flops;
+        measure_options.validate = W::check_work(params) <= options.validate_up_to_flops;
         progress.now_measuring(format!("{} {params}", W::NAME));
         for (device, pipelined) in devices.iter().zip(&pipelined) {
             let label = device.label();

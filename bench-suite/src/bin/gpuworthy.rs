@@ -157,6 +157,9 @@ fn devices() -> anyhow::Result<()> {
 /// The sweep's progress on a terminal progress bar.
 struct Bar(ProgressBar);
 
+/// Where standard error is piped, the longest time between two progress lines.
+const PIPED_LINE_EVERY: Duration = Duration::from_secs(5);
+
 impl Progress for Bar {
     fn plan(&self, steps: u64) {
         self.0.inc_length(steps);
@@ -165,15 +168,24 @@ impl Progress for Bar {
         self.0.inc(steps);
     }
     /// On a terminal, the bar's message. Where standard error is not a terminal (a pipe, a file, a CI log) the bar
-    /// draws nothing, so a line goes there whenever the work moves to another workload, with the elapsed time: a
-    /// long calibration piped to a file shows where it is.
+    /// draws nothing, so a line goes there whenever the work moves to another workload, and at least every
+    /// [`PIPED_LINE_EVERY`] otherwise, with the elapsed time: a long calibration piped to a file shows where it is.
     fn now_measuring(&self, what: String) {
         use std::io::IsTerminal;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        /// The elapsed time of the last line, in milliseconds.
+        static LAST_LINE_MS: AtomicU64 = AtomicU64::new(0);
         if !std::io::stderr().is_terminal() {
             let workload = what.split_whitespace().next().unwrap_or_default().to_owned();
             let previous = self.0.message();
-            if previous.split_whitespace().next() != Some(workload.as_str()) {
-                eprintln!("gpuworthy: [{:>4.0} s] {what}", self.0.elapsed().as_secs_f64());
+            let elapsed = self.0.elapsed();
+            let since =
+                elapsed.as_millis() as u64 - LAST_LINE_MS.load(Ordering::Relaxed).min(elapsed.as_millis() as u64);
+            if previous.split_whitespace().next() != Some(workload.as_str())
+                || since >= PIPED_LINE_EVERY.as_millis() as u64
+            {
+                eprintln!("gpuworthy: [{:>4.0} s] {what}", elapsed.as_secs_f64());
+                LAST_LINE_MS.store(elapsed.as_millis() as u64, Ordering::Relaxed);
             }
         }
         self.0.set_message(what);
@@ -562,7 +574,10 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
         out!("calibrated in {:.0} s, saved to {}", calibration.took_s, path.display());
         for device in &calibration.model.devices {
             let variants: usize = device.workloads.iter().map(|w| w.variants.len()).sum();
-            out!("  {}: {} workloads, {variants} variants fitted", device.label, device.workloads.len());
+            let streaming = device
+                .stream_s_per_byte
+                .map_or(String::new(), |s| format!("; streams {:.0} GB/s past its caches", 1e-9 / s));
+            out!("  {}: {} workloads, {variants} variants fitted{streaming}", device.label, device.workloads.len());
         }
         return Ok(());
     }
@@ -579,6 +594,7 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
     let auto = gpuworthy::auto::Auto::with_model(opened.devices.clone(), calibration.model.clone());
     // Each expression's points under its own text, numbered in the table's workload column; a line per expression as
     // it ends, so that a long evaluation piped to a file shows where it is.
+    gpuworthy::expression::compile_evaluation_expressions(&opened.devices);
     const NAMES: [&str; gpuworthy::expression::EVALUATION_EXPRESSIONS.len()] =
         ["expr1", "expr2", "expr3", "expr4", "expr5", "expr6", "expr7", "expr8", "expr9", "expr10"];
     for ((source, scalars), name) in gpuworthy::expression::EVALUATION_EXPRESSIONS.iter().zip(NAMES) {
@@ -595,12 +611,13 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
     }
     progress.finish_and_clear();
     out!(
-        "{:<11} {:<16} {:<9} {:<24} {:>10} {:<24} {:>10} {:>7}",
+        "{:<11} {:<16} {:<9} {:<24} {:>10} {:>10}  {:<24} {:>10} {:>7}",
         "workload",
         "size",
         "data on",
         "auto's choice",
         "measured",
+        "predicted",
         "fastest measured",
         "time",
         "regret"
@@ -608,12 +625,14 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
     let t = |s: f64| report::duration(Duration::from_secs_f64(s));
     for p in &evaluation.points {
         out!(
-            "{:<11} {:<16} {:<9} {:<24} {:>10} {:<24} {:>10} {:>7}",
+            "{:<11} {:<16} {:<9} {:<24} {:>10} {:>10}{} {:<24} {:>10} {:>7}",
             p.workload,
             p.size,
             if p.placement == Placement::Host { "host" } else { "device" },
             format!("{} {}{}", p.auto_device, p.auto_variant, if p.auto_pipelined { " pipelined" } else { "" }),
             p.auto_s.map_or("-".to_owned(), t),
+            p.predicted_s.map_or("-".to_owned(), t),
+            if p.past_ladder { "*" } else { " " },
             p.fastest,
             t(p.fastest_s),
             p.regret.map_or("-".to_owned(), |r| format!("{r:.2}x"))
@@ -626,6 +645,16 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
         evaluation.points.len(),
         100.0 * within as f64 / measured.max(1) as f64
     );
+    let past = evaluation.errors_past_ladder();
+    if let Some(worst) = past.last() {
+        let within = past.iter().filter(|&&e| e <= 0.25).count();
+        out!(
+            "*: past the calibration ladder (more bytes than any calibrated size): the prediction for auto's choice \
+             within 25% of the measured time at {within} of {} points, worst {:.0}% off",
+            past.len(),
+            100.0 * worst
+        );
+    }
     if let Some(json) = &json {
         let text = serde_json::to_string_pretty(&evaluation)?;
         std::fs::write(json, text).with_context(|| format!("writing {}", json.display()))?;
@@ -691,7 +720,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             None => calibrate(evaluate, json, expressions),
         },
-        Command::Explain { workload, expression, size, resident, pinned } => {
+        Command::Explain { workload, expression, size, resident, pinned, on } => {
             let placement = match (resident, pinned) {
                 (true, _) => Placement::Resident,
                 (false, true) => Placement::PinnedHost,
@@ -701,10 +730,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let request =
                     ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
                 warn_about_domain(&request)?;
+                if let Some(machine) = on {
+                    return explain_expression_on(&request, &size, placement, &machine);
+                }
                 return explain_expression(&request, &size, placement);
             }
             let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
-            visit_workload_named(&workload, &mut Explain { size: &size, placement }).map_err(usage)?
+            visit_workload_named(&workload, &mut Explain { size: &size, placement, on: on.as_deref() })
+                .map_err(usage)?
         }
         Command::Devices => devices(),
         Command::Sweep(args) => sweep(args),
@@ -717,13 +750,119 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 struct Explain<'a> {
     size: &'a str,
     placement: Placement,
+    /// A reference machine to predict on (`--on`).
+    on: Option<&'a str>,
 }
 
 impl WorkloadVisitor for Explain<'_> {
     type Output = anyhow::Result<()>;
     fn visit<W: CommandLineWorkload>(&mut self) -> anyhow::Result<()> {
-        explain::<W>(self.size, self.placement)
+        match self.on {
+            Some(machine) => {
+                let params = W::Params::parse_size(self.size).map_err(usage)?;
+                gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
+                let cost = W::cost(&params);
+                let headline = format!("{} {params} ({} bytes moved, {} flops)", W::NAME, cost.bytes, cost.flops);
+                let ladder: Vec<(String, gpuworthy::core::Cost)> =
+                    W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
+                explain_on::<W>(&params, self.placement, machine, &headline, &ladder, |cpu, progress| {
+                    let devices = gpuworthy::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
+                    let part = gpuworthy::calibration::calibrate_workload::<W>(&devices, progress);
+                    gpuworthy::calibration::Calibration::from_parts(
+                        std::slice::from_ref(cpu),
+                        vec![part],
+                        std::time::Instant::now(),
+                    )
+                })
+            }
+            None => explain::<W>(self.size, self.placement),
+        }
     }
+}
+
+/// `gpuworthy explain --on MACHINE`: `W` at `params` predicted on this machine's CPU beside a reference machine's
+/// GPUs ([`gpuworthy::reference`]). The CPU's curves come from this machine's calibration where it has them, else
+/// from `calibrate_cpu` run now (the workload's calibration ladder on the CPU alone: seconds).
+fn explain_on<W: gpuworthy::device::DeviceWorkload>(
+    params: &W::Params,
+    placement: Placement,
+    machine: &str,
+    headline: &str,
+    ladder: &[(String, gpuworthy::core::Cost)],
+    calibrate_cpu: impl FnOnce(&Device, &dyn Progress) -> gpuworthy::calibration::Calibration,
+) -> anyhow::Result<()> {
+    use gpuworthy::auto::{Auto, verdict};
+    let machine = gpuworthy::reference::find(machine).map_err(usage)?;
+    let attribution = machine.attribution()?;
+    let cpu = Device::cpu()?;
+    let local = Auto::open()?.model.unwrap_or_default();
+    let predict = |local: &gpuworthy::model::Model| -> anyhow::Result<_> {
+        let auto = Auto::with_model(vec![cpu.clone()], machine.beside(local)?);
+        let predicted = auto.predict::<W>(params, placement);
+        let has_cpu = predicted.as_ref().is_some_and(|(p, _)| p.iter().any(|p| !p.is_gpu));
+        Ok((auto, predicted, has_cpu))
+    };
+    let (mut auto, mut predicted, has_cpu) = predict(&local)?;
+    let mut cpu_from = "this machine's calibration";
+    if !has_cpu {
+        let progress = calibration_progress();
+        progress.set_message(format!("measuring this CPU for {} (its calibration has none)", W::NAME));
+        let measured = calibrate_cpu(&cpu, &Bar(progress.clone()));
+        progress.finish_and_clear();
+        let mut local = local;
+        local.merge(measured.model);
+        (auto, predicted, _) = predict(&local)?;
+        cpu_from = "measured just now on this machine (`gpuworthy calibrate` keeps them)";
+    }
+    out!("{headline}, {placement}, on this machine's CPU beside {attribution}:");
+    let Some((predictions, _)) = predicted.filter(|(p, _)| !p.is_empty()) else {
+        out!("  nothing to predict from: {} does not know this workload", machine.name);
+        return Ok(());
+    };
+    print_predictions(&predictions, None, placement)?;
+    if let Some(verdict) = verdict(&predictions, auto.toss_up_margin()) {
+        out!("fastest: {verdict}");
+    }
+    if let Some(model) = &auto.model
+        && !ladder.is_empty()
+    {
+        let show = |x: Option<(String, gpuworthy::DeviceLabel)>| {
+            x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
+        };
+        out!(
+            "predicted crossovers over the ladder: data resident {}; data on the host {}",
+            show(model.crossover(W::NAME, ladder, Placement::Resident)),
+            show(model.crossover(W::NAME, ladder, Placement::Host))
+        );
+    }
+    if let Some(error) = model_error(&auto) {
+        out!("{error} (on {})", machine.name);
+    }
+    out!(
+        "a prediction, not a measurement: the CPU's times are {cpu_from}; the GPUs' kernels and transfers (over that \
+         machine's host link) were measured on {}",
+        machine.name
+    );
+    Ok(())
+}
+
+/// `gpuworthy explain --expr ... --on MACHINE`: [`explain_on`] for an expression.
+fn explain_expression_on(
+    request: &ExpressionRequest,
+    size: &str,
+    placement: Placement,
+    machine: &str,
+) -> anyhow::Result<()> {
+    use gpuworthy::core::Workload;
+    use gpuworthy::core::expr::Expression;
+    let n = gpuworthy::size::parse_count(size).map_err(usage)?;
+    let params = request.params(n).map_err(usage)?;
+    gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
+    let cost = Expression::cost(&params);
+    let headline = format!("`{}` at {n} ({} bytes moved)", request.source.trim(), cost.bytes);
+    explain_on::<Expression>(&params, placement, machine, &headline, &[], |cpu, progress| {
+        gpuworthy::expression::calibrate_expressions(std::slice::from_ref(cpu), progress)
+    })
 }
 
 /// `gpuworthy sweep`: every workload asked for, from the run-time list of workloads.
@@ -843,6 +982,12 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
                     _ => out!("\n== {workload}"),
                 }
                 out!("{}", table(&sweep).trim_end());
+                // Without a GPU here, what the reference GPU machines would have done with these sizes.
+                if !opened.devices.iter().any(Device::is_gpu) {
+                    for line in reference_predictions(&sweep.rows)? {
+                        out!("{line}");
+                    }
+                }
                 Ok(())
             })?;
             results.push(sweep);
@@ -875,6 +1020,52 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Under a sweep on a machine without a GPU: for each reference machine ([`gpuworthy::reference`]), the crossovers
+/// its GPUs would give beside this machine's CPU (fitted to the CPU's rows just measured), and the prediction at the
+/// largest size, labelled as predictions from a named machine.
+fn reference_predictions(rows: &[gpuworthy::rows::Row]) -> anyhow::Result<Vec<String>> {
+    let t = |s: f64| report::duration(Duration::from_secs_f64(s));
+    let cpu_rows: Vec<gpuworthy::rows::Row> = rows.iter().filter(|r| r.backend == BackendKind::Cpu).cloned().collect();
+    let mut lines = Vec::new();
+    for machine in gpuworthy::reference::REFERENCE_MACHINES {
+        let Some(would) = machine.what_it_would_do(&cpu_rows)? else { continue };
+        let show = |x: &Option<(String, gpuworthy::DeviceLabel)>| {
+            x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
+        };
+        let at = |predictions: &[gpuworthy::model::Prediction]| {
+            let best = predictions.iter().find(|p| p.is_gpu);
+            let cpu = predictions.iter().find(|p| !p.is_gpu);
+            match (best, cpu) {
+                (Some(gpu), Some(cpu)) => format!(
+                    "{} {} against this CPU's {} ({})",
+                    gpu.device,
+                    t(gpu.total_s),
+                    t(cpu.total_s),
+                    if gpu.total_s < cpu.total_s {
+                        format!("{:.1}x faster", cpu.total_s / gpu.total_s)
+                    } else {
+                        format!("{:.1}x slower", gpu.total_s / cpu.total_s)
+                    }
+                ),
+                _ => "-".to_owned(),
+            }
+        };
+        lines.push(format!("  no GPU here; predicted on {}, beside this CPU's rows above:", machine.attribution()?));
+        lines.push(format!(
+            "    crossover, data resident {}; data on the host {}",
+            show(&would.resident),
+            show(&would.host)
+        ));
+        lines.push(format!(
+            "    at {}: resident {}; from the host {}",
+            would.largest,
+            at(&would.at_largest_resident),
+            at(&would.at_largest_host)
+        ));
+    }
+    Ok(lines)
 }
 
 /// `gpuworthy transfers`: a CUDA device's copy rates, pageable and pinned.

@@ -413,13 +413,17 @@ fn call(func: Func, args: &[Value]) -> Value {
     Value::Number(result)
 }
 
+/// Elements per block of the reference's parallel evaluation.
+const REFERENCE_BLOCK: usize = 1 << 12;
+
 impl Program {
     /// Evaluates the program on `inputs` (one slice per [`Program::inputs`], all of one length) and `scalars` (one
     /// per [`Program::scalars`]), each value with its bound.
     pub fn reference(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Reference> {
+        use rayon::prelude::*;
         let n = self.length(inputs, scalars)?;
         let depends_on_reduced = self.depends_on_reduced();
-        let mut values = vec![Value::Number(Bounded::exact(0.0)); self.nodes.len()];
+        let fresh = || vec![Value::Number(Bounded::exact(0.0)); self.nodes.len()];
         let evaluate = |values: &mut Vec<Value>, i: usize, per_element: bool, reduced: Bounded| {
             for (id, node) in self.nodes.iter().enumerate() {
                 if depends_on_reduced[id] == per_element {
@@ -428,24 +432,42 @@ impl Program {
                 values[id] = self.node(node, values, inputs, scalars, i, reduced);
             }
         };
+        // The elements in blocks across the thread pool, each block with its own values; gathered in order, so that
+        // the result (and a reduction's order of terms) is the same on any number of threads.
+        let blocks: Vec<std::ops::Range<usize>> =
+            (0..n).step_by(REFERENCE_BLOCK).map(|start| start..(start + REFERENCE_BLOCK).min(n)).collect();
+        let per_element = |take: &(dyn Fn(&[Value]) -> Vec<Bounded> + Sync)| -> Vec<Vec<Bounded>> {
+            let blocks: Vec<Vec<Vec<Bounded>>> = blocks
+                .par_iter()
+                .map(|block| {
+                    let mut values = fresh();
+                    block
+                        .clone()
+                        .map(|i| {
+                            evaluate(&mut values, i, true, Bounded::exact(0.0));
+                            take(&values)
+                        })
+                        .collect()
+                })
+                .collect();
+            blocks.into_iter().flatten().collect()
+        };
         match &self.reduction {
             None => {
+                let rows = per_element(&|values| self.outputs.iter().map(|o| number(values[o.node])).collect());
                 let mut outputs = vec![Vec::with_capacity(n); self.outputs.len()];
-                for i in 0..n {
-                    evaluate(&mut values, i, true, Bounded::exact(0.0));
-                    for (out, output) in outputs.iter_mut().zip(&self.outputs) {
-                        out.push(number(values[output.node]));
+                for row in rows {
+                    for (out, value) in outputs.iter_mut().zip(row) {
+                        out.push(value);
                     }
                 }
                 Ok(Reference::Elementwise(outputs))
             }
             Some(reduction) => {
-                let mut terms = Vec::with_capacity(n);
-                for i in 0..n {
-                    evaluate(&mut values, i, true, Bounded::exact(0.0));
-                    terms.push(number(values[reduction.body]));
-                }
+                let terms: Vec<Bounded> =
+                    per_element(&|values| vec![number(values[reduction.body])]).into_iter().flatten().collect();
                 let reduced = reduce(reduction.kind, &terms);
+                let mut values = fresh();
                 evaluate(&mut values, 0, false, reduced);
                 Ok(Reference::Reduction(number(values[reduction.post])))
             }

@@ -126,6 +126,10 @@ impl Program {
     }
 }
 
+/// What evaluating one node of a program for one element costs the reference ([`Program::reference`]), in plain
+/// `f32` flops: an interpreted `f64` operation with its error bound, about 100 ns on one core.
+pub const REFERENCE_FLOPS_PER_NODE: u64 = 100;
+
 /// The elementwise expression calibration measures, whose curves predict every elementwise expression it never saw
 /// (at the same bytes moved, plus their extra arithmetic and special functions).
 pub const ELEMENTWISE_BASE: (&str, &[&str], &[f32]) = ("y = a*x + b", &["a", "b"], &[2.0, 1.0]);
@@ -258,6 +262,12 @@ impl Workload for Expression {
             .reference(&input.slices(), &input.params.scalars)
             .map_err(|e| Mismatch::new(format!("the reference could not be computed: {e}")))?;
         check(program, &reference, actual)
+    }
+
+    /// The reference evaluates every node of the program in `f64` with an error bound, through an interpreter:
+    /// about [`REFERENCE_FLOPS_PER_NODE`] plain flops' worth per node and element.
+    fn check_work(params: &ExprParams) -> u64 {
+        (params.n as u64).saturating_mul(params.program.nodes.len() as u64).saturating_mul(REFERENCE_FLOPS_PER_NODE)
     }
 
     fn host_bytes(params: &ExprParams) -> Option<u64> {
