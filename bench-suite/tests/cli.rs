@@ -217,6 +217,8 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
         (&[], &["sweep", "sum", "--sizes", "1K", "--csv", under_a_file], 2, "--csv"),
         (&[], &["sweep", "sum", "--sizes", "1K", "--plot", plot_under_a_file], 2, "--plot"),
         (&[], &["explain", "square", "--size", "2^50"], 2, "too large"),
+        (&[], &["explain", "--on", "a-toaster", "square", "--size", "1K"], 2, "nvidia-h100"),
+        (&[], &["explain", "--on", "nvidia-h100", "square", "--size", "2^50"], 2, "too large"),
         (&[], &["sweep", "square", "--sizes", "2^40", "--backends", "cpu"], 2, "no size could be measured"),
     ];
     for (env, args, code, needle) in cases {
@@ -335,6 +337,31 @@ fn explain_without_a_trusted_calibration_warns_and_uses_the_default() {
             gpuworthy_with(&[("GPUWORTHY_CALIBRATION", path)], &["run", "sum", "--size", "4K", "--backend", "auto"]);
         expect(&out, &format!("run --backend auto with {path}"), 0, needle);
     }
+}
+
+#[test]
+fn without_a_gpu_the_reference_machine_answers_and_says_it_is_a_prediction() {
+    let missing = std::env::temp_dir().join(format!("gpuworthy-cli-on-{}.json", std::process::id()));
+    let env = [("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())];
+    let out = gpuworthy_with(&env, &["explain", "--on", "nvidia-h100", "square", "--size", "2^20", "--resident"]);
+    expect(&out, "explain --on nvidia-h100", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("beside nvidia-h100")
+            && stdout.contains("NVIDIA H100")
+            && stdout.contains("  cuda ")
+            && stdout.contains("  cpu ")
+            && stdout.contains("a prediction, not a measurement"),
+        "{stdout}"
+    );
+    // A sweep that measured no GPU adds the reference machine's crossovers under its table.
+    let out = gpuworthy_with(&[], &["sweep", "square", "--sizes", "1K,64K,1M", "--backends", "cpu"]);
+    expect(&out, "sweep --backends cpu", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("no GPU here; predicted on nvidia-h100") && stdout.contains("crossover, data resident"),
+        "{stdout}"
+    );
 }
 
 #[test]

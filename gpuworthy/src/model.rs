@@ -187,17 +187,30 @@ pub struct ComputeRates {
 
 impl ComputeRates {
     /// `rate` of the samples at `len` elements: interpolated between the two lengths around it, the nearest outside
-    /// them; `None` where a sample lacks it.
+    /// them; `None` where a sample lacks it. The rates are taken non-increasing with the length (each sample's the
+    /// least of its own and every shorter one's): a longer array is spread over at least as many threads, so a call
+    /// costs no more per element there, and a sample that says otherwise is a probe slowed by something else on the
+    /// machine (on two cores, a CPU's `atan` measured 4.15 ns a call at 2^10 and 7.07 ns at 2^14, and an expression at
+    /// 8192 elements went to a CPU adapter that took 1.5 times the CPU's time).
     fn at(&self, len: u64, rate: impl Fn(&RateSample) -> Option<f64>) -> Option<f64> {
         let x = |n: u64| (n.max(1) as f64).ln();
-        let above = self.samples.iter().position(|s| s.len >= len);
+        let mut least = f64::INFINITY;
+        let mut monotone: Vec<(u64, Option<f64>)> = Vec::with_capacity(self.samples.len());
+        for sample in &self.samples {
+            let r = rate(sample).map(|r| {
+                least = least.min(r);
+                least
+            });
+            monotone.push((sample.len, r));
+        }
+        let above = monotone.iter().position(|(n, _)| *n >= len);
         match above {
-            Some(0) => rate(&self.samples[0]),
-            None => rate(self.samples.last()?),
+            Some(0) => monotone[0].1,
+            None => monotone.last()?.1,
             Some(i) => {
-                let (low, high) = (&self.samples[i - 1], &self.samples[i]);
-                let w = (x(len) - x(low.len)) / (x(high.len) - x(low.len)).max(f64::MIN_POSITIVE);
-                Some(rate(low)? * (1.0 - w) + rate(high)? * w)
+                let ((low_len, low), (high_len, high)) = (monotone[i - 1], monotone[i]);
+                let w = (x(len) - x(low_len)) / (x(high_len) - x(low_len)).max(f64::MIN_POSITIVE);
+                Some(low? * (1.0 - w) + high? * w)
             }
         }
     }
@@ -649,6 +662,14 @@ mod tests {
         let r = Resemblance { elements: 1 << 12, calls: vec![("exp", 2), ("sin", 1)], ..Resemblance::default() };
         let (extra, unpriced) = rates.extra_s(&r);
         assert!((extra - 2.0 * 16e-9 * 4096.0).abs() < 1e-12 && unpriced == ["sin"], "{extra} {unpriced:?}");
+        // A longer probe slower per call than a shorter one is noise: held at the shorter one's rate.
+        let noisy = ComputeRates {
+            label: DeviceLabel::named("cpu"),
+            samples: vec![sample(1 << 10, 4e-9), sample(1 << 14, 7e-9), sample(1 << 18, 3.5e-9)],
+        };
+        assert_eq!(noisy.per_call_s("exp", 1 << 14), Some(4e-9));
+        assert_eq!(noisy.per_call_s("exp", 1 << 12), Some(4e-9));
+        assert_eq!(noisy.per_call_s("exp", 1 << 18), Some(3.5e-9));
     }
 
     #[test]

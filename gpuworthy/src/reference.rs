@@ -10,7 +10,7 @@
 //! The calibrations are the JSON `gpuworthy calibrate` writes, compiled in with `include_str!` and parsed on use: a
 //! new reference machine is one file and one entry in [`REFERENCE_MACHINES`].
 
-use gpuworthy_core::{Cost, Error, Result};
+use gpuworthy_core::{BackendKind, Cost, Error, Result};
 
 use crate::calibration::Calibration;
 use crate::device::DeviceLabel;
@@ -103,12 +103,14 @@ impl ReferenceMachine {
     }
 }
 
-/// The devices of `local` that are not GPUs, with `reference`'s GPUs; the CPU's rates with the GPUs'. The error
-/// kept is the reference machine's (its GPUs' share of the uncertainty; this CPU's was never evaluated beside them).
+/// The CPU of `local` (the CPU backend's device; a CPU adapter such as lavapipe is left out, as any GPU of this
+/// machine is), with `reference`'s GPUs; the CPU's rates with the GPUs'. The error kept is the reference machine's
+/// (its GPUs' share of the uncertainty; this CPU's was never evaluated beside them).
 pub fn combine(local: &Model, reference: &Model) -> Model {
     let gpus: Vec<&DeviceLabel> = reference.devices.iter().filter(|d| d.is_gpu).map(|d| &d.label).collect();
+    let cpu = BackendKind::Cpu.name();
     let mut devices: Vec<_> =
-        local.devices.iter().filter(|d| !d.is_gpu && !gpus.contains(&&d.label)).cloned().collect();
+        local.devices.iter().filter(|d| !d.is_gpu && d.backend == cpu && !gpus.contains(&&d.label)).cloned().collect();
     devices.extend(reference.devices.iter().filter(|d| d.is_gpu).cloned());
     let kept: Vec<&DeviceLabel> = devices.iter().map(|d| &d.label).collect();
     let mut rates: Vec<_> = local
@@ -169,7 +171,7 @@ mod tests {
     fn device(label: &str, is_gpu: bool) -> DeviceModel {
         DeviceModel {
             label: DeviceLabel::named(label),
-            backend: label.to_owned(),
+            backend: label.split('(').next().unwrap_or(label).to_owned(),
             is_gpu,
             workloads: vec![WorkloadModel {
                 workload: "square".into(),
@@ -186,14 +188,17 @@ mod tests {
 
     #[test]
     fn the_combination_is_this_cpu_beside_the_reference_gpus() {
-        let local = Model { devices: vec![device("cpu", false), device("wgpu", false)], ..Model::default() };
+        let local = Model {
+            devices: vec![device("cpu", false), device("wgpu(cpu)", false), device("cuda", true)],
+            ..Model::default()
+        };
         let reference = Model {
             devices: vec![device("cpu", false), device("cuda", true), device("wgpu", true)],
             ..Model::default()
         };
         let combined = combine(&local, &reference);
         let labels: Vec<(&str, bool)> = combined.devices.iter().map(|d| (d.label.as_str(), d.is_gpu)).collect();
-        // The local lavapipe (`wgpu`, not a GPU) gives way to the reference's wgpu GPU; the reference's CPU is not used.
+        // This machine's CPU adapter (lavapipe) and GPU are left out; the reference's CPU is not used.
         assert_eq!(labels, [("cpu", false), ("cuda", true), ("wgpu", true)]);
     }
 }

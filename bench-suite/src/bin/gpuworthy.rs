@@ -768,11 +768,18 @@ impl WorkloadVisitor for Explain<'_> {
                 explain_on::<W>(&params, self.placement, machine, &headline, &ladder, |cpu, progress| {
                     let devices = gpuworthy::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
                     let part = gpuworthy::calibration::calibrate_workload::<W>(&devices, progress);
-                    gpuworthy::calibration::Calibration::from_parts(
+                    let mut calibration = gpuworthy::calibration::Calibration::from_parts(
                         std::slice::from_ref(cpu),
                         vec![part],
                         std::time::Instant::now(),
-                    )
+                    );
+                    // The streaming probe too, so that sizes past the ladder are bounded as a calibration bounds them.
+                    let streaming = gpuworthy::calibration::measure_streaming(std::slice::from_ref(cpu), progress);
+                    for device in &mut calibration.model.devices {
+                        device.stream_s_per_byte =
+                            streaming.iter().find(|(label, _)| *label == device.label).map(|(_, s)| *s);
+                    }
+                    calibration
                 })
             }
             None => explain::<W>(self.size, self.placement),
