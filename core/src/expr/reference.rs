@@ -467,7 +467,12 @@ impl Program {
                 let terms: Vec<Bounded> =
                     per_element(&|values| vec![number(values[reduction.body])]).into_iter().flatten().collect();
                 let reduced = reduce(reduction.kind, &terms);
+                // The post-map reads the nodes that do not depend on the reduction (its constants among them) as the
+                // element pass left them: evaluated at the last element, as one pass over the elements would.
                 let mut values = fresh();
+                if let Some(last) = n.checked_sub(1) {
+                    evaluate(&mut values, last, true, Bounded::exact(0.0));
+                }
                 evaluate(&mut values, 0, false, reduced);
                 Ok(Reference::Reduction(number(values[reduction.post])))
             }
