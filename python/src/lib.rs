@@ -1,0 +1,466 @@
+//! `gpuworthy._gpuworthy`: the Rust half of the Python package. The Python half (`python/gpuworthy/__init__.py`)
+//! gives the results their classes, attributes and `to_dict`; this half does the work, with the GIL released while
+//! anything runs, and hands back NumPy arrays for arrays and JSON for records.
+//!
+//! Records cross as JSON rather than as Python objects built here: the facade's types already describe themselves to
+//! serde, the Python classes stay plain Python (readable, typed by the stubs), and one function per command keeps
+//! this layer thin. Arrays never go through JSON: they are read from NumPy in place (float32, C-contiguous, one
+//! dimension; anything else is refused with its dtype and layout named) and returned as NumPy arrays that own the
+//! result's memory.
+//!
+//! Errors become Python exceptions: `ValueError` for bad input (an expression's error keeps its caret), the package's
+//! `Unavailable` for a backend that cannot run here, `RuntimeError` for a device failure. Nothing here panics on
+//! input; a panic inside the facade would reach Python as PyO3's `PanicException`, not a crash.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use gpuworthy::auto::Auto;
+use gpuworthy::catalog::Catalog;
+use gpuworthy::core::expr::Expr as ParsedExpr;
+use gpuworthy::core::{Backend, Error};
+use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::expression::{ExprValue, named_outputs};
+use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
+use gpuworthy::model::Placement;
+use gpuworthy::size::{Ladder, ParseSize, SizeRequest};
+use gpuworthy::sweep::SweepOptions;
+use gpuworthy::{Device, DeviceSpec};
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyInt};
+use serde_json::{Value, json};
+
+create_exception!(
+    _gpuworthy,
+    Unavailable,
+    PyRuntimeError,
+    "A backend that cannot run here: its driver, adapter or library is missing, or this build left it out."
+);
+
+/// The Python exception for a facade error: `ValueError` for what the caller asked, `Unavailable` for a missing
+/// backend, `RuntimeError` for a device's failure.
+fn to_python(e: Error) -> PyErr {
+    match e {
+        Error::Unavailable { .. } | Error::NotCompiled { .. } => Unavailable::new_err(e.to_string()),
+        Error::Device { .. } => PyRuntimeError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// A phase's statistics as a record.
+fn stats(s: &Stats) -> Value {
+    json!({
+        "median_s": s.median.as_secs_f64(),
+        "min_s": s.min.as_secs_f64(),
+        "max_s": s.max.as_secs_f64(),
+        "p25_s": s.p25.as_secs_f64(),
+        "p75_s": s.p75.as_secs_f64(),
+        "samples": s.samples,
+    })
+}
+
+/// One measurement of one variant as a record: every phase with its spread, the throughput and the check.
+fn measurement(device: &Device, m: &Measurement, reason: Option<&str>) -> Value {
+    let check = match &m.check {
+        None => "not checked".to_owned(),
+        Some(Ok(())) => "passed".to_owned(),
+        Some(Err(mismatch)) => format!("failed: {mismatch}"),
+    };
+    json!({
+        "workload": m.workload,
+        "size": m.size,
+        "device": device.label().to_string(),
+        "device_name": device.device().name,
+        "is_gpu": device.is_gpu(),
+        "variant": m.variant,
+        "kernel_clock": device.kernel_clock().to_string(),
+        "compile_s": m.compile.as_secs_f64(),
+        "first_call_s": m.first_call.as_secs_f64(),
+        "upload": stats(&m.upload),
+        "kernel": stats(&m.kernel),
+        "download": stats(&m.download),
+        "end_to_end": stats(&m.end_to_end),
+        "bytes": m.cost.bytes,
+        "flops": m.cost.flops,
+        "kernel_gb_per_s": m.gb_per_s(m.kernel.median),
+        "kernel_gflop_per_s": m.gflop_per_s(m.kernel.median),
+        "check": check,
+        "reason": reason,
+    })
+}
+
+/// The device `backend` names (`cpu`, `cuda`, `cuda:1`, `wgpu`, `wgpu:<adapter>`); `None` for `auto`. Each is opened
+/// once per process and kept: opening a device (a thread pool, a CUDA context, a wgpu adapter) costs far more than a
+/// small call.
+fn device_named(backend: &str) -> PyResult<Option<Device>> {
+    static OPENED: Mutex<Vec<(String, Device)>> = Mutex::new(Vec::new());
+    if backend == "auto" {
+        return Ok(None);
+    }
+    let mut opened = OPENED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, device)) = opened.iter().find(|(name, _)| name == backend) {
+        return Ok(Some(device.clone()));
+    }
+    let spec: DeviceSpec = backend.parse().map_err(to_python)?;
+    let device = Device::open(spec).map_err(to_python)?;
+    opened.push((backend.to_owned(), device.clone()));
+    Ok(Some(device))
+}
+
+/// The devices this machine has, and for the others why not: JSON, a list of records.
+#[pyfunction]
+fn devices(py: Python<'_>) -> String {
+    let opened = py.detach(Device::all_available);
+    let mut list: Vec<Value> = opened
+        .devices
+        .iter()
+        .map(|d| {
+            json!({
+                "label": d.label().to_string(),
+                "backend": d.kind().name(),
+                "name": d.device().name,
+                "driver": d.device().driver,
+                "is_gpu": d.is_gpu(),
+                "available": true,
+                "reason": null,
+            })
+        })
+        .collect();
+    list.extend(opened.unavailable.iter().map(|(spec, why)| {
+        json!({
+            "label": spec.to_string(),
+            "backend": spec.kind().name(),
+            "name": null,
+            "driver": null,
+            "is_gpu": null,
+            "available": false,
+            "reason": why.to_string(),
+        })
+    }));
+    Value::Array(list).to_string()
+}
+
+/// What `run` asked for.
+struct RunRequest<'a> {
+    size: Option<&'a str>,
+    device: Option<Device>,
+    variant: Option<&'a str>,
+    options: MeasureOptions,
+}
+
+impl WorkloadVisitor for RunRequest<'_> {
+    type Output = gpuworthy::core::Result<Vec<Value>>;
+    fn visit<W: CommandLineWorkload>(&mut self) -> Self::Output {
+        let params = match self.size {
+            Some(s) => W::Params::parse_size(s)?,
+            None => W::quick_ladder().pop().ok_or_else(|| Error::invalid("the workload has no default size"))?,
+        };
+        let (device, variants, reason) = match (&self.device, self.variant) {
+            (Some(device), Some("all")) => (device.clone(), device.variants::<W>(), None),
+            (Some(device), Some(v)) => (device.clone(), vec![v], None),
+            (Some(device), None) => (device.clone(), vec![device.best_variant::<W>(&params)], None),
+            (None, variant) => {
+                let choice = gpuworthy::auto::global()?.choose::<W>(&params, Placement::Host)?;
+                let variants = match variant {
+                    Some("all") => choice.device.variants::<W>(),
+                    Some(v) => vec![v],
+                    None => vec![choice.variant],
+                };
+                (choice.device.clone(), variants, Some(choice.reason))
+            }
+        };
+        device.check_size::<W>(&params)?;
+        let input = W::generate(&params, self.options.seed)?;
+        variants
+            .iter()
+            .map(|v| device.measure::<W>(v, &input, &self.options).map(|m| measurement(&device, &m, reason.as_deref())))
+            .collect()
+    }
+}
+
+/// Measures a built-in workload at a size on a device (or where auto places it), phase by phase: JSON, a list of
+/// records, one per variant.
+#[pyfunction]
+#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1))]
+fn run(
+    py: Python<'_>,
+    workload: &str,
+    size: Option<&str>,
+    backend: &str,
+    variant: Option<&str>,
+    quick: bool,
+    seed: u64,
+) -> PyResult<String> {
+    let device = device_named(backend)?;
+    let options = MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
+    let records = py.detach(|| {
+        let mut request = RunRequest { size, device, variant, options };
+        visit_workload_named(workload, &mut request)?
+    });
+    Ok(Value::Array(records.map_err(to_python)?).to_string())
+}
+
+/// What `explain` asked for.
+struct ExplainRequest<'a> {
+    size: &'a str,
+    placement: Placement,
+}
+
+impl WorkloadVisitor for ExplainRequest<'_> {
+    type Output = gpuworthy::core::Result<Value>;
+    fn visit<W: CommandLineWorkload>(&mut self) -> Self::Output {
+        let params = W::Params::parse_size(self.size)?;
+        gpuworthy::core::memory::check_host_memory::<W>(&params)?;
+        let auto = Auto::open()?;
+        let choice = auto.choose::<W>(&params, self.placement)?;
+        let cost = W::cost(&params);
+        Ok(json!({
+            "workload": W::NAME,
+            "size": params.to_string(),
+            "placement": self.placement.to_string(),
+            "bytes": cost.bytes,
+            "flops": cost.flops,
+            "device": choice.device.label().to_string(),
+            "variant": choice.variant,
+            "pipelined": choice.pipelined,
+            "reason": choice.reason,
+            "predictions": serde_json::to_value(&choice.predictions).map_err(|e| Error::invalid(e.to_string()))?,
+            "uncalibrated": auto.uncalibrated,
+            "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
+        }))
+    }
+}
+
+/// Auto's choice for a workload at a size and why, with the model's prediction for every device: JSON, a record.
+#[pyfunction]
+#[pyo3(signature = (workload, size, placement="host"))]
+fn explain(py: Python<'_>, workload: &str, size: &str, placement: &str) -> PyResult<String> {
+    let placement = match placement {
+        "host" => Placement::Host,
+        "resident" => Placement::Resident,
+        "pinned" => Placement::PinnedHost,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "placement must be \"host\", \"resident\" or \"pinned\", got {other:?}"
+            )));
+        }
+    };
+    let record = py.detach(|| visit_workload_named(workload, &mut ExplainRequest { size, placement })?);
+    Ok(record.map_err(to_python)?.to_string())
+}
+
+/// Sweeps a workload over sizes on devices: every row, the notes, the crossovers and the verdict: JSON, a record.
+#[pyfunction]
+#[pyo3(signature = (workload, sizes=None, backends=None, quick=true, budget_s=4.0))]
+fn sweep(
+    py: Python<'_>,
+    workload: &str,
+    sizes: Option<Vec<String>>,
+    backends: Option<Vec<String>>,
+    quick: bool,
+    budget_s: f64,
+) -> PyResult<String> {
+    if !(budget_s > 0.0 && budget_s.is_finite()) {
+        return Err(PyValueError::new_err(format!("budget_s must be a positive number of seconds, got {budget_s}")));
+    }
+    let specs: Vec<DeviceSpec> = match backends {
+        Some(list) => list.iter().map(|b| b.parse()).collect::<Result<_, _>>().map_err(to_python)?,
+        None => gpuworthy::core::BackendKind::ALL.map(DeviceSpec::from).to_vec(),
+    };
+    let ladder = match sizes {
+        Some(list) => Ladder::Listed(list),
+        None if quick => Ladder::Quick,
+        None => Ladder::Full,
+    };
+    let result = py.detach(|| -> gpuworthy::core::Result<Value> {
+        let catalog = Catalog::builtin();
+        let entry = catalog.find(workload)?;
+        let request = SizeRequest { ladder, ..SizeRequest::quick() };
+        entry.sizes(&request)?;
+        let opened = Device::open_each(specs);
+        if let Some((_, why)) = opened.unavailable.iter().find(|(_, why)| !why.is_unavailable()) {
+            return Err(Error::invalid(why.to_string()));
+        }
+        if opened.devices.is_empty() {
+            let why: Vec<String> = opened.unavailable.iter().map(|(s, e)| format!("{s}: {e}")).collect();
+            return Err(Error::Unavailable {
+                backend: gpuworthy::core::BackendKind::Cpu,
+                reason: format!("none of the requested backends can run here ({})", why.join("; ")),
+            });
+        }
+        let options = SweepOptions { budget: Duration::from_secs_f64(budget_s), ..SweepOptions::default() };
+        let swept = entry.sweep(&opened.devices, &request, &options, &())?;
+        serde_json::to_value(&swept).map_err(|e| Error::invalid(e.to_string()))
+    });
+    Ok(result.map_err(to_python)?.to_string())
+}
+
+/// Calibrates this machine (every built-in workload and the expressions' bases and rates) and saves it where `auto`
+/// finds it: JSON, a record of where it went and what it fitted.
+#[pyfunction]
+fn calibrate(py: Python<'_>) -> PyResult<String> {
+    let result = py.detach(|| -> gpuworthy::core::Result<Value> {
+        let path = gpuworthy::calibration::default_path()?
+            .ok_or_else(|| Error::invalid("no cache directory is known: set GPUWORTHY_CALIBRATION to a file path"))?;
+        let devices = Device::all_available().devices;
+        let mut calibration = gpuworthy::catalog::calibrate(&devices, &Catalog::builtin().entries(), &());
+        calibration.merge(gpuworthy::expression::calibrate_expressions(&devices, &()));
+        calibration.save(&path)?;
+        Ok(json!({
+            "path": path.display().to_string(),
+            "took_s": calibration.took_s,
+            "devices": calibration.model.devices.iter().map(|d| d.label.to_string()).collect::<Vec<_>>(),
+        }))
+    });
+    Ok(result.map_err(to_python)?.to_string())
+}
+
+/// An expression of gpuworthy's language, parsed: called with NumPy arrays and scalars by name.
+#[pyclass(module = "gpuworthy._gpuworthy", name = "_Expr", frozen)]
+struct Expr {
+    source: String,
+    parsed: ParsedExpr,
+}
+
+/// One keyword argument of a call: a NumPy array read in place, or a scalar.
+enum Argument<'py> {
+    Array(numpy::PyReadonlyArray1<'py, f32>),
+    Scalar(f32),
+}
+
+/// `value` as an argument named `name`: a one-dimensional C-contiguous float32 array, or a Python number; anything
+/// else refused with what it is.
+fn argument<'py>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<Argument<'py>> {
+    if let Ok(array) = value.cast::<PyUntypedArray>() {
+        let dtype = array.dtype();
+        let f32_type = numpy::dtype::<f32>(value.py());
+        if !dtype.is_equiv_to(&f32_type) {
+            return Err(PyValueError::new_err(format!(
+                "`{name}` is an array of dtype {}: gpuworthy computes in float32; pass `{name}.astype(numpy.float32)`",
+                dtype.str()?
+            )));
+        }
+        if array.ndim() != 1 {
+            return Err(PyValueError::new_err(format!(
+                "`{name}` has {} dimensions (shape {:?}): expressions take one-dimensional arrays; pass `{name}.ravel()`",
+                array.ndim(),
+                array.shape()
+            )));
+        }
+        if !array.is_c_contiguous() {
+            return Err(PyValueError::new_err(format!(
+                "`{name}` is not contiguous in memory (a strided view): pass `numpy.ascontiguousarray({name})`"
+            )));
+        }
+        let typed = value.cast::<PyArray1<f32>>().map_err(|e| PyTypeError::new_err(e.to_string()))?;
+        return Ok(Argument::Array(typed.try_readonly().map_err(|e| PyValueError::new_err(e.to_string()))?));
+    }
+    if value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>() {
+        let number: f64 = value.extract()?;
+        return Ok(Argument::Scalar(number as f32));
+    }
+    Err(PyTypeError::new_err(format!(
+        "`{name}` is a {}: pass a NumPy float32 array or a number",
+        value.get_type().name()?
+    )))
+}
+
+#[pymethods]
+impl Expr {
+    /// Parses `source`; a language error is a `ValueError` whose message points at the text with a caret.
+    #[new]
+    fn new(source: &str) -> PyResult<Self> {
+        let parsed = ParsedExpr::parse(source).map_err(|e| PyValueError::new_err(e.into_error(source).to_string()))?;
+        Ok(Expr { source: source.to_owned(), parsed })
+    }
+
+    /// The expression's text.
+    #[getter]
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Runs the expression on `device` (`auto`, `cpu`, `cuda`, `wgpu`, ...) with these keyword arguments, arrays and
+    /// scalars by name. Returns the outputs by name (arrays, or the reduction's value) and a JSON record of where it
+    /// ran and why.
+    #[pyo3(signature = (device="auto", **kwargs))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        device: &str,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<(Bound<'py, PyDict>, String)> {
+        let mut arguments = Vec::new();
+        if let Some(kwargs) = kwargs {
+            for (key, value) in kwargs.iter() {
+                let name: String = key.extract()?;
+                let parsed = argument(&name, &value)?;
+                arguments.push((name, parsed));
+            }
+        }
+        let mut arrays: Vec<(&str, &[f32])> = Vec::new();
+        let mut scalars: Vec<(&str, f32)> = Vec::new();
+        for (name, argument) in &arguments {
+            match argument {
+                Argument::Array(array) => {
+                    let slice = array.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    arrays.push((name.as_str(), slice));
+                }
+                Argument::Scalar(v) => scalars.push((name.as_str(), *v)),
+            }
+        }
+        let chosen = device_named(device)?;
+        // The work runs without the GIL: other Python threads go on, and the arrays stay borrowed (read-only) until
+        // it ends.
+        let outcome = py.detach(|| -> gpuworthy::core::Result<_> {
+            let input = gpuworthy::expression::expression_input(&self.parsed, &arrays, &scalars)?;
+            let (device, variant, reason) = match chosen {
+                Some(device) => {
+                    device.check_size::<gpuworthy::core::expr::Expression>(&input.params)?;
+                    let variant = device.best_variant::<gpuworthy::core::expr::Expression>(&input.params);
+                    (device, variant, "asked for".to_owned())
+                }
+                None => {
+                    let choice = gpuworthy::auto::global()?
+                        .choose::<gpuworthy::core::expr::Expression>(&input.params, Placement::Host)?;
+                    (choice.device, choice.variant, choice.reason)
+                }
+            };
+            let outputs = device.run::<gpuworthy::core::expr::Expression>(variant, &input)?;
+            let named = named_outputs(&input, outputs);
+            let record = json!({
+                "device": device.label().to_string(),
+                "device_name": device.device().name,
+                "variant": variant,
+                "reason": reason,
+            });
+            Ok((named, record))
+        });
+        let (named, record) = outcome.map_err(to_python)?;
+        let outputs = PyDict::new(py);
+        for (name, value) in named.outputs {
+            match value {
+                ExprValue::Array(values) => outputs.set_item(name, PyArray1::from_vec(py, values))?,
+                ExprValue::Value(v) => outputs.set_item(name, v)?,
+            }
+        }
+        Ok((outputs, record.to_string()))
+    }
+}
+
+/// The extension module.
+#[pymodule]
+fn _gpuworthy(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("Unavailable", m.py().get_type::<Unavailable>())?;
+    m.add_class::<Expr>()?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,136 @@
+"""The Python API on whatever backends this machine has: results as attributes, arrays in and out, errors as
+exceptions. GPU-only checks skip where no GPU is present; GPUWORTHY_REQUIRE makes a missing backend a failure."""
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import gpuworthy
+
+AVAILABLE = {d.backend for d in gpuworthy.devices() if d.available}
+REQUIRED = {b for b in os.environ.get("GPUWORTHY_REQUIRE", "").split(",") if b}
+
+
+def backends():
+    for backend in ("cpu", "wgpu", "cuda"):
+        if backend in AVAILABLE:
+            yield backend
+        elif backend in REQUIRED:
+            pytest.fail(f"GPUWORTHY_REQUIRE names {backend}, which cannot run here")
+
+
+def test_the_first_example_of_the_readme():
+    out = gpuworthy.expr("y = 2*x")(x=np.arange(4, dtype=np.float32))
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    assert out.tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_devices_list_the_cpu_and_say_why_others_are_missing():
+    devices = gpuworthy.devices()
+    cpu = [d for d in devices if d.backend == "cpu"]
+    assert cpu and cpu[0].available and cpu[0].is_gpu is False
+    for d in devices:
+        assert d.available or d.reason, d
+        assert set(d.to_dict()) >= {"label", "backend", "available", "reason"}
+
+
+@pytest.mark.parametrize("backend", list(backends()))
+def test_an_expression_matches_numpy_on_every_backend(backend):
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-2, 2, 10_001).astype(np.float32)
+    f = gpuworthy.expr("y = exp(-x*x) * sin(a*x)")
+    y = f(x=x, a=3.0, device=backend)
+    np.testing.assert_allclose(y, np.exp(-x * x) * np.sin(3 * x), rtol=1e-5, atol=1e-6)
+    assert f.last_run["device"].startswith(backend)
+
+
+@pytest.mark.parametrize("backend", list(backends()))
+def test_several_outputs_come_back_by_name_and_a_reduction_as_a_number(backend):
+    x = np.linspace(-1, 1, 1000, dtype=np.float32)
+    z = np.linspace(2, 3, 1000, dtype=np.float32)
+    rotated = gpuworthy.expr("u = x*c - z*s; v = x*s + z*c")(x=x, z=z, c=0.6, s=0.8, device=backend)
+    assert set(rotated) == {"u", "v"}
+    np.testing.assert_allclose(rotated["u"], x * 0.6 - z * 0.8, rtol=1e-5, atol=1e-6)
+    total = gpuworthy.expr("s = sum(x*x)")(x=x, device=backend)
+    assert isinstance(total, float)
+    assert total == pytest.approx(float(np.sum(x.astype(np.float64) ** 2)), rel=1e-4)
+
+
+def test_auto_says_where_it_ran_and_why():
+    f = gpuworthy.expr("y = a*x + b")
+    f(x=np.ones(16, dtype=np.float32), a=2, b=1)
+    assert f.last_run["device"] and f.last_run["reason"]
+
+
+def test_an_empty_array_gives_an_empty_result():
+    assert gpuworthy.expr("y = x + 1")(x=np.zeros(0, dtype=np.float32), device="cpu").shape == (0,)
+
+
+def test_the_input_is_read_in_place_and_left_unchanged():
+    x = np.arange(8, dtype=np.float32)
+    before = x.copy()
+    gpuworthy.expr("y = x * x")(x=x, device="cpu")
+    assert np.array_equal(x, before)
+
+
+def test_the_gil_is_released_while_work_runs():
+    # Another Python thread makes progress while a long expression runs.
+    x = np.ones(1 << 22, dtype=np.float32)
+    f = gpuworthy.expr("y = sqrt(x) * exp(x) + sin(x) * cos(x)")
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        for _ in range(5):
+            f(x=x, device="cpu")
+    finally:
+        stop.set()
+        counter.join()
+    assert len(ticks) > 100
+
+
+def test_run_gives_phases_medians_spread_and_check():
+    r = gpuworthy.run("saxpy", "2^16", backend="cpu", quick=True)
+    assert isinstance(r, gpuworthy.RunResult)
+    assert r.workload == "saxpy" and r.device == "cpu" and r.passed
+    assert 0 < r.kernel.p25_s <= r.kernel.median_s <= r.kernel.p75_s
+    assert r.kernel.samples >= 3 and r.kernel_gb_per_s > 0
+    assert r.to_dict()["kernel"]["median_s"] == r.kernel.median_s
+    every = gpuworthy.run("square", "4096", backend="cpu", variant="all", quick=True)
+    assert {x.variant for x in every} >= {"scalar", "simd"}
+
+
+def test_run_on_auto_says_why():
+    r = gpuworthy.run("sum", "1K", quick=True)
+    assert r.reason
+
+
+def test_explain_predicts_without_measuring():
+    e = gpuworthy.explain("square", "2^20", placement="resident")
+    assert e.device and e.reason and e.placement.startswith("data resident")
+
+
+def test_sweep_gives_rows_and_crossovers():
+    s = gpuworthy.sweep("square", sizes=["1K", "64K"], backends=["cpu"])
+    assert {r["size"] for r in s.rows} == {"1024", "65536"}
+    assert all(r["check"] == "ok" for r in s.rows) and s.notes == []
+    # The CPU alone has no crossover; with a GPU there is one, with its verdict.
+    assert s.crossover is None
+    gpus = [d.backend for d in gpuworthy.devices() if d.available and d.is_gpu]
+    if gpus:
+        with_gpu = gpuworthy.sweep("square", sizes=["1K", "1M"], backends=["cpu", gpus[0]])
+        assert with_gpu.crossover is not None and with_gpu.crossover["verdict"]
+
+
+def test_to_dataframe_where_pandas_is_installed():
+    pandas = pytest.importorskip("pandas")
+    frame = gpuworthy.run("sum", "4K", backend="cpu", quick=True).to_dataframe()
+    assert isinstance(frame, pandas.DataFrame) and "kernel.median_s" in frame.columns
