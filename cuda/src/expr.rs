@@ -280,6 +280,44 @@ struct ExprKernels {
     main: CustomKernel,
 }
 
+/// An expression compiled for one CUDA backend ([`CudaBackend::prepare_expression`]): its program and its kernel.
+#[derive(Debug, Clone)]
+pub struct PreparedExpression {
+    program: Arc<Program>,
+    kernels: ExprKernels,
+}
+
+impl PreparedExpression {
+    /// The program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+}
+
+/// This thread's two events for ordering a kernel after and before another stream's work, per context: made once
+/// (creating an event costs a driver call), recorded again at every run. Re-recording an event does not disturb a
+/// wait already enqueued on it.
+fn ordering_events(
+    context: &Arc<cudarc::driver::CudaContext>,
+) -> Result<(Arc<cudarc::driver::CudaEvent>, Arc<cudarc::driver::CudaEvent>)> {
+    use std::cell::RefCell;
+    type Events = Vec<(usize, Arc<cudarc::driver::CudaEvent>, Arc<cudarc::driver::CudaEvent>)>;
+    thread_local! {
+        static EVENTS: RefCell<Events> = const { RefCell::new(Vec::new()) };
+    }
+    let key = Arc::as_ptr(context) as usize;
+    EVENTS.with(|events| {
+        let mut events = events.borrow_mut();
+        if let Some((_, before, after)) = events.iter().find(|(k, _, _)| *k == key) {
+            return Ok((Arc::clone(before), Arc::clone(after)));
+        }
+        let before = Arc::new(context.new_event(None).map_err(driver_error("creating an event"))?);
+        let after = Arc::new(context.new_event(None).map_err(driver_error("creating an event"))?);
+        events.push((key, Arc::clone(&before), Arc::clone(&after)));
+        Ok((before, after))
+    })
+}
+
 /// An expression's data on the device, and its kernels, looked up once at upload so that a launch costs no more
 /// than the launch.
 pub struct ExprOnDevice {
@@ -397,8 +435,159 @@ impl CudaBackend {
     }
 
     /// Blocks of a reduction's first pass for `n` elements.
+    /// `program`'s kernel compiled (or found in the caches) once, for [`CudaBackend::run_expression_on_foreign_memory`]:
+    /// a caller that runs one expression many times keeps this instead of generating and hashing its source at every
+    /// call.
+    pub fn prepare_expression(&self, program: Arc<Program>) -> Result<PreparedExpression> {
+        let kernels = self.expression_kernels(&program)?;
+        Ok(PreparedExpression { program, kernels })
+    }
+
     fn reduce_blocks(n: usize) -> u64 {
         ((n as u64).div_ceil(4).div_ceil(u64::from(BLOCK))).clamp(1, REDUCE_BLOCKS)
+    }
+
+    /// Runs a prepared expression ([`CudaBackend::prepare_expression`]) on arrays of `n` elements in this device's
+    /// memory that another library owns (CuPy arrays,
+    /// PyTorch tensors: their `__cuda_array_interface__` or DLPack pointers), with no copy. `stream` is the raw CUDA
+    /// stream their owner orders its work on (0 for the legacy default stream): an elementwise kernel is launched on
+    /// it, as the owner's own kernels are; a reduction runs on this backend's stream after what was enqueued there
+    /// (an event between them), and its value is read back. Nothing else waits on the host. `inputs` holds one pointer per input of the program, `outputs` one per output that
+    /// overwrites no input (an output that overwrites its input is written there). An elementwise program returns
+    /// `None`; a reduction returns its value, read back once the kernel has finished.
+    ///
+    /// # Safety
+    ///
+    /// Every pointer must address at least `n` `f32`s of this device's memory, valid until the work enqueued on `stream`
+    /// after this call has finished; outputs must not overlap each other or an input they do not overwrite; `stream`
+    /// must be 0 or a live stream of this backend's context.
+    pub unsafe fn run_expression_on_foreign_memory(
+        &self,
+        prepared: &PreparedExpression,
+        inputs: &[u64],
+        outputs: &[u64],
+        scalars: &[f32],
+        n: usize,
+        stream: u64,
+    ) -> Result<Option<f32>> {
+        let program = &*prepared.program;
+        let own_outputs = program.outputs.iter().filter(|o| program.overwrites(o).is_none()).count();
+        let expected_outputs = if program.reduction.is_some() { 0 } else { own_outputs };
+        if inputs.len() != program.inputs.len()
+            || outputs.len() != expected_outputs
+            || scalars.len() != program.scalars.len()
+        {
+            return Err(Error::invalid(format!(
+                "the expression takes {} input array(s), {} output array(s) and {} scalar(s); given {}, {} and {}",
+                program.inputs.len(),
+                expected_outputs,
+                program.scalars.len(),
+                inputs.len(),
+                outputs.len(),
+                scalars.len()
+            )));
+        }
+        // The generated kernel reads and writes float4s below n / 4 * 4.
+        if let Some(bad) = inputs.iter().chain(outputs).find(|p| **p == 0 || **p % 16 != 0) {
+            return Err(Error::invalid(format!(
+                "a device array starts at {bad:#x}: the kernel needs arrays aligned to 16 bytes (a view that starts \
+                 inside an allocation may not be; copy it)"
+            )));
+        }
+        let n_arg =
+            i64::try_from(n).map_err(|_| Error::invalid(format!("{n} elements is more than a kernel indexes")))?;
+        if n == 0 && program.reduction.is_none() {
+            return Ok(None);
+        }
+        let kernels = &prepared.kernels;
+        let context = self.context();
+        context.bind_to_thread().map_err(driver_error("binding the device's context"))?;
+        let foreign = stream as cudarc::driver::sys::CUstream;
+        if program.reduction.is_none() {
+            // An elementwise kernel goes straight onto the owner's stream, as the owner's own kernels do: ordered with
+            // its work, with no event to record or wait for. (It is not this backend's work, so it stays out of the
+            // backend's queue and timing windows.)
+            let blocks = (n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS) as u32;
+            let mut pointers: Vec<u64> = inputs.iter().chain(outputs).copied().collect();
+            let mut values: Vec<f32> = scalars.to_vec();
+            let mut count = n_arg;
+            let mut parameters: Vec<*mut std::ffi::c_void> = Vec::with_capacity(pointers.len() + values.len() + 1);
+            parameters.extend(pointers.iter_mut().map(|p| std::ptr::from_mut(p).cast::<std::ffi::c_void>()));
+            parameters.extend(values.iter_mut().map(|v| std::ptr::from_mut(v).cast::<std::ffi::c_void>()));
+            parameters.push(std::ptr::from_mut(&mut count).cast());
+            // SAFETY: the parameters point at live locals in the kernel's order (a pointer per input, one per output
+            // of its own, a float per scalar, n as long long; the driver copies them before returning); every
+            // pointer addresses n floats aligned to 16 bytes (the caller's contract, the alignment checked above);
+            // the function belongs to a module the prepared expression keeps loaded in this context, bound above;
+            // `foreign` is 0 or a live stream of this context.
+            unsafe {
+                cudarc::driver::result::launch_kernel(
+                    kernels.main.function().cu_function(),
+                    (blocks, 1, 1),
+                    (BLOCK, 1, 1),
+                    0,
+                    foreign,
+                    &mut parameters,
+                )
+            }
+            .map_err(driver_error("launching an expression's kernel on another library's arrays"))?;
+            return Ok(None);
+        }
+        let (before, after) = ordering_events(context)?;
+        // SAFETY: `before` is a live event of this context and `foreign` is 0 or a live stream of it (the caller's
+        // contract).
+        unsafe { cudarc::driver::result::event::record(before.cu_event(), foreign) }
+            .map_err(driver_error("recording the arrays' stream"))?;
+        let what = "launching an expression's kernel on another library's arrays";
+        let reduction = program.reduction.is_some();
+        let blocks = if reduction {
+            Self::reduce_blocks(n)
+        } else {
+            (n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS)
+        };
+        let mut partials = if reduction { Some(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?) } else { None };
+        self.with_stream(|own| {
+            own.wait(&before).map_err(driver_error("waiting for the arrays' stream"))?;
+            let mut launch = own.launch_builder(kernels.main.function());
+            for pointer in inputs {
+                launch.arg(pointer);
+            }
+            match &mut partials {
+                Some(partials) => {
+                    launch.arg(partials);
+                }
+                None => {
+                    for pointer in outputs {
+                        launch.arg(pointer);
+                    }
+                }
+            }
+            for value in scalars {
+                launch.arg(value);
+            }
+            launch.arg(&n_arg);
+            // SAFETY: the arguments are pushed in the generated kernel's order (a pointer per input, then the outputs
+            // or the partials buffer, a float per scalar, n as long long); every pointer addresses n floats aligned
+            // to 16 bytes (the caller's contract, the alignment checked above), read or written as float4 below
+            // n / 4 * 4 and one by one above; the partials buffer holds REDUCE_BLOCKS + 2 floats, as `launch` says.
+            unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }
+                .map(drop)
+                .map_err(driver_error(what))?;
+            after.record(own).map_err(driver_error("recording the kernel"))?;
+            // SAFETY: `foreign` is 0 or a live stream of this context, `after` a live event of it.
+            unsafe {
+                cudarc::driver::result::stream::wait_event(
+                    foreign,
+                    after.cu_event(),
+                    cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            }
+            .map_err(driver_error("making the arrays' stream wait for the kernel"))
+        })?;
+        match partials {
+            Some(partials) => Ok(Some(self.read_buffer(&partials, blocks as usize + 1)?[blocks as usize])),
+            None => Ok(None),
+        }
     }
 }
 

@@ -270,7 +270,10 @@ class Expr:
 
     def __init__(self, source: str) -> None:
         self._compiled = _gpuworthy._Expr(source)
-        self._last_run: Optional[str] = None
+        # The last call's record: JSON from a host call, (ordinal, library) from a call on device arrays; read by
+        # `last_run` when asked, so that a call does not pay for building it.
+        self._last_run: Optional[Union[str, tuple]] = None
+        self._plans: Dict[tuple, Any] = {}
 
     @property
     def source(self) -> str:
@@ -280,16 +283,133 @@ class Expr:
     @property
     def last_run(self) -> Optional[Dict[str, Any]]:
         """Where the last call ran and why: ``device``, ``device_name``, ``variant``, ``reason``."""
-        return None if self._last_run is None else json.loads(self._last_run)
+        if isinstance(self._last_run, str):
+            return json.loads(self._last_run)
+        if isinstance(self._last_run, tuple):
+            ordinal, library = self._last_run
+            return {
+                "device": f"cuda:{ordinal}",
+                "device_name": None,
+                "variant": "generated",
+                "reason": f"the arrays are on cuda:{ordinal} ({library}): computed where they are, no copy",
+            }
+        return None
 
     def __call__(self, device: str = "auto", **arguments: Any) -> Union[np.ndarray, float, Dict[str, Any]]:
+        on_gpu = {name: value for name, value in arguments.items() if hasattr(value, "__cuda_array_interface__")}
+        if on_gpu:
+            return self._call_on_gpu(device, on_gpu, arguments)
         outputs, self._last_run = self._compiled.call(device, **arguments)
         if len(outputs) == 1:
             return next(iter(outputs.values()))
         return dict(outputs)
 
+    def _call_on_gpu(self, device: str, arrays: Dict[str, Any], arguments: Dict[str, Any]):
+        """Arrays already on a CUDA GPU (CuPy arrays, PyTorch tensors: anything with ``__cuda_array_interface__``):
+        read and written in place, results allocated by the same library, the kernel ordered on its current stream."""
+        if not (device == "auto" or device == "cuda" or device.startswith("cuda:")):
+            raise ValueError(
+                f"the arrays {sorted(arrays)} are on a GPU: run them with device='cuda' or 'auto', or copy them to NumPy"
+            )
+        scalars = []
+        for name, value in arguments.items():
+            if name in arrays:
+                continue
+            if isinstance(value, np.ndarray):
+                raise ValueError(f"`{name}` is a NumPy array while {sorted(arrays)} are on a GPU: put them in one place")
+            if not isinstance(value, (int, float)):
+                raise TypeError(f"`{name}` is a {type(value).__name__}: pass a GPU array or a number")
+            scalars.append((name, float(value)))
+        first = next(iter(arrays.values()))
+        library = type(first).__module__.split(".")[0]
+        inputs, ordinals = [], set()
+        for name, value in arrays.items():
+            interface = value.__cuda_array_interface__
+            shape, typestr, strides = interface["shape"], interface["typestr"], interface.get("strides")
+            if typestr != "<f4":
+                raise ValueError(f"`{name}` has type {typestr}: gpuworthy computes in float32; pass `{name}.astype(float32)`")
+            if len(shape) != 1:
+                raise ValueError(f"`{name}` has {len(shape)} dimensions (shape {tuple(shape)}): pass `{name}.ravel()`")
+            if strides not in (None, (4,)):
+                raise ValueError(f"`{name}` is a strided view (strides {strides}): pass a contiguous copy")
+            inputs.append((name, int(interface["data"][0]), int(shape[0])))
+            ordinals.add(_ordinal(value, library))
+        if len(ordinals) != 1:
+            raise ValueError(f"the arrays are on different GPUs ({sorted(ordinals)}): put them on one")
+        ordinal = ordinals.pop()
+        if device.startswith("cuda:") and int(device[5:]) != ordinal:
+            raise ValueError(f"the arrays are on cuda:{ordinal}, not {device}")
+        names = tuple(name for name, _ in scalars)
+        if names not in self._plans:
+            self._plans[names] = self._compiled.plan(list(names))
+        plan, reduction = self._plans[names]
+        n = inputs[0][2] if inputs else 0
+        if n == 0 and all(length == 0 for _, _, length in inputs):
+            # Nothing to launch: an empty result (or the reduction of nothing), as the CPU computes it.
+            empty = {name: np.zeros(0, dtype=np.float32) for name in arrays}
+            result = self(device="cpu", **empty, **dict(scalars))
+            if reduction:
+                return result
+            if len(plan) == 1:
+                return _empty(library, 0, first, ordinal)
+            return {name: _empty(library, 0, first, ordinal) for name, _ in plan}
+        outputs = {}
+        pointers = []
+        if not reduction:
+            for name, overwritten in plan:
+                if overwritten is not None:
+                    outputs[name] = arrays[overwritten]
+                else:
+                    outputs[name] = _empty(library, n, first, ordinal)
+                    pointers.append(int(outputs[name].__cuda_array_interface__["data"][0]) if n else 0)
+        stream = _current_stream(library, first)
+        value = self._compiled.call_on_device(ordinal, inputs, pointers if n else [], scalars, stream)
+        self._last_run = (ordinal, library)
+        if reduction:
+            return value
+        if len(outputs) == 1:
+            return next(iter(outputs.values()))
+        return outputs
+
     def __repr__(self) -> str:
         return f"gpuworthy.expr({self.source!r})"
+
+
+def _ordinal(array: Any, library: str) -> int:
+    """The CUDA device an array lives on."""
+    if library == "torch":
+        return int(array.device.index or 0)
+    device = getattr(array, "device", None)
+    return int(getattr(device, "id", 0) or 0)
+
+
+def _empty(library: str, n: int, like: Any, ordinal: int) -> Any:
+    """A new float32 array of ``n`` elements on ``like``'s GPU (CUDA device ``ordinal``), from ``like``'s library."""
+    if library == "torch":
+        import torch
+
+        return torch.empty(n, dtype=torch.float32, device=like.device)
+    if library == "cupy":
+        import cupy
+
+        if cupy.cuda.runtime.getDevice() == ordinal:
+            return cupy.empty(n, dtype=cupy.float32)
+        with cupy.cuda.Device(ordinal):
+            return cupy.empty(n, dtype=cupy.float32)
+    raise TypeError(f"arrays of {library} on a GPU are not supported: use CuPy arrays or PyTorch tensors")
+
+
+def _current_stream(library: str, like: Any) -> int:
+    """The raw CUDA stream ``like``'s library orders its work on now (0: the legacy default stream)."""
+    if library == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(like.device).cuda_stream)
+    if library == "cupy":
+        import cupy
+
+        return int(cupy.cuda.get_current_stream().ptr)
+    return 0
 
 
 def expr(source: str) -> Expr:

@@ -318,11 +318,17 @@ fn calibrate(py: Python<'_>) -> PyResult<String> {
     Ok(result.map_err(to_python)?.to_string())
 }
 
+/// An output of a call on device arrays: its name, and the input it overwrites (`None` for an output of its own).
+type OutputPlan = (String, Option<String>);
+
 /// An expression of gpuworthy's language, parsed: called with NumPy arrays and scalars by name.
 #[pyclass(module = "gpuworthy._gpuworthy", name = "_Expr", frozen)]
 struct Expr {
     source: String,
     parsed: ParsedExpr,
+    /// Compiled for a CUDA device, per (device ordinal, scalar names): a call on device arrays looks its kernel up
+    /// here instead of generating, hashing and finding its source again.
+    prepared: Mutex<Vec<(usize, Vec<String>, gpuworthy::cuda::expr::PreparedExpression)>>,
 }
 
 /// One keyword argument of a call: a NumPy array read in place, or a scalar.
@@ -374,7 +380,7 @@ impl Expr {
     #[new]
     fn new(source: &str) -> PyResult<Self> {
         let parsed = ParsedExpr::parse(source).map_err(|e| PyValueError::new_err(e.into_error(source).to_string()))?;
-        Ok(Expr { source: source.to_owned(), parsed })
+        Ok(Expr { source: source.to_owned(), parsed, prepared: Mutex::new(Vec::new()) })
     }
 
     /// The expression's text.
@@ -448,6 +454,94 @@ impl Expr {
             }
         }
         Ok((outputs, record.to_string()))
+    }
+
+    /// What a call on device arrays must allocate, for the scalars named: each output's name, and the input it
+    /// overwrites (`None` for an output of its own); for a reduction, its name alone, with `True`.
+    fn plan(&self, scalars: Vec<String>) -> PyResult<(Vec<OutputPlan>, bool)> {
+        let names: Vec<&str> = scalars.iter().map(String::as_str).collect();
+        let program = self.parsed.bind(&names).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        if let Some(reduction) = &program.reduction {
+            return Ok((vec![(reduction.name.clone(), None)], true));
+        }
+        let outputs = program
+            .outputs
+            .iter()
+            .map(|o| (o.name.clone(), program.overwrites(o).map(|k| program.inputs[k].clone())))
+            .collect();
+        Ok((outputs, false))
+    }
+
+    /// Runs the expression on arrays already in CUDA device `ordinal`'s memory (another library's: their pointers
+    /// and length), writing `outputs` (one pointer per output of its own, in the program's order), ordered after and
+    /// before the work of the raw CUDA `stream` the arrays' owner uses. Returns a reduction's value, else `None`.
+    fn call_on_device(
+        &self,
+        py: Python<'_>,
+        ordinal: usize,
+        inputs: Vec<(String, u64, usize)>,
+        outputs: Vec<u64>,
+        scalars: Vec<(String, f64)>,
+        stream: u64,
+    ) -> PyResult<Option<f32>> {
+        let Some(Device::Cuda(backend)) = device_named(&format!("cuda:{ordinal}"))? else {
+            return Err(Unavailable::new_err(format!("cuda:{ordinal} is not a CUDA device here")));
+        };
+        let names: Vec<String> = scalars.iter().map(|(n, _)| n.clone()).collect();
+        let prepared = {
+            let mut cache = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match cache.iter().find(|(o, n, _)| *o == ordinal && *n == names) {
+                Some((_, _, prepared)) => prepared.clone(),
+                None => {
+                    let borrowed: Vec<&str> = names.iter().map(String::as_str).collect();
+                    let program = self.parsed.bind(&borrowed).map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    let prepared = py.detach(|| backend.prepare_expression(std::sync::Arc::new(program)));
+                    let prepared = prepared.map_err(to_python)?;
+                    cache.push((ordinal, names, prepared.clone()));
+                    prepared
+                }
+            }
+        };
+        let program = prepared.program();
+        let values: Vec<f32> = program
+            .scalars
+            .iter()
+            .map(|name| scalars.iter().find(|(n, _)| n == name).map(|(_, v)| *v as f32))
+            .collect::<Option<_>>()
+            .ok_or_else(|| PyValueError::new_err("a scalar of the expression has no value"))?;
+        let mut pointers = Vec::with_capacity(program.inputs.len());
+        let mut n = None;
+        for name in &program.inputs {
+            let Some((_, pointer, len)) = inputs.iter().find(|(given, _, _)| given == name) else {
+                return Err(PyValueError::new_err(format!(
+                    "the expression reads the array `{name}`, which was not given (a scalar needs a value instead)"
+                )));
+            };
+            match n {
+                Some(first) if first != *len => {
+                    return Err(PyValueError::new_err(format!(
+                        "the input arrays differ in length: {first} and `{name}` with {len}"
+                    )));
+                }
+                _ => n = Some(*len),
+            }
+            pointers.push(*pointer);
+        }
+        if let Some((name, _, _)) = inputs.iter().find(|(given, _, _)| !program.inputs.contains(given)) {
+            return Err(PyValueError::new_err(format!(
+                "`{name}` is given as an array, but the expression reads no array of that name (it reads {})",
+                program.inputs.join(", ")
+            )));
+        }
+        let n = n.unwrap_or(0);
+        let result = py.detach(|| {
+            // SAFETY: the pointers come from the arrays' own `__cuda_array_interface__` on this device, each of `n`
+            // float32s (the Python side checked dtype, shape and strides), the outputs freshly allocated by the same
+            // library; the arrays stay referenced by the caller until the call returns and the work is ordered on
+            // their owner's stream, which the caller passed.
+            unsafe { backend.run_expression_on_foreign_memory(&prepared, &pointers, &outputs, &values, n, stream) }
+        });
+        result.map_err(to_python)
     }
 }
 

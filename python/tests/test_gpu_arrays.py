@@ -1,0 +1,105 @@
+"""Arrays already on a CUDA GPU (CuPy, PyTorch) in and out without a copy: skipped where neither library or no CUDA
+device is present; GPUWORTHY_REQUIRE=cuda makes that a failure."""
+
+import os
+
+import numpy as np
+import pytest
+
+import gpuworthy
+
+REQUIRED = "cuda" in os.environ.get("GPUWORTHY_REQUIRE", "").split(",")
+HAS_CUDA = any(d.backend == "cuda" and d.available for d in gpuworthy.devices())
+
+
+def library(name):
+    try:
+        module = __import__(name)
+    except ImportError:
+        module = None
+    ready = module is not None and HAS_CUDA
+    if ready and name == "torch":
+        ready = module.cuda.is_available()
+    if not ready:
+        if REQUIRED:
+            pytest.fail(f"GPUWORTHY_REQUIRE names cuda, but {name} on a CUDA device is not usable here")
+        pytest.skip(f"{name} on a CUDA device is not available here")
+    return module
+
+
+@pytest.fixture(params=["cupy", "torch"])
+def xp(request):
+    module = library(request.param)
+    if request.param == "cupy":
+        return (module, lambda a: module.asarray(a), lambda a: module.asnumpy(a), module.ndarray)
+    return (
+        module,
+        lambda a: module.from_numpy(np.ascontiguousarray(a)).to("cuda"),
+        lambda a: a.cpu().numpy(),
+        module.Tensor,
+    )
+
+
+def pointer(array):
+    return array.__cuda_array_interface__["data"][0]
+
+
+def test_device_arrays_in_and_out_without_a_copy(xp):
+    module, to_gpu, to_host, kind = xp
+    host = np.linspace(-2, 2, 100_003, dtype=np.float32)
+    x = to_gpu(host)
+    before = pointer(x)
+    f = gpuworthy.expr("y = exp(-x*x) * sin(a*x)")
+    y = f(x=x, a=3.0)
+    assert isinstance(y, kind), type(y)
+    assert pointer(x) == before and pointer(y) != before
+    np.testing.assert_allclose(to_host(y), np.exp(-host * host) * np.sin(3 * host), rtol=1e-5, atol=1e-6)
+    assert f.last_run["device"] == "cuda:0" and "no copy" in f.last_run["reason"]
+
+
+def test_several_outputs_in_place_outputs_and_reductions(xp):
+    module, to_gpu, to_host, kind = xp
+    host_x = np.arange(1, 1001, dtype=np.float32)
+    host_z = np.ones(1000, dtype=np.float32)
+    x, z = to_gpu(host_x), to_gpu(host_z)
+    out = gpuworthy.expr("u = x*c - z*s; v = x*s + z*c")(x=x, z=z, c=0.6, s=0.8)
+    np.testing.assert_allclose(to_host(out["v"]), host_x * 0.8 + host_z * 0.6, rtol=1e-6)
+    total = gpuworthy.expr("s = sum(x*x)")(x=x)
+    assert isinstance(total, float) and total == pytest.approx(float(np.sum(host_x.astype(np.float64) ** 2)), rel=1e-5)
+    # An output named after an input overwrites it, in place.
+    z_before = pointer(z)
+    same = gpuworthy.expr("z = a*x + z")(x=x, z=z, a=2.0)
+    assert pointer(same) == z_before
+    np.testing.assert_allclose(to_host(z), 2 * host_x + 1, rtol=1e-6)
+    empty = gpuworthy.expr("y = x + 1")(x=to_gpu(np.zeros(0, dtype=np.float32)))
+    assert to_host(empty).shape == (0,)
+
+
+def test_work_on_another_stream_is_ordered_with_the_kernel():
+    cupy = library("cupy")
+    f = gpuworthy.expr("y = x * 2")
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        x = cupy.arange(1 << 22, dtype=cupy.float32)  # written on `stream`
+        y = f(x=x)
+        z = y + 1  # enqueued on `stream` after the kernel
+    stream.synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(z), np.arange(1 << 22, dtype=np.float32) * 2 + 1)
+
+
+def test_bad_device_arrays_are_refused_with_what_is_wrong():
+    cupy = library("cupy")
+    f = gpuworthy.expr("y = x * 2")
+    cases = [
+        (dict(x=cupy.arange(4, dtype=cupy.float64)), "<f8"),
+        (dict(x=cupy.arange(8, dtype=cupy.float32)[::2]), "strided"),
+        (dict(x=cupy.ones((2, 2), dtype=cupy.float32)), "dimensions"),
+        (dict(x=cupy.arange(5, dtype=cupy.float32)[1:]), "aligned"),
+    ]
+    for arguments, needle in cases:
+        with pytest.raises(ValueError) as e:
+            f(**arguments)
+        assert needle in str(e.value), str(e.value)
+    with pytest.raises(ValueError) as e:
+        f(x=cupy.ones(4, dtype=cupy.float32), device="cpu")
+    assert "on a GPU" in str(e.value)
