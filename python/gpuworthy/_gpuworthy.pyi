@@ -1,0 +1,59 @@
+"""Type stubs of the native half of gpuworthy (`gpuworthy._gpuworthy`): records cross as JSON text, arrays as NumPy.
+
+The public API is `gpuworthy` itself (typed inline in `gpuworthy/__init__.py`); these are the functions it calls.
+"""
+
+from typing import Any, Dict, List, Optional, Tuple
+
+__version__: str
+
+class Unavailable(RuntimeError):
+    """A backend that cannot run here: its driver, adapter or library is missing, or this build left it out."""
+
+def devices() -> str:
+    """The devices this machine has, and for the others why not: a JSON list of records."""
+
+def run(
+    workload: str,
+    size: Optional[str] = None,
+    backend: str = "auto",
+    variant: Optional[str] = None,
+    quick: bool = False,
+    seed: int = 1,
+) -> str:
+    """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
+
+def explain(workload: str, size: str, placement: str = "host") -> str:
+    """Auto's choice for a workload at a size and why, with every device's prediction: a JSON record."""
+
+def sweep(
+    workload: str,
+    sizes: Optional[List[str]] = None,
+    backends: Optional[List[str]] = None,
+    quick: bool = True,
+    budget_s: float = 4.0,
+) -> str:
+    """A workload swept over sizes: rows, notes, crossovers and verdict, as a JSON record."""
+
+def calibrate() -> str:
+    """Calibrates this machine and saves it: a JSON record of where it went and what it fitted."""
+
+class _Expr:
+    """An expression of gpuworthy's language, parsed (a ValueError with a caret if it does not parse)."""
+    def __init__(self, source: str) -> None: ...
+    @property
+    def source(self) -> str:
+        """The expression's text."""
+    def call(self, device: str = "auto", **kwargs: Any) -> Tuple[Dict[str, Any], str]:
+        """Runs it on NumPy float32 arrays and numbers by name: the outputs by name and a JSON record of where it ran."""
+    def plan(self, scalars: List[str]) -> Tuple[List[Tuple[str, Optional[str]]], bool]:
+        """Each output's name and the input it overwrites, and whether the expression is a reduction."""
+    def call_on_device(
+        self,
+        ordinal: int,
+        inputs: List[Tuple[str, int, int]],
+        outputs: List[int],
+        scalars: List[Tuple[str, float]],
+        stream: int,
+    ) -> Optional[float]:
+        """Runs it on arrays in CUDA device memory (pointer and length by name), ordered on the raw stream given."""
