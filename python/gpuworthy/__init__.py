@@ -36,6 +36,7 @@ __all__ = [
     "Explanation",
     "SweepResult",
     "Expr",
+    "RawKernel",
     "devices",
     "run",
     "explain",
@@ -415,3 +416,58 @@ def _current_stream(library: str, like: Any) -> int:
 def expr(source: str) -> Expr:
     """Parses ``source`` into an :class:`Expr`; a language error is a ``ValueError`` pointing at the text."""
     return Expr(source)
+
+
+class RawKernel:
+    """A kernel written by hand for each backend, for what an expression cannot say (a 2-D grid with its own
+    indexing, neighbours, a loop per element): the form of torch's ``load_inline`` and CuPy's ``RawKernel``.
+
+    ``cuda`` is ``(source, entry point, (block x, block y))``, ``wgsl`` is ``(source, entry point)``; the calling
+    conventions are those of the seeds' ``load_inline`` tutorial (CUDA: inputs, outputs, scalars, then ``int n``, or
+    ``int width, int height`` for a grid; WGSL: a uniform ``{width, height, row, scalars...}`` at binding 0, then one
+    storage array per input and output). ``reference`` is an expression the test suite checks every output against.
+    A kernel runs on the backends it has a body for (the CPU needs a Rust body: see the library's ``RawKernel``).
+
+    Call it with NumPy float32 arrays and numbers by name, and ``shape=(height, width)`` for a grid (a 2-D input
+    gives its shape): it returns the output array (shaped like the grid), or a dict of outputs when there are several.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        scalars: Sequence[str] = (),
+        cuda: Optional[tuple] = None,
+        wgsl: Optional[tuple] = None,
+        reference: Optional[str] = None,
+    ) -> None:
+        self._compiled = _gpuworthy._RawKernel(name, list(inputs), list(outputs), list(scalars), cuda, wgsl, reference)
+        self._last_run: Optional[str] = None
+
+    @property
+    def last_run(self) -> Optional[Dict[str, Any]]:
+        """Where the last call ran and why: ``device``, ``device_name``, ``reason``."""
+        return None if self._last_run is None else json.loads(self._last_run)
+
+    def __call__(
+        self, device: str = "auto", shape: Optional[tuple] = None, **arguments: Any
+    ) -> Union[np.ndarray, Dict[str, np.ndarray]]:
+        grid = shape
+        flat = {}
+        for name, value in arguments.items():
+            if isinstance(value, np.ndarray) and value.ndim == 2:
+                if not value.flags.c_contiguous:
+                    raise ValueError(f"`{name}` is not contiguous in memory: pass `numpy.ascontiguousarray({name})`")
+                if grid is None:
+                    grid = value.shape
+                elif tuple(value.shape) != tuple(grid):
+                    raise ValueError(f"`{name}` has shape {value.shape}, not the grid's {tuple(grid)}")
+                value = value.reshape(-1)
+            flat[name] = value
+        outputs, self._last_run = self._compiled.call(device, None if grid is None else tuple(grid), **flat)
+        if grid is not None:
+            outputs = {name: array.reshape(grid) for name, array in outputs.items()}
+        if len(outputs) == 1:
+            return next(iter(outputs.values()))
+        return dict(outputs)

@@ -57,3 +57,20 @@ class _Expr:
         stream: int,
     ) -> Optional[float]:
         """Runs it on arrays in CUDA device memory (pointer and length by name), ordered on the raw stream given."""
+
+class _RawKernel:
+    """A kernel written by hand per backend (CUDA C, WGSL), with its signature and a reference expression."""
+    def __init__(
+        self,
+        name: str,
+        inputs: List[str],
+        outputs: List[str],
+        scalars: List[str] = ...,
+        cuda: Optional[Tuple[str, str, Tuple[int, int]]] = None,
+        wgsl: Optional[Tuple[str, str]] = None,
+        reference: Optional[str] = None,
+    ) -> None: ...
+    def call(
+        self, device: str = "auto", shape: Optional[Tuple[int, int]] = None, **kwargs: Any
+    ) -> Tuple[Dict[str, Any], str]:
+        """Runs it over a line (shape None) or a (height, width) grid: the outputs by name and a JSON record."""

@@ -545,11 +545,114 @@ impl Expr {
     }
 }
 
+/// A kernel written by hand per backend (CUDA C, WGSL), with its signature and a reference expression: the
+/// `load_inline` and `cupy.RawKernel` of gpuworthy ([`gpuworthy::core::raw`] has the calling conventions).
+#[pyclass(module = "gpuworthy._gpuworthy", name = "_RawKernel", frozen)]
+struct RawKernel {
+    kernel: std::sync::Arc<gpuworthy::core::raw::RawKernel>,
+}
+
+#[pymethods]
+impl RawKernel {
+    /// The kernel named `name` with these input, output and scalar names, and its bodies: `cuda` as (source, entry
+    /// point, (block x, block y)), `wgsl` as (source, entry point); `reference` an expression every output is checked
+    /// against in the test suite.
+    #[new]
+    #[pyo3(signature = (name, inputs, outputs, scalars=Vec::new(), cuda=None, wgsl=None, reference=None))]
+    fn new(
+        name: &str,
+        inputs: Vec<String>,
+        outputs: Vec<String>,
+        scalars: Vec<String>,
+        cuda: Option<(String, String, (u32, u32))>,
+        wgsl: Option<(String, String)>,
+        reference: Option<String>,
+    ) -> PyResult<Self> {
+        fn names(list: &[String]) -> Vec<&str> {
+            list.iter().map(String::as_str).collect()
+        }
+        let mut kernel =
+            gpuworthy::core::raw::RawKernel::new(name, &names(&inputs), &names(&outputs), &names(&scalars))
+                .map_err(to_python)?;
+        if let Some((source, entry, block)) = cuda {
+            kernel = kernel.cuda(&source, &entry, block).map_err(to_python)?;
+        }
+        if let Some((source, entry)) = wgsl {
+            kernel = kernel.wgsl(&source, &entry).map_err(to_python)?;
+        }
+        if let Some(source) = reference {
+            kernel = kernel.reference(&source).map_err(to_python)?;
+        }
+        Ok(RawKernel { kernel: std::sync::Arc::new(kernel) })
+    }
+
+    /// Runs the kernel over `shape` (`(height, width)` for a grid, `None` for a line as long as the inputs) on
+    /// `device` with NumPy arrays and numbers by name: the outputs by name (arrays of the shape's length) and a JSON
+    /// record of where it ran and why.
+    #[pyo3(signature = (device="auto", shape=None, **kwargs))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        device: &str,
+        shape: Option<(usize, usize)>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<(Bound<'py, PyDict>, String)> {
+        let mut arguments = Vec::new();
+        if let Some(kwargs) = kwargs {
+            for (key, value) in kwargs.iter() {
+                let name: String = key.extract()?;
+                let parsed = argument(&name, &value)?;
+                arguments.push((name, parsed));
+            }
+        }
+        let mut arrays: Vec<(&str, &[f32])> = Vec::new();
+        let mut scalars: Vec<(&str, f32)> = Vec::new();
+        for (name, argument) in &arguments {
+            match argument {
+                Argument::Array(array) => {
+                    let slice = array.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    arrays.push((name.as_str(), slice));
+                }
+                Argument::Scalar(v) => scalars.push((name.as_str(), *v)),
+            }
+        }
+        let shape = match shape {
+            Some((height, width)) => gpuworthy::core::raw::Shape::Grid { width, height },
+            None => gpuworthy::core::raw::Shape::Line(arrays.first().map_or(0, |(_, a)| a.len())),
+        };
+        let chosen = device_named(device)?;
+        let kernel = &self.kernel;
+        let outcome = py.detach(|| -> gpuworthy::core::Result<_> {
+            match chosen {
+                Some(device) => {
+                    let outputs = device.run_raw(kernel, shape, &arrays, &scalars)?;
+                    Ok((outputs, device.label().to_string(), device.device().name.clone(), "asked for".to_owned()))
+                }
+                None => {
+                    let (outputs, choice) = gpuworthy::raw::run_raw_auto(kernel, shape, &arrays, &scalars)?;
+                    let name = choice.device.device().name.clone();
+                    Ok((outputs, choice.device.label().to_string(), name, choice.reason))
+                }
+            }
+        });
+        let (named, label, name, reason) = outcome.map_err(to_python)?;
+        let outputs = PyDict::new(py);
+        for (output, value) in named.outputs {
+            if let ExprValue::Array(values) = value {
+                outputs.set_item(output, PyArray1::from_vec(py, values))?;
+            }
+        }
+        let record = json!({ "device": label, "device_name": name, "variant": "raw", "reason": reason });
+        Ok((outputs, record.to_string()))
+    }
+}
+
 /// The extension module.
 #[pymodule]
 fn _gpuworthy(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Unavailable", m.py().get_type::<Unavailable>())?;
     m.add_class::<Expr>()?;
+    m.add_class::<RawKernel>()?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
