@@ -3,7 +3,7 @@
 The public API is `gpuworthy` itself (typed inline in `gpuworthy/__init__.py`); these are the functions it calls.
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __version__: str
 
@@ -57,6 +57,24 @@ class _Expr:
         stream: int,
     ) -> Optional[float]:
         """Runs it on arrays in CUDA device memory (pointer and length by name), ordered on the raw stream given."""
+    def launcher(
+        self,
+        ordinal: int,
+        arguments: List[Tuple[str, bool]],
+        array_type: type,
+        library: str,
+        empty: Callable[..., Any],
+        empty_kwargs: Dict[str, Any],
+        current_stream: Callable[[], Any],
+        stream_attribute: str,
+        current_device: Optional[Callable[[], int]],
+    ) -> _Launcher:
+        """The fast path of later calls shaped like one that just ran on device arrays."""
+
+class _Launcher:
+    """One expression's calls on device arrays of one shape, with everything the first call found out kept."""
+    def __call__(self, arguments: Dict[str, Any]) -> Optional[Any]:
+        """The call's result, or None when the call is not of the shape this launcher was made for."""
 
 class _RawKernel:
     """A kernel written by hand per backend (CUDA C, WGSL), with its signature and a reference expression."""

@@ -12,13 +12,15 @@
 //! `Unavailable` for a backend that cannot run here, `RuntimeError` for a device failure. Nothing here panics on
 //! input; a panic inside the facade would reach Python as PyO3's `PanicException`, not a crash.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gpuworthy::auto::Auto;
 use gpuworthy::catalog::Catalog;
 use gpuworthy::core::expr::Expr as ParsedExpr;
 use gpuworthy::core::{Backend, Error};
+use gpuworthy::cuda::CudaBackend;
+use gpuworthy::cuda::expr::PreparedExpression;
 use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::expression::{ExprValue, named_outputs};
 use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
@@ -29,8 +31,9 @@ use gpuworthy::{Device, DeviceSpec};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyInt};
+use pyo3::types::{PyDict, PyFloat, PyInt, PyString, PyType};
 use serde_json::{Value, json};
 
 create_exception!(
@@ -328,7 +331,7 @@ struct Expr {
     parsed: ParsedExpr,
     /// Compiled for a CUDA device, per (device ordinal, scalar names): a call on device arrays looks its kernel up
     /// here instead of generating, hashing and finding its source again.
-    prepared: Mutex<Vec<(usize, Vec<String>, gpuworthy::cuda::expr::PreparedExpression)>>,
+    prepared: Mutex<Vec<(usize, Vec<String>, PreparedExpression)>>,
 }
 
 /// One keyword argument of a call: a NumPy array read in place, or a scalar.
@@ -374,6 +377,38 @@ fn argument<'py>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<Argument<'py
     )))
 }
 
+/// The keyword arguments of a call, each read as an array or a scalar ([`argument`]), in the order given.
+fn read_arguments<'py>(kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Vec<(String, Argument<'py>)>> {
+    let mut arguments = Vec::new();
+    if let Some(kwargs) = kwargs {
+        for (key, value) in kwargs.iter() {
+            let name: String = key.extract()?;
+            let parsed = argument(&name, &value)?;
+            arguments.push((name, parsed));
+        }
+    }
+    Ok(arguments)
+}
+
+/// Named arrays and scalars, as the facade takes them: the arrays borrowed from NumPy in place.
+type ArraysAndScalars<'a> = (Vec<(&'a str, &'a [f32])>, Vec<(&'a str, f32)>);
+
+/// `arguments` split into arrays and scalars by name.
+fn by_kind<'a>(arguments: &'a [(String, Argument<'_>)]) -> PyResult<ArraysAndScalars<'a>> {
+    let mut arrays = Vec::new();
+    let mut scalars = Vec::new();
+    for (name, argument) in arguments {
+        match argument {
+            Argument::Array(array) => {
+                let slice = array.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
+                arrays.push((name.as_str(), slice));
+            }
+            Argument::Scalar(v) => scalars.push((name.as_str(), *v)),
+        }
+    }
+    Ok((arrays, scalars))
+}
+
 #[pymethods]
 impl Expr {
     /// Parses `source`; a language error is a `ValueError` whose message points at the text with a caret.
@@ -399,25 +434,8 @@ impl Expr {
         device: &str,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<(Bound<'py, PyDict>, String)> {
-        let mut arguments = Vec::new();
-        if let Some(kwargs) = kwargs {
-            for (key, value) in kwargs.iter() {
-                let name: String = key.extract()?;
-                let parsed = argument(&name, &value)?;
-                arguments.push((name, parsed));
-            }
-        }
-        let mut arrays: Vec<(&str, &[f32])> = Vec::new();
-        let mut scalars: Vec<(&str, f32)> = Vec::new();
-        for (name, argument) in &arguments {
-            match argument {
-                Argument::Array(array) => {
-                    let slice = array.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
-                    arrays.push((name.as_str(), slice));
-                }
-                Argument::Scalar(v) => scalars.push((name.as_str(), *v)),
-            }
-        }
+        let arguments = read_arguments(kwargs)?;
+        let (arrays, scalars) = by_kind(&arguments)?;
         let chosen = device_named(device)?;
         // The work runs without the GIL: other Python threads go on, and the arrays stay borrowed (read-only) until
         // it ends.
@@ -472,6 +490,75 @@ impl Expr {
         Ok((outputs, false))
     }
 
+    /// The fast path of later calls like one that just ran on device arrays: `arguments` as given (name, and whether
+    /// it was an array), the arrays of type `array_type` from `library` (`cupy` or `torch`) on CUDA device `ordinal`;
+    /// outputs allocated by `empty(n, **empty_kwargs)`; the stream read as `stream_attribute` of `current_stream()`;
+    /// `current_device()` (or `None` on a machine with one GPU) must name `ordinal` for the outputs to land there.
+    #[allow(clippy::too_many_arguments)]
+    fn launcher(
+        &self,
+        py: Python<'_>,
+        ordinal: usize,
+        arguments: Vec<(Py<PyString>, bool)>,
+        array_type: Py<PyType>,
+        library: &str,
+        empty: Py<PyAny>,
+        empty_kwargs: Py<PyDict>,
+        current_stream: Py<PyAny>,
+        stream_attribute: Py<PyString>,
+        current_device: Option<Py<PyAny>>,
+    ) -> PyResult<Launcher> {
+        let Some(Device::Cuda(backend)) = device_named(&format!("cuda:{ordinal}"))? else {
+            return Err(Unavailable::new_err(format!("cuda:{ordinal} is not a CUDA device here")));
+        };
+        let library = match library {
+            "cupy" => ArrayLibrary::Cupy,
+            "torch" => ArrayLibrary::Torch,
+            other => return Err(PyTypeError::new_err(format!("arrays of {other} on a GPU are not supported"))),
+        };
+        let mut scalar_names = Vec::new();
+        for (name, is_array) in &arguments {
+            if !is_array {
+                scalar_names.push(name.bind(py).extract::<String>()?);
+            }
+        }
+        let prepared = self.prepared_for(py, &backend, ordinal, scalar_names)?;
+        let program = prepared.program();
+        let mut slots = Vec::with_capacity(arguments.len());
+        for (name, is_array) in arguments {
+            let text = name.bind(py).extract::<String>()?;
+            let list = if is_array { &program.inputs } else { &program.scalars };
+            let Some(index) = list.iter().position(|n| *n == text) else {
+                return Err(PyValueError::new_err(format!("the expression takes no argument named `{text}`")));
+            };
+            slots.push((name, if is_array { Slot::Input(index) } else { Slot::Scalar(index) }));
+        }
+        let mut outputs = Vec::new();
+        if program.reduction.is_none() {
+            for output in &program.outputs {
+                let source = match program.overwrites(output) {
+                    Some(input) => OutputSource::Overwrites(input),
+                    None => OutputSource::Own,
+                };
+                outputs.push((PyString::new(py, &output.name).unbind(), source));
+            }
+        }
+        Ok(Launcher {
+            backend,
+            prepared,
+            ordinal: ordinal as i64,
+            slots,
+            array_type,
+            library,
+            empty,
+            empty_kwargs,
+            current_stream,
+            stream_attribute,
+            current_device,
+            outputs,
+        })
+    }
+
     /// Runs the expression on arrays already in CUDA device `ordinal`'s memory (another library's: their pointers
     /// and length), writing `outputs` (one pointer per output of its own, in the program's order), ordered after and
     /// before the work of the raw CUDA `stream` the arrays' owner uses. Returns a reduction's value, else `None`.
@@ -488,20 +575,7 @@ impl Expr {
             return Err(Unavailable::new_err(format!("cuda:{ordinal} is not a CUDA device here")));
         };
         let names: Vec<String> = scalars.iter().map(|(n, _)| n.clone()).collect();
-        let prepared = {
-            let mut cache = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match cache.iter().find(|(o, n, _)| *o == ordinal && *n == names) {
-                Some((_, _, prepared)) => prepared.clone(),
-                None => {
-                    let borrowed: Vec<&str> = names.iter().map(String::as_str).collect();
-                    let program = self.parsed.bind(&borrowed).map_err(|e| PyValueError::new_err(e.to_string()))?;
-                    let prepared = py.detach(|| backend.prepare_expression(std::sync::Arc::new(program)));
-                    let prepared = prepared.map_err(to_python)?;
-                    cache.push((ordinal, names, prepared.clone()));
-                    prepared
-                }
-            }
-        };
+        let prepared = self.prepared_for(py, &backend, ordinal, names)?;
         let program = prepared.program();
         let values: Vec<f32> = program
             .scalars
@@ -545,6 +619,197 @@ impl Expr {
     }
 }
 
+/// The library that owns the arrays of a call on device memory: it allocates the outputs and names the stream.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArrayLibrary {
+    Cupy,
+    Torch,
+}
+
+/// Where a keyword argument of a [`Launcher`]'s calls goes: the program's input or scalar of that index.
+enum Slot {
+    Input(usize),
+    Scalar(usize),
+}
+
+/// Where an output of a [`Launcher`]'s calls is written: a new array, or the input of that index it overwrites.
+enum OutputSource {
+    Own,
+    Overwrites(usize),
+}
+
+/// One expression's calls on device arrays made cheap: everything the first call found out (the device, the compiled
+/// kernel, which argument is which, how the arrays' library allocates and names its stream) kept, so that a later
+/// call of the same shape only reads its arrays' pointers and launches. A call of any other shape (other names or
+/// types, another GPU, an empty array) is not taken (`None`): the general path then runs it, or explains why not.
+#[pyclass(module = "gpuworthy._gpuworthy", name = "_Launcher", frozen)]
+struct Launcher {
+    backend: Arc<CudaBackend>,
+    prepared: PreparedExpression,
+    ordinal: i64,
+    /// The keyword arguments, in the order the first call gave them.
+    slots: Vec<(Py<PyString>, Slot)>,
+    array_type: Py<PyType>,
+    library: ArrayLibrary,
+    empty: Py<PyAny>,
+    empty_kwargs: Py<PyDict>,
+    current_stream: Py<PyAny>,
+    stream_attribute: Py<PyString>,
+    current_device: Option<Py<PyAny>>,
+    /// The outputs by name, in the program's order; empty for a reduction.
+    outputs: Vec<(Py<PyString>, OutputSource)>,
+}
+
+impl Launcher {
+    /// The device pointer and length of `array`, when it is a one-dimensional, contiguous float32 array on this
+    /// launcher's GPU; `None` otherwise.
+    fn device_array(&self, array: &Bound<'_, PyAny>) -> PyResult<Option<(u64, usize)>> {
+        let py = array.py();
+        let ordinal: i64 = match self.library {
+            ArrayLibrary::Cupy => array.getattr(intern!(py, "device"))?.getattr(intern!(py, "id"))?.extract()?,
+            ArrayLibrary::Torch => array.call_method0(intern!(py, "get_device"))?.extract()?,
+        };
+        if ordinal != self.ordinal {
+            return Ok(None);
+        }
+        let interface = array.getattr(intern!(py, "__cuda_array_interface__"))?;
+        let Ok(interface) = interface.cast::<PyDict>() else { return Ok(None) };
+        let Some(typestr) = interface.get_item(intern!(py, "typestr"))? else { return Ok(None) };
+        if !typestr.eq(intern!(py, "<f4"))? {
+            return Ok(None);
+        }
+        let Some(shape) = interface.get_item(intern!(py, "shape"))? else { return Ok(None) };
+        let Ok((n,)) = shape.extract::<(usize,)>() else { return Ok(None) };
+        if let Some(strides) = interface.get_item(intern!(py, "strides"))?
+            && !strides.is_none()
+            && strides.extract::<(usize,)>().ok() != Some((4,))
+        {
+            return Ok(None);
+        }
+        let Some(data) = interface.get_item(intern!(py, "data"))? else { return Ok(None) };
+        let Ok((pointer, _read_only)) = data.extract::<(u64, bool)>() else { return Ok(None) };
+        Ok(Some((pointer, n)))
+    }
+
+    /// The device pointer of an array this launcher's library just allocated.
+    fn pointer_of(&self, array: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let py = array.py();
+        match self.library {
+            ArrayLibrary::Cupy => array.getattr(intern!(py, "data"))?.getattr(intern!(py, "ptr"))?.extract(),
+            ArrayLibrary::Torch => array.call_method0(intern!(py, "data_ptr"))?.extract(),
+        }
+    }
+}
+
+#[pymethods]
+impl Launcher {
+    /// Runs a call whose keyword arguments are `arguments`, if it has the shape this launcher was made for: the
+    /// result as the general path returns it (the output, a dict of outputs, or the reduction's value); `None` when
+    /// the call is not of that shape.
+    fn __call__<'py>(&self, py: Python<'py>, arguments: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if arguments.len() != self.slots.len() {
+            return Ok(None);
+        }
+        let program = self.prepared.program();
+        let mut inputs: Vec<Option<Bound<'py, PyAny>>> = vec![None; program.inputs.len()];
+        let mut pointers = vec![0u64; program.inputs.len()];
+        let mut scalars = vec![0f32; program.scalars.len()];
+        let mut n = None;
+        for ((key, value), (name, slot)) in arguments.iter().zip(&self.slots) {
+            if !key.is(name) && !key.eq(name)? {
+                return Ok(None);
+            }
+            match *slot {
+                Slot::Input(index) => {
+                    if !value.get_type().is(&self.array_type) {
+                        return Ok(None);
+                    }
+                    let Some((pointer, len)) = self.device_array(&value)? else { return Ok(None) };
+                    if len == 0 || n.is_some_and(|first| first != len) {
+                        return Ok(None);
+                    }
+                    n = Some(len);
+                    pointers[index] = pointer;
+                    inputs[index] = Some(value);
+                }
+                Slot::Scalar(index) => {
+                    if !(value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>()) {
+                        return Ok(None);
+                    }
+                    scalars[index] = value.extract::<f64>()? as f32;
+                }
+            }
+        }
+        let Some(n) = n else { return Ok(None) };
+        if let Some(current_device) = &self.current_device {
+            let current: i64 = current_device.call0(py)?.extract(py)?;
+            if current != self.ordinal {
+                return Ok(None);
+            }
+        }
+        let mut results = Vec::with_capacity(self.outputs.len());
+        let mut own = Vec::with_capacity(self.outputs.len());
+        for (name, source) in &self.outputs {
+            let array = match *source {
+                OutputSource::Overwrites(input) => {
+                    let Some(array) = inputs[input].clone() else { return Ok(None) };
+                    array
+                }
+                OutputSource::Own => {
+                    let array = self.empty.call(py, (n,), Some(self.empty_kwargs.bind(py)))?.into_bound(py);
+                    own.push(self.pointer_of(&array)?);
+                    array
+                }
+            };
+            results.push((name, array));
+        }
+        let stream: u64 = self.current_stream.call0(py)?.getattr(py, self.stream_attribute.bind(py))?.extract(py)?;
+        let (backend, prepared) = (&self.backend, &self.prepared);
+        let value = py
+            .detach(|| {
+                // SAFETY: every pointer was read from the array's own `__cuda_array_interface__` (or, for an output, from
+                // the array its library just allocated) on this launcher's device, each of `n` float32s, contiguous
+                // (checked above); the arrays stay referenced here until the call returns, and the work is ordered on
+                // the stream their library uses now.
+                unsafe { backend.run_expression_on_foreign_memory(prepared, &pointers, &own, &scalars, n, stream) }
+            })
+            .map_err(to_python)?;
+        if let Some(value) = value {
+            return Ok(Some(PyFloat::new(py, f64::from(value)).into_any()));
+        }
+        if results.len() == 1 {
+            return Ok(results.pop().map(|(_, array)| array));
+        }
+        let dict = PyDict::new(py);
+        for (name, array) in results {
+            dict.set_item(name, array)?;
+        }
+        Ok(Some(dict.into_any()))
+    }
+}
+
+impl Expr {
+    /// The expression compiled for CUDA device `ordinal` with these scalar names: from this object's cache, or
+    /// compiled (without the GIL) and kept.
+    fn prepared_for(
+        &self,
+        py: Python<'_>,
+        backend: &CudaBackend,
+        ordinal: usize,
+        names: Vec<String>,
+    ) -> PyResult<PreparedExpression> {
+        let mut cache = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, _, prepared)) = cache.iter().find(|(o, n, _)| *o == ordinal && *n == names) {
+            return Ok(prepared.clone());
+        }
+        let borrowed: Vec<&str> = names.iter().map(String::as_str).collect();
+        let program = self.parsed.bind(&borrowed).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let prepared = py.detach(|| backend.prepare_expression(Arc::new(program))).map_err(to_python)?;
+        cache.push((ordinal, names, prepared.clone()));
+        Ok(prepared)
+    }
+}
+
 /// A kernel written by hand per backend (CUDA C, WGSL), with its signature and a reference expression: the
 /// `load_inline` and `cupy.RawKernel` of gpuworthy ([`gpuworthy::core::raw`] has the calling conventions).
 #[pyclass(module = "gpuworthy._gpuworthy", name = "_RawKernel", frozen)]
@@ -583,7 +848,7 @@ impl RawKernel {
         if let Some(source) = reference {
             kernel = kernel.reference(&source).map_err(to_python)?;
         }
-        Ok(RawKernel { kernel: std::sync::Arc::new(kernel) })
+        Ok(RawKernel { kernel: Arc::new(kernel) })
     }
 
     /// Runs the kernel over `shape` (`(height, width)` for a grid, `None` for a line as long as the inputs) on
@@ -597,25 +862,8 @@ impl RawKernel {
         shape: Option<(usize, usize)>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<(Bound<'py, PyDict>, String)> {
-        let mut arguments = Vec::new();
-        if let Some(kwargs) = kwargs {
-            for (key, value) in kwargs.iter() {
-                let name: String = key.extract()?;
-                let parsed = argument(&name, &value)?;
-                arguments.push((name, parsed));
-            }
-        }
-        let mut arrays: Vec<(&str, &[f32])> = Vec::new();
-        let mut scalars: Vec<(&str, f32)> = Vec::new();
-        for (name, argument) in &arguments {
-            match argument {
-                Argument::Array(array) => {
-                    let slice = array.as_slice().map_err(|e| PyValueError::new_err(e.to_string()))?;
-                    arrays.push((name.as_str(), slice));
-                }
-                Argument::Scalar(v) => scalars.push((name.as_str(), *v)),
-            }
-        }
+        let arguments = read_arguments(kwargs)?;
+        let (arrays, scalars) = by_kind(&arguments)?;
         let shape = match shape {
             Some((height, width)) => gpuworthy::core::raw::Shape::Grid { width, height },
             None => gpuworthy::core::raw::Shape::Line(arrays.first().map_or(0, |(_, a)| a.len())),
@@ -653,6 +901,7 @@ fn _gpuworthy(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Unavailable", m.py().get_type::<Unavailable>())?;
     m.add_class::<Expr>()?;
     m.add_class::<RawKernel>()?;
+    m.add_class::<Launcher>()?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
