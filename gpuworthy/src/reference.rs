@@ -27,8 +27,10 @@ pub struct ReferenceMachine {
 }
 
 /// The reference machines, the first the default.
-pub const REFERENCE_MACHINES: &[ReferenceMachine] =
-    &[ReferenceMachine { name: "nvidia-h100", json: include_str!("../reference/nvidia-h100.json") }];
+pub const REFERENCE_MACHINES: &[ReferenceMachine] = &[
+    ReferenceMachine { name: "nvidia-h100", json: include_str!("../reference/nvidia-h100.json") },
+    ReferenceMachine { name: "nvidia-h200", json: include_str!("../reference/nvidia-h200.json") },
+];
 
 /// The reference machine named `name`; an error lists the known names.
 pub fn find(name: &str) -> Result<&'static ReferenceMachine> {
