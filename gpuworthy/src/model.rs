@@ -45,8 +45,7 @@ pub struct WorkloadModel {
     pub workload: String,
     /// Host to device, against the workload's bytes (zero on the CPU).
     pub upload: Curve,
-    /// Device to host, against the workload's bytes (zero on the CPU), with whatever else a run from the host
-    /// measured beyond its upload, kernel and download ([`return_trip_s`]).
+    /// Device to host, against the workload's bytes (zero on the CPU).
     pub download: Curve,
     /// Host to device through the backend's pinned (page-locked) staging memory, where the device has it (CUDA).
     #[serde(default)]
@@ -281,16 +280,6 @@ pub struct Model {
     pub rates: Vec<ComputeRates>,
 }
 
-/// What a run from the host spends after its kernel: the download, and whatever else its end-to-end time held beyond
-/// the three phases timed apart (a staging buffer mapped, a submission waited for). A run from the host is predicted
-/// as upload + kernel + download; on wgpu its end-to-end time exceeds that sum by tens of microseconds (mandelbrot
-/// 512x512 on the H200: 412 µs end to end against 342 µs for the phases), which made a device look faster from the
-/// host than it is. The excess is charged to the return trip, where a run waits for it; it is never negative, so a
-/// backend that overlaps its phases keeps its sum.
-fn return_trip_s(r: &Row) -> f64 {
-    r.download_s + (r.end_to_end_s - r.upload_s - r.kernel_s - r.download_s).max(0.0)
-}
-
 impl Model {
     /// Fits the model to a sweep's rows (any workloads, devices and variants); rows that failed their check, and
     /// variants measured at fewer than two sizes, are left out.
@@ -347,7 +336,7 @@ impl Model {
                 device.workloads.push(WorkloadModel {
                     workload: workload.to_owned(),
                     upload: transfer(|r| r.upload_s),
-                    download: transfer(return_trip_s),
+                    download: transfer(|r| r.download_s),
                     upload_pinned: None,
                     download_pinned: None,
                     pipelined: fastest_per_size(
@@ -372,7 +361,7 @@ impl Model {
                 Curve::through(&of_workload.iter().map(|r| (cost(r), time(r))).collect::<Vec<_>>())
             };
             w.upload_pinned = fit(|r| r.upload_s);
-            w.download_pinned = fit(return_trip_s);
+            w.download_pinned = fit(|r| r.download_s);
         }
     }
 
@@ -619,30 +608,6 @@ mod tests {
                 ladder[truth]
             );
         }
-    }
-
-    /// A run from the host is predicted at its measured end-to-end time where that exceeds its phases' sum (the
-    /// excess waits on the return trip), and at the sum where the phases overlap.
-    #[test]
-    fn a_host_run_costs_what_its_end_to_end_measured_beyond_its_phases() {
-        let rows = |excess: f64| -> Vec<Row> {
-            [1024usize, 1 << 20]
-                .iter()
-                .map(|&n| {
-                    let mut row = Row::with_times("square", &n.to_string(), BackendKind::Wgpu, 1e-5, 1e-4);
-                    row.bytes = 8 * n as u64;
-                    row.upload_s = 2e-5;
-                    row.download_s = 3e-5;
-                    row.end_to_end_s = 2e-5 + 1e-5 + 3e-5 + excess;
-                    row
-                })
-                .collect()
-        };
-        let at = |model: &Model| model.predict("square", &cost(8 << 10, 0), Placement::Host)[0].total_s;
-        let with_excess = at(&Model::from_rows(&rows(7e-5)));
-        assert!((with_excess - 1.3e-4).abs() < 1e-9, "{with_excess}");
-        let overlapped = at(&Model::from_rows(&rows(-2e-5)));
-        assert!((overlapped - 6e-5).abs() < 1e-9, "{overlapped}");
     }
 
     /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
