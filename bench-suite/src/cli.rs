@@ -77,6 +77,17 @@ pub enum Command {
         ))]
         on: Option<String>,
     },
+    /// Places the workloads of one or more sweeps on a roofline: each one's arithmetic intensity (flops per byte) and
+    /// rate at its largest size, under each device's measured roofs (the best GB/s and GFLOP/s the sweep reached),
+    /// memory-bound or compute-bound, and its share of the roof.
+    Roofline {
+        /// Sweep JSON files (`gpuworthy sweep --json FILE`): the workloads', an expression's, on one chart.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Also draw the chart, as SVG, to this file.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
     /// Measures raw host-device copy rates on a CUDA device, pageable and pinned.
     Transfers {
         /// Bytes per copy: 256M, 2^28, ...

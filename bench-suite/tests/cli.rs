@@ -220,6 +220,9 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
         (&[], &["explain", "--on", "a-toaster", "square", "--size", "1K"], 2, "nvidia-h100"),
         (&[], &["explain", "--on", "nvidia-h100", "square", "--size", "2^50"], 2, "too large"),
         (&[], &["sweep", "square", "--sizes", "2^40", "--backends", "cpu"], 2, "no size could be measured"),
+        (&[], &["roofline", "no-such-sweep.json"], 2, "cannot read the sweep no-such-sweep.json"),
+        (&[], &["roofline", "Cargo.toml"], 2, "Cargo.toml is not a sweep's JSON"),
+        (&[], &["roofline"], 2, "FILES"),
     ];
     for (env, args, code, needle) in cases {
         let out = gpuworthy_with(env, args);
@@ -581,4 +584,21 @@ fn a_piped_calibration_says_where_it_is() {
     let saved = std::fs::read_to_string(&path).unwrap();
     assert!(saved.contains("\"per_call_s\"") && saved.contains("expr: s = sum((x * x))"), "{saved:.300}");
     std::fs::remove_file(&path).ok();
+}
+
+/// `roofline` places a committed sweep's workloads under its devices' measured roofs, and draws the chart.
+#[test]
+fn roofline_of_a_committed_sweep() {
+    let sweep = format!("{}/../docs/results/nvidia-h200/baseline/run-2/sweep.json", env!("CARGO_MANIFEST_DIR"));
+    let chart = std::env::temp_dir().join(format!("gpuworthy-roofline-cli-{}.svg", std::process::id()));
+    let out = gpuworthy_with(&[], &["roofline", &sweep, "--plot", chart.to_str().unwrap()]);
+    expect(&out, "roofline", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("cuda: memory roof") && stdout.contains("matmul") && stdout.contains("compute"),
+        "{stdout}"
+    );
+    let svg = std::fs::read_to_string(&chart).expect("the chart is written");
+    std::fs::remove_file(&chart).ok();
+    assert!(svg.contains("<svg") && svg.contains("stencil"), "a chart with the workloads' labels");
 }

@@ -29,7 +29,7 @@ use gpuworthy::sweep::{Progress, SweepOptions};
 use gpuworthy::wgpu::WgpuBackend;
 use gpuworthy::{Device, DeviceSpec};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Bytes per copy when measuring a device's copy bandwidth: large enough to leave every cache behind.
@@ -742,8 +742,29 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Devices => devices(),
         Command::Sweep(args) => sweep(args),
         Command::Transfers { size, backend } => transfers(&size, backend),
+        Command::Roofline { files, plot } => roofline(&files, plot.as_deref()),
         Command::Run(args) => run_workload(args),
     }
+}
+
+/// `gpuworthy roofline`: the sweeps in `files` placed under their devices' measured roofs, as a table and, with
+/// `plot`, a chart.
+fn roofline(files: &[PathBuf], plot: Option<&Path>) -> anyhow::Result<()> {
+    let mut texts = Vec::with_capacity(files.len());
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Exit::usage(format!("cannot read the sweep {}: {e}", file.display())))?;
+        texts.push((file.display().to_string(), text));
+    }
+    let (points, roofs) = bench_suite::roofline::from_json(&texts).map_err(|e| Exit::usage(format!("{e:#}")))?;
+    print!("{}", bench_suite::roofline::table(&points, &roofs));
+    if let Some(path) = plot {
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        let title = format!("roofline of {}", names.join(", "));
+        bench_suite::roofline::write_svg(path, &title, &points, &roofs)?;
+        println!("chart: {}", path.display());
+    }
+    Ok(())
 }
 
 /// [`explain`] for the workload a visitor is given.
