@@ -76,6 +76,9 @@ pub enum Command {
             gpuworthy::reference::REFERENCE_MACHINES.iter().map(|m| m.name)
         ))]
         on: Option<String>,
+        /// With --on: a GPU other than the reference machine's, described by how it differs.
+        #[command(flatten)]
+        what_if: WhatIfArgs,
     },
     /// Places the workloads of one or more sweeps on a roofline: each one's arithmetic intensity (flops per byte) and
     /// rate at its largest size, under each device's measured roofs (the best GB/s and GFLOP/s the sweep reached),
@@ -97,6 +100,44 @@ pub enum Command {
         #[arg(long, short, default_value = "cuda", value_name = "DEVICE", value_parser = parse_device)]
         backend: DeviceSpec,
     },
+}
+
+/// A GPU that was never measured, for `explain --on`: the reference machine's GPU changed as these say (a laptop
+/// GPU, a small cloud GPU over PCIe, Apple's unified memory). A prediction from the roofline's bounds, labelled so.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WhatIfArgs {
+    /// With --on: a GPU whose memory streams this many GB/s (a laptop GPU: a few hundred).
+    #[arg(long, value_name = "GB/S", requires = "on", value_parser = positive_number)]
+    pub gpu_memory: Option<f64>,
+    /// With --on: a GPU with this share of the reference GPU's arithmetic (0.25: a quarter).
+    #[arg(long, value_name = "SHARE", requires = "on", value_parser = positive_number)]
+    pub gpu_compute: Option<f64>,
+    /// With --on: a link to the host of this many GB/s each way (PCIe 4.0 x8: about 12).
+    #[arg(long, value_name = "GB/S", requires = "on", conflicts_with = "unified", value_parser = positive_number)]
+    pub link: Option<f64>,
+    /// With --on: memory shared with the CPU (Apple silicon, an integrated GPU): nothing is copied.
+    #[arg(long, requires = "on")]
+    pub unified: bool,
+}
+
+impl WhatIfArgs {
+    /// The GPU these describe.
+    pub fn what_if(&self) -> gpuworthy::reference::WhatIf {
+        gpuworthy::reference::WhatIf {
+            memory_bytes_per_s: self.gpu_memory.map(|g| g * 1e9),
+            compute_share: self.gpu_compute,
+            link_bytes_per_s: self.link.map(|g| g * 1e9),
+            unified: self.unified,
+        }
+    }
+}
+
+/// A positive, finite number.
+fn positive_number(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a positive number")),
+    }
 }
 
 /// What `gpuworthy run` takes.

@@ -220,6 +220,15 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
         (&[], &["explain", "--on", "a-toaster", "square", "--size", "1K"], 2, "nvidia-h100"),
         (&[], &["explain", "--on", "nvidia-h100", "square", "--size", "2^50"], 2, "too large"),
         (&[], &["sweep", "square", "--sizes", "2^40", "--backends", "cpu"], 2, "no size could be measured"),
+        (&[], &["explain", "square", "--size", "1K", "--unified"], 2, "--on"),
+        (&[], &["explain", "--on", "nvidia-h100", "square", "--size", "1K", "--gpu-memory", "0"], 2, "positive number"),
+        (
+            &[],
+            &["explain", "--on", "nvidia-h100", "square", "--size", "1K", "--link", "12", "--unified"],
+            2,
+            "--unified",
+        ),
+        (&[], &["explain", "--on", "nvidia-h100", "--expr", "y = 2*x", "--size", "1K", "--unified"], 2, "built-in"),
         (&[], &["roofline", "no-such-sweep.json"], 2, "cannot read the sweep no-such-sweep.json"),
         (&[], &["roofline", "Cargo.toml"], 2, "Cargo.toml is not a sweep's JSON"),
         (&[], &["roofline"], 2, "FILES"),
@@ -601,4 +610,21 @@ fn roofline_of_a_committed_sweep() {
     let svg = std::fs::read_to_string(&chart).expect("the chart is written");
     std::fs::remove_file(&chart).ok();
     assert!(svg.contains("<svg") && svg.contains("stencil"), "a chart with the workloads' labels");
+}
+
+/// `explain --on` with a GPU that was never measured says so, and predicts it slower where its memory is slower.
+#[test]
+fn explain_on_a_what_if_gpu_is_labelled_and_bounded_by_its_memory() {
+    let args = ["explain", "--on", "nvidia-h100", "square", "--size", "2^24", "--resident"];
+    let reference = gpuworthy_with(&[], &args);
+    expect(&reference, "explain --on nvidia-h100", 0, "");
+    let slower: Vec<&str> = args.iter().copied().chain(["--gpu-memory", "100"]).collect();
+    let out = gpuworthy_with(&[], &slower);
+    expect(&out, "explain --on nvidia-h100 --gpu-memory 100", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("a what-if GPU") && stdout.contains("memory 100 GB/s"), "{stdout}");
+    assert!(stdout.contains("what-if: no such GPU was measured"), "{stdout}");
+    // 2^24 squares move 128 MiB: at 100 GB/s that is at least 1.34 ms on either GPU.
+    let cuda = stdout.lines().find(|l| l.trim_start().starts_with("cuda")).expect("a cuda row");
+    assert!(cuda.contains(" ms"), "{cuda}");
 }

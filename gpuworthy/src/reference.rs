@@ -72,8 +72,14 @@ impl ReferenceMachine {
     /// This machine's CPU (the devices of `local` that are not GPUs, and the CPU's rates) with this reference
     /// machine's GPUs and their rates: the model of "this CPU beside that GPU".
     pub fn beside(&self, local: &Model) -> Result<Model> {
+        self.beside_as(local, &WhatIf::default())
+    }
+
+    /// As [`ReferenceMachine::beside`], with this machine's GPUs changed as `what_if` describes.
+    pub fn beside_as(&self, local: &Model, what_if: &WhatIf) -> Result<Model> {
+        what_if.validate()?;
         let reference = self.calibration()?.model;
-        Ok(combine(local, &reference))
+        Ok(combine(local, &what_if.apply(&reference)))
     }
 
     /// What this reference machine's GPUs would have done with the sizes of `rows` (one workload's sweep on this
@@ -125,6 +131,135 @@ pub fn combine(local: &Model, reference: &Model) -> Model {
     Model { devices, error: reference.error.clone(), rates }
 }
 
+/// A GPU that was never measured, described by how it differs from a reference machine's: its memory's streaming
+/// rate, its arithmetic as a share of the reference GPU's, its link to the host, or memory it shares with the CPU
+/// (Apple silicon, an integrated GPU). [`WhatIf::apply`] turns the reference GPU's measured curves into this GPU's
+/// predicted ones by the roofline's two bounds, and nothing more:
+///
+/// - a kernel takes at least its reference time above the launch, divided by the share of arithmetic (as if every
+///   kernel were compute-bound, which is pessimistic for memory-bound ones only where the share is below the memory
+///   ratio), and at least its bytes at the new memory rate; the launch overhead stays the reference's;
+/// - a transfer's time above its fixed cost grows by the ratio of the reference link's rate for it (at its largest
+///   calibrated size, half of the workload's bytes taken to cross each way) to the new one, and shared memory needs no
+///   transfer at all;
+/// - the pipelined path is left out: how its overlap would change is not something two bounds can say.
+///
+/// Everything it predicts is labelled a what-if: no GPU of that kind was measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WhatIf {
+    /// The GPU memory's streaming rate, bytes per second (`None`: the reference GPU's).
+    pub memory_bytes_per_s: Option<f64>,
+    /// The GPU's arithmetic as a share of the reference GPU's, in (0, 1] or above (`None`: the same).
+    pub compute_share: Option<f64>,
+    /// The link to the host, bytes per second each way (`None`: the reference machine's).
+    pub link_bytes_per_s: Option<f64>,
+    /// Memory shared with the CPU: nothing is copied, data on the host is data on the GPU.
+    pub unified: bool,
+}
+
+impl WhatIf {
+    /// Whether anything differs from the reference GPU.
+    pub fn is_some(&self) -> bool {
+        self.memory_bytes_per_s.is_some()
+            || self.compute_share.is_some()
+            || self.link_bytes_per_s.is_some()
+            || self.unified
+    }
+
+    /// Refuses rates that are not positive finite numbers, naming the one.
+    pub fn validate(&self) -> Result<()> {
+        for (name, value) in [
+            ("the GPU memory's rate", self.memory_bytes_per_s),
+            ("the share of arithmetic", self.compute_share),
+            ("the host link's rate", self.link_bytes_per_s),
+        ] {
+            if let Some(v) = value
+                && !(v.is_finite() && v > 0.0)
+            {
+                return Err(Error::invalid(format!("{name} must be a positive number, not {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// How the GPU differs, in words: `memory 256 GB/s, 25% of the arithmetic, a 12 GB/s link`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = self.memory_bytes_per_s {
+            parts.push(format!("memory {:.0} GB/s", m / 1e9));
+        }
+        if let Some(c) = self.compute_share {
+            parts.push(format!("{:.0}% of the arithmetic", 100.0 * c));
+        }
+        if self.unified {
+            parts.push("memory shared with the CPU (no copies)".to_owned());
+        } else if let Some(l) = self.link_bytes_per_s {
+            parts.push(format!("a {:.0} GB/s link to the host", l / 1e9));
+        }
+        parts.join(", ")
+    }
+
+    /// `reference`'s GPUs turned into this GPU's ([`WhatIf`] says how); its other devices as they are.
+    pub fn apply(&self, reference: &Model) -> Model {
+        let mut model = reference.clone();
+        for device in model.devices.iter_mut().filter(|d| d.is_gpu) {
+            let new_s_per_byte = self.memory_bytes_per_s.map(|rate| 1.0 / rate);
+            let share = self.compute_share.unwrap_or(1.0);
+            if let Some(s) = new_s_per_byte {
+                device.stream_s_per_byte = Some(device.stream_s_per_byte.map_or(s, |old| old.max(s)));
+            }
+            for workload in &mut device.workloads {
+                for variant in &mut workload.variants {
+                    let curve = &mut variant.kernel;
+                    let fixed = curve.fit.fixed_s;
+                    for point in &mut curve.points {
+                        let launch = fixed.min(point.2);
+                        let memory = new_s_per_byte.map_or(0.0, |s| point.0 as f64 * s);
+                        point.2 = launch + ((point.2 - launch) / share).max(memory);
+                    }
+                    curve.fit.per_flop_s /= share;
+                    curve.fit.per_byte_s /= share;
+                    if let Some(s) = new_s_per_byte {
+                        curve.fit.per_byte_s = curve.fit.per_byte_s.max(s);
+                    }
+                }
+                if self.unified {
+                    workload.upload = crate::fit::Curve::default();
+                    workload.download = crate::fit::Curve::default();
+                    workload.upload_pinned = None;
+                    workload.download_pinned = None;
+                } else if let Some(link) = self.link_bytes_per_s {
+                    for curve in [&mut workload.upload, &mut workload.download]
+                        .into_iter()
+                        .chain(workload.upload_pinned.as_mut())
+                        .chain(workload.download_pinned.as_mut())
+                    {
+                        // The reference link's rate for this transfer, at its largest calibrated size, taking half of
+                        // the cost's bytes to cross each way (square's input up and its output down; a workload
+                        // that moves more one way than the other is off by that share).
+                        let fixed = curve.fit.fixed_s;
+                        let Some(&(bytes, _, t)) = curve.points.last() else { continue };
+                        let above = t - fixed.min(t);
+                        if above <= 0.0 {
+                            continue;
+                        }
+                        let ratio = (bytes as f64 / 2.0 / above / link).max(1.0);
+                        for point in &mut curve.points {
+                            let base = fixed.min(point.2);
+                            point.2 = base + (point.2 - base) * ratio;
+                        }
+                        curve.fit.per_byte_s *= ratio;
+                    }
+                }
+                if self.is_some() {
+                    workload.pipelined = None;
+                }
+            }
+        }
+        model
+    }
+}
+
 /// What a reference machine's GPUs would have done with one workload's sizes ([`ReferenceMachine::what_it_would_do`]).
 #[derive(Debug, Clone)]
 pub struct WhatItWouldDo {
@@ -145,6 +280,45 @@ mod tests {
     use super::*;
     use crate::fit::Curve;
     use crate::model::{DeviceModel, WorkloadModel};
+
+    /// The H100's prediction for `workload` at `cost` on cuda, with the GPU changed as `what_if` says.
+    fn cuda_on_h100(what_if: WhatIf, workload: &str, cost: Cost, placement: Placement) -> Prediction {
+        let model = find("nvidia-h100").unwrap().beside_as(&Model::default(), &what_if).unwrap();
+        model.predict(workload, &cost, placement).into_iter().find(|p| p.device.as_str() == "cuda").unwrap()
+    }
+
+    #[test]
+    fn a_what_if_gpu_follows_the_roofline_bounds() {
+        let square = Cost { bytes: 8 << 26, flops: 1 << 26, elements: 1 << 26 };
+        let matmul = Cost { bytes: 3 * 4 * (1 << 24), flops: 2 << 36, elements: 1 << 24 };
+        let same = WhatIf::default();
+        let slow_memory = WhatIf { memory_bytes_per_s: Some(300e9), ..same };
+        // A memory-bound kernel takes at least its bytes at the new rate; a compute-bound one keeps its time.
+        let base = cuda_on_h100(same, "square", square, Placement::Resident).kernel_s;
+        let slow = cuda_on_h100(slow_memory, "square", square, Placement::Resident).kernel_s;
+        assert!(slow >= (8u64 << 26) as f64 / 300e9 && slow > 5.0 * base, "{base} -> {slow}");
+        let base = cuda_on_h100(same, "matmul", matmul, Placement::Resident).kernel_s;
+        let slow = cuda_on_h100(slow_memory, "matmul", matmul, Placement::Resident).kernel_s;
+        assert!((slow - base).abs() <= 0.05 * base, "matmul is compute-bound: {base} -> {slow}");
+        // A quarter of the arithmetic: the compute-bound kernel takes about four times as long.
+        let quarter = cuda_on_h100(WhatIf { compute_share: Some(0.25), ..same }, "matmul", matmul, Placement::Resident);
+        assert!(quarter.kernel_s > 3.5 * base && quarter.kernel_s < 4.5 * base, "{base} -> {}", quarter.kernel_s);
+        // A slower link makes data from the host dearer; shared memory makes it free.
+        let host = cuda_on_h100(same, "square", square, Placement::Host);
+        let narrow = cuda_on_h100(WhatIf { link_bytes_per_s: Some(2e9), ..same }, "square", square, Placement::Host);
+        assert!(narrow.upload_s > 2.0 * host.upload_s, "{} -> {}", host.upload_s, narrow.upload_s);
+        let unified = WhatIf { unified: true, ..same };
+        let shared = cuda_on_h100(unified, "square", square, Placement::Host);
+        let resident = cuda_on_h100(unified, "square", square, Placement::Resident);
+        assert!(!shared.pipelined && shared.upload_s == 0.0 && shared.download_s == 0.0);
+        assert_eq!(shared.total_s, resident.total_s);
+        // Nonsense is refused with its name.
+        let e = find("nvidia-h100")
+            .unwrap()
+            .beside_as(&Model::default(), &WhatIf { memory_bytes_per_s: Some(0.0), ..same });
+        assert!(e.unwrap_err().to_string().contains("memory"));
+        assert_eq!(slow_memory.describe(), "memory 300 GB/s");
+    }
 
     #[test]
     fn every_reference_calibration_parses_and_knows_every_builtin_workload_on_a_gpu() {

@@ -720,7 +720,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             None => calibrate(evaluate, json, expressions),
         },
-        Command::Explain { workload, expression, size, resident, pinned, on } => {
+        Command::Explain { workload, expression, size, resident, pinned, on, what_if } => {
+            let what_if = what_if.what_if();
             let placement = match (resident, pinned) {
                 (true, _) => Placement::Resident,
                 (false, true) => Placement::PinnedHost,
@@ -731,12 +732,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
                 warn_about_domain(&request)?;
                 if let Some(machine) = on {
+                    if what_if.is_some() {
+                        return Err(Exit::usage(
+                            "--gpu-memory, --gpu-compute, --link and --unified describe a GPU for the built-in \
+                             workloads; an expression's special functions were measured on the reference GPU alone",
+                        ));
+                    }
                     return explain_expression_on(&request, &size, placement, &machine);
                 }
                 return explain_expression(&request, &size, placement);
             }
             let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
-            visit_workload_named(&workload, &mut Explain { size: &size, placement, on: on.as_deref() })
+            visit_workload_named(&workload, &mut Explain { size: &size, placement, on: on.as_deref(), what_if })
                 .map_err(usage)?
         }
         Command::Devices => devices(),
@@ -773,6 +780,8 @@ struct Explain<'a> {
     placement: Placement,
     /// A reference machine to predict on (`--on`).
     on: Option<&'a str>,
+    /// How the GPU differs from the reference machine's, if it does.
+    what_if: gpuworthy::reference::WhatIf,
 }
 
 impl WorkloadVisitor for Explain<'_> {
@@ -786,7 +795,7 @@ impl WorkloadVisitor for Explain<'_> {
                 let headline = format!("{} {params} ({} bytes moved, {} flops)", W::NAME, cost.bytes, cost.flops);
                 let ladder: Vec<(String, gpuworthy::core::Cost)> =
                     W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
-                explain_on::<W>(&params, self.placement, machine, &headline, &ladder, |cpu, progress| {
+                explain_on::<W>(&params, self.placement, machine, &self.what_if, &headline, &ladder, |cpu, progress| {
                     let devices = gpuworthy::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
                     let part = gpuworthy::calibration::calibrate_workload::<W>(&devices, progress);
                     let mut calibration = gpuworthy::calibration::Calibration::from_parts(
@@ -815,17 +824,21 @@ fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     params: &W::Params,
     placement: Placement,
     machine: &str,
+    what_if: &gpuworthy::reference::WhatIf,
     headline: &str,
     ladder: &[(String, gpuworthy::core::Cost)],
     calibrate_cpu: impl FnOnce(&Device, &dyn Progress) -> gpuworthy::calibration::Calibration,
 ) -> anyhow::Result<()> {
     use gpuworthy::auto::{Auto, verdict};
     let machine = gpuworthy::reference::find(machine).map_err(usage)?;
-    let attribution = machine.attribution()?;
+    let attribution = match what_if.is_some() {
+        false => machine.attribution()?,
+        true => format!("a what-if GPU: {}'s with {}", machine.attribution()?, what_if.describe()),
+    };
     let cpu = Device::cpu()?;
     let local = Auto::open()?.model.unwrap_or_default();
     let predict = |local: &gpuworthy::model::Model| -> anyhow::Result<_> {
-        let auto = Auto::with_model(vec![cpu.clone()], machine.beside(local)?);
+        let auto = Auto::with_model(vec![cpu.clone()], machine.beside_as(local, what_if).map_err(usage)?);
         let predicted = auto.predict::<W>(params, placement);
         let has_cpu = predicted.as_ref().is_some_and(|(p, _)| p.iter().any(|p| !p.is_gpu));
         Ok((auto, predicted, has_cpu))
@@ -871,6 +884,14 @@ fn explain_on<W: gpuworthy::device::DeviceWorkload>(
          machine's host link) were measured on {}",
         machine.name
     );
+    if what_if.is_some() {
+        out!(
+            "what-if: no such GPU was measured; its times are {}'s bounded by the roofline (kernels no faster than \
+             their bytes at its memory's rate or their arithmetic at its share; transfers scaled to its link), and \
+             its pipelined path is not predicted",
+            machine.name
+        );
+    }
     Ok(())
 }
 
@@ -888,7 +909,7 @@ fn explain_expression_on(
     gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
     let cost = Expression::cost(&params);
     let headline = format!("`{}` at {n} ({} bytes moved)", request.source.trim(), cost.bytes);
-    explain_on::<Expression>(&params, placement, machine, &headline, &[], |cpu, progress| {
+    explain_on::<Expression>(&params, placement, machine, &Default::default(), &headline, &[], |cpu, progress| {
         gpuworthy::expression::calibrate_expressions(std::slice::from_ref(cpu), progress)
     })
 }
