@@ -220,6 +220,15 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
             }
         }
     }
+    legend_and_write(&mut chart, &root, &path)
+}
+
+/// The last step of every log-log chart here: the legend at the upper left, then the SVG written to `path`.
+pub(crate) fn legend_and_write<'a>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>,
+    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    path: &Path,
+) -> anyhow::Result<()> {
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)

@@ -292,14 +292,7 @@ pub fn write_svg(path: &Path, title: &str, points: &[Point], roofs: &[Roof]) -> 
             )))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .draw()?;
-    root.present().with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    crate::export::legend_and_write(&mut chart, &root, path)
 }
 
 #[cfg(test)]
