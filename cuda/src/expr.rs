@@ -379,7 +379,7 @@ impl CudaBackend {
             })
             .collect::<Result<Vec<_>>>()?;
         let job = Pipeline {
-            inputs: input.arrays.iter().map(Vec::as_slice).collect(),
+            inputs: input.slices(),
             chunks,
             output_from,
             launch_on_backend_stream: false,

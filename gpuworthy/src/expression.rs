@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpuworthy_core::expr::{
-    ELEMENTWISE_BASE, Expr, ExprInput, ExprParams, Expression, Func, Outputs, REDUCTION_BASE, base_params,
+    ELEMENTWISE_BASE, Expr, ExprInput, ExprParams, Expression, Func, HostArray, Outputs, REDUCTION_BASE, base_params,
     expression_ladder, instance_name,
 };
 use gpuworthy_core::{Error, Result};
@@ -203,15 +203,56 @@ impl ExprOutputs {
 
 /// The input of the [`Expression`] workload for `expr` with these named arrays and scalars: every array the
 /// expression reads given once, every other name a scalar, all arrays of one length; an error names what is missing,
-/// unknown or of another length.
+/// unknown or of another length. The arrays are copied into the input, which owns them; [`with_input`] lends them
+/// instead, for one call.
 pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str, f32)]) -> Result<ExprInput> {
+    build_input(expr, inputs, scalars, |array| HostArray::from(array.to_vec()))
+}
+
+/// Calls `f` with the input of the [`Expression`] workload for `expr` with these named arrays and scalars (checked as
+/// [`expression_input`] checks them), its arrays read in place from `inputs`, with no copy: how [`Device::run_expr`],
+/// [`crate::auto::Auto::run_expr`] and the Python package hand a caller's arrays to a backend. The input lives only
+/// for the call; a clone of it taken inside `f` owns a copy of the arrays.
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::core::expr::{Expr, Expression};
+///
+/// let expr = Expr::parse("y = 2*x").map_err(|e| e.into_error("y = 2*x"))?;
+/// let x = vec![1.0, 2.0];
+/// let y = gpuworthy::expression::with_input(&expr, &[("x", &x)], &[], |input| {
+///     assert!(input.arrays[0].is_borrowed() && input.arrays[0].as_ptr() == x.as_ptr());
+///     Device::cpu()?.run::<Expression>("blocks", input)
+/// })?;
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
+pub fn with_input<T>(
+    expr: &Expr,
+    inputs: &[(&str, &[f32])],
+    scalars: &[(&str, f32)],
+    f: impl FnOnce(&ExprInput) -> Result<T>,
+) -> Result<T> {
+    // SAFETY: every array borrowed here reads a slice of `inputs`, which outlives this function; the input holding
+    // them is dropped before it returns, `f` sees it only by reference (it cannot move the arrays out), and a clone
+    // made inside `f` owns copies. Nothing is written through the arrays.
+    let input = build_input(expr, inputs, scalars, |array| unsafe { HostArray::borrowing(array) })?;
+    f(&input)
+}
+
+/// [`expression_input`]'s checks, with each array made by `array`.
+fn build_input(
+    expr: &Expr,
+    inputs: &[(&str, &[f32])],
+    scalars: &[(&str, f32)],
+    array: impl Fn(&[f32]) -> HostArray,
+) -> Result<ExprInput> {
     let names: Vec<&str> = scalars.iter().map(|(name, _)| *name).collect();
     let program = expr.bind(&names).map_err(|e| Error::invalid(e.to_string()))?;
     let mut arrays = Vec::with_capacity(program.inputs.len());
     for name in &program.inputs {
         let given: Vec<&[f32]> = inputs.iter().filter(|(n, _)| n == name).map(|(_, a)| *a).collect();
         match given.as_slice() {
-            [array] => arrays.push(array.to_vec()),
+            [given] => arrays.push(array(given)),
             [] => {
                 return Err(Error::invalid(format!(
                     "the expression reads the array `{name}`, which was not given (a scalar needs a value instead)"
@@ -232,7 +273,7 @@ pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str
         .map(|s| scalars.iter().find(|(n, _)| n == s).map(|(_, v)| *v))
         .collect::<Option<Vec<f32>>>()
         .ok_or_else(|| Error::invalid("a scalar of the expression has no value"))?;
-    let slices: Vec<&[f32]> = arrays.iter().map(Vec::as_slice).collect();
+    let slices: Vec<&[f32]> = arrays.iter().map(|a| &a[..]).collect();
     let n = program.length(&slices, &values)?;
     Ok(ExprInput { params: ExprParams::new(Arc::new(program), n, values), arrays })
 }
@@ -266,10 +307,11 @@ impl Device {
     /// # Ok::<(), gpuworthy::core::Error>(())
     /// ```
     pub fn run_expr(&self, expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str, f32)]) -> Result<ExprOutputs> {
-        let input = expression_input(expr, inputs, scalars)?;
-        self.check_size::<Expression>(&input.params)?;
-        let outputs = self.run::<Expression>(self.best_variant::<Expression>(&input.params), &input)?;
-        Ok(named_outputs(&input, outputs))
+        with_input(expr, inputs, scalars, |input| {
+            self.check_size::<Expression>(&input.params)?;
+            let outputs = self.run::<Expression>(self.best_variant::<Expression>(&input.params), input)?;
+            Ok(named_outputs(input, outputs))
+        })
     }
 }
 
@@ -314,10 +356,11 @@ impl crate::auto::Auto {
         inputs: &[(&str, &[f32])],
         scalars: &[(&str, f32)],
     ) -> Result<(ExprOutputs, crate::auto::Choice)> {
-        let input = expression_input(expr, inputs, scalars)?;
-        let choice = self.choose::<Expression>(&input.params, crate::model::Placement::Host)?;
-        let outputs = choice.device.run::<Expression>(choice.variant, &input)?;
-        Ok((named_outputs(&input, outputs), choice))
+        with_input(expr, inputs, scalars, |input| {
+            let choice = self.choose::<Expression>(&input.params, crate::model::Placement::Host)?;
+            let outputs = choice.device.run::<Expression>(choice.variant, input)?;
+            Ok((named_outputs(input, outputs), choice))
+        })
     }
 }
 
@@ -478,7 +521,7 @@ fn probe_kernel(device: &Device, source: &str, x: &[f32]) -> Result<f64> {
     device.check_size::<Expression>(&params)?;
     let variant = device.best_variant::<Expression>(&params);
     device.prepare_for::<Expression>(variant, &params)?;
-    let input = ExprInput { params, arrays: vec![x.to_vec()] };
+    let input = ExprInput { params, arrays: vec![HostArray::from(x.to_vec())] };
     let mut resident = device.upload::<Expression>(&input)?;
     device.launch::<Expression>(variant, &mut resident)?;
     let mut times = Vec::with_capacity(5);

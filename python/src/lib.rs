@@ -18,11 +18,12 @@ use std::time::Duration;
 use gpuworthy::auto::Auto;
 use gpuworthy::catalog::Catalog;
 use gpuworthy::core::expr::Expr as ParsedExpr;
+use gpuworthy::core::expr::ExprInput;
 use gpuworthy::core::{Backend, Error};
 use gpuworthy::cuda::CudaBackend;
 use gpuworthy::cuda::expr::PreparedExpression;
 use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
-use gpuworthy::expression::{ExprValue, named_outputs};
+use gpuworthy::expression::{ExprOutputs, ExprValue, named_outputs};
 use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
 use gpuworthy::model::Placement;
 use gpuworthy::size::{Ladder, ParseSize, SizeRequest};
@@ -377,6 +378,32 @@ fn argument<'py>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<Argument<'py
     )))
 }
 
+/// Runs `input` on `chosen` (or where the process's `auto` predicts it fastest, for `None`): its outputs by name and a
+/// record of where it ran and why.
+fn run_on(chosen: Option<Device>, input: &ExprInput) -> gpuworthy::core::Result<(ExprOutputs, Value)> {
+    use gpuworthy::core::expr::Expression;
+    let (device, variant, reason) = match chosen {
+        Some(device) => {
+            device.check_size::<Expression>(&input.params)?;
+            let variant = device.best_variant::<Expression>(&input.params);
+            (device, variant, "asked for".to_owned())
+        }
+        None => {
+            let choice = gpuworthy::auto::global()?.choose::<Expression>(&input.params, Placement::Host)?;
+            (choice.device, choice.variant, choice.reason)
+        }
+    };
+    let outputs = device.run::<Expression>(variant, input)?;
+    let named = named_outputs(input, outputs);
+    let record = json!({
+        "device": device.label().to_string(),
+        "device_name": device.device().name,
+        "variant": variant,
+        "reason": reason,
+    });
+    Ok((named, record))
+}
+
 /// The keyword arguments of a call, each read as an array or a scalar ([`argument`]), in the order given.
 fn read_arguments<'py>(kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Vec<(String, Argument<'py>)>> {
     let mut arguments = Vec::new();
@@ -440,28 +467,8 @@ impl Expr {
         // The work runs without the GIL: other Python threads go on, and the arrays stay borrowed (read-only) until
         // it ends.
         let outcome = py.detach(|| -> gpuworthy::core::Result<_> {
-            let input = gpuworthy::expression::expression_input(&self.parsed, &arrays, &scalars)?;
-            let (device, variant, reason) = match chosen {
-                Some(device) => {
-                    device.check_size::<gpuworthy::core::expr::Expression>(&input.params)?;
-                    let variant = device.best_variant::<gpuworthy::core::expr::Expression>(&input.params);
-                    (device, variant, "asked for".to_owned())
-                }
-                None => {
-                    let choice = gpuworthy::auto::global()?
-                        .choose::<gpuworthy::core::expr::Expression>(&input.params, Placement::Host)?;
-                    (choice.device, choice.variant, choice.reason)
-                }
-            };
-            let outputs = device.run::<gpuworthy::core::expr::Expression>(variant, &input)?;
-            let named = named_outputs(&input, outputs);
-            let record = json!({
-                "device": device.label().to_string(),
-                "device_name": device.device().name,
-                "variant": variant,
-                "reason": reason,
-            });
-            Ok((named, record))
+            // The NumPy arrays are lent to the backend for the call, not copied.
+            gpuworthy::expression::with_input(&self.parsed, &arrays, &scalars, |input| run_on(chosen, input))
         });
         let (named, record) = outcome.map_err(to_python)?;
         let outputs = PyDict::new(py);

@@ -42,7 +42,7 @@ fn run(device: &Device, source: &str, scalars: &[&str], values: &[f32], arrays: 
     let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
     let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
     let input = match arrays {
-        Some(arrays) => ExprInput { params, arrays },
+        Some(arrays) => ExprInput { params, arrays: arrays.into_iter().map(Into::into).collect() },
         None => Expression::generate(&params, 1).unwrap(),
     };
     let expected = Expression::reference(&input).unwrap();
@@ -104,7 +104,7 @@ fn the_semantic_edge_cases_are_the_same_on_every_backend() {
             }
             // A NaN term makes every reduction NaN.
             let params = ExprParams::new(Arc::new(program), 3, vec![]);
-            let input = ExprInput { params, arrays: vec![vec![1.0, f32::NAN, 2.0]] };
+            let input = ExprInput { params, arrays: vec![vec![1.0, f32::NAN, 2.0].into()] };
             let output = device.run::<Expression>(device.best_variant::<Expression>(&input.params), &input).unwrap();
             assert!(matches!(output, Outputs::Reduction(v) if v.is_nan()), "{}: {source}: {output:?}", device.label());
         }
@@ -116,7 +116,7 @@ fn the_semantic_edge_cases_are_the_same_on_every_backend() {
 fn inputs_that_do_not_match_are_refused_on_every_backend() {
     let program = Arc::new(Expr::parse("y = x + z").unwrap().bind(&[]).unwrap());
     let params = ExprParams::new(program, 4, vec![]);
-    let input = ExprInput { params, arrays: vec![vec![1.0; 4], vec![1.0; 3]] };
+    let input = ExprInput { params, arrays: vec![vec![1.0; 4].into(), vec![1.0; 3].into()] };
     for device in devices() {
         let err = device.run::<Expression>(device.best_variant::<Expression>(&input.params), &input).unwrap_err();
         assert!(err.to_string().contains("differ in length"), "{}: {err}", device.label());

@@ -41,8 +41,8 @@ pub use random::random_expression;
 pub use reference::{Bounded, FunctionBound, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check, ulp};
 pub use syntax::Span;
 pub use workload::{
-    CONFORMANCE_LENGTHS, ELEMENTWISE_BASE, ExprCost, ExprInput, ExprParams, Expression, REDUCTION_BASE, base_params,
-    expression_ladder, instance_name,
+    CONFORMANCE_LENGTHS, ELEMENTWISE_BASE, ExprCost, ExprInput, ExprParams, Expression, HostArray, REDUCTION_BASE,
+    base_params, expression_ladder, instance_name,
 };
 
 /// The limits every expression is held to, so that no input makes the parser, a compiler or a driver work without

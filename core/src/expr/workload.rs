@@ -183,19 +183,91 @@ impl fmt::Display for ExprParams {
     }
 }
 
+/// An array of an expression's input: owned, or borrowed from the caller's memory for the length of one call, so that
+/// a caller who already holds the data (a NumPy array, a slice of a Rust program) is not made to copy it.
+///
+/// A borrowed array is made only by the unsafe [`HostArray::borrowing`], whose caller promises that the memory
+/// outlives it; a clone is always an owned copy, so nothing borrowed outlives the scope that lent it.
+pub struct HostArray(Storage);
+
+enum Storage {
+    Owned(Vec<f32>),
+    Borrowed { data: *const f32, len: usize },
+}
+
+// SAFETY: a borrowed array only reads memory that its maker promised stays valid and unwritten while it lives
+// ([`HostArray::borrowing`]); reading it from several threads is then as safe as reading a shared `&[f32]`.
+unsafe impl Send for HostArray {}
+// SAFETY: as for `Send`: nothing is ever written through a `HostArray`.
+unsafe impl Sync for HostArray {}
+
+impl HostArray {
+    /// An array that reads `values` in place, with no copy.
+    ///
+    /// # Safety
+    ///
+    /// `values` must stay valid, and no one may write to it, until the returned array is dropped (its clones are
+    /// owned copies and may live on).
+    pub unsafe fn borrowing(values: &[f32]) -> HostArray {
+        HostArray(Storage::Borrowed { data: values.as_ptr(), len: values.len() })
+    }
+
+    /// Whether it reads memory it does not own.
+    pub fn is_borrowed(&self) -> bool {
+        matches!(self.0, Storage::Borrowed { .. })
+    }
+}
+
+impl std::ops::Deref for HostArray {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        match &self.0 {
+            Storage::Owned(values) => values,
+            // SAFETY: the pointer and length came from a live slice whose memory its lender keeps valid and unwritten
+            // while this array lives (the contract of `borrowing`).
+            Storage::Borrowed { data, len } => unsafe { std::slice::from_raw_parts(*data, *len) },
+        }
+    }
+}
+
+impl From<Vec<f32>> for HostArray {
+    fn from(values: Vec<f32>) -> HostArray {
+        HostArray(Storage::Owned(values))
+    }
+}
+
+impl Clone for HostArray {
+    /// An owned copy, borrowed or not.
+    fn clone(&self) -> HostArray {
+        HostArray(Storage::Owned(self.to_vec()))
+    }
+}
+
+impl PartialEq for HostArray {
+    fn eq(&self, other: &HostArray) -> bool {
+        **self == **other
+    }
+}
+
+impl fmt::Debug for HostArray {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// An expression's input: its parameters and one array per input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExprInput {
     /// The parameters it was made with.
     pub params: ExprParams,
     /// One array per [`Program::inputs`], each of `params.n` elements.
-    pub arrays: Vec<Vec<f32>>,
+    pub arrays: Vec<HostArray>,
 }
 
 impl ExprInput {
     /// The arrays as slices, for [`Program::reference`] and the backends.
     pub fn slices(&self) -> Vec<&[f32]> {
-        self.arrays.iter().map(Vec::as_slice).collect()
+        self.arrays.iter().map(|a| &a[..]).collect()
     }
 }
 
@@ -239,7 +311,7 @@ impl Workload for Expression {
             .ranges
             .iter()
             .enumerate()
-            .map(|(k, &(low, high))| rng::uniform_f32(seed, k as u64, params.n, low, high))
+            .map(|(k, &(low, high))| HostArray::from(rng::uniform_f32(seed, k as u64, params.n, low, high)))
             .collect();
         Ok(ExprInput { params: params.clone(), arrays })
     }
@@ -387,8 +459,22 @@ mod tests {
         let err = Expression::check(&input, &expected, &Outputs::Elementwise(wrong), Precision::Full).unwrap_err();
         assert!(err.message.contains("y[17]"), "{err}");
         let mut short = input.clone();
-        short.arrays[0].pop();
+        short.arrays[0] = HostArray::from(input.arrays[0][1..].to_vec());
         assert!(Expression::validate(&short).is_err());
         assert_eq!(expression_ladder(&p, true).iter().map(|p| p.n).collect::<Vec<_>>(), [1024, 16384, 262144, 4194304]);
+    }
+
+    /// A borrowed array reads the lender's memory; its clone owns a copy that outlives the lender.
+    #[test]
+    fn a_borrowed_array_reads_in_place_and_its_clone_owns_a_copy() {
+        let lender = vec![1.0f32, 2.0, 3.0];
+        // SAFETY: `lender` outlives `borrowed` and is not written while it lives.
+        let borrowed = unsafe { HostArray::borrowing(&lender) };
+        assert!(borrowed.is_borrowed() && borrowed.as_ptr() == lender.as_ptr());
+        let copy = borrowed.clone();
+        drop(borrowed);
+        drop(lender);
+        assert!(!copy.is_borrowed());
+        assert_eq!(&copy[..], &[1.0, 2.0, 3.0]);
     }
 }
