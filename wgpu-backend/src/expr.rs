@@ -314,6 +314,11 @@ pub fn elementwise_source(program: &Program) -> String {
 
 /// The WGSL of a reduction program: entry points `expr_partials` (one partial per workgroup of a chunk) and
 /// `expr_finish` (one workgroup combining the partials, then the post-map).
+///
+/// The first pass reads its inputs as `array<vec4<f32>>`, four elements a load as the elementwise kernels do, and
+/// folds each element's term (`gw_term`) into the invocation's accumulator; the last `vec4` of a length that is not a
+/// multiple of four counts only the lanes below the length (the rest is the buffer's padding). Read one `f32` at a
+/// time, the same pass took twice the built-in `sum`'s time on the H200 (137 µs against 68.5 µs at 2^26).
 pub fn reduction_source(program: &Program) -> String {
     let reduction = program.reduction.as_ref().expect("a reduction program");
     let kind = reduction.kind;
@@ -321,31 +326,47 @@ pub fn reduction_source(program: &Program) -> String {
     let mut s = params_struct(program);
     s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{k}: array<f32>;", k + 1);
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{k}: array<vec4<f32>>;", k + 1);
     }
     let partials = program.inputs.len() + 1;
     let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> partials: array<f32>;");
     s.push_str(HELPERS);
     let _ = writeln!(s, "var<workgroup> shared_values: array<f32, {WORKGROUP}>;");
+    let parameters: Vec<String> = (0..program.inputs.len()).map(|k| format!("a{k}: f32")).collect();
+    let _ = writeln!(s, "fn gw_term({}) -> f32 {{", parameters.join(", "));
+    s.push_str(&statements(program, &program.reached(&[reduction.body]), &|k| format!("a{k}")));
+    let _ = writeln!(s, "    return v{};\n}}", reduction.body);
     let tree = format!(
         "    shared_values[local] = acc;\n    workgroupBarrier();\n    for (var stride = {}u; stride > 0u; stride = stride / 2u) {{\n        \
          if (local < stride) {{ shared_values[local] = {}; }}\n        workgroupBarrier();\n    }}\n",
         WORKGROUP / 2,
         join(kind, "shared_values[local]", "shared_values[local + stride]")
     );
-    let body = statements(program, &program.reached(&[reduction.body]), &|k| format!("in{k}[i]"));
+    let term = |lane: &str| -> String {
+        let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).collect();
+        format!("gw_term({})", args.join(", "))
+    };
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
     s.push_str(
         "fn expr_partials(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
          @builtin(num_workgroups) groups: vec3<u32>) {\n",
     );
-    let _ = writeln!(s, "    let local = lid.x;\n    var acc: f32 = {identity};");
     let _ =
-        writeln!(s, "    for (var i = wid.x * {WORKGROUP}u + local; i < params.n; i = i + groups.x * {WORKGROUP}u) {{");
-    for line in body.lines() {
-        let _ = writeln!(s, "    {line}");
+        writeln!(s, "    let local = lid.x;\n    var acc: f32 = {identity};\n    let quads = (params.n + 3u) / 4u;");
+    let _ =
+        writeln!(s, "    for (var q = wid.x * {WORKGROUP}u + local; q < quads; q = q + groups.x * {WORKGROUP}u) {{");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "        let x{k} = in{k}[q];");
     }
-    let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", &format!("v{}", reduction.body)));
+    s.push_str("        let first = 4u * q;\n        if (first + 3u < params.n) {\n");
+    for lane in ["x", "y", "z", "w"] {
+        let _ = writeln!(s, "            acc = {};", join(kind, "acc", &term(lane)));
+    }
+    s.push_str("        } else {\n");
+    for (l, lane) in ["x", "y", "z", "w"].iter().enumerate() {
+        let _ = writeln!(s, "            if (first + {l}u < params.n) {{ acc = {}; }}", join(kind, "acc", &term(lane)));
+    }
+    s.push_str("        }\n    }\n");
     s.push_str(&tree);
     s.push_str("    if (local == 0u) { partials[params.base + wid.x] = shared_values[0]; }\n}\n");
     // The finish: params.n is the number of partials; the result goes after them.
@@ -420,8 +441,10 @@ impl WgpuBackend {
             let len = chunk.min(data.n - start);
             let offset = (start * 4) as u64;
             let (grid, row, size) = if program.reduction.is_some() {
-                let groups = (len as u64).div_ceil(u64::from(WORKGROUP));
-                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0, Some((len * 4) as u64))
+                // Four elements a load, as for the elementwise kernels: the last vec4 may run into the padding.
+                let quads = (len as u64).div_ceil(4);
+                let groups = quads.div_ceil(u64::from(WORKGROUP));
+                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0, Some(quads * 16))
             } else {
                 // Four elements an invocation; the last vec4 of the buffer may run into its padding.
                 let quads = (len as u64).div_ceil(4);
@@ -576,7 +599,7 @@ impl WgpuBackend {
             .step_by(chunk)
             .map(|start| {
                 let len = chunk.min(data.n - start) as u64;
-                len.div_ceil(u64::from(WORKGROUP)).min(u64::from(REDUCE_GROUPS)) as usize
+                len.div_ceil(4).div_ceil(u64::from(WORKGROUP)).min(u64::from(REDUCE_GROUPS)) as usize
             })
             .sum()
     }
