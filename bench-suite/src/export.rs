@@ -160,19 +160,8 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
     let root = SVGBackend::new(&path, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let title = format!("{}: time per run (lower is better)", sweep.workload);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(80)
-        .build_cartesian_2d((x_min..x_max).log_scale(), (t_min / 1.5..t_max * 1.5).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("elements")
-        .y_desc("seconds")
-        .x_label_formatter(&|x| format!("{x:.0e}"))
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
+    let mut chart =
+        log_log_chart(&root, &title, 22, (x_min..x_max, "elements"), (t_min / 1.5..t_max * 1.5, "seconds"))?;
 
     let kind_of = |label: &DeviceLabel| rows.iter().find(|r| r.label == *label).map_or(BackendKind::Cpu, |r| r.backend);
     for backend in labels(rows, |_| true) {
@@ -223,9 +212,37 @@ pub fn write_plot(dir: &Path, sweep: &WorkloadSweep) -> anyhow::Result<()> {
     legend_and_write(&mut chart, &root, &path)
 }
 
+/// A chart with both axes logarithmic, drawn to SVG.
+pub(crate) type LogLogChart<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>;
+
+/// The first step of every log-log chart here: a caption of `font` points, both axes logarithmic over their ranges,
+/// labelled with their descriptions, ticks in scientific notation.
+pub(crate) fn log_log_chart<'a>(
+    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    title: &str,
+    font: u32,
+    (x, x_desc): (std::ops::Range<f64>, &str),
+    (y, y_desc): (std::ops::Range<f64>, &str),
+) -> anyhow::Result<LogLogChart<'a>> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", font))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x.log_scale(), y.log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|x| format!("{x:.0e}"))
+        .y_label_formatter(&|y| format!("{y:.0e}"))
+        .draw()?;
+    Ok(chart)
+}
+
 /// The last step of every log-log chart here: the legend at the upper left, then the SVG written to `path`.
 pub(crate) fn legend_and_write<'a>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>,
+    chart: &mut LogLogChart<'a>,
     root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
     path: &Path,
 ) -> anyhow::Result<()> {

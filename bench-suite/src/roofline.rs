@@ -257,19 +257,13 @@ pub fn write_svg(path: &Path, title: &str, points: &[Point], roofs: &[Roof]) -> 
 
     let root = SVGBackend::new(path, (1000, 680)).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(80)
-        .build_cartesian_2d((x_min..x_max).log_scale(), (y_min..y_max).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("arithmetic intensity (flops per byte moved)")
-        .y_desc("GFLOP/s")
-        .x_label_formatter(&|x| format!("{x:.0e}"))
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
+    let mut chart = crate::export::log_log_chart(
+        &root,
+        title,
+        20,
+        (x_min..x_max, "arithmetic intensity (flops per byte moved)"),
+        (y_min..y_max, "GFLOP/s"),
+    )?;
     for (index, roof) in roofs.iter().enumerate() {
         let colour = device_colour(index);
         let ridge = roof.ridge();
