@@ -42,6 +42,12 @@ pub const VARIABLES: &[Variable] = &[
         purpose: "where compiled CUDA kernels are kept between runs (default: gpuworthy/cuda in the user's cache directory)",
     },
     Variable {
+        name: "GPUWORTHY_NVRTC_MINIMAL",
+        values: "1, true, yes, on, 0, false, no or off",
+        purpose: "whether generated CUDA kernels (expressions) compile with NVRTC's -minimal, which leaves out the \
+                  runtime API's headers (default: on where NVRTC is 12.4 or later)",
+    },
+    Variable {
         name: "GPUWORTHY_CPU_SIMD",
         values: "avx512, avx2, neon or portable (one this CPU supports)",
         purpose: "the CPU's SIMD level (default: the best the CPU supports)",

@@ -71,6 +71,13 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// A short ladder for quick runs.
     fn quick_ladder() -> Vec<Self::Params>;
 
+    /// Sizes of the full ladder that calibration measures besides the short one: where a GPU's time from the host
+    /// bends between two short-ladder sizes, so that the model's curves interpolate across the bend instead of
+    /// through it. None by default.
+    fn calibration_extra() -> Vec<Self::Params> {
+        Vec::new()
+    }
+
     /// The sizes every variant must pass at, empty ones included.
     fn conformance_params() -> Vec<Self::Params>;
 

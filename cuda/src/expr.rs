@@ -335,10 +335,13 @@ pub struct ExprOnDevice {
 impl CudaBackend {
     /// The program's kernels, generated and compiled on first use (then from the memory or disk cache).
     fn expression_kernels(&self, program: &Program) -> Result<ExprKernels> {
+        // `-minimal` leaves out the runtime API's headers (textures, device-side launches, the runtime's types),
+        // which a generated kernel never uses and NVRTC otherwise parses on every compilation.
+        let options: &[&str] = if self.nvrtc_minimal { &["-minimal"] } else { &[] };
         let main = if program.reduction.is_some() {
-            self.custom_kernel(&reduction_source(program), "expr_reduce", &[])?
+            self.custom_kernel(&reduction_source(program), "expr_reduce", options)?
         } else {
-            self.custom_kernel(&elementwise_source(program), "expr_map", &[])?
+            self.custom_kernel(&elementwise_source(program), "expr_map", options)?
         };
         Ok(ExprKernels { main })
     }

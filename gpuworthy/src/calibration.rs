@@ -84,13 +84,21 @@ pub fn calibration_ladder<W: Workload>() -> Vec<W::Params> {
 }
 
 /// [`calibration_ladder`] of a workload measured at ladders of its own making (an expression's lengths): `quick`,
-/// with the smallest size of `full` first.
+/// with the smallest size of `full` first and the workload's [`Workload::calibration_extra`] sizes of `full` in
+/// their places.
 pub fn calibration_sizes<W: Workload>(full: &[W::Params], quick: Vec<W::Params>) -> Vec<W::Params> {
     let mut ladder = quick;
     if let Some(smallest) = full.first()
         && !ladder.contains(smallest)
     {
         ladder.insert(0, smallest.clone());
+    }
+    for extra in W::calibration_extra() {
+        if full.contains(&extra) && !ladder.contains(&extra) {
+            let bytes = W::cost(&extra).bytes;
+            let at = ladder.iter().position(|p| W::cost(p).bytes > bytes).unwrap_or(ladder.len());
+            ladder.insert(at, extra);
+        }
     }
     ladder
 }
@@ -485,6 +493,29 @@ mod tests {
             }
         }
         crate::dispatch::visit_each_workload(&mut Check);
+    }
+
+    #[test]
+    fn calibration_measures_a_workloads_extra_sizes_in_ladder_order() {
+        fn check<W: Workload>() {
+            let ladder = calibration_ladder::<W>();
+            for extra in W::calibration_extra() {
+                assert!(ladder.contains(&extra), "{}: {extra} left out", W::NAME);
+            }
+            let bytes: Vec<u64> = ladder.iter().map(|p| W::cost(p).bytes).collect();
+            assert!(bytes.windows(2).all(|w| w[0] <= w[1]), "{}: {bytes:?}", W::NAME);
+        }
+        struct Check;
+        impl crate::dispatch::WorkloadVisitor for Check {
+            type Output = ();
+            fn visit<W: crate::dispatch::CommandLineWorkload>(&mut self) {
+                check::<W>();
+            }
+        }
+        crate::dispatch::visit_each_workload(&mut Check);
+        let mandelbrot: Vec<String> =
+            calibration_ladder::<gpuworthy_core::workloads::Mandelbrot>().iter().map(ToString::to_string).collect();
+        assert_eq!(mandelbrot, ["64x64", "256x256", "512x512", "1024x1024"]);
     }
 
     #[test]

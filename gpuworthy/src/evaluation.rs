@@ -96,12 +96,17 @@ pub const EVALUATION_MAX_BYTES: u64 = 1 << 30;
 /// The regret above which a point is measured again before it counts.
 pub const REMEASURE_ABOVE: f64 = 1.10;
 
-/// How evaluation measures: calibration's short measurements, with the sweep's own budget (the larger sizes
-/// calibration left out take longer) and the pipelined paths measured too, so that the fastest measured with data on
-/// the host is the faster transfer mode.
+/// How evaluation measures: calibration's short measurements, with a budget of [`EVALUATION_BUDGET`] per
+/// measurement (the larger sizes calibration left out take longer) and the pipelined paths measured too, so that the
+/// fastest measured with data on the host is the faster transfer mode.
 pub fn evaluation_options() -> SweepOptions {
-    SweepOptions { budget: SweepOptions::default().budget, pipelined: true, ..calibration_options() }
+    SweepOptions { budget: EVALUATION_BUDGET, pipelined: true, ..calibration_options() }
 }
+
+/// The longest one measurement of the evaluation may be expected to take before its variant stops at that size (half
+/// the sweep's): only variants tens to hundreds of times slower than the fastest reach it (CUDA's `atomic` sum, the
+/// CPU's one-thread loops at 2^28 elements), and auto's choice, if stopped, is measured on its own.
+pub const EVALUATION_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Measures `W`'s ladder sizes that `calibration` did not use on `auto`'s devices, and compares auto's choice (by
 /// its model) with the fastest measured there, for data on the host and resident.

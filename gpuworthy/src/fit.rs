@@ -161,22 +161,40 @@ impl Curve {
     /// `stream_s_per_byte` for each byte more, where that is known. A fit over all sizes, weighted to the small
     /// launch-bound ones, extrapolates as if they went on: matmul's split-k kernel, calibrated up to 1024 where it is
     /// still mostly launch, was predicted at 3.5 ms for 8192 and took 23.3 ms; and the largest calibrated size may
-    /// still run from a cache, which the streaming rate corrects.
+    /// still run from a cache, which the streaming rate corrects. The prediction starts from each of the
+    /// [`EXTRAPOLATE_FROM_LAST`] largest sizes and takes the least, so that one slowed measurement does not scale.
     pub fn predict_kernel(&self, cost: &Cost, stream_s_per_byte: Option<f64>) -> f64 {
-        let Some(&(bytes, flops, t)) = self.points.last() else { return self.fit.predict(cost) };
+        let start = self.points.len().saturating_sub(EXTRAPOLATE_FROM_LAST);
+        let Some((last, earlier)) = self.points[start..].split_last() else { return self.fit.predict(cost) };
+        let &(bytes, flops, t) = last;
         if cost.bytes <= bytes && cost.flops <= flops {
             return self.predict(cost);
         }
         let fixed = self.fit.fixed_s.min(t);
         let growth = |now: u64, then: u64| if then == 0 { 1.0 } else { now as f64 / then as f64 };
-        let proportional = fixed + (t - fixed) * growth(cost.bytes, bytes).max(growth(cost.flops, flops)).max(1.0);
         let memory_bound = cost.flops <= MEMORY_BOUND_FLOPS_PER_BYTE * cost.bytes;
-        let streamed = stream_s_per_byte
-            .filter(|_| memory_bound)
-            .map_or(0.0, |per_byte| t + cost.bytes.saturating_sub(bytes) as f64 * per_byte);
-        proportional.max(streamed)
+        let from = |&(bytes, flops, t): &(u64, u64, f64)| {
+            let proportional =
+                fixed + (t - fixed).max(0.0) * growth(cost.bytes, bytes).max(growth(cost.flops, flops)).max(1.0);
+            let streamed = stream_s_per_byte
+                .filter(|_| memory_bound)
+                .map_or(0.0, |per_byte| t + cost.bytes.saturating_sub(bytes) as f64 * per_byte);
+            proportional.max(streamed)
+        };
+        // A size still mostly launch (under twice the fixed part) says little about the rate past it.
+        earlier.iter().filter(|p| p.2 >= 2.0 * fixed).map(from).fold(from(last), f64::min)
     }
 }
+
+/// How many of a curve's largest calibrated sizes a prediction past them starts from ([`Curve::predict_kernel`]):
+/// each gives a prediction, and the least is taken. One short measurement slowed by something else on the machine
+/// (a two-core machine's histogram at 2^22 ran at half the rate of 2^20 and of every size past it) would otherwise
+/// scale into every prediction beyond it; interference only ever makes a run slower, so the fastest rate of the
+/// last few sizes is the machine's own (those still mostly launch left out).
+/// Replayed over the committed evaluations of an H100, an H200 and a two-core machine, starting from the last three
+/// sizes instead of the last one kept 23 and 21 of 34 kernel-only points past the ladder within 25% on the GPU
+/// machines and raised the two-core machine's from 6 to 16.
+pub const EXTRAPOLATE_FROM_LAST: usize = 3;
 
 /// Flops per byte up to which a kernel is taken to be bound by memory ([`Curve::predict_kernel`]): square, saxpy,
 /// sum, softmax, histogram, stencil and expressions are; matmul and mandelbrot, whose time grows with their flops,
@@ -244,6 +262,23 @@ mod tests {
         let streamed = square.predict_kernel(&past, Some(per_byte));
         assert!((streamed - (10e-6 + (480u64 << 20) as f64 * per_byte)).abs() < 1e-12, "{streamed}");
         assert!(square.predict_kernel(&past, None) < streamed);
+    }
+
+    #[test]
+    fn a_slowed_last_size_does_not_scale_into_the_predictions_past_it() {
+        // 1 ns a byte past a 1 µs launch at 1, 4 and 16 MiB, but the 16 MiB measurement shared the machine and took
+        // twice its time: past it, the prediction follows the faster rate of the sizes before.
+        let at = |mib: u64, t: f64| (cost(mib << 20, mib << 18), t);
+        let rate = |mib: u64| 1e-6 + (mib << 20) as f64 * 1e-9;
+        let clean = Curve::through(&[at(1, rate(1)), at(4, rate(4)), at(16, rate(16))]).unwrap();
+        let slowed = Curve::through(&[at(1, rate(1)), at(4, rate(4)), at(16, 2.0 * rate(16))]).unwrap();
+        let past = cost(256 << 20, 1 << 26);
+        let (expected, predicted) = (clean.predict_kernel(&past, None), slowed.predict_kernel(&past, None));
+        assert!((predicted / expected - 1.0).abs() < 0.1, "{predicted} against {expected}");
+        assert!((expected / rate(256) - 1.0).abs() < 0.1, "{expected} against {}", rate(256));
+        // A size that is mostly launch does not stand in for the rate: its work is lost in the fixed part.
+        let launch_bound = Curve::through(&[at(1, 1.0e-6), at(4, 1.1e-6), at(16, rate(16))]).unwrap();
+        assert!(launch_bound.predict_kernel(&past, None) > 0.9 * rate(256));
     }
 
     fn cost(bytes: u64, flops: u64) -> Cost {
