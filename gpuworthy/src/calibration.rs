@@ -109,7 +109,8 @@ pub fn calibration_sizes<W: Workload>(full: &[W::Params], quick: Vec<W::Params>)
 pub const STREAM_PROBE_LEN: usize = 1 << 26;
 
 /// Each device's seconds per byte streamed past its caches: square at [`STREAM_PROBE_LEN`] elements with its
-/// documented best variant, the data resident, the kernel's median over calibration's short measurement. The
+/// documented best variant, the data resident, the median of single launches timed by the device's own clock
+/// ([`Device::compare_clocks`]) after the spin-up of calibration's short measurement. The
 /// model bounds a memory-bound workload's kernel past its calibrated sizes by it: quick ladders stop within the
 /// caches (square at 2^22 moves 32 MiB), where a kernel is two to three times faster per byte than from memory, and
 /// an H200 calibrated up to 2^22 predicted square 2^26 resident in 42.7 µs; it took 135 µs. A device that cannot
@@ -125,10 +126,12 @@ pub fn measure_streaming(devices: &[Device], progress: &dyn Progress) -> Vec<(De
     for device in devices.iter().filter(|d| d.supports::<Square>()) {
         progress.now_measuring(format!("{}: streaming {} MiB", device.label(), (bytes as u64) >> 20));
         let variant = device.best_variant::<Square>(&params);
+        // The kernel alone, on data uploaded once: the other phases of a whole measurement (fresh host copies of 512
+        // MiB for every upload, download and end-to-end run) took four seconds of a calibration on a 16-core host.
         if device.check_size::<Square>(&params).is_ok()
-            && let Ok(m) = device.measure::<Square>(variant, &input, &options)
+            && let Ok(clocks) = device.compare_clocks::<Square>(variant, &input, &options)
         {
-            rates.push((device.label(), m.kernel.median.as_secs_f64() / bytes));
+            rates.push((device.label(), clocks.device_timer.median.as_secs_f64() / bytes));
         }
         progress.advance(1);
     }

@@ -162,8 +162,17 @@ fn number(value: f32) -> String {
     }
 }
 
+/// How a shader computes arithmetic: through the helpers that spell out IEEE results for NaN, infinities and zeros
+/// ([`Arithmetic::Guarded`]), or with WGSL's own operators ([`Arithmetic::Plain`]), which give those results only
+/// where every operand and result is finite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arithmetic {
+    Guarded,
+    Plain,
+}
+
 /// The WGSL of node `id`'s value, its operands named `v<k>`.
-fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String) -> String {
+fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String, arithmetic: Arithmetic) -> String {
     let v = |k: &usize| format!("v{k}");
     match &program.nodes[id] {
         Node::Const(c) => number(*c),
@@ -173,6 +182,15 @@ fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String
         Node::Operand(_) => "nan_f()".to_owned(),
         Node::Neg(a) => format!("fneg({})", v(a)),
         Node::Not(a) => format!("!{}", v(a)),
+        Node::Arith(op, a, b) if arithmetic == Arithmetic::Plain => {
+            let symbol = match op {
+                Arith::Add => "+",
+                Arith::Sub => "-",
+                Arith::Mul => "*",
+                Arith::Div => "/",
+            };
+            format!("({} {symbol} {})", v(a), v(b))
+        }
         Node::Arith(op, a, b) => {
             let name = match op {
                 Arith::Add => "fadd",
@@ -231,13 +249,35 @@ fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String
     }
 }
 
-/// The `let` statements computing the nodes marked in `which`, in order.
+/// The `let` statements computing the nodes marked in `which`, in order, with guarded arithmetic.
 fn statements(program: &Program, which: &[bool], input_name: &dyn Fn(usize) -> String) -> String {
     let mut out = String::new();
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
-        {
-            let ty = if program.types[id] == Type::Boolean { "bool" } else { "f32" };
-            let _ = writeln!(out, "    let v{id}: {ty} = {};", expression(program, id, input_name));
+        let ty = if program.types[id] == Type::Boolean { "bool" } else { "f32" };
+        let _ = writeln!(out, "    let v{id}: {ty} = {};", expression(program, id, input_name, Arithmetic::Guarded));
+    }
+    out
+}
+
+/// The statements of [`statements`] with plain arithmetic, each number's exponent bits folded into `special` with a
+/// `max`: `special` ends at `0x7f800000` exactly when an input or a value on the way is a NaN or an infinity, or a
+/// division has a zero operand.
+fn plain_statements(program: &Program, which: &[bool], input_name: &dyn Fn(usize) -> String) -> String {
+    let mut out = String::from("    var special = 0u;\n");
+    for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
+        if program.types[id] == Type::Boolean {
+            let _ = writeln!(out, "    let v{id}: bool = {};", expression(program, id, input_name, Arithmetic::Plain));
+        } else {
+            let _ = writeln!(out, "    let v{id}: f32 = {};", expression(program, id, input_name, Arithmetic::Plain));
+            let _ = writeln!(out, "    special = max(special, bitcast<u32>(v{id}) & 0x7f800000u);");
+            // A zero on either side of a division takes the guarded path too: a compiler that assumes finite
+            // values may fold `x / 0` to 0 (llvmpipe did), and `0 / x` keeps its sign only there.
+            if let Node::Arith(Arith::Div, a, b) = &program.nodes[id] {
+                let _ = writeln!(
+                    out,
+                    "    special = max(special, select(0u, 0x7f800000u, is_zero(v{a}) || is_zero(v{b})));"
+                );
+            }
         }
     }
     out
@@ -295,6 +335,15 @@ pub fn elementwise_source(program: &Program) -> String {
     s.push_str(&statements(program, &program.reached(&roots), &|k| format!("a{k}")));
     let values: Vec<String> = program.outputs.iter().map(|o| format!("v{}", o.node)).collect();
     let _ = writeln!(s, "    return array<f32, {outputs}>({});\n}}", values.join(", "));
+    let arguments: Vec<String> = (0..program.inputs.len()).map(|k| format!("a{k}")).collect();
+    let _ = writeln!(s, "fn gw_element_plain({}) -> array<f32, {outputs}> {{", parameters.join(", "));
+    s.push_str(&plain_statements(program, &program.reached(&roots), &|k| format!("a{k}")));
+    let _ = writeln!(
+        s,
+        "    if (special == 0x7f800000u) {{ return gw_element({}); }}\n    return array<f32, {outputs}>({});\n}}",
+        arguments.join(", "),
+        values.join(", ")
+    );
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
     s.push_str("fn expr_map(@builtin(global_invocation_id) id: vec3<u32>) {\n");
     s.push_str("    let q = id.x + id.y * params.row;\n    if (q >= (params.n + 3u) / 4u) { return; }\n");
@@ -303,7 +352,7 @@ pub fn elementwise_source(program: &Program) -> String {
     }
     for lane in ["x", "y", "z", "w"] {
         let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).collect();
-        let _ = writeln!(s, "    let r{lane} = gw_element({});", args.join(", "));
+        let _ = writeln!(s, "    let r{lane} = gw_element_plain({});", args.join(", "));
     }
     for (j, target) in targets.iter().enumerate() {
         let _ = writeln!(s, "    {target}[q] = vec4<f32>(rx[{j}], ry[{j}], rz[{j}], rw[{j}]);");
