@@ -264,6 +264,7 @@ mod tests {
             upload_pinned: None,
             download_pinned: None,
             pipelined: None,
+            host_overhead: None,
             variants: vec![VariantModel {
                 variant: "simd".into(),
                 full_precision: true,

@@ -254,6 +254,11 @@ impl WhatIf {
                 if self.is_some() {
                     workload.pipelined = None;
                 }
+                // A whole run's overhead was measured over the reference's own link: a link of another speed, or
+                // none, is reasoned about through the phases.
+                if self.unified || self.link_bytes_per_s.is_some() {
+                    workload.host_overhead = None;
+                }
             }
         }
         model
@@ -356,6 +361,7 @@ mod tests {
                 upload_pinned: None,
                 download_pinned: None,
                 pipelined: None,
+                host_overhead: None,
                 variants: Vec::new(),
             }],
             stream_s_per_byte: None,
