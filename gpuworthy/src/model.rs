@@ -13,9 +13,9 @@
 //!
 //! A prediction for data that starts on the host adds to a GPU's kernel what its whole runs from the host took beyond
 //! their kernels (the transfers as one run pays them; the upload and download timed apart where that was not
-//! measured), and takes the CPU's kernel alone (the CPU computes where the data already is); where the device has a pipelined path (CUDA's
-//! chunks overlapping host staging, both copies and the kernels) and calibration measured its whole runs, the faster
-//! of the two is predicted, and the prediction says which. For data resident on a device it compares kernels. The
+//! measured), and takes the CPU's kernel alone (the CPU computes where the data already is); where the device has a
+//! pipelined path (CUDA's chunks overlapping host staging, both copies and the kernels) and calibration measured its
+//! whole runs, the faster of the two is predicted, and the prediction says which. For data resident on a device it compares kernels. The
 //! choice is the device and full-precision variant predicted fastest, and the phase that decides is named: the
 //! transfers, the launch overhead, or the kernel.
 
