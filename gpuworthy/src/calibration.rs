@@ -478,28 +478,10 @@ mod tests {
         }
     }
 
+    /// Every workload's calibration ladder: its extra sizes in it, in order of bytes; then the pipelined path's
+    /// sizes, which start with that ladder and add at most one size, from which the chunks overlap.
     #[test]
-    fn the_pipelined_path_is_calibrated_up_to_a_size_whose_chunks_overlap() {
-        fn check<W: Workload>() {
-            let ladder = calibration_ladder::<W>();
-            let sizes = pipelined_ladder::<W>(&ladder);
-            assert_eq!(&sizes[..ladder.len()], &ladder[..], "{}: the calibration ladder first", W::NAME);
-            let largest = W::cost(sizes.last().unwrap()).bytes;
-            assert!(largest >= PIPELINED_FULL_BYTES, "{}: {largest} bytes at most", W::NAME);
-            assert!(sizes.len() <= ladder.len() + 1, "{}: one size more at most", W::NAME);
-        }
-        struct Check;
-        impl crate::dispatch::WorkloadVisitor for Check {
-            type Output = ();
-            fn visit<W: crate::dispatch::CommandLineWorkload>(&mut self) {
-                check::<W>();
-            }
-        }
-        crate::dispatch::visit_each_workload(&mut Check);
-    }
-
-    #[test]
-    fn calibration_measures_a_workloads_extra_sizes_in_ladder_order() {
+    fn every_calibration_ladder_holds_its_extra_sizes_and_the_pipelined_path_reaches_overlapping_chunks() {
         fn check<W: Workload>() {
             let ladder = calibration_ladder::<W>();
             for extra in W::calibration_extra() {
@@ -507,6 +489,11 @@ mod tests {
             }
             let bytes: Vec<u64> = ladder.iter().map(|p| W::cost(p).bytes).collect();
             assert!(bytes.windows(2).all(|w| w[0] <= w[1]), "{}: {bytes:?}", W::NAME);
+            let sizes = pipelined_ladder::<W>(&ladder);
+            assert_eq!(&sizes[..ladder.len()], &ladder[..], "{}: the calibration ladder first", W::NAME);
+            let largest = W::cost(sizes.last().unwrap()).bytes;
+            assert!(largest >= PIPELINED_FULL_BYTES, "{}: {largest} bytes at most", W::NAME);
+            assert!(sizes.len() <= ladder.len() + 1, "{}: one size more at most", W::NAME);
         }
         struct Check;
         impl crate::dispatch::WorkloadVisitor for Check {
