@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use gpuworthy_core::{BackendKind, Error, Result};
 
-use crate::{WgpuBackend, lock};
+use crate::{ShaderChecks, WgpuBackend, lock};
 
 /// A compute pipeline made from WGSL that a caller supplied, on one backend's device.
 #[derive(Debug, Clone)]
@@ -57,11 +57,12 @@ pub fn validate_wgsl(source: &str, entry: &str) -> Result<()> {
     Ok(())
 }
 
-/// The cache key of a custom pipeline.
-fn pipeline_key(source: &str, entry: &str) -> u64 {
+/// The cache key of a custom pipeline: its source, entry point and the run-time checks compiled into it.
+fn pipeline_key(source: &str, entry: &str, checks: ShaderChecks) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut hasher);
     entry.hash(&mut hasher);
+    (checks.bounds, checks.loops, checks.division).hash(&mut hasher);
     hasher.finish()
 }
 
@@ -92,7 +93,20 @@ impl WgpuBackend {
     /// # Ok::<(), gpuworthy_core::Error>(())
     /// ```
     pub fn custom_pipeline(&self, source: &str, entry: &str) -> Result<CustomPipeline> {
-        let key = pipeline_key(source, entry);
+        self.pipeline_from_wgsl(source, entry, ShaderChecks::ALL)
+    }
+
+    /// The compute pipeline of a shader that gpuworthy generated (an expression's), with the backend's run-time
+    /// checks ([`ShaderChecks`]) as for the built-in shaders rather than every check as for a caller's WGSL.
+    ///
+    /// Only for sources whose every loop ends by construction: loop bounding is what the backend's default leaves
+    /// out, and it kept the driver from unrolling the reductions' counted loops.
+    pub(crate) fn generated_pipeline(&self, source: &str, entry: &str) -> Result<CustomPipeline> {
+        self.pipeline_from_wgsl(source, entry, self.shader_checks)
+    }
+
+    fn pipeline_from_wgsl(&self, source: &str, entry: &str, checks: ShaderChecks) -> Result<CustomPipeline> {
+        let key = pipeline_key(source, entry, checks);
         if let Some(pipeline) = lock(&self.custom_pipelines).get(&key) {
             return Ok(CustomPipeline { pipeline: Arc::clone(pipeline), entry: entry.to_owned() });
         }
@@ -105,10 +119,21 @@ impl WgpuBackend {
         };
         let module = self
             .scoped(&format!("compiling the shader of `{entry}`"), || {
-                self.device_handle().create_shader_module(wgpu::ShaderModuleDescriptor {
+                let descriptor = wgpu::ShaderModuleDescriptor {
                     label: Some(entry),
                     source: wgpu::ShaderSource::Wgsl(source.into()),
-                })
+                };
+                if checks == ShaderChecks::ALL {
+                    self.device_handle().create_shader_module(descriptor)
+                } else {
+                    // SAFETY: only `generated_pipeline` asks for fewer checks, for the expression shaders of
+                    // `expr.rs`, whose loops all end: the reduction's grid-stride loop steps by the grid's thread
+                    // count (at least one workgroup) up to a length below 2^31, the partials' loop by the workgroup
+                    // size, and the tree halves its stride down to zero; the elementwise shader has no loop. Index
+                    // clamps and division guards stay unless the user turned them off (GPUWORTHY_WGPU_CHECKS), and
+                    // those shaders test every index against the chunk's length as the built-in ones do.
+                    unsafe { self.device_handle().create_shader_module_trusted(descriptor, checks.runtime_checks()) }
+                }
             })
             .map_err(compile_error)?;
         let pipeline = self
