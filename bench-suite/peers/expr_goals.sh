@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The expression goals on a GPU machine, in one run: gpuworthy's expressions at 2^26 on every backend beside the
-# built-in saxpy (CPU, simd) and sum (CUDA, warp), the first call with a cold and a warm kernel cache, the host's cost
+# built-in saxpy (CPU, simd) and sum (CUDA's warp, wgpu's variants), the first call with a cold and a warm kernel cache, the host's cost
 # of a call at n = 1024, then the peers (bench-suite/peers/expr_peers.py) measured in the same run.
 #
 #   bash .gpu/run.sh exec bash bench-suite/peers/expr_goals.sh      # after ../shared/gpu/stage.sh
@@ -26,6 +26,7 @@ for backend in cuda wgpu; do
   "$bin" run --expr "$r1" --size "$n" --backend $backend --no-validate
 done
 "$bin" run sum --size "$n" --backend cuda --variant warp --no-validate
+"$bin" run sum --size "$n" --backend wgpu --no-validate
 echo "== CUDA from the host: end to end, phase by phase and pipelined"
 "$bin" run --expr "$e1" --set a=2,b=1 --size "$n" --backend cuda --pipelined --no-validate
 "$bin" run --expr "$e4" --set c=0.955336489,s=0.295520207 --size "$n" --backend cuda --pipelined --no-validate

@@ -457,10 +457,13 @@ pub fn elementwise_source(program: &Program) -> String {
 /// The WGSL of a reduction program: entry points `expr_partials` (one partial per workgroup of a chunk) and
 /// `expr_finish` (one workgroup combining the partials, then the post-map).
 ///
-/// The first pass reads its inputs as `array<vec4<f32>>`, four elements a load as the elementwise kernels do, issues
-/// [`LOADS_IN_FLIGHT`] loads a trip before using any, and folds each element's term (`gw_term`) into the
-/// invocation's accumulator in the order of the elements (`gw_fold`); the last `vec4` of a length that is not a
-/// multiple of four counts only the lanes below the length (the rest is the buffer's padding). Read one `f32` at a
+/// The first pass reads its inputs as `array<vec4<f32>>`, four elements a load as the elementwise kernels do, and
+/// issues [`LOADS_IN_FLIGHT`] loads a trip before using any. Like the elementwise kernels, it computes a `vec4` of
+/// terms with WGSL's operators (`gw_terms`) and, when no value on the way was special, combines them into four
+/// lane accumulators with WGSL's operators; a `vec4` with a special value, or the last one of a length that is not a
+/// multiple of four (whose lanes past the length are padding), is folded element by element through the guarded
+/// helpers (`gw_fold`). The lanes join the guarded accumulator at the end. With the guarded fold for every element,
+/// `s = sum(x*x)` took 82.7 µs at 2^26 on an H200, against 68 µs for the built-in `sum`. Read one `f32` at a
 /// time, the same pass took twice the built-in `sum`'s time on the H200 (137 µs against 68.5 µs at 2^26).
 pub fn reduction_source(program: &Program) -> String {
     let reduction = program.reduction.as_ref().expect("a reduction program");
@@ -501,6 +504,18 @@ pub fn reduction_source(program: &Program) -> String {
         let _ = writeln!(s, "        if (first + {l}u < params.n) {{ acc = {}; }}", join(kind, "acc", &term(lane)));
     }
     s.push_str("    }\n    return acc;\n}\n");
+    // The common path: one vec4 of terms computed with WGSL's operators, and whether a value on the way was special.
+    let _ = writeln!(s, "struct GwTerms {{ value: vec4<f32>, special: bool }}");
+    let _ = writeln!(s, "fn gw_terms({}) -> GwTerms {{", vectors.join(", "));
+    s.push_str(&vec4_statements(program, &program.reached(&[reduction.body]), &[reduction.body]));
+    s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
+    let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
+    let combine4 = match kind {
+        Reduce::Sum => "acc4 + t.value",
+        Reduce::Prod => "acc4 * t.value",
+        Reduce::Min => "min(acc4, t.value)",
+        Reduce::Max => "max(acc4, t.value)",
+    };
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
     s.push_str(
         "fn expr_partials(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
@@ -510,6 +525,13 @@ pub fn reduction_source(program: &Program) -> String {
         s,
         "    let local = lid.x;\n    var acc: f32 = {identity};\n    let quads = (params.n + 3u) / 4u;\n    \
          let grid_stride = groups.x * {WORKGROUP}u;"
+    );
+    // The lanes' own accumulators of the common path, started at the identity through the run-time zero so that no
+    // compiler folds an infinite identity (min's, max's) away.
+    let _ = writeln!(
+        s,
+        "    var acc4 = vec4<f32>(bitcast<f32>({:#010x}u + params.zero));",
+        kind.identity().to_bits()
     );
     // LOADS_IN_FLIGHT vec4s of each input a trip, loaded before any is folded, so that they are in flight together;
     // a load past the end reads the last vec4 again (always in bounds) and folds nothing.
@@ -527,11 +549,16 @@ pub fn reduction_source(program: &Program) -> String {
         let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}_{j}")).collect();
         let _ = writeln!(
             s,
-            "        if (q + {j}u * grid_stride < quads) {{ acc = gw_fold(acc, 4u * (q + {j}u * grid_stride), {}); }}",
-            args.join(", ")
+            "        if (q + {j}u * grid_stride < quads) {{\n            let first = 4u * (q + {j}u * grid_stride);\n            \
+             let t = gw_terms({args});\n            \
+             if (first + 3u < params.n && !t.special) {{ acc4 = {combine4}; }} \
+             else {{ acc = gw_fold(acc, first, {args}); }}\n        }}",
+            args = args.join(", ")
         );
     }
     s.push_str("    }\n");
+    let lanes = join(kind, &join(kind, "acc4.x", "acc4.y"), &join(kind, "acc4.z", "acc4.w"));
+    let _ = writeln!(s, "    acc = {};", join(kind, "acc", &lanes));
     s.push_str(&tree);
     s.push_str("    if (local == 0u) { partials[params.base + wid.x] = shared_values[0]; }\n}\n");
     // The finish: params.n is the number of partials; the result goes after them.
@@ -862,7 +889,8 @@ mod tests {
     }
 
     /// Values that overflow on the way and vanish from a finite-looking result (absorbed by `* 0`, cancelled by
-    /// `t - t`, hidden behind a comparison or a division) still give the language's answer on the device.
+    /// `t - t`, hidden behind a comparison or a division) still give the language's answer on the device, in maps and
+    /// in reductions.
     #[test]
     fn a_value_that_overflows_on_the_way_takes_the_guarded_path() {
         let Ok(backend) = WgpuBackend::new() else {
@@ -876,6 +904,11 @@ mod tests {
             "y = 1 / (x*1e30*1e30) + 1",
             "y = ((x*1e30*1e30 + 1)*x + 2)*0 + x",
             "y = exp(x*100) * 0",
+            // A reduction's common path adds whole vec4s of terms; a vec4 with a special term is folded lane by lane.
+            "s = sum((x*1e30*1e30) * 0)",
+            "s = sum(x*1e30*1e30)",
+            "m = min(1 / (x*1e30*1e30))",
+            "p = prod(x*1e30)",
         ];
         // Every lane of a vec4 differs: some overflow, some do not, one is zero.
         let values: Vec<f32> = vec![1.0, -1.0, 1e-30, 0.0, 3.0, -2.5, 1e-20, 0.5, 1e10, -1e-10, 7.0, 1e-38];
