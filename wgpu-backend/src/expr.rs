@@ -510,11 +510,11 @@ pub fn reduction_source(program: &Program) -> String {
     s.push_str(&vec4_statements(program, &program.reached(&[reduction.body]), &[reduction.body]));
     s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
     let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
-    let combine4 = match kind {
-        Reduce::Sum => "acc4 + t.value",
-        Reduce::Prod => "acc4 * t.value",
-        Reduce::Min => "min(acc4, t.value)",
-        Reduce::Max => "max(acc4, t.value)",
+    let combine4 = |a: &str, b: &str| match kind {
+        Reduce::Sum => format!("({a} + {b})"),
+        Reduce::Prod => format!("({a} * {b})"),
+        Reduce::Min => format!("min({a}, {b})"),
+        Reduce::Max => format!("max({a}, {b})"),
     };
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
     s.push_str(
@@ -528,11 +528,7 @@ pub fn reduction_source(program: &Program) -> String {
     );
     // The lanes' own accumulators of the common path, started at the identity through the run-time zero so that no
     // compiler folds an infinite identity (min's, max's) away.
-    let _ = writeln!(
-        s,
-        "    var acc4 = vec4<f32>(bitcast<f32>({:#010x}u + params.zero));",
-        kind.identity().to_bits()
-    );
+    let _ = writeln!(s, "    var acc4 = vec4<f32>(bitcast<f32>({:#010x}u + params.zero));", kind.identity().to_bits());
     // LOADS_IN_FLIGHT vec4s of each input a trip, loaded before any is folded, so that they are in flight together;
     // a load past the end reads the last vec4 again (always in bounds) and folds nothing.
     let _ = writeln!(
@@ -545,17 +541,30 @@ pub fn reduction_source(program: &Program) -> String {
             let _ = writeln!(s, "        let x{k}_{j} = in{k}[q{j}];");
         }
     }
+    // The common path: all the trip's vec4s whole and no value on the way special, every term added with WGSL's
+    // operators; otherwise each vec4 is folded element by element. One test a trip keeps the common path short.
+    let args = |j: u32| (0..program.inputs.len()).map(|k| format!("x{k}_{j}")).collect::<Vec<_>>().join(", ");
+    let mut combined = "acc4".to_owned();
+    let mut special = Vec::new();
     for j in 0..LOADS_IN_FLIGHT {
-        let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}_{j}")).collect();
+        let _ = writeln!(s, "        let t{j} = gw_terms({});", args(j));
+        combined = combine4(&combined, &format!("t{j}.value"));
+        special.push(format!("t{j}.special"));
+    }
+    let _ = writeln!(
+        s,
+        "        if (4u * (q + {}u * grid_stride) + 3u < params.n && !({})) {{\n            acc4 = {combined};\n        }} else {{",
+        LOADS_IN_FLIGHT - 1,
+        special.join(" || ")
+    );
+    for j in 0..LOADS_IN_FLIGHT {
         let _ = writeln!(
             s,
-            "        if (q + {j}u * grid_stride < quads) {{\n            let first = 4u * (q + {j}u * grid_stride);\n            \
-             let t = gw_terms({args});\n            \
-             if (first + 3u < params.n && !t.special) {{ acc4 = {combine4}; }} \
-             else {{ acc = gw_fold(acc, first, {args}); }}\n        }}",
-            args = args.join(", ")
+            "            if (q + {j}u * grid_stride < quads) {{ acc = gw_fold(acc, 4u * (q + {j}u * grid_stride), {}); }}",
+            args(j)
         );
     }
+    s.push_str("        }\n");
     s.push_str("    }\n");
     let lanes = join(kind, &join(kind, "acc4.x", "acc4.y"), &join(kind, "acc4.z", "acc4.w"));
     let _ = writeln!(s, "    acc = {};", join(kind, "acc", &lanes));
@@ -587,6 +596,8 @@ pub struct ExprOnDevice {
     inputs: Vec<wgpu::Buffer>,
     /// One buffer per output that does not overwrite an input; or, for a reduction, the partials and the result.
     outputs: Vec<wgpu::Buffer>,
+    /// The dispatches of a launch, made on the first ([`WgpuBackend::plan_expression`]).
+    plan: Option<Vec<Dispatch>>,
 }
 
 impl WgpuBackend {
@@ -623,14 +634,18 @@ impl WgpuBackend {
         }
     }
 
-    fn run_expression(&self, data: &ExprOnDevice) -> Result<()> {
+    /// The dispatches of one launch of `data`: one per chunk, and a reduction's finish. Made on the first launch
+    /// and kept, so that a launch on resident data records a pass and allocates nothing.
+    fn plan_expression(&self, data: &ExprOnDevice) -> Result<Vec<Dispatch>> {
         let program = &data.program;
         let pipelines = &data.pipelines;
         let chunk = self.expression_chunk();
         let bind_range = |pipeline: &CustomPipeline, ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)]| {
             self.bind_ranges_to(pipeline.pipeline(), pipeline.entry(), ranges)
         };
+        let limit = self.max_workgroups();
         let starts: Vec<usize> = (0..data.n).step_by(chunk.max(1)).collect();
+        let mut plan = Vec::with_capacity(starts.len() + 1);
         let mut partial_base = 0u32;
         for &start in &starts {
             let len = chunk.min(data.n - start);
@@ -645,9 +660,15 @@ impl WgpuBackend {
                 // rows are balanced as the built-in kernels' are (`grid_1d`): filling the first row to the limit left
                 // 65534 idle workgroups at 2^26 elements and made every expression a fifth slower than `square`.
                 let quads = (len as u64).div_ceil(4);
-                let (across, down) = grid_1d(quads.div_ceil(u64::from(WORKGROUP)), self.max_workgroups())?;
+                let (across, down) = grid_1d(quads.div_ceil(u64::from(WORKGROUP)), limit)?;
                 ((across, down), across * WORKGROUP, Some(quads * 16))
             };
+            if grid.0 > limit || grid.1 > limit {
+                return Err(Error::TooLarge {
+                    what: format!("a grid of {} x {} workgroups", grid.0, grid.1),
+                    limit: format!("max_compute_workgroups_per_dimension = {limit} on this adapter"),
+                });
+            }
             let uniform = self.uniform_words(program, len as u32, row, partial_base, &data.scalars)?;
             let mut ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> = vec![(0, &uniform, 0, None)];
             for (k, buffer) in data.inputs.iter().enumerate() {
@@ -661,7 +682,7 @@ impl WgpuBackend {
                 }
             }
             let group = bind_range(&pipelines[0], &ranges)?;
-            self.dispatch(&pipelines[0], &group, (grid.0, grid.1, 1))?;
+            plan.push(Dispatch { pipeline: 0, group, grid, _parameters: uniform });
             partial_base += grid.0;
         }
         if program.reduction.is_some() {
@@ -670,10 +691,39 @@ impl WgpuBackend {
             let ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> =
                 vec![(0, &uniform, 0, None), (data.inputs.len() as u32 + 1, &data.outputs[0], 0, None)];
             let group = bind_range(&pipelines[1], &ranges)?;
-            self.dispatch(&pipelines[1], &group, (1, 1, 1))?;
+            plan.push(Dispatch { pipeline: 1, group, grid: (1, 1), _parameters: uniform });
         }
-        Ok(())
+        Ok(plan)
     }
+
+    /// One launch: every dispatch of the plan in one compute pass (one submission, timed as one), as the built-in
+    /// `sum` records its two passes. wgpu orders the dispatches, so the finish reads the partials the chunks wrote.
+    fn run_expression(&self, data: &mut ExprOnDevice) -> Result<()> {
+        if data.plan.is_none() {
+            data.plan = Some(self.plan_expression(data)?);
+        }
+        let (Some(plan), pipelines) = (&data.plan, &data.pipelines) else { return Ok(()) };
+        self.submit_pass(
+            pipelines[0].entry(),
+            |_| {},
+            |pass| {
+                for dispatch in plan {
+                    pass.set_pipeline(pipelines[dispatch.pipeline].pipeline());
+                    pass.set_bind_group(0, &dispatch.group, &[]);
+                    pass.dispatch_workgroups(dispatch.grid.0, dispatch.grid.1, 1);
+                }
+            },
+        )
+    }
+}
+
+/// One dispatch of an expression's launch: which of its pipelines, the bound buffers, and the grid.
+struct Dispatch {
+    pipeline: usize,
+    group: wgpu::BindGroup,
+    grid: (u32, u32),
+    /// The chunk's parameters, bound in `group`.
+    _parameters: wgpu::Buffer,
 }
 
 impl Implements<Expression> for WgpuBackend {
@@ -746,7 +796,7 @@ impl Implements<Expression> for WgpuBackend {
                 .collect::<Result<Vec<_>>>()?
         };
         self.flush_uploads();
-        Ok(ExprOnDevice { program, pipelines, n, scalars: input.params.scalars.clone(), inputs, outputs })
+        Ok(ExprOnDevice { program, pipelines, n, scalars: input.params.scalars.clone(), inputs, outputs, plan: None })
     }
 
     fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
@@ -859,6 +909,30 @@ mod tests {
         assert_eq!(map.matches("gw_element(").count(), 4, "{map}");
     }
 
+    /// The dispatches made on the first launch serve every later one: launching resident data again gives the same
+    /// result, for a map over several chunks and for a reduction.
+    #[test]
+    fn launching_resident_data_again_reuses_its_dispatches_and_gives_the_same_result() {
+        let options = crate::WgpuOptions { binding_cap: Some(1 << 20), ..crate::WgpuOptions::from_env().unwrap() };
+        let Ok(backend) = WgpuBackend::with_options(&options) else {
+            println!("no wgpu adapter here: not tried");
+            return;
+        };
+        for source in ["y = x * 3 + z", "s = sum(x * z)"] {
+            let program = Arc::new(Expr::parse(source).unwrap().bind(&[]).unwrap());
+            let params = ExprParams::new(program, (1 << 18) * 2 + 7, vec![]);
+            let input = Expression::generate(&params, 9).unwrap();
+            let expected = Expression::reference(&input).unwrap();
+            let mut resident = Implements::<Expression>::upload(&backend, &input).unwrap();
+            for _ in 0..3 {
+                Implements::<Expression>::launch(&backend, "generated", &mut resident).unwrap();
+            }
+            assert_eq!(resident.plan.as_ref().map(Vec::len), Some(if source.contains("sum") { 4 } else { 3 }));
+            let output = Implements::<Expression>::download(&backend, &mut resident).unwrap();
+            Expression::check(&input, &expected, &output, Precision::Full).unwrap_or_else(|e| panic!("{source}: {e}"));
+        }
+    }
+
     /// How many values of `source`'s common path have their exponents tested.
     fn tests_in(source: &str, scalars: &[&str]) -> usize {
         let program = Expr::parse(source).unwrap().bind(scalars).unwrap();
@@ -918,8 +992,7 @@ mod tests {
             let input = ExprInput { params, arrays: vec![values.clone().into()] };
             let expected = Expression::reference(&input).unwrap();
             let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
-            Expression::check(&input, &expected, &output, Precision::Full)
-                .unwrap_or_else(|e| panic!("{source}: {e}"));
+            Expression::check(&input, &expected, &output, Precision::Full).unwrap_or_else(|e| panic!("{source}: {e}"));
         }
     }
 
