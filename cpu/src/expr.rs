@@ -6,7 +6,9 @@
 //! is a [`simd_kernel!`](crate::simd_kernel), compiled once per instruction set. `exp`, `exp2`, `sin` and `cos` are
 //! the branch-free forms of [`crate::vector_math`], which vectorise with the rest; the other special functions are
 //! the standard library's, one element at a time. A reduction fuses its map into the blocks: each block's terms are
-//! combined in `f32` with eight accumulators, and the blocks' partial results in a tree.
+//! combined in `f32` with eight accumulators, and the blocks' partial results in a tree. While a block is computed,
+//! the inputs of the block [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that
+//! run in cache.
 //!
 //! Resident data keeps its output arrays from one launch to the next, so that a launch writes into memory that is
 //! already mapped instead of allocating (and faulting in) hundreds of MiB each time; a whole run evaluates straight
@@ -295,27 +297,83 @@ simd_kernel! {
     }
 }
 
+/// How many blocks ahead of the one being computed the evaluator asks for its inputs ([`prefetch_block`]).
+pub const PREFETCH_AHEAD: usize = 2;
+
+/// Asks the memory system for the block of every input that starts at `start` (if any, below `n`), while the
+/// current block is computed. The evaluator makes several passes over a block in cache, and during those the core
+/// would otherwise request nothing from memory; the hardware's own prefetchers do not cross the 4 KiB page that a
+/// block of [`BLOCK`] elements fills, so each block would begin with a stall. On the 2-core machine, `a*x + b` at
+/// 2^24 went from 34.4-42.5 GB/s to 78.1-82.6 GB/s with the next block asked for, 84.7-85.4 GB/s with the one
+/// after it, and 56.7-58.1 GB/s four blocks ahead.
+#[inline(always)]
+fn prefetch_block(inputs: &[&[f32]], start: usize, n: usize) {
+    if start >= n {
+        return;
+    }
+    let end = (start + BLOCK).min(n);
+    for input in inputs {
+        for line in input[start..end].chunks(16) {
+            prefetch(line.as_ptr());
+        }
+    }
+}
+
+/// A hint to bring the cache line holding `at` into the cache; nothing where the architecture has no such hint.
+#[inline(always)]
+fn prefetch(at: *const f32) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it never faults, whatever the address, and changes no value the program reads.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 /// Outputs longer than this are written with streaming stores ([`stream_copy`]): they would not stay in cache anyway.
 pub const STREAM_ABOVE: usize = 1 << 22;
 
-/// Combines a block's terms: eight accumulators in `f32` for a sum or a product; a NaN term makes a min or max NaN.
-fn combine(kind: Reduce, terms: &[f32]) -> f32 {
-    let join = |a: f32, b: f32| match kind {
-        Reduce::Sum => a + b,
-        Reduce::Prod => a * b,
-        Reduce::Min | Reduce::Max if a.is_nan() || b.is_nan() => f32::NAN,
-        Reduce::Min => a.min(b),
-        Reduce::Max => a.max(b),
-    };
-    let mut acc = [kind.identity(); 8];
-    let mut chunks = terms.chunks_exact(8);
+simd_kernel! {
+    /// Combines a block's terms in `f32`, over [`COMBINE_LANES`] accumulators and then a tree; a NaN term makes a min
+    /// or max NaN. Compiled for the backend's SIMD level with the rest (before, eight accumulators at the baseline
+    /// instruction set: `s = sum(x*x)` at 2^24 on the 2-core machine went from 36.7-38.6 to 40.6-42.1 GB/s).
+    fn combine<S>(s, kind: Reduce, terms: &[f32]) -> f32 {
+        let _ = s;
+        match kind {
+            Reduce::Sum => fold_lanes(terms, 0.0, |a, b| a + b),
+            Reduce::Prod => fold_lanes(terms, 1.0, |a, b| a * b),
+            Reduce::Min => fold_lanes(terms, f32::INFINITY, |a, b| if a.is_nan() || b.is_nan() { f32::NAN } else { a.min(b) }),
+            Reduce::Max => {
+                fold_lanes(terms, f32::NEG_INFINITY, |a, b| if a.is_nan() || b.is_nan() { f32::NAN } else { a.max(b) })
+            }
+        }
+    }
+}
+
+/// The accumulators of [`combine`]: enough independent chains to keep the SIMD units busy at every level (two
+/// AVX-512 registers, four AVX2 ones).
+pub const COMBINE_LANES: usize = 32;
+
+/// `terms` folded with `join` into [`COMBINE_LANES`] accumulators from `identity`, which are then joined pairwise.
+#[inline(always)]
+fn fold_lanes(terms: &[f32], identity: f32, join: impl Fn(f32, f32) -> f32) -> f32 {
+    let mut acc = [identity; COMBINE_LANES];
+    let mut chunks = terms.chunks_exact(COMBINE_LANES);
     for chunk in &mut chunks {
         for (a, t) in acc.iter_mut().zip(chunk) {
             *a = join(*a, *t);
         }
     }
-    let tail = chunks.remainder().iter().fold(kind.identity(), |a, t| join(a, *t));
-    join(join(join(acc[0], acc[1]), join(acc[2], acc[3])), join(join(join(acc[4], acc[5]), join(acc[6], acc[7])), tail))
+    let tail = chunks.remainder().iter().fold(identity, |a, t| join(a, *t));
+    let mut width = COMBINE_LANES;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            acc[i] = join(acc[i], acc[i + width]);
+        }
+    }
+    join(acc[0], tail)
 }
 
 /// Runs `program` on `inputs` block by block over the backend's thread pool; an elementwise program writes into the
@@ -354,6 +412,10 @@ fn run_blocks(
                     let first = index * task;
                     for start in (first..(first + task).min(n)).step_by(BLOCK) {
                         let len = BLOCK.min(n - start);
+                        if start == first {
+                            prefetch_block(inputs, start + BLOCK, n);
+                        }
+                        prefetch_block(inputs, start + PREFETCH_AHEAD * BLOCK, n);
                         evaluate_block(level, program, &evaluate, inputs, scalars, start, len, 0.0, scratch);
                         for (chunk, output) in part.iter_mut().zip(&program.outputs) {
                             let at = start - first;
@@ -382,12 +444,13 @@ fn run_blocks(
                     |scratch, block| {
                         let start = block * BLOCK;
                         let len = BLOCK.min(n - start);
+                        prefetch_block(inputs, start + PREFETCH_AHEAD * BLOCK, n);
                         evaluate_block(level, program, &evaluate, inputs, scalars, start, len, 0.0, scratch);
-                        combine(kind, scratch.row(reduction.body, inputs, start, len))
+                        combine(level, kind, scratch.row(reduction.body, inputs, start, len))
                     },
                 )
                 .collect();
-            let total = combine(kind, &partials);
+            let total = combine(level, kind, &partials);
             // The post-map, once, on a block of one element holding the reduction's value.
             let post = program.reached(&[reduction.post]);
             let mut scratch = Scratch::new(program.nodes.len());
