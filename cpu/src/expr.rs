@@ -325,8 +325,8 @@ fn prefetch(at: *const f32) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint: it never faults, whatever the address, and changes no value the program reads.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast())
-    };
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+    }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = at;
 }
