@@ -135,17 +135,7 @@ fn ternary(out: &mut [f32], a: Operand<'_>, b: Operand<'_>, c: Operand<'_>, f: i
 
 /// Which nodes to evaluate per block (those not in a reduction's post-map), and which once, after the reduction.
 fn per_element_nodes(program: &Program) -> Vec<bool> {
-    let mut after = vec![false; program.nodes.len()];
-    for (id, node) in program.nodes.iter().enumerate() {
-        after[id] = match node {
-            Node::Reduced => true,
-            Node::Neg(a) | Node::Not(a) => after[*a],
-            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => after[*a] || after[*b],
-            Node::Call(_, args) => args.iter().any(|a| after[*a]),
-            _ => false,
-        };
-    }
-    after.iter().map(|a| !a).collect()
+    program.depends_on_reduced().iter().map(|after| !after).collect()
 }
 
 fn truth(v: f32) -> bool {

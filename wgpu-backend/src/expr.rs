@@ -310,13 +310,7 @@ fn tested_values(program: &Program, which: &[bool], roots: &[usize]) -> Vec<bool
     let nodes = &program.nodes;
     let mut uses: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
-        let operands: Vec<usize> = match &nodes[id] {
-            Node::Neg(a) | Node::Not(a) => vec![*a],
-            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => vec![*a, *b],
-            Node::Call(_, args) => args.clone(),
-            Node::Const(_) | Node::Operand(_) | Node::Input(_) | Node::Scalar(_) | Node::Reduced => vec![],
-        };
-        for operand in operands {
+        for operand in nodes[id].operands() {
             uses[operand].push(id);
         }
     }

@@ -229,6 +229,18 @@ pub enum Node {
     Call(Func, Vec<NodeId>),
 }
 
+impl Node {
+    /// The nodes this one reads, in order (none for a leaf).
+    pub fn operands(&self) -> Vec<NodeId> {
+        match self {
+            Node::Neg(a) | Node::Not(a) => vec![*a],
+            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => vec![*a, *b],
+            Node::Call(_, args) => args.clone(),
+            Node::Const(_) | Node::Operand(_) | Node::Input(_) | Node::Scalar(_) | Node::Reduced => Vec::new(),
+        }
+    }
+}
+
 /// The type of a node: the language has numbers (`f32`) and booleans, and a boolean is not a number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Type {

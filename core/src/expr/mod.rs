@@ -256,10 +256,7 @@ fn reads_input(nodes: &[Node], root: NodeId) -> Option<usize> {
         }
         match &nodes[id] {
             Node::Input(k) => return Some(*k),
-            Node::Neg(a) | Node::Not(a) => stack.push(*a),
-            Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
-            Node::Call(_, args) => stack.extend(args),
-            Node::Const(_) | Node::Operand(_) | Node::Scalar(_) | Node::Reduced => {}
+            node => stack.extend(node.operands()),
         }
     }
     None
@@ -292,12 +289,7 @@ impl Program {
             if std::mem::replace(&mut seen[id], true) {
                 continue;
             }
-            match &self.nodes[id] {
-                Node::Neg(a) | Node::Not(a) => stack.push(*a),
-                Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => stack.extend([*a, *b]),
-                Node::Call(_, args) => stack.extend(args),
-                Node::Const(_) | Node::Operand(_) | Node::Input(_) | Node::Scalar(_) | Node::Reduced => {}
-            }
+            stack.extend(self.nodes[id].operands());
         }
         seen
     }

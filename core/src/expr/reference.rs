@@ -508,17 +508,12 @@ impl Program {
         Ok(n)
     }
 
-    /// For each node, whether it depends on [`Node::Reduced`] (the post-map of a reduction, evaluated once).
-    fn depends_on_reduced(&self) -> Vec<bool> {
+    /// For each node, whether it depends on [`Node::Reduced`] (the post-map of a reduction, evaluated once after
+    /// the reduction rather than per element).
+    pub fn depends_on_reduced(&self) -> Vec<bool> {
         let mut depends = vec![false; self.nodes.len()];
         for (id, node) in self.nodes.iter().enumerate() {
-            depends[id] = match node {
-                Node::Reduced => true,
-                Node::Neg(a) | Node::Not(a) => depends[*a],
-                Node::Arith(_, a, b) | Node::Compare(_, a, b) | Node::Logic(_, a, b) => depends[*a] || depends[*b],
-                Node::Call(_, args) => args.iter().any(|a| depends[*a]),
-                Node::Const(_) | Node::Operand(_) | Node::Input(_) | Node::Scalar(_) => false,
-            };
+            depends[id] = matches!(node, Node::Reduced) || node.operands().iter().any(|a| depends[*a]);
         }
         depends
     }
