@@ -186,13 +186,7 @@ impl WgpuBackend {
         group: &wgpu::BindGroup,
         workgroups: (u32, u32, u32),
     ) -> Result<()> {
-        let limit = self.max_workgroups();
-        if workgroups.0 > limit || workgroups.1 > limit || workgroups.2 > limit {
-            return Err(Error::TooLarge {
-                what: format!("a grid of {} x {} x {} workgroups", workgroups.0, workgroups.1, workgroups.2),
-                limit: format!("max_compute_workgroups_per_dimension = {limit} on this adapter"),
-            });
-        }
+        self.check_grid(workgroups)?;
         self.submit_pass(
             &pipeline.entry,
             |_| {},
@@ -202,6 +196,18 @@ impl WgpuBackend {
                 pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
             },
         )
+    }
+
+    /// Refuses a grid past the adapter's limit of workgroups per dimension, naming the limit.
+    pub(crate) fn check_grid(&self, workgroups: (u32, u32, u32)) -> Result<()> {
+        let limit = self.max_workgroups();
+        if workgroups.0 > limit || workgroups.1 > limit || workgroups.2 > limit {
+            return Err(Error::TooLarge {
+                what: format!("a grid of {} x {} x {} workgroups", workgroups.0, workgroups.1, workgroups.2),
+                limit: format!("max_compute_workgroups_per_dimension = {limit} on this adapter"),
+            });
+        }
+        Ok(())
     }
 
     /// The first `len` values of `buffer`, copied back to the host once the work submitted before has finished.

@@ -659,12 +659,7 @@ impl WgpuBackend {
                 let (across, down) = grid_1d(quads.div_ceil(u64::from(WORKGROUP)), limit)?;
                 ((across, down), across * WORKGROUP, Some(quads * 16))
             };
-            if grid.0 > limit || grid.1 > limit {
-                return Err(Error::TooLarge {
-                    what: format!("a grid of {} x {} workgroups", grid.0, grid.1),
-                    limit: format!("max_compute_workgroups_per_dimension = {limit} on this adapter"),
-                });
-            }
+            self.check_grid((grid.0, grid.1, 1))?;
             let uniform = self.uniform_words(program, len as u32, row, partial_base, &data.scalars)?;
             let mut ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> = vec![(0, &uniform, 0, None)];
             for (k, buffer) in data.inputs.iter().enumerate() {
