@@ -57,6 +57,12 @@ fn sign_xor(a: f32, b: f32) -> f32 { return bitcast<f32>((bitcast<u32>(a) ^ bitc
 fn any_special(a: f32, b: f32) -> bool {
     return max(bitcast<u32>(a) & 0x7f800000u, bitcast<u32>(b) & 0x7f800000u) == 0x7f800000u;
 }
+fn gw_subgroup_sum(nan: bool, positive_inf: bool, negative_inf: bool, total: f32) -> f32 {
+    if (nan || (positive_inf && negative_inf)) { return nan_f(); }
+    if (positive_inf) { return inf_f(); }
+    if (negative_inf) { return bitcast<f32>(0xff800000u + params.zero); }
+    return total;
+}
 fn fadd(a: f32, b: f32) -> f32 {
     if (any_special(a, b)) {
         if (is_nan(a) || is_nan(b)) { return nan_f(); }
@@ -450,6 +456,53 @@ pub fn elementwise_source(program: &Program) -> String {
     s
 }
 
+/// The WGSL that combines every invocation's `acc` of a workgroup into `shared_values[0]`, for invocation 0 to read.
+///
+/// Without `subgroups`, a tree in workgroup memory: eight halvings, a barrier each. With them (a `sum`, `min` or
+/// `max` on a device that has subgroup operations), each subgroup combines its lanes' values at once, its first lane
+/// publishes the result, and one more subgroup operation combines those: one barrier instead of eight, which is how
+/// the built-in `sum`'s `subgroup` variant runs at 2.2x its `workgroup` variant on lavapipe. Special values keep the
+/// language's results: a subgroup operation's answer for NaN and infinities is left to the driver, so a `sum` takes
+/// NaN where a lane is NaN or infinities of both signs meet, an infinity where one sign does, and a `min` or `max` NaN
+/// where a lane is NaN (flags gathered with `subgroupAny`).
+fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
+    if !subgroups {
+        return format!(
+            "    shared_values[local] = acc;\n    workgroupBarrier();\n    for (var stride = {}u; stride > 0u; stride = stride / 2u) {{\n        \
+             if (local < stride) {{ shared_values[local] = {}; }}\n        workgroupBarrier();\n    }}\n",
+            WORKGROUP / 2,
+            join(kind, "shared_values[local]", "shared_values[local + stride]")
+        );
+    }
+    let combine = |value: &str| -> String {
+        match kind {
+            Reduce::Sum => format!(
+                "gw_subgroup_sum(subgroupAny(is_nan({value})), subgroupAny(bitcast<u32>({value}) == 0x7f800000u), \
+                 subgroupAny(bitcast<u32>({value}) == 0xff800000u), subgroupAdd({value}))"
+            ),
+            Reduce::Min => format!("select(subgroupMin({value}), nan_f(), subgroupAny(is_nan({value})))"),
+            Reduce::Max => format!("select(subgroupMax({value}), nan_f(), subgroupAny(is_nan({value})))"),
+            Reduce::Prod => unreachable!("a product combines through workgroup memory"),
+        }
+    };
+    let identity = number(kind.identity());
+    let mut s = String::new();
+    let _ = writeln!(s, "    let sg_value = {};", combine("acc"));
+    s.push_str("    if (sg_lane == 0u) { shared_values[local / sg_size] = sg_value; }\n    workgroupBarrier();\n");
+    // Every subgroup combines the subgroups' values, so that the subgroup operation is reached in uniform control
+    // flow; lane j gathers slots j, j + sg_size, ... which covers subgroups of 4 lanes (64 of them) as well as 32.
+    let _ = writeln!(s, "    var gathered: f32 = {identity};");
+    let _ = writeln!(
+        s,
+        "    for (var j = sg_lane; j < ({WORKGROUP}u + sg_size - 1u) / sg_size; j = j + sg_size) {{ gathered = {}; }}",
+        join(kind, "gathered", "shared_values[j]")
+    );
+    let _ = writeln!(s, "    let wg_value = {};", combine("gathered"));
+    // Every invocation has read the slots before the first overwrites slot 0.
+    s.push_str("    workgroupBarrier();\n    if (local == 0u) { shared_values[0] = wg_value; }\n");
+    s
+}
+
 /// The WGSL of a reduction program: entry points `expr_partials` (one partial per workgroup of a chunk) and
 /// `expr_finish` (one workgroup combining the partials, then the post-map).
 ///
@@ -461,7 +514,11 @@ pub fn elementwise_source(program: &Program) -> String {
 /// helpers (`gw_fold`). The lanes join the guarded accumulator at the end. `s = sum(x*x)` at 2^26 on an H200: one
 /// `f32` a load through the guarded helpers, 137 µs; four `vec4`s a trip, still guarded, 82.7 µs; with the common
 /// path, 72.0 µs, where the built-in `sum` takes 67.7 µs.
-pub fn reduction_source(program: &Program) -> String {
+///
+/// With `subgroups` (a device with subgroup operations), a workgroup combines a `sum`, `min` or `max` as the built-in
+/// `sum`'s `subgroup` variant does ([`workgroup_combine`]); a `prod`, and every reduction without them, through a tree
+/// in workgroup memory.
+pub fn reduction_source(program: &Program, subgroups: bool) -> String {
     let reduction = program.reduction.as_ref().expect("a reduction program");
     let kind = reduction.kind;
     let identity = number(kind.identity());
@@ -478,12 +535,14 @@ pub fn reduction_source(program: &Program) -> String {
     let _ = writeln!(s, "fn gw_term({}) -> f32 {{", parameters.join(", "));
     s.push_str(&statements(program, &program.reached(&[reduction.body]), &|k| format!("a{k}")));
     let _ = writeln!(s, "    return v{};\n}}", reduction.body);
-    let tree = format!(
-        "    shared_values[local] = acc;\n    workgroupBarrier();\n    for (var stride = {}u; stride > 0u; stride = stride / 2u) {{\n        \
-         if (local < stride) {{ shared_values[local] = {}; }}\n        workgroupBarrier();\n    }}\n",
-        WORKGROUP / 2,
-        join(kind, "shared_values[local]", "shared_values[local + stride]")
-    );
+    let subgroups = subgroups && kind != Reduce::Prod;
+    let workgroup_total = workgroup_combine(kind, subgroups);
+    // The built-ins a subgroup combine reads, after an entry point's own.
+    let lane_builtins = if subgroups {
+        ", @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_lane: u32"
+    } else {
+        ""
+    };
     let term = |lane: &str| -> String {
         let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).collect();
         format!("gw_term({})", args.join(", "))
@@ -515,8 +574,9 @@ pub fn reduction_source(program: &Program) -> String {
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
     s.push_str(
         "fn expr_partials(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
-         @builtin(num_workgroups) groups: vec3<u32>) {\n",
+         @builtin(num_workgroups) groups: vec3<u32>",
     );
+    let _ = writeln!(s, "{lane_builtins}) {{");
     let _ = writeln!(
         s,
         "    let local = lid.x;\n    var acc: f32 = {identity};\n    let quads = (params.n + 3u) / 4u;\n    \
@@ -564,15 +624,15 @@ pub fn reduction_source(program: &Program) -> String {
     s.push_str("    }\n");
     let lanes = join(kind, &join(kind, "acc4.x", "acc4.y"), &join(kind, "acc4.z", "acc4.w"));
     let _ = writeln!(s, "    acc = {};", join(kind, "acc", &lanes));
-    s.push_str(&tree);
+    s.push_str(&workgroup_total);
     s.push_str("    if (local == 0u) { partials[params.base + wid.x] = shared_values[0]; }\n}\n");
     // The finish: params.n is the number of partials; the result goes after them.
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
-    s.push_str("fn expr_finish(@builtin(local_invocation_id) lid: vec3<u32>) {\n");
+    let _ = writeln!(s, "fn expr_finish(@builtin(local_invocation_id) lid: vec3<u32>{lane_builtins}) {{");
     let _ = writeln!(s, "    let local = lid.x;\n    var acc: f32 = {identity};");
     let _ = writeln!(s, "    for (var i = local; i < params.n; i = i + {WORKGROUP}u) {{");
     let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", "partials[i]"));
-    s.push_str(&tree);
+    s.push_str(&workgroup_total);
     s.push_str("    if (local == 0u) {\n        let reduced = shared_values[0];\n");
     let post = statements(program, &program.reached(&[reduction.post]), &|_| "nan_f()".to_owned());
     for line in post.lines() {
@@ -620,7 +680,7 @@ impl WgpuBackend {
 
     fn expression_pipelines(&self, program: &Program) -> Result<Vec<CustomPipeline>> {
         if program.reduction.is_some() {
-            let source = reduction_source(program);
+            let source = reduction_source(program, self.has_subgroups());
             Ok(vec![
                 self.generated_pipeline(&source, "expr_partials")?,
                 self.generated_pipeline(&source, "expr_finish")?,
@@ -987,6 +1047,41 @@ mod tests {
         }
     }
 
+    /// A workgroup's combine (through subgroup operations where the device has them) keeps the language's results
+    /// for special values wherever they fall: in any lane, subgroup or workgroup, and in the finish.
+    #[test]
+    fn special_values_anywhere_give_the_languages_reduction() {
+        let Ok(backend) = WgpuBackend::new() else {
+            println!("no wgpu adapter here: not tried");
+            return;
+        };
+        let n = 300_000;
+        let (inf, nan) = (f32::INFINITY, f32::NAN);
+        let cases: [(&str, &[(usize, f32)]); 9] = [
+            ("s = sum(x)", &[(150_001, inf)]),
+            ("s = sum(x)", &[(299_999, -inf)]),
+            ("s = sum(x)", &[(3, inf), (299_999, -inf)]),
+            ("s = sum(x)", &[(77_777, nan)]),
+            ("s = sum(x)", &[(5, inf), (6, inf)]),
+            ("m = min(x)", &[(12_345, -inf), (200_000, inf)]),
+            ("m = min(x)", &[(5, nan)]),
+            ("m = max(x)", &[(299_998, inf)]),
+            ("m = max(x)", &[(131_072, nan), (7, -inf)]),
+        ];
+        for (source, specials) in cases {
+            let mut values: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32 - 500.0) * 1e-3).collect();
+            for &(at, value) in specials {
+                values[at] = value;
+            }
+            let program = Arc::new(Expr::parse(source).unwrap().bind(&[]).unwrap());
+            let input = ExprInput { params: ExprParams::new(program, n, vec![]), arrays: vec![values.into()] };
+            let expected = Expression::reference(&input).unwrap();
+            let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
+            Expression::check(&input, &expected, &output, Precision::Full)
+                .unwrap_or_else(|e| panic!("{source} with {specials:?}: {e}"));
+        }
+    }
+
     #[test]
     fn the_generated_source_holds_no_text_of_the_expression() {
         let program = Expr::parse("secret_name = 0.1 * secret_input").unwrap().bind(&[]).unwrap();
@@ -996,7 +1091,9 @@ mod tests {
         assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");
         crate::validate_wgsl(&source, "expr_map").unwrap();
         let sum = Expr::parse("s = sqrt(sum(x * x))").unwrap().bind(&[]).unwrap();
-        crate::validate_wgsl(&reduction_source(&sum), "expr_partials").unwrap();
-        crate::validate_wgsl(&reduction_source(&sum), "expr_finish").unwrap();
+        for subgroups in [false, true] {
+            crate::validate_wgsl(&reduction_source(&sum, subgroups), "expr_partials").unwrap();
+            crate::validate_wgsl(&reduction_source(&sum, subgroups), "expr_finish").unwrap();
+        }
     }
 }

@@ -591,6 +591,16 @@ fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
     let n = terms.len() as f64;
     let u = 2f64.powi(-24);
     let mut bounded = match kind {
+        Reduce::Sum if infinite_terms_decide(terms) => {
+            // An infinite term decides the sum in any order: NaN where both signs meet.
+            let positive = terms.iter().any(|t| t.value == f64::INFINITY);
+            let negative = terms.iter().any(|t| t.value == f64::NEG_INFINITY);
+            Bounded::exact(match (positive, negative) {
+                (true, true) => f64::NAN,
+                (true, false) => f64::INFINITY,
+                _ => f64::NEG_INFINITY,
+            })
+        }
         Reduce::Sum => {
             let exact: f64 = terms.iter().map(|t| t.value).sum();
             let magnitude: f64 = terms.iter().map(|t| t.value.abs()).sum();
@@ -618,6 +628,14 @@ fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
         bounded.error = f64::INFINITY;
     }
     bounded
+}
+
+/// Whether a sum's infinite terms decide it whatever the order of its terms: there is one, and the finite terms
+/// cannot overflow on the way (their magnitudes add up below the largest `f32`; where they could, an overflow of the
+/// opposite sign met first would make the sum NaN in one order and infinite in another).
+fn infinite_terms_decide(terms: &[Bounded]) -> bool {
+    let finite: f64 = terms.iter().filter(|t| t.value.is_finite()).map(|t| t.value.abs() + t.error).sum();
+    terms.iter().any(|t| t.value.is_infinite()) && finite < f64::from(f32::MAX)
 }
 
 /// Checks a backend's result against the reference, naming the first output and element out of bound.
@@ -718,6 +736,24 @@ mod tests {
         assert!(y[0][0].accepts(1.0) && y[0][0].accepts(2.0));
         let y = elementwise("y = where(x > 0.3, 1, 2)", &[], &[&[0.1]], &[]);
         assert!(y[0][0].accepts(2.0) && !y[0][0].accepts(1.0));
+    }
+
+    #[test]
+    fn an_infinite_term_decides_a_sum_and_nothing_else_is_accepted() {
+        let sum = |x: &[f32]| {
+            let Reference::Reduction(s) = program("s = sum(x)", &[]).reference(&[x], &[]).unwrap() else { panic!() };
+            s
+        };
+        let (inf, nan) = (f32::INFINITY, f32::NAN);
+        let positive = sum(&[1.0, inf, -2.0]);
+        assert!(positive.accepts(inf) && !positive.accepts(-1.0) && !positive.accepts(-inf) && !positive.accepts(nan));
+        let negative = sum(&[-inf, 3.0]);
+        assert!(negative.accepts(-inf) && !negative.accepts(inf) && !negative.accepts(3.0));
+        let both = sum(&[inf, 1.0, -inf]);
+        assert!(both.accepts(nan) && !both.accepts(inf) && !both.accepts(-inf) && !both.accepts(1.0));
+        // Finite terms that can overflow on the way: NaN in one order, an infinity in another, so either is taken.
+        let overflowing = sum(&[inf, -f32::MAX, -f32::MAX]);
+        assert!(overflowing.accepts(nan) && overflowing.accepts(inf));
     }
 
     #[test]
