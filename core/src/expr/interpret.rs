@@ -214,7 +214,7 @@ mod tests {
     fn a_long_sum_stays_within_the_references_bound() {
         // 2^22 terms near 1/3: added one after another in f32, the total drifts past the bound the reference allows
         // any backend (runs of at most SUM_SEQUENTIAL_TERMS terms, combined in a tree).
-        let n = 1 << 22;
+        let n: usize = 1 << 22;
         let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 2000) as f32 / 1000.0 - 1.0).collect();
         for source in ["s = sum(x * x)", "s = sqrt(sum(x * x))", "p = prod(1 + x / 1e6)"] {
             let program = Expr::parse(source).unwrap().bind(&[]).unwrap();

@@ -610,6 +610,7 @@ fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
             let overflow = magnitude >= f64::from(f32::MAX);
             Bounded { value, error: if overflow { f64::INFINITY } else { propagated + order + ulp(value) + FLUSHED } }
         }
+        Reduce::Prod if let Some(decided) = infinite_terms_decide_product(terms) => decided,
         Reduce::Prod => {
             let exact: f64 = terms.iter().map(|t| t.value).product();
             let value = round_f32(exact);
@@ -636,6 +637,28 @@ fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
 fn infinite_terms_decide(terms: &[Bounded]) -> bool {
     let finite: f64 = terms.iter().filter(|t| t.value.is_finite()).map(|t| t.value.abs() + t.error).sum();
     terms.iter().any(|t| t.value.is_infinite()) && finite < f64::from(f32::MAX)
+}
+
+/// A product with an infinite term, where the order of its terms cannot change it: NaN where a term is exactly zero
+/// (zero times an infinity); otherwise an infinity whose sign is that of the terms' product, when every finite term's
+/// sign is certain and the smallest product some order could reach on the way (all the terms below 1 in magnitude,
+/// at the least magnitude their bounds allow) stays a normal `f32`. `None` otherwise: one order could underflow to
+/// zero before it meets the infinity (NaN) and another not (an infinity), so the result is not decided.
+fn infinite_terms_decide_product(terms: &[Bounded]) -> Option<Bounded> {
+    if !terms.iter().any(|t| t.value.is_infinite()) {
+        return None;
+    }
+    if terms.iter().any(|t| t.value == 0.0 && t.error == 0.0) {
+        return Some(Bounded::exact(f64::NAN));
+    }
+    let finite = || terms.iter().filter(|t| t.value.is_finite());
+    let certain = finite().all(|t| t.value.abs() > t.error && t.error.is_finite());
+    let smallest: f64 = finite().map(|t| t.value.abs() - t.error).filter(|m| *m < 1.0).product();
+    if !certain || smallest < FLUSHED {
+        return None;
+    }
+    let negative = terms.iter().filter(|t| t.value < 0.0).count() % 2 == 1;
+    Some(Bounded::exact(if negative { f64::NEG_INFINITY } else { f64::INFINITY }))
 }
 
 /// Checks a backend's result against the reference, naming the first output and element out of bound.
@@ -739,7 +762,7 @@ mod tests {
     }
 
     #[test]
-    fn an_infinite_term_decides_a_sum_and_nothing_else_is_accepted() {
+    fn an_infinite_term_decides_a_sum_or_a_product_and_nothing_else_is_accepted() {
         let sum = |x: &[f32]| {
             let Reference::Reduction(s) = program("s = sum(x)", &[]).reference(&[x], &[]).unwrap() else { panic!() };
             s
@@ -754,6 +777,17 @@ mod tests {
         // Finite terms that can overflow on the way: NaN in one order, an infinity in another, so either is taken.
         let overflowing = sum(&[inf, -f32::MAX, -f32::MAX]);
         assert!(overflowing.accepts(nan) && overflowing.accepts(inf));
+        let prod = |x: &[f32]| {
+            let Reference::Reduction(p) = program("p = prod(x)", &[]).reference(&[x], &[]).unwrap() else { panic!() };
+            p
+        };
+        let signed = prod(&[2.0, inf, -3.0]);
+        assert!(signed.accepts(-inf) && !signed.accepts(inf) && !signed.accepts(nan) && !signed.accepts(-6.0));
+        let zero = prod(&[inf, 0.0, 5.0]);
+        assert!(zero.accepts(nan) && !zero.accepts(inf) && !zero.accepts(0.0));
+        // Terms that can underflow to zero before meeting the infinity: NaN in one order, an infinity in another.
+        let underflowing = prod(&[inf, 1e-30, 1e-30]);
+        assert!(underflowing.accepts(nan) && underflowing.accepts(inf));
     }
 
     #[test]
