@@ -631,21 +631,28 @@ fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
     bounded
 }
 
-/// Whether a sum's infinite terms decide it whatever the order of its terms: there is one, and the finite terms
+/// Whether a reduction's infinite terms are certain: there is one, and every one is exact (an input's infinity, not
+/// a value that a backend's rounding could leave just below the largest `f32`).
+fn certain_infinities(terms: &[Bounded]) -> bool {
+    let mut infinite = terms.iter().filter(|t| t.value.is_infinite()).peekable();
+    infinite.peek().is_some() && infinite.all(|t| t.error == 0.0)
+}
+
+/// Whether a sum's infinite terms decide it whatever the order of its terms: they are certain, and the finite terms
 /// cannot overflow on the way (their magnitudes add up below the largest `f32`; where they could, an overflow of the
 /// opposite sign met first would make the sum NaN in one order and infinite in another).
 fn infinite_terms_decide(terms: &[Bounded]) -> bool {
     let finite: f64 = terms.iter().filter(|t| t.value.is_finite()).map(|t| t.value.abs() + t.error).sum();
-    terms.iter().any(|t| t.value.is_infinite()) && finite < f64::from(f32::MAX)
+    certain_infinities(terms) && finite < f64::from(f32::MAX)
 }
 
-/// A product with an infinite term, where the order of its terms cannot change it: NaN where a term is exactly zero
-/// (zero times an infinity); otherwise an infinity whose sign is that of the terms' product, when every finite term's
-/// sign is certain and the smallest product some order could reach on the way (all the terms below 1 in magnitude,
-/// at the least magnitude their bounds allow) stays a normal `f32`. `None` otherwise: one order could underflow to
-/// zero before it meets the infinity (NaN) and another not (an infinity), so the result is not decided.
+/// A product with certain infinite terms ([`certain_infinities`]), where the order of its terms cannot change it: NaN
+/// where a term is exactly zero (zero times an infinity); otherwise an infinity whose sign is that of the terms'
+/// product, when every finite term's sign is certain and the smallest product some order could reach on the way (all
+/// the terms below 1 in magnitude, at the least magnitude their bounds allow) stays a normal `f32`. `None` otherwise:
+/// one order could underflow to zero before it meets the infinity (NaN) and another not (an infinity).
 fn infinite_terms_decide_product(terms: &[Bounded]) -> Option<Bounded> {
-    if !terms.iter().any(|t| t.value.is_infinite()) {
+    if !certain_infinities(terms) {
         return None;
     }
     if terms.iter().any(|t| t.value == 0.0 && t.error == 0.0) {
