@@ -177,7 +177,7 @@ impl Program {
                 }
                 while totals.len() > 1 {
                     totals =
-                        totals.chunks(2).map(|pair| pair.iter().copied().reduce(join).unwrap_or(pair[0])).collect();
+                        totals.chunks(2).map(|pair| if let [a, b] = pair { join(*a, *b) } else { pair[0] }).collect();
                 }
                 let total = totals.first().copied().unwrap_or_else(|| kind.identity());
                 run(&mut values, 0, total);

@@ -591,16 +591,7 @@ fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
     let n = terms.len() as f64;
     let u = 2f64.powi(-24);
     let mut bounded = match kind {
-        Reduce::Sum if infinite_terms_decide(terms) => {
-            // An infinite term decides the sum in any order: NaN where both signs meet.
-            let positive = terms.iter().any(|t| t.value == f64::INFINITY);
-            let negative = terms.iter().any(|t| t.value == f64::NEG_INFINITY);
-            Bounded::exact(match (positive, negative) {
-                (true, true) => f64::NAN,
-                (true, false) => f64::INFINITY,
-                _ => f64::NEG_INFINITY,
-            })
-        }
+        Reduce::Sum if let Some(decided) = infinite_terms_decide_sum(terms) => decided,
         Reduce::Sum => {
             let exact: f64 = terms.iter().map(|t| t.value).sum();
             let magnitude: f64 = terms.iter().map(|t| t.value.abs()).sum();
@@ -638,12 +629,22 @@ fn certain_infinities(terms: &[Bounded]) -> bool {
     infinite.peek().is_some() && infinite.all(|t| t.error == 0.0)
 }
 
-/// Whether a sum's infinite terms decide it whatever the order of its terms: they are certain, and the finite terms
-/// cannot overflow on the way (their magnitudes add up below the largest `f32`; where they could, an overflow of the
-/// opposite sign met first would make the sum NaN in one order and infinite in another).
-fn infinite_terms_decide(terms: &[Bounded]) -> bool {
+/// A sum with certain infinite terms ([`certain_infinities`]), where the order of its terms cannot change it: the
+/// infinity, or NaN where both signs meet, when the finite terms cannot overflow on the way (their magnitudes add up
+/// below the largest `f32`). `None` otherwise: an overflow of the opposite sign met first would make the sum NaN in
+/// one order and infinite in another.
+fn infinite_terms_decide_sum(terms: &[Bounded]) -> Option<Bounded> {
     let finite: f64 = terms.iter().filter(|t| t.value.is_finite()).map(|t| t.value.abs() + t.error).sum();
-    certain_infinities(terms) && finite < f64::from(f32::MAX)
+    if !certain_infinities(terms) || finite >= f64::from(f32::MAX) {
+        return None;
+    }
+    let positive = terms.iter().any(|t| t.value == f64::INFINITY);
+    let negative = terms.iter().any(|t| t.value == f64::NEG_INFINITY);
+    Some(Bounded::exact(match (positive, negative) {
+        (true, true) => f64::NAN,
+        (true, false) => f64::INFINITY,
+        _ => f64::NEG_INFINITY,
+    }))
 }
 
 /// A product with certain infinite terms ([`certain_infinities`]), where the order of its terms cannot change it: NaN
