@@ -305,21 +305,35 @@ fn vec4_expression(program: &Program, id: usize) -> String {
 /// IEEE `+`, `-` and `*` give a NaN or an infinity whenever an operand is one (`inf * 0` is a NaN). So a value whose
 /// only use is one such operation with a *leaf* (an input, a scalar, or a finite non-zero constant) passes any NaN
 /// or infinity on to that operation's result, and a compiler cannot drop it on the way: the identities that remove
-/// an operand (`t * 0`, `t - t`) need a zero constant or the value twice. Following such uses from value to value
-/// ends at a value that is tested: an output, or an operand of anything else (a call, a division, a comparison,
-/// `where`), whose semantics a NaN or an infinity may change without passing it on. Each input and scalar is tested
-/// once, and a constant only when it is itself a NaN or an infinity. The Horner polynomial of eight terms tests two
-/// values an element this way (its input and its result) instead of 29, and a kernel testing those two ran at the
-/// copy peak on an H200 (128.7 µs at 2^26, against 170 µs testing all): the tests are integer operations, and two
-/// for each of 29 values made the kernel compute-bound.
-fn tested_values(program: &Program, which: &[bool], roots: &[usize]) -> Vec<bool> {
+/// an operand (`t * 0`, `t - t`) need a zero constant or the value twice. `t + t` and `t * t` pass it on too (a
+/// compiler may write them `2 * t` and `t²`, never drop `t`); `t - t` does not. Each mention of an input or a scalar
+/// is a node of its own, so "the value twice" compares what the nodes hold (the input or scalar), not the nodes.
+/// Following such uses from value to value ends at a value that is tested: an output, or an operand of anything else
+/// (a call, a division, a comparison, `where`), whose semantics a NaN or an infinity may change without passing it
+/// on; or, with `roots_pass_on` (the terms of a `sum` or a `prod`, added or multiplied into an accumulator with
+/// WGSL's operators), at the accumulator, which carries the NaN or the infinity to the result as the language says.
+/// An input or a scalar that needs a test is tested once, whichever of its mentions needs it; a constant only when
+/// it is itself a NaN or an infinity. The Horner polynomial of eight terms tests two values an element this way (its
+/// input and its result) instead of 29, and a kernel testing those two ran at the copy peak on an H200 (128.7 µs at
+/// 2^26, against 170 µs testing all): the tests are integer operations, and two for each of 29 values made the
+/// kernel compute-bound. `s = sum(x*x)` tests none.
+fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_on: bool) -> Vec<bool> {
     let nodes = &program.nodes;
     let mut uses: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         for operand in nodes[id].operands() {
-            uses[operand].push(id);
+            // `t * t` is one use of `t`.
+            if uses[operand].last() != Some(&id) {
+                uses[operand].push(id);
+            }
         }
     }
+    // What a node holds: a mention of an input or a scalar holds that input or scalar; any other node, itself.
+    let holds = |id: usize| match nodes[id] {
+        Node::Input(k) => (0, k),
+        Node::Scalar(k) => (1, k),
+        _ => (2, id),
+    };
     let is_leaf = |id: usize| match nodes[id] {
         Node::Input(_) | Node::Scalar(_) => true,
         Node::Const(c) => c.is_finite() && c != 0.0,
@@ -327,34 +341,41 @@ fn tested_values(program: &Program, which: &[bool], roots: &[usize]) -> Vec<bool
     };
     let passes_on = |value: usize, user: usize| match &nodes[user] {
         Node::Neg(_) => true,
-        Node::Arith(Arith::Add | Arith::Sub | Arith::Mul, a, b) => {
+        Node::Arith(op @ (Arith::Add | Arith::Sub | Arith::Mul), a, b) => {
             let other = if *a == value { *b } else { *a };
-            other != value && is_leaf(other)
+            if holds(other) == holds(value) { *op != Arith::Sub } else { is_leaf(other) }
         }
         _ => false,
     };
-    let mut seen_inputs = std::collections::HashSet::new();
-    (0..nodes.len())
-        .map(|id| {
-            if !which[id] || program.types[id] == Type::Boolean {
-                return false;
-            }
-            match nodes[id] {
-                Node::Input(k) => seen_inputs.insert(("input", k)),
-                Node::Scalar(k) => seen_inputs.insert(("scalar", k)),
-                Node::Const(c) => !c.is_finite(),
-                _ => roots.contains(&id) || !(uses[id].len() == 1 && passes_on(id, uses[id][0])),
-            }
-        })
-        .collect()
+    let needs_test = |id: usize| {
+        if !which[id] || program.types[id] == Type::Boolean {
+            return false;
+        }
+        if let Node::Const(c) = nodes[id] {
+            return !c.is_finite();
+        }
+        let root = roots.contains(&id);
+        (root && !roots_pass_on) || (!root && !(uses[id].len() == 1 && passes_on(id, uses[id][0])))
+    };
+    let mut tested: Vec<bool> = (0..nodes.len()).map(needs_test).collect();
+    // An input or a scalar is tested at one of its mentions: the first, if any of them needs it.
+    let mut seen = std::collections::HashMap::new();
+    for id in (0..nodes.len()).filter(|&id| which[id] && matches!(nodes[id], Node::Input(_) | Node::Scalar(_))) {
+        let first = *seen.entry(holds(id)).or_insert(id);
+        if tested[id] && first != id {
+            tested[id] = false;
+            tested[first] = true;
+        }
+    }
+    tested
 }
 
 /// The statements computing the nodes marked in `which` for four elements at once ([`vec4_expression`]), the
 /// exponent bits of the values [`tested_values`] picks folded into `special` with a `max`: `special` ends with a
 /// lane at `0x7f800000` exactly when a value on the way is a NaN or an infinity, or a division has a zero operand,
 /// in that lane.
-fn vec4_statements(program: &Program, which: &[bool], roots: &[usize]) -> String {
-    let tested = tested_values(program, which, roots);
+fn vec4_statements(program: &Program, which: &[bool], roots: &[usize], roots_pass_on: bool) -> String {
+    let tested = tested_values(program, which, roots, roots_pass_on);
     let mut out = String::from("    var special = vec4<u32>(0u);\n");
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         if program.types[id] == Type::Boolean {
@@ -438,7 +459,7 @@ pub fn elementwise_source(program: &Program) -> String {
     for k in 0..program.inputs.len() {
         let _ = writeln!(s, "    let x{k} = in{k}[q];");
     }
-    s.push_str(&vec4_statements(program, &program.reached(&roots), &roots));
+    s.push_str(&vec4_statements(program, &program.reached(&roots), &roots, false));
     s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
@@ -562,7 +583,10 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
     // The common path: one vec4 of terms computed with WGSL's operators, and whether a value on the way was special.
     let _ = writeln!(s, "struct GwTerms {{ value: vec4<f32>, special: bool }}");
     let _ = writeln!(s, "fn gw_terms({}) -> GwTerms {{", vectors.join(", "));
-    s.push_str(&vec4_statements(program, &program.reached(&[reduction.body]), &[reduction.body]));
+    // The terms of a sum or a product go into the accumulators with WGSL's `+` and `*`, which carry a NaN or an
+    // infinity to the result; a min or a max does not (WGSL's `min` of a NaN may be either operand).
+    let terms_pass_on = matches!(kind, Reduce::Sum | Reduce::Prod);
+    s.push_str(&vec4_statements(program, &program.reached(&[reduction.body]), &[reduction.body], terms_pass_on));
     s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
     let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
     let combine4 = |a: &str, b: &str| match kind {
@@ -984,33 +1008,52 @@ mod tests {
         }
     }
 
-    /// How many values of `source`'s common path have their exponents tested.
-    fn tests_in(source: &str, scalars: &[&str]) -> usize {
+    /// How many values of `source`'s common path have their exponents tested, its results tested or, with
+    /// `roots_pass_on`, passing a NaN or an infinity on to an accumulator.
+    fn tests_in(source: &str, scalars: &[&str], roots_pass_on: bool) -> usize {
         let program = Expr::parse(source).unwrap().bind(scalars).unwrap();
-        let roots: Vec<usize> = program.outputs.iter().map(|o| o.node).collect();
-        tested_values(&program, &program.reached(&roots), &roots).iter().filter(|t| **t).count()
+        let roots: Vec<usize> = match &program.reduction {
+            Some(reduction) => vec![reduction.body],
+            None => program.outputs.iter().map(|o| o.node).collect(),
+        };
+        tested_values(&program, &program.reached(&roots), &roots, roots_pass_on).iter().filter(|t| **t).count()
     }
 
     /// A value is left untested only where its one use passes a NaN or an infinity on: `+`, `-`, `*` with an input,
-    /// a scalar or a finite non-zero constant. Everything else is tested, and so is every output.
+    /// a scalar or a finite non-zero constant, `t + t` and `t * t`. Everything else is tested, and so is every output
+    /// and every term of a `min` or a `max`.
     #[test]
     fn only_values_that_pass_a_special_value_on_go_untested() {
-        // Horner: the input once and the result.
-        assert_eq!(tests_in("y = ((0.5*x + 0.25)*x + 0.125)*x + 1", &[]), 2);
-        // a, x, b once each, and the result; `a*x` passes on to `+ b`.
-        assert_eq!(tests_in("y = a*x + b", &["a", "b"]), 4);
-        // x, then x*1e30 (its use multiplies by a zero constant, which a compiler may fold away), and the result.
-        assert_eq!(tests_in("y = (x*1e30) * 0", &[]), 3);
-        // t = x*3 is used twice (`t - t` may fold to 0), so it is tested.
-        assert_eq!(tests_in("let t = x*3; y = t - t", &[]), 3);
+        // Horner: the input once (its use `(...)*x` multiplies two computed values) and the result.
+        assert_eq!(tests_in("y = ((0.5*x + 0.25)*x + 0.125)*x + 1", &[], false), 2);
+        // a and x pass on to `a*x`, which passes on to `+ b`; b's use adds a computed value, so b is tested.
+        assert_eq!(tests_in("y = a*x + b", &["a", "b"], false), 2);
+        // x*1e30's use multiplies by a zero constant, which a compiler may fold away; and the result.
+        assert_eq!(tests_in("y = (x*1e30) * 0", &[], false), 2);
+        assert_eq!(tests_in("y = x * 0", &[], false), 2);
+        // `t - t` may fold to 0, whether `t` is a computed value or an input mentioned twice.
+        assert_eq!(tests_in("let t = x*3; y = t - t", &[], false), 2);
+        assert_eq!(tests_in("y = x - x", &[], false), 2);
+        // (`a - a + x` also tests x, added to a computed value.)
+        assert_eq!(tests_in("y = a - a + x", &["a"], false), 3);
+        // `t * t` and `t + t` pass on: only the result is tested.
+        assert_eq!(tests_in("y = x * x", &[], false), 1);
+        assert_eq!(tests_in("let t = x*3; y = t + t", &[], false), 1);
         // The operands of a call, a division and a comparison are tested: exp(inf) is inf, but 1/inf is 0.
-        assert_eq!(tests_in("y = exp(x*2)", &[]), 3);
-        assert_eq!(tests_in("y = 1 / (x*2)", &[]), 3);
-        assert_eq!(tests_in("y = where(x*2 > 1, 1, 0)", &[]), 3);
+        assert_eq!(tests_in("y = exp(x*2)", &[], false), 2);
+        assert_eq!(tests_in("y = 1 / (x*2)", &[], false), 2);
+        assert_eq!(tests_in("y = where(x*2 > 1, 1, 0)", &[], false), 2);
+        // An input used by a call is tested once, however often it is mentioned.
+        assert_eq!(tests_in("y = exp(x) + exp(x)", &[], false), 4);
         // Two computed operands: neither is a leaf, so both are tested.
-        assert_eq!(tests_in("y = (x*2) * (z*2)", &[]), 5);
+        assert_eq!(tests_in("y = (x*2) * (z*2)", &[], false), 3);
         // A constant that is itself an infinity is tested; finite ones never are.
-        assert_eq!(tests_in("y = x + inf", &[]), 3);
+        assert_eq!(tests_in("y = x + inf", &[], false), 3);
+        // The terms of a sum or a product pass on to the accumulator; a min's or a max's do not.
+        assert_eq!(tests_in("s = sum(x*x)", &[], true), 0);
+        assert_eq!(tests_in("s = sum(x*x)", &[], false), 1);
+        assert_eq!(tests_in("r = sqrt(sum(x*x + z*z))", &[], true), 2);
+        assert_eq!(tests_in("m = max(abs(x - z))", &[], false), 2);
     }
 
     /// Values that overflow on the way and vanish from a finite-looking result (absorbed by `* 0`, cancelled by
