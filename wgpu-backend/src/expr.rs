@@ -354,8 +354,10 @@ fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_
         if let Node::Const(c) = nodes[id] {
             return !c.is_finite();
         }
-        let root = roots.contains(&id);
-        (root && !roots_pass_on) || (!root && !(uses[id].len() == 1 && passes_on(id, uses[id][0])))
+        // A root is tested unless its accumulator passes a NaN on; any other value unless its one use does.
+        let passed_on =
+            if roots.contains(&id) { roots_pass_on } else { uses[id].len() == 1 && passes_on(id, uses[id][0]) };
+        !passed_on
     };
     let mut tested: Vec<bool> = (0..nodes.len()).map(needs_test).collect();
     // An input or a scalar is tested at one of its mentions: the first, if any of them needs it.
@@ -530,11 +532,14 @@ fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
 /// The first pass reads its inputs as `array<vec4<f32>>`, four elements a load as the elementwise kernels do, and
 /// issues [`LOADS_IN_FLIGHT`] loads a trip before using any. Like the elementwise kernels, it computes a `vec4` of
 /// terms with WGSL's operators (`gw_terms`) and, when no value on the way was special, combines them into four
-/// lane accumulators with WGSL's operators; a `vec4` with a special value, or the last one of a length that is not a
-/// multiple of four (whose lanes past the length are padding), is folded element by element through the guarded
-/// helpers (`gw_fold`). The lanes join the guarded accumulator at the end. `s = sum(x*x)` at 2^26 on an H200: one
-/// `f32` a load through the guarded helpers, 137 µs; four `vec4`s a trip, still guarded, 82.7 µs; with the common
-/// path, 72.0 µs, where the built-in `sum` takes 67.7 µs.
+/// lane accumulators with WGSL's operators; a trip with a special value is folded element by element through the
+/// guarded helpers (`gw_fold`), and so are the few `vec4`s of each invocation past its last whole trip (the last of
+/// them partial for a length that is not a multiple of four), after the main loop. Where no value needs a test
+/// (a `sum` or a `prod` whose terms pass a NaN or an infinity on, [`tested_values`]), the main loop has no branch.
+/// The lanes join the guarded accumulator at the end. `s = sum(x*x)` at 2^26 on an H200: one `f32` a load through
+/// the guarded helpers, 137 µs; four `vec4`s a trip, still guarded, 82.7 µs; with the common path, 72.0 µs; with
+/// no test and no branch in the main loop, see `docs/results/nvidia-h200/expr-r1-no-branch.txt`; the built-in
+/// `sum` takes 66-68 µs.
 ///
 /// With `subgroups` (a device with subgroup operations), a workgroup combines a `sum`, `min` or `max` as the built-in
 /// `sum`'s `subgroup` variant does ([`workgroup_combine`]); a `prod`, and every reduction without them, through a tree
@@ -586,7 +591,9 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
     // The terms of a sum or a product go into the accumulators with WGSL's `+` and `*`, which carry a NaN or an
     // infinity to the result; a min or a max does not (WGSL's `min` of a NaN may be either operand).
     let terms_pass_on = matches!(kind, Reduce::Sum | Reduce::Prod);
-    s.push_str(&vec4_statements(program, &program.reached(&[reduction.body]), &[reduction.body], terms_pass_on));
+    let reached = program.reached(&[reduction.body]);
+    let terms_tested = tested_values(program, &reached, &[reduction.body], terms_pass_on).contains(&true);
+    s.push_str(&vec4_statements(program, &reached, &[reduction.body], terms_pass_on));
     s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
     let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
     let combine4 = |a: &str, b: &str| match kind {
@@ -609,20 +616,24 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
     // The lanes' own accumulators of the common path, started at the identity through the run-time zero so that no
     // compiler folds an infinite identity (min's, max's) away.
     let _ = writeln!(s, "    var acc4 = vec4<f32>(bitcast<f32>({:#010x}u + params.zero));", kind.identity().to_bits());
-    // LOADS_IN_FLIGHT vec4s of each input a trip, loaded before any is folded, so that they are in flight together;
-    // a load past the end reads the last vec4 again (always in bounds) and folds nothing.
+    // The main loop: LOADS_IN_FLIGHT whole vec4s of each input a trip, loaded before any is folded, so that they are
+    // in flight together. It stops where a trip would reach past the last whole vec4; the vec4s this invocation has
+    // left (at most LOADS_IN_FLIGHT, the last one possibly partial) are folded element by element after it.
+    let _ = writeln!(s, "    let whole = params.n / 4u;\n    var q = wid.x * {WORKGROUP}u + local;");
     let _ = writeln!(
         s,
-        "    for (var q = wid.x * {WORKGROUP}u + local; q < quads; q = q + {LOADS_IN_FLIGHT}u * grid_stride) {{"
+        "    for (; q + {}u * grid_stride < whole; q = q + {LOADS_IN_FLIGHT}u * grid_stride) {{",
+        LOADS_IN_FLIGHT - 1
     );
     for j in 0..LOADS_IN_FLIGHT {
-        let _ = writeln!(s, "        let q{j} = min(q + {j}u * grid_stride, quads - 1u);");
         for k in 0..program.inputs.len() {
-            let _ = writeln!(s, "        let x{k}_{j} = in{k}[q{j}];");
+            let _ = writeln!(s, "        let x{k}_{j} = in{k}[q + {j}u * grid_stride];");
         }
     }
-    // The common path: all the trip's vec4s whole and no value on the way special, every term added with WGSL's
-    // operators; otherwise each vec4 is folded element by element. One test a trip keeps the common path short.
+    // The common path: no value on the way special, every term combined with WGSL's operators; otherwise the trip's
+    // vec4s are folded element by element. Where no value needs a test ([`tested_values`]: `s = sum(x*x)`), there
+    // is no other path, and no branch: on an H200 the branch never taken cost 1.7 µs of 66 at 2^26, on lavapipe
+    // nearly half the kernel's time.
     let args = |j: u32| (0..program.inputs.len()).map(|k| format!("x{k}_{j}")).collect::<Vec<_>>().join(", ");
     let mut combined = "acc4".to_owned();
     let mut special = Vec::new();
@@ -631,21 +642,22 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
         combined = combine4(&combined, &format!("t{j}.value"));
         special.push(format!("t{j}.special"));
     }
+    if terms_tested {
+        let _ = writeln!(s, "        if ({}) {{", special.join(" || "));
+        for j in 0..LOADS_IN_FLIGHT {
+            let _ = writeln!(s, "            acc = gw_fold(acc, 4u * (q + {j}u * grid_stride), {});", args(j));
+        }
+        let _ = writeln!(s, "        }} else {{\n            acc4 = {combined};\n        }}");
+    } else {
+        let _ = writeln!(s, "        acc4 = {combined};");
+    }
+    s.push_str("    }\n");
+    let tail_args: Vec<String> = (0..program.inputs.len()).map(|k| format!("in{k}[q]")).collect();
     let _ = writeln!(
         s,
-        "        if (4u * (q + {}u * grid_stride) + 3u < params.n && !({})) {{\n            acc4 = {combined};\n        }} else {{",
-        LOADS_IN_FLIGHT - 1,
-        special.join(" || ")
+        "    for (; q < quads; q = q + grid_stride) {{\n        acc = gw_fold(acc, 4u * q, {});\n    }}",
+        tail_args.join(", ")
     );
-    for j in 0..LOADS_IN_FLIGHT {
-        let _ = writeln!(
-            s,
-            "            if (q + {j}u * grid_stride < quads) {{ acc = gw_fold(acc, 4u * (q + {j}u * grid_stride), {}); }}",
-            args(j)
-        );
-    }
-    s.push_str("        }\n");
-    s.push_str("    }\n");
     let lanes = join(kind, &join(kind, "acc4.x", "acc4.y"), &join(kind, "acc4.z", "acc4.w"));
     let _ = writeln!(s, "    acc = {};", join(kind, "acc", &lanes));
     s.push_str(&workgroup_total);
@@ -1054,6 +1066,17 @@ mod tests {
         assert_eq!(tests_in("s = sum(x*x)", &[], false), 1);
         assert_eq!(tests_in("r = sqrt(sum(x*x + z*z))", &[], true), 2);
         assert_eq!(tests_in("m = max(abs(x - z))", &[], false), 2);
+    }
+
+    /// A reduction's main loop branches to the guarded fold only where a value needs a test; its tail is folded
+    /// after it either way.
+    #[test]
+    fn a_reduction_whose_terms_need_no_test_has_no_branch_in_its_main_loop() {
+        let source = |text: &str| reduction_source(&Expr::parse(text).unwrap().bind(&[]).unwrap(), false);
+        let plain = source("s = sum(x*x)");
+        assert!(!plain.contains("t0.special ||") && plain.contains("acc = gw_fold(acc, 4u * q,"), "{plain}");
+        let tested = source("m = max(abs(x - z))");
+        assert!(tested.contains("if (t0.special ||") && tested.contains("acc = gw_fold(acc, 4u * q,"), "{tested}");
     }
 
     /// Values that overflow on the way and vanish from a finite-looking result (absorbed by `* 0`, cancelled by
