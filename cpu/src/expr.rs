@@ -74,16 +74,6 @@ enum Operand<'a> {
     Uniform(f32),
 }
 
-impl Operand<'_> {
-    #[inline(always)]
-    fn at(self, i: usize) -> f32 {
-        match self {
-            Operand::Values(v) => v[i],
-            Operand::Uniform(u) => u,
-        }
-    }
-}
-
 /// `f` of one operand into `out`, or one uniform value when the operand is uniform.
 #[inline(always)]
 fn unary(out: &mut [f32], a: Operand<'_>, f: impl Fn(f32) -> f32) -> Value {
@@ -121,14 +111,21 @@ fn trigonometric(out: &mut [f32], a: Operand<'_>, vectorised: impl Fn(f32) -> f3
     }
 }
 
-/// `f` of three operands into `out`, or one uniform value.
+/// `f` of three operands into `out` (one loop per combination of rows and uniform values, so that each vectorises),
+/// or one uniform value. One loop reading the operands through a `match` per element did not vectorise: `where(x > 0,
+/// x, 0.01*x)` took 1.03 ms at 2^20 on one thread of the 2-core machine, five times a pass of `x + 1`.
 #[inline(always)]
 fn ternary(out: &mut [f32], a: Operand<'_>, b: Operand<'_>, c: Operand<'_>, f: impl Fn(f32, f32, f32) -> f32) -> Value {
-    if let (Operand::Uniform(x), Operand::Uniform(y), Operand::Uniform(z)) = (a, b, c) {
-        return Value::Uniform(f(x, y, z));
-    }
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = f(a.at(i), b.at(i), c.at(i));
+    use Operand::{Uniform, Values};
+    match (a, b, c) {
+        (Uniform(x), Uniform(y), Uniform(z)) => return Value::Uniform(f(x, y, z)),
+        (Values(x), Values(y), Values(z)) => map3(out, x, y, z, f),
+        (Values(x), Values(y), Uniform(z)) => map2(out, x, y, |x, y| f(x, y, z)),
+        (Values(x), Uniform(y), Values(z)) => map2(out, x, z, |x, z| f(x, y, z)),
+        (Uniform(x), Values(y), Values(z)) => map2(out, y, z, |y, z| f(x, y, z)),
+        (Values(x), Uniform(y), Uniform(z)) => map1(out, x, |x| f(x, y, z)),
+        (Uniform(x), Values(y), Uniform(z)) => map1(out, y, |y| f(x, y, z)),
+        (Uniform(x), Uniform(y), Values(z)) => map1(out, z, |z| f(x, y, z)),
     }
     Value::Row
 }
@@ -156,6 +153,12 @@ fn map1(out: &mut [f32], a: &[f32], f: impl Fn(f32) -> f32) {
 #[inline(always)]
 fn map2(out: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
     out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = f(*x, *y));
+}
+
+/// `out[i] = f(a[i], b[i], c[i])`, inlined so that the loop vectorises with `f`.
+#[inline(always)]
+fn map3(out: &mut [f32], a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) {
+    out.iter_mut().zip(a.iter().zip(b).zip(c)).for_each(|(o, ((x, y), z))| *o = f(*x, *y, *z));
 }
 
 simd_kernel! {
