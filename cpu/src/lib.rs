@@ -168,6 +168,41 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| format!("{} CPU", std::env::consts::ARCH))
 }
 
+/// The size of this machine's last-level CPU cache in bytes, where the operating system says it: the largest data
+/// or unified cache that Linux's `/sys/devices/system/cpu/cpu0/cache/index*` describes; `None` elsewhere, or where
+/// the files cannot be read. The cost model uses it to tell a kernel whose data fits in the cache from one that
+/// streams from memory (`gpuworthy::model::DeviceModel::cache_bytes`).
+///
+/// ```
+/// if let Some(bytes) = gpuworthy_cpu::last_level_cache_bytes() {
+///     assert!(bytes >= 1 << 10);
+/// }
+/// ```
+pub fn last_level_cache_bytes() -> Option<u64> {
+    let caches = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    caches
+        .filter_map(|entry| {
+            let dir = entry.ok()?.path();
+            let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok().map(|s| s.trim().to_owned());
+            if read("type")? == "Instruction" {
+                return None;
+            }
+            parse_cache_size(&read("size")?)
+        })
+        .max()
+}
+
+/// A cache size as sysfs writes it (`32768K`, `300M`, `1G`, or bytes), in bytes; `None` for anything else.
+fn parse_cache_size(text: &str) -> Option<u64> {
+    let (digits, unit) = match text.char_indices().last()? {
+        (at, 'K') => (&text[..at], 1u64 << 10),
+        (at, 'M') => (&text[..at], 1 << 20),
+        (at, 'G') => (&text[..at], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit).filter(|&bytes| bytes > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +241,17 @@ mod tests {
             assert_eq!(backend.simd().level(), level);
             assert!(backend.device().driver.starts_with(level.describe()), "{}", backend.device().driver);
             gpuworthy_core::for_each_workload!(every_workload_on; backend);
+        }
+    }
+
+    #[test]
+    fn cache_sizes_are_read_as_sysfs_writes_them_and_nothing_else() {
+        assert_eq!(parse_cache_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_cache_size("300M"), Some(300 << 20));
+        assert_eq!(parse_cache_size("1G"), Some(1 << 30));
+        assert_eq!(parse_cache_size("4096"), Some(4096));
+        for bad in ["", "K", "12Q", "-1K", "0K", "99999999999999999999G"] {
+            assert_eq!(parse_cache_size(bad), None, "{bad}");
         }
     }
 }

@@ -280,6 +280,7 @@ mod tests {
                 is_gpu: false,
                 workloads: vec![workload(CostFit { per_byte_s: cpu_per_byte, ..CostFit::default() })],
                 stream_s_per_byte: None,
+                cache_bytes: None,
             }],
         }
     }

@@ -354,6 +354,11 @@ impl Calibration {
         for label in pinned_labels {
             model.add_pinned_transfers(label, &pinned_rows);
         }
+        // The CPU's last-level cache, which tells the model which sizes past the ladder can still run from it.
+        let cpu = gpuworthy_core::BackendKind::Cpu.name();
+        for device in model.devices.iter_mut().filter(|d| d.backend == cpu && !d.is_gpu) {
+            device.cache_bytes = gpuworthy_cpu::last_level_cache_bytes();
+        }
         let mut sizes = Vec::new();
         for part in parts {
             for (label, samples) in part.pipelined_runs {

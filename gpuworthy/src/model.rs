@@ -85,6 +85,22 @@ pub struct DeviceModel {
     /// memory-bound kernel past its calibrated sizes takes at least this much for each byte more.
     #[serde(default)]
     pub stream_s_per_byte: Option<f64>,
+    /// The bytes of the device's last-level cache, where known (the CPU's, from the operating system): a
+    /// memory-bound kernel that moves no more than this past its calibrated sizes is not held to
+    /// [`DeviceModel::stream_s_per_byte`], since its data can stay in the cache from one run to the next. The
+    /// 16-core hosts of the GPU machines have 300 MiB of it; calibrated up to 32 MiB and held to the streaming
+    /// rate beyond, their square, saxpy and sum at 2^24 elements (64-192 MiB) were predicted 1.25-2.2x slower than
+    /// they ran.
+    #[serde(default)]
+    pub cache_bytes: Option<u64>,
+}
+
+impl DeviceModel {
+    /// The streaming rate that bounds a memory-bound kernel of this cost past its calibrated sizes: none where the
+    /// kernel's bytes fit in the device's last-level cache.
+    pub fn stream_bound(&self, cost: &Cost) -> Option<f64> {
+        self.stream_s_per_byte.filter(|_| self.cache_bytes.is_none_or(|cache| cost.bytes > cache))
+    }
 }
 
 /// Where a workload's data is when the work is asked for.
@@ -303,6 +319,7 @@ impl Model {
                     is_gpu: r.on_gpu,
                     workloads: Vec::new(),
                     stream_s_per_byte: None,
+                    cache_bytes: None,
                 });
             }
         }
@@ -414,7 +431,7 @@ impl Model {
                     .variants
                     .iter()
                     .filter(|v| v.full_precision)
-                    .map(|v| (v, v.kernel.predict_kernel(cost, device.stream_s_per_byte)))
+                    .map(|v| (v, v.kernel.predict_kernel(cost, device.stream_bound(cost))))
                     .collect();
                 let fastest = candidates.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
                 let rule = preferred(&device.label)
@@ -698,6 +715,7 @@ mod tests {
                     is_gpu: false,
                     workloads: vec![workload(CostFit::default(), per_byte(20e9))],
                     stream_s_per_byte: None,
+                    cache_bytes: None,
                 },
                 DeviceModel {
                     label: DeviceLabel::named("cuda"),
@@ -705,9 +723,37 @@ mod tests {
                     is_gpu: true,
                     workloads: vec![workload(per_byte(10e9), CostFit { fixed_s: 10e-6, ..per_byte(2e12) })],
                     stream_s_per_byte: None,
+                    cache_bytes: None,
                 },
             ],
         }
+    }
+
+    /// A CPU calibrated up to 32 MiB at 200 GB/s, whose memory streams at 100 GB/s: past its ladder, a kernel that
+    /// fits its last-level cache keeps the ladder's rate, and one that does not is held to the streaming rate.
+    #[test]
+    fn a_size_that_fits_the_last_level_cache_is_not_held_to_the_streaming_rate() {
+        let mut model = synthetic();
+        let cpu = &mut model.devices[0];
+        let top = 32u64 << 20;
+        cpu.workloads[0].variants[0].kernel = Curve::through(&[
+            (Cost { bytes: top / 4, flops: 0, elements: 0 }, top as f64 / 4.0 / 200e9),
+            (Cost { bytes: top, flops: 0, elements: 0 }, top as f64 / 200e9),
+        ])
+        .unwrap();
+        cpu.stream_s_per_byte = Some(1.0 / 100e9);
+        let kernel_at = |model: &Model, bytes: u64| {
+            let cost = Cost { bytes, flops: 0, elements: 0 };
+            model.predict("square", &cost, Placement::Resident).into_iter().find(|p| !p.is_gpu).unwrap().kernel_s
+        };
+        let (inside, outside) = (128u64 << 20, 512u64 << 20);
+        // No cache known: held to the streaming rate for every byte past the ladder.
+        let held = |bytes: u64| (top as f64 / 200e9) + (bytes - top) as f64 / 100e9;
+        assert!((kernel_at(&model, inside) / held(inside) - 1.0).abs() < 1e-9);
+        // A 300 MiB cache: 128 MiB keeps the ladder's 200 GB/s; 512 MiB is held as before.
+        model.devices[0].cache_bytes = Some(300 << 20);
+        assert!((kernel_at(&model, inside) / (inside as f64 / 200e9) - 1.0).abs() < 1e-9);
+        assert!((kernel_at(&model, outside) / held(outside) - 1.0).abs() < 1e-9);
     }
 
     #[test]
@@ -851,6 +897,7 @@ mod tests {
                     variants: vec![variant("scalar", scalar), variant("simd", simd)],
                 }],
                 stream_s_per_byte: None,
+                cache_bytes: None,
             }],
         }
     }

@@ -365,6 +365,7 @@ mod tests {
                 variants: Vec::new(),
             }],
             stream_s_per_byte: None,
+            cache_bytes: None,
         }
     }
 

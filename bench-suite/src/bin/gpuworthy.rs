@@ -577,6 +577,10 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
             let streaming = device
                 .stream_s_per_byte
                 .map_or(String::new(), |s| format!("; streams {:.0} GB/s past its caches", 1e-9 / s));
+            let cache = device.cache_bytes.map_or(String::new(), |bytes| {
+                format!(" (last-level cache {} MiB: sizes within it are not held to that rate)", bytes >> 20)
+            });
+            let streaming = streaming + &cache;
             out!("  {}: {} workloads, {variants} variants fitted{streaming}", device.label, device.workloads.len());
         }
         return Ok(());
