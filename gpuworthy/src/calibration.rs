@@ -162,12 +162,19 @@ pub fn pipelined_sizes<W: Workload>(ladder: &[W::Params], full: &[W::Params]) ->
     sizes
 }
 
+/// The spin-up of each of calibration's measurements: 50 ms of launches. At 100 ms, spin-ups took about 30 s of a
+/// calibration of a GPU machine (292 kernel points on an H200), half of its minute.
+pub const CALIBRATION_SPIN_UP: Duration = Duration::from_millis(50);
+
 /// How calibration measures: short measurements, and a time budget per measurement.
+///
+/// Each measurement's spin-up is [`CALIBRATION_SPIN_UP`]: calibration measures about 300 (device, variant, size)
+/// points one after another, so a device is already busy when each starts, and the spin-up only has to fill its queue.
 pub fn calibration_options() -> SweepOptions {
     SweepOptions {
         measure: MeasureOptions {
             warmup: 1,
-            spin_up: Duration::from_millis(100),
+            spin_up: CALIBRATION_SPIN_UP,
             min_repetitions: 3,
             max_repetitions: 20,
             target_time: Duration::from_millis(25),
