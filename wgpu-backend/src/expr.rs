@@ -373,11 +373,10 @@ fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_
 }
 
 /// The statements computing the nodes marked in `which` for four elements at once ([`vec4_expression`]), the
-/// exponent bits of the values [`tested_values`] picks folded into `special` with a `max`: `special` ends with a
-/// lane at `0x7f800000` exactly when a value on the way is a NaN or an infinity, or a division has a zero operand,
-/// in that lane.
-fn vec4_statements(program: &Program, which: &[bool], roots: &[usize], roots_pass_on: bool) -> String {
-    let tested = tested_values(program, which, roots, roots_pass_on);
+/// exponent bits of the values marked in `tested` ([`tested_values`]) folded into `special` with a `max`: `special`
+/// ends with a lane at `0x7f800000` exactly when a value on the way is a NaN or an infinity, or a division has a zero
+/// operand, in that lane.
+fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String {
     let mut out = String::from("    var special = vec4<u32>(0u);\n");
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         if program.types[id] == Type::Boolean {
@@ -461,7 +460,8 @@ pub fn elementwise_source(program: &Program) -> String {
     for k in 0..program.inputs.len() {
         let _ = writeln!(s, "    let x{k} = in{k}[q];");
     }
-    s.push_str(&vec4_statements(program, &program.reached(&roots), &roots, false));
+    let reached = program.reached(&roots);
+    s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, &roots, false)));
     s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
@@ -592,8 +592,9 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
     // infinity to the result; a min or a max does not (WGSL's `min` of a NaN may be either operand).
     let terms_pass_on = matches!(kind, Reduce::Sum | Reduce::Prod);
     let reached = program.reached(&[reduction.body]);
-    let terms_tested = tested_values(program, &reached, &[reduction.body], terms_pass_on).contains(&true);
-    s.push_str(&vec4_statements(program, &reached, &[reduction.body], terms_pass_on));
+    let tested = tested_values(program, &reached, &[reduction.body], terms_pass_on);
+    let terms_tested = tested.contains(&true);
+    s.push_str(&vec4_statements(program, &reached, &tested));
     s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
     let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
     let combine4 = |a: &str, b: &str| match kind {
