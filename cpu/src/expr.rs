@@ -22,6 +22,7 @@ use gpuworthy_core::expr::{pow_f32, sign_f32};
 use gpuworthy_core::{Error, Implements, Result};
 use rayon::prelude::*;
 
+use crate::kernels::{stream_copy, stream_fence};
 use crate::simd::{Supported, simd_kernel};
 use crate::{CpuBackend, vector_math};
 
@@ -262,34 +263,6 @@ simd_kernel! {
     }
 }
 
-simd_kernel! {
-    /// Copies a block's output values to their place in the output with streaming stores (they skip reading each
-    /// line before overwriting it: an output that does not stay in cache costs a third less memory traffic). The
-    /// stores are ordered by one [`stream_fence`] at the end of the task, not here: a fence after every block of
-    /// 4 KiB waits for the write-combining buffers to drain each time, and made a copy 1.75x slower than one fence
-    /// per task.
-    fn stream_copy<S>(s, from: &[f32], to: &mut [f32]) {
-        let head = s.aligned_prefix(to).min(to.len());
-        to[..head].copy_from_slice(&from[..head]);
-        let (from, to) = (&from[head..], &mut to[head..]);
-        let mut sources = from.chunks_exact(S::LANES);
-        let mut targets = to.chunks_exact_mut(S::LANES);
-        for (x, y) in (&mut sources).zip(&mut targets) {
-            s.store_stream(y, s.load(x));
-        }
-        let rest = targets.into_remainder();
-        rest.copy_from_slice(sources.remainder());
-    }
-}
-
-simd_kernel! {
-    /// Orders this thread's streaming stores before whatever it does next (the end of its task, which other threads
-    /// then see): streaming stores are weakly ordered, and only a fence makes them visible like ordinary ones.
-    fn stream_fence<S>(s) {
-        s.fence();
-    }
-}
-
 /// How many blocks ahead of the one being computed the evaluator asks for its inputs ([`prefetch_block`]).
 pub const PREFETCH_AHEAD: usize = 2;
 
@@ -325,7 +298,7 @@ fn prefetch(at: *const f32) {
 }
 
 /// Outputs longer than this are written with streaming stores ([`stream_copy`]): they would not stay in cache anyway.
-pub const STREAM_ABOVE: usize = 1 << 22;
+pub const STREAM_ABOVE: usize = crate::kernels::STREAM_ABOVE;
 
 simd_kernel! {
     /// Combines a block's terms in `f32`, over [`COMBINE_LANES`] accumulators and then a tree; a NaN term makes a min

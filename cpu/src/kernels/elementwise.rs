@@ -6,7 +6,7 @@ use gpuworthy_core::workloads::{Saxpy, Square};
 use gpuworthy_core::{Implements, Result};
 use rayon::prelude::*;
 
-use super::{CHUNK_1D, host_phases};
+use super::{CHUNK_1D, STREAM_ABOVE, host_phases};
 use crate::CpuBackend;
 use crate::simd::simd_kernel;
 
@@ -17,10 +17,6 @@ const VARIANTS: [&str; 2] = ["scalar", "simd"];
 /// H200's 16-core host where `scalar` took 32.8 µs, and a model calibrated at 2^16 and 2^20, where `simd` was the
 /// faster, chose it there.
 const PARALLEL_FROM: usize = 1 << 20;
-
-/// Outputs larger than this are written with streaming stores: they would not stay in cache anyway, and a
-/// streaming store skips reading each line before overwriting it, a third of square's memory traffic.
-const STREAM_ABOVE: usize = 1 << 22;
 
 simd_kernel! {
     /// `y = x * x` over one chunk, with streaming stores when `stream`.
