@@ -18,8 +18,9 @@
 struct Params {
     rows: u32,
     cols: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // The split kernels' chunks of each row (see softmax_split_stats); the other kernels ignore them.
+    chunk_cols: u32,
+    chunks: u32,
 }
 
 const WG: u32 = 256u;
@@ -31,7 +32,8 @@ const NEG_INF_BITS: u32 = 0xff800000u;
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
-// Used by the unfused kernels only: stats[2r] = row max, stats[2r + 1] = row sum of exp(x - max).
+// Used by the unfused kernels: stats[2r] = row max, stats[2r + 1] = row sum of exp(x - max); by the split kernels,
+// the same per (row, chunk).
 @group(0) @binding(3) var<storage, read_write> stats: array<f32>;
 // x and y viewed as vec4s, used by the fused kernel when every row starts on a 16-byte boundary. The host pads the
 // buffers to whole vec4s.
@@ -270,6 +272,78 @@ var<workgroup> fused_m: array<f32, FUSED_WG>;
 var<workgroup> fused_s: array<f32, FUSED_WG>;
 var<workgroup> fused_bad: array<u32, FUSED_WG>;
 
+// An online (m, s) pair and a NaN/+inf flag: one thread's, or after reduce_pairs a whole workgroup's.
+struct Pair {
+    m: f32,
+    s: f32,
+    bad: u32,
+}
+
+// Sweep 1 over `count` values of x from `base` (as vec4s when `vectorised`: base and count are then multiples of 4):
+// this thread's pair, from the columns lane, lane + FUSED_WG, ...
+fn sweep_pairs(lane: u32, base: u32, count: u32, vectorised: bool) -> Pair {
+    var state = vec2<f32>(neg_inf_f32(), 0.0);
+    var bad = 0u;
+    if (vectorised) {
+        let base4 = base >> 2u;
+        for (var c = lane; c < (count >> 2u); c += FUSED_WG) {
+            let v = x4[base4 + c];
+            bad |= poisons4(v);
+            state = online_add4(state, v);
+        }
+    } else {
+        for (var c = lane; c < count; c += FUSED_WG) {
+            let v = x[base + c];
+            bad |= select(0u, 1u, is_nan(v) || is_pos_inf(v));
+            state = online_add(state, v);
+        }
+    }
+    return Pair(state.x, state.y, bad);
+}
+
+// The workgroup's pair from every thread's, by a tree reduction in workgroup memory; every thread gets it. Call it
+// from uniform control flow (it has barriers).
+fn reduce_pairs(lane: u32, pair: Pair) -> Pair {
+    fused_m[lane] = pair.m;
+    fused_s[lane] = pair.s;
+    fused_bad[lane] = pair.bad;
+    workgroupBarrier();
+    for (var stride = FUSED_WG / 2u; stride > 0u; stride >>= 1u) {
+        if (lane < stride) {
+            let o = lane + stride;
+            let p = online_combine(fused_m[lane], fused_s[lane], fused_m[o], fused_s[o]);
+            fused_m[lane] = p.x;
+            fused_s[lane] = p.y;
+            fused_bad[lane] = fused_bad[lane] | fused_bad[o];
+        }
+        workgroupBarrier();
+    }
+    // Every thread reads the result (the last loop iteration ended with a barrier).
+    return Pair(fused_m[0], fused_s[0], fused_bad[0]);
+}
+
+// Sweep 2 over `count` values from `base`: y = exp(x - m) * inv_s (exactly 0 for a -inf entry), or NaN throughout
+// when `row_bad`.
+fn write_normalized(lane: u32, base: u32, count: u32, vectorised: bool, row_bad: bool, m: f32, inv_s: f32) {
+    if (row_bad) {
+        for (var c = lane; c < count; c += FUSED_WG) {
+            y[base + c] = nan_f32();
+        }
+    } else if (vectorised) {
+        let base4 = base >> 2u;
+        for (var c = lane; c < (count >> 2u); c += FUSED_WG) {
+            let v = x4[base4 + c];
+            let neg_inf_lanes = bitcast<vec4<u32>>(v) == vec4<u32>(NEG_INF_BITS);
+            y4[base4 + c] = select(exp(v - vec4<f32>(m)) * inv_s, vec4<f32>(0.0), neg_inf_lanes);
+        }
+    } else {
+        for (var c = lane; c < count; c += FUSED_WG) {
+            let v = x[base + c];
+            y[base + c] = select(exp(v - m) * inv_s, 0.0, is_neg_inf(v));
+        }
+    }
+}
+
 @compute @workgroup_size(FUSED_WG)
 fn softmax_fused(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -295,8 +369,7 @@ fn softmax_fused(
     var cache: array<vec4<f32>, ROW_CACHE>;
 
     // Sweep 1: this thread's online (m, s) pair and its NaN/+inf flag.
-    var state = vec2<f32>(neg_inf_f32(), 0.0);
-    var bad = 0u;
+    var mine: Pair;
     if (cached) {
         // All ROW_CACHE loads are issued before any is used. Columns past the end read as -inf, which adds
         // nothing. The loops have constant trip counts, so the compiler unrolls them and `cache` lives in registers.
@@ -308,52 +381,24 @@ fn softmax_fused(
             }
             cache[k] = v;
         }
+        var state = vec2<f32>(neg_inf_f32(), 0.0);
+        var bad = 0u;
         for (var k = 0u; k < ROW_CACHE; k += 1u) {
             bad |= poisons4(cache[k]);
             state = online_add4(state, cache[k]);
         }
-    } else if (vectorised) {
-        for (var c = lid.x; c < cols4; c += FUSED_WG) {
-            let v = x4[base4 + c];
-            bad |= poisons4(v);
-            state = online_add4(state, v);
-        }
+        mine = Pair(state.x, state.y, bad);
     } else {
-        for (var c = lid.x; c < cols; c += FUSED_WG) {
-            let v = x[base + c];
-            bad |= select(0u, 1u, is_nan(v) || is_pos_inf(v));
-            state = online_add(state, v);
-        }
+        mine = sweep_pairs(lid.x, base, cols, vectorised);
     }
-    fused_m[lid.x] = state.x;
-    fused_s[lid.x] = state.y;
-    fused_bad[lid.x] = bad;
-    workgroupBarrier();
-
-    // Tree reduction of the (m, s) pairs and of the flags.
-    for (var stride = FUSED_WG / 2u; stride > 0u; stride >>= 1u) {
-        if (lid.x < stride) {
-            let o = lid.x + stride;
-            let p = online_combine(fused_m[lid.x], fused_s[lid.x], fused_m[o], fused_s[o]);
-            fused_m[lid.x] = p.x;
-            fused_s[lid.x] = p.y;
-            fused_bad[lid.x] = fused_bad[lid.x] | fused_bad[o];
-        }
-        workgroupBarrier();
-    }
-
-    // Every thread reads the row's result (the last loop iteration ended with a barrier).
-    let row_m = fused_m[0];
-    let inv_s = 1.0 / fused_s[0];
-    let row_bad = fused_bad[0] != 0u || is_neg_inf(row_m);
+    let row_pair = reduce_pairs(lid.x, mine);
+    let row_m = row_pair.m;
+    let inv_s = 1.0 / row_pair.s;
+    let row_bad = row_pair.bad != 0u || is_neg_inf(row_m);
 
     // Sweep 2: write the normalised values, from registers, or reading x again (the row was read moments ago, so
     // mostly from L2, when the other rows in flight have not evicted it).
-    if (row_bad) {
-        for (var c = lid.x; c < cols; c += FUSED_WG) {
-            y[base + c] = nan_f32();
-        }
-    } else if (cached) {
+    if (cached && !row_bad) {
         for (var k = 0u; k < ROW_CACHE; k += 1u) {
             let c = lid.x + k * FUSED_WG;
             if (c < cols4) {
@@ -362,16 +407,84 @@ fn softmax_fused(
                 y4[base4 + c] = select(exp(v - vec4<f32>(row_m)) * inv_s, vec4<f32>(0.0), neg_inf_lanes);
             }
         }
-    } else if (vectorised) {
-        for (var c = lid.x; c < cols4; c += FUSED_WG) {
-            let v = x4[base4 + c];
-            let neg_inf_lanes = bitcast<vec4<u32>>(v) == vec4<u32>(NEG_INF_BITS);
-            y4[base4 + c] = select(exp(v - vec4<f32>(row_m)) * inv_s, vec4<f32>(0.0), neg_inf_lanes);
-        }
     } else {
-        for (var c = lid.x; c < cols; c += FUSED_WG) {
-            let v = x[base + c];
-            y[base + c] = select(exp(v - row_m) * inv_s, 0.0, is_neg_inf(v));
+        write_normalized(lid.x, base, cols, vectorised, row_bad, row_m, inv_s);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Split rows, two kernels. One workgroup per row leaves most of a GPU idle when the rows are few and long (256
+// rows of 65536 columns are 256 workgroups): too few loads in flight to keep memory busy. Here each row is cut into
+// params.chunks chunks of params.chunk_cols columns (a multiple of 2048, from gpuworthy_core's split_columns), one
+// workgroup per (row, chunk), numbered g = row * chunks + chunk:
+//   softmax_split_stats      the chunk's online (m, s) pair into stats[2g], stats[2g + 1] (m NaN for a chunk
+//                            holding NaN or +inf);
+//   softmax_split_normalize  every thread combines its row's pairs (a few), then the chunk's y is written.
+// Traffic is the fused kernel's (x read twice, y written once) plus two floats per chunk; the cost is a second
+// dispatch.
+
+// The (row, chunk) of a split workgroup and the chunk's first column and length; `row` is past the band's rows for
+// the padding workgroups of a 2D grid.
+struct Chunk {
+    row: u32,
+    index: u32,
+    start: u32,
+    count: u32,
+}
+
+fn split_chunk(wid: vec3<u32>, nwg: vec3<u32>) -> Chunk {
+    let g = row_index(wid, nwg);
+    let row = g / params.chunks;
+    let index = g % params.chunks;
+    let start = index * params.chunk_cols;
+    return Chunk(row, index, start, min(params.chunk_cols, params.cols - min(start, params.cols)));
+}
+
+@compute @workgroup_size(FUSED_WG)
+fn softmax_split_stats(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let chunk = split_chunk(wid, nwg);
+    if (chunk.row >= params.rows) {
+        return;
+    }
+    let base = chunk.row * params.cols + chunk.start;
+    let pair = reduce_pairs(lid.x, sweep_pairs(lid.x, base, chunk.count, split_vectorised()));
+    if (lid.x == 0u) {
+        let g = chunk.row * params.chunks + chunk.index;
+        stats[2u * g] = select(pair.m, nan_f32(), pair.bad != 0u);
+        stats[2u * g + 1u] = pair.s;
+    }
+}
+
+@compute @workgroup_size(FUSED_WG)
+fn softmax_split_normalize(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let chunk = split_chunk(wid, nwg);
+    if (chunk.row >= params.rows) {
+        return;
+    }
+    var state = vec2<f32>(neg_inf_f32(), 0.0);
+    var bad = false;
+    let first = chunk.row * params.chunks;
+    for (var k = 0u; k < params.chunks; k += 1u) {
+        let m = stats[2u * (first + k)];
+        if (is_nan(m)) {
+            bad = true;
+        } else {
+            state = online_combine(state.x, state.y, m, stats[2u * (first + k) + 1u]);
         }
     }
+    let base = chunk.row * params.cols + chunk.start;
+    write_normalized(lid.x, base, chunk.count, split_vectorised(), bad || is_neg_inf(state.x), state.x, 1.0 / state.y);
+}
+
+// Whether a split chunk is read and written as vec4s: every row and every chunk starts on a 16-byte boundary.
+fn split_vectorised() -> bool {
+    return (params.cols & 3u) == 0u && (params.chunk_cols & 3u) == 0u;
 }

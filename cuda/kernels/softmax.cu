@@ -10,8 +10,9 @@
 // NaN and +inf are detected with isnan/isinf: comparisons alone would miss
 // NaN (every comparison with NaN is false).
 //
-// Launch for every kernel in this file: one block of SOFTMAX_BLOCK (256)
-// threads per row, grid = rows. Threads stride over the row's columns
+// Launch for every kernel in this file but the split ones: one block of
+// SOFTMAX_BLOCK (256) threads per row, grid = rows (the split kernels: grid =
+// (rows, chunks), one block per chunk of a row). Threads stride over the columns
 // (thread t handles columns t, t + 256, ...), so each warp reads contiguous
 // memory. Row offsets are computed in 64 bits: rows * cols can exceed 2^31.
 //
@@ -184,9 +185,7 @@ softmax_unfused_normalize(float* y, const float* row_sum, int rows, int cols)
 //   M = max(m1, m2). A thread that saw no element holds (-inf, 0); when both
 //   maxima are -inf the pair stays (-inf, 0) instead of computing
 //   exp(-inf - -inf) = NaN.
-// - Streaming cache hints on the second sweep: __ldcs marks x's lines as
-//   "last use" and __stcs writes y without keeping it in L2, so the output
-//   does not evict rows other blocks are about to re-read.
+// - Streaming cache hints on the second sweep (write_normalized).
 // ---------------------------------------------------------------------------
 
 // Folds one new value into a thread's running (m, s, comp) state.
@@ -234,34 +233,24 @@ __device__ __forceinline__ void combine(float& m, float& s, float m2, float s2)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(SOFTMAX_BLOCK)
-softmax_fused(const float* x, float* y, int rows, int cols)
+// The first sweep of the fused and split kernels over `count` values at xr (float4 loads when `vec`): the block's
+// online (max, sum) in (m_out, s_out), the same in every thread, and whether any value poisons the row (NaN or
+// +inf). Ends with a barrier; sh_m and sh_s are SOFTMAX_WARPS floats of shared memory.
+__device__ __forceinline__ int block_online_stats(const float* xr, int count, bool vec, float& m_out, float& s_out,
+                                                  float* sh_m, float* sh_s)
 {
-    __shared__ float sh_m[SOFTMAX_WARPS];
-    __shared__ float sh_s[SOFTMAX_WARPS];
-
-    const int r = blockIdx.x;
-    const size_t base = (size_t)r * (size_t)cols;
-    const float* xr = x + base;
-    float* yr = y + base;
-
-    // Vector path only if every row start is 16-byte aligned.
-    const bool vec = ((cols & 3) == 0) &&
-                     ((((unsigned long long)x | (unsigned long long)y) & 15ull) == 0);
-
-    // Sweep 1: per-thread online (max, sum).
     float m = NEG_INF, s = 0.0f, comp = 0.0f;
     int bad = 0;
     if (vec) {
         const float4* x4 = reinterpret_cast<const float4*>(xr);
-        const int n4 = cols >> 2;
+        const int n4 = count >> 2;
         for (int c = threadIdx.x; c < n4; c += blockDim.x) {
             const float4 v = x4[c];
             bad |= poisons_row(v.x) | poisons_row(v.y) | poisons_row(v.z) | poisons_row(v.w);
             online_add4(v, m, s, comp);
         }
     } else {
-        for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        for (int c = threadIdx.x; c < count; c += blockDim.x) {
             const float v = xr[c];
             bad |= poisons_row(v);
             online_add(v, m, s, comp);
@@ -291,19 +280,27 @@ softmax_fused(const float* x, float* y, int rows, int cols)
     for (int w = 1; w < SOFTMAX_WARPS; ++w) {
         combine(m, s, sh_m[w], sh_s[w]);
     }
+    m_out = m;
+    s_out = s;
+    return bad;
+}
 
-    // Sweep 2: write the output.
-    if (bad || m == NEG_INF) {
-        for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+// The second sweep: y = exp(x - m) * inv over `count` values, or NaN throughout for a poisoned row. Streaming cache
+// hints: __ldcs marks x's lines as "last use" and __stcs writes y without keeping it in L2, so the output does not
+// evict rows other blocks are about to re-read.
+__device__ __forceinline__ void write_normalized(const float* xr, float* yr, int count, bool vec, bool poisoned,
+                                                 float m, float inv)
+{
+    if (poisoned) {
+        for (int c = threadIdx.x; c < count; c += blockDim.x) {
             yr[c] = QNAN;
         }
         return;
     }
-    const float inv = 1.0f / s;
     if (vec) {
         const float4* x4 = reinterpret_cast<const float4*>(xr);
         float4* y4 = reinterpret_cast<float4*>(yr);
-        const int n4 = cols >> 2;
+        const int n4 = count >> 2;
         for (int c = threadIdx.x; c < n4; c += blockDim.x) {
             const float4 v = __ldcs(x4 + c);
             float4 o;
@@ -314,8 +311,81 @@ softmax_fused(const float* x, float* y, int rows, int cols)
             __stcs(y4 + c, o);
         }
     } else {
-        for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        for (int c = threadIdx.x; c < count; c += blockDim.x) {
             __stcs(yr + c, __expf(__ldcs(xr + c) - m) * inv);
         }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(SOFTMAX_BLOCK)
+softmax_fused(const float* x, float* y, int rows, int cols)
+{
+    __shared__ float sh_m[SOFTMAX_WARPS];
+    __shared__ float sh_s[SOFTMAX_WARPS];
+
+    const size_t base = (size_t)blockIdx.x * (size_t)cols;
+    // Vector path only if every row start is 16-byte aligned.
+    const bool vec = ((cols & 3) == 0) &&
+                     ((((unsigned long long)x | (unsigned long long)y) & 15ull) == 0);
+    float m, s;
+    const int bad = block_online_stats(x + base, cols, vec, m, s, sh_m, sh_s);
+    write_normalized(x + base, y + base, cols, vec, bad || m == NEG_INF, m, 1.0f / s);
+}
+
+// ---------------------------------------------------------------------------
+// Rung 3: split rows, two kernels.
+//
+// One block per row leaves most of a GPU idle when the rows are few and long
+// (256 rows of 65536 columns are 256 blocks for 132 multiprocessors): each
+// multiprocessor then has too few loads in flight to keep memory busy. Here
+// each row is cut into chunks of chunk_cols columns (a multiple of 2048, from
+// gpuworthy_core's split_columns) and the grid is (rows, chunks):
+//   softmax_split_stats      block (r, k) computes the online (max, sum) of
+//                            its chunk and writes it to part_m, part_s at
+//                            r * chunks + k (max NaN for a poisoned chunk);
+//   softmax_split_normalize  block (r, k) combines the row's chunks pairs
+//                            (every thread, a few pairs) and writes y for its
+//                            chunk.
+// Traffic is the fused kernel's (x read twice, y written once) plus two floats
+// per chunk; the cost is a second launch.
+// ---------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(SOFTMAX_BLOCK)
+softmax_split_stats(const float* x, float* part_m, float* part_s, int rows, int cols, int chunk_cols)
+{
+    __shared__ float sh_m[SOFTMAX_WARPS];
+    __shared__ float sh_s[SOFTMAX_WARPS];
+
+    const int start = blockIdx.y * chunk_cols;
+    const int count = min(chunk_cols, cols - start);
+    const bool vec = ((cols & 3) == 0) && ((chunk_cols & 3) == 0) && ((((unsigned long long)x) & 15ull) == 0);
+    float m, s;
+    const int bad = block_online_stats(x + (size_t)blockIdx.x * (size_t)cols + start, count, vec, m, s, sh_m, sh_s);
+    if (threadIdx.x == 0) {
+        const size_t at = (size_t)blockIdx.x * gridDim.y + blockIdx.y;
+        part_m[at] = bad ? QNAN : m;
+        part_s[at] = s;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SOFTMAX_BLOCK)
+softmax_split_normalize(const float* x, float* y, const float* part_m, const float* part_s, int rows, int cols,
+                        int chunk_cols)
+{
+    const size_t first = (size_t)blockIdx.x * gridDim.y;
+    float m = NEG_INF, s = 0.0f;
+    int bad = 0;
+    for (unsigned k = 0; k < gridDim.y; ++k) {
+        const float pm = part_m[first + k];
+        bad |= isnan(pm);
+        if (!isnan(pm)) {
+            combine(m, s, pm, part_s[first + k]);
+        }
+    }
+    const int start = blockIdx.y * chunk_cols;
+    const int count = min(chunk_cols, cols - start);
+    const bool vec = ((cols & 3) == 0) && ((chunk_cols & 3) == 0) &&
+                     ((((unsigned long long)x | (unsigned long long)y) & 15ull) == 0);
+    const size_t base = (size_t)blockIdx.x * (size_t)cols + start;
+    write_normalized(x + base, y + base, count, vec, bad || m == NEG_INF, m, 1.0f / s);
 }

@@ -27,7 +27,14 @@ pub const KERNEL_FILES: &[KernelSource] = &[
     kernel_file!("sum.cu", ["sum_atomic", "sum_tree", "sum_warp"]),
     kernel_file!(
         "softmax.cu",
-        ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused"]
+        [
+            "softmax_unfused_max",
+            "softmax_unfused_exp",
+            "softmax_unfused_normalize",
+            "softmax_fused",
+            "softmax_split_stats",
+            "softmax_split_normalize"
+        ]
     ),
     kernel_file!(
         "matmul.cu",

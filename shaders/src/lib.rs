@@ -30,7 +30,7 @@ shader_files! {
     SUM = "sum.wgsl";
     /// `sum_subgroup.wgsl`: the subgroup reduction, which builds on `sum.wgsl` ([`SUM_WITH_SUBGROUPS`]).
     SUM_SUBGROUP = "sum_subgroup.wgsl";
-    /// `softmax.wgsl`: softmax by rows, unfused and fused.
+    /// `softmax.wgsl`: softmax by rows, unfused, fused, and split over chunks of long rows.
     SOFTMAX = "softmax.wgsl";
     /// `matmul.wgsl`: naive, tiled, register-blocked and wide matrix products.
     MATMUL = "matmul.wgsl";

@@ -22,7 +22,14 @@ pub const SHADERS: &[KernelSource] = &[
     shader!("sum_subgroup.wgsl" = SUM_WITH_SUBGROUPS, ["sum_subgroup"]),
     shader!(
         "softmax.wgsl" = SOFTMAX,
-        ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused"]
+        [
+            "softmax_unfused_max",
+            "softmax_unfused_exp",
+            "softmax_unfused_normalize",
+            "softmax_fused",
+            "softmax_split_stats",
+            "softmax_split_normalize"
+        ]
     ),
     shader!("matmul.wgsl" = MATMUL, ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_wide"]),
     shader!("mandelbrot.wgsl" = MANDELBROT, ["mandelbrot_naive"]),

@@ -16,7 +16,9 @@ pub use histogram::{Distribution, Histogram, HistogramInput, HistogramParams, bi
 pub use mandelbrot::{Mandelbrot, MandelbrotParams, Region, escape_count};
 pub use matmul::{Matmul, MatmulInput, MatmulParams};
 pub use saxpy::{Saxpy, SaxpyInput, SaxpyParams};
-pub use softmax::{Softmax, SoftmaxInput};
+pub use softmax::{
+    SPLIT_BELOW_ROWS, SPLIT_CHUNK_ALIGN, SPLIT_MIN_CHUNK, SPLIT_TARGET_GROUPS, Softmax, SoftmaxInput, split_columns,
+};
 pub use square::Square;
 pub use stencil::{Stencil, StencilInput};
 pub use sum::Sum;

@@ -59,6 +59,40 @@ pub(crate) fn validate_2d(what: &str, rows: usize, cols: usize, data_len: usize)
     Ok(())
 }
 
+/// Workgroups (CUDA blocks) a `split` softmax aims to launch: enough to fill a large GPU (132 multiprocessors of an
+/// H100, several blocks each) even when the rows are few.
+pub const SPLIT_TARGET_GROUPS: usize = 1024;
+
+/// From this many rows a softmax is not split: one workgroup per row already fills the GPU. Measured on an H100 with
+/// WGSL's kernels, 256 rows of 65536 and of 262144 columns took the same time split or not (84.3 against 85.8 µs,
+/// 291 against 297 µs: bound by the second read of each row, which a split keeps), and 256 rows of 16384 columns
+/// took 22.5 µs split against 14.4 µs; 64 rows of 131072 took 50.5 µs split against 89.1 µs.
+pub const SPLIT_BELOW_ROWS: usize = 128;
+
+/// The fewest columns one workgroup of a `split` softmax takes: fewer would leave each of its threads a handful of
+/// values, and the second kernel's combining of the row's partial results would cost more than it saves.
+pub const SPLIT_MIN_CHUNK: usize = 4096;
+
+/// Chunks are a whole number of this many columns, so that every chunk of a row that starts on a 16-byte boundary
+/// does too (`vec4` loads) and a 512-thread workgroup's strided loop has the same trip count in every chunk.
+pub const SPLIT_CHUNK_ALIGN: usize = 2048;
+
+/// How the `split` variants of the GPU backends cut each row of a `rows x cols` softmax: `(chunk_cols, chunks)`,
+/// one workgroup per (row, chunk). One workgroup per row leaves a GPU mostly idle when the rows are few (fewer than
+/// [`SPLIT_BELOW_ROWS`]) and long (the logits of a language model while it generates: a few dozen rows of 32768 to
+/// 262144 columns); splitting each row over [`SPLIT_TARGET_GROUPS`] `/ rows` workgroups, each at least
+/// [`SPLIT_MIN_CHUNK`] columns, fills it. One chunk means the row is not worth splitting (`fused` is then the better
+/// variant).
+pub fn split_columns(rows: usize, cols: usize) -> (usize, usize) {
+    if rows == 0 || cols == 0 || rows >= SPLIT_BELOW_ROWS {
+        return (cols.max(1), 1);
+    }
+    let wanted = SPLIT_TARGET_GROUPS.div_ceil(rows);
+    let most = (cols / SPLIT_MIN_CHUNK).max(1);
+    let chunk_cols = cols.div_ceil(wanted.clamp(1, most)).next_multiple_of(SPLIT_CHUNK_ALIGN).min(cols);
+    (chunk_cols, cols.div_ceil(chunk_cols))
+}
+
 impl Workload for Softmax {
     const NAME: &'static str = "softmax";
     const LESSON: &'static str = "kernel fusion: one pass over the data instead of several";
@@ -141,22 +175,56 @@ impl Workload for Softmax {
         shapes
     }
 
-    /// The same special values at three widths: 37 columns (a scalar path on the GPUs), 40 (rows of whole `vec4`s)
-    /// and 8200 (whole `vec4`s, longer than a GPU kernel keeps in registers).
+    /// The same special values at four widths: 37 columns (a scalar path on the GPUs), 40 (rows of whole `vec4`s),
+    /// 8200 (whole `vec4`s, longer than a GPU kernel keeps in registers) and 20484, with the special values in the
+    /// last of the four chunks a `split` variant cuts each row into ([`split_columns`]).
     fn special_inputs() -> Vec<(&'static str, SoftmaxInput)> {
-        let with_specials = |cols: usize| {
+        let with_specials = |cols: usize, from: usize| {
             let mut data = rng::uniform_f32(9, 0, 5 * cols, -8.0, 8.0);
-            data[3] = f32::NAN; // row 0
-            data[cols + 20] = f32::INFINITY; // row 1
-            data[2 * cols + 5] = f32::NEG_INFINITY; // row 2: finite max, that entry is 0
+            data[from + 3] = f32::NAN; // row 0
+            data[cols + from + 20] = f32::INFINITY; // row 1
+            data[2 * cols + from + 5] = f32::NEG_INFINITY; // row 2: finite max, that entry is 0
             data[3 * cols..4 * cols].fill(f32::NEG_INFINITY); // row 3: no finite maximum
-            data[4 * cols + 36] = 80.0; // row 4: a large value must not overflow exp
+            data[4 * cols + from + 36] = 80.0; // row 4: a large value must not overflow exp
             SoftmaxInput { rows: 5, cols, data }
         };
         vec![
-            ("NaN, +inf, -inf and an all -inf row, 37 columns", with_specials(37)),
-            ("NaN, +inf, -inf and an all -inf row, 40 columns", with_specials(40)),
-            ("NaN, +inf, -inf and an all -inf row, 8200 columns", with_specials(8200)),
+            ("NaN, +inf, -inf and an all -inf row, 37 columns", with_specials(37, 0)),
+            ("NaN, +inf, -inf and an all -inf row, 40 columns", with_specials(40, 0)),
+            ("NaN, +inf, -inf and an all -inf row, 8200 columns", with_specials(8200, 0)),
+            (
+                "NaN, +inf, -inf and an all -inf row, in the last split chunk of 20484 columns",
+                with_specials(20484, 20440),
+            ),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_columns_fill_the_gpu_for_few_long_rows_and_leave_other_shapes_whole() {
+        // Few long rows: chunks of a whole number of aligned columns, covering the row exactly once.
+        assert_eq!(split_columns(64, 131072), (8192, 16));
+        assert_eq!(split_columns(64, 16384), (4096, 4));
+        assert_eq!(split_columns(1, 1 << 20), (4096, 256));
+        // As many rows as fill the GPU one workgroup each: not split.
+        assert_eq!(split_columns(SPLIT_BELOW_ROWS, 1 << 20), (1 << 20, 1));
+        assert_eq!(split_columns(256, 65536), (65536, 1));
+        // Ragged rows: every chunk but the last is full, and none is empty.
+        let (chunk, chunks) = split_columns(3, 100_003);
+        assert!(chunk % SPLIT_CHUNK_ALIGN == 0 && chunk * (chunks - 1) < 100_003 && chunk * chunks >= 100_003);
+        // Many rows, or short ones: one chunk, the whole row.
+        assert_eq!(split_columns(4096, 4096), (4096, 1));
+        assert_eq!(split_columns(256, 4096), (4096, 1));
+        assert_eq!(split_columns(1, 100), (100, 1));
+        assert_eq!(split_columns(0, 0), (1, 1));
+        // The special values of the widest special input lie in the last chunk of four.
+        let (chunk, chunks) = split_columns(5, 20484);
+        assert!(chunks == 4 && chunk * 3 <= 20440);
+        // No shape gives more chunks than the target asks for, however long the row.
+        assert!(split_columns(1, usize::MAX / 8).1 <= SPLIT_TARGET_GROUPS);
     }
 }

@@ -1,10 +1,13 @@
-//! `softmax`, one block per row: `unfused` is three kernels (row maximum; exponentials and their sum; normalisation),
-//! `fused` one kernel with an online maximum and sum, reading the row twice and writing it once.
+//! `softmax`: `unfused` is three kernels (row maximum; exponentials and their sum; normalisation), `fused` one kernel
+//! with an online maximum and sum, reading the row twice and writing it once, both one block per row; `split` cuts
+//! each row into chunks ([`split_columns`]), one block per chunk, with the fused kernel's two sweeps as two kernels
+//! (each chunk's maximum and sum, then the normalisation once the row's are combined), so that a few long rows still
+//! fill the GPU.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
-use gpuworthy_core::workloads::{Softmax, SoftmaxInput};
+use gpuworthy_core::workloads::{Softmax, SoftmaxInput, split_columns};
 use gpuworthy_core::{BackendKind, Error, Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int, phased, run_into_fresh};
@@ -12,17 +15,20 @@ use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
 
 /// The device buffers of one softmax launch over `rows` rows of `cols` columns: views of the whole resident data,
-/// or of one chunk of rows in a pipelined run.
+/// or of one chunk of rows in a pipelined run. `row_max` and `row_sum` hold one value per row, or per (row, chunk)
+/// for `split`, whose rows are cut into chunks of `chunk_cols` columns.
 struct SoftmaxViews<'a, 'b> {
     rows: usize,
     cols: usize,
+    chunk_cols: usize,
     x: CudaView<'a, f32>,
     y: &'b mut CudaViewMut<'a, f32>,
     row_max: CudaViewMut<'a, f32>,
     row_sum: CudaViewMut<'a, f32>,
 }
 
-/// Resident data of `softmax`.
+/// Resident data of `softmax`. The statistics buffers hold a value per (row, chunk) of [`split_columns`]: enough
+/// for every variant.
 #[derive(Debug)]
 pub struct SoftmaxResident {
     rows: usize,
@@ -42,6 +48,8 @@ pub(crate) enum Passes {
     Three,
     /// One kernel with an online maximum and sum.
     Fused,
+    /// Two kernels over chunks of the rows: each chunk's online maximum and sum, then the normalisation.
+    Split,
 }
 
 /// The variants of `softmax`, each kernel named in the order one launch runs them.
@@ -54,6 +62,7 @@ pub(crate) static SOFTMAX: VariantTable<Passes> = VariantTable {
             Passes::Three,
         ),
         Variant::new("fused", &["softmax_fused"], Passes::Fused),
+        Variant::new("split", &["softmax_split_stats", "softmax_split_normalize"], Passes::Split),
     ],
 };
 
@@ -64,9 +73,10 @@ impl Implements<Softmax> for CudaBackend {
         SOFTMAX.names()
     }
 
-    /// `fused`: one pass over each row instead of three.
-    fn best_variant(&self, _params: &<Softmax as gpuworthy_core::Workload>::Params) -> &'static str {
-        "fused"
+    /// `split` where [`split_columns`] cuts the rows (a few long ones), else `fused`: one pass over each row instead
+    /// of three.
+    fn best_variant(&self, params: &<Softmax as gpuworthy_core::Workload>::Params) -> &'static str {
+        if split_columns(params.rows, params.cols).1 > 1 { "split" } else { "fused" }
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
@@ -82,8 +92,8 @@ impl Implements<Softmax> for CudaBackend {
             cols: input.cols,
             x: self.to_device(&input.data)?,
             y: self.zeros(input.data.len())?,
-            row_max: self.zeros(input.rows)?,
-            row_sum: self.zeros(input.rows)?,
+            row_max: self.zeros(input.rows * split_columns(input.rows, input.cols).1)?,
+            row_sum: self.zeros(input.rows * split_columns(input.rows, input.cols).1)?,
         })
     }
 
@@ -93,6 +103,7 @@ impl Implements<Softmax> for CudaBackend {
         let views = SoftmaxViews {
             rows: r.rows,
             cols: r.cols,
+            chunk_cols: split_columns(r.rows, r.cols).0,
             x: r.x.slice(..),
             y: &mut r.y.slice_mut(..),
             row_max: r.row_max.slice_mut(..),
@@ -126,7 +137,10 @@ impl Implements<Softmax> for CudaBackend {
         let elements = |r: &std::ops::Range<usize>| r.start * cols..r.end * cols;
         let mut devices = vec![self.uninit::<f32>(rows * cols)?];
         let mut y = self.uninit::<f32>(rows * cols)?;
-        let (mut row_max, mut row_sum) = (self.uninit::<f32>(rows)?, self.uninit::<f32>(rows)?);
+        // Statistics per row, or per (row, chunk) for `split`: each chunk of rows uses its own part.
+        let (chunk_cols, chunks) = split_columns(rows, cols);
+        let per_row = if variant.launch == Passes::Split { chunks } else { 1 };
+        let (mut row_max, mut row_sum) = (self.uninit::<f32>(rows * per_row)?, self.uninit::<f32>(rows * per_row)?);
         let chunks = row_ranges
             .iter()
             .map(|r| Chunk { uploads: vec![elements(r)], reads_neighbours: false, download: elements(r) })
@@ -141,13 +155,15 @@ impl Implements<Softmax> for CudaBackend {
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let [OutputFrom::Buffer(y)] = output_from else { unreachable!("softmax streams its own output buffer") };
             let r = row_ranges[c].clone();
+            let stats = r.start * per_row..r.end * per_row;
             let views = SoftmaxViews {
                 rows: r.len(),
                 cols,
+                chunk_cols,
                 x: devices[0].slice(elements(&r)),
                 y: &mut y.slice_mut(elements(&r)),
-                row_max: row_max.slice_mut(r.clone()),
-                row_sum: row_sum.slice_mut(r.clone()),
+                row_max: row_max.slice_mut(stats.clone()),
+                row_sum: row_sum.slice_mut(stats),
             };
             self.launch_softmax(stream, variant, views)
         })?;
@@ -168,11 +184,12 @@ impl CudaBackend {
         v: SoftmaxViews<'_, '_>,
     ) -> Result<()> {
         self.prepare_kernels(variant)?;
-        let SoftmaxViews { rows, cols, x, y, mut row_max, mut row_sum } = v;
+        let SoftmaxViews { rows, cols, chunk_cols, x, y, mut row_max, mut row_sum } = v;
         if rows == 0 || cols == 0 {
             return Ok(());
         }
         let cfg = config((rows as u64, 1), (BLOCK, 1), 0)?;
+        let split_grid = (rows as u64, cols.div_ceil(chunk_cols.max(1)) as u64);
         let (rows, cols) = (int("softmax rows", rows)?, int("softmax columns", cols)?);
         let failed = |k: &str| driver_error(format!("launching {k}"));
         match (variant.launch, variant.kernels) {
@@ -202,6 +219,23 @@ impl CudaBackend {
                 launch.arg(y).arg(&mut row_sum).arg(&rows).arg(&cols);
                 // SAFETY: softmax_unfused_normalize(float* y, const float* row_sum, int rows, int cols), as above.
                 unsafe { launch.launch(cfg) }.map_err(failed(normalize))?;
+            }
+            (Passes::Split, &[stats, normalize]) => {
+                let split_cfg = config(split_grid, (BLOCK, 1), 0)?;
+                let chunk_cols = int("softmax chunk columns", chunk_cols)?;
+                let f = self.function(stats)?;
+                let mut launch = stream.launch_builder(&f);
+                launch.arg(&x).arg(&mut row_max).arg(&mut row_sum).arg(&rows).arg(&cols).arg(&chunk_cols);
+                // SAFETY: softmax_split_stats(const float* x, float* part_m, float* part_s, int rows, int cols,
+                // int chunk_cols); the grid is (rows, chunks) with chunks = ceil(cols / chunk_cols), and part_m and
+                // part_s hold rows·chunks floats (the views were cut so).
+                unsafe { launch.launch(split_cfg) }.map_err(failed(stats))?;
+                let f = self.function(normalize)?;
+                let mut launch = stream.launch_builder(&f);
+                launch.arg(&x).arg(y).arg(&mut row_max).arg(&mut row_sum).arg(&rows).arg(&cols).arg(&chunk_cols);
+                // SAFETY: softmax_split_normalize(const float* x, float* y, const float* part_m, const float* part_s,
+                // int rows, int cols, int chunk_cols), the same grid; x and y hold rows·cols floats.
+                unsafe { launch.launch(split_cfg) }.map_err(failed(normalize))?;
             }
             (passes, kernels) => {
                 return Err(Error::Device {
