@@ -18,6 +18,7 @@ pub use matmul::{Matmul, MatmulInput, MatmulParams};
 pub use saxpy::{Saxpy, SaxpyInput, SaxpyParams};
 pub use softmax::{
     SPLIT_BELOW_ROWS, SPLIT_CHUNK_ALIGN, SPLIT_MIN_CHUNK, SPLIT_TARGET_GROUPS, Softmax, SoftmaxInput, split_columns,
+    split_columns_of_at_least,
 };
 pub use square::Square;
 pub use stencil::{Stencil, StencilInput};

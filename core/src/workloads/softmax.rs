@@ -84,11 +84,21 @@ pub const SPLIT_CHUNK_ALIGN: usize = 2048;
 /// [`SPLIT_MIN_CHUNK`] columns, fills it. One chunk means the row is not worth splitting (`fused` is then the better
 /// variant).
 pub fn split_columns(rows: usize, cols: usize) -> (usize, usize) {
-    if rows == 0 || cols == 0 || rows >= SPLIT_BELOW_ROWS {
+    if rows >= SPLIT_BELOW_ROWS {
+        return (cols.max(1), 1);
+    }
+    split_columns_of_at_least(rows, cols, SPLIT_MIN_CHUNK)
+}
+
+/// [`split_columns`] for any number of rows, with chunks of at least `min_chunk` columns: for a backend whose
+/// one-workgroup-per-row kernel needs more rows than WGSL's to fill the GPU, and longer chunks to gain from splitting
+/// them.
+pub fn split_columns_of_at_least(rows: usize, cols: usize, min_chunk: usize) -> (usize, usize) {
+    if rows == 0 || cols == 0 {
         return (cols.max(1), 1);
     }
     let wanted = SPLIT_TARGET_GROUPS.div_ceil(rows);
-    let most = (cols / SPLIT_MIN_CHUNK).max(1);
+    let most = (cols / min_chunk.max(1)).max(1);
     let chunk_cols = cols.div_ceil(wanted.clamp(1, most)).next_multiple_of(SPLIT_CHUNK_ALIGN).min(cols);
     (chunk_cols, cols.div_ceil(chunk_cols))
 }
@@ -224,6 +234,10 @@ mod tests {
         // The special values of the widest special input lie in the last chunk of four.
         let (chunk, chunks) = split_columns(5, 20484);
         assert!(chunks == 4 && chunk * 3 <= 20440);
+        // Longer chunks where asked for, at any number of rows.
+        assert_eq!(split_columns_of_at_least(256, 65536, 8192), (16384, 4));
+        assert_eq!(split_columns_of_at_least(128, 65536, 8192), (8192, 8));
+        assert_eq!(split_columns_of_at_least(256, 16384, 8192), (8192, 2));
         // No shape gives more chunks than the target asks for, however long the row.
         assert!(split_columns(1, usize::MAX / 8).1 <= SPLIT_TARGET_GROUPS);
     }

@@ -1,13 +1,13 @@
 //! `softmax`: `unfused` is three kernels (row maximum; exponentials and their sum; normalisation), `fused` one kernel
 //! with an online maximum and sum, reading the row twice and writing it once, both one block per row; `split` cuts
-//! each row into chunks ([`split_columns`]), one block per chunk, with the fused kernel's two sweeps as two kernels
+//! each row into chunks ([`cuda_split_columns`]), one block per chunk, with the fused kernel's two sweeps as two kernels
 //! (each chunk's maximum and sum, then the normalisation once the row's are combined), so that a few long rows still
 //! fill the GPU.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
-use gpuworthy_core::workloads::{Softmax, SoftmaxInput, split_columns};
+use gpuworthy_core::workloads::{Softmax, SoftmaxInput, split_columns, split_columns_of_at_least};
 use gpuworthy_core::{BackendKind, Error, Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int, phased, run_into_fresh};
@@ -27,7 +27,7 @@ struct SoftmaxViews<'a, 'b> {
     row_sum: CudaViewMut<'a, f32>,
 }
 
-/// Resident data of `softmax`. The statistics buffers hold a value per (row, chunk) of [`split_columns`]: enough
+/// Resident data of `softmax`. The statistics buffers hold a value per (row, chunk) of [`cuda_split_columns`]: enough
 /// for every variant.
 #[derive(Debug)]
 pub struct SoftmaxResident {
@@ -40,6 +40,32 @@ pub struct SoftmaxResident {
 }
 
 const BLOCK: u32 = crate::launch::SOFTMAX_BLOCK;
+
+/// Rows from which CUDA's softmax is split only into chunks of at least [`LONG_CHUNK`] columns, four or more: its
+/// `fused` kernel runs 256 threads a row, half of WGSL's, so it leaves an H100 underfilled up to more rows, and there
+/// a split pays only with long chunks. On the H100 (`docs/results/nvidia-h100/softmax-split.txt`), split into chunks
+/// of 8192 columns or more, 128x65536 took 38.1 µs against `fused`'s 66.2, 256x32768 37.6 against 42.9, 256x65536
+/// 76.6 against 92.8 and 256x262144 292 against 380; into chunks of 4096, 256x16384 took 16.4-17.2 µs against 12.7;
+/// 384x65536 took 123 µs either way.
+const LONG_CHUNK_FROM_ROWS: usize = 128;
+
+/// The shortest chunk of a split from [`LONG_CHUNK_FROM_ROWS`] rows.
+const LONG_CHUNK: usize = 8192;
+
+/// Rows from which CUDA's softmax is not split at all.
+const SPLIT_BELOW_ROWS: usize = 320;
+
+/// How CUDA's `split` cuts the rows: [`split_columns`] below [`LONG_CHUNK_FROM_ROWS`] rows, then up to
+/// [`SPLIT_BELOW_ROWS`] rows four or more chunks of at least [`LONG_CHUNK`] columns, or none.
+fn cuda_split_columns(rows: usize, cols: usize) -> (usize, usize) {
+    if rows < LONG_CHUNK_FROM_ROWS {
+        split_columns(rows, cols)
+    } else if rows < SPLIT_BELOW_ROWS && cols >= 4 * LONG_CHUNK {
+        split_columns_of_at_least(rows, cols, LONG_CHUNK)
+    } else {
+        (cols.max(1), 1)
+    }
+}
 
 /// How a softmax variant passes over the rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,10 +99,10 @@ impl Implements<Softmax> for CudaBackend {
         SOFTMAX.names()
     }
 
-    /// `split` where [`split_columns`] cuts the rows (a few long ones), else `fused`: one pass over each row instead
+    /// `split` where [`cuda_split_columns`] cuts the rows (a few long ones), else `fused`: one pass over each row instead
     /// of three.
     fn best_variant(&self, params: &<Softmax as gpuworthy_core::Workload>::Params) -> &'static str {
-        if split_columns(params.rows, params.cols).1 > 1 { "split" } else { "fused" }
+        if cuda_split_columns(params.rows, params.cols).1 > 1 { "split" } else { "fused" }
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
@@ -92,8 +118,8 @@ impl Implements<Softmax> for CudaBackend {
             cols: input.cols,
             x: self.to_device(&input.data)?,
             y: self.zeros(input.data.len())?,
-            row_max: self.zeros(input.rows * split_columns(input.rows, input.cols).1)?,
-            row_sum: self.zeros(input.rows * split_columns(input.rows, input.cols).1)?,
+            row_max: self.zeros(input.rows * cuda_split_columns(input.rows, input.cols).1)?,
+            row_sum: self.zeros(input.rows * cuda_split_columns(input.rows, input.cols).1)?,
         })
     }
 
@@ -103,7 +129,7 @@ impl Implements<Softmax> for CudaBackend {
         let views = SoftmaxViews {
             rows: r.rows,
             cols: r.cols,
-            chunk_cols: split_columns(r.rows, r.cols).0,
+            chunk_cols: cuda_split_columns(r.rows, r.cols).0,
             x: r.x.slice(..),
             y: &mut r.y.slice_mut(..),
             row_max: r.row_max.slice_mut(..),
@@ -138,7 +164,7 @@ impl Implements<Softmax> for CudaBackend {
         let mut devices = vec![self.uninit::<f32>(rows * cols)?];
         let mut y = self.uninit::<f32>(rows * cols)?;
         // Statistics per row, or per (row, chunk) for `split`: each chunk of rows uses its own part.
-        let (chunk_cols, chunks) = split_columns(rows, cols);
+        let (chunk_cols, chunks) = cuda_split_columns(rows, cols);
         let per_row = if variant.launch == Passes::Split { chunks } else { 1 };
         let (mut row_max, mut row_sum) = (self.uninit::<f32>(rows * per_row)?, self.uninit::<f32>(rows * per_row)?);
         let chunks = row_ranges
@@ -249,5 +275,22 @@ impl CudaBackend {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_splits_few_rows_like_wgsl_and_up_to_320_rows_only_into_four_or_more_long_chunks() {
+        assert_eq!(cuda_split_columns(64, 131072), split_columns(64, 131072));
+        assert_eq!(cuda_split_columns(128, 65536), (8192, 8));
+        assert_eq!(cuda_split_columns(256, 65536), (16384, 4));
+        assert_eq!(cuda_split_columns(319, 32768), (8192, 4));
+        // Chunks that would be shorter, or rows that already fill the GPU: not split.
+        assert_eq!(cuda_split_columns(256, 16384), (16384, 1));
+        assert_eq!(cuda_split_columns(320, 262144), (262144, 1));
+        assert_eq!(cuda_split_columns(4096, 4096), (4096, 1));
     }
 }
