@@ -322,6 +322,12 @@ fn reduce_pairs(lane: u32, pair: Pair) -> Pair {
     return Pair(fused_m[0], fused_s[0], fused_bad[0]);
 }
 
+// Four normalised values: exp(v - m) * inv_s, exactly 0 for a -inf entry.
+fn normalized4(v: vec4<f32>, m: f32, inv_s: f32) -> vec4<f32> {
+    let neg_inf_lanes = bitcast<vec4<u32>>(v) == vec4<u32>(NEG_INF_BITS);
+    return select(exp(v - vec4<f32>(m)) * inv_s, vec4<f32>(0.0), neg_inf_lanes);
+}
+
 // Sweep 2 over `count` values from `base`: y = exp(x - m) * inv_s (exactly 0 for a -inf entry), or NaN throughout
 // when `row_bad`.
 fn write_normalized(lane: u32, base: u32, count: u32, vectorised: bool, row_bad: bool, m: f32, inv_s: f32) {
@@ -332,9 +338,7 @@ fn write_normalized(lane: u32, base: u32, count: u32, vectorised: bool, row_bad:
     } else if (vectorised) {
         let base4 = base >> 2u;
         for (var c = lane; c < (count >> 2u); c += FUSED_WG) {
-            let v = x4[base4 + c];
-            let neg_inf_lanes = bitcast<vec4<u32>>(v) == vec4<u32>(NEG_INF_BITS);
-            y4[base4 + c] = select(exp(v - vec4<f32>(m)) * inv_s, vec4<f32>(0.0), neg_inf_lanes);
+            y4[base4 + c] = normalized4(x4[base4 + c], m, inv_s);
         }
     } else {
         for (var c = lane; c < count; c += FUSED_WG) {
@@ -402,9 +406,7 @@ fn softmax_fused(
         for (var k = 0u; k < ROW_CACHE; k += 1u) {
             let c = lid.x + k * FUSED_WG;
             if (c < cols4) {
-                let v = cache[k];
-                let neg_inf_lanes = bitcast<vec4<u32>>(v) == vec4<u32>(NEG_INF_BITS);
-                y4[base4 + c] = select(exp(v - vec4<f32>(row_m)) * inv_s, vec4<f32>(0.0), neg_inf_lanes);
+                y4[base4 + c] = normalized4(cache[k], row_m, inv_s);
             }
         }
     } else {
@@ -430,6 +432,8 @@ struct Chunk {
     index: u32,
     start: u32,
     count: u32,
+    // The index in x and y of the chunk's first value.
+    base: u32,
 }
 
 fn split_chunk(wid: vec3<u32>, nwg: vec3<u32>) -> Chunk {
@@ -437,7 +441,8 @@ fn split_chunk(wid: vec3<u32>, nwg: vec3<u32>) -> Chunk {
     let row = g / params.chunks;
     let index = g % params.chunks;
     let start = index * params.chunk_cols;
-    return Chunk(row, index, start, min(params.chunk_cols, params.cols - min(start, params.cols)));
+    let count = min(params.chunk_cols, params.cols - min(start, params.cols));
+    return Chunk(row, index, start, count, row * params.cols + start);
 }
 
 @compute @workgroup_size(FUSED_WG)
@@ -450,8 +455,7 @@ fn softmax_split_stats(
     if (chunk.row >= params.rows) {
         return;
     }
-    let base = chunk.row * params.cols + chunk.start;
-    let pair = reduce_pairs(lid.x, sweep_pairs(lid.x, base, chunk.count, split_vectorised()));
+    let pair = reduce_pairs(lid.x, sweep_pairs(lid.x, chunk.base, chunk.count, split_vectorised()));
     if (lid.x == 0u) {
         let g = chunk.row * params.chunks + chunk.index;
         stats[2u * g] = select(pair.m, nan_f32(), pair.bad != 0u);
@@ -480,8 +484,7 @@ fn softmax_split_normalize(
             state = online_combine(state.x, state.y, m, stats[2u * (first + k) + 1u]);
         }
     }
-    let base = chunk.row * params.cols + chunk.start;
-    write_normalized(lid.x, base, chunk.count, split_vectorised(), bad || is_neg_inf(state.x), state.x, 1.0 / state.y);
+    write_normalized(lid.x, chunk.base, chunk.count, split_vectorised(), bad || is_neg_inf(state.x), state.x, 1.0 / state.y);
 }
 
 // Whether a split chunk is read and written as vec4s: every row and every chunk starts on a 16-byte boundary.
