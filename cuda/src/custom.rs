@@ -225,7 +225,7 @@ extern "C" __global__ void add_one(const float* x, float* y, int n) {
         let loaded = start.elapsed();
         println!("add_one: compiled in {compiled:?}, loaded from the disk cache in {loaded:?}");
         assert!(loaded < compiled, "loading ({loaded:?}) should beat compiling ({compiled:?})");
-        std::fs::write(&entries[0], "gpuworthy-ptx-1 0000\n.entry add_one(\n").unwrap();
+        std::fs::write(&entries[0], "gpuworthy-module-2 cubin 0000\nadd_one\n\x7fELF").unwrap();
         let cuda = open();
         let kernel = cuda.custom_kernel(&source, "add_one", &[]).unwrap();
         let x = cuda.buffer_from(&[1.0, 2.0]).unwrap();

@@ -1,7 +1,10 @@
 //! Compiled kernels kept on disk between processes, so that a program's second run does not pay NVRTC again.
 //!
-//! Compiling a kernel costs tens to hundreds of milliseconds (an expression's first call, most of it); loading its
-//! PTX from a file costs a few. Entries are named by a SHA-256 of everything that decides the compiled code: the
+//! Compiling a kernel costs tens to hundreds of milliseconds (an expression's first call, most of it); loading it from
+//! a file costs about one. An entry holds the binary (CUBIN) NVRTC made for the device's own architecture, not PTX:
+//! PTX is compiled again by the driver each time it is loaded, which its own cache under `~/.nv` hides only where that
+//! cache survives (it does not in a fresh container, or with `CUDA_CACHE_DISABLE`), and on an H100 with the driver's
+//! cache off, loading an expression's PTX took 37-103 ms where its CUBIN took 0.3-0.5 ms. Entries are named by a SHA-256 of everything that decides the compiled code: the
 //! source, every compile option (the architecture among them), and the driver's and NVRTC's versions, so a new
 //! toolkit or driver never loads an old entry. Each entry carries a SHA-256 of its own contents: a file that was cut
 //! short, edited or overwritten does not match and is compiled again and rewritten, never loaded. Writes go to a
@@ -18,8 +21,43 @@ use std::path::{Path, PathBuf};
 use gpuworthy_core::{Result, env};
 use sha2::{Digest, Sha256};
 
-/// The first line of every entry, before the checksum of the rest.
-const MAGIC: &str = "gpuworthy-ptx-1";
+/// The first word of every entry, before the image's kind and the checksum of the rest.
+const MAGIC: &str = "gpuworthy-module-2";
+
+/// The code the driver loads: a binary for the device's own architecture, or PTX that the driver compiles on load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleImage {
+    /// A CUBIN, which the driver loads as it is.
+    Cubin(Vec<u8>),
+    /// PTX text, which the driver compiles to the device's instructions when it loads it (an architecture newer than
+    /// NVRTC knows).
+    Ptx(String),
+}
+
+impl ModuleImage {
+    fn kind(&self) -> &'static str {
+        match self {
+            ModuleImage::Cubin(_) => "cubin",
+            ModuleImage::Ptx(_) => "ptx",
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            ModuleImage::Cubin(bytes) => bytes,
+            ModuleImage::Ptx(text) => text.as_bytes(),
+        }
+    }
+}
+
+/// A compiled module as the cache keeps it: its image and the names of the kernels it defines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedModule {
+    /// What the driver loads.
+    pub image: ModuleImage,
+    /// The `extern "C" __global__` kernels it defines.
+    pub entries: Vec<String>,
+}
 
 /// Where compiled kernels are kept, if anywhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,20 +93,32 @@ impl DiskCache {
     }
 
     fn entry(&self, key: &str) -> Option<PathBuf> {
-        Some(self.directory.as_ref()?.join(format!("{key}.ptx")))
+        Some(self.directory.as_ref()?.join(format!("{key}.module")))
     }
 
-    /// The PTX stored under `key`, if an entry is there and its checksum holds.
-    pub fn load(&self, key: &str) -> Option<String> {
-        let text = fs::read_to_string(self.entry(key)?).ok()?;
-        let (header, ptx) = text.split_once('\n')?;
-        let (magic, checksum) = header.split_once(' ')?;
-        (magic == MAGIC && checksum == hex_sha256(&[ptx.as_bytes()])).then(|| ptx.to_owned())
+    /// The module stored under `key`, if an entry is there and its checksum holds.
+    pub fn load(&self, key: &str) -> Option<CachedModule> {
+        let whole = fs::read(self.entry(key)?).ok()?;
+        let (header, rest) = split_line(&whole)?;
+        let (entries, image) = split_line(rest)?;
+        let mut words = std::str::from_utf8(header).ok()?.split(' ');
+        let (magic, kind, checksum) = (words.next()?, words.next()?, words.next()?);
+        if magic != MAGIC || words.next().is_some() || checksum != hex_sha256(&[kind.as_bytes(), entries, image]) {
+            return None;
+        }
+        let entries = std::str::from_utf8(entries).ok()?.split_whitespace().map(str::to_owned).collect();
+        let image = match kind {
+            "cubin" => ModuleImage::Cubin(image.to_vec()),
+            "ptx" => ModuleImage::Ptx(String::from_utf8(image.to_vec()).ok()?),
+            _ => return None,
+        };
+        Some(CachedModule { image, entries })
     }
 
-    /// Stores `ptx` under `key`, replacing any entry there; failures are ignored (the next run compiles again).
-    pub fn store(&self, key: &str, ptx: &str) {
+    /// Stores `module` under `key`, replacing any entry there; failures are ignored (the next run compiles again).
+    pub fn store(&self, key: &str, module: &CachedModule) {
         let (Some(directory), Some(path)) = (self.directory.as_ref(), self.entry(key)) else { return };
+        let (kind, image, entries) = (module.image.kind(), module.image.bytes(), module.entries.join(" "));
         let write = || -> std::io::Result<()> {
             fs::create_dir_all(directory)?;
             // A name of this process and this write: threads compiling the same source at once (the compile
@@ -77,8 +127,9 @@ impl DiskCache {
             let write = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let temporary = directory.join(format!("{key}.{}.{write}.tmp", std::process::id()));
             let mut file = fs::File::create(&temporary)?;
-            writeln!(file, "{MAGIC} {}", hex_sha256(&[ptx.as_bytes()]))?;
-            file.write_all(ptx.as_bytes())?;
+            writeln!(file, "{MAGIC} {kind} {}", hex_sha256(&[kind.as_bytes(), entries.as_bytes(), image]))?;
+            writeln!(file, "{entries}")?;
+            file.write_all(image)?;
             file.sync_all()?;
             drop(file);
             fs::rename(&temporary, &path).inspect_err(|_| {
@@ -94,6 +145,12 @@ impl DiskCache {
             let _ = fs::remove_file(path);
         }
     }
+}
+
+/// `bytes` cut at its first newline: the line without it, and the rest.
+fn split_line(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let end = bytes.iter().position(|&b| b == b'\n')?;
+    Some((&bytes[..end], &bytes[end + 1..]))
 }
 
 /// The hexadecimal SHA-256 of `parts`, each prefixed by its length so that no two lists of parts run together.
@@ -123,15 +180,24 @@ mod tests {
         dir
     }
 
+    fn module(image: ModuleImage, entries: &[&str]) -> CachedModule {
+        CachedModule { image, entries: entries.iter().map(|e| (*e).to_owned()).collect() }
+    }
+
     #[test]
     fn an_entry_comes_back_as_stored() {
         let dir = scratch("round-trip");
         let cache = DiskCache::at(&dir);
         assert_eq!(cache.load("k"), None);
-        cache.store("k", ".version 8.0\n.entry square(\n");
-        assert_eq!(cache.load("k").as_deref(), Some(".version 8.0\n.entry square(\n"));
-        cache.store("k", "replaced\n");
-        assert_eq!(cache.load("k").as_deref(), Some("replaced\n"));
+        let binary = module(ModuleImage::Cubin(vec![0x7f, b'E', b'L', b'F', 0, b'\n', 0xff]), &["square", "scale"]);
+        cache.store("k", &binary);
+        assert_eq!(cache.load("k"), Some(binary));
+        let text = module(ModuleImage::Ptx(".version 8.0\n.entry square(\n".into()), &["square"]);
+        cache.store("k", &text);
+        assert_eq!(cache.load("k"), Some(text));
+        let none = module(ModuleImage::Cubin(Vec::new()), &[]);
+        cache.store("k", &none);
+        assert_eq!(cache.load("k"), Some(none));
         cache.forget("k");
         assert_eq!(cache.load("k"), None);
         let _ = fs::remove_dir_all(dir);
@@ -142,38 +208,44 @@ mod tests {
     fn a_corrupt_entry_is_not_trusted() {
         let dir = scratch("corrupt");
         let cache = DiskCache::at(&dir);
-        let ptx = ".version 8.0\n.visible .entry k(\n)\n{\n\tret;\n}\n";
-        cache.store("k", ptx);
-        let path = dir.join("k.ptx");
-        let whole = fs::read_to_string(&path).unwrap();
+        let stored = module(ModuleImage::Cubin(b"\x7fELF binary\nret".to_vec()), &["k"]);
+        cache.store("k", &stored);
+        let path = dir.join("k.module");
+        let whole = fs::read(&path).unwrap();
+        let replace = |from: &[u8], to: &[u8]| {
+            let at = whole.windows(from.len()).position(|w| w == from).unwrap();
+            [&whole[..at], to, &whole[at + from.len()..]].concat()
+        };
         for corrupt in [
-            whole[..whole.len() - 3].to_owned(),
-            whole.replace("ret", "RET"),
-            ptx.to_owned(),
-            String::new(),
-            format!("{MAGIC}\n{ptx}"),
-            whole.replacen(MAGIC, "gpuworthy-ptx-0", 1),
+            whole[..whole.len() - 3].to_vec(),
+            replace(b"ret", b"RET"),
+            replace(b"\nk\n", b"\nj\n"),
+            replace(b" cubin ", b" ptx "),
+            replace(MAGIC.as_bytes(), b"gpuworthy-module-1"),
+            b"\x7fELF binary\nret".to_vec(),
+            Vec::new(),
+            format!("{MAGIC}\n").into_bytes(),
+            vec![0xff, 0xfe, b'\n', 0x00],
         ] {
             fs::write(&path, &corrupt).unwrap();
             assert_eq!(cache.load("k"), None, "{corrupt:?}");
         }
-        fs::write(&path, [0xff, 0xfe, b'\n', 0x00]).unwrap();
-        assert_eq!(cache.load("k"), None);
-        cache.store("k", ptx);
-        assert_eq!(cache.load("k").as_deref(), Some(ptx));
+        cache.store("k", &stored);
+        assert_eq!(cache.load("k"), Some(stored));
         let _ = fs::remove_dir_all(dir);
     }
 
     #[test]
     fn no_directory_means_no_cache_and_no_error() {
+        let ptx = module(ModuleImage::Ptx("ptx".into()), &[]);
         let cache = DiskCache::off();
-        cache.store("k", "ptx");
+        cache.store("k", &ptx);
         assert_eq!(cache.load("k"), None);
         // A directory that cannot be made (under a file) is no cache either.
         let file = scratch("not-a-directory");
         fs::write(&file, "a file").unwrap();
         let cache = DiskCache::at(file.join("below"));
-        cache.store("k", "ptx");
+        cache.store("k", &ptx);
         assert_eq!(cache.load("k"), None);
         let _ = fs::remove_file(file);
     }

@@ -246,7 +246,7 @@ impl CudaBackend {
 }
 
 /// NVRTC's version, `(0, 0)` where it cannot be read.
-fn nvrtc_version() -> (i32, i32) {
+pub(crate) fn nvrtc_version() -> (i32, i32) {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: nvrtcVersion writes two ints through valid pointers; the NVRTC library was found before.
     match unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) } {
