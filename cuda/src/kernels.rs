@@ -258,6 +258,17 @@ fn entry_points(ptx: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// A NUL in the source, the name or an option would make the bindings panic; it is an error before NVRTC is
+    /// asked anything (so this runs without NVRTC too).
+    #[test]
+    fn a_nul_anywhere_is_an_error_not_a_panic() {
+        let options = |o: &str| vec!["--std=c++17".to_owned(), o.to_owned()];
+        let error = |source: &str, name: &str, options: &[String]| nvrtc_compile(source, name, options).unwrap_err();
+        assert!(error("kernel\0", "k.cu", &options("-lineinfo")).contains("the source holds a NUL"));
+        assert!(error("kernel", "k\0.cu", &options("-lineinfo")).contains("the program's name holds a NUL"));
+        assert!(error("kernel", "k.cu", &options("-D\0X")).contains("the option \"-D\\0X\" holds a NUL"));
+    }
+
     #[test]
     fn the_entry_points_of_a_ptx_listing_are_its_kernels() {
         let ptx = ".visible .entry add_one(\n\t.param .u64 x\n)\n.func helper()\n.visible .entry scale (\n";
