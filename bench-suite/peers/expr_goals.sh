@@ -36,11 +36,13 @@ echo "== CUDA from the host: end to end, phase by phase and pipelined"
 "$bin" run --expr "$r1" --size "$n" --backend cpu --variant blocks --no-validate
 "$bin" run saxpy --size "$n" --backend cpu --variant simd --no-validate
 echo "== first call: compile with a cold kernel cache, then a new process that finds it on disk"
-export GPUWORTHY_KERNEL_CACHE=/tmp/gpuworthy-kernel-cache
-rm -rf "$GPUWORTHY_KERNEL_CACHE"
+# A new CUDA compute cache too (CUDA_CACHE_PATH): NVRTC and the driver keep there what they compiled, and a kernel
+# compiled before on this machine would not be cold.
+export GPUWORTHY_KERNEL_CACHE=/tmp/gpuworthy-kernel-cache CUDA_CACHE_PATH=/tmp/gpuworthy-compute-cache
+rm -rf "$GPUWORTHY_KERNEL_CACHE" "$CUDA_CACHE_PATH"
 "$bin" run --expr 'y = exp(-x*x) * sin(3*x) + 0.25' --size 1024 --backend cuda --quick
 "$bin" run --expr 'y = exp(-x*x) * sin(3*x) + 0.25' --size 1024 --backend cuda --quick
-unset GPUWORTHY_KERNEL_CACHE
+unset GPUWORTHY_KERNEL_CACHE CUDA_CACHE_PATH
 echo "== host time per call on resident data, n = 1024"
 "$bin" run --expr "$e1" --set a=2,b=1 --size 1024 --backend cuda --no-sync
 "$bin" run saxpy --size 1024 --backend cuda --variant vec4 --no-sync

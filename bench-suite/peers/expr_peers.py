@@ -208,12 +208,17 @@ print((time.perf_counter() - start) * 1e3)
 
 
 def cupy_first_call(ctx):
-    """E2's first call in a new process with a new CuPy cache directory (cold), then in one that reuses it (warm)."""
+    """E2's first call in a new process with a new CuPy cache directory (cold), then in one that reuses it (warm).
+
+    Both with a new directory for the CUDA compute cache (CUDA_CACHE_PATH), where NVRTC and the driver keep what they
+    compiled: with the user's own, a kernel compiled there before is not cold, whatever CuPy's directory holds."""
     gpu("cupy")
-    with tempfile.TemporaryDirectory(prefix="expr-peers-cupy-cache-") as cache:
+    with tempfile.TemporaryDirectory(prefix="expr-peers-cupy-cache-") as cache, \
+            tempfile.TemporaryDirectory(prefix="expr-peers-cuda-cache-") as compute_cache:
         for label in ("cold", "warm"):
             cmd = [sys.executable, "-c", FIRST_CALL, str(ctx.n), CUPY_E2]
-            run = subprocess.run(cmd, env=dict(os.environ, CUPY_CACHE_DIR=cache), capture_output=True, text=True)
+            env = dict(os.environ, CUPY_CACHE_DIR=cache, CUDA_CACHE_PATH=compute_cache)
+            run = subprocess.run(cmd, env=env, capture_output=True, text=True)
             name = f"CuPy ElementwiseKernel E2, {label} disk cache"
             if run.returncode != 0:
                 say(name, f"failed: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
