@@ -32,6 +32,7 @@ pub mod kind;
 pub mod memory;
 pub mod raw;
 pub mod rng;
+pub mod traffic;
 pub mod variants;
 pub mod workload;
 pub mod workloads;

@@ -50,6 +50,14 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// What a perfect implementation moves and computes for `params`.
     fn cost(params: &Self::Params) -> Cost;
 
+    /// The bytes `backend`'s `variant` really moves for `params`, where that differs from [`Workload::cost`]'s
+    /// (a row read twice, an output whose lines are read before they are overwritten: [`crate::traffic`]). The cost
+    /// model grows a kernel's time past its calibrated sizes by these bytes. The cost's bytes by default.
+    fn traffic(params: &Self::Params, backend: crate::BackendKind, variant: &str) -> u64 {
+        let _ = (backend, variant);
+        Self::cost(params).bytes
+    }
+
     /// The work of checking a result at `params` against the reference, in the flops of a plain `f32` reference:
     /// sweeps check results up to a budget of it. The cost's flops by default; a workload whose reference costs more
     /// per element (an expression's, evaluated in `f64` with an error bound per value) says so, so that a sweep

@@ -18,7 +18,7 @@
 
 use std::sync::OnceLock;
 
-use gpuworthy_core::{Backend, Error, Result};
+use gpuworthy_core::{Backend, BackendKind, Error, Result};
 
 use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
 use crate::device::{DeviceLabel, DeviceWorkload};
@@ -89,7 +89,13 @@ impl Auto {
         let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
         self.model.as_ref().and_then(|model| {
             if model.knows(&instance) {
-                Some((model.predict_preferring(&instance, &cost, placement, &preferred), ""))
+                let moved = |backend: &str, variant: &str| {
+                    BackendKind::ALL
+                        .into_iter()
+                        .find(|k| k.name() == backend)
+                        .map(|kind| W::traffic(params, kind, variant))
+                };
+                Some((model.predict_preferring(&instance, &cost, placement, &preferred, &moved), ""))
             } else {
                 W::resemblance(params).filter(|r| model.knows(&r.like)).map(|r| {
                     (
@@ -268,7 +274,7 @@ mod tests {
             variants: vec![VariantModel {
                 variant: "simd".into(),
                 full_precision: true,
-                kernel: Curve { fit, points: Vec::new() },
+                kernel: Curve { fit, points: Vec::new(), traffic: Vec::new() },
             }],
         };
         Model {

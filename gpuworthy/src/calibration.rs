@@ -200,7 +200,7 @@ fn transfer_rows<W: DeviceWorkload>(
     let mut rows = Vec::new();
     with_each_input::<W>(device, ladder, options, progress, "pinned transfers", |params, variant, input, measure| {
         if let Ok(m) = device.measure::<W>(variant, input, measure) {
-            let mut row = Row::new(device, &W::cost(params), &m);
+            let mut row = Row::new::<W>(device, params, &m);
             row.label = label.clone();
             rows.push(row);
         }

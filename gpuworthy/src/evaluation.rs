@@ -165,7 +165,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                 if let Ok(input) = W::generate(params, options.measure.seed) {
                     let measure = MeasureOptions { validate: false, ..options.measure.clone() };
                     if let Ok(m) = choice.device.measure::<W>(choice.variant, &input, &measure) {
-                        let mut row = Row::new(&choice.device, &W::cost(params), &m);
+                        let mut row = Row::new::<W>(&choice.device, params, &m);
                         // A pipelined twin's whole run is its pipelined time.
                         row.pipelined_s = choice.pipelined.then_some(row.end_to_end_s);
                         rows.push(row);
@@ -198,7 +198,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                     let Ok(input) = W::generate(params, options.measure.seed) else { continue };
                     let measure = MeasureOptions { validate: false, ..options.measure.clone() };
                     if let Ok(m) = device.measure::<W>(&variant, &input, &measure) {
-                        let mut row = Row::new(device, &W::cost(params), &m);
+                        let mut row = Row::new::<W>(device, params, &m);
                         row.pipelined_s = pipelined.then_some(row.end_to_end_s);
                         rows.push(row);
                     }

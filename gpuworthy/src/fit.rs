@@ -85,6 +85,10 @@ pub struct Curve {
     pub fit: CostFit,
     /// `(bytes, flops, seconds)` at each calibrated size, by increasing bytes.
     pub points: Vec<(u64, u64, f64)>,
+    /// The bytes the kernel really moved at each point ([`gpuworthy_core::Workload::traffic`]), where they were
+    /// recorded: a kernel's curves; empty for transfers and for calibrations made before they were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traffic: Vec<u64>,
 }
 
 impl Curve {
@@ -109,7 +113,22 @@ impl Curve {
         let monotone: Vec<(Cost, f64)> =
             points.iter().map(|&(bytes, flops, t)| (Cost { bytes, flops, elements: 0 }, t)).collect();
         let fit = CostFit::fit(&monotone)?;
-        Some(Curve { fit, points })
+        Some(Curve { fit, points, traffic: Vec::new() })
+    }
+
+    /// [`Curve::through`] `(cost, bytes really moved, seconds)` samples, keeping at each point the bytes its kernel
+    /// moved (the most of the samples at that cost).
+    pub fn through_moving(samples: &[(Cost, u64, f64)]) -> Option<Curve> {
+        let mut curve = Curve::through(&samples.iter().map(|&(cost, _, t)| (cost, t)).collect::<Vec<_>>())?;
+        curve.traffic = curve
+            .points
+            .iter()
+            .map(|&(bytes, flops, _)| {
+                let at = samples.iter().filter(|(c, _, _)| (c.bytes, c.flops) == (bytes, flops));
+                at.map(|&(_, moved, _)| moved).max().unwrap_or(bytes)
+            })
+            .collect();
+        Some(curve)
     }
 
     /// Whether this curve's measured time is below `other`'s at the calibrated sizes nearest to `cost` on each side
@@ -163,7 +182,12 @@ impl Curve {
     /// still mostly launch, was predicted at 3.5 ms for 8192 and took 23.3 ms; and the largest calibrated size may
     /// still run from a cache, which the streaming rate corrects. The prediction starts from each of the
     /// [`EXTRAPOLATE_FROM_LAST`] largest sizes and takes the least, so that one slowed measurement does not scale.
-    pub fn predict_kernel(&self, cost: &Cost, stream_s_per_byte: Option<f64>) -> f64 {
+    ///
+    /// `moved` is the bytes the kernel really moves at `cost` ([`gpuworthy_core::Workload::traffic`]), where known:
+    /// with the bytes it moved at the calibrated sizes, a memory-bound kernel's time grows with those, not with the
+    /// cost's (a CPU kernel whose ordinary stores read 4 bytes an element more up to 2^22 elements and whose streaming
+    /// stores do not past it; a softmax whose long rows are read twice), and is streamed for the bytes it moves.
+    pub fn predict_kernel(&self, cost: &Cost, stream_s_per_byte: Option<f64>, moved: Option<u64>) -> f64 {
         let start = self.points.len().saturating_sub(EXTRAPOLATE_FROM_LAST);
         let Some((last, earlier)) = self.points[start..].split_last() else { return self.fit.predict(cost) };
         let &(bytes, flops, t) = last;
@@ -173,12 +197,25 @@ impl Curve {
         let fixed = self.fit.fixed_s.min(t);
         let growth = |now: u64, then: u64| if then == 0 { 1.0 } else { now as f64 / then as f64 };
         let memory_bound = cost.flops <= MEMORY_BOUND_FLOPS_PER_BYTE * cost.bytes;
+        // The bytes each calibrated point moved, and the prediction's, where both are known.
+        let moved = moved.filter(|_| self.traffic.len() == self.points.len());
+        let moved_at = |bytes: u64, flops: u64| {
+            let index = self.points.iter().position(|p| (p.0, p.1) == (bytes, flops));
+            moved.and(index).map(|i| self.traffic[i])
+        };
         let from = |&(bytes, flops, t): &(u64, u64, f64)| {
-            let proportional =
-                fixed + (t - fixed).max(0.0) * growth(cost.bytes, bytes).max(growth(cost.flops, flops)).max(1.0);
+            let (now, then) = match (moved, moved_at(bytes, flops)) {
+                (Some(now), Some(then)) => (now, then),
+                _ => (cost.bytes, bytes),
+            };
+            let work = match moved {
+                Some(_) if memory_bound => growth(now, then),
+                _ => growth(now, then).max(growth(cost.flops, flops)),
+            };
+            let proportional = fixed + (t - fixed).max(0.0) * work.max(1.0);
             let streamed = stream_s_per_byte
                 .filter(|_| memory_bound)
-                .map_or(0.0, |per_byte| t + cost.bytes.saturating_sub(bytes) as f64 * per_byte);
+                .map_or(0.0, |per_byte| t + now.saturating_sub(then) as f64 * per_byte);
             proportional.max(streamed)
         };
         // An earlier size counts where its time above the launch is at least half what the last size's rate gives
@@ -261,20 +298,20 @@ mod tests {
         ])
         .unwrap();
         let fixed = matmul.fit.fixed_s.min(61.1e-6);
-        let twice = matmul.predict_kernel(&cost(192 << 20, 1 << 36), None);
+        let twice = matmul.predict_kernel(&cost(192 << 20, 1 << 36), None, None);
         assert!((twice - (fixed + (61.1e-6 - fixed) * 8.0)).abs() < 1e-12, "{twice}");
         // Within the calibrated sizes, the curve itself.
         assert_eq!(
-            matmul.predict_kernel(&cost(12 << 20, 1 << 30), Some(1.0)),
+            matmul.predict_kernel(&cost(12 << 20, 1 << 30), Some(1.0), None),
             matmul.predict(&cost(12 << 20, 1 << 30))
         );
         // A memory-bound kernel whose largest size ran from a cache: bounded by the streaming rate past it.
         let square = Curve::through(&[(cost(1 << 20, 1 << 17), 4e-6), (cost(32 << 20, 1 << 22), 10e-6)]).unwrap();
         let per_byte = 1.0 / 2.9e12;
         let past = cost(512 << 20, 1 << 26);
-        let streamed = square.predict_kernel(&past, Some(per_byte));
+        let streamed = square.predict_kernel(&past, Some(per_byte), None);
         assert!((streamed - (10e-6 + (480u64 << 20) as f64 * per_byte)).abs() < 1e-12, "{streamed}");
-        assert!(square.predict_kernel(&past, None) < streamed);
+        assert!(square.predict_kernel(&past, None, None) < streamed);
     }
 
     #[test]
@@ -286,12 +323,12 @@ mod tests {
         let clean = Curve::through(&[at(1, rate(1)), at(4, rate(4)), at(16, rate(16))]).unwrap();
         let slowed = Curve::through(&[at(1, rate(1)), at(4, rate(4)), at(16, 2.0 * rate(16))]).unwrap();
         let past = cost(256 << 20, 1 << 26);
-        let (expected, predicted) = (clean.predict_kernel(&past, None), slowed.predict_kernel(&past, None));
+        let (expected, predicted) = (clean.predict_kernel(&past, None, None), slowed.predict_kernel(&past, None, None));
         assert!((predicted / expected - 1.0).abs() < 0.1, "{predicted} against {expected}");
         assert!((expected / rate(256) - 1.0).abs() < 0.1, "{expected} against {}", rate(256));
         // A size that is mostly launch does not stand in for the rate: its work is lost in the fixed part.
         let launch_bound = Curve::through(&[at(1, 1.0e-6), at(4, 1.1e-6), at(16, rate(16))]).unwrap();
-        assert!(launch_bound.predict_kernel(&past, None) > 0.9 * rate(256));
+        assert!(launch_bound.predict_kernel(&past, None, None) > 0.9 * rate(256));
     }
 
     fn cost(bytes: u64, flops: u64) -> Cost {
@@ -339,5 +376,35 @@ mod tests {
         let between = curve.predict(&cost(2 << 20, 0));
         assert!(between > 10e-6 && between < 20e-6, "{between}");
         assert!(curve.predict(&cost(64 << 20, 0)) > 400e-6);
+    }
+
+    /// A CPU kernel writes with ordinary stores up to its calibrated sizes (12 bytes moved per element for 8 of cost)
+    /// and with streaming stores past them (8 for 8): knowing the bytes moved, the prediction past the ladder grows
+    /// with them and lands on the time at the same rate; from the cost alone it comes out 1.5x too slow. Streamed
+    /// past the cache, the same holds.
+    #[test]
+    fn past_the_ladder_a_kernel_grows_with_the_bytes_it_moves() {
+        let rate = 100e9;
+        let (fixed, per_element) = (2e-6, 8u64);
+        let samples: Vec<(Cost, u64, f64)> = (18..=22)
+            .map(|p| {
+                let n = 1u64 << p;
+                (Cost { bytes: per_element * n, flops: n, elements: n }, 12 * n, fixed + (12 * n) as f64 / rate)
+            })
+            .collect();
+        let curve = Curve::through_moving(&samples).unwrap();
+        assert_eq!(curve.traffic, samples.iter().map(|s| s.1).collect::<Vec<_>>());
+        let n = 1u64 << 24;
+        let past = Cost { bytes: per_element * n, flops: n, elements: n };
+        let truth = fixed + (8 * n) as f64 / rate;
+        for stream in [None, Some(1.0 / rate)] {
+            let knowing = curve.predict_kernel(&past, stream, Some(8 * n));
+            assert!((knowing / truth - 1.0).abs() < 0.05, "{stream:?}: {knowing} against {truth}");
+            let blind = curve.predict_kernel(&past, stream, None);
+            assert!(blind / truth > 1.4, "{stream:?}: {blind} against {truth}");
+        }
+        // A curve that never recorded the bytes moved (an older calibration) ignores them.
+        let older = Curve { traffic: Vec::new(), ..curve.clone() };
+        assert_eq!(older.predict_kernel(&past, None, Some(8 * n)), curve.predict_kernel(&past, None, None));
     }
 }

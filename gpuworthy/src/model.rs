@@ -9,7 +9,10 @@
 //! relative error, so that a 5 µs point counts as much as a 50 ms one, and keep every coefficient non-negative, so
 //! that a prediction never shrinks as the work grows. Between the sizes calibration measured, a [`Curve`] interpolates
 //! the measured times (log-log), which keeps what no three-term formula can (a working set that leaves a cache);
-//! beyond them, it follows the fit, scaled to meet the nearest measured point.
+//! beyond them, it follows the fit, scaled to meet the nearest measured point, and a kernel's time grows with the
+//! bytes its variant really moves ([`gpuworthy_core::Workload::traffic`], recorded beside each calibrated point):
+//! two shapes of one cost can move different bytes (a softmax whose rows are too long to be held on chip reads
+//! them twice), and so can one kernel at two sizes (the CPU's streaming stores past 2^22 elements).
 //!
 //! A prediction for data that starts on the host adds to a GPU's kernel what its whole runs from the host took beyond
 //! their kernels (the transfers as one run pays them; the upload and download timed apart where that was not
@@ -96,10 +99,10 @@ pub struct DeviceModel {
 }
 
 impl DeviceModel {
-    /// The streaming rate that bounds a memory-bound kernel of this cost past its calibrated sizes: none where the
-    /// kernel's bytes fit in the device's last-level cache.
-    pub fn stream_bound(&self, cost: &Cost) -> Option<f64> {
-        self.stream_s_per_byte.filter(|_| self.cache_bytes.is_none_or(|cache| cost.bytes > cache))
+    /// The streaming rate that bounds a memory-bound kernel moving `bytes` past its calibrated sizes: none where
+    /// they fit in the device's last-level cache.
+    pub fn stream_bound(&self, bytes: u64) -> Option<f64> {
+        self.stream_s_per_byte.filter(|_| self.cache_bytes.is_none_or(|cache| bytes > cache))
     }
 }
 
@@ -350,8 +353,9 @@ impl Model {
                         if sizes < 2 {
                             return None;
                         }
-                        let kernel =
-                            Curve::through(&samples.iter().map(|r| (cost(r), r.kernel_s)).collect::<Vec<_>>())?;
+                        let kernel = Curve::through_moving(
+                            &samples.iter().map(|r| (cost(r), r.traffic_bytes, r.kernel_s)).collect::<Vec<_>>(),
+                        )?;
                         Some(VariantModel {
                             variant: variant.to_owned(),
                             full_precision: samples[0].is_full_precision(),
@@ -409,18 +413,22 @@ impl Model {
 
     /// Each device's best full-precision variant for `workload` at `cost`, fastest first.
     pub fn predict(&self, workload: &str, cost: &Cost, placement: Placement) -> Vec<Prediction> {
-        self.predict_preferring(workload, cost, placement, &|_| None)
+        self.predict_preferring(workload, cost, placement, &|_| None, &|_, _| None)
     }
 
     /// As [`Model::predict`], but on each device the variant `preferred(device label)` names is taken unless another
     /// is predicted more than [`VARIANT_MARGIN`] faster: between variants whose calibrated times are that close, the
     /// calibration's noise would decide, and the backend's documented rule (`best_variant`) is the better guess.
+    /// `moved(backend, variant)` is the bytes that variant really moves at this size, where known
+    /// ([`gpuworthy_core::Workload::traffic`]): past the calibrated sizes a kernel grows with them
+    /// ([`Curve::predict_kernel`]).
     pub fn predict_preferring(
         &self,
         workload: &str,
         cost: &Cost,
         placement: Placement,
         preferred: &dyn Fn(&DeviceLabel) -> Option<&'static str>,
+        moved: &dyn Fn(&str, &str) -> Option<u64>,
     ) -> Vec<Prediction> {
         let mut predictions: Vec<Prediction> = self
             .devices
@@ -431,7 +439,11 @@ impl Model {
                     .variants
                     .iter()
                     .filter(|v| v.full_precision)
-                    .map(|v| (v, v.kernel.predict_kernel(cost, device.stream_bound(cost))))
+                    .map(|v| {
+                        let moved = moved(&device.backend, &v.variant);
+                        let bound = device.stream_bound(moved.unwrap_or(cost.bytes));
+                        (v, v.kernel.predict_kernel(cost, bound, moved))
+                    })
                     .collect();
                 let fastest = candidates.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
                 let rule = preferred(&device.label)
@@ -523,7 +535,8 @@ impl Model {
         placement: Placement,
         preferred: &dyn Fn(&DeviceLabel) -> Option<&'static str>,
     ) -> Vec<Prediction> {
-        let mut predictions = self.predict_preferring(&resemblance.like, &resemblance.cost, placement, preferred);
+        let mut predictions =
+            self.predict_preferring(&resemblance.like, &resemblance.cost, placement, preferred, &|_, _| None);
         for p in &mut predictions {
             let Some(rates) = self.rates.iter().find(|r| r.label == p.device) else { continue };
             let (extra, _) = rates.extra_s(resemblance);
@@ -691,7 +704,7 @@ mod tests {
 
     /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
     fn synthetic() -> Model {
-        let curve = |fit: CostFit| Curve { fit, points: Vec::new() };
+        let curve = |fit: CostFit| Curve { fit, points: Vec::new(), traffic: Vec::new() };
         let variant =
             |kernel: CostFit| VariantModel { variant: "v".into(), full_precision: true, kernel: curve(kernel) };
         let workload = |upload: CostFit, kernel: CostFit| WorkloadModel {
@@ -802,7 +815,11 @@ mod tests {
         assert_eq!(at(&model, Placement::Host)[0].device.as_str(), "cpu");
         // Without a pinned calibration, pinned placement predicts the pageable transfers.
         assert_eq!(at(&model, Placement::PinnedHost), at(&model, Placement::Host));
-        let pinned = Curve { fit: CostFit { per_byte_s: 1.0 / 50e9, ..CostFit::default() }, points: Vec::new() };
+        let pinned = Curve {
+            fit: CostFit { per_byte_s: 1.0 / 50e9, ..CostFit::default() },
+            points: Vec::new(),
+            traffic: Vec::new(),
+        };
         let gpu = &mut model.devices[1].workloads[0];
         gpu.upload_pinned = Some(pinned.clone());
         gpu.download_pinned = Some(pinned);
@@ -824,7 +841,11 @@ mod tests {
         let uncalibrated = at(&model, Placement::Host);
         assert_eq!(uncalibrated[0].device.as_str(), "cpu");
         assert!(uncalibrated.iter().all(|p| !p.pipelined));
-        let rate = |r: f64| Curve { fit: CostFit { per_byte_s: 1.0 / r, ..CostFit::default() }, points: Vec::new() };
+        let rate = |r: f64| Curve {
+            fit: CostFit { per_byte_s: 1.0 / r, ..CostFit::default() },
+            points: Vec::new(),
+            traffic: Vec::new(),
+        };
         model.add_pipelined_runs(
             &DeviceLabel::named("cuda"),
             "square",
@@ -904,11 +925,17 @@ mod tests {
 
     #[test]
     fn the_documented_variant_wins_a_near_tie_but_not_a_clear_loss() {
-        let curve = |per_byte_s: f64| Curve { fit: CostFit { per_byte_s, ..CostFit::default() }, points: Vec::new() };
+        let curve = |per_byte_s: f64| Curve {
+            fit: CostFit { per_byte_s, ..CostFit::default() },
+            points: Vec::new(),
+            traffic: Vec::new(),
+        };
         let model = |simd: f64| cpu_square(curve(1e-10), curve(simd));
         let prefer_simd = |_: &DeviceLabel| Some("simd");
         let pick = |m: Model| {
-            m.predict_preferring("square", &cost(1 << 20, 0), Placement::Host, &prefer_simd)[0].variant.clone()
+            m.predict_preferring("square", &cost(1 << 20, 0), Placement::Host, &prefer_simd, &|_, _| None)[0]
+                .variant
+                .clone()
         };
         assert_eq!(pick(model(1.1e-10)), "simd", "a 10% difference is noise: the rule decides");
         assert_eq!(pick(model(2e-10)), "scalar", "twice as slow is not noise");
@@ -932,8 +959,9 @@ mod tests {
         assert!(simd_everywhere.faster_at_neighbours(&scalar, &at_2_18));
         let model = |simd: &Curve| cpu_square(scalar.clone(), simd.clone());
         let prefer_scalar = |_: &DeviceLabel| Some("scalar");
-        let pick =
-            |m: Model| m.predict_preferring("square", &at_2_18, Placement::Host, &prefer_scalar)[0].variant.clone();
+        let pick = |m: Model| {
+            m.predict_preferring("square", &at_2_18, Placement::Host, &prefer_scalar, &|_, _| None)[0].variant.clone()
+        };
         assert_eq!(pick(model(&simd)), "scalar");
         assert_eq!(pick(model(&simd_everywhere)), "simd");
     }

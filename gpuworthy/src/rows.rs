@@ -58,6 +58,9 @@ pub struct Row {
     pub pipelined_s: Option<f64>,
     /// Bytes a perfect implementation moves.
     pub bytes: u64,
+    /// Bytes this variant really moves ([`gpuworthy_core::Workload::traffic`]): more than `bytes` where it reads an
+    /// input twice or reads the lines it writes.
+    pub traffic_bytes: u64,
     /// Flops of the run.
     pub flops: u64,
     /// The flops the workload's cost gives for this size before any run (equal to `flops` except for mandelbrot,
@@ -77,8 +80,9 @@ fn backend_name<S: serde::Serializer>(kind: &BackendKind, serializer: S) -> Resu
 }
 
 impl Row {
-    /// The row of measurement `m` on `device`, whose workload's cost before the run was `nominal`.
-    pub fn new(device: &Device, nominal: &gpuworthy_core::Cost, m: &Measurement) -> Row {
+    /// The row of measurement `m` of `W` at `params` on `device`.
+    pub fn new<W: gpuworthy_core::Workload>(device: &Device, params: &W::Params, m: &Measurement) -> Row {
+        let nominal = W::cost(params);
         let elements = nominal.elements;
         Row {
             workload: m.workload,
@@ -100,6 +104,7 @@ impl Row {
             end_to_end_s: m.end_to_end.median.as_secs_f64(),
             pipelined_s: None,
             bytes: m.cost.bytes,
+            traffic_bytes: W::traffic(params, device.kind(), &m.variant),
             flops: m.cost.flops,
             nominal_flops: nominal.flops,
             gb_per_s: m.gb_per_s(m.kernel.median),
@@ -137,6 +142,7 @@ impl Row {
             end_to_end_s,
             pipelined_s: None,
             bytes: 8,
+            traffic_bytes: 8,
             flops: 1,
             nominal_flops: 1,
             gb_per_s: 0.0,

@@ -218,7 +218,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
                                 ));
                             }
                         }
-                        let mut row = Row::new(device, &cost, &m);
+                        let mut row = Row::new::<W>(device, params, &m);
                         if let Some(twin) = pipelined {
                             match twin.measure_end_to_end::<W>(variant, &input, &measure_options) {
                                 Ok((_, Some(Err(e)))) => row.check = Check::Failed(format!("(pipelined run) {e}")),

@@ -355,6 +355,20 @@ impl Workload for Expression {
         Cost { bytes: 4 * read as u64 * n + written_bytes, flops: per.flops * n, elements: n }
     }
 
+    /// On the CPU, each output's lines are read before they are written, but by `blocks` past
+    /// [`CPU_STREAM_ABOVE`](crate::traffic::CPU_STREAM_ABOVE) elements (the outputs are arrays of their own there,
+    /// even those that overwrite an input elsewhere).
+    fn traffic(params: &ExprParams, backend: crate::BackendKind, variant: &str) -> u64 {
+        let outputs = if params.program.reduction.is_some() { 0 } else { params.program.outputs.len() as u64 };
+        let streamed = variant == "blocks" && params.n > crate::traffic::CPU_STREAM_ABOVE;
+        let line_reads = if backend == crate::BackendKind::Cpu {
+            crate::traffic::cpu_line_reads(outputs * params.n as u64, streamed)
+        } else {
+            0
+        };
+        Self::cost(params).bytes + line_reads
+    }
+
     /// `expr: ` and the program's canonical text ([`Program::canonical`]).
     fn instance(params: &ExprParams) -> Option<String> {
         Some(instance_name(&params.program))
@@ -409,6 +423,27 @@ pub const CONFORMANCE_LENGTHS: [usize; 7] = [0, 1, 3, 4, 5, 1000, 4099];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On the CPU, each output array's lines are read before they are written up to the streaming length of
+    /// `blocks`; a reduction writes no array; the GPUs move the cost's bytes.
+    #[test]
+    fn cpu_outputs_move_their_lines_until_they_stream() {
+        use crate::BackendKind::{Cpu, Cuda};
+        use crate::traffic::CPU_STREAM_ABOVE;
+        let program = |text: &str| Arc::new(super::super::Expr::parse(text).unwrap().bind(&[]).unwrap());
+        let two = program("u = x + z; v = x - z");
+        let (at, past) = (
+            ExprParams::new(two.clone(), CPU_STREAM_ABOVE, vec![]),
+            ExprParams::new(two, CPU_STREAM_ABOVE + 1, vec![]),
+        );
+        let n = CPU_STREAM_ABOVE as u64;
+        assert_eq!(Expression::traffic(&at, Cpu, "blocks"), Expression::cost(&at).bytes + 2 * 4 * n);
+        assert_eq!(Expression::traffic(&past, Cpu, "blocks"), Expression::cost(&past).bytes);
+        assert_eq!(Expression::traffic(&past, Cpu, "scalar"), Expression::cost(&past).bytes + 2 * 4 * (n + 1));
+        assert_eq!(Expression::traffic(&at, Cuda, "generated"), Expression::cost(&at).bytes);
+        let sum = ExprParams::new(program("s = sum(x*x)"), 1024, vec![]);
+        assert_eq!(Expression::traffic(&sum, Cpu, "blocks"), Expression::cost(&sum).bytes);
+    }
     use crate::expr::Expr;
 
     fn params(source: &str, scalars: &[&str], values: Vec<f32>, n: usize) -> ExprParams {

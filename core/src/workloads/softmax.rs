@@ -168,6 +168,20 @@ impl Workload for Softmax {
         Cost { bytes: 8 * n, flops: 5 * n, elements: n }
     }
 
+    /// 4 bytes more per element where the input is read twice (the GPUs' `split` always, their `fused` for rows
+    /// longer than [`FUSED_ROW_READ_ONCE`](crate::traffic::FUSED_ROW_READ_ONCE)) or the output's lines are read before
+    /// they are written (the CPU, which writes with ordinary stores).
+    fn traffic(params: &Shape2, backend: crate::BackendKind, variant: &str) -> u64 {
+        let n = (params.rows * params.cols) as u64;
+        let more = match backend {
+            crate::BackendKind::Cpu => crate::traffic::cpu_line_reads(n, false),
+            _ if variant == "split" => 4 * n,
+            _ if variant == "fused" && params.cols > crate::traffic::FUSED_ROW_READ_ONCE => 4 * n,
+            _ => 0,
+        };
+        Self::cost(params).bytes + more
+    }
+
     /// Square matrices 64² … 8192², then wide rows 256 × 2^10 … 256 × 2^18.
     fn ladder() -> Vec<Shape2> {
         let mut ladder = square_ladder(64, 8192);
@@ -213,6 +227,23 @@ impl Workload for Softmax {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bytes each backend's variants really move: a second read of long rows on the GPUs (always with `split`),
+    /// the lines of the output read before they are written on the CPU.
+    #[test]
+    fn long_rows_and_the_cpu_move_more_than_the_cost() {
+        use crate::BackendKind::{Cpu, Cuda, Wgpu};
+        let (square, long) = (Shape2::square(4096), Shape2::new(256, 65536));
+        let more = |shape: Shape2| Softmax::cost(&shape).bytes * 3 / 2;
+        for backend in [Cuda, Wgpu] {
+            assert_eq!(Softmax::traffic(&square, backend, "fused"), Softmax::cost(&square).bytes);
+            assert_eq!(Softmax::traffic(&long, backend, "fused"), more(long));
+            assert_eq!(Softmax::traffic(&square, backend, "split"), more(square));
+        }
+        let edge = Shape2::new(2, crate::traffic::FUSED_ROW_READ_ONCE);
+        assert_eq!(Softmax::traffic(&edge, Wgpu, "fused"), Softmax::cost(&edge).bytes);
+        assert_eq!(Softmax::traffic(&square, Cpu, "simd"), more(square));
+    }
 
     #[test]
     fn split_columns_fill_the_gpu_for_few_long_rows_and_leave_other_shapes_whole() {

@@ -56,6 +56,18 @@ impl Workload for Square {
         Cost { bytes: 8 * n, flops: n, elements: n }
     }
 
+    /// On the CPU, the output's lines are read before they are written, but by `simd` past
+    /// [`CPU_STREAM_ABOVE`](crate::traffic::CPU_STREAM_ABOVE) elements.
+    fn traffic(params: &Len, backend: crate::BackendKind, variant: &str) -> u64 {
+        let streamed = variant == "simd" && params.0 > crate::traffic::CPU_STREAM_ABOVE;
+        let line_reads = if backend == crate::BackendKind::Cpu {
+            crate::traffic::cpu_line_reads(params.0 as u64, streamed)
+        } else {
+            0
+        };
+        Self::cost(params).bytes + line_reads
+    }
+
     fn ladder() -> Vec<Len> {
         ladder_1d().into_iter().map(Len).collect()
     }
@@ -74,5 +86,25 @@ impl Workload for Square {
         specials.extend(specials.clone().iter().rev());
         specials.extend(rng::uniform_f32(3, 0, 37, -1.0, 1.0));
         vec![("NaN, ±inf, ±0, overflow and underflow", specials)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BackendKind::{Cpu, Cuda, Wgpu};
+    use crate::traffic::CPU_STREAM_ABOVE;
+
+    /// The CPU's ordinary stores read each output line first (12 bytes an element); `simd` streams past
+    /// [`CPU_STREAM_ABOVE`] (8, the cost's); the GPUs move the cost's bytes.
+    #[test]
+    fn the_cpu_reads_the_lines_it_writes_until_it_streams() {
+        let (at, past) = (Len(CPU_STREAM_ABOVE), Len(CPU_STREAM_ABOVE + 1));
+        assert_eq!(Square::traffic(&at, Cpu, "simd"), 12 * at.0 as u64);
+        assert_eq!(Square::traffic(&past, Cpu, "simd"), 8 * past.0 as u64);
+        assert_eq!(Square::traffic(&past, Cpu, "scalar"), 12 * past.0 as u64);
+        for backend in [Cuda, Wgpu] {
+            assert_eq!(Square::traffic(&at, backend, "vec4"), Square::cost(&at).bytes);
+        }
     }
 }

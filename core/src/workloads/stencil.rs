@@ -103,6 +103,16 @@ impl Workload for Stencil {
         Cost { bytes: 8 * n, flops: 9 * n, elements: n }
     }
 
+    /// On the CPU, the output's lines are read before they are written, but by `simd` past
+    /// [`CPU_STREAM_ABOVE`](crate::traffic::CPU_STREAM_ABOVE) pixels.
+    fn traffic(params: &Shape2, backend: crate::BackendKind, variant: &str) -> u64 {
+        let n = params.rows * params.cols;
+        let streamed = variant == "simd" && n > crate::traffic::CPU_STREAM_ABOVE;
+        let line_reads =
+            if backend == crate::BackendKind::Cpu { crate::traffic::cpu_line_reads(n as u64, streamed) } else { 0 };
+        Self::cost(params).bytes + line_reads
+    }
+
     fn ladder() -> Vec<Shape2> {
         square_ladder(64, 16384)
     }

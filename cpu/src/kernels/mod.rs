@@ -20,8 +20,10 @@ pub(crate) const CHUNK_1D: usize = 1 << 16;
 /// Outputs longer than this (16 MiB of `f32`) are written with streaming stores: they would not stay in cache
 /// anyway, and a streaming store skips reading each line before overwriting it (an ordinary store first reads the
 /// line it writes, so a pass that reads one array and writes another moves 12 bytes per element instead of 8). The
-/// elementwise kernels, expressions, `softmax` and `stencil` follow it.
-pub(crate) const STREAM_ABOVE: usize = 1 << 22;
+/// elementwise kernels' `simd`, expressions' `blocks` and `stencil`'s `simd` follow it; `softmax` writes with
+/// ordinary stores. The core's constant, so that the cost model counts the bytes these kernels move
+/// ([`gpuworthy_core::traffic`]).
+pub(crate) const STREAM_ABOVE: usize = gpuworthy_core::traffic::CPU_STREAM_ABOVE;
 
 simd_kernel! {
     /// Copies `from` (values just computed, in cache) to `to` with streaming stores. The stores are ordered by one

@@ -196,6 +196,19 @@ mod tests {
     use crate::workloads::{backend_with_a_loop_trip_limit, right_at_the_limit_and_refused_past_it};
     use gpuworthy_core::workloads::Shape2;
 
+    /// The cost model counts a second read of every softmax row longer than the fused kernel holds in registers
+    /// ([`gpuworthy_core::traffic::FUSED_ROW_READ_ONCE`]): the shader's constants must hold that many floats.
+    #[test]
+    fn the_fused_kernel_holds_the_row_the_cost_model_counts_as_read_once() {
+        let constant = |name: &str| -> usize {
+            let line =
+                gpuworthy_shaders::SOFTMAX.lines().find(|l| l.starts_with(&format!("const {name}: u32 = "))).unwrap();
+            line.split('=').nth(1).unwrap().trim().trim_end_matches(';').trim_end_matches('u').parse().unwrap()
+        };
+        let floats = constant("FUSED_WG") * constant("ROW_CACHE") * 4;
+        assert_eq!(floats, gpuworthy_core::traffic::FUSED_ROW_READ_ONCE);
+    }
+
     /// On llvmpipe, every variant is right on a row as long as its loop-trip count allows and refuses a longer one.
     #[test]
     fn every_variant_is_right_at_the_longest_row_the_driver_allows_and_refuses_the_next() {
