@@ -3,13 +3,14 @@
 //! Compiling a kernel costs tens to hundreds of milliseconds (an expression's first call, most of it); loading it from
 //! a file costs about one. An entry holds the binary (CUBIN) NVRTC made for the device's own architecture, not PTX:
 //! PTX is compiled again by the driver each time it is loaded, which its own cache under `~/.nv` hides only where that
-//! cache survives (it does not in a fresh container, or with `CUDA_CACHE_DISABLE`), and on an H100 with the driver's
-//! cache off, loading an expression's PTX took 37-103 ms where its CUBIN took 0.3-0.5 ms. Entries are named by a SHA-256 of everything that decides the compiled code: the
-//! source, every compile option (the architecture among them), and the driver's and NVRTC's versions, so a new
-//! toolkit or driver never loads an old entry. Each entry carries a SHA-256 of its own contents: a file that was cut
-//! short, edited or overwritten does not match and is compiled again and rewritten, never loaded. Writes go to a
-//! temporary file renamed into place, so a reader never sees half an entry, and two processes that compile the same
-//! kernel at once both write a whole one.
+//! cache survives (it does not in a fresh container, or with `CUDA_CACHE_DISABLE`); on an H100 with the driver's
+//! cache off, loading an expression's PTX took 37-103 ms where its CUBIN took 0.3-0.5 ms.
+//!
+//! Entries are named by a SHA-256 of everything that decides the compiled code: the source, every compile option
+//! (the architecture among them), and the driver's and NVRTC's versions, so a new toolkit or driver never loads an
+//! old entry. Each entry carries a SHA-256 of its own contents: a file that was cut short, edited or overwritten does
+//! not match and is compiled again and rewritten, never loaded. Writes go to a temporary file renamed into place, so
+//! a reader never sees half an entry, and two processes that compile the same kernel at once both write a whole one.
 //!
 //! The cache is best effort: a directory that cannot be made or written leaves the backend compiling every time, as
 //! with no cache. `GPUWORTHY_KERNEL_CACHE` names another directory, or `off`.
@@ -109,7 +110,8 @@ impl DiskCache {
         let entries = std::str::from_utf8(entries).ok()?.split_whitespace().map(str::to_owned).collect();
         let image = match kind {
             "cubin" => ModuleImage::Cubin(image.to_vec()),
-            "ptx" => ModuleImage::Ptx(String::from_utf8(image.to_vec()).ok()?),
+            // PTX is handed to the driver as a C string: one with a NUL inside is no entry of this cache's making.
+            "ptx" => ModuleImage::Ptx(String::from_utf8(image.to_vec()).ok().filter(|ptx| !ptx.contains('\0'))?),
             _ => return None,
         };
         Some(CachedModule { image, entries })
@@ -230,6 +232,11 @@ mod tests {
             fs::write(&path, &corrupt).unwrap();
             assert_eq!(cache.load("k"), None, "{corrupt:?}");
         }
+        // PTX with a NUL inside, its checksum right: not of this cache's making, and no C string for the driver.
+        let nul = b"a\0b";
+        let forged = [format!("{MAGIC} ptx {}\n\n", hex_sha256(&[b"ptx", b"", nul])).as_bytes(), nul].concat();
+        fs::write(&path, forged).unwrap();
+        assert_eq!(cache.load("k"), None);
         cache.store("k", &stored);
         assert_eq!(cache.load("k"), Some(stored));
         let _ = fs::remove_dir_all(dir);
