@@ -90,10 +90,7 @@ impl Auto {
         self.model.as_ref().and_then(|model| {
             if model.knows(&instance) {
                 let moved = |backend: &str, variant: &str| {
-                    BackendKind::ALL
-                        .into_iter()
-                        .find(|k| k.name() == backend)
-                        .map(|kind| W::traffic(params, kind, variant))
+                    backend.parse::<BackendKind>().ok().map(|kind| W::traffic(params, kind, variant))
                 };
                 Some((model.predict_preferring(&instance, &cost, placement, &preferred, &moved), ""))
             } else {
