@@ -132,7 +132,8 @@ impl DiskCache {
             writeln!(file, "{MAGIC} {kind} {}", hex_sha256(&[kind.as_bytes(), entries.as_bytes(), image]))?;
             writeln!(file, "{entries}")?;
             file.write_all(image)?;
-            file.sync_all()?;
+            // Not synced to disk: an entry cut short by a crash fails its checksum and is compiled again, and a sync
+            // would put the disk's latency into the first call, which this cache exists to shorten.
             drop(file);
             fs::rename(&temporary, &path).inspect_err(|_| {
                 let _ = fs::remove_file(&temporary);

@@ -3,8 +3,9 @@
 //! keyed by a hash of source, options and architecture, so each expression compiles once per process and its
 //! compile time is the first call's).
 //!
-//! An elementwise kernel reads every input four elements at a time (`float4`), computes the four elements through one
-//! inlined function of the element's values, writes `float4`s, and finishes the tail one element at a time; a
+//! An elementwise kernel reads every input four elements at a time (`float4`; the last, partial group element by
+//! element), computes them two at a time through one inlined function of the element's values in a loop of two trips
+//! that is not unrolled, and writes `float4`s; a
 //! grid-stride loop covers any length with a bounded grid. A reduction fuses its map into the same loop, combines each
 //! block's terms in shared memory into one partial, and the last block to finish combines the partials and applies the
 //! post-map, in the same launch. CUDA's math library meets the language's semantics where C does (`fminf` is IEEE minNum, `powf` of a
@@ -29,6 +30,12 @@ const REDUCE_BLOCKS: u64 = 1024;
 /// The most blocks of an elementwise kernel: enough to fill any GPU several times over; the grid-stride loop does
 /// the rest.
 const MAP_BLOCKS: u64 = 65535;
+
+/// The blocks of an elementwise kernel over `n` elements: a thread per `float4` (the last one partial), up to
+/// [`MAP_BLOCKS`].
+fn map_blocks(n: usize) -> u64 {
+    (n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS)
+}
 
 /// A number as CUDA C: its exact bits, so that no decimal printout rounds it and no text of the user's reaches the
 /// kernel.
@@ -113,6 +120,14 @@ fn element_parameters(program: &Program) -> Vec<String> {
 
 /// The CUDA C of an elementwise program: kernel `expr_map(inputs..., outputs..., scalars..., n)`; an input an output
 /// overwrites is written in place.
+///
+/// The element function is inlined twice: once per element of a pair, in a loop over the two pairs of a `float4`
+/// that is not unrolled, with the last, partial `float4` read and written element by element in the same loop. NVRTC's
+/// time grows with every inlined copy (a special function such as `sinf` brings its slow path along): on the H100,
+/// with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` took 109-153 ms to compile with five copies (one per lane of a
+/// `float4` and a separate loop for the tail) and 83-86 ms with two, `cos(x) + sin(x)` 172-210 against
+/// 105-145, `a*x + b` 72-98 against 45-57, with the same kernel time at 2^26 (185 µs); one copy compiles faster still
+/// but serialises the element's chain, 8% slower on `exp(-x*x) * sin(3*x)` (`expressions/nvrtc-kernel-shapes.txt`).
 pub fn elementwise_source(program: &Program) -> String {
     let mut s = String::from(HELPERS);
     let mut parameters = element_parameters(program);
@@ -149,38 +164,58 @@ pub fn elementwise_source(program: &Program) -> String {
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
-    s.push_str("    for (long long q = first; q < n / 4; q += stride) {\n");
+    s.push_str("    for (long long q = first; q < (n + 3) / 4; q += stride) {\n");
+    s.push_str("        const long long i = 4 * q;\n        const bool whole = i + 4 <= n;\n");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "        const float4 x{k} = reinterpret_cast<const float4*>(p_in{k})[q];");
+        let _ = writeln!(s, "        float4 x{k};");
     }
+    s.push_str("        if (whole) {\n");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "            x{k} = reinterpret_cast<const float4*>(p_in{k})[q];");
+    }
+    s.push_str("        } else {\n");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(
+            s,
+            "            x{k} = make_float4(p_in{k}[i], i + 1 < n ? p_in{k}[i + 1] : 0.0f, i + 2 < n ? p_in{k}[i + 2] : 0.0f, 0.0f);"
+        );
+    }
+    s.push_str("        }\n");
     for j in 0..program.outputs.len() {
-        let _ = writeln!(s, "        float4 y{j};");
+        let _ = writeln!(s, "        float4 y{j} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
     }
-    for lane in ["x", "y", "z", "w"] {
+    // Two elements a trip, two trips: the element function is inlined twice, not four times, and two independent
+    // chains still overlap.
+    s.push_str("#pragma unroll 1\n        for (int half = 0; half < 2; ++half) {\n");
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(s, "            float even{j}, odd{j};");
+    }
+    for (slot, (low, high)) in [("even", ("x", "z")), ("odd", ("y", "w"))] {
         let args: Vec<String> = (0..program.inputs.len())
-            .map(|k| format!("x{k}.{lane}"))
+            .map(|k| format!("half == 0 ? x{k}.{low} : x{k}.{high}"))
             .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
-            .chain((0..program.outputs.len()).map(|j| format!("y{j}.{lane}")))
+            .chain((0..program.outputs.len()).map(|j| format!("{slot}{j}")))
             .collect();
-        let _ = writeln!(s, "        gw_element({});", args.join(", "));
+        let _ = writeln!(s, "            gw_element({});", args.join(", "));
     }
-    for (j, target) in targets.iter().enumerate() {
-        let _ = writeln!(s, "        reinterpret_cast<float4*>({target})[q] = y{j};");
-    }
-    s.push_str("    }\n    for (long long i = n / 4 * 4 + first; i < n; i += stride) {\n");
     for j in 0..program.outputs.len() {
-        let _ = writeln!(s, "        float y{j};");
+        let _ = writeln!(
+            s,
+            "            if (half == 0) {{ y{j}.x = even{j}; y{j}.y = odd{j}; }} else {{ y{j}.z = even{j}; y{j}.w = odd{j}; }}"
+        );
     }
-    let args: Vec<String> = (0..program.inputs.len())
-        .map(|k| format!("p_in{k}[i]"))
-        .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
-        .chain((0..program.outputs.len()).map(|j| format!("y{j}")))
-        .collect();
-    let _ = writeln!(s, "        gw_element({});", args.join(", "));
+    s.push_str("        }\n        if (whole) {\n");
     for (j, target) in targets.iter().enumerate() {
-        let _ = writeln!(s, "        {target}[i] = y{j};");
+        let _ = writeln!(s, "            reinterpret_cast<float4*>({target})[q] = y{j};");
     }
-    s.push_str("    }\n}\n");
+    s.push_str("        } else {\n");
+    for (j, target) in targets.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "            {target}[i] = y{j}.x;\n            if (i + 1 < n) {target}[i + 1] = y{j}.y;\n            if (i + 2 < n) {target}[i + 2] = y{j}.z;"
+        );
+    }
+    s.push_str("        }\n    }\n}\n");
     s
 }
 
@@ -393,7 +428,7 @@ impl CudaBackend {
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();
             let len = r.len() as i64;
-            let blocks = (r.len() as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS);
+            let blocks = map_blocks(r.len());
             let mut inputs: Vec<InputView<'_>> =
                 devices
                     .iter_mut()
@@ -510,7 +545,7 @@ impl CudaBackend {
             // An elementwise kernel goes straight onto the owner's stream, as the owner's own kernels do: ordered with
             // its work, with no event to record or wait for. (It is not this backend's work, so it stays out of the
             // backend's queue and timing windows.)
-            let blocks = (n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS) as u32;
+            let blocks = map_blocks(n) as u32;
             let mut pointers: Vec<u64> = inputs.iter().chain(outputs).copied().collect();
             let mut values: Vec<f32> = scalars.to_vec();
             let mut count = n_arg;
@@ -543,11 +578,7 @@ impl CudaBackend {
             .map_err(driver_error("recording the arrays' stream"))?;
         let what = "launching an expression's kernel on another library's arrays";
         let reduction = program.reduction.is_some();
-        let blocks = if reduction {
-            Self::reduce_blocks(n)
-        } else {
-            (n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS)
-        };
+        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n) };
         let mut partials = if reduction { Some(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?) } else { None };
         self.with_stream(|own| {
             own.wait(&before).map_err(driver_error("waiting for the arrays' stream"))?;
@@ -675,7 +706,7 @@ impl Implements<Expression> for CudaBackend {
         if data.n == 0 {
             return Ok(());
         }
-        let blocks = (data.n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS);
+        let blocks = map_blocks(data.n);
         let overwritten = &data.overwritten;
         self.with_stream(|stream| {
             let mut launch = stream.launch_builder(kernel.function());
@@ -768,6 +799,23 @@ mod tests {
         assert!(source.contains("atomicAdd(counter, 1u)") && source.contains("*counter = 0u;"), "{source}");
         assert!(source.contains("const float v3 = reduced;") && source.contains("sqrtf(v3)"), "{source}");
         assert_eq!(source.matches("__global__").count(), 1, "{source}");
+    }
+
+    /// The element function is inlined twice (NVRTC's time grows with each copy), inside one loop that also takes
+    /// the partial last `float4`: no second loop for a tail.
+    #[test]
+    fn an_elementwise_kernel_inlines_its_element_function_twice() {
+        let program = Expr::parse("u = x*c - y*s; v = x*s + y*c").unwrap().bind(&["c", "s"]).unwrap();
+        let source = elementwise_source(&program);
+        assert_eq!(source.matches("gw_element(").count(), 3, "a definition and two calls: {source}");
+        assert_eq!(source.matches("for (").count(), 2, "the grid-stride loop and the loop over pairs: {source}");
+        assert!(source.contains("#pragma unroll 1"), "{source}");
+        for k in 0..2 {
+            assert!(source.contains(&format!("x{k} = make_float4(p_in{k}[i], i + 1 < n ?")), "{source}");
+        }
+        for j in 0..2 {
+            assert!(source.contains(&format!("if (i + 2 < n) p_out{j}[i + 2] = y{j}.z;")), "{source}");
+        }
     }
 
     #[test]
