@@ -3,12 +3,13 @@ in several shapes (how often the element function is inlined) and option sets, o
 
     CUDA_CACHE_DISABLE=1 python3 bench-suite/peers/nvrtc_kernel_shapes.py shapes   # shapes x --Ofast-compile
     CUDA_CACHE_DISABLE=1 python3 bench-suite/peers/nvrtc_kernel_shapes.py trig     # sin/cos written out, or sinf/cosf
+    CUDA_CACHE_DISABLE=1 python3 bench-suite/peers/nvrtc_kernel_shapes.py pairs    # current, masked, lanes2, pairs
 
 Shapes: `current` (four lanes inlined, a separate scalar tail), `masked` (four lanes, the tail in the same loop),
-`lanes2` (a loop of two trips over pairs, not unrolled: two copies), `lanes1` (one copy), `scalar` (one element a
-thread). Each compile is timed with nothing cached (CUDA_CACHE_DISABLE=1: NVRTC keeps compiled programs in the CUDA
+`lanes2` (a loop of two trips over pairs, not unrolled: two copies), `lanes1` (one copy), `pairs` (a float2 a
+thread: two copies), `scalar` (one element a thread). Each compile is timed with nothing cached (CUDA_CACHE_DISABLE=1: NVRTC keeps compiled programs in the CUDA
 compute cache otherwise) after one compile that starts NVRTC; each kernel is timed with CUDA events (median of 30).
-maxdiff: against the first shape's output (`shapes`), or a float64 reference (`trig`). Inputs uniform in [-20, 20).
+maxdiff: against the first shape's output (`shapes`), or a float64 reference (`trig`).
 """
 import ctypes, glob, os, sys, time, statistics, tempfile
 import cupy as cp
@@ -161,6 +162,17 @@ SHAPES = {
     }
 }
 """,
+
+ "pairs": HEAD.replace("const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;", "const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;") + """    for (long long q = first; q < (n + 1) / 2; q += stride) {
+        const long long i = 2 * q;
+        const bool whole = i + 2 <= n;
+        const float2 x0 = whole ? reinterpret_cast<const float2*>(p_in0)[q] : make_float2(p_in0[i], 0.0f);
+        float2 y0;
+        gw_element(x0.x, s0, s1, y0.x); gw_element(x0.y, s0, s1, y0.y);
+        if (whole) { reinterpret_cast<float2*>(p_out0)[q] = y0; } else { p_out0[i] = y0.x; }
+    }
+}
+""",
  "scalar": HEAD + """    for (long long i = first; i < n; i += stride) { float y0; gw_element(p_in0[i], s0, s1, y0); p_out0[i] = y0; }
 }
 """,
@@ -173,11 +185,13 @@ t0 = time.perf_counter(); compile_(element(EXPRS["x*x+1"]) + SHAPES["current"], 
 n = 1 << 26
 x = cp.random.rand(n, dtype=cp.float32) * 40 - 20
 y = cp.empty_like(x)
+cubin_source_hint = [b""]
 def time_kernel(cubin):
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin); path = f.name
     mod = cp.RawModule(path=path); fn = mod.get_function("expr_map")
-    grid = min(65535, ((n + 3) // 4 + 255) // 256)
+    per_thread = 2 if b"float2" in cubin_source_hint[0] else 4
+    grid = min(65535, ((n + per_thread - 1) // per_thread + 255) // 256)
     args = (x, y, cp.float32(2), cp.float32(1), cp.int64(n))
     for _ in range(5): fn((grid,), (256,), args)
     ts = []
@@ -197,12 +211,15 @@ for rnd in range(3):
         ref = None
         for shape, ssrc in SHAPES.items():
             for oname, opts in OPTS.items():
-                if shape in ("scalar", "masked") and oname != "base": continue
+                if shape in ("scalar", "masked", "pairs") and oname != "base": continue
                 if ename.endswith("noinl") and shape != "current": continue
                 trig = ("E2+0.25", "E2-own", "E2-owni", "cos+sin", "cs-own", "cs-owni", "a*x+b")
                 if mode == "trig" and (shape not in ("current", "lanes2") or oname != "base" or ename not in trig): continue
+                if mode == "pairs" and (shape not in ("current", "lanes2", "pairs", "masked") or oname != "base" or ename not in ("a*x+b", "E2+0.25", "horner", "cos+sin", "tanh")): continue
+                if mode == "shapes" and shape == "pairs": continue
                 if mode == "shapes" and ename in ("E2-own", "E2-owni", "cs-own", "cs-owni"): continue
                 dt, cubin, log = compile_(element(body) + ssrc, opts)
+                cubin_source_hint[0] = ssrc.encode()
                 if cubin is None:
                     print(f"r{rnd} {ename:8} {shape:8} {oname:8} FAILED {log[:300]}"); continue
                 if True:

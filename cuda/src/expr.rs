@@ -4,9 +4,9 @@
 //! compile time is the first call's).
 //!
 //! An elementwise kernel reads every input four elements at a time (`float4`; the last, partial group element by
-//! element), computes them two at a time through one inlined function of the element's values in a loop of two trips
-//! that is not unrolled, and writes `float4`s; a
-//! grid-stride loop covers any length with a bounded grid. A reduction fuses its map into the same loop, combines each
+//! element), computes them through one inlined function of the element's values (inlined four times, or twice in a
+//! loop of two trips where that costs the kernel nothing: [`element_copies`], which keeps NVRTC's time down), and
+//! writes `float4`s; a grid-stride loop covers any length with a bounded grid. A reduction fuses its map into the same loop, combines each
 //! block's terms in shared memory into one partial, and the last block to finish combines the partials and applies the
 //! post-map, in the same launch. CUDA's math library meets the language's semantics where C does (`fminf` is IEEE minNum, `powf` of a
 //! negative base and a fractional exponent is NaN, `rintf` rounds half to even); `sign` is spelled out.
@@ -118,16 +118,28 @@ fn element_parameters(program: &Program) -> Vec<String> {
         .collect()
 }
 
+/// How many times an elementwise kernel inlines the element function: four (one per lane of a `float4`) where one
+/// element calls two special functions or more, two otherwise.
+///
+/// NVRTC's time grows with every inlined copy, and two copies (a loop of two trips over a `float4`'s pairs, not
+/// unrolled) compile 25-40% faster than four; the kernels run as fast, or faster, except where the element's own
+/// chain is long enough to bound the kernel on an H200: there two chains in flight a thread instead of four cost
+/// `exp(-x*x) * sin(3*x) + 0.25` 6% (153-154 against 144-148 µs at 2^26) and `cos(x) + sin(x)` 5% (166 against 158-160),
+/// where `tanh(x) * 0.75 - 0.5`, a polynomial and `a*x + b` lost nothing (`a*x + b` gained 8%: 132-133 against 144;
+/// `nvidia-h200/expressions/nvrtc-kernel-shapes.txt`). On the H100, which those kernels do not bound, two copies cost
+/// nothing at all.
+pub fn element_copies(program: &Program) -> usize {
+    if program.cost_per_element().special >= 2 { 4 } else { 2 }
+}
+
 /// The CUDA C of an elementwise program: kernel `expr_map(inputs..., outputs..., scalars..., n)`; an input an output
 /// overwrites is written in place.
 ///
-/// The element function is inlined twice: once per element of a pair, in a loop over the two pairs of a `float4`
-/// that is not unrolled, with the last, partial `float4` read and written element by element in the same loop. NVRTC's
-/// time grows with every inlined copy (a special function such as `sinf` brings its slow path along): on the H100,
-/// with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` took 109-153 ms to compile with five copies (one per lane of a
-/// `float4` and a separate loop for the tail) and 83-86 ms with two, `cos(x) + sin(x)` 172-210 against
-/// 105-145, `a*x + b` 72-98 against 45-57, with the same kernel time at 2^26 (185 µs); one copy compiles faster still
-/// but serialises the element's chain, 8% slower on `exp(-x*x) * sin(3*x)` (`expressions/nvrtc-kernel-shapes.txt`).
+/// The element function is inlined [`element_copies`] times, in one grid-stride loop over `float4`s that also takes
+/// the last, partial `float4` element by element: with five copies (four lanes and a separate loop for the tail), on
+/// the H100 with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` took 109-153 ms to compile, `cos(x) + sin(x)` 172-210
+/// and `a*x + b` 72-98, against 105-110 with four and no separate tail, and 83-86, 105-145 and 45-57 with two
+/// (`nvidia-h100/expressions/nvrtc-kernel-shapes.txt`).
 pub fn elementwise_source(program: &Program) -> String {
     let mut s = String::from(HELPERS);
     let mut parameters = element_parameters(program);
@@ -184,27 +196,38 @@ pub fn elementwise_source(program: &Program) -> String {
     for j in 0..program.outputs.len() {
         let _ = writeln!(s, "        float4 y{j} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
     }
-    // Two elements a trip, two trips: the element function is inlined twice, not four times, and two independent
-    // chains still overlap.
-    s.push_str("#pragma unroll 1\n        for (int half = 0; half < 2; ++half) {\n");
-    for j in 0..program.outputs.len() {
-        let _ = writeln!(s, "            float even{j}, odd{j};");
+    if element_copies(program) == 4 {
+        for lane in ["x", "y", "z", "w"] {
+            let args: Vec<String> = (0..program.inputs.len())
+                .map(|k| format!("x{k}.{lane}"))
+                .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+                .chain((0..program.outputs.len()).map(|j| format!("y{j}.{lane}")))
+                .collect();
+            let _ = writeln!(s, "        gw_element({});", args.join(", "));
+        }
+        s.push_str("        if (whole) {\n");
+    } else {
+        // Two elements a trip, two trips, not unrolled: two copies of the element function, whose chains overlap.
+        s.push_str("#pragma unroll 1\n        for (int half = 0; half < 2; ++half) {\n");
+        for j in 0..program.outputs.len() {
+            let _ = writeln!(s, "            float even{j}, odd{j};");
+        }
+        for (slot, (low, high)) in [("even", ("x", "z")), ("odd", ("y", "w"))] {
+            let args: Vec<String> = (0..program.inputs.len())
+                .map(|k| format!("half == 0 ? x{k}.{low} : x{k}.{high}"))
+                .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+                .chain((0..program.outputs.len()).map(|j| format!("{slot}{j}")))
+                .collect();
+            let _ = writeln!(s, "            gw_element({});", args.join(", "));
+        }
+        for j in 0..program.outputs.len() {
+            let _ = writeln!(
+                s,
+                "            if (half == 0) {{ y{j}.x = even{j}; y{j}.y = odd{j}; }} else {{ y{j}.z = even{j}; y{j}.w = odd{j}; }}"
+            );
+        }
+        s.push_str("        }\n        if (whole) {\n");
     }
-    for (slot, (low, high)) in [("even", ("x", "z")), ("odd", ("y", "w"))] {
-        let args: Vec<String> = (0..program.inputs.len())
-            .map(|k| format!("half == 0 ? x{k}.{low} : x{k}.{high}"))
-            .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
-            .chain((0..program.outputs.len()).map(|j| format!("{slot}{j}")))
-            .collect();
-        let _ = writeln!(s, "            gw_element({});", args.join(", "));
-    }
-    for j in 0..program.outputs.len() {
-        let _ = writeln!(
-            s,
-            "            if (half == 0) {{ y{j}.x = even{j}; y{j}.y = odd{j}; }} else {{ y{j}.z = even{j}; y{j}.w = odd{j}; }}"
-        );
-    }
-    s.push_str("        }\n        if (whole) {\n");
     for (j, target) in targets.iter().enumerate() {
         let _ = writeln!(s, "            reinterpret_cast<float4*>({target})[q] = y{j};");
     }
@@ -801,10 +824,17 @@ mod tests {
         assert_eq!(source.matches("__global__").count(), 1, "{source}");
     }
 
-    /// The element function is inlined twice (NVRTC's time grows with each copy), inside one loop that also takes
-    /// the partial last `float4`: no second loop for a tail.
+    /// The element function is inlined twice (NVRTC's time grows with each copy), or four times where the element
+    /// calls two special functions or more, inside one loop that also takes the partial last `float4`: no second loop
+    /// for a tail.
     #[test]
-    fn an_elementwise_kernel_inlines_its_element_function_twice() {
+    fn an_elementwise_kernel_inlines_its_element_function_as_often_as_it_pays() {
+        let heavy = Expr::parse("y = exp(-x*x) * sin(3*x)").unwrap().bind(&[]).unwrap();
+        let source = elementwise_source(&heavy);
+        assert_eq!((element_copies(&heavy), source.matches("gw_element(").count()), (4, 5), "{source}");
+        assert_eq!(source.matches("for (").count(), 1, "one grid-stride loop: {source}");
+        let light = Expr::parse("y = tanh(x) * 0.75").unwrap().bind(&[]).unwrap();
+        assert_eq!(element_copies(&light), 2);
         let program = Expr::parse("u = x*c - y*s; v = x*s + y*c").unwrap().bind(&["c", "s"]).unwrap();
         let source = elementwise_source(&program);
         assert_eq!(source.matches("gw_element(").count(), 3, "a definition and two calls: {source}");
