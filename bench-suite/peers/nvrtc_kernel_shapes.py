@@ -163,7 +163,7 @@ SHAPES = {
 }
 """,
 
- "pairs": HEAD.replace("const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;", "const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;") + """    for (long long q = first; q < (n + 1) / 2; q += stride) {
+ "pairs": HEAD + """    for (long long q = first; q < (n + 1) / 2; q += stride) {
         const long long i = 2 * q;
         const bool whole = i + 2 <= n;
         const float2 x0 = whole ? reinterpret_cast<const float2*>(p_in0)[q] : make_float2(p_in0[i], 0.0f);
