@@ -268,6 +268,7 @@ mod tests {
             download_pinned: None,
             pipelined: None,
             host_overhead: None,
+            streaming: None,
             variants: vec![VariantModel {
                 variant: "simd".into(),
                 full_precision: true,

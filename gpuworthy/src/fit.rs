@@ -187,16 +187,19 @@ impl Curve {
     /// with the bytes it moved at the calibrated sizes, a memory-bound kernel's time grows with those, not with the
     /// cost's (a CPU kernel whose ordinary stores read 4 bytes an element more up to 2^22 elements and whose streaming
     /// stores do not past it; a softmax whose long rows are read twice), and is streamed for the bytes it moves.
-    pub fn predict_kernel(&self, cost: &Cost, stream_s_per_byte: Option<f64>, moved: Option<u64>) -> f64 {
+    pub fn predict_kernel(&self, cost: &Cost, stream: Option<StreamBound>, moved: Option<u64>) -> f64 {
         let start = self.points.len().saturating_sub(EXTRAPOLATE_FROM_LAST);
         let Some((last, earlier)) = self.points[start..].split_last() else { return self.fit.predict(cost) };
         let &(bytes, flops, t) = last;
         if cost.bytes <= bytes && cost.flops <= flops {
             return self.predict(cost);
         }
+        let memory_bound = cost.flops <= MEMORY_BOUND_FLOPS_PER_BYTE * cost.bytes;
+        if let Some(StreamBound::Measured(per_byte)) = stream.filter(|_| memory_bound) {
+            return moved.unwrap_or(cost.bytes) as f64 * per_byte;
+        }
         let fixed = self.fit.fixed_s.min(t);
         let growth = |now: u64, then: u64| if then == 0 { 1.0 } else { now as f64 / then as f64 };
-        let memory_bound = cost.flops <= MEMORY_BOUND_FLOPS_PER_BYTE * cost.bytes;
         // The bytes each calibrated point moved, and the prediction's, where both are known.
         let moved = moved.filter(|_| self.traffic.len() == self.points.len());
         let moved_at = |bytes: u64, flops: u64| {
@@ -213,9 +216,10 @@ impl Curve {
                 _ => growth(now, then).max(growth(cost.flops, flops)),
             };
             let proportional = fixed + (t - fixed).max(0.0) * work.max(1.0);
-            let streamed = stream_s_per_byte
-                .filter(|_| memory_bound)
-                .map_or(0.0, |per_byte| t + now.saturating_sub(then) as f64 * per_byte);
+            let streamed = match stream.filter(|_| memory_bound) {
+                Some(StreamBound::EachByteMore(per_byte)) => t + now.saturating_sub(then) as f64 * per_byte,
+                Some(StreamBound::Measured(_)) | None => 0.0,
+            };
             proportional.max(streamed)
         };
         // An earlier size counts where its time above the launch is at least half what the last size's rate gives
@@ -234,6 +238,19 @@ impl Curve {
         }
         earlier.iter().filter(usable).map(from).fold(from(last), f64::min)
     }
+}
+
+/// How a memory-bound kernel past its calibrated sizes is held to a streaming rate ([`Curve::predict_kernel`]): at
+/// least this many seconds per byte.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StreamBound {
+    /// The device's rate (a copy's, [`crate::calibration::measure_streaming`]) for each byte past the largest
+    /// calibrated size, which may itself have run from a cache.
+    EachByteMore(f64),
+    /// This variant's own rate, measured past the cache ([`crate::calibration::measure_workload_streaming`]): the
+    /// prediction for every byte, since a run this large keeps nothing in the cache and the calibrated sizes, which
+    /// ran from it, say nothing of it.
+    Measured(f64),
 }
 
 /// How many of a curve's largest calibrated sizes a prediction past them starts from ([`Curve::predict_kernel`]):
@@ -302,14 +319,14 @@ mod tests {
         assert!((twice - (fixed + (61.1e-6 - fixed) * 8.0)).abs() < 1e-12, "{twice}");
         // Within the calibrated sizes, the curve itself.
         assert_eq!(
-            matmul.predict_kernel(&cost(12 << 20, 1 << 30), Some(1.0), None),
+            matmul.predict_kernel(&cost(12 << 20, 1 << 30), Some(StreamBound::EachByteMore(1.0)), None),
             matmul.predict(&cost(12 << 20, 1 << 30))
         );
         // A memory-bound kernel whose largest size ran from a cache: bounded by the streaming rate past it.
         let square = Curve::through(&[(cost(1 << 20, 1 << 17), 4e-6), (cost(32 << 20, 1 << 22), 10e-6)]).unwrap();
         let per_byte = 1.0 / 2.9e12;
         let past = cost(512 << 20, 1 << 26);
-        let streamed = square.predict_kernel(&past, Some(per_byte), None);
+        let streamed = square.predict_kernel(&past, Some(StreamBound::EachByteMore(per_byte)), None);
         assert!((streamed - (10e-6 + (480u64 << 20) as f64 * per_byte)).abs() < 1e-12, "{streamed}");
         assert!(square.predict_kernel(&past, None, None) < streamed);
     }
@@ -397,7 +414,7 @@ mod tests {
         let n = 1u64 << 24;
         let past = Cost { bytes: per_element * n, flops: n, elements: n };
         let truth = fixed + (8 * n) as f64 / rate;
-        for stream in [None, Some(1.0 / rate)] {
+        for stream in [None, Some(StreamBound::EachByteMore(1.0 / rate))] {
             let knowing = curve.predict_kernel(&past, stream, Some(8 * n));
             assert!((knowing / truth - 1.0).abs() < 0.05, "{stream:?}: {knowing} against {truth}");
             let blind = curve.predict_kernel(&past, stream, None);
@@ -406,5 +423,35 @@ mod tests {
         // A curve that never recorded the bytes moved (an older calibration) ignores them.
         let older = Curve { traffic: Vec::new(), ..curve.clone() };
         assert_eq!(older.predict_kernel(&past, None, Some(8 * n)), curve.predict_kernel(&past, None, None));
+    }
+
+    /// A CPU kernel calibrated inside the cache at 100 GB/s, whose variant streams from memory at 40 GB/s: with that
+    /// rate measured, its prediction past the cache is that rate's time, where the copy's rate for each byte more
+    /// (60 GB/s) left it 1.3x fast.
+    #[test]
+    fn past_the_cache_a_variant_is_predicted_from_its_own_streaming_rate() {
+        let samples: Vec<(Cost, f64)> = (18..=22)
+            .map(|p| {
+                let n = 1u64 << p;
+                (Cost { bytes: 8 * n, flops: n, elements: n }, 2e-6 + (8 * n) as f64 / 100e9)
+            })
+            .collect();
+        let curve = Curve::through(&samples).unwrap();
+        let n = 1u64 << 26;
+        let past = Cost { bytes: 8 * n, flops: n, elements: n };
+        let truth = (8 * n) as f64 / 40e9;
+        let own = curve.predict_kernel(&past, Some(StreamBound::Measured(1.0 / 40e9)), None);
+        assert!((own / truth - 1.0).abs() < 1e-9, "{own} against {truth}");
+        let copy = curve.predict_kernel(&past, Some(StreamBound::EachByteMore(1.0 / 60e9)), None);
+        assert!(truth / copy > 1.3, "{copy} against {truth}");
+        // Faster than the calibrated sizes' rate too: a measurement past the cache is not bounded by them.
+        let quick = curve.predict_kernel(&past, Some(StreamBound::Measured(1.0 / 400e9)), None);
+        assert!((quick / ((8 * n) as f64 / 400e9) - 1.0).abs() < 1e-9, "{quick}");
+        // A kernel bound by its arithmetic is not held to any streaming rate.
+        let heavy = Cost { bytes: 8 * n, flops: 1000 * n, elements: n };
+        assert_eq!(
+            curve.predict_kernel(&heavy, Some(StreamBound::Measured(1.0 / 40e9)), None),
+            curve.predict_kernel(&heavy, None, None)
+        );
     }
 }

@@ -28,7 +28,7 @@ use gpuworthy_core::{BackendKind, Cost, Resemblance};
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceLabel;
-use crate::fit::Curve;
+use crate::fit::{Curve, StreamBound};
 use crate::rows::Row;
 
 /// One variant's kernel on one device.
@@ -71,6 +71,20 @@ pub struct WorkloadModel {
     pub host_overhead: Option<Curve>,
     /// Each variant measured.
     pub variants: Vec<VariantModel>,
+    /// How this workload streams from memory on this device, measured past its last-level cache
+    /// ([`crate::calibration::measure_workload_streaming`], the CPU's): a kernel of that variant moving more than the
+    /// cache is predicted from it. None where not measured (a GPU, a calibration file older than the field).
+    #[serde(default)]
+    pub streaming: Option<OwnStreaming>,
+}
+
+/// A workload's own rate from memory on one device: one variant, measured past the device's cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnStreaming {
+    /// The variant measured (the backend's documented best at that size).
+    pub variant: String,
+    /// Seconds per byte that variant really moves ([`gpuworthy_core::Workload::traffic`]).
+    pub per_byte_s: f64,
 }
 
 /// One device of the machine.
@@ -103,6 +117,17 @@ impl DeviceModel {
     /// they fit in the device's last-level cache.
     pub fn stream_bound(&self, bytes: u64) -> Option<f64> {
         self.stream_s_per_byte.filter(|_| self.cache_bytes.is_none_or(|cache| bytes > cache))
+    }
+
+    /// How `variant` of `workload`, moving `bytes` past its calibrated sizes, is held to a streaming rate: predicted
+    /// from its own rate where that variant's was measured and the bytes leave the cache, else held to
+    /// [`DeviceModel::stream_bound`]'s for each byte past the calibrated sizes.
+    pub fn stream_bound_of(&self, workload: &WorkloadModel, variant: &str, bytes: u64) -> Option<StreamBound> {
+        let beyond_cache = self.cache_bytes.is_some_and(|cache| bytes > cache);
+        match workload.streaming.as_ref().filter(|own| own.variant == variant && beyond_cache) {
+            Some(own) => Some(StreamBound::Measured(own.per_byte_s)),
+            None => self.stream_bound(bytes).map(StreamBound::EachByteMore),
+        }
     }
 }
 
@@ -380,6 +405,7 @@ impl Model {
                         })
                         .flatten(),
                     variants,
+                    streaming: None,
                 });
             }
         }
@@ -441,7 +467,7 @@ impl Model {
                     .filter(|v| v.full_precision)
                     .map(|v| {
                         let moved = moved(&device.backend, &v.variant);
-                        let bound = device.stream_bound(moved.unwrap_or(cost.bytes));
+                        let bound = device.stream_bound_of(w, &v.variant, moved.unwrap_or(cost.bytes));
                         (v, v.kernel.predict_kernel(cost, bound, moved))
                     })
                     .collect();
@@ -715,6 +741,7 @@ mod tests {
             download_pinned: None,
             pipelined: None,
             host_overhead: None,
+            streaming: None,
             variants: vec![variant(kernel)],
         };
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
@@ -767,6 +794,39 @@ mod tests {
         model.devices[0].cache_bytes = Some(300 << 20);
         assert!((kernel_at(&model, inside) / (inside as f64 / 200e9) - 1.0).abs() < 1e-9);
         assert!((kernel_at(&model, outside) / held(outside) - 1.0).abs() < 1e-9);
+    }
+
+    /// The same CPU with square's own streaming rate measured (50 GB/s, slower than the copy's 100): past the cache
+    /// that variant is predicted from it; within the cache, and for another variant, nothing changes.
+    #[test]
+    fn a_variants_own_streaming_rate_predicts_it_past_the_cache() {
+        let mut model = synthetic();
+        let top = 32u64 << 20;
+        let cpu = &mut model.devices[0];
+        cpu.workloads[0].variants[0].kernel = Curve::through(&[
+            (Cost { bytes: top / 4, flops: 0, elements: 0 }, top as f64 / 4.0 / 200e9),
+            (Cost { bytes: top, flops: 0, elements: 0 }, top as f64 / 200e9),
+        ])
+        .unwrap();
+        cpu.stream_s_per_byte = Some(1.0 / 100e9);
+        cpu.cache_bytes = Some(300 << 20);
+        let kernel_at = |model: &Model, bytes: u64| {
+            let cost = Cost { bytes, flops: 0, elements: 0 };
+            model.predict("square", &cost, Placement::Resident).into_iter().find(|p| !p.is_gpu).unwrap().kernel_s
+        };
+        let (inside, outside) = (128u64 << 20, 512u64 << 20);
+        let before = (kernel_at(&model, inside), kernel_at(&model, outside));
+        model.devices[0].workloads[0].streaming =
+            Some(OwnStreaming { variant: "other".into(), per_byte_s: 1.0 / 50e9 });
+        assert_eq!((kernel_at(&model, inside), kernel_at(&model, outside)), before);
+        model.devices[0].workloads[0].streaming = Some(OwnStreaming { variant: "v".into(), per_byte_s: 1.0 / 50e9 });
+        assert_eq!(kernel_at(&model, inside), before.0);
+        assert!((kernel_at(&model, outside) / (outside as f64 / 50e9) - 1.0).abs() < 1e-9);
+        assert!(kernel_at(&model, outside) > 1.5 * before.1);
+        let device = &model.devices[0];
+        let w = &device.workloads[0];
+        assert_eq!(device.stream_bound_of(w, "v", outside), Some(StreamBound::Measured(1.0 / 50e9)));
+        assert_eq!(device.stream_bound_of(w, "v", inside), None);
     }
 
     #[test]
@@ -915,6 +975,7 @@ mod tests {
                     download_pinned: None,
                     pipelined: None,
                     host_overhead: None,
+                    streaming: None,
                     variants: vec![variant("scalar", scalar), variant("simd", simd)],
                 }],
                 stream_s_per_byte: None,

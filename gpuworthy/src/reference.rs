@@ -362,6 +362,7 @@ mod tests {
                 download_pinned: None,
                 pipelined: None,
                 host_overhead: None,
+                streaming: None,
                 variants: Vec::new(),
             }],
             stream_s_per_byte: None,

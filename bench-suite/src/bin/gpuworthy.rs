@@ -580,7 +580,13 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
             let cache = device.cache_bytes.map_or(String::new(), |bytes| {
                 format!(" (last-level cache {} MiB: sizes within it are not held to that rate)", bytes >> 20)
             });
-            let streaming = streaming + &cache;
+            let own: Vec<String> = device
+                .workloads
+                .iter()
+                .filter_map(|w| w.streaming.as_ref().map(|o| format!("{} {:.0}", w.workload, 1e-9 / o.per_byte_s)))
+                .collect();
+            let own = if own.is_empty() { String::new() } else { format!("; from memory, GB/s: {}", own.join(", ")) };
+            let streaming = streaming + &cache + &own;
             out!("  {}: {} workloads, {variants} variants fitted{streaming}", device.label, device.workloads.len());
         }
         return Ok(());

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{conformance_1d, ladder_1d, quick_ladder_1d};
+use super::{conformance_1d, ladder_1d, off_ladder_count, quick_ladder_1d};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Workload, check_lengths};
 use crate::{Error, Result};
@@ -165,6 +165,12 @@ impl Workload for Histogram {
     fn cost(p: &HistogramParams) -> Cost {
         let n = p.n as u64;
         Cost { bytes: 4 * n, flops: n, elements: n }
+    }
+
+    fn streaming_probe(bytes: u64) -> Option<HistogramParams> {
+        // The bins' counts are a few KiB: the input is what streams.
+        let per_element = Self::cost(&HistogramParams::new(1 << 20)).bytes >> 20;
+        Some(HistogramParams::new(off_ladder_count(bytes.div_ceil(per_element.max(1)))))
     }
 
     fn ladder() -> Vec<HistogramParams> {

@@ -30,6 +30,16 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Len(pub usize);
 
+/// The least count of the form 3 x 2^k that is at least `at_least` (3 at the least): a size that no ladder of
+/// powers of two holds, for [`crate::Workload::streaming_probe`].
+pub fn off_ladder_count(at_least: u64) -> usize {
+    let mut count: u64 = 3;
+    while count < at_least {
+        count = count.saturating_mul(2);
+    }
+    usize::try_from(count).unwrap_or(usize::MAX)
+}
+
 impl fmt::Display for Len {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
@@ -98,6 +108,31 @@ mod tests {
 
     use super::*;
     use crate::{Precision, Workload};
+
+    /// A streaming probe moves at least the bytes asked and is on none of the workload's ladders.
+    fn probe_is_off_the_ladder<W: Workload>() {
+        for bytes in [64u64 << 20, 600 << 20] {
+            let probe = W::streaming_probe(bytes).unwrap_or_else(|| panic!("{} has a probe", W::NAME));
+            assert!(W::cost(&probe).bytes >= bytes, "{}: {probe} moves {}", W::NAME, W::cost(&probe).bytes);
+            assert!(W::cost(&probe).bytes < 3 * bytes, "{}: {probe} is far larger than asked", W::NAME);
+            assert!(!W::ladder().contains(&probe) && !W::quick_ladder().contains(&probe), "{}: {probe}", W::NAME);
+        }
+    }
+
+    #[test]
+    fn memory_bound_workloads_have_streaming_probes_off_their_ladders() {
+        probe_is_off_the_ladder::<Square>();
+        probe_is_off_the_ladder::<Saxpy>();
+        probe_is_off_the_ladder::<Sum>();
+        probe_is_off_the_ladder::<Histogram>();
+        probe_is_off_the_ladder::<Softmax>();
+        probe_is_off_the_ladder::<Stencil>();
+        assert!(Matmul::streaming_probe(1 << 30).is_none() && Mandelbrot::streaming_probe(1 << 30).is_none());
+        assert_eq!(
+            (off_ladder_count(0), off_ladder_count(3), off_ladder_count(4), off_ladder_count(13)),
+            (3, 3, 6, 24)
+        );
+    }
 
     /// The reference passes its own check; a copy with one element changed by `+1` fails; a copy shifted by one
     /// index fails.

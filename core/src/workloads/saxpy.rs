@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{conformance_1d, ladder_1d, quick_ladder_1d};
+use super::{conformance_1d, ladder_1d, off_ladder_count, quick_ladder_1d};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
 use crate::{Error, Result};
@@ -105,6 +105,11 @@ impl Workload for Saxpy {
     fn cost(params: &SaxpyParams) -> Cost {
         let n = params.n as u64;
         Cost { bytes: 12 * n, flops: 2 * n, elements: n }
+    }
+
+    fn streaming_probe(bytes: u64) -> Option<SaxpyParams> {
+        let per_element = Self::cost(&SaxpyParams::new(1)).bytes;
+        Some(SaxpyParams::new(off_ladder_count(bytes.div_ceil(per_element))))
     }
 
     fn ladder() -> Vec<SaxpyParams> {

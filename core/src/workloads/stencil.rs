@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use super::softmax::validate_2d;
-use super::{Shape2, conformance_2d, square_ladder};
+use super::{Shape2, conformance_2d, off_ladder_count, square_ladder};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
@@ -111,6 +111,12 @@ impl Workload for Stencil {
         let line_reads =
             if backend == crate::BackendKind::Cpu { crate::traffic::cpu_line_reads(n as u64, streamed) } else { 0 };
         Self::cost(params).bytes + line_reads
+    }
+
+    /// Rows of 8192 pixels, as in the ladder's image of 8192x8192.
+    fn streaming_probe(bytes: u64) -> Option<Shape2> {
+        let per_row = Self::cost(&Shape2::new(1, 8192)).bytes;
+        Some(Shape2::new(off_ladder_count(bytes.div_ceil(per_row)), 8192))
     }
 
     fn ladder() -> Vec<Shape2> {

@@ -1,6 +1,6 @@
 //! `sum`: a reduction. Synchronisation, shared memory, atomics, and the order of floating-point additions.
 
-use super::{Len, conformance_1d, ladder_1d, quick_ladder_1d};
+use super::{Len, conformance_1d, ladder_1d, off_ladder_count, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
@@ -71,6 +71,10 @@ impl Workload for Sum {
     fn cost(params: &Len) -> Cost {
         let n = params.0 as u64;
         Cost { bytes: 4 * n, flops: n, elements: n }
+    }
+
+    fn streaming_probe(bytes: u64) -> Option<Len> {
+        Some(Len(off_ladder_count(bytes.div_ceil(Self::cost(&Len(1)).bytes))))
     }
 
     fn ladder() -> Vec<Len> {
