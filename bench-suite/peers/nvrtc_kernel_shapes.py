@@ -45,25 +45,9 @@ def compile_(src, opts):
     return dt, buf.raw, None
 
 HELPERS = """
+static __device__ __noinline__ float gw_sin_far(float x) { return sinf(x); }
+static __device__ __noinline__ float gw_cos_far(float x) { return cosf(x); }
 #define GW_TRIG(NAME, FAR, QUADRANT_SHIFT) \\
-static __device__ __noinline__ float NAME##_far(float x) { return FAR(x); } \\
-static __device__ __forceinline__ float NAME(float x) { \\
-    if (!(fabsf(x) <= 8192.0f)) return NAME##_far(x); \\
-    const float q = rintf(x * 0.636619772f); \\
-    const int quadrant = (int)q + QUADRANT_SHIFT; \\
-    float r = fmaf(-q, 1.5703125f, x); \\
-    r = fmaf(-q, 4.837513e-4f, r); \\
-    r = fmaf(-q, 7.54979e-8f, r); \\
-    const float z = r * r; \\
-    const float s = fmaf(fmaf(fmaf(-1.9515296e-4f, z, 8.332161e-3f), z, -0.16666655f), z * r, r); \\
-    const float c = fmaf(fmaf(fmaf(2.4433157e-5f, z, -1.3887316e-3f), z, 4.1666646e-2f), z * z, fmaf(-0.5f, z, 1.0f)); \\
-    float v = (quadrant & 1) ? c : s; \\
-    v = (quadrant & 2) ? -v : v; \\
-    return (QUADRANT_SHIFT == 0 && x == 0.0f) ? x : v; \\
-}
-GW_TRIG(gw_sin, sinf, 0)
-GW_TRIG(gw_cos, cosf, 1)
-#define GW_TRIG_INLINE(NAME, FAR, QUADRANT_SHIFT) \\
 static __device__ __forceinline__ float NAME(float x) { \\
     if (!(fabsf(x) <= 8192.0f)) return FAR(x); \\
     const float q = rintf(x * 0.636619772f); \\
@@ -78,8 +62,11 @@ static __device__ __forceinline__ float NAME(float x) { \\
     v = (quadrant & 2) ? -v : v; \\
     return (QUADRANT_SHIFT == 0 && x == 0.0f) ? x : v; \\
 }
-GW_TRIG_INLINE(gi_sin, sinf, 0)
-GW_TRIG_INLINE(gi_cos, cosf, 1)
+// gw_: the far arguments out of line; gi_: sinf and cosf inline.
+GW_TRIG(gw_sin, gw_sin_far, 0)
+GW_TRIG(gw_cos, gw_cos_far, 1)
+GW_TRIG(gi_sin, sinf, 0)
+GW_TRIG(gi_cos, cosf, 1)
 static __device__ __noinline__ float gw_sinf(float x) { return sinf(x); }
 static __device__ __noinline__ float gw_expf(float x) { return expf(x); }
 static __device__ __forceinline__ float gw_sign(float x) {

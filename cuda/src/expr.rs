@@ -196,14 +196,18 @@ pub fn elementwise_source(program: &Program) -> String {
     for j in 0..program.outputs.len() {
         let _ = writeln!(s, "        float4 y{j} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
     }
+    // A call of the element function on each input's value `input(k)`, the scalars, into each output's `output(j)`.
+    let call = |input: &dyn Fn(usize) -> String, output: &dyn Fn(usize) -> String| {
+        let args: Vec<String> = (0..program.inputs.len())
+            .map(input)
+            .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+            .chain((0..program.outputs.len()).map(output))
+            .collect();
+        format!("gw_element({});", args.join(", "))
+    };
     if element_copies(program) == 4 {
         for lane in ["x", "y", "z", "w"] {
-            let args: Vec<String> = (0..program.inputs.len())
-                .map(|k| format!("x{k}.{lane}"))
-                .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
-                .chain((0..program.outputs.len()).map(|j| format!("y{j}.{lane}")))
-                .collect();
-            let _ = writeln!(s, "        gw_element({});", args.join(", "));
+            let _ = writeln!(s, "        {}", call(&|k| format!("x{k}.{lane}"), &|j| format!("y{j}.{lane}")));
         }
         s.push_str("        if (whole) {\n");
     } else {
@@ -213,12 +217,8 @@ pub fn elementwise_source(program: &Program) -> String {
             let _ = writeln!(s, "            float even{j}, odd{j};");
         }
         for (slot, (low, high)) in [("even", ("x", "z")), ("odd", ("y", "w"))] {
-            let args: Vec<String> = (0..program.inputs.len())
-                .map(|k| format!("half == 0 ? x{k}.{low} : x{k}.{high}"))
-                .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
-                .chain((0..program.outputs.len()).map(|j| format!("{slot}{j}")))
-                .collect();
-            let _ = writeln!(s, "            gw_element({});", args.join(", "));
+            let element = call(&|k| format!("half == 0 ? x{k}.{low} : x{k}.{high}"), &|j| format!("{slot}{j}"));
+            let _ = writeln!(s, "            {element}");
         }
         for j in 0..program.outputs.len() {
             let _ = writeln!(
