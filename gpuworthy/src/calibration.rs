@@ -360,11 +360,10 @@ pub fn calibrate_workload_with<W: DeviceWorkload>(
 /// `W`'s own rate from memory on a CPU whose last-level cache holds `cache_bytes`: its [`Workload::streaming_probe`]
 /// size of at least twice that and of the copy's [`STREAM_PROBE_LEN`] (512 MiB), with the device's documented best
 /// variant, the data resident, the median of single runs ([`Device::compare_clocks`]), per byte that variant really
-/// moves ([`Workload::traffic`]). Smaller probes still ran partly from the cache: a two-core machine that reports 32
-/// MiB of it ran square at 48 MiB at 2.6 times its rate at 768 MiB, and saxpy at 604 MB (402 MB of arrays, a 16-core
-/// host's cache holding 300 MiB) ran at 271 GB/s where a copy streamed at 144. The model predicts `W`'s kernels past
-/// the cache from it, instead of from the copy's rate ([`measure_streaming`]). `None` where `W` has no such size, the
-/// machine cannot hold it, or it fails.
+/// moves ([`Workload::traffic`]). A smaller probe still ran partly from the cache: saxpy at 604 MB of traffic (402 MB
+/// of arrays, on a 16-core host whose cache holds 300 MiB) ran at 271 GB/s where a copy streamed at 144. The model
+/// predicts that variant of `W` past the cache from it, instead of from the copy's rate ([`measure_streaming`]).
+/// `None` where `W` has no such size, the machine cannot hold it, or it fails.
 pub fn measure_workload_streaming<W: DeviceWorkload>(
     device: &Device,
     cache_bytes: u64,

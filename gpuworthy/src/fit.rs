@@ -177,7 +177,7 @@ impl Curve {
     /// The predicted seconds of a kernel of this cost. Within the calibrated sizes, [`Curve::predict`]; past the
     /// largest, its time above the fixed (launch) part grows in proportion to the work, the larger of the growth in
     /// bytes and in flops, and for a memory-bound kernel (at most [`MEMORY_BOUND_FLOPS_PER_BYTE`]) by at least
-    /// `stream_s_per_byte` for each byte more, where that is known. A fit over all sizes, weighted to the small
+    /// the device's streaming rate for each byte more, where that is known ([`StreamBound::EachByteMore`]). A fit over all sizes, weighted to the small
     /// launch-bound ones, extrapolates as if they went on: matmul's split-k kernel, calibrated up to 1024 where it is
     /// still mostly launch, was predicted at 3.5 ms for 8192 and took 23.3 ms; and the largest calibrated size may
     /// still run from a cache, which the streaming rate corrects. The prediction starts from each of the
@@ -186,7 +186,9 @@ impl Curve {
     /// `moved` is the bytes the kernel really moves at `cost` ([`gpuworthy_core::Workload::traffic`]), where known:
     /// with the bytes it moved at the calibrated sizes, a memory-bound kernel's time grows with those, not with the
     /// cost's (a CPU kernel whose ordinary stores read 4 bytes an element more up to 2^22 elements and whose streaming
-    /// stores do not past it; a softmax whose long rows are read twice), and is streamed for the bytes it moves.
+    /// stores do not past it; a softmax whose long rows are read twice), and is streamed for the bytes it moves. With
+    /// the variant's own rate measured past the cache ([`StreamBound::Measured`]), the prediction is that rate for
+    /// every byte it moves.
     pub fn predict_kernel(&self, cost: &Cost, stream: Option<StreamBound>, moved: Option<u64>) -> f64 {
         let start = self.points.len().saturating_sub(EXTRAPOLATE_FROM_LAST);
         let Some((last, earlier)) = self.points[start..].split_last() else { return self.fit.predict(cost) };
@@ -240,8 +242,8 @@ impl Curve {
     }
 }
 
-/// How a memory-bound kernel past its calibrated sizes is held to a streaming rate ([`Curve::predict_kernel`]): at
-/// least this many seconds per byte.
+/// How a streaming rate enters the prediction of a memory-bound kernel past its calibrated sizes
+/// ([`Curve::predict_kernel`]), in seconds per byte.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StreamBound {
     /// The device's rate (a copy's, [`crate::calibration::measure_streaming`]) for each byte past the largest
