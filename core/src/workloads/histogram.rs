@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{conformance_1d, ladder_1d, off_ladder_count, quick_ladder_1d};
+use super::{conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Workload, check_lengths};
 use crate::{Error, Result};
@@ -168,9 +168,7 @@ impl Workload for Histogram {
     }
 
     fn streaming_probe(bytes: u64) -> Option<HistogramParams> {
-        // The bins' counts are a few KiB: the input is what streams.
-        let per_element = Self::cost(&HistogramParams::new(1 << 20)).bytes >> 20;
-        Some(HistogramParams::new(off_ladder_count(bytes.div_ceil(per_element.max(1)))))
+        Some(off_ladder_params::<Self>(bytes, HistogramParams::new))
     }
 
     fn ladder() -> Vec<HistogramParams> {

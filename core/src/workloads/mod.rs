@@ -40,6 +40,13 @@ pub fn off_ladder_count(at_least: u64) -> usize {
     usize::try_from(count).unwrap_or(usize::MAX)
 }
 
+/// `make(count)` for the least [`off_ladder_count`] whose cost is at least `bytes`, the cost growing by `make(1)`'s
+/// with each count (an element, a row): the probe of [`crate::Workload::streaming_probe`].
+pub fn off_ladder_params<W: crate::Workload>(bytes: u64, make: impl Fn(usize) -> W::Params) -> W::Params {
+    let per_count = W::cost(&make(1)).bytes.max(1);
+    make(off_ladder_count(bytes.div_ceil(per_count)))
+}
+
 impl fmt::Display for Len {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)

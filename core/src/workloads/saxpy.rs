@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{conformance_1d, ladder_1d, off_ladder_count, quick_ladder_1d};
+use super::{conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
 use crate::{Error, Result};
@@ -108,8 +108,7 @@ impl Workload for Saxpy {
     }
 
     fn streaming_probe(bytes: u64) -> Option<SaxpyParams> {
-        let per_element = Self::cost(&SaxpyParams::new(1)).bytes;
-        Some(SaxpyParams::new(off_ladder_count(bytes.div_ceil(per_element))))
+        Some(off_ladder_params::<Self>(bytes, SaxpyParams::new))
     }
 
     fn ladder() -> Vec<SaxpyParams> {

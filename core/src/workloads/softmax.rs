@@ -1,6 +1,6 @@
 //! `softmax`: row-wise `exp(x − max) / Σ exp(x − max)`. Kernel fusion: one pass over the data instead of three.
 
-use super::{Shape2, conformance_2d, off_ladder_count, square_ladder};
+use super::{Shape2, conformance_2d, off_ladder_params, square_ladder};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
 use crate::{Error, Result};
@@ -185,8 +185,7 @@ impl Workload for Softmax {
     /// Square matrices 64² … 8192², then wide rows 256 × 2^10 … 256 × 2^18.
     /// Rows of 8192 columns, as in the ladder's largest square.
     fn streaming_probe(bytes: u64) -> Option<Shape2> {
-        let per_row = Self::cost(&Shape2::new(1, 8192)).bytes;
-        Some(Shape2::new(off_ladder_count(bytes.div_ceil(per_row)), 8192))
+        Some(off_ladder_params::<Self>(bytes, |rows| Shape2::new(rows, 8192)))
     }
 
     fn ladder() -> Vec<Shape2> {

@@ -1,6 +1,6 @@
 //! `square`: `y = x * x`, element-wise. The first kernel, and memory-bound: 8 bytes move per flop.
 
-use super::{Len, conformance_1d, ladder_1d, off_ladder_count, quick_ladder_1d};
+use super::{Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
@@ -69,7 +69,7 @@ impl Workload for Square {
     }
 
     fn streaming_probe(bytes: u64) -> Option<Len> {
-        Some(Len(off_ladder_count(bytes.div_ceil(Self::cost(&Len(1)).bytes))))
+        Some(off_ladder_params::<Self>(bytes, Len))
     }
 
     fn ladder() -> Vec<Len> {

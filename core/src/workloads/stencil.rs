@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use super::softmax::validate_2d;
-use super::{Shape2, conformance_2d, off_ladder_count, square_ladder};
+use super::{Shape2, conformance_2d, off_ladder_params, square_ladder};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
@@ -115,8 +115,7 @@ impl Workload for Stencil {
 
     /// Rows of 8192 pixels, as in the ladder's image of 8192x8192.
     fn streaming_probe(bytes: u64) -> Option<Shape2> {
-        let per_row = Self::cost(&Shape2::new(1, 8192)).bytes;
-        Some(Shape2::new(off_ladder_count(bytes.div_ceil(per_row)), 8192))
+        Some(off_ladder_params::<Self>(bytes, |rows| Shape2::new(rows, 8192)))
     }
 
     fn ladder() -> Vec<Shape2> {

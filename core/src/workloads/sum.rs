@@ -1,6 +1,6 @@
 //! `sum`: a reduction. Synchronisation, shared memory, atomics, and the order of floating-point additions.
 
-use super::{Len, conformance_1d, ladder_1d, off_ladder_count, quick_ladder_1d};
+use super::{Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
@@ -74,7 +74,7 @@ impl Workload for Sum {
     }
 
     fn streaming_probe(bytes: u64) -> Option<Len> {
-        Some(Len(off_ladder_count(bytes.div_ceil(Self::cost(&Len(1)).bytes))))
+        Some(off_ladder_params::<Self>(bytes, Len))
     }
 
     fn ladder() -> Vec<Len> {
