@@ -110,7 +110,7 @@ pub const STREAM_PROBE_LEN: usize = 1 << 26;
 
 /// Each device's seconds per byte streamed past its caches: square at [`STREAM_PROBE_LEN`] elements with its
 /// documented best variant, the data resident, the median of single launches timed by the device's own clock
-/// ([`Device::compare_clocks`]) after the spin-up of calibration's short measurement. The
+/// ([`Device::time_resident_kernel`]) after the spin-up of calibration's short measurement. The
 /// model bounds a memory-bound workload's kernel past its calibrated sizes by it: quick ladders stop within the
 /// caches (square at 2^22 moves 32 MiB), where a kernel is two to three times faster per byte than from memory, and
 /// an H200 calibrated up to 2^22 predicted square 2^26 resident in 42.7 µs; it took 135 µs. A device that cannot
@@ -129,9 +129,9 @@ pub fn measure_streaming(devices: &[Device], progress: &dyn Progress) -> Vec<(De
         // The kernel alone, on data uploaded once: the other phases of a whole measurement (fresh host copies of 512
         // MiB for every upload, download and end-to-end run) took four seconds of a calibration on a 16-core host.
         if device.check_size::<Square>(&params).is_ok()
-            && let Ok(clocks) = device.compare_clocks::<Square>(variant, &input, &options)
+            && let Ok(stats) = device.time_resident_kernel::<Square>(variant, &input, &options)
         {
-            rates.push((device.label(), clocks.device_timer.median.as_secs_f64() / bytes));
+            rates.push((device.label(), stats.median.as_secs_f64() / bytes));
         }
         progress.advance(1);
     }
@@ -294,7 +294,7 @@ pub struct WorkloadCalibration {
     pub pinned_rows: Vec<Row>,
     /// Whole runs through each pipelined path: the device's label and `(cost, seconds)` samples.
     pub pipelined_runs: Vec<(DeviceLabel, Vec<(Cost, f64)>)>,
-    /// The workload's own rate from memory on each CPU ([`measure_workload_streaming`]).
+    /// The workload's own rates from memory on each device ([`measure_workload_streaming`]).
     pub streaming: Vec<(DeviceLabel, OwnStreaming)>,
 }
 
@@ -347,43 +347,91 @@ pub fn calibrate_workload_with<W: DeviceWorkload>(
         progress.plan(sizes.len() as u64);
         part.pipelined_runs.push((label.clone(), pipelined_samples::<W>(device, &sizes, &options, progress)));
     }
-    if let Some(cache) = gpuworthy_cpu::last_level_cache_bytes() {
-        for device in devices.devices.iter().filter(|d| d.kind() == BackendKind::Cpu && d.supports::<W>()) {
-            if let Some(own) = measure_workload_streaming::<W>(device, cache, progress) {
-                part.streaming.push((device.label(), own));
-            }
-        }
-    }
+    let top = ladder.iter().map(|p| W::cost(p).bytes).max().unwrap_or(0);
+    part.streaming = measure_workload_streaming::<W>(&devices.devices, top, progress);
     part
 }
 
-/// `W`'s own rate from memory on a CPU whose last-level cache holds `cache_bytes`: its [`Workload::streaming_probe`]
-/// size of at least twice that and of the copy's [`STREAM_PROBE_LEN`] (512 MiB), with the device's documented best
-/// variant, the data resident, the median of single runs ([`Device::compare_clocks`]), per byte that variant really
-/// moves ([`Workload::traffic`]). A smaller probe still ran partly from the cache: saxpy at 604 MB of traffic (402 MB
-/// of arrays, on a 16-core host whose cache holds 300 MiB) ran at 271 GB/s where a copy streamed at 144. The model
-/// predicts that variant of `W` past the cache from it, instead of from the copy's rate ([`measure_streaming`]).
-/// `None` where `W` has no such size, the machine cannot hold it, or it fails.
-pub fn measure_workload_streaming<W: DeviceWorkload>(
-    device: &Device,
-    cache_bytes: u64,
-    progress: &dyn Progress,
-) -> Option<OwnStreaming> {
+/// The bytes of the far streaming probe of every workload ([`measure_workload_streaming`]): twice this machine's
+/// last-level cache, and the copy's 512 MiB ([`STREAM_PROBE_LEN`]) at least, past every cache of the host and of
+/// the GPUs in view. A smaller probe still ran partly from the cache: saxpy at 604 MB of traffic (402 MB of arrays, on
+/// a 16-core host whose cache holds 300 MiB) ran at 271 GB/s where a copy streamed at 144.
+pub fn far_probe_bytes() -> u64 {
     let copy_bytes = gpuworthy_core::workloads::Square::cost(&gpuworthy_core::workloads::Len(STREAM_PROBE_LEN)).bytes;
-    let params = W::streaming_probe(cache_bytes.saturating_mul(2).max(copy_bytes))?;
-    device.check_size::<W>(&params).ok()?;
-    progress.plan(1);
-    progress.now_measuring(format!("{}: {} {params}, streaming from memory", device.label(), W::NAME));
-    let variant = device.best_variant::<W>(&params);
+    gpuworthy_cpu::last_level_cache_bytes().unwrap_or(0).saturating_mul(2).max(copy_bytes)
+}
+
+/// The data sizes of `W`'s streaming probes above a calibration ladder whose largest size moves `top` bytes: the
+/// far probe ([`far_probe_bytes`]), and where the far probe is eight times the ladder's top or more, one between
+/// them (their geometric mean), where a CPU's data no longer stays in its cache although the cache could hold it (the
+/// cache is shared with other cores, and on a machine shared with others, with theirs) and a GPU's has left its L2.
+/// Each size is a [`Workload::streaming_probe`]: on none of the workload's ladders.
+pub fn streaming_probe_sizes<W: Workload>(top: u64) -> Vec<W::Params> {
+    let far = far_probe_bytes();
+    let mut sizes = Vec::new();
+    if top > 0 && far / top >= 8 {
+        let between = ((top as f64) * (far as f64)).sqrt() as u64;
+        sizes.extend(W::streaming_probe(between));
+    }
+    sizes.extend(W::streaming_probe(far));
+    sizes.dedup_by(|a, b| a.to_string() == b.to_string());
+    sizes
+}
+
+/// `W`'s own rate from memory on each device: its [`streaming_probe_sizes`] above a ladder whose top moves `top`
+/// bytes, each input generated once and run on every device that implements `W` and can hold it, with the device's
+/// documented best variant at the far probe, the data resident, the median of single launches by the device's own
+/// timer ([`Device::time_resident_kernel`]), per byte that variant really moves ([`Workload::traffic`]). The model
+/// predicts that variant past the ladder from these rates, interpolated between the ladder's largest size and the
+/// probes ([`crate::fit::StreamBound::Measured`]), instead of from the copy's rate ([`measure_streaming`]): each
+/// workload streams at a rate of its own (softmax and stencil at 110-128 GB/s on a 16-core host whose copy ran at
+/// 148), and on an H200 WGSL's fused softmax at 4096x4096 ran 1.5 times slower per byte than the copy. Devices that
+/// measure nothing (no such size, too little memory, a failure) are left out, and so is a wgpu adapter that runs on
+/// the CPU (lavapipe): it shares the CPU's memory, is never the fastest there past the ladder, and its probes took
+/// half a minute of a calibration on two cores.
+pub fn measure_workload_streaming<W: DeviceWorkload>(
+    devices: &[Device],
+    top: u64,
+    progress: &dyn Progress,
+) -> Vec<(DeviceLabel, OwnStreaming)> {
+    let sizes = streaming_probe_sizes::<W>(top);
+    let Some(far) = sizes.last() else { return Vec::new() };
+    let devices: Vec<(&Device, &'static str)> = devices
+        .iter()
+        .filter(|d| d.kind() == BackendKind::Cpu || d.is_gpu())
+        .filter(|d| d.supports::<W>() && d.check_size::<W>(far).is_ok())
+        .map(|d| (d, d.best_variant::<W>(far)))
+        .collect();
+    if devices.is_empty() {
+        return Vec::new();
+    }
+    progress.plan((sizes.len() * devices.len()) as u64);
     let options = MeasureOptions { validate: false, ..calibration_options().measure };
-    let clocks =
-        W::generate(&params, 1).ok().and_then(|input| device.compare_clocks::<W>(variant, &input, &options).ok());
-    progress.advance(1);
-    let moved = W::traffic(&params, device.kind(), variant).max(1);
-    clocks.map(|c| OwnStreaming {
-        variant: variant.to_owned(),
-        per_byte_s: c.device_timer.median.as_secs_f64() / moved as f64,
-    })
+    let mut streaming: Vec<(DeviceLabel, OwnStreaming)> = Vec::new();
+    for params in &sizes {
+        let input = W::generate(params, 1).ok();
+        for &(device, variant) in &devices {
+            progress.now_measuring(format!("{}: {} {params}, streaming from memory", device.label(), W::NAME));
+            let timed = input.as_ref().filter(|_| device.check_size::<W>(params).is_ok()).and_then(|input| {
+                device.time_resident_kernel::<W>(variant, input, &options).ok()
+            });
+            progress.advance(1);
+            let Some(stats) = timed else { continue };
+            let moved = W::traffic(params, device.kind(), variant).max(1);
+            let per_byte_s = stats.median.as_secs_f64() / moved as f64;
+            match streaming.iter_mut().find(|(label, _)| *label == device.label()) {
+                Some((_, own)) => {
+                    own.probes.push((moved, per_byte_s));
+                    own.per_byte_s = per_byte_s;
+                }
+                None => streaming.push((
+                    device.label(),
+                    OwnStreaming { variant: variant.to_owned(), per_byte_s, probes: vec![(moved, per_byte_s)] },
+                )),
+            }
+        }
+    }
+    streaming
 }
 
 impl Calibration {

@@ -439,6 +439,17 @@ impl Device {
         self.implementation::<W>()?.compare_clocks(variant, input, options)
     }
 
+    /// One launch of `variant` on data uploaded once, timed by the device's own timer only
+    /// ([`time_resident_kernel`](crate::measure::time_resident_kernel)).
+    pub fn time_resident_kernel<W: DeviceWorkload>(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        options: &MeasureOptions,
+    ) -> Result<Stats> {
+        self.implementation::<W>()?.time_resident_kernel(variant, input, options)
+    }
+
     /// Measures every full-precision variant on `input` and returns the one whose kernel was fastest, with all the
     /// measurements: the answer to "which variant", by measurement on this machine.
     pub fn fastest_variant<W: DeviceWorkload>(

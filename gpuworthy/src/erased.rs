@@ -9,7 +9,7 @@ use std::any::Any;
 use gpuworthy_core::{Error, Implements, Precision, Result, Workload};
 
 use crate::measure::{
-    CheckResult, ClockComparison, MeasureOptions, Measurement, Stats, compare_clocks, measure, measure_end_to_end,
+    CheckResult, ClockComparison, MeasureOptions, Measurement, Stats, compare_clocks, measure, measure_end_to_end, time_resident_kernel,
 };
 
 /// One backend's [`Implements<W>`] seen through an object-safe interface: the resident data as `dyn Any`, the
@@ -48,6 +48,8 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     ) -> Result<(Stats, Option<CheckResult>)>;
     /// [`compare_clocks`] on the concrete backend.
     fn compare_clocks(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<ClockComparison>;
+    /// [`time_resident_kernel`] on the concrete backend.
+    fn time_resident_kernel(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Stats>;
 }
 
 impl<W: Workload, B: Implements<W>> ErasedImplements<W> for B
@@ -104,6 +106,10 @@ where
 
     fn compare_clocks(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<ClockComparison> {
         compare_clocks::<W, B>(self, variant, input, options)
+    }
+
+    fn time_resident_kernel(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Stats> {
+        time_resident_kernel::<W, B>(self, variant, input, options)
     }
 
     fn measure_end_to_end(

@@ -197,9 +197,6 @@ impl Curve {
             return self.predict(cost);
         }
         let memory_bound = cost.flops <= MEMORY_BOUND_FLOPS_PER_BYTE * cost.bytes;
-        if let Some(StreamBound::Measured(per_byte)) = stream.filter(|_| memory_bound) {
-            return moved.unwrap_or(cost.bytes) as f64 * per_byte;
-        }
         let fixed = self.fit.fixed_s.min(t);
         let growth = |now: u64, then: u64| if then == 0 { 1.0 } else { now as f64 / then as f64 };
         // The bytes each calibrated point moved, and the prediction's, where both are known.
@@ -208,6 +205,11 @@ impl Curve {
             let index = self.points.iter().position(|p| (p.0, p.1) == (bytes, flops));
             moved.and(index).map(|i| self.traffic[i])
         };
+        if let Some(StreamBound::Measured(probes)) = stream.as_ref().filter(|_| memory_bound) {
+            let now = moved.unwrap_or(cost.bytes);
+            let top = moved_at(bytes, flops).unwrap_or(bytes);
+            return now as f64 * per_byte_between((top, t / top.max(1) as f64), probes, now);
+        }
         let from = |&(bytes, flops, t): &(u64, u64, f64)| {
             let (now, then) = match (moved, moved_at(bytes, flops)) {
                 (Some(now), Some(then)) => (now, then),
@@ -218,8 +220,8 @@ impl Curve {
                 _ => growth(now, then).max(growth(cost.flops, flops)),
             };
             let proportional = fixed + (t - fixed).max(0.0) * work.max(1.0);
-            let streamed = match stream.filter(|_| memory_bound) {
-                Some(StreamBound::EachByteMore(per_byte)) => t + now.saturating_sub(then) as f64 * per_byte,
+            let streamed = match stream.as_ref().filter(|_| memory_bound) {
+                Some(StreamBound::EachByteMore(per_byte)) => t + now.saturating_sub(then) as f64 * *per_byte,
                 Some(StreamBound::Measured(_)) | None => 0.0,
             };
             proportional.max(streamed)
@@ -244,15 +246,46 @@ impl Curve {
 
 /// How a streaming rate enters the prediction of a memory-bound kernel past its calibrated sizes
 /// ([`Curve::predict_kernel`]), in seconds per byte.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum StreamBound {
     /// The device's rate (a copy's, [`crate::calibration::measure_streaming`]) for each byte past the largest
     /// calibrated size, which may itself have run from a cache.
     EachByteMore(f64),
-    /// This variant's own rate, measured past the cache ([`crate::calibration::measure_workload_streaming`]): the
-    /// prediction for every byte, since a run this large keeps nothing in the cache and the calibrated sizes, which
-    /// ran from it, say nothing of it.
-    Measured(f64),
+    /// This variant's own rates, measured above the calibrated sizes
+    /// ([`crate::calibration::measure_workload_streaming`]): `(bytes moved, seconds per byte)`, fewest bytes first.
+    /// The prediction's seconds per byte are interpolated between the largest calibrated size's and the probes'
+    /// ([`per_byte_between`]), and are the largest probe's past it: a cache fills gradually, not at a step, and a run
+    /// past every cache keeps nothing in one.
+    Measured(Vec<(u64, f64)>),
+}
+
+/// The seconds per byte at `bytes`, from `top` (the largest calibrated size: bytes moved and seconds per byte) and
+/// `probes` (the same, fewest bytes first): interpolated along the logarithms of both between the two points around
+/// `bytes` (probes at or below `top` left out), the largest probe's past it, and `top`'s below the first probe
+/// where there is none above `top`.
+pub fn per_byte_between(top: (u64, f64), probes: &[(u64, f64)], bytes: u64) -> f64 {
+    let anchors: Vec<(u64, f64)> = std::iter::once(top)
+        .chain(probes.iter().copied().filter(|&(b, rate)| b > top.0 && rate > 0.0))
+        .filter(|&(_, rate)| rate > 0.0)
+        .collect();
+    let Some(&(last_bytes, last_rate)) = anchors.last() else { return probes.last().map_or(top.1, |p| p.1) };
+    if anchors.len() == 1 {
+        // Nothing measured above the ladder's top: the probes ran at smaller sizes than it (a machine of little
+        // cache), and the largest probe's rate is the rate from memory.
+        return probes.last().map_or(last_rate, |p| p.1);
+    }
+    if bytes >= last_bytes {
+        return last_rate;
+    }
+    let x = |b: u64| (b.max(1) as f64).ln();
+    for pair in anchors.windows(2) {
+        let ((low_bytes, low), (high_bytes, high)) = (pair[0], pair[1]);
+        if bytes <= high_bytes {
+            let w = ((x(bytes) - x(low_bytes)) / (x(high_bytes) - x(low_bytes))).clamp(0.0, 1.0);
+            return (low.ln() * (1.0 - w) + high.ln() * w).exp();
+        }
+    }
+    last_rate
 }
 
 /// How many of a curve's largest calibrated sizes a prediction past them starts from ([`Curve::predict_kernel`]):
@@ -417,9 +450,9 @@ mod tests {
         let past = Cost { bytes: per_element * n, flops: n, elements: n };
         let truth = fixed + (8 * n) as f64 / rate;
         for stream in [None, Some(StreamBound::EachByteMore(1.0 / rate))] {
-            let knowing = curve.predict_kernel(&past, stream, Some(8 * n));
+            let knowing = curve.predict_kernel(&past, stream.clone(), Some(8 * n));
             assert!((knowing / truth - 1.0).abs() < 0.05, "{stream:?}: {knowing} against {truth}");
-            let blind = curve.predict_kernel(&past, stream, None);
+            let blind = curve.predict_kernel(&past, stream.clone(), None);
             assert!(blind / truth > 1.4, "{stream:?}: {blind} against {truth}");
         }
         // A curve that never recorded the bytes moved (an older calibration) ignores them.
@@ -442,18 +475,48 @@ mod tests {
         let n = 1u64 << 26;
         let past = Cost { bytes: 8 * n, flops: n, elements: n };
         let truth = (8 * n) as f64 / 40e9;
-        let own = curve.predict_kernel(&past, Some(StreamBound::Measured(1.0 / 40e9)), None);
+        let own = curve.predict_kernel(&past, Some(StreamBound::Measured(vec![(1 << 29, 1.0 / 40e9)])), None);
         assert!((own / truth - 1.0).abs() < 1e-9, "{own} against {truth}");
         let copy = curve.predict_kernel(&past, Some(StreamBound::EachByteMore(1.0 / 60e9)), None);
         assert!(truth / copy > 1.3, "{copy} against {truth}");
         // Faster than the calibrated sizes' rate too: a measurement past the cache is not bounded by them.
-        let quick = curve.predict_kernel(&past, Some(StreamBound::Measured(1.0 / 400e9)), None);
+        let quick = curve.predict_kernel(&past, Some(StreamBound::Measured(vec![(1 << 29, 1.0 / 400e9)])), None);
         assert!((quick / ((8 * n) as f64 / 400e9) - 1.0).abs() < 1e-9, "{quick}");
         // A kernel bound by its arithmetic is not held to any streaming rate.
         let heavy = Cost { bytes: 8 * n, flops: 1000 * n, elements: n };
         assert_eq!(
-            curve.predict_kernel(&heavy, Some(StreamBound::Measured(1.0 / 40e9)), None),
+            curve.predict_kernel(&heavy, Some(StreamBound::Measured(vec![(1 << 29, 1.0 / 40e9)])), None),
             curve.predict_kernel(&heavy, None, None)
         );
+    }
+
+    /// Between the largest calibrated size (in the cache, 100 GB/s at 32 MiB) and the probes (64 GB/s at 192 MiB, 40
+    /// GB/s at 768 MiB), the rate moves along the logarithm of the bytes from one to the next: a cache that empties
+    /// gradually, not at a step. Past the last probe it is the last probe's.
+    #[test]
+    fn between_the_ladder_and_the_probes_the_rate_is_interpolated() {
+        let samples: Vec<(Cost, f64)> = (20..=22)
+            .map(|p| {
+                let n = 1u64 << p;
+                (Cost { bytes: 8 * n, flops: n, elements: n }, (8 * n) as f64 / 100e9)
+            })
+            .collect();
+        let curve = Curve::through(&samples).unwrap();
+        let (mid, far) = (192u64 << 20, 768u64 << 20);
+        let probes = StreamBound::Measured(vec![(mid, 1.0 / 64e9), (far, 1.0 / 40e9)]);
+        let rate_at = |bytes: u64| {
+            let cost = Cost { bytes, flops: bytes / 8, elements: bytes / 8 };
+            bytes as f64 / curve.predict_kernel(&cost, Some(probes.clone()), None)
+        };
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-6;
+        assert!(close(rate_at(mid), 64e9), "{}", rate_at(mid));
+        assert!(close(rate_at(far), 40e9) && close(rate_at(4 * far), 40e9));
+        // Halfway along the logarithm from 32 MiB to 192 MiB: the geometric mean of the two rates.
+        let halfway = ((32.0f64 * 192.0).sqrt() * (1u64 << 20) as f64) as u64;
+        assert!((rate_at(halfway) / (100e9f64 * 64e9).sqrt() - 1.0).abs() < 1e-3, "{}", rate_at(halfway));
+        let rates: Vec<f64> = [48u64, 96, 192, 384, 768].iter().map(|m| rate_at(m << 20)).collect();
+        assert!(rates.windows(2).all(|w| w[1] <= w[0]), "{rates:?}");
+        // Probes no larger than the ladder's top say only the rate from memory.
+        assert!(close(per_byte_between((1 << 30, 1.0 / 100e9), &[(mid, 1.0 / 64e9)], 1 << 31), 1.0 / 64e9));
     }
 }

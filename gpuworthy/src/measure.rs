@@ -385,15 +385,7 @@ where
     W: Workload,
     B: Implements<W>,
 {
-    backend.prepare_for(variant, &W::params(input))?;
-    let mut resident = backend.upload(input)?;
-    for _ in 0..=options.warmup {
-        backend.launch(variant, &mut resident)?;
-    }
-    backend.synchronize()?;
-    if backend.kind().is_gpu() {
-        spin_up(backend, options.spin_up, &mut || backend.launch(variant, &mut resident))?;
-    }
+    let mut resident = resident_and_warm::<W, B>(backend, variant, input, options)?;
     let launch_unsynchronised = repeat(options, || {
         backend.synchronize()?;
         let start = Instant::now();
@@ -410,6 +402,39 @@ where
     let device_timer = repeat(options, || backend.time_on_device(&mut || backend.launch(variant, &mut resident)))?;
     backend.synchronize()?;
     Ok(ClockComparison { launch_unsynchronised, launch_synchronised, device_timer })
+}
+
+/// One launch of `variant` on data uploaded once, timed by the device's own timer only (the third clock of
+/// [`compare_clocks`], after the same warm-up and spin-up): a kernel's time where its other phases would cost more than
+/// it (calibration's streaming probes, whose uploads and downloads of hundreds of MiB would take longer than their
+/// kernels).
+pub fn time_resident_kernel<W, B>(backend: &B, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Stats>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    let mut resident = resident_and_warm::<W, B>(backend, variant, input, options)?;
+    let device_timer = repeat(options, || backend.time_on_device(&mut || backend.launch(variant, &mut resident)))?;
+    backend.synchronize()?;
+    Ok(device_timer)
+}
+
+/// `input` uploaded, `variant` launched `options.warmup + 1` times, the device synchronised and, on a GPU, spun up.
+fn resident_and_warm<W, B>(backend: &B, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<B::Resident>
+where
+    W: Workload,
+    B: Implements<W>,
+{
+    backend.prepare_for(variant, &W::params(input))?;
+    let mut resident = backend.upload(input)?;
+    for _ in 0..=options.warmup {
+        backend.launch(variant, &mut resident)?;
+    }
+    backend.synchronize()?;
+    if backend.kind().is_gpu() {
+        spin_up(backend, options.spin_up, &mut || backend.launch(variant, &mut resident))?;
+    }
+    Ok(resident)
 }
 
 /// The largest number of launches per transfer [`launches_per_transfer`] accepts.

@@ -71,20 +71,24 @@ pub struct WorkloadModel {
     pub host_overhead: Option<Curve>,
     /// Each variant measured.
     pub variants: Vec<VariantModel>,
-    /// How this workload streams from memory on this device, measured past its last-level cache
-    /// ([`crate::calibration::measure_workload_streaming`], the CPU's): a kernel of that variant moving more than the
-    /// cache is predicted from it. None where not measured (a GPU, a calibration file older than the field).
+    /// How this workload streams from memory on this device, measured above its calibration ladder
+    /// ([`crate::calibration::measure_workload_streaming`]): a kernel of that variant past the ladder is predicted from
+    /// it. None where not measured (a calibration file older than the field, a workload bound by its arithmetic).
     #[serde(default)]
     pub streaming: Option<OwnStreaming>,
 }
 
-/// A workload's own rate from memory on one device: one variant, measured past the device's cache.
+/// A workload's own rate from memory on one device: one variant, measured at sizes above the calibration ladder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OwnStreaming {
-    /// The variant measured (the backend's documented best at that size).
+    /// The variant measured (the backend's documented best at the far probe).
     pub variant: String,
-    /// Seconds per byte that variant really moves ([`gpuworthy_core::Workload::traffic`]).
+    /// Seconds per byte that variant really moves ([`gpuworthy_core::Workload::traffic`]) at the far probe.
     pub per_byte_s: f64,
+    /// Each probe, fewest bytes first: the bytes the variant moved and its seconds per byte there. Empty in a file
+    /// older than the field, whose one rate, `per_byte_s`, holds past the device's last-level cache only.
+    #[serde(default)]
+    pub probes: Vec<(u64, f64)>,
 }
 
 /// One device of the machine.
@@ -119,14 +123,41 @@ impl DeviceModel {
         self.stream_s_per_byte.filter(|_| self.cache_bytes.is_none_or(|cache| bytes > cache))
     }
 
+    /// The time of the shortest kernel this device runs, what a launch costs here: the median, over its workloads,
+    /// of the fastest full-precision variant's time at the workload's smallest calibrated size. Each of those is one
+    /// measurement of the same launch path; the median of ten is steadier than any one (a CUDA expression's launch
+    /// measured 4.29 µs at its smallest size in an H200's calibration, the device's other workloads 3.25-3.88, and
+    /// expressions in the evaluation after it 3.3-3.8). `None` where nothing was calibrated.
+    pub fn launch_floor(&self) -> Option<f64> {
+        let mut floors: Vec<f64> = self
+            .workloads
+            .iter()
+            .filter_map(|w| {
+                w.variants
+                    .iter()
+                    .filter(|v| v.full_precision)
+                    .filter_map(|v| v.kernel.points.first().map(|p| p.2))
+                    .min_by(f64::total_cmp)
+            })
+            .collect();
+        floors.sort_by(f64::total_cmp);
+        let n = floors.len();
+        match n {
+            0 => None,
+            _ if n % 2 == 1 => Some(floors[n / 2]),
+            _ => Some(0.5 * (floors[n / 2 - 1] + floors[n / 2])),
+        }
+    }
+
     /// How `variant` of `workload`, moving `bytes` past its calibrated sizes, is held to a streaming rate: predicted
-    /// from its own rate where that variant's was measured and the bytes leave the cache, else held to
-    /// [`DeviceModel::stream_bound`]'s for each byte past the calibrated sizes.
+    /// from its own probes where that variant's were measured (an older file's single rate only where the bytes
+    /// leave the cache), else held to [`DeviceModel::stream_bound`]'s for each byte past the calibrated sizes.
     pub fn stream_bound_of(&self, workload: &WorkloadModel, variant: &str, bytes: u64) -> Option<StreamBound> {
         let beyond_cache = self.cache_bytes.is_some_and(|cache| bytes > cache);
-        match workload.streaming.as_ref().filter(|own| own.variant == variant && beyond_cache) {
-            Some(own) => Some(StreamBound::Measured(own.per_byte_s)),
-            None => self.stream_bound(bytes).map(StreamBound::EachByteMore),
+        match workload.streaming.as_ref().filter(|own| own.variant == variant) {
+            Some(own) if !own.probes.is_empty() => Some(StreamBound::Measured(own.probes.clone())),
+            Some(own) if beyond_cache => Some(StreamBound::Measured(vec![(0, own.per_byte_s)])),
+            _ => self.stream_bound(bytes).map(StreamBound::EachByteMore),
         }
     }
 }
@@ -553,7 +584,8 @@ impl Model {
 
     /// Predictions for an instance calibration never measured ([`Resemblance`]): each device's prediction of the
     /// instance it resembles, at the same bytes moved, with the kernel grown by the extra arithmetic and special
-    /// functions at the device's [`ComputeRates`]. On a GPU that work overlaps the memory traffic (the kernel is the
+    /// functions at the device's [`ComputeRates`]; on a GPU, with the resembled instance's launch replaced by the
+    /// device's ([`DeviceModel::launch_floor`]). On a GPU that work overlaps the memory traffic (the kernel is the
     /// longer of the two); on a CPU, whose evaluator passes over each block once per operation, it adds to it.
     pub fn predict_resembling(
         &self,
@@ -564,6 +596,24 @@ impl Model {
         let mut predictions =
             self.predict_preferring(&resemblance.like, &resemblance.cost, placement, preferred, &|_, _| None);
         for p in &mut predictions {
+            // On a GPU, the resembled instance's launch is one measurement of what every kernel there pays: the
+            // device's launch floor across its workloads says it better.
+            if let Some(device) = self.devices.iter().find(|d| d.label == p.device && d.is_gpu) {
+                let own_floor = device
+                    .workloads
+                    .iter()
+                    .find(|w| w.workload == resemblance.like)
+                    .and_then(|w| w.variants.iter().find(|v| v.variant == p.variant))
+                    .and_then(|v| v.kernel.points.first())
+                    .map(|point| point.2);
+                if let (Some(floor), Some(own_floor)) = (device.launch_floor(), own_floor) {
+                    let shift = floor - own_floor;
+                    let kernel = (p.kernel_s + shift).max(floor.min(p.kernel_s));
+                    p.launch_s = (p.launch_s + shift).clamp(0.0, kernel);
+                    p.total_s += kernel - p.kernel_s;
+                    p.kernel_s = kernel;
+                }
+            }
             let Some(rates) = self.rates.iter().find(|r| r.label == p.device) else { continue };
             let (extra, _) = rates.extra_s(resemblance);
             let kernel = if p.is_gpu { p.kernel_s.max(p.launch_s + extra) } else { p.kernel_s + extra };
@@ -796,8 +846,9 @@ mod tests {
         assert!((kernel_at(&model, outside) / held(outside) - 1.0).abs() < 1e-9);
     }
 
-    /// The same CPU with square's own streaming rate measured (50 GB/s, slower than the copy's 100): past the cache
-    /// that variant is predicted from it; within the cache, and for another variant, nothing changes.
+    /// The same CPU with square's own streaming rates measured (80 GB/s at 192 MiB, 50 at 768, slower than the copy's
+    /// 100): past the ladder that variant is predicted from them; another variant is as before; a file with one rate
+    /// and no probes holds it past the cache only.
     #[test]
     fn a_variants_own_streaming_rate_predicts_it_past_the_cache() {
         let mut model = synthetic();
@@ -816,17 +867,82 @@ mod tests {
         };
         let (inside, outside) = (128u64 << 20, 512u64 << 20);
         let before = (kernel_at(&model, inside), kernel_at(&model, outside));
+        let probes = vec![(192u64 << 20, 1.0 / 80e9), (768u64 << 20, 1.0 / 50e9)];
         model.devices[0].workloads[0].streaming =
-            Some(OwnStreaming { variant: "other".into(), per_byte_s: 1.0 / 50e9 });
+            Some(OwnStreaming { variant: "other".into(), per_byte_s: 1.0 / 50e9, probes: probes.clone() });
         assert_eq!((kernel_at(&model, inside), kernel_at(&model, outside)), before);
-        model.devices[0].workloads[0].streaming = Some(OwnStreaming { variant: "v".into(), per_byte_s: 1.0 / 50e9 });
-        assert_eq!(kernel_at(&model, inside), before.0);
-        assert!((kernel_at(&model, outside) / (outside as f64 / 50e9) - 1.0).abs() < 1e-9);
+        model.devices[0].workloads[0].streaming =
+            Some(OwnStreaming { variant: "v".into(), per_byte_s: 1.0 / 50e9, probes: probes.clone() });
+        // Inside the cache too: a size the cache could hold streams partly, between the ladder's rate and the probes'.
+        let inside_rate = inside as f64 / kernel_at(&model, inside);
+        assert!(inside_rate < 200e9 && inside_rate > 80e9, "{inside_rate}");
+        let far = 768u64 << 20;
+        assert!((kernel_at(&model, far) / (far as f64 / 50e9) - 1.0).abs() < 1e-9);
         assert!(kernel_at(&model, outside) > 1.5 * before.1);
         let device = &model.devices[0];
         let w = &device.workloads[0];
-        assert_eq!(device.stream_bound_of(w, "v", outside), Some(StreamBound::Measured(1.0 / 50e9)));
+        assert_eq!(device.stream_bound_of(w, "v", inside), Some(StreamBound::Measured(probes)));
+        // A file older than the probes: its one rate holds past the cache only.
+        model.devices[0].workloads[0].streaming =
+            Some(OwnStreaming { variant: "v".into(), per_byte_s: 1.0 / 50e9, probes: Vec::new() });
+        assert_eq!(kernel_at(&model, inside), before.0);
+        assert!((kernel_at(&model, outside) / (outside as f64 / 50e9) - 1.0).abs() < 1e-9);
+        let device = &model.devices[0];
+        let w = &device.workloads[0];
         assert_eq!(device.stream_bound_of(w, "v", inside), None);
+    }
+
+    /// Two GPUs whose shortest kernels take 3.5 µs (cuda) and 4.1 µs (wgpu) across five workloads, where one
+    /// calibration measured the base expression slow on cuda (4.4 µs, a moment's): an expression never seen is priced
+    /// from each device's launch floor, and goes to cuda at a launch-bound size; its prediction grows with its extra
+    /// work as before.
+    #[test]
+    fn an_unseen_expression_is_priced_from_the_devices_launch_floor_not_one_measurement() {
+        let launch_bound = |name: &str, at: f64| {
+            let points = [(8192u64, 2048u64, at), (131072, 32768, at + 0.05e-6), (2 << 20, 512 << 10, at + 0.4e-6)];
+            let samples: Vec<(Cost, f64)> =
+                points.iter().map(|&(bytes, flops, t)| (Cost { bytes, flops, elements: bytes / 8 }, t)).collect();
+            let mut w = synthetic().devices[1].workloads[0].clone();
+            w.workload = name.into();
+            w.variants[0].kernel = Curve::through(&samples).unwrap();
+            w
+        };
+        let gpu = |label: &str, floors: [f64; 5], base: f64| {
+            let mut device = synthetic().devices[1].clone();
+            device.label = DeviceLabel::named(label);
+            device.backend = label.into();
+            device.workloads = ["square", "saxpy", "sum", "softmax", "histogram"]
+                .iter()
+                .zip(floors)
+                .map(|(name, at)| launch_bound(name, at))
+                .chain([launch_bound("expr: base", base)])
+                .collect();
+            device
+        };
+        let cuda = gpu("cuda", [3.3e-6, 3.5e-6, 3.9e-6, 3.4e-6, 3.6e-6], 4.4e-6);
+        let wgpu = gpu("wgpu", [4.0e-6, 4.1e-6, 4.2e-6, 4.1e-6, 4.3e-6], 4.1e-6);
+        assert!((cuda.launch_floor().unwrap() - 3.55e-6).abs() < 1e-12, "{:?}", cuda.launch_floor());
+        let model = Model { devices: vec![cuda, wgpu], error: None, rates: Vec::new() };
+        let resemblance = |elements: u64| Resemblance {
+            like: "expr: base".into(),
+            cost: Cost { bytes: 8 * elements, flops: 2 * elements, elements },
+            elements,
+            extra_flops: 0,
+            calls: Vec::new(),
+        };
+        let before = model.predict("expr: base", &resemblance(1024).cost, Placement::Resident);
+        assert_eq!(before[0].device, DeviceLabel::named("wgpu"), "{before:?}");
+        let after = model.predict_resembling(&resemblance(1024), Placement::Resident, &|_| None);
+        assert_eq!(after[0].device, DeviceLabel::named("cuda"), "{after:?}");
+        assert!((after[0].kernel_s - 3.55e-6).abs() < 0.01e-6, "{after:?}");
+        // Larger, the same shift: the base's curve less its own launch, plus the device's.
+        let larger = model.predict_resembling(&resemblance(1 << 18), Placement::Resident, &|_| None);
+        let base = model.predict("expr: base", &resemblance(1 << 18).cost, Placement::Resident);
+        let (cuda_after, cuda_before) = (
+            larger.iter().find(|p| p.device == DeviceLabel::named("cuda")).unwrap(),
+            base.iter().find(|p| p.device == DeviceLabel::named("cuda")).unwrap(),
+        );
+        assert!((cuda_before.kernel_s - cuda_after.kernel_s - 0.85e-6).abs() < 0.01e-6, "{larger:?} {base:?}");
     }
 
     #[test]

@@ -583,9 +583,20 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
             let own: Vec<String> = device
                 .workloads
                 .iter()
-                .filter_map(|w| w.streaming.as_ref().map(|o| format!("{} {:.0}", w.workload, 1e-9 / o.per_byte_s)))
+                .filter_map(|w| {
+                    let own = w.streaming.as_ref()?;
+                    let rates: Vec<String> = match own.probes.as_slice() {
+                        [] => vec![format!("{:.0}", 1e-9 / own.per_byte_s)],
+                        probes => probes.iter().map(|(_, s)| format!("{:.0}", 1e-9 / s)).collect(),
+                    };
+                    Some(format!("{} {}", w.workload, rates.join("/")))
+                })
                 .collect();
-            let own = if own.is_empty() { String::new() } else { format!("; from memory, GB/s: {}", own.join(", ")) };
+            let own = if own.is_empty() {
+                String::new()
+            } else {
+                format!("; above the ladder (GB/s at each probe, the largest last): {}", own.join(", "))
+            };
             let streaming = streaming + &cache + &own;
             out!("  {}: {} workloads, {variants} variants fitted{streaming}", device.label, device.workloads.len());
         }
