@@ -26,7 +26,7 @@
 //! ```
 
 use std::marker::PhantomData;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use gpuworthy_core::{Error, Result, Workload};
 
@@ -36,6 +36,7 @@ use crate::calibration::{
     Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over, measure_streaming,
 };
 use crate::device::DeviceWorkload;
+use crate::measure::MeasureOptions;
 use crate::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
 use crate::evaluation::{Evaluation, EvaluationPoint, evaluate_workload_over};
 use crate::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
@@ -257,6 +258,7 @@ impl Catalog {
 pub fn calibrate(devices: &[Device], workloads: &[&dyn WorkloadEntry], progress: &dyn Progress) -> Calibration {
     let started = Instant::now();
     let twins = CalibrationDevices::of(devices);
+    warm_start(devices, progress);
     let parts = workloads.iter().map(|w| w.calibrate(&twins, progress)).collect();
     let streaming = measure_streaming(devices, progress);
     let mut calibration = Calibration::from_parts(devices, parts, started);
@@ -267,6 +269,34 @@ pub fn calibrate(devices: &[Device], workloads: &[&dyn WorkloadEntry], progress:
     }
     calibration.took_s = started.elapsed().as_secs_f64();
     calibration
+}
+
+/// How long calibration keeps each GPU busy before its first measurement ([`warm_start`]).
+pub const WARM_START: Duration = Duration::from_millis(500);
+
+/// Keeps each GPU of `devices` busy for [`WARM_START`] with short kernels (square at 2^16 elements), so that the
+/// first workload calibrated finds it as every later one does: each measurement's own spin-up is short
+/// ([`crate::calibration::CALIBRATION_SPIN_UP`]) because the device is already busy, which a GPU idle before the
+/// command started is not. On an H200, the workload calibrated first measured a CUDA kernel of 1024 elements at
+/// 4.29 µs and one of 16384 at 4.4 µs, where the same launches took 3.3-3.8 µs once the device had been busy for
+/// a while.
+pub fn warm_start(devices: &[Device], progress: &dyn Progress) {
+    use gpuworthy_core::workloads::{Len, Square};
+    let params = Len(1 << 16);
+    let Ok(input) = Square::generate(&params, 1) else { return };
+    let options = MeasureOptions {
+        warmup: 1,
+        spin_up: WARM_START,
+        min_repetitions: 1,
+        max_repetitions: 1,
+        validate: false,
+        ..MeasureOptions::default()
+    };
+    for device in devices.iter().filter(|d| d.is_gpu() && d.supports::<Square>()) {
+        progress.now_measuring(format!("{}: warming up", device.label()));
+        // A device that cannot run it will say so in the measurements that follow.
+        let _ = device.time_resident_kernel::<Square>(device.best_variant::<Square>(&params), &input, &options);
+    }
 }
 
 /// Measures each of `workloads` at the sizes `calibration` did not use and compares auto's choice (by the
