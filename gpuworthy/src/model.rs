@@ -86,7 +86,7 @@ pub struct OwnStreaming {
     /// Seconds per byte that variant really moves ([`gpuworthy_core::Workload::traffic`]) at the far probe.
     pub per_byte_s: f64,
     /// Each probe, fewest bytes first: the bytes the variant moved and its seconds per byte there. Empty in a file
-    /// older than the field, whose one rate, `per_byte_s`, holds past the device's last-level cache only.
+    /// older than the field, whose one rate is not used (as if nothing was probed).
     #[serde(default)]
     pub probes: Vec<(u64, f64)>,
 }
@@ -170,15 +170,22 @@ impl DeviceModel {
     }
 
     /// How `variant` of `workload`, moving `bytes` past its calibrated sizes, is held to a streaming rate: predicted
-    /// from its own probes where that variant's were measured (an older file's single rate only where the bytes
-    /// leave the cache), else held to [`DeviceModel::stream_bound`]'s for each byte past the calibrated sizes.
+    /// from its own probes where that variant's were measured (past the device's last-level cache, from the probes
+    /// past it alone), else held to [`DeviceModel::stream_bound`]'s for each byte past the calibrated sizes.
     pub fn stream_bound_of(&self, workload: &WorkloadModel, variant: &str, bytes: u64) -> Option<StreamBound> {
-        let beyond_cache = self.cache_bytes.is_some_and(|cache| bytes > cache);
-        match workload.streaming.as_ref().filter(|own| own.variant == variant) {
-            Some(own) if !own.probes.is_empty() => Some(StreamBound::Measured(own.probes.clone())),
-            Some(own) if beyond_cache => Some(StreamBound::Measured(vec![(0, own.per_byte_s)])),
-            _ => self.stream_bound(bytes).map(StreamBound::EachByteMore),
-        }
+        let Some(own) = workload.streaming.as_ref().filter(|own| own.variant == variant && !own.probes.is_empty())
+        else {
+            return self.stream_bound(bytes).map(StreamBound::EachByteMore);
+        };
+        let past_cache: Vec<(u64, f64)> = match self.cache_bytes {
+            Some(cache) if bytes > cache => own.probes.iter().copied().filter(|p| p.0 > cache).collect(),
+            _ => Vec::new(),
+        };
+        Some(if past_cache.is_empty() {
+            StreamBound::Measured(own.probes.clone())
+        } else {
+            StreamBound::FromMemory(past_cache)
+        })
     }
 }
 
@@ -520,7 +527,7 @@ impl Model {
                     .map(|v| {
                         let moved = moved(&device.backend, &v.variant);
                         let bound = device.stream_bound_of(w, &v.variant, moved.unwrap_or(cost.bytes));
-                        let probed = matches!(bound, Some(StreamBound::Measured(_)));
+                        let probed = matches!(bound, Some(StreamBound::Measured(_) | StreamBound::FromMemory(_)));
                         let kernel = v.kernel.predict_kernel(cost, bound, moved);
                         (v, if probed { kernel } else { kernel * unprobed })
                     })
@@ -870,8 +877,8 @@ mod tests {
     }
 
     /// The same CPU with square's own streaming rates measured (80 GB/s at 192 MiB, 50 at 768, slower than the copy's
-    /// 100): past the ladder that variant is predicted from them; another variant is as before; a file with one rate
-    /// and no probes holds it past the cache only.
+    /// 100): past the ladder that variant is predicted from them, past the cache from the probe past it alone;
+    /// another variant is as before, and so is everything with a file that has no probes.
     #[test]
     fn a_variants_own_streaming_rate_predicts_it_past_the_cache() {
         let mut model = synthetic();
@@ -901,18 +908,17 @@ mod tests {
         assert!(inside_rate < 200e9 && inside_rate > 80e9, "{inside_rate}");
         let far = 768u64 << 20;
         assert!((kernel_at(&model, far) / (far as f64 / 50e9) - 1.0).abs() < 1e-9);
+        // Past the cache, from the probes past it alone: the one within it (192 MiB, 80 GB/s) says nothing there.
+        assert!((kernel_at(&model, outside) / (outside as f64 / 50e9) - 1.0).abs() < 1e-9);
         assert!(kernel_at(&model, outside) > 1.5 * before.1);
         let device = &model.devices[0];
         let w = &device.workloads[0];
         assert_eq!(device.stream_bound_of(w, "v", inside), Some(StreamBound::Measured(probes)));
-        // A file older than the probes: its one rate holds past the cache only.
+        assert_eq!(device.stream_bound_of(w, "v", outside), Some(StreamBound::FromMemory(vec![(far, 1.0 / 50e9)])));
+        // A file older than the probes: as if nothing was probed.
         model.devices[0].workloads[0].streaming =
             Some(OwnStreaming { variant: "v".into(), per_byte_s: 1.0 / 50e9, probes: Vec::new() });
-        assert_eq!(kernel_at(&model, inside), before.0);
-        assert!((kernel_at(&model, outside) / (outside as f64 / 50e9) - 1.0).abs() < 1e-9);
-        let device = &model.devices[0];
-        let w = &device.workloads[0];
-        assert_eq!(device.stream_bound_of(w, "v", inside), None);
+        assert_eq!((kernel_at(&model, inside), kernel_at(&model, outside)), before);
     }
 
     /// A GPU with two stencil-like variants calibrated in its L2 (`rows` at 2 TB/s, `tiled` at 2.2), `rows` probed
