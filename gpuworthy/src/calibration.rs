@@ -412,9 +412,10 @@ pub fn measure_workload_streaming<W: DeviceWorkload>(
         let input = W::generate(params, 1).ok();
         for &(device, variant) in &devices {
             progress.now_measuring(format!("{}: {} {params}, streaming from memory", device.label(), W::NAME));
-            let timed = input.as_ref().filter(|_| device.check_size::<W>(params).is_ok()).and_then(|input| {
-                device.time_resident_kernel::<W>(variant, input, &options).ok()
-            });
+            let timed = input
+                .as_ref()
+                .filter(|_| device.check_size::<W>(params).is_ok())
+                .and_then(|input| device.time_resident_kernel::<W>(variant, input, &options).ok());
             progress.advance(1);
             let Some(stats) = timed else { continue };
             let moved = W::traffic(params, device.kind(), variant).max(1);

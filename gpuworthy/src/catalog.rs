@@ -36,9 +36,9 @@ use crate::calibration::{
     Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over, measure_streaming,
 };
 use crate::device::DeviceWorkload;
-use crate::measure::MeasureOptions;
 use crate::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
 use crate::evaluation::{Evaluation, EvaluationPoint, evaluate_workload_over};
+use crate::measure::MeasureOptions;
 use crate::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
 use crate::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
 

@@ -9,7 +9,8 @@ use std::any::Any;
 use gpuworthy_core::{Error, Implements, Precision, Result, Workload};
 
 use crate::measure::{
-    CheckResult, ClockComparison, MeasureOptions, Measurement, Stats, compare_clocks, measure, measure_end_to_end, time_resident_kernel,
+    CheckResult, ClockComparison, MeasureOptions, Measurement, Stats, compare_clocks, measure, measure_end_to_end,
+    time_resident_kernel,
 };
 
 /// One backend's [`Implements<W>`] seen through an object-safe interface: the resident data as `dyn Any`, the

@@ -408,7 +408,12 @@ where
 /// [`compare_clocks`], after the same warm-up and spin-up): a kernel's time where its other phases would cost more than
 /// it (calibration's streaming probes, whose uploads and downloads of hundreds of MiB would take longer than their
 /// kernels).
-pub fn time_resident_kernel<W, B>(backend: &B, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Stats>
+pub fn time_resident_kernel<W, B>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    options: &MeasureOptions,
+) -> Result<Stats>
 where
     W: Workload,
     B: Implements<W>,
@@ -420,7 +425,12 @@ where
 }
 
 /// `input` uploaded, `variant` launched `options.warmup + 1` times, the device synchronised and, on a GPU, spun up.
-fn resident_and_warm<W, B>(backend: &B, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<B::Resident>
+fn resident_and_warm<W, B>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    options: &MeasureOptions,
+) -> Result<B::Resident>
 where
     W: Workload,
     B: Implements<W>,
