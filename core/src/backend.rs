@@ -151,6 +151,12 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// The bytes of the device's last-level cache, where the driver says (a GPU's L2; `None` by default): a kernel
+    /// whose data is larger streams from memory on every run.
+    fn cache_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// The device's measured memory bandwidth, in decimal GB/s counting bytes read plus bytes written: the median of
     /// a few copies of `bytes` bytes from one device buffer to another (the CPU: from one vector to another on every
     /// thread). The "peak" that memory-bound kernels are compared with.

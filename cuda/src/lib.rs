@@ -74,6 +74,8 @@ pub struct CudaBackend {
     blas: OnceLock<std::result::Result<workloads::Blas, String>>,
     /// The device's memory, in bytes.
     memory_bytes: u64,
+    /// The device's L2 cache, in bytes.
+    l2_bytes: u64,
     /// Keeps other threads' work off the stream while a timing window is open: CUDA events time everything the
     /// stream runs between them.
     queue_lock: QueueLock,
@@ -183,6 +185,10 @@ impl CudaBackend {
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver_error("reading the multiprocessor count"))? as u32;
         let memory_bytes = context.total_mem().map_err(driver_error("reading the memory size"))? as u64;
+        let l2_bytes = context
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_err(driver_error("reading the L2 cache size"))?
+            .max(0) as u64;
         keep_freed_memory(&context, memory_bytes / FREED_MEMORY_KEPT_DIVISOR)?;
         let disk_cache = DiskCache::from_env()?;
         Ok(CudaBackend {
@@ -202,6 +208,7 @@ impl CudaBackend {
             lanes: pipeline::Lanes::default(),
             blas: OnceLock::new(),
             memory_bytes,
+            l2_bytes,
             queue_lock: QueueLock::default(),
         })
     }
@@ -275,6 +282,7 @@ fn describe(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
     let sms = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     let max_grid_x = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?;
     let max_shared = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+    let l2 = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?;
     let mut version = 0i32;
     // SAFETY: the driver library is loaded (the context exists) and `version` is a valid place for one int.
     let driver = match unsafe { sys::cuDriverGetVersion(&mut version) } {
@@ -291,6 +299,7 @@ fn describe(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
             ("multiprocessors".into(), sms.to_string()),
             ("max_grid_dim_x".into(), max_grid_x.to_string()),
             ("max_shared_memory_per_block".into(), format!("{} KiB", max_shared / 1024)),
+            ("l2_cache".into(), format!("{} MiB", l2 / (1 << 20))),
         ],
     })
 }
@@ -314,6 +323,10 @@ impl Backend for CudaBackend {
 
     fn device_memory(&self) -> Option<u64> {
         Some(self.memory_bytes)
+    }
+
+    fn cache_bytes(&self) -> Option<u64> {
+        (self.l2_bytes > 0).then_some(self.l2_bytes)
     }
 
     /// Records an event before and after `work` on the backend's stream and returns the time between them.

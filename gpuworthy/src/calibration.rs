@@ -453,6 +453,15 @@ impl Calibration {
         for device in model.devices.iter_mut().filter(|d| d.backend == cpu && !d.is_gpu) {
             device.cache_bytes = gpuworthy_cpu::last_level_cache_bytes();
         }
+        // A GPU's L2, where its driver says (CUDA); a GPU whose driver does not (Vulkan) takes it from a device of
+        // the same name that does, the same chip through another API.
+        for device in model.devices.iter_mut().filter(|d| d.is_gpu) {
+            let named = |d: &&Device| d.label() == device.label;
+            let name = devices.iter().find(named).map(|d| d.device().name.clone());
+            device.cache_bytes = devices.iter().find(named).and_then(|d| d.cache_bytes()).or_else(|| {
+                devices.iter().filter(|d| Some(&d.device().name) == name.as_ref()).find_map(|d| d.cache_bytes())
+            });
+        }
         for part in &parts {
             for (label, own) in &part.streaming {
                 let device = model.devices.iter_mut().find(|d| d.label == *label);

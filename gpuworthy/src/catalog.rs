@@ -292,11 +292,16 @@ pub fn warm_start(devices: &[Device], progress: &dyn Progress) {
         validate: false,
         ..MeasureOptions::default()
     };
-    for device in devices.iter().filter(|d| d.is_gpu() && d.supports::<Square>()) {
-        progress.now_measuring(format!("{}: warming up", device.label()));
-        // A device that cannot run it will say so in the measurements that follow.
-        let _ = device.time_resident_kernel::<Square>(device.best_variant::<Square>(&params), &input, &options);
-    }
+    progress.now_measuring("warming up the GPUs".to_owned());
+    // Every GPU at once, a thread each. A device that cannot run it will say so in the measurements that follow.
+    std::thread::scope(|scope| {
+        for device in devices.iter().filter(|d| d.is_gpu() && d.supports::<Square>()) {
+            let (input, options, params) = (&input, &options, &params);
+            scope.spawn(move || {
+                let _ = device.time_resident_kernel::<Square>(device.best_variant::<Square>(params), input, options);
+            });
+        }
+    });
 }
 
 /// Measures each of `workloads` at the sizes `calibration` did not use and compares auto's choice (by the

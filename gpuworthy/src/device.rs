@@ -552,6 +552,10 @@ impl Backend for Device {
         self.backend().device_memory()
     }
 
+    fn cache_bytes(&self) -> Option<u64> {
+        self.backend().cache_bytes()
+    }
+
     fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
         self.backend().copy_bandwidth(bytes)
     }

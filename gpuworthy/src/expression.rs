@@ -578,12 +578,18 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
     let lengths: usize = devices.iter().map(|d| if d.is_gpu() { 1 } else { 4 }).sum();
     progress.plan((lengths * (special.len() + 2)) as u64);
     let mut all = Vec::new();
+    // Every GPU's probes compiled at once, each GPU's on threads of its own, so that two compilers (NVRTC, a Vulkan
+    // driver) work side by side rather than one after the other.
+    progress.now_measuring("compiling the special-function probes".to_owned());
+    std::thread::scope(|scope| {
+        for device in devices.iter().filter(|d| d.is_gpu()) {
+            let special = &special;
+            scope.spawn(move || compile_probes(device, special));
+        }
+    });
     for device in devices {
         let label = device.label();
         progress.now_measuring(format!("{label}: special-function rates"));
-        if device.is_gpu() {
-            compile_probes(device, &special);
-        }
         // The long length: at least PROBE_MIN_LEN, so that every core or streaming multiprocessor takes part, and
         // long enough that the slowest common probe (`pow`) takes PROBE_TIME, found by quadrupling.
         let slow = probe_source(Some(("pow", 2)));
