@@ -555,8 +555,11 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
     let progress = calibration_progress();
     let bar = Bar(progress.clone());
     if !evaluate {
-        let expressions = gpuworthy::expression::calibrate_expressions(&opened.devices, &bar);
+        // The built-in workloads first (their calibration starts by warming the GPUs up), then the expressions, on
+        // devices already busy, as the evaluation finds them.
         let calibration = if expressions_only {
+            gpuworthy::catalog::warm_start(&opened.devices, &bar);
+            let expressions = gpuworthy::expression::calibrate_expressions(&opened.devices, &bar);
             match Calibration::load(&path, &MachineFingerprint::of(&opened.devices)) {
                 Loaded::Calibrated(mut c) => {
                     c.merge(expressions);
@@ -565,8 +568,10 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
                 Loaded::Missing(_) | Loaded::Ignored(_) => expressions,
             }
         } else {
+            let started = std::time::Instant::now();
             let mut c = gpuworthy::catalog::calibrate(&opened.devices, &Catalog::builtin().entries(), &bar);
-            c.merge(expressions);
+            c.merge(gpuworthy::expression::calibrate_expressions(&opened.devices, &bar));
+            c.took_s = started.elapsed().as_secs_f64();
             c
         };
         progress.finish_and_clear();
