@@ -80,8 +80,9 @@ pub trait Workload: Sized + Send + Sync + 'static {
     fn quick_ladder() -> Vec<Self::Params>;
 
     /// A size on none of the workload's ladders whose data is at least `bytes`, shaped like its largest sizes, where
-    /// the workload is bound by memory: calibration runs it once on a CPU, past its last-level cache, to learn
-    /// how this workload streams from memory there ([`crate::workloads::off_ladder_count`] makes such sizes). Each
+    /// the workload is bound by memory: calibration runs it on every device at two such sizes above its ladder, one
+    /// past the CPU's last-level cache, to learn how this workload streams from memory there
+    /// ([`crate::workloads::off_ladder_count`] makes such sizes). Each
     /// workload streams at a rate of its own (on the GPU machines' 16-core hosts softmax and stencil ran at 120-126
     /// GB/s past the cache where a copy ran at 179), so a prediction past the cache from the copy's rate came out up to
     /// 1.5x fast. `None` (the default) for a workload bound by its arithmetic, or one with no such size.

@@ -24,6 +24,8 @@
 
 use std::fmt;
 
+#[cfg(doc)]
+use gpuworthy_core::Backend;
 use gpuworthy_core::{BackendKind, Cost, Resemblance};
 use serde::{Deserialize, Serialize};
 
@@ -106,7 +108,9 @@ pub struct DeviceModel {
     /// memory-bound kernel past its calibrated sizes takes at least this much for each byte more.
     #[serde(default)]
     pub stream_s_per_byte: Option<f64>,
-    /// The bytes of the device's last-level cache, where known (the CPU's, from the operating system): a
+    /// The bytes of the device's last-level cache, where known (the CPU's, from the operating system; a GPU's L2,
+    /// from its driver or from a device of the same name whose driver says,
+    /// [`gpuworthy_core::Backend::cache_bytes`]): a
     /// memory-bound kernel that moves no more than this past its calibrated sizes is not held to
     /// [`DeviceModel::stream_s_per_byte`], since its data can stay in the cache from one run to the next. The
     /// 16-core hosts of the GPU machines have 300 MiB of it; calibrated up to 32 MiB and held to the streaming
