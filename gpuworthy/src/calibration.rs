@@ -421,13 +421,10 @@ pub fn measure_workload_streaming<W: DeviceWorkload>(
             let moved = W::traffic(params, device.kind(), variant).max(1);
             let per_byte_s = stats.median.as_secs_f64() / moved as f64;
             match streaming.iter_mut().find(|(label, _)| *label == device.label()) {
-                Some((_, own)) => {
-                    own.probes.push((moved, per_byte_s));
-                    own.per_byte_s = per_byte_s;
-                }
+                Some((_, own)) => own.probes.push((moved, per_byte_s)),
                 None => streaming.push((
                     device.label(),
-                    OwnStreaming { variant: variant.to_owned(), per_byte_s, probes: vec![(moved, per_byte_s)] },
+                    OwnStreaming { variant: variant.to_owned(), probes: vec![(moved, per_byte_s)] },
                 )),
             }
         }
@@ -456,10 +453,9 @@ impl Calibration {
         // A GPU's L2, where its driver says (CUDA); a GPU whose driver does not (Vulkan) takes it from a device of
         // the same name that does, the same chip through another API.
         for device in model.devices.iter_mut().filter(|d| d.is_gpu) {
-            let named = |d: &&Device| d.label() == device.label;
-            let name = devices.iter().find(named).map(|d| d.device().name.clone());
-            device.cache_bytes = devices.iter().find(named).and_then(|d| d.cache_bytes()).or_else(|| {
-                devices.iter().filter(|d| Some(&d.device().name) == name.as_ref()).find_map(|d| d.cache_bytes())
+            let Some(own) = devices.iter().find(|d| d.label() == device.label) else { continue };
+            device.cache_bytes = own.cache_bytes().or_else(|| {
+                devices.iter().filter(|d| d.device().name == own.device().name).find_map(|d| d.cache_bytes())
             });
         }
         for part in &parts {

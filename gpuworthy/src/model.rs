@@ -85,10 +85,9 @@ pub struct WorkloadModel {
 pub struct OwnStreaming {
     /// The variant measured (the backend's documented best at the far probe).
     pub variant: String,
-    /// Seconds per byte that variant really moves ([`gpuworthy_core::Workload::traffic`]) at the far probe.
-    pub per_byte_s: f64,
-    /// Each probe, fewest bytes first: the bytes the variant moved and its seconds per byte there. Empty in a file
-    /// older than the field, whose one rate is not used (as if nothing was probed).
+    /// Each probe, fewest bytes first: the bytes the variant really moved ([`gpuworthy_core::Workload::traffic`])
+    /// and its seconds per byte there. Empty in a file older than the field (whose one rate is not used: as if
+    /// nothing was probed).
     #[serde(default)]
     pub probes: Vec<(u64, f64)>,
 }
@@ -903,10 +902,9 @@ mod tests {
         let before = (kernel_at(&model, inside), kernel_at(&model, outside));
         let probes = vec![(192u64 << 20, 1.0 / 80e9), (768u64 << 20, 1.0 / 50e9)];
         model.devices[0].workloads[0].streaming =
-            Some(OwnStreaming { variant: "other".into(), per_byte_s: 1.0 / 50e9, probes: probes.clone() });
+            Some(OwnStreaming { variant: "other".into(), probes: probes.clone() });
         assert_eq!((kernel_at(&model, inside), kernel_at(&model, outside)), before);
-        model.devices[0].workloads[0].streaming =
-            Some(OwnStreaming { variant: "v".into(), per_byte_s: 1.0 / 50e9, probes: probes.clone() });
+        model.devices[0].workloads[0].streaming = Some(OwnStreaming { variant: "v".into(), probes: probes.clone() });
         // Inside the cache too: a size the cache could hold streams partly, between the ladder's rate and the probes'.
         let inside_rate = inside as f64 / kernel_at(&model, inside);
         assert!(inside_rate < 200e9 && inside_rate > 80e9, "{inside_rate}");
@@ -920,8 +918,7 @@ mod tests {
         assert_eq!(device.stream_bound_of(w, "v", inside), Some(StreamBound::Measured(probes)));
         assert_eq!(device.stream_bound_of(w, "v", outside), Some(StreamBound::FromMemory(vec![(far, 1.0 / 50e9)])));
         // A file older than the probes: as if nothing was probed.
-        model.devices[0].workloads[0].streaming =
-            Some(OwnStreaming { variant: "v".into(), per_byte_s: 1.0 / 50e9, probes: Vec::new() });
+        model.devices[0].workloads[0].streaming = Some(OwnStreaming { variant: "v".into(), probes: Vec::new() });
         assert_eq!((kernel_at(&model, inside), kernel_at(&model, outside)), before);
     }
 
@@ -956,7 +953,7 @@ mod tests {
         assert_eq!(variant, "tiled");
         assert!(tiled_before < 0.6 * bytes as f64 / 1e12, "{tiled_before}");
         model.devices[1].workloads[0].streaming =
-            Some(OwnStreaming { variant: "rows".into(), per_byte_s: 1.0 / 1e12, probes: vec![(bytes, 1.0 / 1e12)] });
+            Some(OwnStreaming { variant: "rows".into(), probes: vec![(bytes, 1.0 / 1e12)] });
         let rows = bytes as f64 / 1e12;
         let (variant, tiled) = gpu_choice(&model);
         assert_eq!(variant, "tiled");

@@ -589,11 +589,8 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
                 .workloads
                 .iter()
                 .filter_map(|w| {
-                    let own = w.streaming.as_ref()?;
-                    let rates: Vec<String> = match own.probes.as_slice() {
-                        [] => vec![format!("{:.0}", 1e-9 / own.per_byte_s)],
-                        probes => probes.iter().map(|(_, s)| format!("{:.0}", 1e-9 / s)).collect(),
-                    };
+                    let probes = &w.streaming.as_ref().filter(|own| !own.probes.is_empty())?.probes;
+                    let rates: Vec<String> = probes.iter().map(|(_, s)| format!("{:.0}", 1e-9 / s)).collect();
                     Some(format!("{} {}", w.workload, rates.join("/")))
                 })
                 .collect();
