@@ -274,8 +274,8 @@ impl Curve {
         // A kernel bound by its arithmetic (matmul, mandelbrot) starts from its largest size alone: at its smaller
         // sizes the launch hides most of the work, and cuBLAS on an H100, extrapolated from 512^3, was predicted at
         // 1.70 ms for 4096^3 where its largest size gave 2.9 ms. Its time above the fixed part at the top of the
-        // ladder grows with the work: a GPU's mandelbrot at 1024x1024 still spends about 12 µs on its launch and
-        // its last wave (the intercept through 512x512 and 1024x1024); grown from above the fit's 9.3-11.9 µs, it was
+        // ladder grows with the work: a GPU's mandelbrot at 1024x1024 still spends 12-14 µs on its launch and its
+        // last wave (the intercept through 512x512 and 1024x1024); grown from above the fit's 9.3-11.9 µs, it was
         // predicted 1.15-1.25 times slow at 2048x2048 to 8192x8192 on both GPUs (1.08-1.15 replayed on the same
         // calibrations, `docs/results/auto`).
         if !memory_bound {
