@@ -320,6 +320,15 @@ pub trait Implements<W: Workload>: Backend {
         self.prepare(variant)
     }
 
+    /// Waits for work that [`Implements::prepare_for`] left running in the background for inputs of `params`: a
+    /// backend may answer a kernel's first calls with a shape that compiles sooner while a faster one compiles on a
+    /// thread of its own (CUDA does for expressions that call special functions). A harness calls it after the first
+    /// call, so that what it times next is what runs from then on. The default has nothing to wait for.
+    fn settle(&self, variant: &str, params: &W::Params) -> Result<()> {
+        let _ = (variant, params);
+        Ok(())
+    }
+
     /// Validates the input and copies it to where the backend computes.
     fn upload(&self, input: &W::Input) -> Result<Self::Resident>;
 

@@ -14,6 +14,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
 use gpuworthy_core::{BackendKind, Error, Result};
 
 use crate::CudaBackend;
+use crate::kernels::{LoadedModule, ModuleCompiler};
 use crate::launch::define_options;
 
 /// A kernel compiled from CUDA C that a caller supplied, loaded on one backend's device.
@@ -74,32 +75,7 @@ impl CudaBackend {
     /// # Ok::<(), gpuworthy_core::Error>(())
     /// ```
     pub fn custom_kernel(&self, source: &str, entry: &str, options: &[&str]) -> Result<CustomKernel> {
-        let compile_error = |log: String| Error::Compile {
-            backend: BackendKind::Cuda,
-            kernel: entry.to_owned(),
-            options: options.join(" "),
-            log,
-        };
-        if !is_identifier(entry) {
-            return Err(compile_error(format!("`{entry}` is not a C identifier, so it cannot name a kernel")));
-        }
-        if source.contains('\0') {
-            return Err(compile_error("the source holds a NUL character".into()));
-        }
-        let mut extra = define_options();
-        extra.extend(options.iter().map(|o| (*o).to_owned()));
-        let loaded = self.compile_module(source, &format!("{entry}.cu"), &extra, entry)?;
-        if !loaded.entries.iter().any(|e| e == entry) {
-            return Err(compile_error(format!(
-                "the source compiled, but defines no kernel `extern \"C\" __global__ {entry}`; it defines: {}",
-                if loaded.entries.is_empty() { "none".to_owned() } else { loaded.entries.join(", ") }
-            )));
-        }
-        let function = loaded
-            .module
-            .load_function(entry)
-            .map_err(|e| compile_error(format!("loading the kernel `{entry}`: {e}")))?;
-        Ok(CustomKernel { function, entry: entry.to_owned() })
+        custom_kernel_through(&self.module_compiler(), source, entry, options)
     }
 
     /// This backend with compiled kernels kept in `cache` between processes instead of where
@@ -137,6 +113,71 @@ impl CudaBackend {
         }
         self.to_host(buffer, len)
     }
+}
+
+/// The error of a custom kernel `entry` compiled with `options`: NVRTC's `log`, or what else went wrong.
+fn compile_error(entry: &str, options: &[&str], log: String) -> Error {
+    Error::Compile { backend: BackendKind::Cuda, kernel: entry.to_owned(), options: options.join(" "), log }
+}
+
+/// The checks a custom kernel's names pass before NVRTC sees them, and every option it compiles with.
+fn checked_options(source: &str, entry: &str, options: &[&str]) -> Result<Vec<String>> {
+    if !is_identifier(entry) {
+        return Err(compile_error(
+            entry,
+            options,
+            format!("`{entry}` is not a C identifier, so it cannot name a kernel"),
+        ));
+    }
+    if source.contains('\0') {
+        return Err(compile_error(entry, options, "the source holds a NUL character".into()));
+    }
+    let mut extra = define_options();
+    extra.extend(options.iter().map(|o| (*o).to_owned()));
+    Ok(extra)
+}
+
+/// The kernel `entry` of a loaded module, or an error naming the kernels it does define.
+fn kernel_of(loaded: LoadedModule, entry: &str, options: &[&str]) -> Result<CustomKernel> {
+    if !loaded.entries.iter().any(|e| e == entry) {
+        return Err(compile_error(
+            entry,
+            options,
+            format!(
+                "the source compiled, but defines no kernel `extern \"C\" __global__ {entry}`; it defines: {}",
+                if loaded.entries.is_empty() { "none".to_owned() } else { loaded.entries.join(", ") }
+            ),
+        ));
+    }
+    let function = loaded
+        .module
+        .load_function(entry)
+        .map_err(|e| compile_error(entry, options, format!("loading the kernel `{entry}`: {e}")))?;
+    Ok(CustomKernel { function, entry: entry.to_owned() })
+}
+
+/// [`CudaBackend::custom_kernel`] through `compiler`, which a thread of its own can hold.
+pub(crate) fn custom_kernel_through(
+    compiler: &ModuleCompiler,
+    source: &str,
+    entry: &str,
+    options: &[&str],
+) -> Result<CustomKernel> {
+    let extra = checked_options(source, entry, options)?;
+    let loaded = compiler.compile(source, &format!("{entry}.cu"), &extra, entry)?;
+    kernel_of(loaded, entry, options)
+}
+
+/// The custom kernel of [`CudaBackend::custom_kernel`] where it needs no compiling (loaded already, or on disk), else
+/// `None`.
+pub(crate) fn find_custom_kernel(
+    compiler: &ModuleCompiler,
+    source: &str,
+    entry: &str,
+    options: &[&str],
+) -> Option<CustomKernel> {
+    let extra = checked_options(source, entry, options).ok()?;
+    kernel_of(compiler.find(source, &extra)?, entry, options).ok()
 }
 
 #[cfg(test)]

@@ -6,20 +6,24 @@
 //! An elementwise kernel reads every input four elements at a time (`float4`; the last, partial group element by
 //! element), computes them through one inlined function of the element's values (inlined four times, or twice in a
 //! loop of two trips where that costs the kernel nothing: [`element_copies`], which keeps NVRTC's time down), and
-//! writes `float4`s; a grid-stride loop covers any length with a bounded grid. A reduction fuses its map into the same loop, combines each
+//! writes `float4`s; a grid-stride loop covers any length with a bounded grid. Where the element calls a special
+//! function, whose code NVRTC compiles once per inlined copy, a process's first calls run a kernel of one copy, one
+//! element a thread ([`first_call_source`]), which compiles in about half the time, while that kernel compiles on a
+//! thread of its own; launches take it once it is ready, and the disk cache keeps it for the next process. A reduction fuses its map into the same loop, combines each
 //! block's terms in shared memory into one partial, and the last block to finish combines the partials and applies the
 //! post-map, in the same launch. CUDA's math library meets the language's semantics where C does (`fminf` is IEEE minNum, `powf` of a
 //! negative base and a fractional exponent is NaN, `rintf` rounds half to even); `sign` is spelled out.
 
 use std::fmt::Write;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::expr::{ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
+use crate::custom::find_custom_kernel;
 use crate::pipeline::{OutputFrom, Pipeline, expression_chunks};
-use crate::{CudaBackend, CustomKernel, HostMemory, driver_error, launch_config};
+use crate::{CudaBackend, CustomKernel, HostMemory, driver_error, launch_config, lock};
 
 /// Threads per block of the generated kernels.
 const BLOCK: u32 = 256;
@@ -132,15 +136,15 @@ pub fn element_copies(program: &Program) -> usize {
     if program.cost_per_element().special >= 2 { 4 } else { 2 }
 }
 
-/// The CUDA C of an elementwise program: kernel `expr_map(inputs..., outputs..., scalars..., n)`; an input an output
-/// overwrites is written in place.
-///
-/// The element function is inlined [`element_copies`] times, in one grid-stride loop over `float4`s that also takes
-/// the last, partial `float4` element by element: with five copies (four lanes and a separate loop for the tail), on
-/// the H100 with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` took 109-153 ms to compile, `cos(x) + sin(x)` 172-210
-/// and `a*x + b` 72-98, against 105-110 with four and no separate tail, and 83-86, 105-145 and 45-57 with two
-/// (`nvidia-h100/expressions/nvrtc-kernel-shapes.txt`).
-pub fn elementwise_source(program: &Program) -> String {
+/// What both shapes of an elementwise kernel share: the helpers and the element function, the kernel's parameters, and
+/// where each output is written (its own array, or the input it overwrites).
+struct Elementwise {
+    s: String,
+    kernel_parameters: Vec<String>,
+    targets: Vec<String>,
+}
+
+fn elementwise_parts(program: &Program) -> Elementwise {
     let mut s = String::from(HELPERS);
     let mut parameters = element_parameters(program);
     parameters.extend((0..program.outputs.len()).map(|j| format!("float& o{j}")));
@@ -173,6 +177,53 @@ pub fn elementwise_source(program: &Program) -> String {
         .collect();
     kernel_parameters.extend((0..program.scalars.len()).map(|k| format!("float s{k}")));
     kernel_parameters.push("long long n".to_owned());
+    Elementwise { s, kernel_parameters, targets }
+}
+
+/// Whether an elementwise program's first calls in a process run a kernel that NVRTC compiles faster
+/// ([`first_call_source`]) while [`elementwise_source`]'s kernel compiles on a thread of its own: where the element
+/// calls a special function, whose code NVRTC compiles once per inlined copy.
+pub fn compiles_a_first_call_kernel(program: &Program) -> bool {
+    program.reduction.is_none() && program.cost_per_element().special >= 1
+}
+
+/// The CUDA C of an elementwise program's first-call kernel, with the same name and parameters as
+/// [`elementwise_source`]'s: one element a thread in a grid-stride loop, the element function inlined once, so that
+/// NVRTC compiles it in the least time (on the H100 with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` in 56-73 ms
+/// against 105-118 ms with four copies, `cos(x) + sin(x)` in 62-74 ms against 172-210 ms:
+/// `nvidia-h100/expressions/nvrtc-kernel-shapes.txt`, the `scalar` rows). Its loads are not vectorised, which costs it
+/// about a fifth of the memory bandwidth; it only runs until the faster kernel is ready.
+pub fn first_call_source(program: &Program) -> String {
+    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program);
+    let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
+    s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
+    s.push_str("    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {\n");
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(s, "        float y{j};");
+    }
+    let args: Vec<String> = (0..program.inputs.len())
+        .map(|k| format!("p_in{k}[i]"))
+        .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+        .chain((0..program.outputs.len()).map(|j| format!("y{j}")))
+        .collect();
+    let _ = writeln!(s, "        gw_element({});", args.join(", "));
+    for (j, target) in targets.iter().enumerate() {
+        let _ = writeln!(s, "        {target}[i] = y{j};");
+    }
+    s.push_str("    }\n}\n");
+    s
+}
+
+/// The CUDA C of an elementwise program: kernel `expr_map(inputs..., outputs..., scalars..., n)`; an input an output
+/// overwrites is written in place.
+///
+/// The element function is inlined [`element_copies`] times, in one grid-stride loop over `float4`s that also takes
+/// the last, partial `float4` element by element: with five copies (four lanes and a separate loop for the tail), on
+/// the H100 with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` took 109-153 ms to compile, `cos(x) + sin(x)` 172-210
+/// and `a*x + b` 72-98, against 105-110 with four and no separate tail, and 83-86, 105-145 and 45-57 with two
+/// (`nvidia-h100/expressions/nvrtc-kernel-shapes.txt`).
+pub fn elementwise_source(program: &Program) -> String {
+    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
@@ -332,10 +383,59 @@ enum InputView<'a> {
     Written(CudaViewMut<'a, f32>),
 }
 
-/// An expression's compiled kernel: the elementwise kernel, or the reduction.
+/// An expression's compiled kernel: the elementwise kernel, or the reduction; and where that is the first-call kernel
+/// ([`first_call_source`]), the faster kernel compiling on a thread of its own, which every launch takes once it is
+/// ready.
 #[derive(Debug, Clone)]
 struct ExprKernels {
     main: CustomKernel,
+    faster: Option<Arc<FasterKernel>>,
+}
+
+impl ExprKernels {
+    /// The kernel to launch now: the faster one where it is ready, else the first.
+    fn current(&self) -> &CustomKernel {
+        self.faster.as_deref().and_then(FasterKernel::ready).unwrap_or(&self.main)
+    }
+}
+
+/// A kernel compiling on a thread of its own: empty until NVRTC is done, then the kernel, or `None` where compiling or
+/// loading it failed (the first-call kernel then stays; it computes the same values).
+#[derive(Debug, Default)]
+pub(crate) struct FasterKernel(OnceLock<Option<CustomKernel>>);
+
+impl FasterKernel {
+    fn ready(&self) -> Option<&CustomKernel> {
+        self.0.get().and_then(Option::as_ref)
+    }
+
+    /// Blocks until the thread compiling it is done, whatever its outcome.
+    fn wait(&self) {
+        self.0.wait();
+    }
+}
+
+/// Fills its kernel with `None` when dropped unfilled: a compiling thread that panics, or that could not be started,
+/// leaves no one waiting for ever.
+struct FillOnDrop(Arc<FasterKernel>);
+
+impl Drop for FillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.0.set(None);
+    }
+}
+
+/// The faster kernels still compiling in this process, which the process waits for before it exits: a thread left
+/// inside NVRTC while the process tears down NVRTC's own globals could crash it.
+static COMPILING: Mutex<Vec<Arc<FasterKernel>>> = Mutex::new(Vec::new());
+
+/// Waits for every faster kernel still compiling ([`COMPILING`]); registered with `atexit` once, when the first one
+/// starts, so that it runs before the exit handlers NVRTC registered when it was loaded (which was earlier).
+extern "C" fn wait_for_compiling_kernels() {
+    let compiling: Vec<Arc<FasterKernel>> = std::mem::take(&mut *crate::lock(&COMPILING));
+    for kernel in compiling {
+        kernel.wait();
+    }
 }
 
 /// An expression compiled for one CUDA backend ([`CudaBackend::prepare_expression`]): its program and its kernel.
@@ -391,17 +491,72 @@ pub struct ExprOnDevice {
 }
 
 impl CudaBackend {
-    /// The program's kernels, generated and compiled on first use (then from the memory or disk cache).
+    /// The program's kernels, generated and compiled on first use (then from the memory or disk cache). Where the
+    /// program's faster kernel would need compiling and a first-call kernel compiles sooner
+    /// ([`compiles_a_first_call_kernel`]), the first-call kernel is compiled here and the faster one is started on a
+    /// thread of its own ([`CudaBackend::faster_kernel`]); once it is ready every launch takes it.
     fn expression_kernels(&self, program: &Program) -> Result<ExprKernels> {
         // `-minimal` leaves out the runtime API's headers (textures, device-side launches, the runtime's types),
         // which a generated kernel never uses and NVRTC otherwise parses on every compilation.
         let options: &[&str] = if self.nvrtc_minimal { &["-minimal"] } else { &[] };
-        let main = if program.reduction.is_some() {
-            self.custom_kernel(&reduction_source(program), "expr_reduce", options)?
-        } else {
-            self.custom_kernel(&elementwise_source(program), "expr_map", options)?
-        };
-        Ok(ExprKernels { main })
+        if program.reduction.is_some() {
+            let main = self.custom_kernel(&reduction_source(program), "expr_reduce", options)?;
+            return Ok(ExprKernels { main, faster: None });
+        }
+        let source = elementwise_source(program);
+        if !compiles_a_first_call_kernel(program) {
+            return Ok(ExprKernels { main: self.custom_kernel(&source, "expr_map", options)?, faster: None });
+        }
+        if let Some(main) = find_custom_kernel(&self.module_compiler(), &source, "expr_map", options) {
+            return Ok(ExprKernels { main, faster: None });
+        }
+        if let Some(faster) = lock(&self.faster_kernels).get(&source).and_then(|f| f.ready().cloned()) {
+            return Ok(ExprKernels { main: faster, faster: None });
+        }
+        // The first-call kernel first, then the faster one: NVRTC's first compilation in a process is its slowest,
+        // and the first result waits for this one alone.
+        let main = self.custom_kernel(&first_call_source(program), "expr_map", options)?;
+        Ok(ExprKernels { main, faster: Some(self.faster_kernel(source, options)) })
+    }
+
+    /// The faster kernel of `source` (an elementwise program's [`elementwise_source`]), compiling on a thread of its
+    /// own: started by the first caller, shared by the rest.
+    fn faster_kernel(&self, source: String, options: &[&str]) -> Arc<FasterKernel> {
+        let mut faster_kernels = lock(&self.faster_kernels);
+        if let Some(faster) = faster_kernels.get(&source) {
+            return Arc::clone(faster);
+        }
+        let faster = Arc::new(FasterKernel::default());
+        faster_kernels.insert(source.clone(), Arc::clone(&faster));
+        drop(faster_kernels);
+        static WAIT_AT_EXIT: std::sync::Once = std::sync::Once::new();
+        WAIT_AT_EXIT.call_once(|| {
+            // SAFETY: registers a function of no arguments that never unwinds (it only waits on locks it takes).
+            unsafe { libc::atexit(wait_for_compiling_kernels) };
+        });
+        lock(&COMPILING).push(Arc::clone(&faster));
+        let fill = FillOnDrop(Arc::clone(&faster));
+        let compiler = self.module_compiler();
+        let options: Vec<String> = options.iter().map(|o| (*o).to_owned()).collect();
+        // A thread that cannot start drops `fill`, which settles the kernel as failed.
+        let _ = std::thread::Builder::new().name("gpuworthy-nvrtc".into()).spawn(move || {
+            let options: Vec<&str> = options.iter().map(String::as_str).collect();
+            let kernel = crate::custom::custom_kernel_through(&compiler, &source, "expr_map", &options).ok();
+            let _ = fill.0.0.set(kernel);
+            lock(&COMPILING).retain(|k| !Arc::ptr_eq(k, &fill.0));
+        });
+        faster
+    }
+
+    /// Waits for the faster kernel of `program` where one is compiling ([`CudaBackend::expression_kernels`]).
+    fn settle_expression(&self, program: &Program) {
+        if !compiles_a_first_call_kernel(program) {
+            return;
+        }
+        let faster = lock(&self.faster_kernels).get(&elementwise_source(program)).cloned();
+        if let Some(faster) = faster {
+            faster.wait();
+        }
     }
 
     /// The pipelined run of an elementwise expression ([`HostMemory::Pipelined`]): every array cut into the same
@@ -471,7 +626,7 @@ impl CudaBackend {
                     OutputFrom::Input(_) => None,
                 })
                 .collect();
-            let mut launch = stream.launch_builder(kernels.main.function());
+            let mut launch = stream.launch_builder(kernels.current().function());
             for view in &mut inputs {
                 match view {
                     InputView::Read(read) => launch.arg(&*read),
@@ -583,7 +738,7 @@ impl CudaBackend {
             // `foreign` is 0 or a live stream of this context.
             unsafe {
                 cudarc::driver::result::launch_kernel(
-                    kernels.main.function().cu_function(),
+                    kernels.current().function().cu_function(),
                     (blocks, 1, 1),
                     (BLOCK, 1, 1),
                     0,
@@ -605,7 +760,7 @@ impl CudaBackend {
         let mut partials = if reduction { Some(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?) } else { None };
         self.with_stream(|own| {
             own.wait(&before).map_err(driver_error("waiting for the arrays' stream"))?;
-            let mut launch = own.launch_builder(kernels.main.function());
+            let mut launch = own.launch_builder(kernels.current().function());
             for pointer in inputs {
                 launch.arg(pointer);
             }
@@ -669,6 +824,13 @@ impl Implements<Expression> for CudaBackend {
         self.expression_kernels(&params.program).map(drop)
     }
 
+    /// Waits for the faster kernel where the compile phase left one compiling ([`compiles_a_first_call_kernel`]).
+    fn settle(&self, variant: &str, params: &ExprParams) -> Result<()> {
+        Implements::<Expression>::prepare(self, variant)?;
+        self.settle_expression(&params.program);
+        Ok(())
+    }
+
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
         Expression::validate(input)?;
         let program = Arc::clone(&input.params.program);
@@ -701,7 +863,7 @@ impl Implements<Expression> for CudaBackend {
         if variant != "generated" {
             return Err(Implements::<Expression>::unknown_variant(self, variant));
         }
-        let kernel = data.kernels.main.clone();
+        let kernel = data.kernels.current().clone();
         let n = data.n as i64;
         let what = "launching an expression's kernel";
         if data.program.reduction.is_some() {
@@ -846,6 +1008,73 @@ mod tests {
         for j in 0..2 {
             assert!(source.contains(&format!("if (i + 2 < n) p_out{j}[i + 2] = y{j}.z;")), "{source}");
         }
+    }
+
+    /// The first-call kernel of an expression that calls a special function inlines its element function once, one
+    /// element a thread, under the same name and parameters as the faster kernel; expressions with no special
+    /// function, and reductions, compile their one kernel directly.
+    #[test]
+    fn a_first_call_kernel_computes_one_element_a_thread_with_one_copy() {
+        let signature = |source: &str| source.lines().find(|l| l.starts_with("extern \"C\"")).unwrap().to_owned();
+        for (text, scalars) in [("y = exp(-x*x) * sin(3*x)", &[][..]), ("y = sin(a*x) + y", &["a"][..])] {
+            let program = Expr::parse(text).unwrap().bind(scalars).unwrap();
+            assert!(compiles_a_first_call_kernel(&program), "{text}");
+            let source = first_call_source(&program);
+            assert_eq!(source.matches("gw_element(").count(), 2, "a definition and one call: {source}");
+            assert_eq!(source.matches("for (").count(), 1, "{source}");
+            assert!(!source.contains("float4"), "{source}");
+            assert_eq!(signature(&source), signature(&elementwise_source(&program)));
+        }
+        let in_place = Expr::parse("y = sin(a*x) + y").unwrap().bind(&["a"]).unwrap();
+        let k = in_place.inputs.iter().position(|name| name == "y").unwrap();
+        assert!(first_call_source(&in_place).contains(&format!("p_in{k}[i] = y0;")));
+        for text in ["y = a*x + b", "s = sum(sin(x))"] {
+            let program =
+                Expr::parse(text).unwrap().bind(&["a", "b"][..if text.contains('a') { 2 } else { 0 }]).unwrap();
+            assert!(!compiles_a_first_call_kernel(&program), "{text}");
+        }
+    }
+
+    /// Where CUDA runs, with no disk cache: an expression that calls a special function is answered first by the
+    /// first-call kernel while the faster one compiles on a thread of its own; both match the reference at every
+    /// conformance length and past a million elements, and once it is settled the faster kernel is the kernel.
+    #[test]
+    fn the_first_call_kernel_and_the_faster_one_both_match_the_reference() {
+        let Ok(cuda) = CudaBackend::new(0) else {
+            println!("no CUDA device here: not tried");
+            return;
+        };
+        let cuda = cuda.with_kernel_cache(crate::DiskCache::off());
+        let mut tried = 0;
+        for (source, scalars, values) in CASES {
+            let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
+            if !compiles_a_first_call_kernel(&program) {
+                continue;
+            }
+            tried += 1;
+            let kernels = cuda.expression_kernels(&program).unwrap();
+            let faster = kernels.faster.clone().expect("the faster kernel compiling");
+            let first = ExprKernels { main: kernels.main.clone(), faster: None };
+            cuda.settle_expression(&program);
+            let settled =
+                ExprKernels { main: faster.ready().expect("the faster kernel compiled").clone(), faster: None };
+            assert!(kernels.current().function().cu_function() == settled.main.function().cu_function());
+            assert!(cuda.expression_kernels(&program).unwrap().faster.is_none(), "{source}: settled");
+            for n in CONFORMANCE_LENGTHS.into_iter().chain([(1 << 20) + 3]) {
+                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
+                let input = Expression::generate(&params, 7).unwrap();
+                let expected = Expression::reference(&input).unwrap();
+                for (shape, kernels) in [("first-call", &first), ("faster", &settled)] {
+                    let mut data = Implements::<Expression>::upload(&cuda, &input).unwrap();
+                    data.kernels = kernels.clone();
+                    Implements::<Expression>::launch(&cuda, "generated", &mut data).unwrap();
+                    let output = Implements::<Expression>::download(&cuda, &mut data).unwrap();
+                    Expression::check(&input, &expected, &output, Precision::Full)
+                        .unwrap_or_else(|e| panic!("{source} at {n}, the {shape} kernel: {e}"));
+                }
+            }
+        }
+        assert!(tried >= 2, "the cases hold expressions with special functions");
     }
 
     #[test]

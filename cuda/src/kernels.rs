@@ -9,14 +9,15 @@
 //! Compiling a file costs tens to hundreds of milliseconds: it is the "first call" cost of a CUDA kernel, which
 //! [`gpuworthy_core::Implements::prepare`] pays and the harness reports on its own, never inside a timed loop.
 
+use std::collections::HashMap;
 use std::ffi::{CString, c_char};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{Ptx, result as nvrtc, sys as nvrtc_sys};
 use gpuworthy_core::{BackendKind, Error, KernelSource, Result, Variant};
 
-use crate::disk_cache::{CachedModule, ModuleImage, module_key};
+use crate::disk_cache::{CachedModule, DiskCache, ModuleImage, module_key};
 use crate::launch::define_options;
 use crate::{CudaBackend, driver_error, lock};
 
@@ -185,11 +186,8 @@ impl CudaBackend {
         self.compile_module(file.source, &path, &define_options(), kernel).map(|loaded| loaded.module)
     }
 
-    /// `source` compiled by NVRTC for this device with its [`compile_options`] and `extra`, and loaded; `program` names
-    /// it in NVRTC's messages and `kernel` in the error. Cached for the life of the backend, and on disk between
-    /// processes ([`DiskCache`](crate::DiskCache)), by a hash of the source, every option (the architecture among them) and the
-    /// toolchain, not by a name: two sources never share an entry, and the same source compiled twice is compiled
-    /// once.
+    /// `source` compiled by NVRTC for this device with its [`compile_options`] and `extra`, and loaded: see
+    /// [`ModuleCompiler::compile`].
     pub(crate) fn compile_module(
         &self,
         source: &str,
@@ -197,23 +195,81 @@ impl CudaBackend {
         extra: &[String],
         kernel: &str,
     ) -> Result<LoadedModule> {
+        self.module_compiler().compile(source, program, extra, kernel)
+    }
+
+    /// What compiling and loading a module for this backend needs, apart from the backend, for a thread of its own.
+    pub(crate) fn module_compiler(&self) -> ModuleCompiler {
+        ModuleCompiler {
+            context: Arc::clone(&self.context),
+            modules: Arc::clone(&self.modules),
+            disk_cache: self.disk_cache.clone(),
+            toolchain: self.toolchain.clone(),
+            capability: self.capability,
+        }
+    }
+}
+
+/// Everything compiling and loading a module needs: the device's context, the backend's loaded modules, its disk
+/// cache and what keys an entry. A clone shares the loaded modules, so that a kernel compiled on another thread (a
+/// faster shape of an expression's kernel, [`crate::expr`]) is found by the backend's next lookup.
+#[derive(Clone)]
+pub(crate) struct ModuleCompiler {
+    context: Arc<CudaContext>,
+    modules: Arc<Mutex<HashMap<String, LoadedModule>>>,
+    disk_cache: DiskCache,
+    toolchain: String,
+    capability: (i32, i32),
+}
+
+impl ModuleCompiler {
+    /// The options `source` compiles with ([`compile_options`] and `extra`), and its key in the caches.
+    fn options_and_key(&self, source: &str, extra: &[String]) -> (Vec<String>, String) {
         let mut options = compile_options(self.capability.0, self.capability.1);
         options.extend(extra.iter().cloned());
         let key = module_key(source, &options, &self.toolchain);
-        if let Some(loaded) = lock(&self.modules).get(&key) {
-            return Ok(loaded.clone());
+        (options, key)
+    }
+
+    /// The module of `source` and `extra` where it is loaded already or a previous process left it on disk; `None`
+    /// where it would have to be compiled.
+    pub(crate) fn find(&self, source: &str, extra: &[String]) -> Option<LoadedModule> {
+        let (_, key) = self.options_and_key(source, extra);
+        self.find_by_key(&key)
+    }
+
+    fn find_by_key(&self, key: &str) -> Option<LoadedModule> {
+        if let Some(loaded) = lock(&self.modules).get(key) {
+            return Some(loaded.clone());
+        }
+        // A kernel a previous process compiled: loaded unless the driver refuses it, then forgotten.
+        let cached = self.disk_cache.load(key)?;
+        match self.load_image(&cached.image) {
+            Ok(module) => Some(self.keep(key, LoadedModule { module, entries: cached.entries })),
+            Err(_) => {
+                self.disk_cache.forget(key);
+                None
+            }
+        }
+    }
+
+    /// `loaded` kept under `key`, or the module another thread kept there first: every thread gets the same one.
+    fn keep(&self, key: &str, loaded: LoadedModule) -> LoadedModule {
+        lock(&self.modules).entry(key.to_owned()).or_insert(loaded).clone()
+    }
+
+    /// `source` compiled by NVRTC with [`compile_options`] and `extra`, and loaded; `program` names it in NVRTC's
+    /// messages and `kernel` in the error. Cached for the life of the backend, and on disk between processes
+    /// ([`DiskCache`]), by a hash of the source, every option (the architecture among them) and the toolchain, not by
+    /// a name: two sources never share an entry, and the same source compiled twice is compiled once.
+    pub(crate) fn compile(&self, source: &str, program: &str, extra: &[String], kernel: &str) -> Result<LoadedModule> {
+        let (options, key) = self.options_and_key(source, extra);
+        if let Some(loaded) = self.find_by_key(&key) {
+            return Ok(loaded);
         }
         // The lock is not held while NVRTC compiles (a tenth of a second or more), so that threads compiling
         // different sources do it at once; two compiling the same source both compile it, and the first module kept
         // is the one every thread gets.
-        let keep = |loaded: LoadedModule| lock(&self.modules).entry(key.clone()).or_insert(loaded).clone();
-        // A kernel a previous process compiled: loaded unless the driver refuses it, then compiled afresh.
-        if let Some(cached) = self.disk_cache.load(&key) {
-            match self.load_image(&cached.image) {
-                Ok(module) => return Ok(keep(LoadedModule { module, entries: cached.entries })),
-                Err(_) => self.disk_cache.forget(&key),
-            }
-        }
         let compiled = nvrtc_compile(source, program, &options).map_err(|log| Error::Compile {
             backend: BackendKind::Cuda,
             kernel: format!("{kernel} in {program}"),
@@ -223,7 +279,7 @@ impl CudaBackend {
         let module =
             self.load_image(&compiled.image).map_err(driver_error(format!("loading the module of {program}")))?;
         self.disk_cache.store(&key, &compiled);
-        Ok(keep(LoadedModule { module, entries: compiled.entries }))
+        Ok(self.keep(&key, LoadedModule { module, entries: compiled.entries }))
     }
 
     /// Loads a compiled image on the device.

@@ -59,7 +59,7 @@ pub struct CudaBackend {
     /// Threads per block of the elementwise kernels (`square`, `saxpy`).
     elementwise_block: u32,
     /// Loaded modules, by a hash of their source, compile options and toolchain ([`disk_cache::module_key`]).
-    modules: Mutex<HashMap<String, kernels::LoadedModule>>,
+    modules: Arc<Mutex<HashMap<String, kernels::LoadedModule>>>,
     /// Where compiled modules are kept between processes.
     disk_cache: DiskCache,
     /// The driver's and NVRTC's versions, part of every module's key.
@@ -69,6 +69,8 @@ pub struct CudaBackend {
     /// and 16-25 ms without.
     nvrtc_minimal: bool,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// Expressions' faster kernels compiling on threads of their own, by their source ([`expr`]).
+    faster_kernels: Mutex<HashMap<String, Arc<expr::FasterKernel>>>,
     staging: memory::Staging,
     lanes: pipeline::Lanes,
     blas: OnceLock<std::result::Result<workloads::Blas, String>>,
@@ -199,11 +201,12 @@ impl CudaBackend {
             multiprocessors,
             host_memory,
             elementwise_block: DEFAULT_ELEMENTWISE_BLOCK,
-            modules: Mutex::new(HashMap::new()),
+            modules: Arc::default(),
             disk_cache,
             toolchain: toolchain(),
             nvrtc_minimal: env::read_flag("GPUWORTHY_NVRTC_MINIMAL")?.unwrap_or(true) && nvrtc_version() >= (12, 4),
             functions: Mutex::new(HashMap::new()),
+            faster_kernels: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
             lanes: pipeline::Lanes::default(),
             blas: OnceLock::new(),

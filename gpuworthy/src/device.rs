@@ -363,6 +363,12 @@ impl Device {
         self.implementation::<W>()?.prepare_for(variant, params)
     }
 
+    /// Waits for what [`Device::prepare_for`] left compiling in the background (a faster kernel, where the first calls
+    /// run one that compiled sooner), so that a measurement from here on times the kernel that runs from then on.
+    pub fn settle<W: DeviceWorkload>(&self, variant: &str, params: &W::Params) -> Result<()> {
+        self.implementation::<W>()?.settle(variant, params)
+    }
+
     /// Validates `input` and copies it to the device, where it stays until the [`Resident`] is dropped.
     pub fn upload<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Resident<W>> {
         Ok(Resident { device: self.clone(), data: self.implementation::<W>()?.upload(input)?, workload: PhantomData })

@@ -28,6 +28,8 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     fn prepare(&self, variant: &str) -> Result<()>;
     /// [`Implements::prepare_for`].
     fn prepare_for(&self, variant: &str, params: &W::Params) -> Result<()>;
+    /// [`Implements::settle`].
+    fn settle(&self, variant: &str, params: &W::Params) -> Result<()>;
     /// [`Implements::upload`], the resident data boxed.
     fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>>;
     /// [`Implements::launch`] on data this backend uploaded.
@@ -79,6 +81,10 @@ where
 
     fn prepare_for(&self, variant: &str, params: &W::Params) -> Result<()> {
         Implements::<W>::prepare_for(self, variant, params)
+    }
+
+    fn settle(&self, variant: &str, params: &W::Params) -> Result<()> {
+        Implements::<W>::settle(self, variant, params)
     }
 
     fn upload(&self, input: &W::Input) -> Result<Box<dyn Any + Send>> {

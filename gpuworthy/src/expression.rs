@@ -489,7 +489,9 @@ pub fn compile_at_once(device: &Device, programs: &[ExprParams]) {
         for params in programs {
             scope.spawn(move || {
                 let variant = device.best_variant::<Expression>(params);
-                let _ = device.prepare_for::<Expression>(variant, params);
+                let _ = device
+                    .prepare_for::<Expression>(variant, params)
+                    .and_then(|()| device.settle::<Expression>(variant, params));
             });
         }
     });
@@ -521,6 +523,7 @@ fn probe_kernel(device: &Device, source: &str, x: &[f32]) -> Result<f64> {
     device.check_size::<Expression>(&params)?;
     let variant = device.best_variant::<Expression>(&params);
     device.prepare_for::<Expression>(variant, &params)?;
+    device.settle::<Expression>(variant, &params)?;
     let input = ExprInput { params, arrays: vec![HostArray::from(x.to_vec())] };
     let mut resident = device.upload::<Expression>(&input)?;
     device.launch::<Expression>(variant, &mut resident)?;

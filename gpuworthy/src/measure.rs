@@ -5,7 +5,9 @@
 //! backend's device timer: CUDA events, timestamp queries, or the host clock on the CPU; on a GPU, after a spin-up,
 //! each sample is the mean of a batch of back-to-back launches, so the device stays busy while it is timed),
 //! `download`, and
-//! `end_to_end` (the wall clock of upload + launch + download, synchronised). It always warms up, always
+//! `end_to_end` (the wall clock of upload + launch + download, synchronised). The phases after the first call time the
+//! kernel that runs from then on: where the first call ran one that compiled sooner, the harness waits for the faster
+//! one compiling in the background ([`Implements::settle`]) first. It always warms up, always
 //! synchronises before reading a host clock, and reports the median and spread of several repetitions.
 //!
 //! The number of repetitions adapts to the work: at least [`MeasureOptions::min_repetitions`], and more until
@@ -127,7 +129,9 @@ pub struct Measurement {
     pub precision: Precision,
     /// The clock behind [`Measurement::kernel`].
     pub kernel_clock: KernelClock,
-    /// First use of the variant: compiling its kernel, building its pipeline (zero once cached).
+    /// First use of the variant: compiling its kernel, building its pipeline (zero once cached). Where a backend
+    /// answers the first calls with a kernel that compiles sooner while a faster one compiles in the background
+    /// ([`Implements::settle`]), this is the time until the first could run: what a program's first call waits for.
     pub compile: Duration,
     /// The first upload, launch and download after compiling, synchronised.
     pub first_call: Duration,
@@ -192,6 +196,7 @@ where
 {
     backend.prepare_for(variant, &W::params(input))?;
     let output = backend.run(variant, input)?;
+    backend.settle(variant, &W::params(input))?;
     checked_end_to_end(backend, variant, input, options, output)
 }
 
@@ -301,6 +306,8 @@ where
     let first_call = first_start.elapsed();
 
     let params = W::params(input);
+    // What runs from here on is what the rest times: a faster kernel compiling in the background is waited for.
+    backend.settle(variant, &params)?;
     let precision = backend.precision(variant);
     let cost = W::cost_of_run(&params, &output);
     let (end_to_end, check) = checked_end_to_end(backend, variant, input, options, output)?;
@@ -436,6 +443,7 @@ where
     B: Implements<W>,
 {
     backend.prepare_for(variant, &W::params(input))?;
+    backend.settle(variant, &W::params(input))?;
     let mut resident = backend.upload(input)?;
     for _ in 0..=options.warmup {
         backend.launch(variant, &mut resident)?;
@@ -469,6 +477,7 @@ where
         )));
     }
     backend.prepare_for(variant, &W::params(input))?;
+    backend.settle(variant, &W::params(input))?;
     for _ in 0..options.warmup.max(1) {
         backend.run(variant, input)?;
     }
