@@ -320,13 +320,14 @@ pub trait Implements<W: Workload>: Backend {
         self.prepare(variant)
     }
 
-    /// Waits for work that [`Implements::prepare_for`] left running in the background for inputs of `params`: a
-    /// backend may answer a kernel's first calls with a shape that compiles sooner while a faster one compiles on a
-    /// thread of its own (CUDA does for expressions that call special functions). A harness calls it after the first
-    /// call, so that what it times next is what runs from then on. The default has nothing to wait for.
+    /// Makes ready the kernel that runs inputs of `params` from now on. A backend may answer a kernel's first calls
+    /// with a shape that compiles sooner while a faster one compiles on a thread of its own (CUDA does for expressions
+    /// that call special functions): this waits for that one, or compiles it directly where nothing started it. A
+    /// harness calls it after the first call, so that what it times next is what runs from then on; a caller that
+    /// times a kernel at once calls it instead of [`Implements::prepare_for`], and saves compiling the first-call
+    /// shape. The default is [`Implements::prepare_for`].
     fn settle(&self, variant: &str, params: &W::Params) -> Result<()> {
-        let _ = (variant, params);
-        Ok(())
+        self.prepare_for(variant, params)
     }
 
     /// Validates the input and copies it to where the backend computes.

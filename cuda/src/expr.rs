@@ -491,14 +491,19 @@ pub struct ExprOnDevice {
 }
 
 impl CudaBackend {
+    /// The options of every generated kernel: `-minimal` leaves out the runtime API's headers (textures, device-side
+    /// launches, the runtime's types), which a generated kernel never uses and NVRTC otherwise parses on every
+    /// compilation.
+    fn expression_options(&self) -> &'static [&'static str] {
+        if self.nvrtc_minimal { &["-minimal"] } else { &[] }
+    }
+
     /// The program's kernels, generated and compiled on first use (then from the memory or disk cache). Where the
     /// program's faster kernel would need compiling and a first-call kernel compiles sooner
     /// ([`compiles_a_first_call_kernel`]), the first-call kernel is compiled here and the faster one is started on a
     /// thread of its own ([`CudaBackend::faster_kernel`]); once it is ready every launch takes it.
     fn expression_kernels(&self, program: &Program) -> Result<ExprKernels> {
-        // `-minimal` leaves out the runtime API's headers (textures, device-side launches, the runtime's types),
-        // which a generated kernel never uses and NVRTC otherwise parses on every compilation.
-        let options: &[&str] = if self.nvrtc_minimal { &["-minimal"] } else { &[] };
+        let options = self.expression_options();
         if program.reduction.is_some() {
             let main = self.custom_kernel(&reduction_source(program), "expr_reduce", options)?;
             return Ok(ExprKernels { main, faster: None });
@@ -548,14 +553,22 @@ impl CudaBackend {
         faster
     }
 
-    /// Waits for the faster kernel of `program` where one is compiling ([`CudaBackend::expression_kernels`]).
-    fn settle_expression(&self, program: &Program) {
+    /// Makes ready the kernel that runs `program` from now on: waits for its faster kernel where one is compiling
+    /// ([`CudaBackend::expression_kernels`]), or compiles it now, with no first-call kernel, where nothing has started
+    /// it (a caller that times the kernel at once saves that compilation).
+    fn settle_expression(&self, program: &Program) -> Result<()> {
         if !compiles_a_first_call_kernel(program) {
-            return;
+            return self.expression_kernels(program).map(drop);
         }
-        let faster = lock(&self.faster_kernels).get(&elementwise_source(program)).cloned();
-        if let Some(faster) = faster {
-            faster.wait();
+        let source = elementwise_source(program);
+        let compiling = lock(&self.faster_kernels).get(&source).cloned();
+        match compiling {
+            Some(faster) => {
+                faster.wait();
+                // Where it failed, the first-call kernel stays the kernel (it computes the same values).
+                if faster.ready().is_none() { self.expression_kernels(program).map(drop) } else { Ok(()) }
+            }
+            None => self.custom_kernel(&source, "expr_map", self.expression_options()).map(drop),
         }
     }
 
@@ -824,11 +837,11 @@ impl Implements<Expression> for CudaBackend {
         self.expression_kernels(&params.program).map(drop)
     }
 
-    /// Waits for the faster kernel where the compile phase left one compiling ([`compiles_a_first_call_kernel`]).
+    /// Waits for the faster kernel where the compile phase left one compiling ([`compiles_a_first_call_kernel`]), or
+    /// compiles it directly where nothing did.
     fn settle(&self, variant: &str, params: &ExprParams) -> Result<()> {
         Implements::<Expression>::prepare(self, variant)?;
-        self.settle_expression(&params.program);
-        Ok(())
+        self.settle_expression(&params.program)
     }
 
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
@@ -1037,7 +1050,8 @@ mod tests {
 
     /// Where CUDA runs, with no disk cache: an expression that calls a special function is answered first by the
     /// first-call kernel while the faster one compiles on a thread of its own; both match the reference at every
-    /// conformance length and past a million elements, and once it is settled the faster kernel is the kernel.
+    /// conformance length and past a million elements, and once it is settled the faster kernel is the kernel. One
+    /// settled before any call compiles the faster kernel alone.
     #[test]
     fn the_first_call_kernel_and_the_faster_one_both_match_the_reference() {
         let Ok(cuda) = CudaBackend::new(0) else {
@@ -1055,7 +1069,7 @@ mod tests {
             let kernels = cuda.expression_kernels(&program).unwrap();
             let faster = kernels.faster.clone().expect("the faster kernel compiling");
             let first = ExprKernels { main: kernels.main.clone(), faster: None };
-            cuda.settle_expression(&program);
+            cuda.settle_expression(&program).unwrap();
             let settled =
                 ExprKernels { main: faster.ready().expect("the faster kernel compiled").clone(), faster: None };
             assert!(kernels.current().function().cu_function() == settled.main.function().cu_function());
@@ -1075,6 +1089,12 @@ mod tests {
             }
         }
         assert!(tried >= 2, "the cases hold expressions with special functions");
+        // Settled before any call, as a caller that times the kernel at once does: the faster kernel alone compiles.
+        let direct = CudaBackend::new(0).unwrap().with_kernel_cache(crate::DiskCache::off());
+        let program = Expr::parse("y = exp(-x*x) * sin(3*x) + 0.75").unwrap().bind(&[]).unwrap();
+        direct.settle_expression(&program).unwrap();
+        assert_eq!(lock(&direct.modules).len(), 1, "one module: the faster kernel's");
+        assert!(direct.expression_kernels(&program).unwrap().faster.is_none());
     }
 
     #[test]

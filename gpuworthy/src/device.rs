@@ -363,8 +363,9 @@ impl Device {
         self.implementation::<W>()?.prepare_for(variant, params)
     }
 
-    /// Waits for what [`Device::prepare_for`] left compiling in the background (a faster kernel, where the first calls
-    /// run one that compiled sooner), so that a measurement from here on times the kernel that runs from then on.
+    /// Makes ready the kernel that runs inputs of `params` from now on: waits for what [`Device::prepare_for`] left
+    /// compiling in the background (a faster kernel, where the first calls run one that compiled sooner), or compiles
+    /// it now, so that a measurement from here on times the kernel that runs from then on.
     pub fn settle<W: DeviceWorkload>(&self, variant: &str, params: &W::Params) -> Result<()> {
         self.implementation::<W>()?.settle(variant, params)
     }

@@ -481,7 +481,7 @@ fn compile_probes(device: &Device, special: &[(&str, usize)]) {
     compile_at_once(device, &programs);
 }
 
-/// Compiles each of `programs` for `device` (its compile phase, [`Device::prepare_for`]), a thread each: NVRTC and
+/// Compiles each of `programs` for `device` (the kernel that will be timed, [`Device::settle`]), a thread each: NVRTC and
 /// a Vulkan driver compile one program in a tenth of a second or more, and do several at once. Errors are left for
 /// the program's first run to meet.
 pub fn compile_at_once(device: &Device, programs: &[ExprParams]) {
@@ -489,9 +489,7 @@ pub fn compile_at_once(device: &Device, programs: &[ExprParams]) {
         for params in programs {
             scope.spawn(move || {
                 let variant = device.best_variant::<Expression>(params);
-                let _ = device
-                    .prepare_for::<Expression>(variant, params)
-                    .and_then(|()| device.settle::<Expression>(variant, params));
+                let _ = device.settle::<Expression>(variant, params);
             });
         }
     });
@@ -522,7 +520,6 @@ fn probe_kernel(device: &Device, source: &str, x: &[f32]) -> Result<f64> {
     let params = probe_params(source, x.len())?;
     device.check_size::<Expression>(&params)?;
     let variant = device.best_variant::<Expression>(&params);
-    device.prepare_for::<Expression>(variant, &params)?;
     device.settle::<Expression>(variant, &params)?;
     let input = ExprInput { params, arrays: vec![HostArray::from(x.to_vec())] };
     let mut resident = device.upload::<Expression>(&input)?;

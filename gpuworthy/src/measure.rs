@@ -442,7 +442,6 @@ where
     W: Workload,
     B: Implements<W>,
 {
-    backend.prepare_for(variant, &W::params(input))?;
     backend.settle(variant, &W::params(input))?;
     let mut resident = backend.upload(input)?;
     for _ in 0..=options.warmup {
@@ -476,7 +475,6 @@ where
             "launches per transfer must be 1 to {MAX_LAUNCHES_PER_TRANSFER}, got {launches}"
         )));
     }
-    backend.prepare_for(variant, &W::params(input))?;
     backend.settle(variant, &W::params(input))?;
     for _ in 0..options.warmup.max(1) {
         backend.run(variant, input)?;
