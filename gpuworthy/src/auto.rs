@@ -15,15 +15,63 @@
 //! [`DEFAULT_RESIDENT_BYTES`], where the best available GPU is chosen. Where the model predicts a device's pipelined
 //! path fastest for data on the host, the choice is that device's pipelined twin ([`Device::pipelined`], opened once
 //! with the devices), so that [`run`] moves the data as the prediction assumed.
+//!
+//! Where the model cannot tell two devices apart (their predictions within [`TRIAL_MARGIN`] or the model's own error)
+//! and the work is short, the call that runs it settles the question by a trial ([`Auto::decide`]): each contender is
+//! timed on the input once, and the verdict is kept for the rest of the process. A model calibrated on one machine
+//! meets others whose hosts, links and clocks differ; at launch-bound sizes its errors reach tens of percent, and a
+//! few runs of each contender, which cost less than a millisecond there, are worth more than the prediction.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use gpuworthy_core::{Backend, BackendKind, Error, Result};
 
 use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
 use crate::device::{DeviceLabel, DeviceWorkload};
+use crate::measure::MeasureOptions;
 use crate::model::{Model, Placement, Prediction, deciding_phase};
 use crate::{Device, Resident};
+
+/// Predictions within this much of the fastest are settled by a trial where they are short ([`TRIAL_UP_TO_S`]), even
+/// where the model's own error is smaller: at the sizes where launches and transfers decide, the evaluation's
+/// predictions were 30 to 55% from their measurements on GPU machines the model was not tuned on (90th percentile,
+/// `docs/results/auto/`).
+pub const TRIAL_MARGIN: f64 = 0.5;
+
+/// The longest a contender may be predicted to take for a trial to time it: a trial runs each a few times, which past
+/// this costs a first call more than a wrong choice among close ones would, and past it the model's error is the
+/// bandwidth's, smaller than at launch-bound sizes.
+pub const TRIAL_UP_TO_S: f64 = 0.02;
+
+/// How a trial times each contender: one warm-up run, a short spin-up on a GPU, three repetitions at least and about
+/// ten milliseconds of them, no check (the backends' conformance tests check every variant; a trial must be cheap).
+pub fn trial_options() -> MeasureOptions {
+    MeasureOptions {
+        warmup: 1,
+        spin_up: Duration::from_millis(30),
+        min_repetitions: 3,
+        max_repetitions: 20,
+        target_time: Duration::from_millis(10),
+        validate: false,
+        seed: 1,
+        reuse_output: false,
+    }
+}
+
+/// A trial's verdict: the contender that was fastest, and every contender's time in words.
+#[derive(Debug, Clone)]
+struct Verdict {
+    label: DeviceLabel,
+    variant: &'static str,
+    pipelined: bool,
+    times: String,
+}
+
+/// Trials already run, by workload instance, size and placement; `None` where no trial could be run (fewer than two
+/// contenders could), so that it is not tried again.
+type Trials = HashMap<(String, String, Placement), Option<Verdict>>;
 
 /// Without a calibration, data resident on a GPU of at least this many bytes stays there.
 pub const DEFAULT_RESIDENT_BYTES: u64 = 256 << 20;
@@ -40,6 +88,8 @@ pub struct Auto {
     pub model: Option<Model>,
     /// Why there is no model, when there is none.
     pub uncalibrated: Option<String>,
+    /// The verdicts of the trials run so far ([`Auto::decide`]).
+    trials: Mutex<Trials>,
 }
 
 impl Auto {
@@ -62,13 +112,19 @@ impl Auto {
             },
         };
         let pipelined = pipelined_twins(&devices);
-        Ok(Auto { devices, pipelined, model, uncalibrated })
+        Ok(Auto { devices, pipelined, model, uncalibrated, trials: Mutex::default() })
     }
 
     /// With this model (tests, or a model made by hand) on these devices.
     pub fn with_model(devices: Vec<Device>, model: Model) -> Auto {
         let pipelined = pipelined_twins(&devices);
-        Auto { devices, pipelined, model: Some(model), uncalibrated: None }
+        Auto { devices, pipelined, model: Some(model), uncalibrated: None, trials: Mutex::default() }
+    }
+
+    /// With no model on these devices, for the reason `why` (said in every choice's reason): the conservative default
+    /// decides.
+    pub fn without_model(devices: Vec<Device>, why: impl Into<String>) -> Auto {
+        Auto { devices, pipelined: Vec::new(), model: None, uncalibrated: Some(why.into()), trials: Mutex::default() }
     }
 
     /// The model's predictions for `W` at `params` with its data at `placement`, fastest first, and how they were
@@ -130,6 +186,7 @@ impl Auto {
                     pipelined: p.pipelined,
                     predictions: predictions.clone(),
                     reason,
+                    by_trial: false,
                 });
             }
         }
@@ -165,8 +222,125 @@ impl Auto {
             pipelined: false,
             predictions: Vec::new(),
             reason,
+            by_trial: false,
         })
     }
+
+    /// [`Auto::choose`], and where its choice is close to another's (predicted within [`TRIAL_MARGIN`], or the
+    /// model's error where that is larger) and short (at most [`TRIAL_UP_TO_S`]), settled by a trial: each contender
+    /// timed on `input` ([`trial_options`]: the kernel for resident data, the whole run for data on the host), the
+    /// fastest chosen, and the reason says so with every contender's time. Without `input`, the trial times the
+    /// workload's seeded input of `params`, made only if a trial runs. A trial runs once per workload instance, size
+    /// and placement in this `Auto`; later calls take its verdict at the cost of a lookup. A contender that fails
+    /// drops out; where fewer than two can be timed, the model's choice stands.
+    ///
+    /// ```
+    /// use gpuworthy::{Device, auto::Auto, model::{Model, Placement}};
+    /// use gpuworthy::core::workloads::{Len, Square};
+    ///
+    /// let auto = Auto::with_model(vec![Device::cpu()?], Model::default());
+    /// let choice = auto.decide::<Square>(&Len(1 << 16), Placement::Host, None)?;
+    /// assert!(!choice.by_trial, "one device: nothing to settle");
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
+    pub fn decide<W: DeviceWorkload>(
+        &self,
+        params: &W::Params,
+        placement: Placement,
+        input: Option<&W::Input>,
+    ) -> Result<Choice> {
+        let choice = self.choose::<W>(params, placement)?;
+        let time_of = |p: &Prediction| if placement == Placement::Resident { p.kernel_s } else { p.total_s };
+        let label = choice.device.label();
+        let Some(chosen) = choice.predictions.iter().find(|p| p.device == label && p.pipelined == choice.pipelined)
+        else {
+            return Ok(choice);
+        };
+        if time_of(chosen) > TRIAL_UP_TO_S {
+            return Ok(choice);
+        }
+        let key = (W::instance(params).unwrap_or_else(|| W::NAME.to_owned()), params.to_string(), placement);
+        let earlier = self.trials.lock().unwrap_or_else(PoisonError::into_inner).get(&key).cloned();
+        let verdict = match earlier {
+            Some(verdict) => verdict,
+            None => {
+                let limit = time_of(chosen) * (1.0 + self.toss_up_margin().max(TRIAL_MARGIN));
+                let contenders: Vec<(&Device, &'static str, bool)> = choice
+                    .predictions
+                    .iter()
+                    .filter(|p| time_of(p) <= limit)
+                    .filter_map(|p| {
+                        let on = if p.pipelined { &self.pipelined } else { &self.devices };
+                        let device = on.iter().find(|d| d.label() == p.device)?;
+                        let variant = device.variants::<W>().into_iter().find(|v| *v == p.variant)?;
+                        device.check_size::<W>(params).ok()?;
+                        Some((device, variant, p.pipelined))
+                    })
+                    .collect();
+                let verdict = if contenders.len() < 2 {
+                    None
+                } else {
+                    let generated;
+                    let input = match input {
+                        Some(input) => input,
+                        None => {
+                            generated = W::generate(params, trial_options().seed)?;
+                            &generated
+                        }
+                    };
+                    trial::<W>(&contenders, input, placement)
+                };
+                self.trials.lock().unwrap_or_else(PoisonError::into_inner).insert(key, verdict.clone());
+                verdict
+            }
+        };
+        let Some(verdict) = verdict else { return Ok(choice) };
+        let on = if verdict.pipelined { &self.pipelined } else { &self.devices };
+        let Some(device) = on.iter().find(|d| d.label() == verdict.label) else { return Ok(choice) };
+        Ok(Choice {
+            device: device.clone(),
+            variant: verdict.variant,
+            pipelined: verdict.pipelined,
+            reason: format!("{}; settled by a trial: {}", choice.reason, verdict.times),
+            predictions: choice.predictions,
+            by_trial: true,
+        })
+    }
+}
+
+/// Times each of `contenders` on `input` ([`trial_options`]) and names the fastest; `None` where fewer than two could
+/// be timed.
+fn trial<W: DeviceWorkload>(
+    contenders: &[(&Device, &'static str, bool)],
+    input: &W::Input,
+    placement: Placement,
+) -> Option<Verdict> {
+    let options = trial_options();
+    let timed: Vec<(&(&Device, &'static str, bool), f64)> = contenders
+        .iter()
+        .filter_map(|contender| {
+            let (device, variant, _) = *contender;
+            let stats = match placement {
+                Placement::Resident => device.time_resident_kernel::<W>(variant, input, &options).ok()?,
+                Placement::Host | Placement::PinnedHost => {
+                    device.measure_end_to_end::<W>(variant, input, &options).ok()?.0
+                }
+            };
+            Some((contender, stats.median.as_secs_f64()))
+        })
+        .collect();
+    if timed.len() < 2 {
+        return None;
+    }
+    let ((device, variant, pipelined), _) = *timed.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let times: Vec<String> = timed
+        .iter()
+        .map(|((device, variant, pipelined), s)| {
+            let path = if *pipelined { " pipelined" } else { "" };
+            format!("{} {variant}{path} {}", device.label(), crate::measure::duration(Duration::from_secs_f64(*s)))
+        })
+        .collect();
+    Some(Verdict { label: device.label(), variant, pipelined: *pipelined, times: times.join(", ") })
 }
 
 /// What `auto` chose, and why.
@@ -180,8 +354,11 @@ pub struct Choice {
     pub pipelined: bool,
     /// The model's prediction for each device, fastest first (empty without a calibration).
     pub predictions: Vec<Prediction>,
-    /// Why, in words: the predicted times and the phase that decides, or the default applied.
+    /// Why, in words: the predicted times and the phase that decides, or the default applied; after a trial, every
+    /// contender's time.
     pub reason: String,
+    /// Whether a trial settled it ([`Auto::decide`]) rather than the model alone.
+    pub by_trial: bool,
 }
 
 /// The verdict on predictions sorted fastest first ([`Auto::predict`]): the fastest and why, in the words of
@@ -238,7 +415,7 @@ pub fn global() -> Result<&'static Auto> {
 
 /// Runs `W` on `input` (data on the host, result wanted there) where the model predicts it fastest.
 pub fn run<W: DeviceWorkload>(input: &W::Input) -> Result<(W::Output, Choice)> {
-    let choice = global()?.choose::<W>(&W::params(input), Placement::Host)?;
+    let choice = global()?.decide::<W>(&W::params(input), Placement::Host, Some(input))?;
     let output = choice.device.run::<W>(choice.variant, input)?;
     Ok((output, choice))
 }
@@ -246,7 +423,7 @@ pub fn run<W: DeviceWorkload>(input: &W::Input) -> Result<(W::Output, Choice)> {
 /// Uploads `input` to the device where the model predicts `W`'s kernel fastest, for data that will stay there across
 /// launches: launch it with `choice.device.launch(choice.variant, &mut resident)`.
 pub fn upload<W: DeviceWorkload>(input: &W::Input) -> Result<(Resident<W>, Choice)> {
-    let choice = global()?.choose::<W>(&W::params(input), Placement::Resident)?;
+    let choice = global()?.decide::<W>(&W::params(input), Placement::Resident, Some(input))?;
     let resident = choice.device.upload::<W>(input)?;
     Ok((resident, choice))
 }
@@ -287,6 +464,77 @@ mod tests {
                 cache_bytes: None,
             }],
         }
+    }
+
+    /// A model of `square` on the CPU (`simd`) and on `gpu` (`vec4`), each at its seconds per byte.
+    fn two_device_model(gpu: &Device, cpu_per_byte: f64, gpu_per_byte: f64) -> Model {
+        let mut model = model_with(cpu_per_byte);
+        let mut other = model.devices[0].clone();
+        other.label = gpu.label();
+        other.backend = gpu.kind().to_string();
+        other.is_gpu = true;
+        other.workloads[0].variants[0].variant = "vec4".into();
+        other.workloads[0].variants[0].kernel.fit.per_byte_s = gpu_per_byte;
+        model.devices.push(other);
+        model
+    }
+
+    /// Two devices predicted within [`TRIAL_MARGIN`] of each other for a short kernel are timed on the spot, once per
+    /// size and placement: the reason names every contender's time and the choice is the faster measured. Devices
+    /// predicted far apart, or work predicted past [`TRIAL_UP_TO_S`], are left to the model. Needs a wgpu adapter
+    /// (lavapipe on a CPU).
+    #[test]
+    fn a_close_call_is_settled_by_a_trial_once() {
+        let gpu = match Device::wgpu(None) {
+            Ok(gpu) => gpu,
+            Err(e) => {
+                let required = gpuworthy_core::BackendKind::required_by_env().unwrap_or_default();
+                assert!(!required.contains(&BackendKind::Wgpu), "wgpu is required here but did not open: {e}");
+                println!("SKIPPED: no wgpu adapter here ({e}): the trial needs two devices");
+                return;
+            }
+        };
+        let devices = vec![Device::cpu().unwrap(), gpu.clone()];
+        let close = Auto::with_model(devices.clone(), two_device_model(&gpu, 1.0e-10, 1.2e-10));
+        let params = Len(1 << 16);
+        let choice = close.decide::<Square>(&params, Placement::Resident, None).unwrap();
+        assert!(choice.by_trial, "{}", choice.reason);
+        let settled = choice.reason.split("settled by a trial: ").nth(1).unwrap_or_default().to_owned();
+        assert!(
+            settled.contains("cpu simd") && settled.contains(&format!("{} vec4", gpu.label())),
+            "{}",
+            choice.reason
+        );
+        // The choice is the faster of the two times the trial wrote.
+        let times: Vec<(String, f64)> = settled
+            .split(", ")
+            .map(|part| {
+                // "<device> <variant> <value> <unit>"
+                let words: Vec<&str> = part.split(' ').collect();
+                let scale = match words[words.len() - 1] {
+                    "ns" => 1e-9,
+                    "µs" => 1e-6,
+                    "ms" => 1e-3,
+                    _ => 1.0,
+                };
+                let value: f64 = words[words.len() - 2].parse().unwrap_or_else(|_| panic!("{part}"));
+                (words[0].to_owned(), value * scale)
+            })
+            .collect();
+        let fastest = times.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+        assert_eq!(choice.device.label().as_str(), fastest.0, "{}", choice.reason);
+        let again = close.decide::<Square>(&params, Placement::Resident, None).unwrap();
+        assert_eq!((again.device.label(), again.reason), (choice.device.label(), choice.reason));
+        assert_eq!(close.trials.lock().unwrap().len(), 1, "the second call took the first's verdict");
+
+        let far = Auto::with_model(devices.clone(), two_device_model(&gpu, 1.0e-10, 1.0e-8));
+        let choice = far.decide::<Square>(&params, Placement::Resident, None).unwrap();
+        assert!(!choice.by_trial && choice.device.label().as_str() == "cpu", "{}", choice.reason);
+        // Predicted at 0.42 and 0.5 s: past TRIAL_UP_TO_S, the model decides.
+        let long = Auto::with_model(devices, two_device_model(&gpu, 1.0e-9, 1.2e-9));
+        let choice = long.decide::<Square>(&Len(1 << 26), Placement::Resident, None).unwrap();
+        assert!(!choice.by_trial, "{}", choice.reason);
+        assert!(long.trials.lock().unwrap().is_empty());
     }
 
     #[test]
@@ -331,12 +579,7 @@ mod tests {
 
     #[test]
     fn without_a_model_the_default_is_the_cpu() {
-        let auto = Auto {
-            devices: vec![Device::cpu().unwrap()],
-            pipelined: Vec::new(),
-            model: None,
-            uncalibrated: Some("test".into()),
-        };
+        let auto = Auto::without_model(vec![Device::cpu().unwrap()], "test");
         let choice = auto.choose::<Square>(&Len(1 << 28), Placement::Resident).unwrap();
         assert_eq!(choice.device.label().as_str(), "cpu");
         assert!(choice.reason.contains("default") && choice.reason.contains("test"), "{}", choice.reason);
@@ -348,7 +591,7 @@ mod tests {
     fn without_a_model_large_resident_data_stays_on_a_gpu() {
         let devices = Device::all_available().devices;
         let gpu = devices.iter().find(|d| d.is_gpu()).map(|d| d.label().to_string());
-        let auto = Auto { devices, pipelined: Vec::new(), model: None, uncalibrated: Some("test".into()) };
+        let auto = Auto::without_model(devices, "test");
         // Square moves 8 bytes per element: 2^25 elements are exactly the threshold.
         let at_threshold = Len((DEFAULT_RESIDENT_BYTES / 8) as usize);
         let just_below = Len(at_threshold.0 - 1);

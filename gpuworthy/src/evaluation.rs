@@ -44,6 +44,8 @@ pub struct EvaluationPoint {
     /// Whether the size moves more bytes than any size calibration measured of the workload: the model extrapolated
     /// to it.
     pub past_ladder: bool,
+    /// Whether auto's choice was settled by a trial ([`Auto::decide`]) rather than by the model alone.
+    pub by_trial: bool,
 }
 
 impl EvaluationPoint {
@@ -157,7 +159,8 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
     let mut points = Vec::new();
     for params in &ladder {
         for placement in [Placement::Host, Placement::Resident] {
-            let Ok(choice) = auto.choose::<W>(params, placement) else { continue };
+            // Auto's choice as a program calling it would get it: a close call settled by a trial.
+            let Ok(choice) = auto.decide::<W>(params, placement, None) else { continue };
             let size = params.to_string();
             let label = choice.device.label();
             let measured =
@@ -284,5 +287,6 @@ fn evaluation_point(
         regret: auto_s.map(|a| a / time(fastest)),
         predicted_s,
         past_ladder: false,
+        by_trial: choice.by_trial,
     })
 }

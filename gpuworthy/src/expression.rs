@@ -357,7 +357,7 @@ impl crate::auto::Auto {
         scalars: &[(&str, f32)],
     ) -> Result<(ExprOutputs, crate::auto::Choice)> {
         with_input(expr, inputs, scalars, |input| {
-            let choice = self.choose::<Expression>(&input.params, crate::model::Placement::Host)?;
+            let choice = self.decide::<Expression>(&input.params, crate::model::Placement::Host, Some(input))?;
             let outputs = choice.device.run::<Expression>(choice.variant, input)?;
             Ok((named_outputs(input, outputs), choice))
         })

@@ -193,7 +193,7 @@ impl DeviceModel {
 }
 
 /// Where a workload's data is when the work is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Placement {
     /// In host memory, and the result is wanted there: a GPU pays the upload and the download.
     Host,

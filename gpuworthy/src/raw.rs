@@ -124,7 +124,7 @@ impl crate::auto::Auto {
         scalars: &[(&str, f32)],
     ) -> Result<(ExprOutputs, crate::auto::Choice)> {
         let input = raw_input(kernel, shape, inputs, scalars)?;
-        let choice = self.choose::<Raw>(&input.params, crate::model::Placement::Host)?;
+        let choice = self.decide::<Raw>(&input.params, crate::model::Placement::Host, Some(&input))?;
         let outputs = choice.device.run::<Raw>(choice.variant, &input)?;
         Ok((raw_outputs(kernel, outputs), choice))
     }

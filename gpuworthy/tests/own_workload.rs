@@ -176,7 +176,7 @@ fn a_workload_of_ones_own_is_swept_calibrated_and_placed_like_a_builtin_one() {
         assert_eq!(choice.device.kind(), BackendKind::Cpu, "{placement}: {}", choice.reason);
     }
     // Without a model, the default for large resident data (a GPU) is kept to the devices that implement it.
-    let uncalibrated = Auto { devices, pipelined: Vec::new(), model: None, uncalibrated: Some("test".into()) };
+    let uncalibrated = Auto::without_model(devices, "test");
     let choice = uncalibrated.choose::<Magnitude>(&Len(1 << 28), Placement::Resident).unwrap();
     assert_eq!(choice.device.kind(), BackendKind::Cpu, "{}", choice.reason);
     assert_eq!(choice.device.run::<Magnitude>(choice.variant, &vec![-2.0]).unwrap(), [2.0]);

@@ -167,7 +167,7 @@ impl WorkloadVisitor for RunRequest<'_> {
             (Some(device), Some(v)) => (device.clone(), vec![v], None),
             (Some(device), None) => (device.clone(), vec![device.best_variant::<W>(&params)], None),
             (None, variant) => {
-                let choice = gpuworthy::auto::global()?.choose::<W>(&params, Placement::Host)?;
+                let choice = gpuworthy::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
                 let variants = match variant {
                     Some("all") => choice.device.variants::<W>(),
                     Some(v) => vec![v],
@@ -389,7 +389,7 @@ fn run_on(chosen: Option<Device>, input: &ExprInput) -> gpuworthy::core::Result<
             (device, variant, "asked for".to_owned())
         }
         None => {
-            let choice = gpuworthy::auto::global()?.choose::<Expression>(&input.params, Placement::Host)?;
+            let choice = gpuworthy::auto::global()?.decide::<Expression>(&input.params, Placement::Host, Some(input))?;
             (choice.device, choice.variant, choice.reason)
         }
     };

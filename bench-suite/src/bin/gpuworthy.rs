@@ -240,7 +240,7 @@ fn run_on<W: CommandLineWorkload>(
     let (devices, chosen) = match target {
         Ok(devices) => (devices, None),
         Err(()) => {
-            let choice = gpuworthy::auto::global()?.choose::<W>(&params, Placement::Host)?;
+            let choice = gpuworthy::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
             out!("auto: {} ({})", chosen_label(&choice), choice.reason);
             if choice.pipelined {
                 transfer_note = Some(pipelined_note());
@@ -664,9 +664,11 @@ fn calibrate(evaluate: bool, json: Option<PathBuf>, expressions_only: bool) -> a
     let (measured, within, median, worst) = evaluation.summary();
     out!(
         "{} points, {measured} with auto's choice measured: within 10% of the fastest at {within} ({:.0}%), median \
-         regret {median:.2}x, worst {worst:.2}x",
+         regret {median:.2}x, worst {worst:.2}x; {} settled by a trial (predictions too close to call, timed on the \
+         spot)",
         evaluation.points.len(),
-        100.0 * within as f64 / measured.max(1) as f64
+        100.0 * within as f64 / measured.max(1) as f64,
+        evaluation.points.iter().filter(|p| p.by_trial).count()
     );
     let past = evaluation.errors_past_ladder();
     if let Some(worst) = past.last() {
@@ -1338,7 +1340,7 @@ fn run_expression(
             vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
         }
         Some(Target::Auto) => {
-            let choice = gpuworthy::auto::global()?.choose::<Expression>(&params, Placement::Host)?;
+            let choice = gpuworthy::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;
             out!("auto: {} ({})", chosen_label(&choice), choice.reason);
             vec![choice.device]
         }
