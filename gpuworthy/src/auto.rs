@@ -228,7 +228,8 @@ impl Auto {
 
     /// [`Auto::choose`], and where its choice is close to another's (predicted within [`TRIAL_MARGIN`], or the
     /// model's error where that is larger) and short (at most [`TRIAL_UP_TO_S`]), settled by a trial: each contender
-    /// timed on `input` ([`trial_options`]: the kernel for resident data, the whole run for data on the host), the
+    /// timed on `input` ([`trial_options`]: the kernel in device-timed batches for resident data and on a CPU, the
+    /// whole run on a GPU for data on the host), the
     /// fastest chosen, and the reason says so with every contender's time. Without `input`, the trial times the
     /// workload's seeded input of `params`, made only if a trial runs. A trial runs once per workload instance, size
     /// and placement in this `Auto`; later calls take its verdict at the cost of a lookup. A contender that fails
@@ -320,11 +321,12 @@ fn trial<W: DeviceWorkload>(
         .iter()
         .filter_map(|contender| {
             let (device, variant, _) = *contender;
-            let stats = match placement {
-                Placement::Resident => device.time_resident_kernel::<W>(variant, input, &options).ok()?,
-                Placement::Host | Placement::PinnedHost => {
-                    device.measure_end_to_end::<W>(variant, input, &options).ok()?.0
-                }
+            // As the model predicts and the evaluation measures: the kernel for resident data and on a CPU (which
+            // computes where the data is), the whole run from the host on a GPU.
+            let stats = if placement == Placement::Resident || !device.is_gpu() {
+                device.time_resident_kernel::<W>(variant, input, &options).ok()?
+            } else {
+                device.measure_end_to_end::<W>(variant, input, &options).ok()?.0
             };
             Some((contender, stats.median.as_secs_f64()))
         })

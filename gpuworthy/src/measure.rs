@@ -326,21 +326,8 @@ where
     let mut resident = backend.upload(input)?;
     backend.launch(variant, &mut resident)?;
     backend.synchronize()?;
-    // On a GPU each kernel sample is the mean of a batch of back-to-back launches (about 2 ms of device time, at most
-    // MAX_LAUNCHES_PER_TIMING), timed together on the device. Timing one launch at a time leaves the GPU idle
-    // between launches while the host reads the clock, and its clock governor then lowers the clocks during the
-    // measurement: on an H200 through Vulkan, softmax's kernels measured up to 2.2 times their time in some runs.
-    let per_sample = if backend.kind().is_gpu() {
-        let one = spin_up(backend, options.spin_up, &mut || backend.launch(variant, &mut resident))?;
-        launches_per(Duration::from_millis(2), one, MAX_LAUNCHES_PER_TIMING)
-    } else {
-        1
-    };
-    let kernel = repeat(options, || {
-        let batch =
-            backend.time_on_device(&mut || (0..per_sample).try_for_each(|_| backend.launch(variant, &mut resident)))?;
-        Ok(batch / per_sample as u32)
-    })?;
+    let per_sample = launches_per_sample(backend, variant, &mut resident, options)?;
+    let kernel = time_kernel_batches(backend, variant, &mut resident, per_sample, options)?;
     let download = repeat(options, || {
         backend.synchronize()?;
         let start = Instant::now();
@@ -393,6 +380,9 @@ where
     B: Implements<W>,
 {
     let mut resident = resident_and_warm::<W, B>(backend, variant, input, options)?;
+    if backend.kind().is_gpu() {
+        spin_up(backend, options.spin_up, &mut || backend.launch(variant, &mut resident))?;
+    }
     let launch_unsynchronised = repeat(options, || {
         backend.synchronize()?;
         let start = Instant::now();
@@ -426,12 +416,47 @@ where
     B: Implements<W>,
 {
     let mut resident = resident_and_warm::<W, B>(backend, variant, input, options)?;
-    let device_timer = repeat(options, || backend.time_on_device(&mut || backend.launch(variant, &mut resident)))?;
+    let per_sample = launches_per_sample(backend, variant, &mut resident, options)?;
+    let device_timer = time_kernel_batches(backend, variant, &mut resident, per_sample, options)?;
     backend.synchronize()?;
     Ok(device_timer)
 }
 
-/// `input` uploaded, `variant` launched `options.warmup + 1` times, the device synchronised and, on a GPU, spun up.
+/// How many launches each kernel sample times: on a GPU, after a spin-up of `options.spin_up`, a batch of back-to-back
+/// launches of about 2 ms of device time (at most [`MAX_LAUNCHES_PER_TIMING`]); one on a CPU. Timing one launch at a
+/// time leaves the GPU idle between launches while the host reads the clock, and its clock governor then lowers the
+/// clocks during the measurement: on an H200 through Vulkan, softmax's kernels measured up to 2.2 times their time in
+/// some runs. It also puts the timer's own cost into every sample, which differs between backends: one launch at a
+/// time, a microsecond kernel measured 1.2 to 2 times its batched time through Vulkan against CUDA's events.
+fn launches_per_sample<W: Workload, B: Implements<W>>(
+    backend: &B,
+    variant: &str,
+    resident: &mut B::Resident,
+    options: &MeasureOptions,
+) -> Result<usize> {
+    if !backend.kind().is_gpu() {
+        return Ok(1);
+    }
+    let one = spin_up(backend, options.spin_up, &mut || backend.launch(variant, resident))?;
+    Ok(launches_per(Duration::from_millis(2), one, MAX_LAUNCHES_PER_TIMING))
+}
+
+/// The kernel's samples ([`repeat`]), each the device-timed mean of `per_sample` back-to-back launches.
+fn time_kernel_batches<W: Workload, B: Implements<W>>(
+    backend: &B,
+    variant: &str,
+    resident: &mut B::Resident,
+    per_sample: usize,
+    options: &MeasureOptions,
+) -> Result<Stats> {
+    repeat(options, || {
+        let batch =
+            backend.time_on_device(&mut || (0..per_sample).try_for_each(|_| backend.launch(variant, resident)))?;
+        Ok(batch / per_sample as u32)
+    })
+}
+
+/// `input` uploaded, `variant` launched `options.warmup + 1` times and the device synchronised.
 fn resident_and_warm<W, B>(
     backend: &B,
     variant: &str,
@@ -448,9 +473,6 @@ where
         backend.launch(variant, &mut resident)?;
     }
     backend.synchronize()?;
-    if backend.kind().is_gpu() {
-        spin_up(backend, options.spin_up, &mut || backend.launch(variant, &mut resident))?;
-    }
     Ok(resident)
 }
 
