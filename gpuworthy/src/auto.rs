@@ -30,7 +30,6 @@ use gpuworthy_core::{Backend, BackendKind, Error, Result};
 
 use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
 use crate::device::{DeviceLabel, DeviceWorkload};
-use crate::measure::MeasureOptions;
 use crate::model::{Model, Placement, Prediction, deciding_phase};
 use crate::{Device, Resident};
 
@@ -45,20 +44,13 @@ pub const TRIAL_MARGIN: f64 = 0.5;
 /// bandwidth's, smaller than at launch-bound sizes.
 pub const TRIAL_UP_TO_S: f64 = 0.02;
 
-/// How a trial times each contender: one warm-up run, a short spin-up on a GPU, three repetitions at least and about
-/// ten milliseconds of them, no check (the backends' conformance tests check every variant; a trial must be cheap).
-pub fn trial_options() -> MeasureOptions {
-    MeasureOptions {
-        warmup: 1,
-        spin_up: Duration::from_millis(30),
-        min_repetitions: 3,
-        max_repetitions: 20,
-        target_time: Duration::from_millis(10),
-        validate: false,
-        seed: 1,
-        reuse_output: false,
-    }
-}
+/// Rounds of a trial: each round times every contender once, in turn, so that a drift of the machine (a clock that
+/// rises, a neighbour that wakes) falls on every contender alike; each contender's time is its median over the rounds.
+pub const TRIAL_ROUNDS: usize = 7;
+
+/// The device time one sample of a kernel in a trial should take: launches are timed in batches of about this much,
+/// so that neither a timer's own cost nor a thread pool waking between launches weighs on a microsecond kernel.
+pub const TRIAL_SAMPLE: Duration = Duration::from_micros(500);
 
 /// A trial's verdict: the contender that was fastest, and every contender's time in words.
 #[derive(Debug, Clone)]
@@ -228,8 +220,8 @@ impl Auto {
 
     /// [`Auto::choose`], and where its choice is close to another's (predicted within [`TRIAL_MARGIN`], or the
     /// model's error where that is larger) and short (at most [`TRIAL_UP_TO_S`]), settled by a trial: each contender
-    /// timed on `input` ([`trial_options`]: the kernel in device-timed batches for resident data and on a CPU, the
-    /// whole run on a GPU for data on the host), the
+    /// timed on `input` in [`TRIAL_ROUNDS`] interleaved rounds (the kernel in device-timed batches for resident data
+    /// and on a CPU, the whole run on a GPU for data on the host), the
     /// fastest chosen, and the reason says so with every contender's time. Without `input`, the trial times the
     /// workload's seeded input of `params`, made only if a trial runs. A trial runs once per workload instance, size
     /// and placement in this `Auto`; later calls take its verdict at the cost of a lookup. A contender that fails
@@ -285,7 +277,7 @@ impl Auto {
                     let input = match input {
                         Some(input) => input,
                         None => {
-                            generated = W::generate(params, trial_options().seed)?;
+                            generated = W::generate(params, 1)?;
                             &generated
                         }
                     };
@@ -309,40 +301,103 @@ impl Auto {
     }
 }
 
-/// Times each of `contenders` on `input` ([`trial_options`]) and names the fastest; `None` where fewer than two could
-/// be timed.
-fn trial<W: DeviceWorkload>(
-    contenders: &[(&Device, &'static str, bool)],
+/// One contender of a trial, ready to be timed: its data resident where its kernel is what counts.
+struct Contender<'a, W: DeviceWorkload> {
+    device: &'a Device,
+    variant: &'static str,
+    pipelined: bool,
+    /// The input uploaded, and the launches per sample ([`TRIAL_SAMPLE`]), where the kernel is timed; `None` where
+    /// the whole run from the host is.
+    resident: Option<(Resident<W>, usize)>,
+    samples: Vec<f64>,
+}
+
+impl<W: DeviceWorkload> Contender<'_, W> {
+    /// One sample, in seconds: the mean of a batch of launches on the device's timer, or one whole run.
+    fn sample(&mut self, input: &W::Input) -> Result<f64> {
+        let (device, variant) = (self.device, self.variant);
+        match &mut self.resident {
+            Some((resident, batch)) => {
+                let batch = *batch;
+                let time = device
+                    .backend()
+                    .time_on_device(&mut || (0..batch).try_for_each(|_| device.launch::<W>(variant, resident)))?;
+                Ok(time.as_secs_f64() / batch as f64)
+            }
+            None => {
+                let start = std::time::Instant::now();
+                device.run::<W>(variant, input)?;
+                Ok(start.elapsed().as_secs_f64())
+            }
+        }
+    }
+}
+
+/// Times each of `contenders` on `input` and names the fastest; `None` where fewer than two could be timed. What is
+/// timed is what the model predicts and the evaluation measures: the kernel for resident data and on a CPU (which
+/// computes where the data is), on the device's own timer in batches of about [`TRIAL_SAMPLE`]; a GPU's whole run
+/// (its upload, kernel and download, or its pipelined run) for data on the host. After a warm-up, [`TRIAL_ROUNDS`]
+/// rounds time every contender in turn, and each keeps the median of its samples.
+fn trial<'a, W: DeviceWorkload>(
+    contenders: &[(&'a Device, &'static str, bool)],
     input: &W::Input,
     placement: Placement,
 ) -> Option<Verdict> {
-    let options = trial_options();
-    let timed: Vec<(&(&Device, &'static str, bool), f64)> = contenders
+    let params = W::params(input);
+    let ready = |&(device, variant, pipelined): &(&'a Device, &'static str, bool)| -> Result<Contender<'a, W>> {
+        device.settle::<W>(variant, &params)?;
+        let mut contender = Contender { device, variant, pipelined, resident: None, samples: Vec::new() };
+        if placement == Placement::Resident || !device.is_gpu() {
+            let mut resident = device.upload::<W>(input)?;
+            device.launch::<W>(variant, &mut resident)?;
+            let warm = device
+                .backend()
+                .time_on_device(&mut || (0..3).try_for_each(|_| device.launch::<W>(variant, &mut resident)))?;
+            let one = (warm / 3).max(Duration::from_nanos(100));
+            let batch = (TRIAL_SAMPLE.as_nanos() / one.as_nanos()).clamp(1, 4096) as usize;
+            contender.resident = Some((resident, batch));
+        } else {
+            device.run::<W>(variant, input)?;
+        }
+        // One sample unkept: the first after the warm-up.
+        contender.sample(input)?;
+        Ok(contender)
+    };
+    let mut ready: Vec<Contender<'a, W>> = contenders.iter().filter_map(|c| ready(c).ok()).collect();
+    for _ in 0..TRIAL_ROUNDS {
+        for contender in &mut ready {
+            if let Ok(s) = contender.sample(input) {
+                contender.samples.push(s);
+            }
+        }
+    }
+    let timed: Vec<(&Contender<'_, W>, f64)> = ready
         .iter()
-        .filter_map(|contender| {
-            let (device, variant, _) = *contender;
-            // As the model predicts and the evaluation measures: the kernel for resident data and on a CPU (which
-            // computes where the data is), the whole run from the host on a GPU.
-            let stats = if placement == Placement::Resident || !device.is_gpu() {
-                device.time_resident_kernel::<W>(variant, input, &options).ok()?
-            } else {
-                device.measure_end_to_end::<W>(variant, input, &options).ok()?.0
-            };
-            Some((contender, stats.median.as_secs_f64()))
+        .filter(|c| !c.samples.is_empty())
+        .map(|c| {
+            let mut samples = c.samples.clone();
+            samples.sort_by(f64::total_cmp);
+            (c, samples[samples.len() / 2])
         })
         .collect();
     if timed.len() < 2 {
         return None;
     }
-    let ((device, variant, pipelined), _) = *timed.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (winner, _) = *timed.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
     let times: Vec<String> = timed
         .iter()
-        .map(|((device, variant, pipelined), s)| {
-            let path = if *pipelined { " pipelined" } else { "" };
-            format!("{} {variant}{path} {}", device.label(), crate::measure::duration(Duration::from_secs_f64(*s)))
+        .map(|(c, s)| {
+            let path = if c.pipelined { " pipelined" } else { "" };
+            let time = crate::measure::duration(Duration::from_secs_f64(*s));
+            format!("{} {}{path} {time}", c.device.label(), c.variant)
         })
         .collect();
-    Some(Verdict { label: device.label(), variant, pipelined: *pipelined, times: times.join(", ") })
+    Some(Verdict {
+        label: winner.device.label(),
+        variant: winner.variant,
+        pipelined: winner.pipelined,
+        times: times.join(", "),
+    })
 }
 
 /// What `auto` chose, and why.
