@@ -389,7 +389,8 @@ fn run_on(chosen: Option<Device>, input: &ExprInput) -> gpuworthy::core::Result<
             (device, variant, "asked for".to_owned())
         }
         None => {
-            let choice = gpuworthy::auto::global()?.decide::<Expression>(&input.params, Placement::Host, Some(input))?;
+            let choice =
+                gpuworthy::auto::global()?.decide::<Expression>(&input.params, Placement::Host, Some(input))?;
             (choice.device, choice.variant, choice.reason)
         }
     };
