@@ -512,11 +512,10 @@ impl CudaBackend {
         if !compiles_a_first_call_kernel(program) {
             return Ok(ExprKernels { main: self.custom_kernel(&source, "expr_map", options)?, faster: None });
         }
+        // Compiled already: by an earlier process (on disk), or by this one's compiling thread, which keeps its kernel
+        // among the backend's modules.
         if let Some(main) = find_custom_kernel(&self.module_compiler(), &source, "expr_map", options) {
             return Ok(ExprKernels { main, faster: None });
-        }
-        if let Some(faster) = lock(&self.faster_kernels).get(&source).and_then(|f| f.ready().cloned()) {
-            return Ok(ExprKernels { main: faster, faster: None });
         }
         // The first-call kernel first, then the faster one: NVRTC's first compilation in a process is its slowest,
         // and the first result waits for this one alone.
@@ -526,7 +525,7 @@ impl CudaBackend {
 
     /// The faster kernel of `source` (an elementwise program's [`elementwise_source`]), compiling on a thread of its
     /// own: started by the first caller, shared by the rest.
-    fn faster_kernel(&self, source: String, options: &[&str]) -> Arc<FasterKernel> {
+    fn faster_kernel(&self, source: String, options: &'static [&'static str]) -> Arc<FasterKernel> {
         let mut faster_kernels = lock(&self.faster_kernels);
         if let Some(faster) = faster_kernels.get(&source) {
             return Arc::clone(faster);
@@ -542,11 +541,9 @@ impl CudaBackend {
         lock(&COMPILING).push(Arc::clone(&faster));
         let fill = FillOnDrop(Arc::clone(&faster));
         let compiler = self.module_compiler();
-        let options: Vec<String> = options.iter().map(|o| (*o).to_owned()).collect();
         // A thread that cannot start drops `fill`, which settles the kernel as failed.
         let _ = std::thread::Builder::new().name("gpuworthy-nvrtc".into()).spawn(move || {
-            let options: Vec<&str> = options.iter().map(String::as_str).collect();
-            let kernel = crate::custom::custom_kernel_through(&compiler, &source, "expr_map", &options).ok();
+            let kernel = crate::custom::custom_kernel_through(&compiler, &source, "expr_map", options).ok();
             let _ = fill.0.0.set(kernel);
             lock(&COMPILING).retain(|k| !Arc::ptr_eq(k, &fill.0));
         });

@@ -344,7 +344,7 @@ fn trial<'a, W: DeviceWorkload>(
     placement: Placement,
 ) -> Option<Verdict> {
     let params = W::params(input);
-    let ready = |&(device, variant, pipelined): &(&'a Device, &'static str, bool)| -> Result<Contender<'a, W>> {
+    let prepare = |&(device, variant, pipelined): &(&'a Device, &'static str, bool)| -> Result<Contender<'a, W>> {
         device.settle::<W>(variant, &params)?;
         let mut contender = Contender { device, variant, pipelined, resident: None, samples: Vec::new() };
         if placement == Placement::Resident || !device.is_gpu() {
@@ -363,7 +363,7 @@ fn trial<'a, W: DeviceWorkload>(
         contender.sample(input)?;
         Ok(contender)
     };
-    let mut ready: Vec<Contender<'a, W>> = contenders.iter().filter_map(|c| ready(c).ok()).collect();
+    let mut ready: Vec<Contender<'a, W>> = contenders.iter().filter_map(|c| prepare(c).ok()).collect();
     for _ in 0..TRIAL_ROUNDS {
         for contender in &mut ready {
             if let Ok(s) = contender.sample(input) {
