@@ -128,10 +128,23 @@ impl Auto {
         params: &W::Params,
         placement: Placement,
     ) -> Option<(Vec<Prediction>, &'static str)> {
+        self.predict_with::<W>(params, placement, None)
+    }
+
+    /// [`Auto::predict`], with `variant` preferred on the device `label` where it is given (`(label, variant)`), so
+    /// that a trial can ask for another variant's prediction.
+    fn predict_with<W: DeviceWorkload>(
+        &self,
+        params: &W::Params,
+        placement: Placement,
+        variant: Option<(&DeviceLabel, &'static str)>,
+    ) -> Option<(Vec<Prediction>, &'static str)> {
         let cost = W::cost(params);
         let devices = &self.devices;
-        let preferred =
-            |label: &DeviceLabel| devices.iter().find(|d| d.label() == *label).map(|d| d.best_variant::<W>(params));
+        let preferred = |label: &DeviceLabel| match variant {
+            Some((on, variant)) if on == label => Some(variant),
+            _ => devices.iter().find(|d| d.label() == *label).map(|d| d.best_variant::<W>(params)),
+        };
         // The instance's own calibration (an expression calibrated by `calibrate --expr`, or a built-in workload), else
         // what it resembles (an expression never measured: the base expression's curves and the devices' rates).
         let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
@@ -218,8 +231,9 @@ impl Auto {
         })
     }
 
-    /// [`Auto::choose`], and where its choice is close to another's (predicted within [`TRIAL_MARGIN`], or the
-    /// model's error where that is larger) and short (at most [`TRIAL_UP_TO_S`]), settled by a trial: each contender
+    /// [`Auto::choose`], and where its choice is close to another's (another device, or another variant of a device
+    /// in the running, predicted within [`TRIAL_MARGIN`], or the model's error where that is larger) and short (at
+    /// most [`TRIAL_UP_TO_S`]), settled by a trial: each contender
     /// timed on `input` in [`TRIAL_ROUNDS`] interleaved rounds (the kernel in device-timed batches for resident data
     /// and on a CPU, the whole run on a GPU for data on the host), the
     /// fastest chosen, and the reason says so with every contender's time. Without `input`, the trial times the
@@ -258,7 +272,7 @@ impl Auto {
             Some(verdict) => verdict,
             None => {
                 let limit = time_of(chosen) * (1.0 + self.toss_up_margin().max(TRIAL_MARGIN));
-                let contenders: Vec<(&Device, &'static str, bool)> = choice
+                let mut contenders: Vec<(&Device, &'static str, bool)> = choice
                     .predictions
                     .iter()
                     .filter(|p| time_of(p) <= limit)
@@ -270,6 +284,28 @@ impl Auto {
                         Some((device, variant, p.pipelined))
                     })
                     .collect();
+                // Each contender device's other variants predicted as close: between variants, too, a rule of which
+                // was fastest on the reference machines can lose on this one.
+                let devices: Vec<&Device> =
+                    contenders.iter().filter(|(_, _, pipelined)| !pipelined).map(|(d, _, _)| *d).collect();
+                for device in devices {
+                    let label = device.label();
+                    for variant in device.variants::<W>() {
+                        if contenders.iter().any(|(d, v, p)| d.label() == label && *v == variant && !p) {
+                            continue;
+                        }
+                        let close = self.predict_with::<W>(params, placement, Some((&label, variant))).is_some_and(
+                            |(predictions, _)| {
+                                predictions.iter().any(|p| {
+                                    p.device == label && !p.pipelined && p.variant == variant && time_of(p) <= limit
+                                })
+                            },
+                        );
+                        if close {
+                            contenders.push((device, variant, false));
+                        }
+                    }
+                }
                 let verdict = if contenders.len() < 2 {
                     None
                 } else {
@@ -592,6 +628,24 @@ mod tests {
         let choice = long.decide::<Square>(&Len(1 << 26), Placement::Resident, None).unwrap();
         assert!(!choice.by_trial, "{}", choice.reason);
         assert!(long.trials.lock().unwrap().is_empty());
+    }
+
+    /// Two variants of one device predicted as close are settled by a trial as two devices are: the rule that
+    /// prefers one of them is a fact of the reference machines, not of this one.
+    #[test]
+    fn two_variants_predicted_as_close_are_settled_by_a_trial() {
+        let mut model = model_with(1.0e-10);
+        let mut scalar = model.devices[0].workloads[0].variants[0].clone();
+        scalar.variant = "scalar".into();
+        scalar.kernel.fit.per_byte_s = 1.1e-10;
+        model.devices[0].workloads[0].variants.push(scalar);
+        let auto = Auto::with_model(vec![Device::cpu().unwrap()], model);
+        let choice = auto.decide::<Square>(&Len(1 << 16), Placement::Host, None).unwrap();
+        assert!(choice.by_trial, "{}", choice.reason);
+        assert!(choice.reason.contains("cpu simd") && choice.reason.contains("cpu scalar"), "{}", choice.reason);
+        // Alone, each is the only device calibrated: no trial.
+        let single = Auto::with_model(vec![Device::cpu().unwrap()], model_with(1.0e-10));
+        assert!(!single.decide::<Square>(&Len(1 << 16), Placement::Host, None).unwrap().by_trial);
     }
 
     #[test]
