@@ -46,6 +46,9 @@ pub struct EvaluationPoint {
     pub past_ladder: bool,
     /// Whether auto's choice was settled by a trial ([`Auto::decide`]) rather than by the model alone.
     pub by_trial: bool,
+    /// Auto's reason ([`Choice::reason`]): the predictions that decided, and after a trial every contender's time in
+    /// it, to set beside the measurements.
+    pub reason: String,
 }
 
 impl EvaluationPoint {
@@ -288,5 +291,6 @@ fn evaluation_point(
         predicted_s,
         past_ladder: false,
         by_trial: choice.by_trial,
+        reason: choice.reason.clone(),
     })
 }
