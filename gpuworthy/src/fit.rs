@@ -174,6 +174,24 @@ impl Curve {
 }
 
 impl Curve {
+    /// The predicted seconds of a whole run from the host (its transfers and the host's work around them, or a
+    /// pipelined run) of this cost. Within the calibrated sizes, [`Curve::predict`]; past the largest, the largest
+    /// size's time and, for each byte more, the seconds a byte took between the two largest sizes: the rate the
+    /// transfers have reached there, where the fit over every size, weighted to the small ones that are mostly fixed
+    /// cost, grows with a rate of their own. Scaled from the fit instead, WGSL's matmul from the host at 2048x2048x2048
+    /// was predicted at 5.0-5.3 ms and took 3.1-3.5 ms on both GPUs, and CUDA's pipelined mandelbrot at 8192x8192 at
+    /// 13.1-13.5 ms where it took 10.1-10.3 ms; from the two largest sizes, 3.4-4.0 and 10.7-11.1 ms (replayed on the
+    /// calibrations of those runs, `docs/results/auto`). Where the two
+    /// largest sizes give no positive rate (a measurement's noise), the fit's growth stands.
+    pub fn predict_whole_run(&self, cost: &Cost) -> f64 {
+        match self.points.as_slice() {
+            [.., (b0, _, t0), (b1, _, t1)] if cost.bytes > *b1 && b1 > b0 && t1 > t0 => {
+                t1 + (cost.bytes - b1) as f64 * (t1 - t0) / (b1 - b0) as f64
+            }
+            _ => self.predict(cost),
+        }
+    }
+
     /// The predicted seconds of a kernel of this cost. Within the calibrated sizes, [`Curve::predict`]; past the
     /// largest, its time above the fixed (launch) part grows in proportion to the work, the larger of the growth in
     /// bytes and in flops, and for a memory-bound kernel (at most [`MEMORY_BOUND_FLOPS_PER_BYTE`]) by at least
@@ -444,6 +462,31 @@ mod tests {
 
     fn cost(bytes: u64, flops: u64) -> Cost {
         Cost { bytes, flops, elements: bytes / 4 }
+    }
+
+    /// WGSL's matmul from the host on an H100 (`nvidia-h100-24-calibration.json`): a fixed cost of about 100 µs at
+    /// the small sizes, and transfers that reach 18 GB/s only between the two largest. Past them a whole run grows
+    /// at that rate; the fit's growth, weighted to the small sizes, nearly doubled it.
+    #[test]
+    fn a_whole_run_past_its_calibrated_sizes_grows_at_the_rate_of_its_two_largest() {
+        let at = |bytes: u64, t: f64| (Cost { bytes, flops: 0, elements: 0 }, t);
+        let samples = [
+            at(12288, 118.8e-6),
+            at(49152, 133.4e-6),
+            at(786432, 225.4e-6),
+            at(3145728, 766.0e-6),
+            at(12582912, 1146.5e-6),
+        ];
+        let curve = Curve::through(&samples).unwrap();
+        let past = Cost { bytes: 50331648, flops: 0, elements: 0 };
+        let rate = (1146.5e-6 - 766.0e-6) / (12582912.0 - 3145728.0);
+        let expected = 1146.5e-6 + (50331648.0 - 12582912.0) * rate;
+        assert!((curve.predict_whole_run(&past) - expected).abs() < 1e-12, "{}", curve.predict_whole_run(&past));
+        assert!(curve.predict(&past) > 1.2 * expected, "the fit's growth: {}", curve.predict(&past));
+        // Within the calibrated sizes, the curve itself; two largest sizes with no rate between them leave the fit's.
+        assert_eq!(curve.predict_whole_run(&samples[3].0), curve.predict(&samples[3].0));
+        let flat = Curve::through(&[at(1 << 20, 50e-6), at(4 << 20, 300e-6), at(16 << 20, 300e-6)]).unwrap();
+        assert_eq!(flat.predict_whole_run(&past), flat.predict(&past));
     }
 
     #[test]

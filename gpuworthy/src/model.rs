@@ -553,7 +553,7 @@ impl Model {
                     (through(&w.upload, &w.upload_pinned), through(&w.download, &w.download_pinned));
                 // From pageable host memory, the transfers as a whole run pays them, shared out as the phases are.
                 if let Some(overhead) = w.host_overhead.as_ref().filter(|_| placement == Placement::Host) {
-                    let share = overhead.predict(cost) / (upload_s + download_s).max(f64::MIN_POSITIVE);
+                    let share = overhead.predict_whole_run(cost) / (upload_s + download_s).max(f64::MIN_POSITIVE);
                     upload_s *= share;
                     download_s *= share;
                 }
@@ -573,7 +573,7 @@ impl Model {
                     let (variant, kernel) = preferred(&device.label)
                         .and_then(|name| candidates.iter().copied().find(|(v, _)| v.variant == name))
                         .unwrap_or((variant, kernel));
-                    let total_s = curve.predict(cost).max(kernel);
+                    let total_s = curve.predict_whole_run(cost).max(kernel);
                     let pageable = (upload_s + download_s).max(f64::MIN_POSITIVE);
                     let exposed = total_s - kernel;
                     (total_s < phased.total_s).then(|| Prediction {
