@@ -1,7 +1,7 @@
 //! Expressions on the CPU: numexpr's idea, a block evaluator, with no compiler needed at run time.
 //!
 //! The arrays are cut into blocks of [`BLOCK`] elements that stay in the L1 and L2 caches; rayon spreads the blocks
-//! over the cores, and in each block every node of the program's graph is one tight loop over the block (`+`, `*`,
+//! over the cores in tasks sized by what the program's elements cost ([`task_blocks`]), and in each block every node of the program's graph is one tight loop over the block (`+`, `*`,
 //! `min`, comparisons, `where` ...), which the compiler vectorises for the backend's SIMD level: the block evaluation
 //! is a [`simd_kernel!`](crate::simd_kernel), compiled once per instruction set. `exp`, `exp2`, `sin` and `cos` are
 //! the branch-free forms of [`crate::vector_math`], which vectorise with the rest; the other special functions are
@@ -29,9 +29,38 @@ use crate::{CpuBackend, vector_math};
 /// Elements per block: small enough that every temporary of a typical expression stays in cache.
 pub const BLOCK: usize = 1024;
 
-/// Blocks per parallel task: enough that handing out tasks costs nothing next to them, few enough that every core
-/// gets many.
+/// Blocks per parallel task for a cheap program: enough that handing out tasks costs nothing next to them, few
+/// enough that every core gets many. A program whose elements cost more gets shorter tasks ([`task_blocks`]).
 pub const TASK_BLOCKS: usize = 16;
+
+/// The least work worth a task of its own, in blocks times passes of a plain operation ([`pass_weight`]): about 25
+/// µs on one core of the 2-core machine, twice what waking another thread of the pool costs there (split over two
+/// threads, `exp(-x*x) * sin(3*x)` at 8192 elements took 16-24 µs against 5.7 µs on one; `tanh(2*x) * 0.5 + 0.5`
+/// took 46 µs against 66-68 µs).
+const WORK_PER_TASK: usize = 350;
+
+/// What one node costs per element, in passes of a plain operation (`+`, `*`, a comparison; about 0.07 ns an element
+/// on one core of the 2-core machine): the vectorised functions about three, those of the standard library, one
+/// element at a time, about a hundred (`tanh(2*x) * 0.5 + 0.5` took 8 ns an element there).
+fn pass_weight(node: &Node) -> usize {
+    match node {
+        Node::Call(Func::Exp | Func::Exp2 | Func::Sin | Func::Cos | Func::Sqrt, _) => 3,
+        Node::Call(func, _) if func.is_special() => 100,
+        Node::Call(..) | Node::Neg(_) | Node::Not(_) | Node::Arith(..) | Node::Compare(..) | Node::Logic(..) => 1,
+        Node::Const(_) | Node::Scalar(_) | Node::Reduced | Node::Operand(_) | Node::Input(_) => 0,
+    }
+}
+
+/// Blocks per parallel task for `program` over `blocks` blocks: as many equal tasks as hold [`WORK_PER_TASK`] each
+/// (at most four a thread, since each costs its scheduling and its share of the bookkeeping), and no task longer
+/// than [`TASK_BLOCKS`]. A cheap program keeps tasks of [`TASK_BLOCKS`]; one of costly elements spreads over the
+/// cores from a few blocks on (`tanh(2*x) * 0.5 + 0.5` at 8192 elements was one task on one thread: 123-199 µs on a
+/// 16-core host).
+fn task_blocks(program: &Program, evaluate: &[bool], blocks: usize) -> usize {
+    let per_block: usize = program.nodes.iter().zip(evaluate).filter(|(_, e)| **e).map(|(n, _)| pass_weight(n)).sum();
+    let tasks = (blocks.saturating_mul(per_block) / WORK_PER_TASK).clamp(1, 4 * rayon::current_num_threads());
+    blocks.div_ceil(tasks).clamp(1, TASK_BLOCKS)
+}
 
 /// Where one node's values for a block are.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,9 +391,9 @@ fn run_blocks(
             };
             // Every element is written below: the old contents never matter.
             outputs.iter_mut().for_each(|o| o.resize(n, 0.0));
-            // Each task writes its part of every output, [`TASK_BLOCKS`] blocks long; the parts are disjoint, so the
+            // Each task writes its part of every output, [`task_blocks`] blocks long; the parts are disjoint, so the
             // tasks run in parallel.
-            let task = BLOCK * TASK_BLOCKS;
+            let task = BLOCK * task_blocks(program, &evaluate, blocks);
             let stream = n > STREAM_ABOVE;
             let mut parts: Vec<Vec<&mut [f32]>> = (0..n.div_ceil(task)).map(|_| Vec::new()).collect();
             for output in &mut outputs {
@@ -404,7 +433,7 @@ fn run_blocks(
             let kind = reduction.kind;
             let partials: Vec<f32> = (0..blocks)
                 .into_par_iter()
-                .with_min_len(TASK_BLOCKS)
+                .with_min_len(task_blocks(program, &evaluate, blocks))
                 .map_init(
                     || Scratch::new(program.nodes.len()),
                     |scratch, block| {
@@ -504,6 +533,32 @@ mod tests {
         let expected = Expression::reference(&input).unwrap();
         let output = Implements::<Expression>::run(&cpu, "blocks", &input).unwrap();
         Expression::check(&input, &expected, &output, gpuworthy_core::Precision::Full).unwrap();
+    }
+
+    /// A cheap program runs a few thousand elements as one task and long arrays in tasks of [`TASK_BLOCKS`]; one of
+    /// costly elements is cut into equal shorter tasks, and its results are the same.
+    #[test]
+    fn costly_programs_are_cut_into_shorter_tasks_that_compute_the_same() {
+        let cpu = CpuBackend::new().unwrap();
+        let tasks = |source: &str, n: usize| {
+            let program = Expr::parse(source).unwrap().bind(&[]).unwrap();
+            let blocks = n.div_ceil(BLOCK);
+            cpu.install(|| task_blocks(&program, &per_element_nodes(&program), blocks))
+        };
+        assert_eq!(tasks("y = 2 * x + 1", 8192), 8);
+        assert_eq!(tasks("y = 2 * x + 1", 1 << 24), TASK_BLOCKS);
+        assert_eq!(tasks("y = exp(-x * x) * sin(3 * x)", 8192), 8);
+        let costly = "y = tanh(2 * x) * 0.5 + 0.5";
+        assert!(tasks(costly, 8192) < 8 || cpu.install(rayon::current_num_threads) == 1);
+        assert!((1..=TASK_BLOCKS).contains(&tasks(costly, 1 << 24)));
+        assert_eq!(tasks(costly, 1), 1);
+        let program = Arc::new(Expr::parse(costly).unwrap().bind(&[]).unwrap());
+        for n in [BLOCK * 8, BLOCK * 8 + 5, BLOCK * 64 + 1] {
+            let input = Expression::generate(&ExprParams::new(Arc::clone(&program), n, vec![]), 7).unwrap();
+            let blocks = Implements::<Expression>::run(&cpu, "blocks", &input).unwrap();
+            let scalar = Implements::<Expression>::run(&cpu, "scalar", &input).unwrap();
+            assert_eq!(blocks, scalar, "at {n}");
+        }
     }
 
     #[test]
