@@ -358,29 +358,31 @@ impl<W: DeviceWorkload> Contender<'_, W> {
                     .time_on_device(&mut || (0..batch).try_for_each(|_| device.launch::<W>(variant, resident)))?;
                 Ok(time.as_secs_f64() / batch as f64)
             }
-            None => {
-                // Back-to-back runs for about a sample's time, the first of them unkept: the first run after another
-                // contender's turn pays for waking this device and the host's threads that drive it (on an H100's
-                // host, a whole run of 8192 elements took 2.1-2.5 times its steady time that way), which a program
-                // calling it again and again does not, nor the evaluation's measurements.
-                let started = std::time::Instant::now();
-                let mut runs = Vec::new();
-                loop {
-                    let start = std::time::Instant::now();
-                    device.run::<W>(variant, input)?;
-                    runs.push(start.elapsed().as_secs_f64());
-                    if started.elapsed() >= TRIAL_SAMPLE {
-                        break;
-                    }
-                }
-                if runs.len() > 1 {
-                    runs.remove(0);
-                }
-                runs.sort_by(f64::total_cmp);
-                Ok(runs[runs.len() / 2])
-            }
+            None => steady_time(TRIAL_SAMPLE, || {
+                let start = std::time::Instant::now();
+                device.run::<W>(variant, input)?;
+                Ok(start.elapsed().as_secs_f64())
+            }),
         }
     }
+}
+
+/// The steady time of a whole run, in seconds: `run` (which times one) repeated back to back for about `budget`, at
+/// least once, and the median kept with the first run left out where there were more than one. The first run after
+/// another contender's turn pays for waking this device and the host's threads that drive it (on an H100's host, a
+/// whole run of 8192 elements took 2.1-2.5 times its steady time that way), which a program calling it again and
+/// again does not, nor the evaluation's measurements.
+fn steady_time(budget: Duration, mut run: impl FnMut() -> Result<f64>) -> Result<f64> {
+    let started = std::time::Instant::now();
+    let mut runs = vec![run()?];
+    while started.elapsed() < budget {
+        runs.push(run()?);
+    }
+    if runs.len() > 1 {
+        runs.remove(0);
+    }
+    runs.sort_by(f64::total_cmp);
+    Ok(runs[runs.len() / 2])
 }
 
 /// Times each of `contenders` on `input` and names the fastest; `None` where fewer than two could be timed. What is
@@ -591,6 +593,28 @@ mod tests {
     /// size and placement: the reason names every contender's time and the choice is the faster measured. Devices
     /// predicted far apart, or work predicted past [`TRIAL_UP_TO_S`], are left to the model. Needs a wgpu adapter
     /// (lavapipe on a CPU).
+    /// A whole run timed in a trial: the slow first run of a turn is left out, short runs are repeated for about the
+    /// budget, a long one runs once, and an error stops the sample.
+    #[test]
+    fn a_whole_runs_sample_is_its_steady_time() {
+        let mut calls = 0;
+        let slow_first = steady_time(Duration::from_micros(300), || {
+            calls += 1;
+            std::thread::sleep(Duration::from_micros(50));
+            Ok(if calls == 1 { 1.0 } else { 0.25 })
+        })
+        .unwrap();
+        assert_eq!(slow_first, 0.25);
+        assert!(calls >= 3, "{calls} runs");
+        let mut long = 0;
+        let once = steady_time(Duration::ZERO, || {
+            long += 1;
+            Ok(0.5)
+        });
+        assert_eq!((once.unwrap(), long), (0.5, 1));
+        assert!(steady_time(Duration::from_millis(1), || Err(Error::invalid("gone"))).is_err());
+    }
+
     #[test]
     fn a_close_call_is_settled_by_a_trial_once() {
         let gpu = match Device::wgpu(None) {
