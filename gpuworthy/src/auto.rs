@@ -166,6 +166,30 @@ impl Auto {
         })
     }
 
+    /// The model's prediction for `choice` itself, in seconds (the kernel for resident data, the whole run for data on
+    /// the host): the prediction the choice carries for its device, or where a trial chose another variant of that
+    /// device than the model preferred, that variant's own (where the model gives it one). `None` without a
+    /// prediction for the device.
+    pub fn predicted_time<W: DeviceWorkload>(
+        &self,
+        params: &W::Params,
+        placement: Placement,
+        choice: &Choice,
+    ) -> Option<f64> {
+        let label = choice.device.label();
+        let time = |p: &Prediction| if placement == Placement::Resident { p.kernel_s } else { p.total_s };
+        let same = |p: &&Prediction| p.device == label && p.pipelined == choice.pipelined;
+        let of_device = choice.predictions.iter().find(same)?;
+        if of_device.variant == choice.variant {
+            return Some(time(of_device));
+        }
+        let own =
+            self.predict_with::<W>(params, placement, Some((&label, choice.variant))).and_then(|(predictions, _)| {
+                predictions.iter().find(same).filter(|p| p.variant == choice.variant).map(time)
+            });
+        Some(own.unwrap_or_else(|| time(of_device)))
+    }
+
     /// The relative difference within which two of this model's predictions are a toss-up.
     pub fn toss_up_margin(&self) -> f64 {
         self.model.as_ref().map_or(crate::model::DEFAULT_TOSS_UP_MARGIN, Model::toss_up_margin)
@@ -685,6 +709,28 @@ mod tests {
         // Alone, each is the only device calibrated: no trial.
         let single = Auto::with_model(vec![Device::cpu().unwrap()], model_with(1.0e-10));
         assert!(!single.decide::<Square>(&Len(1 << 16), Placement::Host, None).unwrap().by_trial);
+    }
+
+    /// The prediction for a choice is its own variant's: where a trial chose another variant than the model's, the
+    /// evaluation compares that variant's measurement with that variant's prediction.
+    #[test]
+    fn a_choice_is_predicted_as_the_variant_it_chose() {
+        let mut model = model_with(1.0e-10);
+        let mut scalar = model.devices[0].workloads[0].variants[0].clone();
+        scalar.variant = "scalar".into();
+        scalar.kernel.fit.per_byte_s = 1.1e-10;
+        model.devices[0].workloads[0].variants.push(scalar);
+        let auto = Auto::with_model(vec![Device::cpu().unwrap()], model);
+        let params = Len(1 << 16);
+        let bytes = <Square as gpuworthy_core::Workload>::cost(&params).bytes as f64;
+        let per_byte = |variant: &str| if variant == "simd" { 1.0e-10 } else { 1.1e-10 };
+        let modelled = auto.choose::<Square>(&params, Placement::Resident).unwrap();
+        let predicted = auto.predicted_time::<Square>(&params, Placement::Resident, &modelled).unwrap();
+        assert!((predicted / (per_byte(modelled.variant) * bytes) - 1.0).abs() < 1e-9, "{predicted}");
+        let other = if modelled.variant == "simd" { "scalar" } else { "simd" };
+        let tried = Choice { variant: other, by_trial: true, ..modelled };
+        let predicted = auto.predicted_time::<Square>(&params, Placement::Resident, &tried).unwrap();
+        assert!((predicted / (per_byte(other) * bytes) - 1.0).abs() < 1e-9, "{other}: {predicted}");
     }
 
     #[test]

@@ -185,7 +185,11 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
             // Only a workload calibrated at sizes of its own has a ladder to be past (an expression never calibrated
             // is predicted from a base expression's curves).
             let past_ladder = !used.is_empty() && W::cost(params).bytes > calibrated_bytes;
-            let Some(mut point) = evaluation_point(&rows, W::NAME, &size, placement, &choice) else { continue };
+            // The model's prediction for the variant chosen: a trial may have chosen another variant of the device
+            // than the one the model preferred (cuBLAS's `cublas` for its `splitk`).
+            let predicted_s = auto.predicted_time::<W>(params, placement, &choice);
+            let point_of = |rows: &[Row]| evaluation_point(rows, W::NAME, &size, placement, &choice, predicted_s);
+            let Some(mut point) = point_of(&rows) else { continue };
             // Measures (label, variant, pipelined) once more at this size, into the rows.
             let measure_again = |rows: &mut Vec<Row>, label: &DeviceLabel, variant: &str, pipelined: bool| {
                 let on = if pipelined { &auto.pipelined } else { devices };
@@ -217,7 +221,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                 for (label, variant, pipelined) in again {
                     measure_again(&mut rows, &label, &variant, pipelined);
                 }
-                if let Some(again) = evaluation_point(&rows, W::NAME, &size, placement, &choice) {
+                if let Some(again) = point_of(&rows) {
                     point = again;
                 }
             }
@@ -226,7 +230,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
             // one evaluation and 1.61 ms in the next.
             if past_ladder && point.prediction_error().is_some_and(|e| e > REMEASURE_PREDICTION_OFF) {
                 measure_again(&mut rows, &choice.device.label(), choice.variant, choice.pipelined);
-                if let Some(again) = evaluation_point(&rows, W::NAME, &size, placement, &choice) {
+                if let Some(again) = point_of(&rows) {
                     point = again;
                 }
             }
@@ -237,13 +241,15 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
     points
 }
 
-/// Auto's `choice` at `size` against the fastest of `rows` there; `None` where nothing was measured at that size.
+/// Auto's `choice` at `size` against the fastest of `rows` there, with the model's prediction for it
+/// (`predicted_s`); `None` where nothing was measured at that size.
 fn evaluation_point(
     rows: &[Row],
     workload: &'static str,
     size: &str,
     placement: Placement,
     choice: &Choice,
+    predicted_s: Option<f64>,
 ) -> Option<EvaluationPoint> {
     let time = |r: &Row| match placement {
         Placement::Host | Placement::PinnedHost => r.host_time(),
@@ -267,11 +273,6 @@ fn evaluation_point(
         .filter(|r| r.label == label && r.variant == choice.variant)
         .map(|r| auto_time(r))
         .min_by(f64::total_cmp);
-    let predicted_s = choice
-        .predictions
-        .iter()
-        .find(|p| p.device == label && p.pipelined == choice.pipelined)
-        .map(|p| if placement == Placement::Resident { p.kernel_s } else { p.total_s });
     Some(EvaluationPoint {
         workload,
         size: size.to_owned(),
