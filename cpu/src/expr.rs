@@ -1,11 +1,12 @@
 //! Expressions on the CPU: numexpr's idea, a block evaluator, with no compiler needed at run time.
 //!
 //! The arrays are cut into blocks of [`BLOCK`] elements that stay in the L1 and L2 caches; rayon spreads the blocks
-//! over the cores in tasks sized by what the program's elements cost ([`task_blocks`]), and in each block every node of the program's graph is one tight loop over the block (`+`, `*`,
-//! `min`, comparisons, `where` ...), which the compiler vectorises for the backend's SIMD level: the block evaluation
-//! is a [`simd_kernel!`](crate::simd_kernel), compiled once per instruction set. `exp`, `exp2`, `sin` and `cos` are
-//! the branch-free forms of [`crate::vector_math`], which vectorise with the rest; the other special functions are
-//! the standard library's, one element at a time. A reduction fuses its map into the blocks: each block's terms are
+//! over the cores in tasks sized by what the program's elements cost ([`task_blocks`]), and in each block every node
+//! of the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the
+//! compiler vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel),
+//! compiled once per instruction set. `exp`, `exp2`, `sin` and `cos` are the branch-free forms of
+//! [`crate::vector_math`], which vectorise with the rest; the other special functions are the standard library's, one
+//! element at a time. A reduction fuses its map into the blocks: each block's terms are
 //! combined in `f32` with eight accumulators, and the blocks' partial results in a tree. While a block is computed,
 //! the inputs of the block [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that
 //! run in cache.

@@ -613,10 +613,6 @@ mod tests {
         model
     }
 
-    /// Two devices predicted within [`TRIAL_MARGIN`] of each other for a short kernel are timed on the spot, once per
-    /// size and placement: the reason names every contender's time and the choice is the faster measured. Devices
-    /// predicted far apart, or work predicted past [`TRIAL_UP_TO_S`], are left to the model. Needs a wgpu adapter
-    /// (lavapipe on a CPU).
     /// A whole run timed in a trial: the slow first run of a turn is left out, short runs are repeated for about the
     /// budget, a long one runs once, and an error stops the sample.
     #[test]
@@ -639,6 +635,10 @@ mod tests {
         assert!(steady_time(Duration::from_millis(1), || Err(Error::invalid("gone"))).is_err());
     }
 
+    /// Two devices predicted within [`TRIAL_MARGIN`] of each other for a short kernel are timed on the spot, once per
+    /// size and placement: the reason names every contender's time and the choice is the faster measured. Devices
+    /// predicted far apart, or work predicted past [`TRIAL_UP_TO_S`], are left to the model. Needs a wgpu adapter
+    /// (lavapipe on a CPU).
     #[test]
     fn a_close_call_is_settled_by_a_trial_once() {
         let gpu = match Device::wgpu(None) {

@@ -181,8 +181,8 @@ impl Curve {
     /// cost, grows with a rate of their own. Scaled from the fit instead, WGSL's matmul from the host at 2048x2048x2048
     /// was predicted at 5.0-5.3 ms and took 3.1-3.5 ms on both GPUs, and CUDA's pipelined mandelbrot at 8192x8192 at
     /// 13.1-13.5 ms where it took 10.1-10.3 ms; from the two largest sizes, 3.4-4.0 and 10.7-11.1 ms (replayed on the
-    /// calibrations of those runs, `docs/results/auto`). Where the two
-    /// largest sizes give no positive rate (a measurement's noise), the fit's growth stands.
+    /// calibrations of those runs, `docs/results/auto`). Where the two largest sizes give no positive rate (a
+    /// measurement's noise), the fit's growth stands.
     pub fn predict_whole_run(&self, cost: &Cost) -> f64 {
         match self.points.as_slice() {
             [.., (b0, _, t0), (b1, _, t1)] if cost.bytes > *b1 && b1 > b0 && t1 > t0 => {
@@ -465,7 +465,7 @@ mod tests {
     }
 
     /// WGSL's matmul from the host on an H100 (`nvidia-h100-24-calibration.json`): a fixed cost of about 100 µs at
-    /// the small sizes, and transfers that reach 18 GB/s only between the two largest. Past them a whole run grows
+    /// the small sizes, and transfers that reach 25 GB/s only between the two largest. Past them a whole run grows
     /// at that rate; the fit's growth, weighted to the small sizes, nearly doubled it.
     #[test]
     fn a_whole_run_past_its_calibrated_sizes_grows_at_the_rate_of_its_two_largest() {
