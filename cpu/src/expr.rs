@@ -1,7 +1,7 @@
 //! Expressions on the CPU: numexpr's idea, a block evaluator, with no compiler needed at run time.
 //!
 //! The arrays are cut into blocks of [`BLOCK`] elements that stay in the L1 and L2 caches; rayon spreads the blocks
-//! over the cores in tasks sized by what the program's elements cost ([`task_blocks`]), and in each block every node
+//! over the cores in tasks sized by what the program's elements cost (`task_blocks`), and in each block every node
 //! of the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the
 //! compiler vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel),
 //! compiled once per instruction set. `exp`, `exp2`, `sin` and `cos` are the branch-free forms of
@@ -31,7 +31,7 @@ use crate::{CpuBackend, vector_math};
 pub const BLOCK: usize = 1024;
 
 /// Blocks per parallel task for a cheap program: enough that handing out tasks costs nothing next to them, few
-/// enough that every core gets many. A program whose elements cost more gets shorter tasks ([`task_blocks`]).
+/// enough that every core gets many. A program whose elements cost more gets shorter tasks (`task_blocks`).
 pub const TASK_BLOCKS: usize = 16;
 
 /// The least work worth a task of its own, in blocks times passes of a plain operation ([`pass_weight`]): about 25
