@@ -361,22 +361,36 @@ pub fn far_probe_bytes() -> u64 {
     gpuworthy_cpu::last_level_cache_bytes().unwrap_or(0).saturating_mul(2).max(copy_bytes)
 }
 
-/// The data sizes of `W`'s streaming probes above a calibration ladder whose largest size moves `top` bytes: the
-/// far probe ([`far_probe_bytes`]), and where the far probe is eight times the ladder's top or more, one between
-/// them (their geometric mean), where a CPU's data no longer stays in its cache although the cache could hold it (the
-/// cache is shared with other cores, and on a machine shared with others, with theirs) and a GPU's has left its L2.
-/// Each size is a [`Workload::streaming_probe`]: on none of the workload's ladders.
+/// The data sizes of `W`'s streaming probes above a calibration ladder whose largest size moves `top` bytes, fewest
+/// first: one near the ladder ([`NEAR_PROBE_GROWTH`] times its top), the far probe ([`far_probe_bytes`]), and where
+/// the far probe is eight times the ladder's top or more, one between them (their geometric mean), where a CPU's data
+/// no longer stays in its cache although the cache could hold it (the cache is shared with other cores, and on a
+/// machine shared with others, with theirs) and a GPU's has left its L2. Each size is a
+/// [`Workload::streaming_probe`]: on none of the workload's ladders.
 pub fn streaming_probe_sizes<W: Workload>(top: u64) -> Vec<W::Params> {
     let far = far_probe_bytes();
     let mut sizes = Vec::new();
+    if top > 0 {
+        sizes.extend(W::streaming_probe((top as f64 * NEAR_PROBE_GROWTH) as u64));
+    }
     if top > 0 && far / top >= 8 {
         let between = ((top as f64) * (far as f64)).sqrt() as u64;
         sizes.extend(W::streaming_probe(between));
     }
     sizes.extend(W::streaming_probe(far));
+    sizes.sort_by_key(|p| W::cost(p).bytes);
     sizes.dedup_by(|a, b| a.to_string() == b.to_string());
     sizes
 }
+
+/// How far above the ladder's top the near streaming probe is ([`streaming_probe_sizes`]), in bytes: the sizes
+/// just past the ladder are where a cache stops holding the data, and a rate interpolated across them from probes
+/// far apart missed both ways. On 16-core hosts with 300 MiB of last-level cache, square at 2^24 (128 MiB) ran at
+/// 220-280 GB/s and was predicted 15-29% slow from its probes at 192 and 768 MiB; on two cores, whose cache holds 32
+/// MiB, the stencil at 2048x2048 ran at the ladder top's rate and was predicted 57-123% slow from probes at 96 and 768
+/// MiB. A probe at 2.5 times the top (rounded up to a size on no ladder: 96 MiB for square, 24 MiB for the stencil)
+/// measures that range instead.
+pub const NEAR_PROBE_GROWTH: f64 = 2.5;
 
 /// `W`'s own rate from memory on each device: its [`streaming_probe_sizes`] above a ladder whose top moves `top`
 /// bytes, each input generated once and run on every device that implements `W` and can hold it, with the device's
