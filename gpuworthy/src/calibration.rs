@@ -634,6 +634,24 @@ mod tests {
         assert_eq!(mandelbrot, ["64x64", "256x256", "512x512", "1024x1024"]);
     }
 
+    /// The probes above a ladder: one near its top, then farther, fewest bytes first, each on no ladder.
+    #[test]
+    fn streaming_probes_start_near_the_ladder_and_grow() {
+        use gpuworthy_core::workloads::{Square, Stencil};
+        fn check<W: Workload>(top: u64) {
+            let sizes = streaming_probe_sizes::<W>(top);
+            let bytes: Vec<u64> = sizes.iter().map(|p| W::cost(p).bytes).collect();
+            assert!(bytes.windows(2).all(|b| b[0] < b[1]), "{}: {bytes:?}", W::NAME);
+            let near = (top as f64 * NEAR_PROBE_GROWTH) as u64;
+            assert!(bytes[0] >= near && bytes[0] < 2 * near, "{}: the nearest probe {} for {near}", W::NAME, bytes[0]);
+            assert!(*bytes.last().unwrap() >= far_probe_bytes(), "{}: {bytes:?}", W::NAME);
+            let ladder: Vec<String> = W::ladder().iter().map(|p| p.to_string()).collect();
+            assert!(sizes.iter().all(|p| !ladder.contains(&p.to_string())), "{}: a probe on the ladder", W::NAME);
+        }
+        check::<Square>(32 << 20);
+        check::<Stencil>(8 << 20);
+    }
+
     #[test]
     fn a_missing_file_is_missing() {
         let path = std::env::temp_dir().join("gpuworthy-test-no-such-dir/calibration.json");

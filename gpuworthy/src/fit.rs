@@ -184,9 +184,17 @@ impl Curve {
     /// calibrations of those runs, `docs/results/auto`). Where the two largest sizes give no positive rate (a
     /// measurement's noise), the fit's growth stands.
     pub fn predict_whole_run(&self, cost: &Cost) -> f64 {
+        self.predict_whole_run_within(cost, None)
+    }
+
+    /// [`Curve::predict_whole_run`], its growth past the calibrated sizes at most `per_byte` seconds a byte where
+    /// that is given: the rate the device's transfers reached at larger sizes, measured with other workloads
+    /// ([`crate::model::DeviceModel::host_transfer_per_byte_beyond`]).
+    pub fn predict_whole_run_within(&self, cost: &Cost, per_byte: Option<f64>) -> f64 {
         match self.points.as_slice() {
             [.., (b0, _, t0), (b1, _, t1)] if cost.bytes > *b1 && b1 > b0 && t1 > t0 => {
-                t1 + (cost.bytes - b1) as f64 * (t1 - t0) / (b1 - b0) as f64
+                let own = (t1 - t0) / (b1 - b0) as f64;
+                t1 + (cost.bytes - b1) as f64 * per_byte.map_or(own, |device| own.min(device))
             }
             _ => self.predict(cost),
         }
@@ -659,5 +667,28 @@ mod tests {
         let between = (rate.ln() * (1.0 - w) + 200e9f64.ln() * w).exp();
         let expected = wake + twice as f64 / between;
         assert!((at(twice) / expected - 1.0).abs() < 1e-6, "{} against {expected}", at(twice));
+    }
+
+    /// A GPU kernel that was all launch up to its largest calibrated size (CUDA's `tiled` stencil: 4.7 µs from 64x64
+    /// to 1024x1024) says nothing of its cache's rate: past the ladder, its rate starts from at most
+    /// [`CACHE_RATE_MAX`] times the first probe's and reaches the probe's at the probe.
+    #[test]
+    fn a_ladder_that_was_all_launch_starts_at_most_a_few_times_the_probes_rate() {
+        let launch = 4.5e-6;
+        let samples = [
+            (Cost { bytes: 32 << 10, flops: 0, elements: 0 }, launch),
+            (Cost { bytes: 512 << 10, flops: 0, elements: 0 }, launch + 0.1e-6),
+            (Cost { bytes: 8 << 20, flops: 0, elements: 0 }, launch + 0.2e-6),
+        ];
+        let curve = Curve::through(&samples).unwrap();
+        let (probe, memory) = (96u64 << 20, 3e12);
+        let probes = StreamBound::Measured(vec![(probe, (launch + probe as f64 / memory) / probe as f64)]);
+        let at = |bytes: u64| curve.predict_kernel(&Cost { bytes, flops: 0, elements: 0 }, Some(probes.clone()), None);
+        let twice = 16u64 << 20;
+        let above_launch = at(twice) - launch;
+        let w = 2f64.ln() / 12f64.ln();
+        let fastest = twice as f64 / (memory * CACHE_RATE_MAX.powf(1.0 - w));
+        assert!(above_launch >= 0.99 * fastest, "{above_launch} s above the launch, at least {fastest}");
+        assert!(above_launch < twice as f64 / memory, "slower than memory: {above_launch}");
     }
 }

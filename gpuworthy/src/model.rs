@@ -120,6 +120,32 @@ pub struct DeviceModel {
 }
 
 impl DeviceModel {
+    /// The seconds a byte that this device's whole runs from the host grew by between the two largest calibrated
+    /// sizes of the workloads calibrated past `bytes` (their [`WorkloadModel::host_overhead`]), the median over those
+    /// workloads; `None` where no workload reached further. Every workload's transfers cross the same link, and a
+    /// workload whose ladder stops early has seen only its slower start: WGSL's matmul from the host grew by 17-18
+    /// GB/s between 512^3 and 1024^3 (3 and 12 MiB) on an H100 and an H200, where square, saxpy, sum, softmax and
+    /// histogram grew by 16-35 GB/s up to 16-48 MiB; grown at its own rate, 2048^3 was predicted 31-39% slow.
+    pub fn host_transfer_per_byte_beyond(&self, bytes: u64) -> Option<f64> {
+        let mut rates: Vec<f64> = self
+            .workloads
+            .iter()
+            .filter_map(|w| match w.host_overhead.as_ref()?.points.as_slice() {
+                [.., (b0, _, t0), (b1, _, t1)] if *b1 > bytes && b1 > b0 && t1 > t0 => {
+                    Some((t1 - t0) / (b1 - b0) as f64)
+                }
+                _ => None,
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let n = rates.len();
+        match n {
+            0 => None,
+            _ if n % 2 == 1 => Some(rates[n / 2]),
+            _ => Some(0.5 * (rates[n / 2 - 1] + rates[n / 2])),
+        }
+    }
+
     /// The streaming rate that bounds a memory-bound kernel moving `bytes` past its calibrated sizes: none where
     /// they fit in the device's last-level cache.
     pub fn stream_bound(&self, bytes: u64) -> Option<f64> {
@@ -553,7 +579,10 @@ impl Model {
                     (through(&w.upload, &w.upload_pinned), through(&w.download, &w.download_pinned));
                 // From pageable host memory, the transfers as a whole run pays them, shared out as the phases are.
                 if let Some(overhead) = w.host_overhead.as_ref().filter(|_| placement == Placement::Host) {
-                    let share = overhead.predict_whole_run(cost) / (upload_s + download_s).max(f64::MIN_POSITIVE);
+                    let top = overhead.points.last().map_or(u64::MAX, |p| p.0);
+                    let link = device.host_transfer_per_byte_beyond(top);
+                    let share =
+                        overhead.predict_whole_run_within(cost, link) / (upload_s + download_s).max(f64::MIN_POSITIVE);
                     upload_s *= share;
                     download_s *= share;
                 }
@@ -809,6 +838,38 @@ mod tests {
             // Resident data pays no transfer.
             assert_eq!(model.predict("overlap", &at(r), Placement::Resident)[0].upload_s, 0.0);
         }
+    }
+
+    /// Two workloads on one GPU whose transfers cross the same link: one calibrated up to 2^18 elements, where its
+    /// whole runs still grow by 10 GB/s, the other up to 2^22, where they grow by 25 GB/s (WGSL's matmul against
+    /// square on an H100). Past its ladder, the first grows at the link's rate that the second reached.
+    #[test]
+    fn a_whole_run_past_a_short_ladder_grows_at_the_rate_the_device_reached_further() {
+        use crate::rows::Row;
+        let row = |workload: &'static str, n: u64, overhead: f64| {
+            let bytes = 8 * n;
+            let kernel = 5e-6 + bytes as f64 / 2e12;
+            let mut r = Row::with_times(workload, &n.to_string(), BackendKind::Wgpu, kernel, kernel + overhead);
+            (r.upload_s, r.download_s) = (overhead / 2.0, overhead / 2.0);
+            (r.bytes, r.flops, r.nominal_flops, r.elements) = (bytes, n, n, n);
+            r
+        };
+        let short = |n: u64| 100e-6 + (8 * n) as f64 / 10e9;
+        let long = |n: u64| 100e-6 + (8 * n) as f64 / 25e9;
+        let mut rows: Vec<Row> = (10..=18).step_by(4).map(|p| row("short", 1 << p, short(1 << p))).collect();
+        rows.extend((10..=22).step_by(4).map(|p| row("long", 1 << p, long(1 << p))));
+        let model = Model::from_rows(&rows);
+        let device = &model.devices[0];
+        let (top, past) = (8u64 << 18, 8u64 << 20);
+        let link = device.host_transfer_per_byte_beyond(top).unwrap();
+        assert!((link * 25e9 - 1.0).abs() < 1e-6, "the link's rate past the short ladder: {} GB/s", 1e-9 / link);
+        assert_eq!(device.host_transfer_per_byte_beyond(8 << 22), None, "nothing was calibrated further");
+        let at = Cost { bytes: past, flops: 1 << 20, elements: 1 << 20 };
+        let host = &model.predict("short", &at, Placement::Host)[0];
+        let kernel = 5e-6 + past as f64 / 2e12;
+        let expected = kernel + short(1 << 18) + (past - top) as f64 / 25e9;
+        assert!((host.total_s / expected - 1.0).abs() < 0.01, "{} against {expected}", host.total_s);
+        assert!(host.total_s < 0.8 * (kernel + short(1 << 20)), "grown at its own 10 GB/s: {}", host.total_s);
     }
 
     /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
