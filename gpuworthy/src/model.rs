@@ -195,7 +195,9 @@ impl DeviceModel {
         let bytes = moved.unwrap_or(cost.bytes);
         let with = v.kernel.predict_kernel(cost, self.stream_bound_of(workload, &v.variant, bytes), moved);
         let without = v.kernel.predict_kernel(cost, self.stream_bound(bytes).map(StreamBound::EachByteMore), moved);
-        if with > 0.0 && without > 0.0 { with / without } else { 1.0 }
+        // At most a cache's gain ([`crate::fit::CACHE_RATE_MAX`]): the probed variant's rate says how the memory
+        // treats this workload, not that another variant runs many times faster than its own sizes showed.
+        if with > 0.0 && without > 0.0 { (with / without).max(1.0 / crate::fit::CACHE_RATE_MAX) } else { 1.0 }
     }
 
     /// How `variant` of `workload`, moving `bytes` past its calibrated sizes, is held to a streaming rate: predicted
