@@ -34,11 +34,13 @@ pub const BLOCK: usize = 1024;
 /// enough that every core gets many. A program whose elements cost more gets shorter tasks (`task_blocks`).
 pub const TASK_BLOCKS: usize = 16;
 
-/// The least work worth a task of its own, in blocks times passes of a plain operation ([`pass_weight`]): about 25
-/// µs on one core of the 2-core machine, twice what waking another thread of the pool costs there (split over two
-/// threads, `exp(-x*x) * sin(3*x)` at 8192 elements took 16-24 µs against 5.7 µs on one; `tanh(2*x) * 0.5 + 0.5`
-/// took 46 µs against 66-68 µs).
-const WORK_PER_TASK: usize = 350;
+/// The least work worth a task of its own, in blocks times passes of a plain operation ([`pass_weight`]): one block
+/// of a program that calls a function of the standard library, about 7 µs on one core of the 2-core machine and twice
+/// that on one of the 16-core Xeon hosts. A cheap program stays whole below it (split over two threads of the 2-core
+/// machine, `exp(-x*x) * sin(3*x)` at 8192 elements took 16-24 µs against 5.7 µs on one); a costly one spreads a block
+/// a task. At 350, `tanh(2*x) * 0.5 + 0.5` at 8192 elements ran as two tasks of four blocks: 110-136 µs on the
+/// 16-core hosts, where their calibrations, whose probes had spread over every core, predicted 46-59 µs.
+const WORK_PER_TASK: usize = 100;
 
 /// What one node costs per element, in passes of a plain operation (`+`, `*`, a comparison; about 0.07 ns an element
 /// on one core of the 2-core machine): the vectorised functions about three, those of the standard library, one
