@@ -127,7 +127,7 @@ impl DeviceModel {
     /// GB/s between 512^3 and 1024^3 (3 and 12 MiB) on an H100 and an H200, where square, saxpy, sum, softmax and
     /// histogram grew by 16-35 GB/s up to 16-48 MiB; grown at its own rate, 2048^3 was predicted 31-39% slow.
     pub fn host_transfer_per_byte_beyond(&self, bytes: u64) -> Option<f64> {
-        let mut rates: Vec<f64> = self
+        let rates: Vec<f64> = self
             .workloads
             .iter()
             .filter_map(|w| match w.host_overhead.as_ref()?.points.as_slice() {
@@ -137,13 +137,7 @@ impl DeviceModel {
                 _ => None,
             })
             .collect();
-        rates.sort_by(f64::total_cmp);
-        let n = rates.len();
-        match n {
-            0 => None,
-            _ if n % 2 == 1 => Some(rates[n / 2]),
-            _ => Some(0.5 * (rates[n / 2 - 1] + rates[n / 2])),
-        }
+        median(rates)
     }
 
     /// The streaming rate that bounds a memory-bound kernel moving `bytes` past its calibrated sizes: none where
@@ -158,7 +152,7 @@ impl DeviceModel {
     /// measured 4.29 µs at its smallest size in an H200's calibration, the device's other workloads 3.25-3.88, and
     /// expressions in the evaluation after it 3.3-3.8). `None` where nothing was calibrated.
     pub fn launch_floor(&self) -> Option<f64> {
-        let mut floors: Vec<f64> = self
+        let floors: Vec<f64> = self
             .workloads
             .iter()
             .filter_map(|w| {
@@ -169,13 +163,7 @@ impl DeviceModel {
                     .min_by(f64::total_cmp)
             })
             .collect();
-        floors.sort_by(f64::total_cmp);
-        let n = floors.len();
-        match n {
-            0 => None,
-            _ if n % 2 == 1 => Some(floors[n / 2]),
-            _ => Some(0.5 * (floors[n / 2 - 1] + floors[n / 2])),
-        }
+        median(floors)
     }
 
     /// What `workload`'s streaming probes say of its variants that were not probed, at `cost`: the probed variant's
@@ -217,6 +205,17 @@ impl DeviceModel {
         } else {
             StreamBound::FromMemory(past_cache)
         })
+    }
+}
+
+/// The median of `values` (the mean of the two middle ones for an even count); `None` when there are none.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some(0.5 * (values[n / 2 - 1] + values[n / 2])),
     }
 }
 
