@@ -362,8 +362,8 @@ pub const SLOWER_THAN_LARGER: f64 = 1.5;
 /// bytes it moved), and keeps the faster of the two measurements. A kernel's time does not fall as its input grows;
 /// one that did was slowed by something else on the machine, and one such size bends every prediction past it: on
 /// an H100, CUDA's `tiled` stencil took 37.1 µs at 1024x1024 (4.3-4.7 µs in every other calibration, 9.3 µs at three
-/// times its bytes in the same one), and its probes, set against that, made the unprobed `naive` variant look 20
-/// times faster than it ran at 2048x2048 to 8192x8192.
+/// times its bytes in the same one), and its probes, set against that, made the unprobed `naive` variant look 16
+/// to 30 times faster than it ran at 2048x2048 to 8192x8192.
 pub fn remeasure_slower_than_larger<W: DeviceWorkload>(
     devices: &[Device],
     ladder: &[W::Params],
@@ -400,7 +400,7 @@ pub fn remeasure_slower_than_larger<W: DeviceWorkload>(
     for i in suspects {
         let row = &part.rows[i];
         let (Some(params), Some(device)) =
-            (ladder.iter().find(|p| p.to_string() == row.size), devices.iter().find(|d| d.label() == row.label))
+            (position(&row.size).map(|at| &ladder[at]), devices.iter().find(|d| d.label() == row.label))
         else {
             continue;
         };
