@@ -370,11 +370,19 @@ struct Contender<'a, W: DeviceWorkload> {
 }
 
 impl<W: DeviceWorkload> Contender<'_, W> {
-    /// One sample, in seconds: the mean of a batch of launches on the device's timer, or the median of whole runs
-    /// back to back for about [`TRIAL_SAMPLE`], the first unkept where there were more than one.
+    /// One sample, in seconds, as the harness measures it: on a GPU the mean of a batch of launches on the device's
+    /// timer; on a CPU the median of single launches back to back for about [`TRIAL_SAMPLE`] (the harness times a
+    /// CPU's kernel one launch a sample, and a batch's mean took in its rare slow launches: on an H100's host an
+    /// expression at 1024 elements took 3.13-4.67 µs a launch in a trial's batches and 2.0-2.6 µs in the evaluation,
+    /// and lost its trials to cuda's 2.94-4.19 µs); a whole run's median back to back for about as long, the first
+    /// unkept where there were more than one.
     fn sample(&mut self, input: &W::Input) -> Result<f64> {
         let (device, variant) = (self.device, self.variant);
         match &mut self.resident {
+            Some((resident, _)) if !device.is_gpu() => steady_time(TRIAL_SAMPLE, || {
+                let one = device.backend().time_on_device(&mut || device.launch::<W>(variant, resident))?;
+                Ok(one.as_secs_f64())
+            }),
             Some((resident, batch)) => {
                 let batch = *batch;
                 let time = device
@@ -411,7 +419,7 @@ fn steady_time(budget: Duration, mut run: impl FnMut() -> Result<f64>) -> Result
 
 /// Times each of `contenders` on `input` and names the fastest; `None` where fewer than two could be timed. What is
 /// timed is what the model predicts and the evaluation measures: the kernel for resident data and on a CPU (which
-/// computes where the data is), on the device's own timer in batches of about [`TRIAL_SAMPLE`]; a GPU's whole run
+/// computes where the data is), for about [`TRIAL_SAMPLE`] a sample ([`Contender::sample`]); a GPU's whole run
 /// (its upload, kernel and download, or its pipelined run) for data on the host, back to back for about as long, so
 /// that each sample is the steady time a program calling it repeatedly sees. After a warm-up, [`TRIAL_ROUNDS`]
 /// rounds time every contender in turn, and each keeps the median of its samples.
