@@ -363,8 +363,8 @@ struct Contender<'a, W: DeviceWorkload> {
     device: &'a Device,
     variant: &'static str,
     pipelined: bool,
-    /// The input uploaded, and the launches per sample ([`TRIAL_SAMPLE`]), where the kernel is timed; `None` where
-    /// the whole run from the host is.
+    /// The input uploaded, and the launches per sample on a GPU ([`TRIAL_SAMPLE`]; 1 on a CPU, whose samples are
+    /// single launches), where the kernel is timed; `None` where the whole run from the host is.
     resident: Option<(Resident<W>, usize)>,
     samples: Vec<f64>,
 }
@@ -438,8 +438,13 @@ fn trial<'a, W: DeviceWorkload>(
             let warm = device
                 .backend()
                 .time_on_device(&mut || (0..3).try_for_each(|_| device.launch::<W>(variant, &mut resident)))?;
-            let one = (warm / 3).max(Duration::from_nanos(100));
-            let batch = (TRIAL_SAMPLE.as_nanos() / one.as_nanos()).clamp(1, 4096) as usize;
+            // A GPU's samples are batches of about TRIAL_SAMPLE; a CPU's are single launches (`Contender::sample`).
+            let batch = if device.is_gpu() {
+                let one = (warm / 3).max(Duration::from_nanos(100));
+                (TRIAL_SAMPLE.as_nanos() / one.as_nanos()).clamp(1, 4096) as usize
+            } else {
+                1
+            };
             contender.resident = Some((resident, batch));
         } else {
             device.run::<W>(variant, input)?;
