@@ -180,7 +180,11 @@ pub const MAX_LAUNCHES_PER_TIMING: usize = 64;
 ///
 /// The device must be kept busy without gaps, or its clock governor sees an idle device: launches are queued in
 /// batches of about 5 ms of device time (sized from the first call, timed on the device) with a synchronisation
-/// after each batch, so the queue never runs far past `duration` either. Returns the device time of that first call.
+/// after each batch, so the queue never runs far past `duration` either. Returns what one call takes: the device time
+/// of that first call, or where the batches after it ran faster per call (wall clock, synchronised, which bounds the
+/// device's time from above), theirs. A first call slowed by something else (a thread preempted, a page fault) would
+/// otherwise size every batch timed after it ([`launches_per`]) as if each launch took that long: batches of one
+/// launch, each timed with the launch's host latency inside the window, which read a 3 µs CUDA kernel at 10-14 µs.
 pub fn spin_up<B: Backend + ?Sized>(
     backend: &B,
     duration: Duration,
@@ -189,13 +193,18 @@ pub fn spin_up<B: Backend + ?Sized>(
     let started = Instant::now();
     let one = backend.time_on_device(launch)?;
     let batch = launches_per(Duration::from_millis(5), one, 1000);
+    let (batches_started, mut launched) = (Instant::now(), 0u32);
     while started.elapsed() < duration {
         for _ in 0..batch {
             launch()?;
         }
         backend.synchronize()?;
+        launched = launched.saturating_add(batch as u32);
     }
-    Ok(one)
+    Ok(match launched {
+        0 => one,
+        launched => one.min(batches_started.elapsed() / launched),
+    })
 }
 
 /// How many launches taking `one` each fill about `span` of device time: at least 1, at most `most`.

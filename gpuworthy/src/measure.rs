@@ -588,6 +588,29 @@ mod tests {
         assert!(calls >= 10, "{calls} calls in {took:?}");
     }
 
+    /// What one call takes, as the spin-up reports it to size the batches timed after it: not the first call's time
+    /// where that call was slowed and the ones after it were not.
+    #[test]
+    fn a_slow_first_call_does_not_size_the_batches() {
+        let backend = gpuworthy_cpu::CpuBackend::new().unwrap();
+        let mut calls = 0;
+        let one = spin_up(&backend, Duration::from_millis(40), &mut || {
+            calls += 1;
+            std::thread::sleep(if calls == 1 { Duration::from_millis(20) } else { Duration::from_micros(200) });
+            Ok(())
+        })
+        .unwrap();
+        assert!(one < Duration::from_millis(10), "one call said to take {one:?} after {calls} calls");
+        assert!(one >= Duration::from_micros(200), "{one:?}");
+        // With no time for batches, the first call is all there is.
+        let only = spin_up(&backend, Duration::ZERO, &mut || {
+            std::thread::sleep(Duration::from_millis(2));
+            Ok(())
+        })
+        .unwrap();
+        assert!(only >= Duration::from_millis(2), "{only:?}");
+    }
+
     #[test]
     fn clocks_and_launches_per_transfer_measure_the_cpu() {
         use gpuworthy_core::workloads::{Len, Square};
