@@ -140,10 +140,10 @@ const TANH_POLYNOMIAL_BELOW: f32 = 0.625;
 pub fn tanh<S: Simd>(x: f32) -> f32 {
     let magnitude = x.abs();
     let z = x * x;
-    let p = madd::<S>(-5.704_988_7e-3, z, 2.063_908_9e-2);
+    let p = madd::<S>(-5.704_988_7e-3, z, 2.063_909e-2);
     let p = madd::<S>(p, z, -5.373_971_6e-2);
     let p = madd::<S>(p, z, 0.133_314_42);
-    let p = madd::<S>(p, z, -0.333_332_82);
+    let p = madd::<S>(p, z, -0.333_332_8);
     let small = madd::<S>(p * z, x, x);
     // e^2|x| is +inf past 44.4, and 2 / inf is 0: the result is 1 with no test.
     let large = (1.0 - 2.0 / (exp::<S>(magnitude + magnitude) + 1.0)).copysign(x);
