@@ -4,7 +4,7 @@
 //! over the cores in tasks sized by what the program's elements cost (`task_blocks`), and in each block every node
 //! of the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the
 //! compiler vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel),
-//! compiled once per instruction set. `exp`, `exp2`, `sin`, `cos` and `tanh` are the branch-free forms of
+//! compiled once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` are the branch-free forms of
 //! [`crate::vector_math`], which vectorise with the rest; the other special functions are the standard library's, one
 //! element at a time. A reduction fuses its map into the blocks: each block's terms are
 //! combined in `f32` with eight accumulators, and the blocks' partial results in a tree. While a block is computed,
@@ -44,13 +44,14 @@ pub const TASK_BLOCKS: usize = 16;
 const WORK_PER_TASK: usize = 100;
 
 /// What one node costs per element, in passes of a plain operation (`+`, `*`, a comparison; about 0.07 ns an element
-/// on one core of the 2-core machine): the vectorised functions about three (`tanh`, an `exp` and a division, four),
+/// on one core of the 2-core machine): the vectorised functions about three (`tanh`, `log` and `atan`, with a division
+/// or a longer polynomial, four),
 /// those of the standard library, one element at a time, about a hundred (`tanh(2*x) * 0.5 + 0.5` took 8 ns an
 /// element there with the standard library's `tanh`).
 fn pass_weight(node: &Node) -> usize {
     match node {
         Node::Call(Func::Exp | Func::Exp2 | Func::Sin | Func::Cos | Func::Sqrt, _) => 3,
-        Node::Call(Func::Tanh, _) => 4,
+        Node::Call(Func::Tanh | Func::Log | Func::Atan, _) => 4,
         Node::Call(func, _) if func.is_special() => 100,
         Node::Call(..) | Node::Neg(_) | Node::Not(_) | Node::Arith(..) | Node::Compare(..) | Node::Logic(..) => 1,
         Node::Const(_) | Node::Scalar(_) | Node::Reduced | Node::Operand(_) | Node::Input(_) => 0,
@@ -269,7 +270,7 @@ simd_kernel! {
                         Func::Sqrt => unary(out, a, f32::sqrt),
                         Func::Exp => unary(out, a, vector_math::exp::<S>),
                         Func::Exp2 => unary(out, a, vector_math::exp2::<S>),
-                        Func::Log => unary(out, a, f32::ln),
+                        Func::Log => unary(out, a, vector_math::log::<S>),
                         Func::Log2 => unary(out, a, f32::log2),
                         Func::Sin => trigonometric(out, a, vector_math::sin::<S>, f32::sin),
                         Func::Cos => trigonometric(out, a, vector_math::cos::<S>, f32::cos),
@@ -277,7 +278,7 @@ simd_kernel! {
                         Func::Tanh => unary(out, a, vector_math::tanh::<S>),
                         Func::Asin => unary(out, a, f32::asin),
                         Func::Acos => unary(out, a, f32::acos),
-                        Func::Atan => unary(out, a, f32::atan),
+                        Func::Atan => unary(out, a, vector_math::atan::<S>),
                         Func::Floor => unary(out, a, f32::floor),
                         Func::Ceil => unary(out, a, f32::ceil),
                         Func::Round => unary(out, a, f32::round_ties_even),
@@ -554,7 +555,7 @@ mod tests {
         assert_eq!(tasks("y = 2 * x + 1", 8192), 8);
         assert_eq!(tasks("y = 2 * x + 1", 1 << 24), TASK_BLOCKS);
         assert_eq!(tasks("y = exp(-x * x) * sin(3 * x)", 8192), 8);
-        let costly = "y = atan(2 * x) * 0.5 + 0.5";
+        let costly = "y = asin(x / 2) * 0.5 + 0.5";
         assert!(tasks(costly, 8192) < 8 || cpu.install(rayon::current_num_threads) == 1);
         assert!((1..=TASK_BLOCKS).contains(&tasks(costly, 1 << 24)));
         assert_eq!(tasks(costly, 1), 1);

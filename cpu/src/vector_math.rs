@@ -1,15 +1,17 @@
-//! `exp`, `exp2`, `sin`, `cos` and `tanh` written so that the compiler vectorises them: one element at a time, with no
-//! branch and no call, so that a loop over a block of an expression's values becomes SIMD code for the backend's
-//! instruction set (the standard library's functions are calls, one element at a time).
+//! `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` written so that the compiler vectorises them: one element at
+//! a time, with no branch and no call, so that a loop over a block of an expression's values becomes SIMD code for the
+//! backend's instruction set (the standard library's functions are calls, one element at a time).
 //!
 //! Each is the classic reduction and polynomial (Cephes' single-precision coefficients), evaluated with fused
-//! multiply-adds at the SIMD levels that have them (the functions are generic over the level for that): `exp` reduces by `ln 2` in
-//! two parts and scales by two powers of two (so that results down to the subnormals need no branch); `sin` and `cos`
-//! reduce by `pi/2` in three parts, which holds for `|x| <=` [`TRIG_VECTOR_LIMIT`]; larger arguments are recomputed
-//! by the standard library after the loop ([`trig_fix_up`]); `tanh` is a polynomial below 0.625 in magnitude and
-//! `1 - 2 / (e^2|x| + 1)` above, through `exp`. Their accuracy, tested below against `f64` over millions
-//! of arguments, is within 2 units of least precision for normal results: inside the bounds the expression check
-//! allows every backend ([`gpuworthy_core::expr::FunctionBounds`]).
+//! multiply-adds at the SIMD levels that have them (the functions are generic over the level for that): `exp` reduces
+//! by `ln 2` in two parts and scales by two powers of two (so that results down to the subnormals need no branch);
+//! `sin` and `cos` reduce by `pi/2` in three parts, which holds for `|x| <=` [`TRIG_VECTOR_LIMIT`]; larger arguments
+//! are recomputed by the standard library after the loop ([`trig_fix_up`]); `tanh` is a polynomial below 0.625 in
+//! magnitude and `1 - 2 / (e^2|x| + 1)` above, through `exp`; `log` splits off the exponent and takes the mantissa's
+//! polynomial around 1; `atan` reduces by `pi/4` or `pi/2` to an argument below `tan(pi/8)`. Their accuracy, tested
+//! below against `f64` over millions of arguments, is within 2 units of least precision for normal results (`atan`
+//! within 2.1): inside the bounds the expression check allows every backend
+//! ([`gpuworthy_core::expr::FunctionBounds`]).
 
 use crate::simd::{Level, Simd};
 
@@ -157,6 +159,89 @@ pub fn tanh<S: Simd>(x: f32) -> f32 {
     }
 }
 
+/// sqrt(1/2): a mantissa in [0.5, 1) below it is doubled, so that the polynomial's argument lies in [-0.29, 0.41].
+const SQRT_HALF: f32 = std::f32::consts::FRAC_1_SQRT_2;
+
+/// ln(x) (Cephes `logf`): `x = m 2^e` with `m` in [sqrt(1/2), sqrt(2)), `ln m` by its polynomial in `m - 1`, and
+/// `e ln 2` added in two parts; subnormal arguments are scaled by 2^23 first. NaN below 0 (and for NaN), -inf at 0,
+/// +inf at +inf.
+#[inline(always)]
+pub fn log<S: Simd>(x: f32) -> f32 {
+    let subnormal = x < f32::MIN_POSITIVE;
+    let scaled = if subnormal { x * 8_388_608.0 } else { x };
+    let bits = scaled.to_bits() as i32;
+    let exponent = ((bits >> 23) & 0xff) - 126 - if subnormal { 23 } else { 0 };
+    // The mantissa in [0.5, 1), doubled below sqrt(1/2).
+    let m = f32::from_bits(((bits & 0x007f_ffff) | 0x3f00_0000) as u32);
+    let below = m < SQRT_HALF;
+    let e = (exponent - i32::from(below)) as f32;
+    let r = if below { m + m - 1.0 } else { m - 1.0 };
+    let z = r * r;
+    let p = madd::<S>(7.037_683_6e-2, r, -1.151_461e-1);
+    let p = madd::<S>(p, r, 1.167_699_9e-1);
+    let p = madd::<S>(p, r, -1.242_014_1e-1);
+    let p = madd::<S>(p, r, 1.424_932_3e-1);
+    let p = madd::<S>(p, r, -1.666_805_8e-1);
+    let p = madd::<S>(p, r, 2.000_071_4e-1);
+    let p = madd::<S>(p, r, -2.499_999_4e-1);
+    let p = madd::<S>(p, r, 3.333_333e-1);
+    let y = madd::<S>(p * r, z, -2.121_944_4e-4 * e);
+    let y = madd::<S>(-0.5, z, y);
+    let result = madd::<S>(e, 0.693_359_4, r + y);
+    if x.is_nan() || x < 0.0 {
+        f32::NAN
+    } else if x == 0.0 {
+        f32::NEG_INFINITY
+    } else if x == f32::INFINITY {
+        x
+    } else {
+        result
+    }
+}
+
+/// tan(pi/8) and tan(3pi/8): `atan`'s reduction takes `|x|` above the first to `(|x| - 1) / (|x| + 1)` (and adds
+/// pi/4), above the second to `-1 / |x|` (and adds pi/2).
+const TAN_PI_8: f32 = 0.414_213_57;
+const TAN_3PI_8: f32 = 2.414_213_6;
+
+/// atan(x) (Cephes `atanf`): the reduction above, one division for either branch, and an odd polynomial; ±pi/2 at
+/// ±inf, NaN for NaN, and the sign of a zero kept.
+#[inline(always)]
+pub fn atan<S: Simd>(x: f32) -> f32 {
+    let a = x.abs();
+    let (big, middle) = (a > TAN_3PI_8, a > TAN_PI_8);
+    let numerator = if big {
+        -1.0
+    } else if middle {
+        a - 1.0
+    } else {
+        a
+    };
+    let denominator = if big {
+        a
+    } else if middle {
+        a + 1.0
+    } else {
+        1.0
+    };
+    let t = numerator / denominator;
+    // pi/2 or pi/4 in two parts: the float nearest it, and what that float misses (added to the small part first).
+    let (offset, offset_low) = if big {
+        (std::f32::consts::FRAC_PI_2, -4.371_139e-8)
+    } else if middle {
+        (std::f32::consts::FRAC_PI_4, -2.185_569_5e-8)
+    } else {
+        (0.0, 0.0)
+    };
+    let z = t * t;
+    let p = madd::<S>(8.053_744_5e-2, z, -1.387_768_6e-1);
+    let p = madd::<S>(p, z, 1.997_771_1e-1);
+    let p = madd::<S>(p, z, -3.333_295e-1);
+    let result = offset + (madd::<S>(p * z, t, t) + offset_low);
+    // The sign of x, and of a zero (a NaN stays NaN through the arithmetic).
+    result.copysign(x)
+}
+
 /// Recomputes by the standard library's `exact` the elements of `out` whose argument in `x` lies beyond
 /// [`TRIG_VECTOR_LIMIT`]. A first pass (vectorised) asks whether there are any: the compiler takes the standard
 /// library's `sin` for free of side effects and would otherwise call it for every element and keep the few results
@@ -298,6 +383,52 @@ mod tests {
         // Subnormal arguments: tanh(x) rounds to x.
         let tiny = f32::from_bits(3);
         assert_eq!((tanh(tiny), tanh(-tiny)), (tiny, -tiny));
+    }
+
+    #[test]
+    fn log_is_within_two_ulps_from_the_subnormals_to_the_largest_float() {
+        for_each_fusion!(log_within_bounds);
+    }
+
+    fn log_within_bounds<S: Simd>() {
+        let log = log::<S>;
+        let mut worst = 0.0f64;
+        // Every binade, densely around 1 (where ln is near 0 and a relative error shows first).
+        let spread = (0..2_000_000).map(|i| f32::from_bits(1 + (i as u32) * (0x7f7f_ffff / 2_000_000)));
+        for x in spread.chain(arguments(0.5, 2.0, 1_000_000)).chain(arguments(0.999, 1.001, 100_000)) {
+            let want = f64::from(x).ln();
+            let error = (f64::from(log(x)) - want).abs();
+            // At 1 and around it, an absolute bound (far below the checks' 2^-21).
+            if error > 2f64.powi(-30) {
+                worst = worst.max(ulps(log(x), want));
+            }
+        }
+        assert!(worst <= 2.0, "log: worst {worst} ulps");
+        assert_eq!(log(1.0), 0.0);
+        assert_eq!((log(0.0), log(-0.0)), (f32::NEG_INFINITY, f32::NEG_INFINITY));
+        assert_eq!(log(f32::INFINITY), f32::INFINITY);
+        assert!(log(-1.0).is_nan() && log(f32::NEG_INFINITY).is_nan() && log(f32::NAN).is_nan());
+        assert!((f64::from(log(f32::from_bits(1))) - f64::from(f32::from_bits(1)).ln()).abs() < 1e-5);
+    }
+
+    #[test]
+    fn atan_is_within_two_and_a_half_ulps_and_exact_at_the_edges() {
+        for_each_fusion!(atan_within_bounds);
+    }
+
+    fn atan_within_bounds<S: Simd>() {
+        let atan = atan::<S>;
+        let mut worst = 0.0f64;
+        let spread = (0..1_000_000).map(|i| f32::from_bits(1 + (i as u32) * (0x7f7f_ffff / 1_000_000)));
+        for x in spread.flat_map(|x| [x, -x]).chain(arguments(-4.0, 4.0, 2_000_000)) {
+            worst = worst.max(ulps(atan(x), f64::from(x).atan()));
+        }
+        assert!(worst <= 2.5, "atan: worst {worst} ulps");
+        assert_eq!(atan(0.0), 0.0);
+        assert!(atan(-0.0).is_sign_negative());
+        assert_eq!(atan(f32::INFINITY), std::f32::consts::FRAC_PI_2);
+        assert_eq!(atan(f32::NEG_INFINITY), -std::f32::consts::FRAC_PI_2);
+        assert!(atan(f32::NAN).is_nan());
     }
 
     #[test]
