@@ -114,10 +114,9 @@ impl Workload for Stencil {
     }
 
     /// A square image like the ladder's, its side a multiple of 64 pixels and no power of two. The shape decides the
-    /// rate as much as the bytes: a row of the stencil's three is reused from the L1 cache while the next is read,
-    /// which a row of 2048 pixels (8 KiB) allows and one of 8192 does not; on two cores a probe of 320x8192 ran 1.2-1.3
-    /// times slower than one of 1620x1620, which has as many pixels, and on a 16-core host a probe of rows of 8192
-    /// predicted the image of 2048x2048 1.26-1.64 times slow.
+    /// rate, not only the bytes: on two cores a probe of 384x8192 ran 1.2-1.5 times slower per pixel than one of
+    /// 1664x1664 (`docs/results/cpu-2-core-lavapipe/cpu-stencil-probe-shapes.txt`), and on the 16-core hosts the probes
+    /// of rows of 8192 pixels predicted the image of 2048x2048 1.26-1.64 times slow in four of ten evaluations.
     fn streaming_probe(bytes: u64) -> Option<Shape2> {
         let pixels = bytes.div_ceil(Self::cost(&Shape2::square(1)).bytes.max(1));
         let mut side = ((pixels as f64).sqrt().ceil() as u64).div_ceil(64).max(1) * 64;
