@@ -184,7 +184,7 @@ pub const MAX_LAUNCHES_PER_TIMING: usize = 64;
 /// of that first call, or where the batches after it ran faster per call (wall clock, synchronised, which bounds the
 /// device's time from above), theirs. A first call slowed by something else (a thread preempted, a page fault) would
 /// otherwise size every batch timed after it ([`launches_per`]) as if each launch took that long: batches of one
-/// launch, each timed with the launch's host latency inside the window, which read a 3 µs CUDA kernel at 10-14 µs.
+/// launch, each timed with the launch's host latency inside the window, several times a kernel of a few microseconds.
 pub fn spin_up<B: Backend + ?Sized>(
     backend: &B,
     duration: Duration,

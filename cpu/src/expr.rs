@@ -1,15 +1,14 @@
 //! Expressions on the CPU: numexpr's idea, a block evaluator, with no compiler needed at run time.
 //!
 //! The arrays are cut into blocks of [`BLOCK`] elements that stay in the L1 and L2 caches; rayon spreads the blocks
-//! over the cores in tasks sized by what the program's elements cost (`task_blocks`), and in each block every node
-//! of the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the
-//! compiler vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel),
-//! compiled once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` are the branch-free forms of
+//! over the cores in tasks sized by what the program's elements cost (`task_blocks`), and in each block every node of
+//! the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the compiler
+//! vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel), compiled
+//! once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` are the branch-free forms of
 //! [`crate::vector_math`], which vectorise with the rest; the other special functions are the standard library's, one
-//! element at a time. A reduction fuses its map into the blocks: each block's terms are
-//! combined in `f32` with eight accumulators, and the blocks' partial results in a tree. While a block is computed,
-//! the inputs of the block [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that
-//! run in cache.
+//! element at a time. A reduction fuses its map into the blocks: each block's terms are combined in `f32` with eight
+//! accumulators, and the blocks' partial results in a tree. While a block is computed, the inputs of the block
+//! [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that run in cache.
 //!
 //! Resident data keeps its output arrays from one launch to the next, so that a launch writes into memory that is
 //! already mapped instead of allocating (and faulting in) hundreds of MiB each time; a whole run evaluates straight
@@ -45,9 +44,8 @@ const WORK_PER_TASK: usize = 100;
 
 /// What one node costs per element, in passes of a plain operation (`+`, `*`, a comparison; about 0.07 ns an element
 /// on one core of the 2-core machine): the vectorised functions about three (`tanh`, `log` and `atan`, with a division
-/// or a longer polynomial, four),
-/// those of the standard library, one element at a time, about a hundred (`tanh(2*x) * 0.5 + 0.5` took 8 ns an
-/// element there with the standard library's `tanh`).
+/// or a longer polynomial, four), those of the standard library, one element at a time, about a hundred
+/// (`tanh(2*x) * 0.5 + 0.5` took 8 ns an element there with the standard library's `tanh`).
 fn pass_weight(node: &Node) -> usize {
     match node {
         Node::Call(Func::Exp | Func::Exp2 | Func::Sin | Func::Cos | Func::Sqrt, _) => 3,
