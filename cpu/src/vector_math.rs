@@ -288,6 +288,22 @@ mod tests {
         (0..=count).map(move |i| low + (high - low) * (i as f32 / count as f32))
     }
 
+    /// The largest error of `ours` against `exact` over `arguments`, in units of least precision, leaving out the
+    /// arguments where it is below `absolute` (near a zero of the function, where an absolute bound is the measure).
+    fn worst_ulps(
+        ours: impl Fn(f32) -> f32,
+        exact: impl Fn(f64) -> f64,
+        absolute: f64,
+        arguments: impl Iterator<Item = f32>,
+    ) -> f64 {
+        arguments
+            .filter_map(|x| {
+                let (got, want) = (ours(x), exact(f64::from(x)));
+                ((f64::from(got) - want).abs() > absolute).then(|| ulps(got, want))
+            })
+            .fold(0.0, f64::max)
+    }
+
     /// `count` positive floats evenly spaced in their bit patterns, from the smallest subnormal to the largest finite
     /// float: every binade, each about as densely.
     fn every_binade(count: u32) -> impl Iterator<Item = f32> {
@@ -301,10 +317,7 @@ mod tests {
 
     fn exp_within_bounds<S: Simd>() {
         let exp = exp::<S>;
-        let mut worst = 0.0f64;
-        for x in arguments(-87.0, 88.7, 2_000_000) {
-            worst = worst.max(ulps(exp(x), f64::from(x).exp()));
-        }
+        let worst = worst_ulps(exp, f64::exp, 0.0, arguments(-87.0, 88.7, 2_000_000));
         assert!(worst <= 2.0, "exp: worst {worst} ulps");
         assert_eq!(exp(0.0), 1.0);
         assert_eq!(exp(f32::INFINITY), f32::INFINITY);
@@ -326,10 +339,7 @@ mod tests {
 
     fn exp2_within_bounds<S: Simd>() {
         let exp2 = exp2::<S>;
-        let mut worst = 0.0f64;
-        for x in arguments(-125.9, 127.9, 2_000_000) {
-            worst = worst.max(ulps(exp2(x), f64::from(x).exp2()));
-        }
+        let worst = worst_ulps(exp2, f64::exp2, 0.0, arguments(-125.9, 127.9, 2_000_000));
         assert!(worst <= 2.0, "exp2: worst {worst} ulps");
         for k in -126..=127 {
             assert_eq!(exp2(k as f32), 2f32.powi(k), "2^{k}");
@@ -348,16 +358,10 @@ mod tests {
         let (sin, cos) = (sin::<S>, cos::<S>);
         for (name, ours, exact) in [("sin", sin as fn(f32) -> f32, f64::sin as fn(f64) -> f64), ("cos", cos, f64::cos)]
         {
-            let mut worst = 0.0f64;
-            for x in arguments(-TRIG_VECTOR_LIMIT, TRIG_VECTOR_LIMIT, 4_000_000).chain(arguments(-4.0, 4.0, 1_000_000))
-            {
-                let want = exact(f64::from(x));
-                let error = (f64::from(ours(x)) - want).abs();
-                // Near a zero of the function, an absolute bound (far below the checks' 2^-20).
-                if error > 2f64.powi(-26) {
-                    worst = worst.max(ulps(ours(x), want));
-                }
-            }
+            // Near a zero of the function, an absolute bound (far below the checks' 2^-20).
+            let arguments =
+                arguments(-TRIG_VECTOR_LIMIT, TRIG_VECTOR_LIMIT, 4_000_000).chain(arguments(-4.0, 4.0, 1_000_000));
+            let worst = worst_ulps(ours, exact, 2f64.powi(-26), arguments);
             assert!(worst <= 2.0, "{name}: worst {worst} ulps");
             assert!(ours(f32::NAN).is_nan() && ours(f32::INFINITY).is_nan() && ours(f32::NEG_INFINITY).is_nan());
         }
@@ -373,13 +377,10 @@ mod tests {
 
     fn tanh_within_bounds<S: Simd>() {
         let tanh = tanh::<S>;
-        let mut worst = 0.0f64;
-        for x in arguments(-12.0, 12.0, 2_000_000)
+        let arguments = arguments(-12.0, 12.0, 2_000_000)
             .chain(arguments(-1.0, 1.0, 1_000_000))
-            .chain(arguments(-1e-3, 1e-3, 10_000))
-        {
-            worst = worst.max(ulps(tanh(x), f64::from(x).tanh()));
-        }
+            .chain(arguments(-1e-3, 1e-3, 10_000));
+        let worst = worst_ulps(tanh, f64::tanh, 0.0, arguments);
         assert!(worst <= 2.0, "tanh: worst {worst} ulps");
         assert_eq!(tanh(0.0), 0.0);
         assert!(tanh(-0.0).is_sign_negative());
@@ -398,16 +399,11 @@ mod tests {
 
     fn log_within_bounds<S: Simd>() {
         let log = log::<S>;
-        let mut worst = 0.0f64;
-        // Every binade, densely around 1 (where ln is near 0 and a relative error shows first).
-        for x in every_binade(2_000_000).chain(arguments(0.5, 2.0, 1_000_000)).chain(arguments(0.999, 1.001, 100_000)) {
-            let want = f64::from(x).ln();
-            let error = (f64::from(log(x)) - want).abs();
-            // At 1 and around it, an absolute bound (far below the checks' 2^-21).
-            if error > 2f64.powi(-30) {
-                worst = worst.max(ulps(log(x), want));
-            }
-        }
+        // Every binade, densely around 1 (where ln is near 0 and a relative error shows first); at 1 and around it, an
+        // absolute bound (far below the checks' 2^-21).
+        let arguments =
+            every_binade(2_000_000).chain(arguments(0.5, 2.0, 1_000_000)).chain(arguments(0.999, 1.001, 100_000));
+        let worst = worst_ulps(log, f64::ln, 2f64.powi(-30), arguments);
         assert!(worst <= 2.0, "log: worst {worst} ulps");
         assert_eq!(log(1.0), 0.0);
         assert_eq!((log(0.0), log(-0.0)), (f32::NEG_INFINITY, f32::NEG_INFINITY));
@@ -423,10 +419,8 @@ mod tests {
 
     fn atan_within_bounds<S: Simd>() {
         let atan = atan::<S>;
-        let mut worst = 0.0f64;
-        for x in every_binade(1_000_000).flat_map(|x| [x, -x]).chain(arguments(-4.0, 4.0, 2_000_000)) {
-            worst = worst.max(ulps(atan(x), f64::from(x).atan()));
-        }
+        let arguments = every_binade(1_000_000).flat_map(|x| [x, -x]).chain(arguments(-4.0, 4.0, 2_000_000));
+        let worst = worst_ulps(atan, f64::atan, 0.0, arguments);
         assert!(worst <= 2.5, "atan: worst {worst} ulps");
         assert_eq!(atan(0.0), 0.0);
         assert!(atan(-0.0).is_sign_negative());
