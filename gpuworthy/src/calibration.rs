@@ -452,8 +452,8 @@ pub fn streaming_probe_sizes<W: Workload>(top: u64) -> Vec<W::Params> {
 /// far apart missed both ways. On 16-core hosts with 300 MiB of last-level cache, square at 2^24 (128 MiB) ran at
 /// 220-280 GB/s and was predicted 15-29% slow from its probes at 192 and 768 MiB; on two cores, whose cache holds 32
 /// MiB, the stencil at 2048x2048 ran at the ladder top's rate and was predicted 57-123% slow from probes at 96 and 768
-/// MiB. A probe at 2.5 times the top (rounded up to a size on no ladder: 96 MiB for square, 24 MiB for the stencil)
-/// measures that range instead.
+/// MiB. A probe at 2.5 times the top (rounded up to a size on no ladder: 96 MiB for square, 1664x1664 or 21 MiB for
+/// the stencil) measures that range instead.
 pub const NEAR_PROBE_GROWTH: f64 = 2.5;
 
 /// `W`'s own rate from memory on each device: its [`streaming_probe_sizes`] above a ladder whose top moves `top`

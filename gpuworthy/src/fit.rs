@@ -191,12 +191,20 @@ impl Curve {
     /// that is given: the rate the device's transfers reached at larger sizes, measured with other workloads
     /// ([`crate::model::DeviceModel::host_transfer_per_byte_beyond`]).
     pub fn predict_whole_run_within(&self, cost: &Cost, per_byte: Option<f64>) -> f64 {
-        match self.points.as_slice() {
-            [.., (b0, _, t0), (b1, _, t1)] if cost.bytes > *b1 && b1 > b0 && t1 > t0 => {
-                let own = (t1 - t0) / (b1 - b0) as f64;
-                t1 + (cost.bytes - b1) as f64 * per_byte.map_or(own, |device| own.min(device))
+        match self.growth_at_top() {
+            Some((top, time, own)) if cost.bytes > top => {
+                time + (cost.bytes - top) as f64 * per_byte.map_or(own, |device| own.min(device))
             }
             _ => self.predict(cost),
+        }
+    }
+
+    /// The largest calibrated size's bytes and seconds, and the seconds a byte the curve grew by from the size before
+    /// it; `None` with fewer than two sizes, or where the two give no positive growth (a measurement's noise).
+    pub fn growth_at_top(&self) -> Option<(u64, f64, f64)> {
+        match self.points.as_slice() {
+            [.., (b0, _, t0), (b1, _, t1)] if b1 > b0 && t1 > t0 => Some((*b1, *t1, (t1 - t0) / (b1 - b0) as f64)),
+            _ => None,
         }
     }
 

@@ -130,12 +130,9 @@ impl DeviceModel {
         let rates: Vec<f64> = self
             .workloads
             .iter()
-            .filter_map(|w| match w.host_overhead.as_ref()?.points.as_slice() {
-                [.., (b0, _, t0), (b1, _, t1)] if *b1 > bytes && b1 > b0 && t1 > t0 => {
-                    Some((t1 - t0) / (b1 - b0) as f64)
-                }
-                _ => None,
-            })
+            .filter_map(|w| w.host_overhead.as_ref()?.growth_at_top())
+            .filter(|&(top, _, _)| top > bytes)
+            .map(|(_, _, per_byte)| per_byte)
             .collect();
         median(rates)
     }
