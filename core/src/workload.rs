@@ -98,6 +98,16 @@ pub trait Workload: Sized + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// A size past the quick ladder and on none of the workload's ladders, where a workload bound by its arithmetic
+    /// is timed on each GPU once more when calibrated: a GPU that its largest calibrated size does not yet fill runs
+    /// larger ones faster per flop than that size did, and a prediction grown from it with the flops comes out slow
+    /// (WGSL's matmul on an H100 took 142 µs at 1024^3 and 488 µs at 2048^3, where eight times the flops predicted
+    /// 774 µs). Sizes between the ladder and the probe are interpolated along the flops. `None` (the default) for a
+    /// workload bound by memory, whose [`Workload::streaming_probe`] plays this part.
+    fn compute_probe() -> Option<Self::Params> {
+        None
+    }
+
     /// The sizes every variant must pass at, empty ones included.
     fn conformance_params() -> Vec<Self::Params>;
 

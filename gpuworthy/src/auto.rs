@@ -593,6 +593,7 @@ mod tests {
             pipelined: None,
             host_overhead: None,
             streaming: None,
+            compute_probe: None,
             variants: vec![VariantModel {
                 variant: "simd".into(),
                 full_precision: true,

@@ -319,6 +319,33 @@ impl Curve {
     }
 }
 
+impl Curve {
+    /// The predicted seconds of a kernel of this cost, bound by its arithmetic, that was also timed at `probe`
+    /// (`(bytes, flops, seconds)`), a size past the calibrated ones ([`gpuworthy_core::Workload::compute_probe`]).
+    /// Between the largest calibrated size and the probe, the time interpolated along the flops; past the probe, its
+    /// time above the fixed (launch) part grown with them. A GPU that the largest calibrated size does not fill runs
+    /// faster per flop past it, which growing that size's time with the flops cannot know: WGSL's matmul on an H100
+    /// took 142 µs at 1024^3 and 488 µs at 2048^3, where [`Curve::predict_kernel`] gave 774 µs. A memory-bound cost,
+    /// one within the calibrated sizes and a probe no larger than they are keep [`Curve::predict_kernel`]; a probe
+    /// faster than the largest calibrated size counts as that size's time (more work does not take less).
+    pub fn predict_kernel_probed(&self, cost: &Cost, probe: (u64, u64, f64)) -> f64 {
+        let plain = self.predict_kernel(cost, None, None);
+        let Some(&(_, top_flops, top_s)) = self.points.last() else { return plain };
+        let (_, probe_flops, probe_s) = probe;
+        let memory_bound = cost.flops <= MEMORY_BOUND_FLOPS_PER_BYTE * cost.bytes;
+        if memory_bound || cost.flops <= top_flops || probe_flops <= top_flops || probe_s.is_nan() {
+            return plain;
+        }
+        let probe_s = probe_s.max(top_s);
+        if cost.flops <= probe_flops {
+            let w = (cost.flops - top_flops) as f64 / (probe_flops - top_flops) as f64;
+            return top_s + (probe_s - top_s) * w;
+        }
+        let fixed = self.fit.fixed_s.clamp(0.0, top_s);
+        fixed + (probe_s - fixed) * (cost.flops as f64 / probe_flops as f64)
+    }
+}
+
 /// How a streaming rate enters the prediction of a memory-bound kernel past its calibrated sizes
 /// ([`Curve::predict_kernel`]), in seconds per byte.
 #[derive(Debug, Clone, PartialEq)]
@@ -481,6 +508,34 @@ mod tests {
         // A size that is mostly launch does not stand in for the rate: its work is lost in the fixed part.
         let launch_bound = Curve::through(&[at(1, 1.0e-6), at(4, 1.1e-6), at(16, rate(16))]).unwrap();
         assert!(launch_bound.predict_kernel(&past, None, None) > 0.9 * rate(256));
+    }
+
+    /// A GPU that 1024^3 does not fill (142 µs there, 8 times the flops of 512^3 in 1.9 times the time), probed
+    /// at 3072^3 (1.65 ms): 2048^3 lies on the line between them, 6144^3 grows from the probe with the flops, and
+    /// without the probe the same curve puts 2048^3 far above the line, at the flops' eight times.
+    #[test]
+    fn a_kernel_probed_past_its_ladder_is_interpolated_up_to_the_probe_and_grown_from_it_beyond() {
+        let matmul = |n: u64| cost(12 * n * n, 2 * n * n * n);
+        let samples = [(matmul(256), 42.2e-6), (matmul(512), 74.9e-6), (matmul(1024), 141.8e-6)];
+        let curve = Curve::through(&samples).unwrap();
+        let probe = (matmul(3072).bytes, matmul(3072).flops, 1.65e-3);
+        let between = curve.predict_kernel_probed(&matmul(2048), probe);
+        let on_the_line = 141.8e-6 + (1.65e-3 - 141.8e-6) * (7.0 / 26.0);
+        assert!((between - on_the_line).abs() < 1e-9, "{between}");
+        assert!(curve.predict_kernel(&matmul(2048), None, None) > 1.3 * between);
+        let beyond = curve.predict_kernel_probed(&matmul(6144), probe);
+        assert!(beyond > 7.5 * 1.65e-3 && beyond < 8.0 * 1.65e-3, "{beyond}");
+        // Within the ladder, and with a probe no larger than its top, the curve alone.
+        let inside = matmul(512);
+        assert_eq!(curve.predict_kernel_probed(&inside, probe), curve.predict_kernel(&inside, None, None));
+        let small_probe = (matmul(768).bytes, matmul(768).flops, 1e-4);
+        assert_eq!(
+            curve.predict_kernel_probed(&matmul(2048), small_probe),
+            curve.predict_kernel(&matmul(2048), None, None)
+        );
+        // A probe that ran faster than the ladder's top counts as the top's time: no size past it is predicted faster.
+        let fast_probe = (probe.0, probe.1, 1e-6);
+        assert!(curve.predict_kernel_probed(&matmul(2048), fast_probe) >= 141.8e-6);
     }
 
     fn cost(bytes: u64, flops: u64) -> Cost {

@@ -78,6 +78,25 @@ pub struct WorkloadModel {
     /// it. None where not measured (a calibration file older than the field, a workload bound by its arithmetic).
     #[serde(default)]
     pub streaming: Option<OwnStreaming>,
+    /// For a workload bound by its arithmetic, its kernel timed past the calibration ladder on this GPU
+    /// ([`crate::calibration::measure_compute_probe`]): that variant's kernel between the ladder and the probe is
+    /// interpolated, and grows from the probe past it ([`Curve::predict_kernel_probed`]). None where not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_probe: Option<ComputeProbe>,
+}
+
+/// A kernel of a workload bound by its arithmetic, timed once past the calibration ladder
+/// ([`gpuworthy_core::Workload::compute_probe`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputeProbe {
+    /// The variant timed (the backend's documented best at the probe's size).
+    pub variant: String,
+    /// The probe's bytes and flops ([`gpuworthy_core::Workload::cost`]).
+    pub bytes: u64,
+    /// See `bytes`.
+    pub flops: u64,
+    /// Its kernel's median, in seconds.
+    pub seconds: f64,
 }
 
 /// A workload's own rate from memory on one device: one variant, measured at sizes above the calibration ladder.
@@ -491,6 +510,7 @@ impl Model {
                         .flatten(),
                     variants,
                     streaming: None,
+                    compute_probe: None,
                 });
             }
         }
@@ -555,7 +575,10 @@ impl Model {
                         let moved = moved(&device.backend, &v.variant);
                         let bound = device.stream_bound_of(w, &v.variant, moved.unwrap_or(cost.bytes));
                         let probed = matches!(bound, Some(StreamBound::Measured(_) | StreamBound::FromMemory(_)));
-                        let kernel = v.kernel.predict_kernel(cost, bound, moved);
+                        let kernel = match w.compute_probe.as_ref().filter(|p| p.variant == v.variant) {
+                            Some(p) => v.kernel.predict_kernel_probed(cost, (p.bytes, p.flops, p.seconds)),
+                            None => v.kernel.predict_kernel(cost, bound, moved),
+                        };
                         (v, if probed { kernel } else { kernel * unprobed })
                     })
                     .collect();
@@ -884,6 +907,7 @@ mod tests {
             pipelined: None,
             host_overhead: None,
             streaming: None,
+            compute_probe: None,
             variants: vec![variant(kernel)],
         };
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
@@ -1021,6 +1045,42 @@ mod tests {
         // Within the calibrated sizes nothing changes.
         let inside = Cost { bytes: 8 << 20, flops: 1 << 20, elements: 1 << 20 };
         assert_eq!(model.devices[1].unprobed_slowdown(&model.devices[1].workloads[0], &inside, &|_, _| None), 1.0);
+    }
+
+    /// A GPU whose matmul-like kernel was calibrated up to 1024^3 while the GPU was not yet full, and probed at
+    /// 3072^3: the probed variant's prediction at 2048^3 comes from the probe, the other variant's does not.
+    #[test]
+    fn a_compute_probe_predicts_its_own_variant_past_the_ladder() {
+        let mut model = synthetic();
+        let matmul = |n: u64| Cost { bytes: 12 * n * n, flops: 2 * n * n * n, elements: n * n };
+        let through = |times: [f64; 3]| {
+            let samples: Vec<(Cost, f64)> = [256, 512, 1024].iter().zip(times).map(|(&n, t)| (matmul(n), t)).collect();
+            Curve::through(&samples).unwrap()
+        };
+        let w = &mut model.devices[1].workloads[0];
+        w.variants = vec![
+            VariantModel { variant: "wide".into(), full_precision: true, kernel: through([42e-6, 75e-6, 142e-6]) },
+            VariantModel { variant: "tiled".into(), full_precision: true, kernel: through([50e-6, 90e-6, 170e-6]) },
+        ];
+        let at = matmul(2048);
+        let gpu_kernel = |model: &Model| {
+            let p = model.predict("square", &at, Placement::Resident).into_iter().find(|p| p.is_gpu).unwrap();
+            (p.variant, p.kernel_s)
+        };
+        let (variant, before) = gpu_kernel(&model);
+        assert_eq!(variant, "wide");
+        let probe = matmul(3072);
+        model.devices[1].workloads[0].compute_probe =
+            Some(ComputeProbe { variant: "wide".into(), bytes: probe.bytes, flops: probe.flops, seconds: 1.65e-3 });
+        let (variant, after) = gpu_kernel(&model);
+        assert_eq!(variant, "wide");
+        let expected = 142e-6 + (1.65e-3 - 142e-6) * 7.0 / 26.0;
+        assert!((after - expected).abs() < 1e-9 && after < 0.8 * before, "{after} against {before}");
+        let tiled = &model.devices[1].workloads[0].variants[1].kernel;
+        assert_eq!(
+            tiled.predict_kernel(&at, None, None),
+            through([50e-6, 90e-6, 170e-6]).predict_kernel(&at, None, None)
+        );
     }
 
     /// Two GPUs whose shortest kernels take 3.5 µs (cuda) and 4.1 µs (wgpu) across five workloads, where one
@@ -1223,6 +1283,7 @@ mod tests {
                     pipelined: None,
                     host_overhead: None,
                     streaming: None,
+                    compute_probe: None,
                     variants: vec![variant("scalar", scalar), variant("simd", simd)],
                 }],
                 stream_s_per_byte: None,

@@ -229,6 +229,17 @@ impl WhatIf {
                         probe.1 = probe.1.max(s);
                     }
                 }
+                // A compute probe changes as its variant's calibrated points did.
+                if let Some(probe) = workload.compute_probe.as_mut() {
+                    let fixed = workload
+                        .variants
+                        .iter()
+                        .find(|v| v.variant == probe.variant)
+                        .map_or(0.0, |v| v.kernel.fit.fixed_s);
+                    let launch = fixed.min(probe.seconds);
+                    let memory = new_s_per_byte.map_or(0.0, |s| probe.bytes as f64 * s);
+                    probe.seconds = launch + ((probe.seconds - launch) / share).max(memory);
+                }
                 if self.unified {
                     workload.upload = crate::fit::Curve::default();
                     workload.download = crate::fit::Curve::default();
@@ -370,6 +381,7 @@ mod tests {
                 pipelined: None,
                 host_overhead: None,
                 streaming: None,
+                compute_probe: None,
                 variants: Vec::new(),
             }],
             stream_s_per_byte: None,

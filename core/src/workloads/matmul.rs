@@ -175,6 +175,13 @@ impl Workload for Matmul {
         [64, 256, 512, 1024].into_iter().map(MatmulParams::square).collect()
     }
 
+    /// 3072^3: between the full ladder's 2048^3 and 4096^3, so that 2048^3 is interpolated and the larger sizes grow
+    /// from a GPU already full. A multiple of 1024, like the ladder's sizes from 1024 on: no kernel meets a ragged edge
+    /// there that it does not meet on the ladder.
+    fn compute_probe() -> Option<MatmulParams> {
+        Some(MatmulParams::square(3072))
+    }
+
     fn conformance_params() -> Vec<MatmulParams> {
         [(0, 5, 3), (4, 0, 3), (4, 5, 0), (1, 1, 1), (1, 7, 3), (17, 33, 65), (64, 64, 64), (129, 65, 257)]
             .into_iter()
