@@ -166,6 +166,12 @@ pub fn pipelined_sizes<W: Workload>(ladder: &[W::Params], full: &[W::Params]) ->
 /// calibration of a GPU machine (292 kernel points on an H200), half of its minute.
 pub const CALIBRATION_SPIN_UP: Duration = Duration::from_millis(50);
 
+/// How many times its device's fastest kernel a variant may take at two sizes in a row, not catching up, before
+/// calibration leaves it out of the larger sizes ([`crate::sweep::falls_behind`]): the model never chooses it there,
+/// and a slow variant's measurements are among the longest of a calibration (an expression's `scalar` interpreter
+/// took 105 ms a run at 2^25 elements on a 16-core host, against 6.4 ms at 2^21).
+pub const DROP_SLOWER_THAN: f64 = 8.0;
+
 /// How calibration measures: short measurements, and a time budget per measurement.
 ///
 /// Each measurement's spin-up is [`CALIBRATION_SPIN_UP`]: calibration measures about 300 (device, variant, size)
@@ -185,6 +191,7 @@ pub fn calibration_options() -> SweepOptions {
         budget: Duration::from_millis(1500),
         pipelined: false,
         validate_up_to_flops: 100_000_000,
+        drop_slower_than: Some(DROP_SLOWER_THAN),
     }
 }
 
@@ -488,66 +495,29 @@ pub fn measure_workload_streaming<W: DeviceWorkload>(
     }
     progress.plan((sizes.len() * devices.len()) as u64);
     let options = MeasureOptions { validate: false, ..calibration_options().measure };
-    // Seconds per byte moved, per size (rows) and device (columns).
-    let probe = |params: &W::Params, input: Option<&W::Input>, device: &Device, variant: &str| {
-        progress.now_measuring(format!("{}: {} {params}, streaming from memory", device.label(), W::NAME));
-        let timed = input
-            .filter(|_| device.check_size::<W>(params).is_ok())
-            .and_then(|input| device.time_resident_kernel::<W>(variant, input, &options).ok());
-        progress.advance(1);
-        let moved = W::traffic(params, device.kind(), variant).max(1);
-        timed.map(|stats| stats.median.as_secs_f64() / moved as f64)
-    };
-    let mut rates: Vec<Vec<Option<f64>>> = Vec::new();
+    let mut streaming: Vec<(DeviceLabel, OwnStreaming)> = Vec::new();
     for params in &sizes {
         let input = W::generate(params, 1).ok();
-        rates.push(devices.iter().map(|&(device, variant)| probe(params, input.as_ref(), device, variant)).collect());
-    }
-    // A probe slower per byte than a larger one was slowed by something else on the machine: measured again once,
-    // the faster kept ([`slowed_probes`]).
-    let again = slowed_probes(&rates);
-    progress.plan(again.len() as u64);
-    for (at, column) in again {
-        let (device, variant) = devices[column];
-        let input = W::generate(&sizes[at], 1).ok();
-        if let Some(rate) = probe(&sizes[at], input.as_ref(), device, variant) {
-            rates[at][column] = rates[at][column].map(|before| before.min(rate));
-        }
-    }
-    let mut streaming: Vec<(DeviceLabel, OwnStreaming)> = Vec::new();
-    for (column, &(device, variant)) in devices.iter().enumerate() {
-        let probes: Vec<(u64, f64)> = sizes
-            .iter()
-            .zip(&rates)
-            .filter_map(|(params, row)| {
-                row[column].map(|rate| (W::traffic(params, device.kind(), variant).max(1), rate))
-            })
-            .collect();
-        if !probes.is_empty() {
-            streaming.push((device.label(), OwnStreaming { variant: variant.to_owned(), probes }));
-        }
-    }
-    streaming
-}
-
-/// The `(size, device)` positions of `rates` (seconds per byte, a row per probe size, fewest bytes first; a column
-/// per device) that took longer per byte than a larger size on the same device. A smaller size streams no slower
-/// than a larger one (more of it stays in a cache); one that did was slowed by something else: in two calibrations
-/// of 16-core hosts, sum's probe at 192 MiB ran at 115 GB/s against 122 at 768 MiB (206-277 GB/s in the others of
-/// the day), and saxpy's at 288 MiB at 120 GB/s against 135 at 1152 MiB (246-331), and each put the CPU's
-/// predictions at 2^24 and 2^26 elements 33-53% slow.
-pub fn slowed_probes(rates: &[Vec<Option<f64>>]) -> Vec<(usize, usize)> {
-    let mut slowed = Vec::new();
-    for (at, row) in rates.iter().enumerate() {
-        for (column, rate) in row.iter().enumerate() {
-            let Some(rate) = rate else { continue };
-            let larger_faster = rates[at + 1..].iter().any(|larger| larger[column].is_some_and(|r| r < *rate));
-            if larger_faster {
-                slowed.push((at, column));
+        for &(device, variant) in &devices {
+            progress.now_measuring(format!("{}: {} {params}, streaming from memory", device.label(), W::NAME));
+            let timed = input
+                .as_ref()
+                .filter(|_| device.check_size::<W>(params).is_ok())
+                .and_then(|input| device.time_resident_kernel::<W>(variant, input, &options).ok());
+            progress.advance(1);
+            let Some(stats) = timed else { continue };
+            let moved = W::traffic(params, device.kind(), variant).max(1);
+            let per_byte_s = stats.median.as_secs_f64() / moved as f64;
+            match streaming.iter_mut().find(|(label, _)| *label == device.label()) {
+                Some((_, own)) => own.probes.push((moved, per_byte_s)),
+                None => streaming.push((
+                    device.label(),
+                    OwnStreaming { variant: variant.to_owned(), probes: vec![(moved, per_byte_s)] },
+                )),
             }
         }
     }
-    slowed
+    streaming
 }
 
 /// The longest a compute probe may be expected to take, one launch ([`measure_compute_probe`]): the probe is
@@ -836,19 +806,6 @@ mod tests {
         }
         check::<Square>(32 << 20);
         check::<Stencil>(8 << 20);
-    }
-
-    /// A probe slower per byte than a larger one on the same device is named for measuring again; one only slower
-    /// than a smaller one, or on another device, is not.
-    #[test]
-    fn a_probe_slower_than_a_larger_one_is_measured_again() {
-        let rates = vec![
-            vec![Some(1.0 / 260e9), Some(1.0 / 2e12)],
-            vec![Some(1.0 / 115e9), None],
-            vec![Some(1.0 / 122e9), Some(1.0 / 1e12)],
-        ];
-        assert_eq!(slowed_probes(&rates), vec![(1, 0)]);
-        assert!(slowed_probes(&[vec![Some(1.0)], vec![Some(2.0)]]).is_empty());
     }
 
     /// Matmul's compute probe lies past its quick ladder and on none of its ladders, and only a GPU is probed: the

@@ -106,10 +106,11 @@ pub const REMEASURE_ABOVE: f64 = 1.10;
 pub const REMEASURE_PREDICTION_OFF: f64 = 0.25;
 
 /// How evaluation measures: calibration's short measurements, with a budget of [`EVALUATION_BUDGET`] per
-/// measurement (the larger sizes calibration left out take longer) and the pipelined paths measured too, so that the
-/// fastest measured with data on the host is the faster transfer mode.
+/// measurement (the larger sizes calibration left out take longer), every variant at every size (calibration leaves
+/// out those far behind), and the pipelined paths measured too, so that the fastest measured with data on the host is
+/// the faster transfer mode.
 pub fn evaluation_options() -> SweepOptions {
-    SweepOptions { budget: EVALUATION_BUDGET, pipelined: true, ..calibration_options() }
+    SweepOptions { budget: EVALUATION_BUDGET, pipelined: true, drop_slower_than: None, ..calibration_options() }
 }
 
 /// The longest one measurement of the evaluation may be expected to take before its variant stops at that size (half

@@ -8,10 +8,10 @@
 //! the next size (the budget is per measurement, [`SweepOptions::budget`]): the CPU's `naive` matmul stops long
 //! before 8192.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use gpuworthy_core::{Error, Workload};
+use gpuworthy_core::{Error, Precision, Workload};
 use serde::Serialize;
 
 use crate::Device;
@@ -52,7 +52,26 @@ pub struct SweepOptions {
     /// Also measure the end-to-end phase through each device's pipelined path where it has one (CUDA), and let the
     /// host crossover take the faster transfer mode.
     pub pipelined: bool,
+    /// Stop measuring a variant whose kernel took more than this many times its device's fastest full-precision
+    /// kernel at two sizes in a row, not catching up ([`falls_behind`]); the device's documented best
+    /// variant at the next size is always measured. `None`: every variant at every size (a sweep's table, and the
+    /// evaluation, which judges the fastest among all).
+    pub drop_slower_than: Option<f64>,
 }
+
+/// Whether a variant whose kernel took `before` and then `now` times its device's fastest at two sizes in a row
+/// (`before` `None` at the first size) is left out of the sizes after them: more than `factor` times at both, and
+/// not catching up (at the second at least [`CATCHING_UP`] of the first). Such a variant is not the fastest of its
+/// device past them (a CPU's `scalar` kernels, 10 to 100 times its `simd` ones, which took 45-105 ms a run at the
+/// tops of a 16-core host's calibration ladders); one that is catching up (a CPU's threaded variant at the smallest
+/// sizes, behind a single-threaded one until its threads pay) is kept.
+pub fn falls_behind(before: Option<f64>, now: f64, factor: f64) -> bool {
+    before.is_some_and(|before| before > factor && now > factor && now >= CATCHING_UP * before)
+}
+
+/// The share of its lead a variant far behind may win back from one size to the next and still count as not catching
+/// up ([`falls_behind`]): measurements of a variant a constant factor behind move by a few percent either way.
+pub const CATCHING_UP: f64 = 0.75;
 
 impl Default for SweepOptions {
     fn default() -> Self {
@@ -61,6 +80,7 @@ impl Default for SweepOptions {
             budget: Duration::from_secs(4),
             validate_up_to_flops: 20_000_000_000,
             pipelined: true,
+            drop_slower_than: None,
         }
     }
 }
@@ -156,6 +176,8 @@ pub fn sweep_workload<W: DeviceWorkload>(
 ) -> WorkloadSweep {
     let mut out = WorkloadSweep { workload: W::NAME, ..Default::default() };
     let mut stopped: BTreeSet<(DeviceLabel, String)> = BTreeSet::new();
+    // Each variant's kernel over its device's fastest full-precision kernel at the last size measured.
+    let mut behind: BTreeMap<(DeviceLabel, String), f64> = BTreeMap::new();
     // Each device's pipelined twin, where its backend has one: its end-to-end phase is measured too, and the host
     // crossover takes the faster mode.
     let pipelined: Vec<Option<Device>> =
@@ -241,6 +263,24 @@ pub fn sweep_workload<W: DeviceWorkload>(
                     }
                 }
             }
+            if let (Some(factor), Some(next)) = (options.drop_slower_than, ladder.get(i + 1)) {
+                let here: Vec<&Row> =
+                    out.rows.iter().filter(|r| r.label == label && r.size == params.to_string()).collect();
+                let fastest =
+                    here.iter().filter(|r| r.precision == Precision::Full).map(|r| r.kernel_s).reduce(f64::min);
+                let keep = device.best_variant::<W>(next);
+                for row in here.iter().filter(|_| fastest.is_some_and(|f| f > 0.0)) {
+                    let fastest = fastest.unwrap_or(f64::INFINITY);
+                    let key = (label.clone(), row.variant.clone());
+                    let now = row.kernel_s / fastest;
+                    if row.variant != keep && falls_behind(behind.get(&key).copied(), now, factor) {
+                        stopped.insert(key.clone());
+                        let message = format!("left out after {params}: {now:.0} times the fastest kernel here");
+                        out.notes.push(note::<W>(params, label.as_str(), &row.variant, message));
+                    }
+                    behind.insert(key, now);
+                }
+            }
         }
     }
     out.crossover = crossover(&out.rows);
@@ -260,6 +300,47 @@ fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A variant far behind at two sizes in a row and not catching up is left out; one catching up, or behind at one
+    /// size only, is not.
+    #[test]
+    fn a_variant_far_behind_and_not_catching_up_is_left_out() {
+        assert!(falls_behind(Some(20.0), 19.0, 8.0));
+        assert!(falls_behind(Some(20.0), 40.0, 8.0));
+        assert!(!falls_behind(None, 40.0, 8.0), "one size says too little");
+        assert!(!falls_behind(Some(20.0), 9.0, 8.0), "catching up");
+        assert!(!falls_behind(Some(20.0), 7.0, 8.0));
+        assert!(!falls_behind(Some(7.0), 20.0, 8.0));
+    }
+
+    /// An expression's `scalar` interpreter, tens of times the `blocks` evaluator on a CPU, is measured at the first
+    /// two lengths of a calibration-like sweep at least and left out of the last, with a note (one length more where
+    /// a measurement disturbed by the machine made it look as if catching up); `blocks`, the documented best, is
+    /// measured at every length. Without the option every variant is measured everywhere.
+    #[test]
+    fn a_sweep_leaves_out_a_variant_far_behind_when_asked() {
+        use gpuworthy_core::expr::{ExprParams, Expression};
+        let cpu = Device::cpu().unwrap();
+        let ladder: Vec<ExprParams> = [1 << 12, 1 << 13, 1 << 14, 1 << 15]
+            .iter()
+            .map(|&n| {
+                crate::expression::ExpressionRequest::from_command_line("y = exp(-x*x) * sin(3*x)", &[], &[])
+                    .unwrap()
+                    .params(n)
+                    .unwrap()
+            })
+            .collect();
+        // A low factor: the interpreter stays far beyond it even on a machine busy with other tests.
+        let options = SweepOptions { drop_slower_than: Some(3.0), ..crate::calibration::calibration_options() };
+        let sweep = sweep_workload::<Expression>(std::slice::from_ref(&cpu), &ladder, &options, &());
+        let at = |variant: &str| sweep.rows.iter().filter(|r| r.variant == variant).count();
+        assert_eq!(at("blocks"), 4);
+        assert!((2..4).contains(&at("scalar")), "{:?}", sweep.notes);
+        assert!(sweep.notes.iter().any(|n| n.variant == "scalar" && n.message.starts_with("left out after")));
+        let every = SweepOptions { drop_slower_than: None, ..options };
+        let sweep = sweep_workload::<Expression>(std::slice::from_ref(&cpu), &ladder, &every, &());
+        assert_eq!(sweep.rows.iter().filter(|r| r.variant == "scalar").count(), 4);
+    }
     use gpuworthy_core::BackendKind;
 
     fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
