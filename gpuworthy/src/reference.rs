@@ -326,6 +326,12 @@ mod tests {
         // A quarter of the arithmetic: the compute-bound kernel takes about four times as long.
         let quarter = cuda_on_h100(WhatIf { compute_share: Some(0.25), ..same }, "matmul", matmul, Placement::Resident);
         assert!(quarter.kernel_s > 3.5 * base && quarter.kernel_s < 4.5 * base, "{base} -> {}", quarter.kernel_s);
+        // The same at 2048^3, between the calibrated sizes and matmul's compute probe, which changes with them.
+        let between = Cost { bytes: 3 * 4 * (1 << 22), flops: 2 << 33, elements: 1 << 22 };
+        let base = cuda_on_h100(same, "matmul", between, Placement::Resident).kernel_s;
+        let quarter =
+            cuda_on_h100(WhatIf { compute_share: Some(0.25), ..same }, "matmul", between, Placement::Resident);
+        assert!(quarter.kernel_s > 3.5 * base && quarter.kernel_s < 4.5 * base, "{base} -> {}", quarter.kernel_s);
         // A slower link makes data from the host dearer; shared memory makes it free.
         let host = cuda_on_h100(same, "square", square, Placement::Host);
         let narrow = cuda_on_h100(WhatIf { link_bytes_per_s: Some(2e9), ..same }, "square", square, Placement::Host);
