@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, BackendKind, Cost, Error, Result, Workload, env};
+use gpuworthy_core::{Backend, BackendKind, Cost, Error, Precision, Result, Workload, env};
 use serde::{Deserialize, Serialize};
 
 use crate::Device;
@@ -363,6 +363,11 @@ pub fn calibrate_workload_with<W: DeviceWorkload>(
     part
 }
 
+/// How many times another variant's kernel at the same size the device's fastest kernel at the size before may take
+/// before it is measured again ([`remeasure_slower_than_larger`]): variants close to each other trade places with the
+/// noise of a measurement.
+pub const LOST_THE_LEAD: f64 = 1.1;
+
 /// How many times longer than a larger size of the same variant a calibrated kernel may take before it is measured
 /// again ([`remeasure_slower_than_larger`]).
 pub const SLOWER_THAN_LARGER: f64 = 1.5;
@@ -373,7 +378,13 @@ pub const SLOWER_THAN_LARGER: f64 = 1.5;
 /// one that did was slowed by something else on the machine, and one such size bends every prediction past it: on
 /// an H100, CUDA's `tiled` stencil took 37.1 µs at 1024x1024 (4.3-4.7 µs in every other calibration, 9.3 µs at three
 /// times its bytes in the same one), and its probes, set against that, made the unprobed `naive` variant look 16
-/// to 30 times faster than it ran at 2048x2048 to 8192x8192.
+/// to 30 times faster than it ran at 2048x2048 to 8192x8192. A kernel that was its device's fastest at the size before
+/// and takes more than [`LOST_THE_LEAD`] times another variant's here is measured again too: the variant leading a
+/// device is the one auto runs, and a slowed measurement of it moves the choice. One H100 calibration timed CUDA's
+/// fused softmax at 256x16384 at 22.2 µs, behind its `split` variant (19.6 µs) after leading it at 1024x1024, where
+/// every other calibration of the day took 12.4-12.8 µs; auto then chose WGSL for softmax at 2048x2048, 1.84 times
+/// slower than CUDA there. Such a kernel that really fell behind (a tiled matmul overtaken by cuBLAS) only costs one
+/// measurement more.
 pub fn remeasure_slower_than_larger<W: DeviceWorkload>(
     devices: &[Device],
     ladder: &[W::Params],
@@ -399,7 +410,19 @@ pub fn remeasure_slower_than_larger<W: DeviceWorkload>(
                         bytes > row.traffic_bytes && bytes as f64 * per_byte * SLOWER_THAN_LARGER < row.kernel_s
                     })
             });
-            larger_ran_faster || probed_faster
+            // The device's fastest full-precision kernel at the size before, now behind another variant's here.
+            let lost_the_lead = at > 0 && row.precision == Precision::Full && {
+                let on_device = |size: usize| {
+                    part.rows.iter().filter(move |r| {
+                        r.label == row.label && r.precision == Precision::Full && position(&r.size) == Some(size)
+                    })
+                };
+                let leader = on_device(at - 1).min_by(|a, b| a.kernel_s.total_cmp(&b.kernel_s));
+                let best_here = on_device(at).map(|r| r.kernel_s).reduce(f64::min);
+                matches!((leader, best_here), (Some(leader), Some(best))
+                    if leader.variant == row.variant && row.kernel_s > LOST_THE_LEAD * best)
+            };
+            larger_ran_faster || probed_faster || lost_the_lead
         })
         .collect();
     if suspects.is_empty() {
@@ -788,6 +811,31 @@ mod tests {
         part.streaming = vec![(cpu.label(), OwnStreaming { variant: "simd".into(), probes: vec![probe] })];
         remeasure_slower_than_larger::<Square>(std::slice::from_ref(&cpu), &ladder, &mut part, &options, &());
         assert!(part.rows[top].kernel_s < 0.1, "measured again: {}", part.rows[top].kernel_s);
+    }
+
+    /// A kernel that led its device at the size before and trails another variant here is measured again; one that
+    /// trailed at the size before is not, for trailing now.
+    #[test]
+    fn a_kernel_that_lost_its_lead_is_measured_again() {
+        use gpuworthy_core::workloads::{Len, Square};
+        let cpu = Device::cpu().unwrap();
+        let ladder = [Len(1 << 12), Len(1 << 16)];
+        let options = calibration_options();
+        let rows = sweep_workload::<Square>(std::slice::from_ref(&cpu), &ladder, &options, &()).rows;
+        let mut part = WorkloadCalibration { workload: Square::NAME, rows, ..WorkloadCalibration::default() };
+        let at = |part: &WorkloadCalibration, size: &str, variant: &str| {
+            part.rows.iter().position(|r| r.size == size && r.variant == variant).unwrap()
+        };
+        let leader = at(&part, "4096", "scalar");
+        part.rows[leader].kernel_s = 1e-12;
+        let slowed = at(&part, "65536", "scalar");
+        part.rows[slowed].kernel_s = 1.0;
+        remeasure_slower_than_larger::<Square>(std::slice::from_ref(&cpu), &ladder, &mut part, &options, &());
+        assert!(part.rows[slowed].kernel_s < 0.1, "measured again: {}", part.rows[slowed].kernel_s);
+        let trailing = at(&part, "65536", "simd");
+        part.rows[trailing].kernel_s = 1.0;
+        remeasure_slower_than_larger::<Square>(std::slice::from_ref(&cpu), &ladder, &mut part, &options, &());
+        assert_eq!(part.rows[trailing].kernel_s, 1.0, "simd did not lead at 4096");
     }
 
     /// The probes above a ladder: one near its top, then farther, fewest bytes first, each on no ladder.
