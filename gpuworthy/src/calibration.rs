@@ -787,16 +787,24 @@ mod tests {
         assert_eq!(mandelbrot, ["64x64", "256x256", "512x512", "1024x1024"]);
     }
 
-    /// A calibrated kernel slower than a larger size of its variant is measured again and the faster kept; one that
-    /// is not slower is left as it was.
-    #[test]
-    fn a_kernel_slower_than_a_larger_size_is_measured_again() {
+    /// The CPU, square's ladder of 4096 and 65536 elements, calibration's options, and what they measured.
+    fn square_calibrated_on_the_cpu() -> (Device, [gpuworthy_core::workloads::Len; 2], SweepOptions, WorkloadCalibration)
+    {
         use gpuworthy_core::workloads::{Len, Square};
         let cpu = Device::cpu().unwrap();
         let ladder = [Len(1 << 12), Len(1 << 16)];
         let options = calibration_options();
         let rows = sweep_workload::<Square>(std::slice::from_ref(&cpu), &ladder, &options, &()).rows;
-        let mut part = WorkloadCalibration { workload: Square::NAME, rows, ..WorkloadCalibration::default() };
+        let part = WorkloadCalibration { workload: Square::NAME, rows, ..WorkloadCalibration::default() };
+        (cpu, ladder, options, part)
+    }
+
+    /// A calibrated kernel slower than a larger size of its variant is measured again and the faster kept; one that
+    /// is not slower is left as it was.
+    #[test]
+    fn a_kernel_slower_than_a_larger_size_is_measured_again() {
+        use gpuworthy_core::workloads::Square;
+        let (cpu, ladder, options, mut part) = square_calibrated_on_the_cpu();
         let slowed = part.rows.iter().position(|r| r.size == "4096" && r.variant == "simd").unwrap();
         part.rows[slowed].kernel_s = 1.0;
         let untouched = part.rows.iter().position(|r| r.size == "65536" && r.variant == "simd").unwrap();
@@ -817,12 +825,8 @@ mod tests {
     /// trailed at the size before is not, for trailing now.
     #[test]
     fn a_kernel_that_lost_its_lead_is_measured_again() {
-        use gpuworthy_core::workloads::{Len, Square};
-        let cpu = Device::cpu().unwrap();
-        let ladder = [Len(1 << 12), Len(1 << 16)];
-        let options = calibration_options();
-        let rows = sweep_workload::<Square>(std::slice::from_ref(&cpu), &ladder, &options, &()).rows;
-        let mut part = WorkloadCalibration { workload: Square::NAME, rows, ..WorkloadCalibration::default() };
+        use gpuworthy_core::workloads::Square;
+        let (cpu, ladder, options, mut part) = square_calibrated_on_the_cpu();
         let at = |part: &WorkloadCalibration, size: &str, variant: &str| {
             part.rows.iter().position(|r| r.size == size && r.variant == variant).unwrap()
         };
