@@ -264,13 +264,13 @@ pub fn sweep_workload<W: DeviceWorkload>(
                 }
             }
             if let (Some(factor), Some(next)) = (options.drop_slower_than, ladder.get(i + 1)) {
-                let here: Vec<&Row> =
-                    out.rows.iter().filter(|r| r.label == label && r.size == params.to_string()).collect();
+                let size = params.to_string();
+                let here: Vec<&Row> = out.rows.iter().filter(|r| r.label == label && r.size == size).collect();
                 let fastest =
                     here.iter().filter(|r| r.precision == Precision::Full).map(|r| r.kernel_s).reduce(f64::min);
+                let Some(fastest) = fastest.filter(|f| *f > 0.0) else { continue };
                 let keep = device.best_variant::<W>(next);
-                for row in here.iter().filter(|_| fastest.is_some_and(|f| f > 0.0)) {
-                    let fastest = fastest.unwrap_or(f64::INFINITY);
+                for row in here {
                     let key = (label.clone(), row.variant.clone());
                     let now = row.kernel_s / fastest;
                     if row.variant != keep && falls_behind(behind.get(&key).copied(), now, factor) {
