@@ -20,6 +20,8 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use plotters::prelude::*;
+use gpuworthy::core::Precision;
+use gpuworthy::rows::Check;
 use serde::Deserialize;
 
 /// One row of a sweep's JSON, as much of it as the roofline reads.
@@ -30,11 +32,19 @@ struct SweepRow {
     label: String,
     on_gpu: bool,
     variant: String,
-    precision: String,
+    #[serde(deserialize_with = "precision_from_label")]
+    precision: Precision,
     kernel_s: f64,
     bytes: u64,
     flops: u64,
-    check: String,
+    check: Check,
+}
+
+/// Reads a row's precision as reports name it (`full`, `reduced (tf32)`).
+fn precision_from_label<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Precision, D::Error> {
+    let label = String::deserialize(deserializer)?;
+    Precision::from_label(&label)
+        .ok_or_else(|| serde::de::Error::custom(format!("`{label}` is not a precision (full or reduced (tf32))")))
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,7 +140,7 @@ pub fn from_json(texts: &[(String, String)]) -> anyhow::Result<(Vec<Point>, Vec<
             let usable: Vec<&SweepRow> = sweep
                 .rows
                 .iter()
-                .filter(|r| r.precision == "full" && r.check != "FAILED" && !r.check.starts_with("FAILED"))
+                .filter(|r| r.precision == Precision::Full && !r.check.is_failed())
                 .filter(|r| r.kernel_s > 0.0 && r.bytes > 0 && r.flops > 0)
                 .collect();
             let mut devices: Vec<&str> = usable.iter().map(|r| r.label.as_str()).collect();

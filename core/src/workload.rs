@@ -167,6 +167,11 @@ impl Precision {
             Precision::Reduced => "reduced (tf32)",
         }
     }
+
+    /// The precision a report names `label` ([`Precision::label`]'s inverse), if it names one.
+    pub fn from_label(label: &str) -> Option<Precision> {
+        [Precision::Full, Precision::Reduced].into_iter().find(|p| p.label() == label)
+    }
 }
 
 /// What a perfect implementation of one run moves and computes: the denominators of throughput.

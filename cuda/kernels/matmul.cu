@@ -6,8 +6,12 @@
 // column of B (2K loads for 2K flops); the rungs move that reuse from DRAM/L2
 // (naive) into shared memory (tiled) and then into registers (register).
 
-#define MATMUL_NAIVE_BLOCK 16
-#define MATMUL_TILE 32
+#ifndef MATMUL_NAIVE_BLOCK
+#error "MATMUL_NAIVE_BLOCK is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef MATMUL_TILE
+#error "MATMUL_TILE is defined by the host: cuda/src/launch.rs"
+#endif
 
 // ---------------------------------------------------------------------------
 // Rung 1: one thread per C element, reading A and B straight from memory.
@@ -109,11 +113,22 @@ matmul_tiled(const float* A, const float* B, float* C, int M, int K, int N)
 //   registers; they are stored to the other stage afterwards, so one
 //   __syncthreads per K-tile suffices and load latency hides behind the FMAs.
 // ---------------------------------------------------------------------------
-#define RB_BM 128                      // block tile rows (of C / A)
-#define RB_BN 128                      // block tile columns (of C / B)
+// RB_BM and RB_BN, the block tile rows (of C / A) and columns (of C / B), RB_THREADS, the threads per block, and
+// MATMUL_WARPTILE_BN, the columns of a warptile block, come from the host.
+#ifndef RB_BM
+#error "RB_BM is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef RB_BN
+#error "RB_BN is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef RB_THREADS
+#error "RB_THREADS is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef MATMUL_WARPTILE_BN
+#error "MATMUL_WARPTILE_BN is defined by the host: cuda/src/launch.rs"
+#endif
 #define RB_TM 8                        // micro-tile rows per thread
 #define RB_TN 8                        // micro-tile columns per thread
-#define RB_THREADS 256
 #define RB_A_PAD 4
 #define RB_AS_LD (RB_BM + RB_A_PAD)    // leading dimension of transposed A tile
 
@@ -388,7 +403,7 @@ matmul_register(const float* A, const float* B, float* C, int M, int K, int N)
 extern "C" __global__ void __launch_bounds__(RB_THREADS, 1)
 matmul_warptile(const float* A, const float* B, float* C, int M, int K, int N)
 {
-    register_blocked<8, true, 256, 16>(A, B, C, M, K, N, K);
+    register_blocked<8, true, MATMUL_WARPTILE_BN, 16>(A, B, C, M, K, N, K);
 }
 
 // ---------------------------------------------------------------------------

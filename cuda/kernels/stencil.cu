@@ -14,7 +14,10 @@
 #ifndef STENCIL_BLOCK_Y
 #error "STENCIL_BLOCK_Y is defined by the host: cuda/src/launch.rs"
 #endif
-#define STENCIL_TILE 32                     // output tile is 32 x 32
+// The output tile, 32 x 32, comes from the host.
+#ifndef STENCIL_TILE
+#error "STENCIL_TILE is defined by the host: cuda/src/launch.rs"
+#endif
 #define STENCIL_HALO_TILE (STENCIL_TILE + 2) // plus a 1-pixel border
 
 // Rung 1: one thread per output pixel, 9 loads each.

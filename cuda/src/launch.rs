@@ -17,6 +17,19 @@ pub const HISTOGRAM_SHARED_BINS: u32 = 12288;
 pub const MANDELBROT_BLOCK: (u32, u32) = (16, 16);
 /// The stencil block: 32 columns x 8 rows of threads (`stencil.cu`).
 pub const STENCIL_BLOCK: (u32, u32) = (32, 8);
+/// The output tile of the tiled stencil: 32 x 32 pixels per block, staged with its halo in shared memory
+/// (`stencil.cu`).
+pub const STENCIL_TILE: u32 = 32;
+/// The naive matmul block: 16 x 16 threads, one element of C each (`matmul.cu`).
+pub const MATMUL_NAIVE_BLOCK: u32 = 16;
+/// The tiled matmul block and its shared-memory tile: 32 x 32 threads and elements (`matmul.cu`).
+pub const MATMUL_TILE: u32 = 32;
+/// Threads per block of the register-blocked matmul kernels (`register`, `warptile`, `prefetch`, `splitk`).
+pub const MATMUL_BLOCKED_THREADS: u32 = 256;
+/// The block of C a register-blocked kernel computes: rows, columns (`register`, `prefetch`, `splitk`).
+pub const MATMUL_BLOCKED_TILE: (u32, u32) = (128, 128);
+/// The columns of C a `warptile` block computes (its rows are [`MATMUL_BLOCKED_TILE`]'s).
+pub const MATMUL_WARPTILE_COLUMNS: u32 = 256;
 
 /// Every constant the sources take from the host, by the name they use.
 pub const LAUNCH_DEFINES: &[(&str, u32)] = &[
@@ -28,6 +41,13 @@ pub const LAUNCH_DEFINES: &[(&str, u32)] = &[
     ("MANDELBROT_BLOCK_Y", MANDELBROT_BLOCK.1),
     ("STENCIL_BLOCK_X", STENCIL_BLOCK.0),
     ("STENCIL_BLOCK_Y", STENCIL_BLOCK.1),
+    ("STENCIL_TILE", STENCIL_TILE),
+    ("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK),
+    ("MATMUL_TILE", MATMUL_TILE),
+    ("RB_THREADS", MATMUL_BLOCKED_THREADS),
+    ("RB_BM", MATMUL_BLOCKED_TILE.0),
+    ("RB_BN", MATMUL_BLOCKED_TILE.1),
+    ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS),
 ];
 
 /// The NVRTC options that define [`LAUNCH_DEFINES`].

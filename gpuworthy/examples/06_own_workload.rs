@@ -1,8 +1,9 @@
-//! Your own workload, defined in this file alone, on every backend: GELU, the activation of transformer layers
-//! (`y = x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³)))`), with a CPU kernel on the backend's thread pool and SIMD level, a
-//! CUDA C kernel compiled through the CUDA backend's NVRTC cache and launched on its stream, and a WGSL kernel made
-//! into a pipeline by the wgpu backend (naga-validated). Each is checked against an `f64` reference and timed phase by
-//! phase, the workload is swept to its crossover, calibrated, and placed by `auto`, which says why.
+//! Your own workload, defined in this file alone, on every backend: GELU, the activation of transformer layers (`y =
+//! x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³)))`), with a CPU kernel on the backend's thread pool (a kernel written with
+//! `gpuworthy::cpu::simd_kernel!` also runs at the backend's SIMD level, `CpuBackend::simd`), a CUDA C kernel compiled
+//! through the CUDA backend's NVRTC cache and launched on its stream, and a WGSL kernel made into a pipeline by the
+//! wgpu backend (naga-validated). Each is checked against an `f64` reference and timed phase by phase, the workload is
+//! swept to its crossover, calibrated, and placed by `auto`, which says why.
 //!
 //! ```text
 //! cargo run --release -p gpuworthy --example 06_own_workload

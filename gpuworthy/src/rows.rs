@@ -8,7 +8,7 @@
 use std::fmt;
 
 use gpuworthy_core::{Backend, BackendKind, Precision};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::device::{Device, DeviceLabel};
 use crate::measure::{CheckResult, Measurement};
@@ -229,6 +229,30 @@ impl Serialize for Check {
     }
 }
 
+impl std::str::FromStr for Check {
+    type Err = String;
+
+    /// Reads a check as [`Check`]'s `Display` writes it (`ok`, `not checked`, `FAILED: ...`), so that exported rows
+    /// read back typed.
+    fn from_str(text: &str) -> Result<Check, String> {
+        match text {
+            "ok" => Ok(Check::Passed),
+            "not checked" => Ok(Check::NotChecked),
+            _ => match text.strip_prefix("FAILED") {
+                Some(why) => Ok(Check::Failed(why.trim_start_matches(':').trim_start().to_owned())),
+                None => Err(format!("`{text}` is not a check (ok, not checked, or FAILED: and why)")),
+            },
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Check {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Check, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// The best row of the backend labelled `label` at `size` by `time`.
 pub fn best<'a>(rows: &'a [Row], size: &str, label: &DeviceLabel, time: impl Fn(&Row) -> f64) -> Option<&'a Row> {
     rows.iter()
@@ -261,4 +285,28 @@ pub fn labels(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<DeviceLabel> {
 /// The label of the CPU backend's rows.
 pub fn cpu_label() -> DeviceLabel {
     DeviceLabel::of(BackendKind::Cpu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check reads back from what reports write, so that exported rows are typed again when read.
+    #[test]
+    fn a_check_reads_back_as_it_was_written() {
+        for check in [Check::Passed, Check::NotChecked, Check::Failed("element 3: 1.5 against 2".to_owned())] {
+            assert_eq!(check.to_string().parse::<Check>(), Ok(check.clone()));
+            let json = serde_json::to_string(&check).unwrap();
+            assert_eq!(serde_json::from_str::<Check>(&json).unwrap(), check);
+        }
+        assert!("maybe".parse::<Check>().unwrap_err().contains("`maybe` is not a check"));
+    }
+
+    #[test]
+    fn a_precision_is_found_by_its_label() {
+        for precision in [Precision::Full, Precision::Reduced] {
+            assert_eq!(Precision::from_label(precision.label()), Some(precision));
+        }
+        assert_eq!(Precision::from_label("half"), None);
+    }
 }

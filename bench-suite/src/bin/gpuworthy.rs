@@ -12,7 +12,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use bench_suite::cli::{Cli, Command, LessonArgs, RunArgs, SweepArgs, Target};
+use bench_suite::cli::{Cli, Command, ExpressionArgs, LessonArgs, RunArgs, SweepArgs, Target};
 use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
 use bench_suite::report::{self, table};
 use clap::Parser;
@@ -733,49 +733,73 @@ fn model_error(auto: &gpuworthy::auto::Auto) -> Option<String> {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Calibrate { evaluate, json, expressions, expression } => match expression.source().map_err(usage)? {
-            Some(_) if evaluate => {
-                Err(Exit::usage("--evaluate measures the expressions calibration never saw: drop --expr"))
-            }
-            Some(source) => {
-                let request =
-                    ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
-                warn_about_domain(&request)?;
-                calibrate_one_expression(&request)
-            }
-            None => calibrate(evaluate, json, expressions),
-        },
+        Command::Calibrate { evaluate, json, expressions, expression } => {
+            calibrate_command(evaluate, json, expressions, &expression)
+        }
         Command::Explain { workload, expression, size, resident, pinned, on, what_if } => {
-            let what_if = what_if.what_if();
-            let placement = match (resident, pinned) {
-                (true, _) => Placement::Resident,
-                (false, true) => Placement::PinnedHost,
-                (false, false) => Placement::Host,
-            };
-            if let Some(source) = expression.source().map_err(usage)? {
-                let request =
-                    ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
-                warn_about_domain(&request)?;
-                if let Some(machine) = on {
-                    if what_if.is_some() {
-                        return Err(Exit::usage(
-                            "--gpu-memory, --gpu-compute, --link and --unified describe a GPU for the built-in \
-                             workloads; an expression's special functions were measured on the reference GPU alone",
-                        ));
-                    }
-                    return explain_expression_on(&request, &size, placement, &machine);
-                }
-                return explain_expression(&request, &size, placement);
-            }
-            let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
-            visit_workload_named(&workload, &mut Explain { size: &size, placement, on: on.as_deref(), what_if })
-                .map_err(usage)?
+            explain_command(workload, &expression, &size, placement_of(resident, pinned), on, what_if.what_if())
         }
         Command::Devices => devices(),
         Command::Sweep(args) => sweep(args),
         Command::Transfers { size, backend } => transfers(&size, backend),
         Command::Roofline { files, plot } => roofline(&files, plot.as_deref()),
         Command::Run(args) => run_workload(args),
+    }
+}
+
+/// `gpuworthy calibrate`: this machine's calibration, the evaluation of `auto` (`--evaluate`), or one expression's own
+/// curves (`--expr`).
+fn calibrate_command(
+    evaluate: bool,
+    json: Option<PathBuf>,
+    expressions: bool,
+    expression: &ExpressionArgs,
+) -> anyhow::Result<()> {
+    match expression.source().map_err(usage)? {
+        Some(_) if evaluate => Err(Exit::usage("--evaluate measures the expressions calibration never saw: drop --expr")),
+        Some(source) => {
+            let request =
+                ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+            warn_about_domain(&request)?;
+            calibrate_one_expression(&request)
+        }
+        None => calibrate(evaluate, json, expressions),
+    }
+}
+
+/// Where `--resident` and `--pinned` put a workload's data.
+fn placement_of(resident: bool, pinned: bool) -> Placement {
+    match (resident, pinned) {
+        (true, _) => Placement::Resident,
+        (false, true) => Placement::PinnedHost,
+        (false, false) => Placement::Host,
+    }
+}
+
+/// `gpuworthy explain`: where a built-in workload or an expression should run at a size, on this machine or, with
+/// `--on`, on a reference machine (and a GPU described by the what-if flags).
+fn explain_command(
+    workload: Option<String>,
+    expression: &ExpressionArgs,
+    size: &str,
+    placement: Placement,
+    on: Option<String>,
+    what_if: gpuworthy::reference::WhatIf,
+) -> anyhow::Result<()> {
+    let Some(source) = expression.source().map_err(usage)? else {
+        let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
+        return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_deref(), what_if })
+            .map_err(usage)?;
+    };
+    let request = ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+    warn_about_domain(&request)?;
+    match on {
+        Some(_) if what_if.is_some() => Err(Exit::usage(
+            "--gpu-memory, --gpu-compute, --link and --unified describe a GPU for the built-in workloads; an \
+             expression's special functions were measured on the reference GPU alone",
+        )),
+        Some(machine) => explain_expression_on(&request, size, placement, &machine),
+        None => explain_expression(&request, size, placement),
     }
 }
 

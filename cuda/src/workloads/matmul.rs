@@ -19,7 +19,7 @@ use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant,
 
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
-use crate::{CudaBackend, HostMemory, driver_error};
+use crate::{CudaBackend, HostMemory, driver_error, launch};
 
 /// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
 pub(crate) struct Blas {
@@ -124,20 +124,29 @@ pub(crate) enum MatmulLaunch {
     CublasTf32,
 }
 
+// The launch shapes of the hand-written kernels, from the constants the CUDA sources take as defines.
+const NAIVE_BLOCK: (u32, u32) = (launch::MATMUL_NAIVE_BLOCK, launch::MATMUL_NAIVE_BLOCK);
+const NAIVE_TILE: (u64, u64) = (launch::MATMUL_NAIVE_BLOCK as u64, launch::MATMUL_NAIVE_BLOCK as u64);
+const TILED_BLOCK: (u32, u32) = (launch::MATMUL_TILE, launch::MATMUL_TILE);
+const TILED_TILE: (u64, u64) = (launch::MATMUL_TILE as u64, launch::MATMUL_TILE as u64);
+const BLOCKED: (u32, u32) = (launch::MATMUL_BLOCKED_THREADS, 1);
+const BLOCKED_TILE: (u64, u64) = (launch::MATMUL_BLOCKED_TILE.0 as u64, launch::MATMUL_BLOCKED_TILE.1 as u64);
+const WARPTILE_TILE: (u64, u64) = (launch::MATMUL_BLOCKED_TILE.0 as u64, launch::MATMUL_WARPTILE_COLUMNS as u64);
+
 /// The variants of `matmul`: the hand-written kernels, then cuBLAS (where it is installed; TF32 from compute
 /// capability 8.0).
 pub(crate) static MATMUL: VariantTable<MatmulLaunch> = VariantTable {
     workload: "matmul",
     variants: &[
-        Variant::new("naive", &["matmul_naive"], MatmulLaunch::Kernel { block: (16, 16), tile: (16, 16) }),
-        Variant::new("tiled", &["matmul_tiled"], MatmulLaunch::Kernel { block: (32, 32), tile: (32, 32) }),
-        Variant::new("register", &["matmul_register"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 128) }),
-        Variant::new("warptile", &["matmul_warptile"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 256) }),
-        Variant::new("prefetch", &["matmul_prefetch"], MatmulLaunch::Kernel { block: (256, 1), tile: (128, 128) }),
+        Variant::new("naive", &["matmul_naive"], MatmulLaunch::Kernel { block: NAIVE_BLOCK, tile: NAIVE_TILE }),
+        Variant::new("tiled", &["matmul_tiled"], MatmulLaunch::Kernel { block: TILED_BLOCK, tile: TILED_TILE }),
+        Variant::new("register", &["matmul_register"], MatmulLaunch::Kernel { block: BLOCKED, tile: BLOCKED_TILE }),
+        Variant::new("warptile", &["matmul_warptile"], MatmulLaunch::Kernel { block: BLOCKED, tile: WARPTILE_TILE }),
+        Variant::new("prefetch", &["matmul_prefetch"], MatmulLaunch::Kernel { block: BLOCKED, tile: BLOCKED_TILE }),
         Variant::new(
             "splitk",
             &["matmul_prefetch_split", "matmul_sum_slices", "matmul_prefetch"],
-            MatmulLaunch::SplitK { block: (256, 1), tile: (128, 128) },
+            MatmulLaunch::SplitK { block: BLOCKED, tile: BLOCKED_TILE },
         ),
         Variant::new("cublas", &[], MatmulLaunch::CublasFp32),
         Variant::new("tf32", &[], MatmulLaunch::CublasTf32).reduced(),

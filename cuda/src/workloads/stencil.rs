@@ -10,7 +10,7 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
-use crate::{CudaBackend, HostMemory, driver_error};
+use crate::{CudaBackend, HostMemory, driver_error, launch};
 
 /// Resident data of `stencil`.
 #[derive(Debug)]
@@ -24,7 +24,10 @@ pub struct StencilResident {
 /// The variants of `stencil`, with the rows of output one block covers (blocks are 32 × 8 threads).
 pub(crate) static STENCIL: VariantTable<u64> = VariantTable {
     workload: "stencil",
-    variants: &[Variant::new("naive", &["stencil_naive"], 8), Variant::new("tiled", &["stencil_tiled"], 32)],
+    variants: &[
+        Variant::new("naive", &["stencil_naive"], launch::STENCIL_BLOCK.1 as u64),
+        Variant::new("tiled", &["stencil_tiled"], launch::STENCIL_TILE as u64),
+    ],
 };
 
 impl Implements<Stencil> for CudaBackend {
@@ -142,7 +145,7 @@ impl CudaBackend {
         if rows.is_empty() || width == 0 {
             return Ok(());
         }
-        let block = crate::launch::STENCIL_BLOCK;
+        let block = launch::STENCIL_BLOCK;
         let cfg =
             config(((width as u64).div_ceil(block.0.into()), (rows.len() as u64).div_ceil(rows_per_block)), block, 0)?;
         let (h, w) = (int("image height", height)?, int("image width", width)?);
