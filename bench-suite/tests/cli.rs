@@ -522,6 +522,11 @@ fn a_range_that_makes_a_function_nan_everywhere_is_warned_about() {
     );
     let out = gpuworthy(&["run", "--expr", "y = log(x - 2)", "--range", "x=3:4", "--size", "1K", "--backend", "cpu"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A function that is well defined on the default range but not on the one given.
+    let out = gpuworthy(&["run", "--expr", "y = sqrt(x)", "--range", "x=-3:-1", "--size", "1K", "--backend", "cpu"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("warning: `sqrt` gives NaN at every element tried"), "{stderr}");
 }
 
 /// An expression read from a file (several statements, a range for `log`), and swept: the table names it, and its
@@ -592,6 +597,22 @@ fn a_piped_calibration_says_where_it_is() {
     assert!(stderr.contains("gpuworthy: [") && stderr.contains("cpu: special-function rates"), "{stderr}");
     let saved = std::fs::read_to_string(&path).unwrap();
     assert!(saved.contains("\"per_call_s\"") && saved.contains("expr: s = sum((x * x))"), "{saved:.300}");
+
+    // An expression calibration never saw is predicted from its cost until `calibrate --expr` measures it; from then
+    // on explain predicts it from its own curves.
+    let env = [("GPUWORTHY_CALIBRATION", path_text.as_str())];
+    let explain = &["explain", "--expr", "y = tanh(x) * 3 + 1", "--size", "2^16"];
+    let before = gpuworthy_with(&env, explain);
+    expect(&before, "explain before calibrate --expr", 0, "");
+    let before = String::from_utf8_lossy(&before.stdout);
+    assert!(before.contains("never measured here") && !before.contains("own calibration"), "{before}");
+    let out = gpuworthy_with(&env, &["calibrate", "--expr", "y = tanh(x) * 3 + 1"]);
+    expect(&out, "calibrate --expr", 0, "");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("now predict it from its own curves"));
+    let after = gpuworthy_with(&env, explain);
+    expect(&after, "explain after calibrate --expr", 0, "");
+    let after = String::from_utf8_lossy(&after.stdout);
+    assert!(after.contains("this expression's own calibration") && !after.contains("never measured"), "{after}");
     std::fs::remove_file(&path).ok();
 }
 

@@ -2,7 +2,7 @@
 //! run through `cargo run ... --bin gpuworthy --`, or a path ending in `gpuworthy` under `ncu` or
 //! `compute-sanitizer`) parses against the tool's command line, each `cargo ... -p PACKAGE` names a package of the
 //! workspace and each `--example` one of its examples, and the cheap ones (the CPU backend, small sizes, `devices`,
-//! `explain`) run and exit as the text says (0, or the code a trailing `# exits N` gives).
+//! `explain`, expressions on the CPU) run and exit as the text says (0, or the code a trailing `# exits N` gives).
 //!
 //! Commands are taken from fenced code blocks and from inline code that starts with `gpuworthy ` or `cargo `.
 //! Synopses with placeholders (`[--variant V]`, `<hash>`, `...`, words in capitals) are not invocations and are left
@@ -200,11 +200,17 @@ fn check_cargo(args: &[String], packages: &[(String, PathBuf)]) -> Result<(), St
     Ok(())
 }
 
-/// Whether a parsed command is cheap enough to run here, on the CPU: `devices`, `explain`, and `run` on the CPU at a
-/// size of at most 5·10^8 flops and 256 MiB.
+/// Whether a parsed command is cheap enough to run here, on the CPU: `devices`, `explain`, `run` of a built-in workload
+/// on the CPU at a size of at most 5·10^8 flops and 256 MiB, and `run --expr` on the CPU at up to 2^22 elements.
 fn cheap(cli: &Cli) -> bool {
     match &cli.command {
         Command::Devices | Command::Explain { .. } => true,
+        // An expression on the CPU at up to 2^22 elements (2^20 where no size is given).
+        Command::Run(RunArgs { workload: None, expression, size, backend, .. }) if expression.expr.is_some() => {
+            let on_cpu = matches!(backend, Some(Target::Device(DeviceSpec::Cpu)));
+            let elements = size.as_deref().map_or(Ok(1 << 20), gpuworthy::size::parse_count);
+            on_cpu && elements.is_ok_and(|n| n <= 1 << 22)
+        }
         Command::Run(RunArgs { workload, size, backend, params, lessons, .. }) => {
             let on_cpu = matches!(backend, Some(Target::Device(DeviceSpec::Cpu)) | None) && workload.is_some();
             /// Whether the run's size is at most 5·10^8 flops and 256 MiB.

@@ -49,6 +49,16 @@ use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
 
 /// The extent of a raw kernel's arrays: every input and output holds [`Shape::elements`] elements.
+///
+/// ```
+/// use gpuworthy_core::raw::Shape;
+///
+/// let grid = Shape::Grid { width: 512, height: 256 };
+/// assert_eq!(grid.elements()?, 131072);
+/// assert_eq!(grid.to_string(), "512x256");
+/// assert_eq!(Shape::Line(1024).to_string(), "1024");
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Shape {
     /// `n` elements in a line, indexed by one coordinate.
@@ -64,6 +74,15 @@ pub enum Shape {
 
 impl Shape {
     /// The elements of each array, or an error where `width x height` overflows.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::Shape;
+    ///
+    /// assert_eq!(Shape::Line(1000).elements()?, 1000);
+    /// assert_eq!(Shape::Grid { width: 16, height: 4 }.elements()?, 64);
+    /// assert!(Shape::Grid { width: usize::MAX, height: 2 }.elements().is_err());
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn elements(&self) -> Result<usize> {
         match *self {
             Shape::Line(n) => Ok(n),
@@ -75,6 +94,13 @@ impl Shape {
     }
 
     /// `(width, height)`: a line is `n` wide and one high.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::Shape;
+    ///
+    /// assert_eq!(Shape::Line(1000).extent(), (1000, 1));
+    /// assert_eq!(Shape::Grid { width: 4, height: 3 }.extent(), (4, 3));
+    /// ```
     pub fn extent(&self) -> (usize, usize) {
         match *self {
             Shape::Line(n) => (n, 1),
@@ -83,6 +109,13 @@ impl Shape {
     }
 
     /// The same kind of shape holding about `n` elements: a line of `n`, or the square grid nearest it.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::Shape;
+    ///
+    /// assert_eq!(Shape::Line(8).like(1 << 20), Shape::Line(1 << 20));
+    /// assert_eq!(Shape::Grid { width: 2, height: 2 }.like(1 << 20), Shape::Grid { width: 1024, height: 1024 });
+    /// ```
     pub fn like(&self, n: usize) -> Shape {
         match self {
             Shape::Line(_) => Shape::Line(n),
@@ -94,6 +127,15 @@ impl Shape {
     }
 
     /// Reads `1024`, `2^20` (a line) or `512x512` (a grid).
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::Shape;
+    ///
+    /// assert_eq!(Shape::parse("2^10")?, Shape::Line(1024));
+    /// assert_eq!(Shape::parse("512x256")?, Shape::Grid { width: 512, height: 256 });
+    /// assert!(Shape::parse("lots").is_err());
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn parse(text: &str) -> Result<Shape> {
         let count = |part: &str| -> Result<usize> {
             let part = part.trim();
@@ -130,6 +172,22 @@ impl fmt::Display for Shape {
 }
 
 /// What a raw kernel's CPU function is given: its inputs, its scalars and the shape.
+///
+/// ```
+/// use gpuworthy_core::raw::{RawKernel, Shape};
+///
+/// // y = x + a * column, on a grid: the function reads the shape to find each element's column.
+/// let kernel = RawKernel::new("by_column", &["x"], &["y"], &["a"])?.cpu(|args, outputs| {
+///     let (width, _) = args.shape.extent();
+///     for (i, (y, x)) in outputs[0].iter_mut().zip(args.inputs[0]).enumerate() {
+///         *y = x + args.scalars[0] * (i % width) as f32;
+///     }
+/// });
+/// let mut y = [0.0; 4];
+/// kernel.run_cpu(&[&[1.0; 4]], &[10.0], Shape::Grid { width: 2, height: 2 }, &mut [&mut y[..]])?;
+/// assert_eq!(y, [1.0, 11.0, 1.0, 11.0]);
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct CpuArgs<'a> {
     /// One slice per input, in the signature's order, each of the shape's length.
@@ -142,9 +200,34 @@ pub struct CpuArgs<'a> {
 
 /// A raw kernel's CPU body: reads the inputs and writes every element of each output (one slice per output, in the
 /// signature's order, each of the shape's length; their old contents are unspecified).
+///
+/// ```
+/// use gpuworthy_core::raw::{CpuArgs, CpuFunction, RawKernel, Shape};
+///
+/// let kernel = RawKernel::new("copy", &["x"], &["y"], &[])?
+///     .cpu(|args, out| out[0].copy_from_slice(args.inputs[0]));
+/// let body: &CpuFunction = kernel.cpu_function().expect("a CPU body was given");
+/// let mut y = [0.0f32; 2];
+/// body(&CpuArgs { inputs: &[&[1.0, 2.0]], scalars: &[], shape: Shape::Line(2) }, &mut [&mut y[..]]);
+/// assert_eq!(y, [1.0, 2.0]);
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 pub type CpuFunction = dyn Fn(&CpuArgs<'_>, &mut [&mut [f32]]) + Send + Sync;
 
 /// A raw kernel's CUDA body.
+///
+/// ```
+/// use gpuworthy_core::raw::{CudaBody, RawKernel};
+///
+/// # const CUDA: &str = r#"extern "C" __global__ void negate(const float* x, float* y, int n) {
+/// #     int i = blockIdx.x * blockDim.x + threadIdx.x;
+/// #     if (i < n) y[i] = -x[i];
+/// # }"#;
+/// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?.cuda(CUDA, "negate", (256, 1))?;
+/// let body: &CudaBody = kernel.cuda_body().expect("a CUDA body was given");
+/// assert_eq!((body.entry.as_str(), body.block), ("negate", (256, 1)));
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CudaBody {
     /// CUDA C declaring `extern "C" __global__` the entry point, with the module's calling convention.
@@ -156,6 +239,25 @@ pub struct CudaBody {
 }
 
 /// A raw kernel's WGSL body.
+///
+/// ```
+/// use gpuworthy_core::raw::{RawKernel, WgslBody};
+///
+/// # const WGSL: &str = "
+/// # struct Shape { width: u32, height: u32, row: u32 }
+/// # @group(0) @binding(0) var<uniform> shape: Shape;
+/// # @group(0) @binding(1) var<storage, read> x: array<f32>;
+/// # @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+/// # @compute @workgroup_size(256)
+/// # fn negate(@builtin(global_invocation_id) id: vec3<u32>) {
+/// #     let i = id.x + id.y * shape.row;
+/// #     if (i < shape.width) { y[i] = -x[i]; }
+/// # }";
+/// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?.wgsl(WGSL, "negate")?;
+/// let body: &WgslBody = kernel.wgsl_body().expect("a WGSL body was given");
+/// assert_eq!(body.entry, "negate");
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WgslBody {
     /// WGSL declaring the compute entry point, with the module's binding convention.
@@ -165,6 +267,21 @@ pub struct WgslBody {
 }
 
 /// A computation written by hand per backend, with its signature and reference ([the module](self)).
+///
+/// ```
+/// use gpuworthy_core::raw::RawKernel;
+///
+/// let kernel = RawKernel::new("axpy", &["x", "y"], &["z"], &["a"])?
+///     .cpu(|args, out| {
+///         for ((z, x), y) in out[0].iter_mut().zip(args.inputs[0]).zip(args.inputs[1]) {
+///             *z = args.scalars[0] * x + y;
+///         }
+///     })
+///     .reference("z = a * x + y")?
+///     .flops_per_element(2);
+/// assert_eq!((kernel.name(), kernel.scalars().len()), ("axpy", 1));
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct RawKernel {
     name: String,
@@ -215,12 +332,30 @@ fn is_identifier(name: &str) -> bool {
 
 /// The default tolerance of a backend's result against a CPU function's: a few `f32` ulp, and an absolute part for
 /// results near zero.
+///
+/// ```
+/// use gpuworthy_core::raw::DEFAULT_TOLERANCE;
+///
+/// assert!(DEFAULT_TOLERANCE.accepts(1.0, 1.0 + 5e-6));
+/// assert!(!DEFAULT_TOLERANCE.accepts(1.0, 1.001));
+/// ```
 pub const DEFAULT_TOLERANCE: Tolerance = Tolerance { absolute: 1e-6, relative: 1e-5 };
 
 impl RawKernel {
     /// A kernel called `name` that reads `inputs`, writes `outputs` and takes `scalars`, with no body yet. Every name
     /// must be an identifier, distinct from the others; at least one output; the expression language's limits on
     /// arrays and scalars hold.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// let kernel = RawKernel::new("saxpy", &["x", "y"], &["z"], &["a"])?;
+    /// assert_eq!(kernel.outputs(), ["z"]);
+    /// assert!(RawKernel::new("1x", &["x"], &["y"], &[]).is_err()); // not an identifier
+    /// assert!(RawKernel::new("k", &["x"], &["x"], &[]).is_err()); // one name, two arguments
+    /// assert!(RawKernel::new("k", &["x"], &[], &[]).is_err()); // no output
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn new(name: &str, inputs: &[&str], outputs: &[&str], scalars: &[&str]) -> Result<RawKernel> {
         if !is_identifier(name) {
             return Err(Error::invalid(format!("`{name}` cannot name a kernel: use letters, digits and `_`")));
@@ -267,6 +402,20 @@ impl RawKernel {
     /// Adds the CUDA body: `source` declaring `extern "C" __global__ void entry(...)`, launched with `block` threads
     /// per block (`(256, 1)` for a line, `(16, 16)` for the seeds' grid). A block of no threads or more than 1024 is
     /// refused.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// const CUDA: &str = r#"extern "C" __global__ void scale(const float* x, float* y, float a, int n) {
+    ///     int i = blockIdx.x * blockDim.x + threadIdx.x;
+    ///     if (i < n) y[i] = a * x[i];
+    /// }"#;
+    /// let kernel = RawKernel::new("scale", &["x"], &["y"], &["a"])?;
+    /// let kernel = kernel.cuda(CUDA, "scale", (256, 1))?; // NVRTC compiles it on a CUDA device
+    /// assert!(kernel.cuda_body().is_some());
+    /// assert!(kernel.clone().cuda(CUDA, "scale", (64, 64)).is_err()); // 4096 threads per block
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn cuda(mut self, source: &str, entry: &str, block: (u32, u32)) -> Result<RawKernel> {
         let threads = u64::from(block.0) * u64::from(block.1);
         if threads == 0 || threads > 1024 {
@@ -283,6 +432,24 @@ impl RawKernel {
     }
 
     /// Adds the WGSL body: `source` declaring `@compute fn entry`, with the bindings of the module's convention.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// const WGSL: &str = "
+    /// struct Shape { width: u32, height: u32, row: u32, a: f32 }
+    /// @group(0) @binding(0) var<uniform> shape: Shape;
+    /// @group(0) @binding(1) var<storage, read> x: array<f32>;
+    /// @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+    /// @compute @workgroup_size(256)
+    /// fn scale(@builtin(global_invocation_id) id: vec3<u32>) {
+    ///     let i = id.x + id.y * shape.row;
+    ///     if (i < shape.width) { y[i] = shape.a * x[i]; }
+    /// }";
+    /// let kernel = RawKernel::new("scale", &["x"], &["y"], &["a"])?.wgsl(WGSL, "scale")?;
+    /// assert_eq!(kernel.wgsl_body().map(|body| body.entry.as_str()), Some("scale"));
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn wgsl(mut self, source: &str, entry: &str) -> Result<RawKernel> {
         if !is_identifier(entry) {
             return Err(Error::invalid(format!("`{entry}` cannot be a WGSL entry point")));
@@ -292,6 +459,17 @@ impl RawKernel {
     }
 
     /// Adds the CPU body.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::{RawKernel, Shape};
+    ///
+    /// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?
+    ///     .cpu(|args, out| out[0].iter_mut().zip(args.inputs[0]).for_each(|(y, x)| *y = -x));
+    /// let mut y = [0.0; 2];
+    /// kernel.run_cpu(&[&[1.0, -2.0]], &[], Shape::Line(2), &mut [&mut y[..]])?;
+    /// assert_eq!(y, [-1.0, 2.0]);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn cpu(mut self, function: impl Fn(&CpuArgs<'_>, &mut [&mut [f32]]) + Send + Sync + 'static) -> RawKernel {
         self.cpu = Some(Arc::new(function));
         self
@@ -300,6 +478,15 @@ impl RawKernel {
     /// Sets the reference to an expression of the kernel's own names: it must assign every output, read only the
     /// kernel's inputs and scalars, and be elementwise. Results are then checked within the bounds an expression's
     /// are.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// let kernel = RawKernel::new("scale", &["x"], &["y"], &["a"])?.reference("y = a * x")?;
+    /// assert!(kernel.clone().reference("y = a * w").is_err()); // `w` is not one of its inputs
+    /// assert!(kernel.clone().reference("y = sum(x)").is_err()); // a reduction
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn reference(mut self, source: &str) -> Result<RawKernel> {
         let expr = Expr::parse(source).map_err(|e| {
             Error::invalid(format!("the reference of `{}` does not parse:\n{}", self.name, e.render(source)))
@@ -337,54 +524,147 @@ impl RawKernel {
 
     /// Sets the tolerance a backend's result is held to against the CPU function, where the reference is not an
     /// expression ([`DEFAULT_TOLERANCE`] otherwise).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use gpuworthy_core::raw::{Raw, RawKernel, RawParams, Shape};
+    /// use gpuworthy_core::{Precision, Tolerance, Workload};
+    ///
+    /// let kernel = RawKernel::new("fast_exp", &["x"], &["y"], &[])?
+    ///     .cpu(|args, out| out[0].iter_mut().zip(args.inputs[0]).for_each(|(y, x)| *y = x.exp()))
+    ///     .tolerance(Tolerance { absolute: 0.0, relative: 1e-3 });
+    /// let input = Raw::generate(&RawParams::new(Arc::new(kernel), Shape::Line(8), vec![])?, 1)?;
+    /// let expected = Raw::reference(&input)?;
+    /// let close = vec![expected[0].iter().map(|y| y * 1.0001).collect()]; // 1e-4 off: within 1e-3
+    /// assert!(Raw::check(&input, &expected, &close, Precision::Full).is_ok());
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn tolerance(mut self, tolerance: Tolerance) -> RawKernel {
         self.tolerance = tolerance;
         self
     }
 
     /// Sets the arithmetic operations one element costs, for the roofline (0 unless set).
+    ///
+    /// ```
+    /// use gpuworthy_core::Workload;
+    /// use gpuworthy_core::raw::{Raw, RawKernel, RawParams, Shape};
+    ///
+    /// let kernel = RawKernel::new("axpy", &["x", "y"], &["z"], &["a"])?.reference("z = a * x + y")?;
+    /// let params = RawParams::new(kernel.flops_per_element(2).into(), Shape::Line(1000), vec![2.0])?;
+    /// let cost = Raw::cost(&params);
+    /// assert_eq!((cost.flops, cost.bytes), (2000, 12000)); // three arrays of 1000 f32 move
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn flops_per_element(mut self, flops: u64) -> RawKernel {
         self.flops_per_element = flops;
         self
     }
 
     /// The kernel's name.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// assert_eq!(RawKernel::new("square_matrix", &["matrix"], &["result"], &[])?.name(), "square_matrix");
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The input arrays' names, in order.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// assert_eq!(RawKernel::new("axpy", &["x", "y"], &["z"], &["a"])?.inputs(), ["x", "y"]);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn inputs(&self) -> &[String] {
         &self.inputs
     }
 
     /// The output arrays' names, in order.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// assert_eq!(RawKernel::new("polar", &["x", "y"], &["r", "theta"], &[])?.outputs(), ["r", "theta"]);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn outputs(&self) -> &[String] {
         &self.outputs
     }
 
     /// The scalars' names, in order.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// assert_eq!(RawKernel::new("affine", &["x"], &["y"], &["a", "b"])?.scalars(), ["a", "b"]);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn scalars(&self) -> &[String] {
         &self.scalars
     }
 
     /// The CUDA body, if any.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// let kernel = RawKernel::new("k", &["x"], &["y"], &[])?;
+    /// assert!(kernel.cuda_body().is_none()); // a CUDA device answers "unsupported" for this kernel
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn cuda_body(&self) -> Option<&CudaBody> {
         self.cuda.as_ref()
     }
 
     /// The WGSL body, if any.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// let kernel = RawKernel::new("k", &["x"], &["y"], &[])?;
+    /// assert!(kernel.wgsl_body().is_none()); // a wgpu device answers "unsupported" for this kernel
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn wgsl_body(&self) -> Option<&WgslBody> {
         self.wgsl.as_ref()
     }
 
     /// The CPU body, if any.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::RawKernel;
+    ///
+    /// let kernel = RawKernel::new("copy", &["x"], &["y"], &[])?;
+    /// assert!(kernel.cpu_function().is_none());
+    /// let kernel = kernel.cpu(|args, out| out[0].copy_from_slice(args.inputs[0]));
+    /// assert!(kernel.cpu_function().is_some());
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn cpu_function(&self) -> Option<&CpuFunction> {
         self.cpu.as_deref()
     }
 
     /// Runs the CPU body on `inputs` into `outputs` (each of the shape's length), or refuses where there is none. A
     /// panic inside the function becomes [`Error::Device`] naming the kernel.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::{RawKernel, Shape};
+    ///
+    /// let kernel = RawKernel::new("double", &["x"], &["y"], &[])?
+    ///     .cpu(|args, out| out[0].iter_mut().zip(args.inputs[0]).for_each(|(y, x)| *y = 2.0 * x));
+    /// let mut y = vec![0.0; 3];
+    /// kernel.run_cpu(&[&[0.0, 1.0, 2.0]], &[], Shape::Line(3), &mut [&mut y[..]])?;
+    /// assert_eq!(y, [0.0, 2.0, 4.0]);
+    /// let bodiless = RawKernel::new("none", &["x"], &["y"], &[])?;
+    /// assert!(bodiless.run_cpu(&[&[1.0]], &[], Shape::Line(1), &mut [&mut [0.0][..]]).is_err());
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn run_cpu(&self, inputs: &[&[f32]], scalars: &[f32], shape: Shape, outputs: &mut [&mut [f32]]) -> Result<()> {
         let function =
             self.cpu.as_deref().ok_or_else(|| Error::unsupported(crate::BackendKind::Cpu, self.name.clone()))?;
@@ -407,6 +687,19 @@ impl RawKernel {
 }
 
 /// The parameters of a raw kernel's run: the kernel, the shape, each input's range and each scalar's value.
+///
+/// ```
+/// use std::sync::Arc;
+/// use gpuworthy_core::Workload;
+/// use gpuworthy_core::raw::{Raw, RawKernel, RawParams, Shape};
+///
+/// let kernel = Arc::new(RawKernel::new("scale", &["x"], &["y"], &["a"])?.reference("y = a * x")?);
+/// let mut params = RawParams::new(kernel, Shape::Line(1000), vec![2.0])?;
+/// params.ranges[0] = (0.0, 1.0); // x drawn from [0, 1)
+/// let input = Raw::generate(&params, 1)?;
+/// assert!(input.arrays[0].iter().all(|x| (0.0..1.0).contains(x)));
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct RawParams {
     /// The kernel.
@@ -432,6 +725,19 @@ impl PartialEq for RawParams {
 impl RawParams {
     /// `kernel` at `shape`, its inputs drawn from `[-1, 1)`, with these scalar values (one per scalar). A kernel
     /// with neither a reference expression nor a CPU function cannot be checked, and is refused.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use gpuworthy_core::raw::{RawKernel, RawParams, Shape};
+    ///
+    /// let scale = Arc::new(RawKernel::new("scale", &["x"], &["y"], &["a"])?.reference("y = a * x")?);
+    /// let params = RawParams::new(Arc::clone(&scale), Shape::Grid { width: 3, height: 2 }, vec![2.0])?;
+    /// assert_eq!((params.len(), params.ranges.len()), (6, 1));
+    /// assert!(RawParams::new(scale, Shape::Line(4), vec![]).is_err()); // `a` has no value
+    /// let bare = Arc::new(RawKernel::new("bare", &["x"], &["y"], &[])?);
+    /// assert!(RawParams::new(bare, Shape::Line(4), vec![]).is_err()); // nothing to check it against
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn new(kernel: Arc<RawKernel>, shape: Shape, scalars: Vec<f32>) -> Result<RawParams> {
         if kernel.reference.is_none() && kernel.cpu.is_none() {
             return Err(Error::invalid(format!(
@@ -454,16 +760,41 @@ impl RawParams {
     }
 
     /// The same run at another shape.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::{RawKernel, RawParams, Shape};
+    ///
+    /// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?.reference("y = -x")?;
+    /// let small = RawParams::new(kernel.into(), Shape::Grid { width: 16, height: 16 }, vec![])?;
+    /// assert_eq!(small.with_shape(Shape::Grid { width: 1024, height: 1024 }).len(), 1 << 20);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn with_shape(&self, shape: Shape) -> RawParams {
         RawParams { shape, ..self.clone() }
     }
 
     /// The elements of each array (0 where the shape overflows, which [`RawParams::new`] refuses).
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::{RawKernel, RawParams, Shape};
+    ///
+    /// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?.reference("y = -x")?;
+    /// assert_eq!(RawParams::new(kernel.into(), Shape::Grid { width: 3, height: 2 }, vec![])?.len(), 6);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.shape.elements().unwrap_or(0)
     }
 
     /// Whether the arrays are empty.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::{RawKernel, RawParams, Shape};
+    ///
+    /// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?.reference("y = -x")?;
+    /// assert!(RawParams::new(kernel.into(), Shape::Grid { width: 0, height: 3 }, vec![])?.is_empty());
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -476,6 +807,17 @@ impl fmt::Display for RawParams {
 }
 
 /// A raw kernel's input: its parameters and one array per input.
+///
+/// ```
+/// use gpuworthy_core::Workload;
+/// use gpuworthy_core::raw::{Raw, RawInput, RawKernel, RawParams, Shape};
+///
+/// let kernel = RawKernel::new("double", &["x"], &["y"], &[])?.reference("y = 2 * x")?;
+/// let params = RawParams::new(kernel.into(), Shape::Line(3), vec![])?;
+/// let input = RawInput { params, arrays: vec![vec![1.0, 2.0, 3.0]] };
+/// assert_eq!(Raw::reference(&input)?, vec![vec![2.0, 4.0, 6.0]]);
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct RawInput {
     /// The parameters it was made with.
@@ -486,12 +828,34 @@ pub struct RawInput {
 
 impl RawInput {
     /// The arrays as slices.
+    ///
+    /// ```
+    /// use gpuworthy_core::raw::{RawInput, RawKernel, RawParams, Shape};
+    ///
+    /// let kernel = RawKernel::new("add", &["x", "y"], &["z"], &[])?.reference("z = x + y")?;
+    /// let params = RawParams::new(kernel.into(), Shape::Line(2), vec![])?;
+    /// let input = RawInput { params, arrays: vec![vec![1.0, 2.0], vec![3.0, 4.0]] };
+    /// assert_eq!(input.slices(), [&[1.0, 2.0][..], &[3.0, 4.0][..]]);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
     pub fn slices(&self) -> Vec<&[f32]> {
         self.arrays.iter().map(Vec::as_slice).collect()
     }
 }
 
 /// The workload of a raw kernel ([the module](self)); its output is one array per kernel output.
+///
+/// ```
+/// use gpuworthy_core::raw::{Raw, RawKernel, RawParams, Shape};
+/// use gpuworthy_core::{Precision, Workload};
+///
+/// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?.reference("y = -x")?;
+/// let input = Raw::generate(&RawParams::new(kernel.into(), Shape::Line(100), vec![])?, 1)?;
+/// let expected = Raw::reference(&input)?;
+/// assert_eq!(expected[0][5], -input.arrays[0][5]);
+/// assert!(Raw::check(&input, &expected, &expected, Precision::Full).is_ok());
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Raw;
 
@@ -502,6 +866,16 @@ fn lengths(quick: bool) -> Vec<usize> {
 }
 
 /// The shapes a raw kernel is swept at: lines of 2^10 to 2^26 elements, or square grids of as many, like `params`.
+///
+/// ```
+/// use gpuworthy_core::raw::{RawKernel, RawParams, Shape, raw_ladder};
+///
+/// let kernel = RawKernel::new("negate", &["x"], &["y"], &[])?.reference("y = -x")?;
+/// let params = RawParams::new(kernel.into(), Shape::Grid { width: 4, height: 4 }, vec![])?;
+/// let sizes: Vec<String> = raw_ladder(&params, true).iter().map(|p| p.to_string()).collect();
+/// assert_eq!(sizes, ["32x32", "128x128", "512x512", "2048x2048"]);
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 pub fn raw_ladder(params: &RawParams, quick: bool) -> Vec<RawParams> {
     lengths(quick).into_iter().map(|n| params.with_shape(params.shape.like(n))).collect()
 }
@@ -651,6 +1025,13 @@ fn reference_arguments<'a>(reference: &ExpressionReference, input: &'a RawInput)
 
 /// The shapes every backend must compute a raw kernel at: empty, one element, a few past a block, a grid that is not
 /// a multiple of 16 either way.
+///
+/// ```
+/// use gpuworthy_core::raw::{Shape, conformance_shapes};
+///
+/// assert!(conformance_shapes(true).contains(&Shape::Line(0))); // the empty line too
+/// assert!(conformance_shapes(false).iter().all(|shape| matches!(shape, Shape::Grid { .. })));
+/// ```
 pub fn conformance_shapes(line: bool) -> Vec<Shape> {
     if line {
         vec![Shape::Line(0), Shape::Line(1), Shape::Line(5), Shape::Line(1000), Shape::Line(4099)]

@@ -25,6 +25,20 @@ use crate::size::parse_count;
 use crate::sweep::Progress;
 
 /// An expression with its scalars' values and its inputs' ranges, not yet at a length.
+///
+/// ```
+/// use gpuworthy::expression::ExpressionRequest;
+///
+/// let request = ExpressionRequest {
+///     source: "y = a * log(x)".to_owned(),
+///     scalars: vec![("a".to_owned(), 2.0)],
+///     ranges: vec![("x".to_owned(), 1.0, 2.0)],
+/// };
+/// let params = request.params(1 << 20)?;
+/// assert_eq!((params.n, params.program.inputs.len()), (1 << 20, 1));
+/// assert_eq!((params.scalars.as_slice(), params.ranges.as_slice()), (&[2.0][..], &[(1.0, 2.0)][..]));
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExpressionRequest {
     /// The expression's text.
@@ -106,6 +120,16 @@ impl ExpressionRequest {
 
     /// The parameters of the expression at length `n`: parsed, bound (the named scalars are scalars, the other
     /// names input arrays), with the ranges applied.
+    ///
+    /// ```
+    /// use gpuworthy::expression::ExpressionRequest;
+    ///
+    /// let request = ExpressionRequest::from_command_line("y = a*x + z", &["a=3".into()], &["z=0:1".into()])?;
+    /// let params = request.params(4096)?;
+    /// assert_eq!((params.n, params.program.inputs.len(), params.scalars.as_slice()), (4096, 2, &[3.0][..]));
+    /// assert_eq!(params.ranges, [(-1.0, 1.0), (0.0, 1.0)]); // x keeps the default range
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
     pub fn params(&self, n: usize) -> Result<ExprParams> {
         let source = &self.source;
         let expr = Expr::parse(source).map_err(|e| e.into_error(source))?;
@@ -136,11 +160,31 @@ impl ExpressionRequest {
 
 impl ExpressionRequest {
     /// The elements [`ExpressionRequest::domain_warning`] tries.
+    ///
+    /// ```
+    /// use gpuworthy::expression::ExpressionRequest;
+    ///
+    /// let request = ExpressionRequest::from_command_line("y = log(x)", &[], &["x=0.5:2".into()])?;
+    /// let sample = request.params(ExpressionRequest::DOMAIN_SAMPLE)?; // what the warning evaluates
+    /// assert_eq!((sample.n, sample.ranges[0]), (4096, (0.5, 2.0)));
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
     pub const DOMAIN_SAMPLE: usize = 4096;
 
     /// A warning when a function of the expression gives NaN at every element of a sample drawn from the inputs'
     /// ranges although its arguments are numbers (`log` of inputs in [-1, 1) is NaN at half of them, not at all;
     /// `log` of `x - 2` is NaN at every one): the measurement would time NaNs. It names the function and the ranges.
+    ///
+    /// ```
+    /// use gpuworthy::expression::ExpressionRequest;
+    ///
+    /// let request = ExpressionRequest::from_command_line("y = sqrt(x - 2)", &[], &[])?;
+    /// let warning = request.domain_warning()?.expect("x - 2 is negative for every x in [-1, 1)");
+    /// assert!(warning.contains("`sqrt`") && warning.contains("x in [-1, 1)"), "{warning}");
+    /// let shifted = ExpressionRequest::from_command_line("y = sqrt(x - 2)", &[], &["x=2:3".into()])?;
+    /// assert_eq!(shifted.domain_warning()?, None);
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
     pub fn domain_warning(&self) -> Result<Option<String>> {
         use gpuworthy_core::Workload;
         let params = self.params(Self::DOMAIN_SAMPLE)?;
@@ -163,6 +207,18 @@ impl ExpressionRequest {
 }
 
 /// One output of an expression: an array, or a reduction's value.
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::core::expr::Expr;
+/// use gpuworthy::expression::ExprValue;
+///
+/// let expr = Expr::parse("m = max(abs(x))").map_err(|e| e.into_error("m = max(abs(x))"))?;
+/// let x = [1.0, -3.0, 2.0];
+/// let out = Device::cpu()?.run_expr(&expr, &[("x", &x)], &[])?;
+/// assert_eq!(out.get("m"), Some(&ExprValue::Value(3.0)));
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprValue {
     /// An elementwise output, one value per element.
@@ -172,6 +228,19 @@ pub enum ExprValue {
 }
 
 /// An expression's outputs by name, in the order the expression assigns them.
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::core::expr::Expr;
+///
+/// let source = "u = x + 1; v = x * 2";
+/// let expr = Expr::parse(source).map_err(|e| e.into_error(source))?;
+/// let out = Device::cpu()?.run_expr(&expr, &[("x", &[1.0, 2.0])], &[])?;
+/// let names: Vec<&str> = out.outputs.iter().map(|(name, _)| name.as_str()).collect();
+/// assert_eq!(names, ["u", "v"]);
+/// assert_eq!(out.array("v"), Some(&[2.0, 4.0][..]));
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExprOutputs {
     /// Each output's name and value.
@@ -180,11 +249,27 @@ pub struct ExprOutputs {
 
 impl ExprOutputs {
     /// The output called `name`.
+    ///
+    /// ```
+    /// use gpuworthy::expression::{ExprOutputs, ExprValue};
+    ///
+    /// let out = ExprOutputs { outputs: vec![("y".to_owned(), ExprValue::Array(vec![0.0, 2.0]))] };
+    /// assert_eq!(out.get("y"), Some(&ExprValue::Array(vec![0.0, 2.0])));
+    /// assert_eq!(out.get("z"), None);
+    /// ```
     pub fn get(&self, name: &str) -> Option<&ExprValue> {
         self.outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
     /// The elementwise output called `name`, if there is one.
+    ///
+    /// ```
+    /// use gpuworthy::expression::{ExprOutputs, ExprValue};
+    ///
+    /// let out = ExprOutputs { outputs: vec![("y".to_owned(), ExprValue::Array(vec![0.0, 2.0]))] };
+    /// assert_eq!(out.array("y"), Some(&[0.0, 2.0][..]));
+    /// assert_eq!(out.value("y"), None); // an array, not a reduction's value
+    /// ```
     pub fn array(&self, name: &str) -> Option<&[f32]> {
         match self.get(name)? {
             ExprValue::Array(values) => Some(values),
@@ -193,6 +278,14 @@ impl ExprOutputs {
     }
 
     /// The reduction's value called `name`, if there is one.
+    ///
+    /// ```
+    /// use gpuworthy::expression::{ExprOutputs, ExprValue};
+    ///
+    /// let out = ExprOutputs { outputs: vec![("s".to_owned(), ExprValue::Value(25.0))] };
+    /// assert_eq!(out.value("s"), Some(25.0));
+    /// assert_eq!(out.array("s"), None); // a value, not an array
+    /// ```
     pub fn value(&self, name: &str) -> Option<f32> {
         match self.get(name)? {
             ExprValue::Value(v) => Some(*v),
@@ -205,6 +298,27 @@ impl ExprOutputs {
 /// expression reads given once, every other name a scalar, all arrays of one length; an error names what is missing,
 /// unknown or of another length. The arrays are copied into the input, which owns them; [`with_input`] lends them
 /// instead, for one call.
+///
+/// An input that owns its arrays is what resident use takes: uploaded once, launched as often as wanted on the
+/// device, downloaded when the result is wanted.
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::core::expr::{Expr, Expression};
+/// use gpuworthy::expression::{expression_input, named_outputs};
+///
+/// let expr = Expr::parse("y = 2*x").map_err(|e| e.into_error("y = 2*x"))?;
+/// let input = expression_input(&expr, &[("x", &[0.0, 1.0, 2.0])], &[])?;
+/// let device = Device::cpu()?;
+/// let variant = device.best_variant::<Expression>(&input.params);
+/// let mut resident = device.upload::<Expression>(&input)?; // the data stays on the device
+/// for _ in 0..3 {
+///     device.launch(variant, &mut resident)?;
+/// }
+/// let out = named_outputs(&input, device.download(&mut resident)?);
+/// assert_eq!(out.array("y"), Some(&[0.0, 2.0, 4.0][..]));
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str, f32)]) -> Result<ExprInput> {
     build_input(expr, inputs, scalars, |array| HostArray::from(array.to_vec()))
 }
@@ -279,6 +393,19 @@ fn build_input(
 }
 
 /// `outputs` of `input`'s program, by name.
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::core::expr::{Expr, Expression};
+/// use gpuworthy::expression::{expression_input, named_outputs};
+///
+/// let expr = Expr::parse("s = sum(x*x)").map_err(|e| e.into_error("s = sum(x*x)"))?;
+/// let input = expression_input(&expr, &[("x", &[3.0, 4.0])], &[])?;
+/// let device = Device::cpu()?;
+/// let outputs = device.run::<Expression>(device.best_variant::<Expression>(&input.params), &input)?;
+/// assert_eq!(named_outputs(&input, outputs).value("s"), Some(25.0));
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 pub fn named_outputs(input: &ExprInput, outputs: Outputs) -> ExprOutputs {
     let program = &input.params.program;
     let outputs = match outputs {
@@ -318,7 +445,7 @@ impl Device {
 /// Runs `expr` where the process's `auto` ([`crate::auto::global`]) predicts it fastest with the data on the host, and
 /// returns its outputs by name and the choice (the device, the variant and the reason in words).
 ///
-/// ```
+/// ```no_run
 /// use gpuworthy::core::expr::Expr;
 ///
 /// let expr = Expr::parse("s = sum(x*x)").map_err(|e| e.into_error("s = sum(x*x)"))?;
@@ -366,6 +493,17 @@ impl crate::auto::Auto {
 
 /// The sweep's, calibration's and evaluation's entry for `request`'s expression ([`WorkloadEntry`]): measured at
 /// ladders of lengths ([`expression_ladder`]), or at lengths given as text (`--sizes 1024,2^20`).
+///
+/// ```
+/// use gpuworthy::catalog::WorkloadEntry;
+/// use gpuworthy::expression::{ExpressionRequest, expression_entry};
+/// use gpuworthy::size::SizeRequest;
+///
+/// let entry = expression_entry(&ExpressionRequest::from_command_line("s = sum(x*x)", &[], &[])?)?;
+/// assert_eq!(entry.name(), "expr");
+/// assert_eq!(entry.sizes(&SizeRequest::quick())?, ["1024", "16384", "262144", "4194304"]);
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 pub fn expression_entry(request: &ExpressionRequest) -> Result<WorkloadOf<Expression>> {
     let template = request.params(0)?;
     let (full, quick) = (expression_ladder(&template, false), expression_ladder(&template, true));
@@ -391,6 +529,18 @@ fn intern(name: String) -> &'static str {
 /// Measures `template`'s expression over its calibration ladder on every device (and the pinned and pipelined
 /// twins), its rows named by the expression's instance ([`instance_name`]) so that the model holds it apart from
 /// every other expression.
+///
+/// ```no_run
+/// use gpuworthy::Device;
+/// use gpuworthy::calibration::CalibrationDevices;
+/// use gpuworthy::expression::{ExpressionRequest, calibrate_expression};
+///
+/// let devices = CalibrationDevices::of(&Device::all_available().devices);
+/// let request = ExpressionRequest::from_command_line("y = exp(-x*x)", &[], &[])?;
+/// let part = calibrate_expression(&devices, &request.params(0)?, &()); // `()`: no progress report
+/// println!("{}: {} rows over {:?}", part.workload, part.rows.len(), part.sizes);
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 pub fn calibrate_expression(
     devices: &CalibrationDevices,
     template: &ExprParams,
@@ -484,6 +634,18 @@ fn compile_probes(device: &Device, special: &[(&str, usize)]) {
 /// Compiles each of `programs` for `device` (the kernel that will be timed, [`Device::settle`]), a thread each: NVRTC and
 /// a Vulkan driver compile one program in a tenth of a second or more, and do several at once. Errors are left for
 /// the program's first run to meet.
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::expression::{ExpressionRequest, compile_at_once};
+///
+/// let programs = ["y = exp(-x*x)", "y = tanh(2*x)", "s = sum(x*x)"]
+///     .iter()
+///     .map(|source| ExpressionRequest::from_command_line(source, &[], &[])?.params(1 << 10))
+///     .collect::<Result<Vec<_>, _>>()?;
+/// compile_at_once(&Device::cpu()?, &programs); // on a GPU, its compiler takes them side by side
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 pub fn compile_at_once(device: &Device, programs: &[ExprParams]) {
     std::thread::scope(|scope| {
         for params in programs {
@@ -497,6 +659,14 @@ pub fn compile_at_once(device: &Device, programs: &[ExprParams]) {
 
 /// Compiles the [`EVALUATION_EXPRESSIONS`] on each GPU of `devices` at once ([`compile_at_once`]), before the
 /// evaluation measures them one after another (their compile phase is not what it measures).
+///
+/// ```no_run
+/// use gpuworthy::Device;
+/// use gpuworthy::expression::compile_evaluation_expressions;
+///
+/// let devices = Device::all_available().devices;
+/// compile_evaluation_expressions(&devices); // the CPU has nothing to compile: the GPUs' kernels are ready
+/// ```
 pub fn compile_evaluation_expressions(devices: &[Device]) {
     let programs: Vec<ExprParams> = EVALUATION_EXPRESSIONS
         .iter()
@@ -573,6 +743,15 @@ const PROBE_SHORT_LEN: usize = 1 << 10;
 /// length is at least [`PROBE_MIN_LEN`], long enough that the slowest probe takes [`PROBE_TIME`] (so that the launch
 /// does not decide).
 /// A device where the probes fail is left out.
+///
+/// ```no_run
+/// use gpuworthy::Device;
+/// use gpuworthy::expression::measure_rates;
+///
+/// for rates in measure_rates(&Device::all_available().devices, &()) {
+///     println!("{}: {:?} s per exp at 2^20 elements", rates.label, rates.per_call_s("exp", 1 << 20));
+/// }
+/// ```
 pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<ComputeRates> {
     let special = priced_calls();
     let lengths: usize = devices.iter().map(|d| if d.is_gpu() { 1 } else { 4 }).sum();
@@ -619,6 +798,19 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
 /// Calibrates expressions on `devices`: the base expressions of each kind ([`ELEMENTWISE_BASE`],
 /// [`REDUCTION_BASE`]) over their ladders, whose curves predict every expression calibration never saw, and each
 /// device's special-function rates ([`measure_rates`]), which price what such an expression does beyond its base.
+///
+/// ```no_run
+/// use gpuworthy::{Device, auto::Auto, core::expr::Expr};
+/// use gpuworthy::expression::calibrate_expressions;
+///
+/// let devices = Device::all_available().devices;
+/// let auto = Auto::with_model(devices.clone(), calibrate_expressions(&devices, &()).model);
+/// let expr = Expr::parse("y = exp(-x*x)").map_err(|e| e.into_error("y = exp(-x*x)"))?;
+/// let x = vec![0.5; 1 << 20];
+/// let (_, choice) = auto.run_expr(&expr, &[("x", &x)], &[])?; // predicted, never measured itself
+/// println!("{}: {}", choice.device.label(), choice.reason);
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 pub fn calibrate_expressions(devices: &[Device], progress: &dyn Progress) -> Calibration {
     let started = Instant::now();
     let twins = CalibrationDevices::of(devices);
@@ -634,6 +826,16 @@ pub fn calibrate_expressions(devices: &[Device], progress: &dyn Progress) -> Cal
 
 /// Expressions calibration never measures, with their scalars: `calibrate --evaluate` measures them and compares
 /// auto's choice, predicted from the base expressions and the rates, with the fastest device.
+///
+/// ```
+/// use gpuworthy::core::expr::Expr;
+/// use gpuworthy::expression::EVALUATION_EXPRESSIONS;
+///
+/// for (source, scalars) in EVALUATION_EXPRESSIONS {
+///     let names: Vec<&str> = scalars.iter().map(|(name, _)| *name).collect();
+///     assert!(Expr::parse(source).and_then(|expr| expr.bind(&names)).is_ok(), "{source}");
+/// }
+/// ```
 pub const EVALUATION_EXPRESSIONS: [(&str, &[(&str, f32)]); 10] = [
     ("y = exp(-x*x) * sin(3*x)", &[]),
     ("y = tanh(2*x) * 0.5 + 0.5", &[]),
@@ -652,6 +854,19 @@ const EVALUATION_LENGTHS: [usize; 5] = [1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 <<
 
 /// Measures `source` (with these scalars) at [`EVALUATION_LENGTHS`] on `auto`'s devices and compares auto's choice
 /// with the fastest measured, for data on the host and resident: one of [`EVALUATION_EXPRESSIONS`], or any other.
+///
+/// ```no_run
+/// use gpuworthy::{Device, auto::Auto};
+/// use gpuworthy::expression::{calibrate_expressions, evaluate_expression};
+///
+/// let devices = Device::all_available().devices;
+/// let calibration = calibrate_expressions(&devices, &());
+/// let auto = Auto::with_model(devices, calibration.model.clone());
+/// for p in evaluate_expression(&calibration, &auto, "y = a * tanh(x)", &[("a", 2.0)], &())? {
+///     println!("{} ({}): auto chose {}, {:?} times the fastest", p.size, p.placement, p.auto_device, p.regret);
+/// }
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
 pub fn evaluate_expression(
     calibration: &Calibration,
     auto: &crate::auto::Auto,
@@ -711,7 +926,8 @@ mod tests {
         let rates = &calibration.model.rates[0];
         assert_eq!(rates.label, cpu.label());
         let exp = rates.per_call_s("exp", 1 << 20).unwrap();
-        assert!(exp > 0.0 && exp < 1e-6, "seconds per exp: {exp}");
+        // Zero where the host's cores hide the calls behind the memory traffic (16 AVX-512 cores do), never negative.
+        assert!((0.0..1e-6).contains(&exp), "seconds per exp: {exp}");
         let auto = crate::auto::Auto::with_model(vec![cpu], calibration.model);
         let unseen = request("y = exp(-x*x) * sin(3*x)", &[], &[]).unwrap().params(1 << 16).unwrap();
         let choice = auto.choose::<Expression>(&unseen, crate::model::Placement::Host).unwrap();

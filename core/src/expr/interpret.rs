@@ -109,6 +109,17 @@ impl Program {
     /// (`log` of inputs drawn from [-1, 0), `sqrt` of negatives, `acos` beyond 1): the function an input's range
     /// puts outside its domain everywhere, which makes the measurement one of NaNs. `None` when there is no such
     /// function, or no element.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{Expr, Func};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let program = Expr::parse("y = log(x - 2) + sqrt(x)")?.bind(&[])?;
+    /// assert_eq!(program.nan_everywhere(&[&[0.5, 1.0]], &[])?, Some(Func::Log));
+    /// assert_eq!(program.nan_everywhere(&[&[3.0, 4.0]], &[])?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn nan_everywhere(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Option<Func>> {
         let n = self.length(inputs, scalars)?;
         if n == 0 {
@@ -136,6 +147,18 @@ impl Program {
 
     /// Runs the program in `f32`, element by element (a reduction in runs of [`SUM_SEQUENTIAL_TERMS`] terms in element
     /// order, the runs' totals combined in a tree).
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{Expr, Outputs};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let relu = Expr::parse("y = where(x > 0, x, 0.5 * x)")?.bind(&[])?;
+    /// assert_eq!(relu.interpret(&[&[2.0, -2.0]], &[])?, Outputs::Elementwise(vec![vec![2.0, -1.0]]));
+    /// let norm = Expr::parse("r = sqrt(sum(x * x))")?.bind(&[])?;
+    /// assert_eq!(norm.interpret(&[&[3.0, 4.0]], &[])?, Outputs::Reduction(5.0));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn interpret(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Outputs> {
         let n = self.length(inputs, scalars)?;
         let mut values = vec![0f32; self.nodes.len()];

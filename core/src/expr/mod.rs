@@ -47,6 +47,17 @@ pub use workload::{
 
 /// The limits every expression is held to, so that no input makes the parser, a compiler or a driver work without
 /// bound.
+///
+/// ```
+/// use gpuworthy_core::expr::{Expr, limits};
+///
+/// let names: Vec<String> = (0..limits::MAX_ARRAYS).map(|i| format!("x{i}")).collect();
+/// let wide = Expr::parse(&format!("y = {}", names.join(" + ")))?; // 16 inputs and an output: 17 arrays
+/// assert!(wide.bind(&[]).unwrap_err().message.contains("the limit is 16"));
+/// let long = format!("y = x{}", " ".repeat(limits::MAX_SOURCE_BYTES));
+/// assert!(Expr::parse(&long).unwrap_err().message.contains("bytes"));
+/// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+/// ```
 pub mod limits {
     /// The longest source text, in bytes.
     pub const MAX_SOURCE_BYTES: usize = 64 << 10;
@@ -63,6 +74,15 @@ pub mod limits {
 }
 
 /// Why an expression was refused, and where in its text.
+///
+/// ```
+/// use gpuworthy_core::expr::Expr;
+///
+/// let source = "y = 2 * sinh(x)";
+/// let err = Expr::parse(source).unwrap_err();
+/// assert!(err.message.contains("unknown function `sinh`"));
+/// assert_eq!(&source[err.span.start..err.span.end], "sinh");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExprError {
     /// What is wrong and what would be right.
@@ -84,6 +104,14 @@ impl ExprError {
     /// 1 | y = 2 * sinh(x)
     ///   |         ^^^^
     /// ```
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let source = "let t = x\ny = 2 * sinh(t)";
+    /// let rendered = Expr::parse(source).unwrap_err().render(source);
+    /// assert!(rendered.contains("2 | y = 2 * sinh(t)\n  |         ^^^^"), "{rendered}");
+    /// ```
     pub fn render(&self, source: &str) -> String {
         let start = floor_char_boundary(source, self.span.start.min(source.len()));
         let end = floor_char_boundary(source, self.span.end.clamp(start, source.len()));
@@ -103,6 +131,16 @@ impl ExprError {
     }
 
     /// This error as the crate's [`crate::Error::InvalidInput`], its text rendered with the caret.
+    ///
+    /// ```
+    /// use gpuworthy_core::{Error, expr::Expr};
+    ///
+    /// fn parsed(source: &str) -> gpuworthy_core::Result<Expr> {
+    ///     Expr::parse(source).map_err(|e| e.into_error(source))
+    /// }
+    /// let err = parsed("y = 2 * sinh(x)").unwrap_err();
+    /// assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("^^^^"), "{err}");
+    /// ```
     pub fn into_error(self, source: &str) -> crate::Error {
         crate::Error::InvalidInput(self.render(source))
     }
@@ -125,6 +163,16 @@ impl fmt::Display for ExprError {
 impl std::error::Error for ExprError {}
 
 /// An expression, parsed and type-checked: what is left to decide is which of the names it reads are scalars.
+///
+/// ```
+/// use gpuworthy_core::expr::Expr;
+///
+/// let expr = Expr::parse("y = a * x + b")?;
+/// assert_eq!(expr.operands(), ["a", "x", "b"]); // arrays or scalars: `bind` decides
+/// let program = expr.bind(&["a", "b"])?;
+/// assert_eq!(program.inputs, ["x"]);
+/// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     source: String,
@@ -133,6 +181,16 @@ pub struct Expr {
 
 impl Expr {
     /// Parses and checks `source`.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let expr = Expr::parse("let t = x - m; y = t * t / (s * s)")?;
+    /// assert_eq!(expr.graph().outputs[0].name, "y");
+    /// assert!(Expr::parse("y = x +").is_err());
+    /// assert!(Expr::parse("y = (x > 0) + 1").is_err()); // a boolean is not a number
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn parse(source: &str) -> Result<Expr, ExprError> {
         let statements = syntax::parse(source)?;
         let graph = ir::lower(&statements)?;
@@ -140,23 +198,60 @@ impl Expr {
     }
 
     /// The text it was parsed from.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// assert_eq!(Expr::parse("y = 2 * x")?.source(), "y = 2 * x");
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn source(&self) -> &str {
         &self.source
     }
 
     /// The names it reads but does not assign (or updates in place), in the order first read: each is an input array
     /// or, once given a value, a scalar.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// assert_eq!(Expr::parse("y = a * x + y")?.operands(), ["a", "x", "y"]); // `y` is updated in place
+    /// assert_eq!(Expr::parse("let t = 2 * x; y = t * t")?.operands(), ["x"]); // a temporary is not read
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn operands(&self) -> Vec<&str> {
         self.graph.operands.iter().map(|(name, _)| name.as_str()).collect()
     }
 
     /// The typed graph.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{Expr, Func, Node};
+    ///
+    /// let expr = Expr::parse("y = sqrt(x)")?;
+    /// let graph = expr.graph();
+    /// assert!(matches!(graph.nodes[graph.outputs[0].node], Node::Call(Func::Sqrt, _)));
+    /// assert!(graph.reduction.is_none());
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn graph(&self) -> &Graph {
         &self.graph
     }
 
     /// The program that reads `scalars` as scalars and every other name it reads as an input array. A scalar the
     /// expression does not read, a scalar it assigns, and limits passed are errors.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let expr = Expr::parse("y = a * x + b")?;
+    /// let program = expr.bind(&["a", "b"])?;
+    /// assert_eq!((program.inputs.len(), program.scalars.len()), (1, 2));
+    /// assert_eq!(expr.bind(&[])?.inputs, ["a", "x", "b"]); // no values: every name is an array
+    /// assert!(expr.bind(&["z"]).is_err()); // the expression does not read `z`
+    /// assert!(expr.bind(&["a", "b", "x"]).is_err()); // no array left: the length is unknown
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn bind(&self, scalars: &[&str]) -> Result<Program, ExprError> {
         let whole = Span { start: 0, end: self.source.len() };
         for (i, scalar) in scalars.iter().enumerate() {
@@ -263,6 +358,18 @@ fn reads_input(nodes: &[Node], root: NodeId) -> Option<usize> {
 }
 
 /// An expression with its names classified: what the backends compile and the reference evaluates.
+///
+/// ```
+/// use gpuworthy_core::expr::{Expr, Outputs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let program = Expr::parse("y = a * x + b")?.bind(&["a", "b"])?;
+/// assert_eq!((program.inputs.len(), program.scalars.len()), (1, 2));
+/// let y = program.interpret(&[&[1.0, 2.0]], &[2.0, 1.0])?; // in f32, element by element
+/// assert_eq!(y, Outputs::Elementwise(vec![vec![3.0, 5.0]]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
     /// The graph's nodes, with every name an [`Node::Input`] or a [`Node::Scalar`].
@@ -282,6 +389,16 @@ pub struct Program {
 impl Program {
     /// For each node, whether one of `roots` depends on it (the roots included): the nodes a kernel computing those
     /// roots must evaluate.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let program = Expr::parse("u = x + 1; v = x * 2")?.bind(&[])?;
+    /// let (u, v) = (program.outputs[0].node, program.outputs[1].node);
+    /// let needed = program.reached(&[u]);
+    /// assert!(needed[u] && !needed[v]); // a kernel of `u` alone need not compute `v`
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn reached(&self, roots: &[NodeId]) -> Vec<bool> {
         let mut seen = vec![false; self.nodes.len()];
         let mut stack = roots.to_vec();
@@ -295,12 +412,31 @@ impl Program {
     }
 
     /// For each input array, whether an output overwrites it (in place: `y = a * x + y`).
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let program = Expr::parse("y = a * x + y")?.bind(&["a"])?;
+    /// assert_eq!(program.inputs, ["x", "y"]);
+    /// assert_eq!(program.overwritten_inputs(), [false, true]);
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn overwritten_inputs(&self) -> Vec<bool> {
         (0..self.inputs.len()).map(|k| self.outputs.iter().any(|o| self.overwrites(o) == Some(k))).collect()
     }
 
     /// The input array an output overwrites (`y = a * x + y` writes `y` in place), by its index in
     /// [`Program::inputs`].
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let program = Expr::parse("y = a * x + y")?.bind(&["a"])?;
+    /// assert_eq!(program.overwrites(&program.outputs[0]), Some(1)); // `y` is `program.inputs[1]`
+    /// let fresh = Expr::parse("z = a * x + y")?.bind(&["a"])?;
+    /// assert_eq!(fresh.overwrites(&fresh.outputs[0]), None);
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn overwrites(&self, output: &Output) -> Option<usize> {
         self.inputs.iter().position(|name| *name == output.name)
     }

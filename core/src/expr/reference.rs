@@ -110,6 +110,17 @@ enum Value {
 }
 
 /// The reference result of a program.
+///
+/// ```
+/// use gpuworthy_core::expr::{Expr, Reference};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let program = Expr::parse("s = sum(x)")?.bind(&[])?;
+/// let Reference::Reduction(s) = program.reference(&[&[1.0, 2.0, 3.0]], &[])? else { unreachable!() };
+/// assert_eq!(s.value, 6.0);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reference {
     /// One vector per output, in the order of [`Program::outputs`].
@@ -119,6 +130,17 @@ pub enum Reference {
 }
 
 /// A backend's result of a program.
+///
+/// ```
+/// use gpuworthy_core::expr::{Expr, Outputs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let program = Expr::parse("u = x + 1; v = x - 1")?.bind(&[])?;
+/// let both = program.interpret(&[&[1.0, 2.0]], &[])?; // one vector per output, in the order assigned
+/// assert_eq!(both, Outputs::Elementwise(vec![vec![2.0, 3.0], vec![0.0, 1.0]]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outputs {
     /// One vector per output, in the order of [`Program::outputs`].
@@ -419,6 +441,18 @@ const REFERENCE_BLOCK: usize = 1 << 12;
 impl Program {
     /// Evaluates the program on `inputs` (one slice per [`Program::inputs`], all of one length) and `scalars` (one
     /// per [`Program::scalars`]), each value with its bound.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{Expr, Reference};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let program = Expr::parse("y = x * x + 1")?.bind(&[])?;
+    /// let Reference::Elementwise(y) = program.reference(&[&[1.5, 2.0]], &[])? else { unreachable!() };
+    /// assert_eq!((y[0][0].value, y[0][1].value), (3.25, 5.0));
+    /// assert!(y[0][0].accepts(3.25) && !y[0][0].accepts(3.3)); // a backend's f32 result, within the bound
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn reference(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<Reference> {
         use rayon::prelude::*;
         let n = self.length(inputs, scalars)?;
@@ -480,6 +514,18 @@ impl Program {
     }
 
     /// The common length of `inputs`, after checking that they and `scalars` match the program.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let program = Expr::parse("y = a * x + z")?.bind(&["a"])?;
+    /// assert_eq!(program.length(&[&[1.0, 2.0], &[3.0, 4.0]], &[2.0])?, 2);
+    /// assert!(program.length(&[&[1.0, 2.0], &[3.0]], &[2.0]).is_err()); // the arrays differ in length
+    /// assert!(program.length(&[&[1.0, 2.0], &[3.0, 4.0]], &[]).is_err()); // `a` has no value
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn length(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<usize> {
         if inputs.len() != self.inputs.len() {
             return Err(Error::invalid(format!(
@@ -670,6 +716,20 @@ fn infinite_terms_decide_product(terms: &[Bounded]) -> Option<Bounded> {
 }
 
 /// Checks a backend's result against the reference, naming the first output and element out of bound.
+///
+/// ```
+/// use gpuworthy_core::expr::{Expr, Outputs, check};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let program = Expr::parse("y = exp(x)")?.bind(&[])?;
+/// let reference = program.reference(&[&[0.5, 1.0]], &[])?;
+/// let close = Outputs::Elementwise(vec![vec![0.5f32.exp(), 1.0f32.exp()]]);
+/// assert!(check(&program, &reference, &close).is_ok());
+/// let wrong = Outputs::Elementwise(vec![vec![0.5f32.exp(), 2.7]]);
+/// assert!(check(&program, &reference, &wrong).unwrap_err().message.contains("y[1]"));
+/// # Ok(())
+/// # }
+/// ```
 pub fn check(program: &Program, expected: &Reference, actual: &Outputs) -> std::result::Result<(), Mismatch> {
     match (expected, actual) {
         (Reference::Elementwise(expected), Outputs::Elementwise(actual)) => {

@@ -27,6 +27,14 @@ pub struct ExprCost {
 
 impl Program {
     /// The operations one element costs: every node an output or the reduction uses, once.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{Expr, ExprCost};
+    ///
+    /// let program = Expr::parse("y = exp(-x * x) * sin(3 * x)")?.bind(&[])?;
+    /// assert_eq!(program.cost_per_element(), ExprCost { flops: 4, special: 2 });
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn cost_per_element(&self) -> ExprCost {
         let mut roots: Vec<usize> = self.outputs.iter().map(|o| o.node).collect();
         if let Some(r) = &self.reduction {
@@ -55,6 +63,14 @@ impl Program {
     }
 
     /// The arrays one run reads and writes: each input once, each output once (a reduction writes one value).
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// assert_eq!(Expr::parse("u = x + z; v = x - z")?.bind(&[])?.arrays(), (2, 2));
+    /// assert_eq!(Expr::parse("y = a * x + y")?.bind(&["a"])?.arrays(), (2, 0)); // `y` is written in place
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn arrays(&self) -> (usize, usize) {
         let written = self.outputs.iter().filter(|o| self.overwrites(o).is_none()).count();
         (self.inputs.len(), written)
@@ -65,6 +81,15 @@ impl Program {
     /// The program as text, every operation in parentheses, names as the expression wrote them: two programs that
     /// compute the same way read the same, whatever their spacing, temporaries or comments. Scalars are listed after
     /// a `|`, since `a * x` with `a` a scalar is another computation than with `a` an array.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let spaced = Expr::parse("let t = a * x;\ny = t + b  ")?.bind(&["a", "b"])?;
+    /// assert_eq!(spaced.canonical(), "y = ((a * x) + b) | a, b");
+    /// assert_eq!(Expr::parse("y = a*x + b")?.bind(&[])?.canonical(), "y = ((a * x) + b)");
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn canonical(&self) -> String {
         fn text(p: &Program, id: NodeId) -> String {
             match &p.nodes[id] {
@@ -105,6 +130,15 @@ impl Program {
     /// The calls one element makes that are priced apart from arithmetic, by function: the special functions, and
     /// `where` (a select and the comparison that feeds it, which cost a CPU's evaluator several arithmetic operations).
     /// The reduction's post-map, run once, is left out.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Expr;
+    ///
+    /// let program = Expr::parse("y = where(x > 0, exp(x), exp(-x))")?.bind(&[])?;
+    /// assert_eq!(program.calls_per_element(), [("exp", 2), ("where", 1)]);
+    /// assert!(Expr::parse("r = sqrt(sum(x * x))")?.bind(&[])?.calls_per_element().is_empty());
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn calls_per_element(&self) -> Vec<(&'static str, u64)> {
         let mut roots: Vec<usize> = self.outputs.iter().map(|o| o.node).collect();
         if let Some(r) = &self.reduction {
@@ -138,6 +172,14 @@ pub const ELEMENTWISE_BASE: (&str, &[&str], &[f32]) = ("y = a*x + b", &["a", "b"
 pub const REDUCTION_BASE: (&str, &[&str], &[f32]) = ("s = sum(x*x)", &[], &[]);
 
 /// The parameters of a base expression ([`ELEMENTWISE_BASE`], [`REDUCTION_BASE`]) at length `n`.
+///
+/// ```
+/// use gpuworthy_core::expr::{ELEMENTWISE_BASE, base_params};
+///
+/// let params = base_params(ELEMENTWISE_BASE, 1024);
+/// assert_eq!((params.n, params.program.inputs.len()), (1024, 1));
+/// assert_eq!(params.scalars, [2.0, 1.0]); // y = a*x + b with a = 2, b = 1
+/// ```
 pub fn base_params(base: (&str, &[&str], &[f32]), n: usize) -> ExprParams {
     let (source, scalars, values) = base;
     let program = super::Expr::parse(source).and_then(|e| e.bind(scalars)).expect("the base expressions parse");
@@ -145,11 +187,33 @@ pub fn base_params(base: (&str, &[&str], &[f32]), n: usize) -> ExprParams {
 }
 
 /// The name of the calibrated instance of `program` ([`Workload::instance`]).
+///
+/// ```
+/// use gpuworthy_core::expr::{ELEMENTWISE_BASE, base_params, instance_name};
+///
+/// let params = base_params(ELEMENTWISE_BASE, 1024);
+/// assert_eq!(instance_name(&params.program), "expr: y = ((a * x) + b) | a, b");
+/// ```
 pub fn instance_name(program: &Program) -> String {
     format!("expr: {}", program.canonical())
 }
 
 /// The parameters of an expression workload: the program, the length, the inputs' ranges and the scalars' values.
+///
+/// ```
+/// use std::sync::Arc;
+/// use gpuworthy_core::Workload;
+/// use gpuworthy_core::expr::{Expr, ExprParams, Expression};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let program = Expr::parse("y = log(x)")?.bind(&[])?;
+/// let mut params = ExprParams::new(Arc::new(program), 1000, vec![]);
+/// params.ranges[0] = (1.0, 2.0); // x drawn from [1, 2), where log is defined
+/// let input = Expression::generate(&params, 1)?;
+/// assert!(input.arrays[0].iter().all(|x| (1.0..2.0).contains(x)));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExprParams {
     /// The program.
@@ -165,12 +229,30 @@ pub struct ExprParams {
 
 impl ExprParams {
     /// `program` at length `n`, its inputs drawn from `[-1, 1)`, with these scalar values.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use gpuworthy_core::expr::{Expr, ExprParams};
+    ///
+    /// let program = Expr::parse("y = a * x + z")?.bind(&["a"])?;
+    /// let params = ExprParams::new(Arc::new(program), 1 << 20, vec![2.0]);
+    /// assert_eq!(params.ranges, [(-1.0, 1.0), (-1.0, 1.0)]); // one per input: x and z
+    /// # Ok::<(), gpuworthy_core::expr::ExprError>(())
+    /// ```
     pub fn new(program: Arc<Program>, n: usize, scalars: Vec<f32>) -> ExprParams {
         let ranges = vec![(-1.0, 1.0); program.inputs.len()];
         ExprParams { program, n, ranges, scalars }
     }
 
     /// The same expression at length `n`.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{REDUCTION_BASE, base_params};
+    ///
+    /// let small = base_params(REDUCTION_BASE, 1024);
+    /// let large = small.with_len(1 << 24);
+    /// assert_eq!((large.n, &large.program), (1 << 24, &small.program));
+    /// ```
     pub fn with_len(&self, n: usize) -> ExprParams {
         ExprParams { n, ..self.clone() }
     }
@@ -188,6 +270,14 @@ impl fmt::Display for ExprParams {
 ///
 /// A borrowed array is made only by the unsafe [`HostArray::borrowing`], whose caller promises that the memory
 /// outlives it; a clone is always an owned copy, so nothing borrowed outlives the scope that lent it.
+///
+/// ```
+/// use gpuworthy_core::expr::HostArray;
+///
+/// let owned = HostArray::from(vec![1.0, 2.0]);
+/// assert!(!owned.is_borrowed());
+/// assert_eq!(&owned[..], &[1.0, 2.0]); // reads as a slice
+/// ```
 pub struct HostArray(Storage);
 
 enum Storage {
@@ -208,11 +298,30 @@ impl HostArray {
     ///
     /// `values` must stay valid, and no one may write to it, until the returned array is dropped (its clones are
     /// owned copies and may live on).
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::HostArray;
+    ///
+    /// let values = vec![1.0f32, 2.0, 3.0];
+    /// // SAFETY: `values` outlives `array` and is not written while it lives.
+    /// let array = unsafe { HostArray::borrowing(&values) };
+    /// assert!(array.is_borrowed() && array.as_ptr() == values.as_ptr());
+    /// assert!(!array.clone().is_borrowed()); // a clone owns a copy
+    /// ```
     pub unsafe fn borrowing(values: &[f32]) -> HostArray {
         HostArray(Storage::Borrowed { data: values.as_ptr(), len: values.len() })
     }
 
     /// Whether it reads memory it does not own.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::HostArray;
+    ///
+    /// let values = [0.5f32; 4];
+    /// // SAFETY: `values` outlives `borrowed` and is not written while it lives.
+    /// let borrowed = unsafe { HostArray::borrowing(&values) };
+    /// assert!(borrowed.is_borrowed() && !HostArray::from(values.to_vec()).is_borrowed());
+    /// ```
     pub fn is_borrowed(&self) -> bool {
         matches!(self.0, Storage::Borrowed { .. })
     }
@@ -256,6 +365,16 @@ impl fmt::Debug for HostArray {
 }
 
 /// An expression's input: its parameters and one array per input.
+///
+/// ```
+/// use gpuworthy_core::Workload;
+/// use gpuworthy_core::expr::{ExprInput, Expression, HostArray, Outputs, REDUCTION_BASE, base_params};
+///
+/// let params = base_params(REDUCTION_BASE, 3); // s = sum(x*x)
+/// let input = ExprInput { params, arrays: vec![HostArray::from(vec![1.0, 2.0, 2.0])] };
+/// assert_eq!(Expression::reference(&input)?, Outputs::Reduction(9.0));
+/// # Ok::<(), gpuworthy_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExprInput {
     /// The parameters it was made with.
@@ -266,12 +385,38 @@ pub struct ExprInput {
 
 impl ExprInput {
     /// The arrays as slices, for [`Program::reference`] and the backends.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{ExprInput, HostArray, REDUCTION_BASE, base_params};
+    ///
+    /// let input = ExprInput { params: base_params(REDUCTION_BASE, 2), arrays: vec![HostArray::from(vec![3.0, 4.0])] };
+    /// assert_eq!(input.slices(), [&[3.0, 4.0][..]]);
+    /// ```
     pub fn slices(&self) -> Vec<&[f32]> {
         self.arrays.iter().map(|a| &a[..]).collect()
     }
 }
 
 /// The workload of a user's expression ([`crate::expr`]).
+///
+/// Its input is made, evaluated and checked like any workload's; the devices of the `gpuworthy` crate run its
+/// phases (`run`, `upload`, `launch`, `download`) on every backend.
+///
+/// ```
+/// use std::sync::Arc;
+/// use gpuworthy_core::{Precision, Workload};
+/// use gpuworthy_core::expr::{Expr, ExprParams, Expression, Outputs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let program = Expr::parse("y = 2 * x")?.bind(&[])?;
+/// let input = Expression::generate(&ExprParams::new(Arc::new(program), 1000, vec![]), 1)?;
+/// let expected = Expression::reference(&input)?;
+/// let Outputs::Elementwise(y) = &expected else { unreachable!("y = 2 * x is elementwise") };
+/// assert_eq!(y[0][7], 2.0 * input.arrays[0][7]);
+/// assert!(Expression::check(&input, &expected, &expected, Precision::Full).is_ok());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Expression;
 
@@ -411,6 +556,13 @@ impl Workload for Expression {
 }
 
 /// The sizes an expression is swept at: `2^10` to `2^26` elements by factors of 4, or the short ladder.
+///
+/// ```
+/// use gpuworthy_core::expr::{REDUCTION_BASE, base_params, expression_ladder};
+///
+/// let quick = expression_ladder(&base_params(REDUCTION_BASE, 0), true);
+/// assert_eq!(quick.iter().map(|p| p.n).collect::<Vec<_>>(), [1 << 10, 1 << 14, 1 << 18, 1 << 22]);
+/// ```
 pub fn expression_ladder(params: &ExprParams, quick: bool) -> Vec<ExprParams> {
     let lengths = if quick { lengths(10, 22, 4) } else { lengths(10, 26, 2) };
     lengths.into_iter().map(|n| params.with_len(n)).collect()
