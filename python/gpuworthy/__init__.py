@@ -73,7 +73,12 @@ class Device:
 
 
 def devices() -> List[Device]:
-    """Every device this machine has (``available``), and for each backend it cannot run, the reason."""
+    """Every device this machine has (``available``), and for each backend it cannot run, the reason.
+
+    Raises ``ValueError`` naming the variable when a ``GPUWORTHY_*`` variable a backend reads holds a value it does
+    not accept (``GPUWORTHY_CPU_SIMD=bogus``, ``GPUWORTHY_WGPU_CHECKS=speed`` ...): a mistake to fix, not a backend
+    missing here.
+    """
     return [Device(**d) for d in json.loads(_gpuworthy.devices())]
 
 
@@ -156,6 +161,10 @@ def run(
 
     Returns one :class:`RunResult` for one variant (auto's choice, the device's best, or the one named), or a list for
     ``variant="all"``. ``quick`` takes fewer repetitions.
+
+    Raises ``ValueError`` for a bad request (an unknown workload, variant or device, a malformed size, a size too
+    large for this machine's memory or the device's limits, a bad ``GPUWORTHY_*`` variable), :class:`Unavailable` for
+    a backend that cannot run here, ``RuntimeError`` for a device's failure.
     """
     records = json.loads(_gpuworthy.run(workload, size, backend, variant, quick, seed))
     results = [RunResult._from(r) for r in records]
@@ -211,7 +220,10 @@ class Explanation:
 def explain(workload: str, size: str, placement: str = "host") -> Explanation:
     """Auto's choice for ``workload`` at ``size`` with the data on the ``"host"``, ``"resident"`` on the device, or
     moved through ``"pinned"`` memory: predicted from this machine's calibration (see :func:`calibrate`), without
-    measuring. Without a calibration, auto's default and the reason (``uncalibrated``)."""
+    measuring. Without a calibration, auto's default and the reason (``uncalibrated``).
+
+    Raises ``ValueError`` for an unknown workload or placement, a malformed size, or one too large for this machine's
+    memory."""
     record = json.loads(_gpuworthy.explain(workload, size, placement))
     record["predictions"] = [Prediction(**p) for p in record["predictions"]]
     return Explanation(**record)
@@ -245,10 +257,24 @@ def sweep(
 ) -> SweepResult:
     """Measures ``workload`` at each size (the quick ladder by default, the full one with ``quick=False``, or the
     ``sizes`` given) on each backend (all by default) and finds where a GPU starts to win, with the data resident and
-    from the host. A variant whose next size would take longer than ``budget_s`` per measurement stops there."""
+    from the host. A variant whose next size would take longer than ``budget_s`` per measurement stops there.
+
+    A size that cannot be measured (too large for this machine or a device) is left out with a note. Raises
+    ``ValueError`` for a bad request (an unknown workload or device, a malformed size, ``budget_s`` not positive) and
+    when no size could be measured at all (the message gives each note), :class:`Unavailable` when none of the
+    ``backends`` can run here.
+    """
+    asked = None if sizes is None else list(sizes)
     record = json.loads(
-        _gpuworthy.sweep(workload, None if sizes is None else list(sizes), None if backends is None else list(backends), quick, budget_s)
+        _gpuworthy.sweep(workload, asked, None if backends is None else list(backends), quick, budget_s)
     )
+    if not record["rows"] and (asked is None or asked):
+        # As the command line refuses it: a sweep that measured nothing is a request this machine cannot serve.
+        why = [f"{note['size']}: {note['message']}" for note in record["notes"]]
+        raise ValueError(
+            f"{record['workload']}: no size could be measured here:\n  "
+            + ("\n  ".join(why) if why else "no device took it")
+        )
     return SweepResult(
         workload=record["workload"], rows=record["rows"], notes=record["notes"], crossover=record.get("crossover")
     )
@@ -301,6 +327,29 @@ class Expr:
         return None
 
     def __call__(self, device: str = "auto", **arguments: Any) -> Union[np.ndarray, float, Dict[str, Any]]:
+        """Computes the expression on ``device`` with its arrays and scalars given by name.
+
+        Parameters:
+            device: ``"auto"`` (where this machine's calibration predicts it fastest; arrays already on a GPU are
+                computed where they are), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"wgpu"`` or ``"wgpu:ADAPTER"``.
+            **arguments: each array the expression reads, as a one-dimensional, C-contiguous NumPy ``float32`` array
+                (read in place, not copied), or as a CuPy array or PyTorch CUDA tensor (anything with
+                ``__cuda_array_interface__``, computed in place on its GPU with ``device="auto"``, ``"cuda"`` or
+                ``"cuda:N"``); each scalar as a Python ``int`` or ``float``. Arrays are all of one length.
+
+        Returns:
+            The output array (of the inputs' library: NumPy, CuPy or torch), a ``float`` for a reduction
+            (``"s = sum(x*x)"``), or a dict of outputs by name when the expression has several. ``last_run`` then
+            says where it ran and why.
+
+        Raises:
+            ValueError: an array of another dtype, more than one dimension or a strided view (the message names the
+                argument, its dtype or layout, and the fix); an array or scalar the expression needs that was not
+                given, or one it does not read; arrays of different lengths; an unknown device.
+            TypeError: an argument that is neither an array nor a number (a list, a string).
+            Unavailable: the device asked for cannot run here (its driver, adapter or library is missing).
+            RuntimeError: the device failed while running.
+        """
         launcher = self._launchers.get(device)
         if launcher is not None:
             result = launcher[0](arguments)
@@ -417,6 +466,7 @@ class Expr:
         self._launchers[device] = (launcher, (ordinal, library))
 
     def __repr__(self) -> str:
+        """The call that makes this expression: ``gpuworthy.expr('y = 2*x')``."""
         return f"gpuworthy.expr({self.source!r})"
 
 
@@ -497,6 +547,29 @@ class RawKernel:
     def __call__(
         self, device: str = "auto", shape: Optional[tuple] = None, **arguments: Any
     ) -> Union[np.ndarray, Dict[str, np.ndarray]]:
+        """Runs the kernel on ``device`` with its inputs and scalars given by name.
+
+        Parameters:
+            device: ``"auto"`` (among the backends the kernel has a body for, where this machine's calibration
+                predicts it fastest), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"wgpu"`` or ``"wgpu:ADAPTER"``.
+            shape: ``(height, width)`` of the grid the kernel runs over; ``None`` for a line as long as the inputs, or
+                the shape of a two-dimensional input where one is given.
+            **arguments: each input as a NumPy ``float32`` array, one-dimensional, or two-dimensional and
+                C-contiguous (flattened in place; every 2-D input of the grid's shape); each scalar as a Python
+                ``int`` or ``float``.
+
+        Returns:
+            The output as a NumPy ``float32`` array (of the grid's shape for a grid, else of the inputs' length), or a
+            dict of outputs by name when the kernel has several. ``last_run`` then says where it ran and why.
+
+        Raises:
+            ValueError: an input of another dtype, a strided view, of a shape other than the grid's, or of the wrong
+                length; an input or scalar missing or not in the kernel's signature; an unknown device; a device the
+                kernel has no body for; a body that does not compile (with the compiler's log).
+            TypeError: an argument that is neither an array nor a number.
+            Unavailable: the device asked for cannot run here.
+            RuntimeError: the device failed while running.
+        """
         grid = shape
         flat = {}
         for name, value in arguments.items():

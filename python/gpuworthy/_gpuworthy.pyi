@@ -11,7 +11,8 @@ class Unavailable(RuntimeError):
     """A backend that cannot run here: its driver, adapter or library is missing, or this build left it out."""
 
 def devices() -> str:
-    """The devices this machine has, and for the others why not: a JSON list of records."""
+    """The devices this machine has, and for the others why not: a JSON list of records. A ``GPUWORTHY_*`` variable
+    with a value its backend does not accept raises ``ValueError`` naming it."""
 
 def run(
     workload: str,

@@ -114,10 +114,15 @@ fn device_named(backend: &str) -> PyResult<Option<Device>> {
     Ok(Some(device))
 }
 
-/// The devices this machine has, and for the others why not: JSON, a list of records.
+/// The devices this machine has, and for the others why not: JSON, a list of records. A `GPUWORTHY_*` variable with a
+/// value its backend does not accept is refused as the command line refuses it: a `ValueError` naming the variable,
+/// not a backend listed as missing.
 #[pyfunction]
-fn devices(py: Python<'_>) -> String {
-    let opened = py.detach(Device::all_available);
+fn devices(py: Python<'_>) -> PyResult<String> {
+    let mut opened = py.detach(Device::all_available);
+    if let Some(bad) = opened.unavailable.iter().position(|(_, why)| matches!(why, Error::InvalidInput(_))) {
+        return Err(to_python(opened.unavailable.swap_remove(bad).1));
+    }
     let mut list: Vec<Value> = opened
         .devices
         .iter()
@@ -144,7 +149,7 @@ fn devices(py: Python<'_>) -> String {
             "reason": why.to_string(),
         })
     }));
-    Value::Array(list).to_string()
+    Ok(Value::Array(list).to_string())
 }
 
 /// What `run` asked for.
