@@ -1,7 +1,8 @@
 //! Every figure the guide quotes beside a results file is in that file: in `docs/*.md` and the README, each paragraph
 //! (list item, or table row) that cites files under `docs/results/` (a Markdown link, or a file name in backticks) has each of
-//! its measured figures (a number with a unit of time, bandwidth, rate or size: `2.95 ms`, `2957 GB/s`, `512 MiB`)
-//! written somewhere in the files it cites. A figure after a hedge (`about`, `under`, `up to`, ...) is a goal or an
+//! its measured figures (a number with a unit of time, bandwidth, rate or size: `2.95 ms`, `2957 GB/s`, `512 MiB`; or a
+//! percentage: `97%`) written somewhere in the files it cites. A table row that cites no file takes the files of the
+//! paragraph just before its table. A figure after a hedge (`about`, `under`, `up to`, ...) is a goal or an
 //! estimate, not a quotation, and is left alone; so are code blocks, whose outputs are examples.
 //!
 //! A stale figure (a chapter quoting one run while citing another) fails here with the chapter, the figure and the
@@ -34,7 +35,7 @@ const HEDGES: [&str; 14] = [
     "per ",
 ];
 
-/// The figures of `text`: each number followed by a unit, with the number as written.
+/// The figures of `text`: each number followed by a unit, or directly by `%`, with the number as written.
 fn figures(text: &str) -> Vec<(String, String)> {
     let chars: Vec<char> = text.chars().collect();
     let mut found = Vec::new();
@@ -54,18 +55,27 @@ fn figures(text: &str) -> Vec<(String, String)> {
             j += 1;
         }
         let number: String = chars[i..j].iter().collect();
-        let mut k = j;
-        if k < chars.len() && chars[k] == ' ' {
-            k += 1;
-        }
-        let rest: String = chars[k..chars.len().min(k + 8)].iter().collect();
-        let unit = UNITS.iter().find(|u| {
-            rest.starts_with(*u) && rest[u.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '/')
-        });
+        let unit = if chars.get(j) == Some(&'%') {
+            Some("%")
+        } else {
+            let mut k = j;
+            if k < chars.len() && chars[k] == ' ' {
+                k += 1;
+            }
+            let rest: String = chars[k..chars.len().min(k + 8)].iter().collect();
+            UNITS
+                .iter()
+                .find(|u| {
+                    rest.starts_with(*u)
+                        && rest[u.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '/')
+                })
+                .copied()
+        };
         if let Some(unit) = unit {
             let before: String = chars[i.saturating_sub(12)..i].iter().collect::<String>().to_lowercase();
             if !HEDGES.iter().any(|h| before.ends_with(h)) {
-                found.push((number.clone(), format!("{number} {unit}")));
+                let figure = if unit == "%" { format!("{number}%") } else { format!("{number} {unit}") };
+                found.push((number, figure));
             }
         }
         i = j.max(i + 1);
@@ -97,6 +107,18 @@ fn rounds_to(number: &str, figure: &str, values: &[f64]) -> bool {
         _ => 1.0,
     };
     values.iter().any(|v| [1.0, scale, 1e-3, 1e3].iter().any(|s| format!("{:.*}", decimals, v * s) == number))
+}
+
+/// Whether `number` is written in `text` as a number of its own, not as part of a longer one: a percentage is looked
+/// for this way, since two digits are found inside almost any file's longer numbers (`97` in `497 µs`).
+fn written(number: &str, text: &str) -> bool {
+    let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+    text.match_indices(number).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let mut after = text[at + number.len()..].chars();
+        let (next, then) = (after.next(), after.next());
+        !(digit(before) || before == Some('.')) && !(digit(next) || (next == Some('.') && digit(then)))
+    })
 }
 
 /// Every file under `dir`, recursively.
@@ -140,25 +162,30 @@ fn cited(unit: &str, base: &Path, results: &[PathBuf]) -> Vec<PathBuf> {
 /// The figures of `markdown` (a document in `base`) that cite results files and are not in any of them, as
 /// `line: figure (looked for in files)`.
 fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
-    let mut units: Vec<(usize, String)> = Vec::new();
+    // Each unit: its first line, its text, and for a table row the index of the unit just before its table.
+    let mut units: Vec<(usize, String, Option<usize>)> = Vec::new();
     let mut paragraph: Vec<&str> = Vec::new();
     let mut start = 0;
     let mut fenced = false;
+    let mut before_table = None;
     for (i, line) in markdown.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
+            before_table = None;
             continue;
         }
         if fenced {
             continue;
         }
-        if line.trim().is_empty() || line.trim_start().starts_with('|') {
+        let row = line.trim_start().starts_with('|');
+        if line.trim().is_empty() || row {
             if !paragraph.is_empty() {
-                units.push((start + 1, paragraph.join("\n")));
+                units.push((start + 1, paragraph.join("\n"), None));
                 paragraph.clear();
+                before_table = Some(units.len() - 1);
             }
-            if line.trim_start().starts_with('|') {
-                units.push((i + 1, line.to_owned()));
+            if row {
+                units.push((i + 1, line.to_owned(), before_table));
             }
             continue;
         }
@@ -168,8 +195,9 @@ fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
             || trimmed.starts_with("* ")
             || trimmed.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
         if item && !paragraph.is_empty() {
-            units.push((start + 1, paragraph.join("\n")));
+            units.push((start + 1, paragraph.join("\n"), None));
             paragraph.clear();
+            before_table = Some(units.len() - 1);
         }
         if paragraph.is_empty() {
             start = i;
@@ -177,21 +205,30 @@ fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
         paragraph.push(line);
     }
     if !paragraph.is_empty() {
-        units.push((start + 1, paragraph.join("\n")));
+        units.push((start + 1, paragraph.join("\n"), None));
     }
     let mut wrong = Vec::new();
-    for (line, unit) in units {
-        let files = cited(&unit, base, results);
+    for (line, unit, before) in &units {
+        let own = cited(unit, base, results);
+        let files = match before {
+            Some(k) if own.is_empty() => cited(&units[*k].1, base, results),
+            _ => own,
+        };
         if files.is_empty() {
             continue;
         }
         let text: String = files.iter().map(|f| std::fs::read_to_string(f).unwrap_or_default()).collect();
         // Files may hold a figure at full precision or in another unit (exports in seconds and bytes per second, a
         // probe's table in µs where the text says ms): a figure is found when one of their numbers, in the figure's
-        // unit, rounds to it.
+        // unit, rounds to it. A percentage must be written as it is quoted (`93%`, or `93` in a column of `%`).
         let exported: Vec<f64> = numbers(&text);
-        for (number, figure) in figures(&unit) {
-            if !text.contains(&number) && !rounds_to(&number, &figure, &exported) {
+        for (number, figure) in figures(unit) {
+            let found = if figure.ends_with('%') {
+                written(&number, &text)
+            } else {
+                text.contains(&number) || rounds_to(&number, &figure, &exported)
+            };
+            if !found {
                 let names: Vec<String> =
                     files.iter().map(|f| f.strip_prefix(root()).unwrap_or(f).display().to_string()).collect();
                 wrong.push(format!("{line}: {figure} (not in {})", names.join(", ")));
@@ -231,7 +268,7 @@ fn a_figure_that_is_not_in_its_file_is_found_and_a_hedged_one_is_not() {
     let dir = std::env::temp_dir().join(format!("gpuworthy-figures-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("results")).unwrap();
     let file = dir.join("results").join("run.txt");
-    std::fs::write(&file, "square 2^26: kernel 2.95 ms, 181 GB/s\n").unwrap();
+    std::fs::write(&file, "square 2^26: kernel 2.95 ms, 181 GB/s, 93% of the copy peak; 497 µs end to end\n").unwrap();
     let results = vec![file];
     let right = "Square took 2.95 ms at 181 GB/s ([run](results/run.txt)).";
     assert!(misquoted(right, &dir, &results).is_empty());
@@ -245,4 +282,16 @@ fn a_figure_that_is_not_in_its_file_is_found_and_a_hedged_one_is_not() {
     assert!(misquoted("```\n9.99 ms\n```\n`run.txt`", &dir, &results).is_empty());
     // A paragraph that cites no results file is not checked.
     assert!(misquoted("A GPU can take 5 ms.", &dir, &results).is_empty());
+    // A percentage is a figure: 93% is in the file, 97% is not (only inside 497), and a hedged one is an estimate.
+    assert!(misquoted("It reached 93% of the copy peak (`run.txt`).", &dir, &results).is_empty());
+    let found = misquoted("It reached 97% of the copy peak (`run.txt`).", &dir, &results);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("97%") && found[0].contains("run.txt"), "{found:?}");
+    assert!(misquoted("It reached about 97% of the copy peak (`run.txt`).", &dir, &results).is_empty());
+    // A table row that cites nothing is checked against the files of the paragraph just before its table.
+    let table = "From [run](results/run.txt):\n\n| a | b |\n|---|---|\n| vec4 | 2.95 ms |\n| naive | 2.59 ms |";
+    let found = misquoted(table, &dir, &results);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("6: 2.59 ms"), "{found:?}");
+    assert!(misquoted("From [run](results/run.txt):\n\n```\nx\n```\n\n| naive | 2.59 ms |", &dir, &results).is_empty());
 }
