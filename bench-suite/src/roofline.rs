@@ -19,9 +19,9 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use plotters::prelude::*;
 use gpuworthy::core::Precision;
 use gpuworthy::rows::Check;
+use plotters::prelude::*;
 use serde::Deserialize;
 
 /// One row of a sweep's JSON, as much of it as the roofline reads.

@@ -1,9 +1,10 @@
 //! Every figure the guide quotes beside a results file is in that file: in `docs/*.md` and the README, each paragraph
-//! (list item, or table row) that cites files under `docs/results/` (a Markdown link, or a file name in backticks) has each of
-//! its measured figures (a number with a unit of time, bandwidth, rate or size: `2.95 ms`, `2957 GB/s`, `512 MiB`; or a
-//! percentage: `97%`) written somewhere in the files it cites. A table row that cites no file takes the files of the
-//! paragraph just before its table. A figure after a hedge (`about`, `under`, `up to`, ...) is a goal or an
-//! estimate, not a quotation, and is left alone; so are code blocks, whose outputs are examples.
+//! (list item, or table row) that cites files under `docs/results/` (a Markdown link, or a file name in backticks) has
+//! each of its measured figures (a number with a unit of time, bandwidth, rate or size: `2.95 ms`, `2957 GB/s`,
+//! `512 MiB`; or a percentage: `97%`; or a crossover, a size written before its backend: `64x64x64 (cuda)`) written
+//! somewhere in the files it cites. A table row that cites no file takes the files of the paragraph just before its
+//! table. A figure after a hedge (`about`, `under`, `up to`, ...) is a goal or an estimate, not a quotation, and is
+//! left alone; so are code blocks, whose outputs are examples.
 //!
 //! A stale figure (a chapter quoting one run while citing another) fails here with the chapter, the figure and the
 //! files it was looked for in.
@@ -117,7 +118,44 @@ fn written(number: &str, text: &str) -> bool {
         let before = text[..at].chars().next_back();
         let mut after = text[at + number.len()..].chars();
         let (next, then) = (after.next(), after.next());
-        !(digit(before) || before == Some('.')) && !(digit(next) || (next == Some('.') && digit(then)))
+        let inside_a_number = digit(before) || before == Some('.') || digit(next) || (next == Some('.') && digit(then));
+        !inside_a_number
+    })
+}
+
+/// The crossovers of `text`: each size (`65536`, `64x64`, `64x64x64`) written just before the backend it was measured
+/// on, as the sweep's tables write them (`65536 (cuda)`).
+fn crossovers(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for backend in [" (cuda", " (wgpu", " (cpu"] {
+        for (at, _) in text.match_indices(backend) {
+            let size: String = text[..at]
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_digit() || *c == 'x')
+                .collect::<Vec<char>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let size = size.trim_start_matches('x');
+            let whole = text[..at - size.len()]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '^'));
+            if !size.is_empty() && whole && size.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                found.push(size.to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// Whether the size `size` is written in `text` as a size of its own (`64x64` is not in `64x64x64`).
+fn size_written(size: &str, text: &str) -> bool {
+    text.match_indices(size).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + size.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '.') && !after.is_some_and(|c| c.is_alphanumeric())
     })
 }
 
@@ -222,6 +260,13 @@ fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
         // probe's table in µs where the text says ms): a figure is found when one of their numbers, in the figure's
         // unit, rounds to it. A percentage must be written as it is quoted (`93%`, or `93` in a column of `%`).
         let exported: Vec<f64> = numbers(&text);
+        for size in crossovers(unit) {
+            if !size_written(&size, &text) {
+                let names: Vec<String> =
+                    files.iter().map(|f| f.strip_prefix(root()).unwrap_or(f).display().to_string()).collect();
+                wrong.push(format!("{line}: crossover {size} (not in {})", names.join(", ")));
+            }
+        }
         for (number, figure) in figures(unit) {
             let found = if figure.ends_with('%') {
                 written(&number, &text)
@@ -294,4 +339,13 @@ fn a_figure_that_is_not_in_its_file_is_found_and_a_hedged_one_is_not() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("6: 2.59 ms"), "{found:?}");
     assert!(misquoted("From [run](results/run.txt):\n\n```\nx\n```\n\n| naive | 2.59 ms |", &dir, &results).is_empty());
+    // A crossover is a size written before its backend: one the file does not hold is found, and a smaller size is
+    // not found inside a larger one.
+    std::fs::write(&results[0], "crossover, data resident on the GPU: 64x64x64 (cuda); 65536 elements\n").unwrap();
+    assert!(misquoted("Resident from 64x64x64 (cuda) ([run](results/run.txt)).", &dir, &results).is_empty());
+    assert!(misquoted("Resident from 65536 (cuda) ([run](results/run.txt)).", &dir, &results).is_empty());
+    let found = misquoted("Resident from 128x128x128 (wgpu) ([run](results/run.txt)).", &dir, &results);
+    assert!(found.len() == 1 && found[0].contains("crossover 128x128x128"), "{found:?}");
+    let found = misquoted("Resident from 64x64 (cuda) ([run](results/run.txt)).", &dir, &results);
+    assert!(found.len() == 1 && found[0].contains("crossover 64x64 "), "{found:?}");
 }

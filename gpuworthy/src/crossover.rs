@@ -218,16 +218,16 @@ fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)
         Some((from, g)) => {
             let k = best(rows, size, g, |r| r.kernel_s).unwrap_or(kernel);
             format!(
-                "GPU-worthy from {from} when the data already lives on the GPU ({g} {} kernel {} against {}: {:.0}x at {size})",
-                k.variant,
+                "GPU-worthy from {from} when the data already lives on the GPU ({g} {} {} against {}: {:.0}x at {size})",
+                kernel_of(&k.variant),
                 t(k.kernel_s),
                 t(cpu.kernel_s),
                 cpu.kernel_s / k.kernel_s
             )
         }
         None => format!(
-            "the CPU wins even with the data resident on the GPU ({gpu} {} kernel {} against {} at {size})",
-            kernel.variant,
+            "the CPU wins even with the data resident on the GPU ({gpu} {} {} against {} at {size})",
+            kernel_of(&kernel.variant),
             t(kernel.kernel_s),
             t(cpu.kernel_s)
         ),
@@ -235,9 +235,21 @@ fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)
     format!("{workload}: {host_part}; {resident_part}.")
 }
 
+/// A variant's kernel as a verdict names it: `vec4 kernel`, or `kernel` alone for a variant named so (a raw kernel's).
+fn kernel_of(variant: &str) -> String {
+    if variant == "kernel" { variant.to_owned() } else { format!("{variant} kernel") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A raw kernel's variant is called `kernel`: the verdict does not say "kernel kernel".
+    #[test]
+    fn a_kernel_is_named_once_in_a_verdict() {
+        assert_eq!(kernel_of("kernel"), "kernel");
+        assert_eq!(kernel_of("vec4"), "vec4 kernel");
+    }
 
     fn row(size: &str, backend: BackendKind, kernel: f64, e2e: f64) -> Row {
         Row::with_times("square", size, backend, kernel, e2e)

@@ -756,7 +756,9 @@ fn calibrate_command(
     expression: &ExpressionArgs,
 ) -> anyhow::Result<()> {
     match expression.source().map_err(usage)? {
-        Some(_) if evaluate => Err(Exit::usage("--evaluate measures the expressions calibration never saw: drop --expr")),
+        Some(_) if evaluate => {
+            Err(Exit::usage("--evaluate measures the expressions calibration never saw: drop --expr"))
+        }
         Some(source) => {
             let request =
                 ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
