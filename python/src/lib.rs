@@ -289,9 +289,10 @@ fn sweep(
         let entry = catalog.find(workload)?;
         let request = SizeRequest { ladder, ..SizeRequest::quick() };
         entry.sizes(&request)?;
-        let opened = Device::open_each(specs);
-        if let Some((_, why)) = opened.unavailable.iter().find(|(_, why)| !why.is_unavailable()) {
-            return Err(Error::invalid(why.to_string()));
+        let mut opened = Device::open_each(specs);
+        // A backend that failed for another reason than being absent (a bad GPUWORTHY_* value) is that error itself.
+        if let Some(at) = opened.unavailable.iter().position(|(_, why)| !why.is_unavailable()) {
+            return Err(opened.unavailable.swap_remove(at).1);
         }
         if opened.devices.is_empty() {
             let why: Vec<String> = opened.unavailable.iter().map(|(s, e)| format!("{s}: {e}")).collect();
