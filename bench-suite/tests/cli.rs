@@ -209,6 +209,18 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
         (&[("GPUWORTHY_CPU_SIMD", "bogus")], &["devices"], 2, "GPUWORTHY_CPU_SIMD=bogus"),
         (&[("GPUWORTHY_BACKEND", "bogus")], &["explain", "sum", "--size", "1K"], 2, "GPUWORTHY_BACKEND=bogus"),
         (&[("GPUWORTHY_CPU_SIMD", "bogus")], &["run", "square", "--size", "1K"], 2, "GPUWORTHY_CPU_SIMD"),
+        (
+            &[("GPUWORTHY_CPU_SIMD", "bogus")],
+            &["run", "square", "--size", "1K", "--backend", "auto"],
+            2,
+            "GPUWORTHY_CPU_SIMD",
+        ),
+        (
+            &[("GPUWORTHY_CPU_SIMD", "bogus")],
+            &["run", "--expr", "y = 2*x", "--size", "1K", "--backend", "auto"],
+            2,
+            "GPUWORTHY_CPU_SIMD",
+        ),
         (&[("GPUWORTHY_WGPU_UNCHECKED", "maybe")], &["devices"], 2, "GPUWORTHY_WGPU_UNCHECKED=maybe"),
         (&[("GPUWORTHY_WGPU_CHECKS", "speed")], &["devices"], 2, "GPUWORTHY_WGPU_CHECKS=speed"),
         (&[("GPUWORTHY_WGPU_MAX_BINDING", "1K")], &["devices"], 2, "GPUWORTHY_WGPU_MAX_BINDING=1K"),

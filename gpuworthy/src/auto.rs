@@ -86,9 +86,15 @@ pub struct Auto {
 }
 
 impl Auto {
-    /// Opens the devices and loads the calibration (from [`default_path`]).
+    /// Opens the devices and loads the calibration (from [`default_path`]). A backend that cannot run here is left
+    /// out; one that fails for any other reason (a bad `GPUWORTHY_*` variable) is that error, so that a bad setting
+    /// is never taken as a missing device and the choice silently made without it.
     pub fn open() -> Result<Auto> {
-        let devices = Device::all_available().devices;
+        let mut opened = Device::all_available();
+        if let Some(bad) = opened.unavailable.iter().position(|(_, e)| !e.is_unavailable()) {
+            return Err(opened.unavailable.swap_remove(bad).1);
+        }
+        let devices = opened.devices;
         let machine = MachineFingerprint::of(&devices);
         let (model, uncalibrated) = match default_path()? {
             None => (None, Some("no cache directory is known: set GPUWORTHY_CALIBRATION".to_owned())),
@@ -550,7 +556,11 @@ fn pipelined_twins(devices: &[Device]) -> Vec<Device> {
 pub fn global() -> Result<&'static Auto> {
     static AUTO: OnceLock<std::result::Result<Auto, String>> = OnceLock::new();
     AUTO.get_or_init(|| {
-        let auto = Auto::open().map_err(|e| e.to_string())?;
+        // Kept as words (an error is not `Clone`), without a second "invalid input: " when it is one already.
+        let auto = Auto::open().map_err(|e| match e {
+            Error::InvalidInput(message) => message,
+            other => other.to_string(),
+        })?;
         if let Some(why) = &auto.uncalibrated {
             eprintln!("gpuworthy: warning: {why}; auto uses its conservative default");
         }

@@ -209,6 +209,14 @@ WGPU_CHECKS = (
             CPU_SIMD,
         ),
         ("GPUWORTHY_CPU_SIMD", "bogus", "gpuworthy.sweep('square', sizes=['1K'], backends=['cpu'])", CPU_SIMD),
+        # auto leaves out a backend that cannot run here, never one refused for a bad setting.
+        ("GPUWORTHY_CPU_SIMD", "bogus", "gpuworthy.run('square', '1K', quick=True)", CPU_SIMD),
+        (
+            "GPUWORTHY_CPU_SIMD",
+            "bogus",
+            "gpuworthy.expr('y = 2*x')(x=numpy.ones(4, dtype=numpy.float32), device='auto')",
+            CPU_SIMD,
+        ),
         (
             "GPUWORTHY_WGPU_UNCHECKED",
             "maybe",
