@@ -6,7 +6,7 @@
 //! multiply-adds at the SIMD levels that have them (the functions are generic over the level for that): `exp` reduces
 //! by `ln 2` in two parts and scales by two powers of two (so that results down to the subnormals need no branch);
 //! `sin` and `cos` reduce by `pi/2` in three parts, which holds for `|x| <=` [`TRIG_VECTOR_LIMIT`]; larger arguments
-//! are recomputed by the standard library after the loop ([`trig_fix_up`]); `tanh` is a polynomial below 0.625 in
+//! are recomputed by the standard library after the loop ([`trig_map`]); `tanh` is a polynomial below 0.625 in
 //! magnitude and `1 - 2 / (e^2|x| + 1)` above, through `exp`; `log` splits off the exponent and takes the mantissa's
 //! polynomial around 1; `atan` reduces by `pi/4` or `pi/2` to an argument below `tan(pi/8)`. Their accuracy, tested
 //! below against `f64` over millions of arguments, is within 2 units of least precision for normal results (`atan`
@@ -80,7 +80,7 @@ pub fn exp2<S: Simd>(x: f32) -> f32 {
 }
 
 /// The largest `|x|` whose `sin` and `cos` the vectorised reduction computes; larger ones are recomputed by
-/// [`trig_fix_up`].
+/// [`trig_map`].
 pub const TRIG_VECTOR_LIMIT: f32 = 8192.0;
 
 /// `x` reduced by `pi/2`: the remainder in [-pi/4, pi/4] and the quadrant (the multiple of `pi/2` taken away).
@@ -242,19 +242,38 @@ pub fn atan<S: Simd>(x: f32) -> f32 {
     result.copysign(x)
 }
 
-/// Recomputes by the standard library's `exact` the elements of `out` whose argument in `x` lies beyond
-/// [`TRIG_VECTOR_LIMIT`]. A first pass (vectorised) asks whether there are any: the compiler takes the standard
-/// library's `sin` for free of side effects and would otherwise call it for every element and keep the few results
-/// it needs.
+/// Whether the vectorised `sin` and `cos` leave `x` to the standard library: a finite argument beyond
+/// [`TRIG_VECTOR_LIMIT`].
 #[inline(always)]
-pub fn trig_fix_up(out: &mut [f32], x: &[f32], exact: fn(f32) -> f32) {
-    let beyond = |x: f32| x.abs() > TRIG_VECTOR_LIMIT && x.is_finite();
-    if !x.iter().fold(false, |any, x| any | beyond(*x)) {
-        return;
+pub fn beyond_vector_limit(x: f32) -> bool {
+    x.abs() > TRIG_VECTOR_LIMIT && x.is_finite()
+}
+
+/// `out[i] = vectorised(argument(source[i]))`, `vectorised` the vectorised `sin` or `cos`, with the elements whose
+/// argument lies beyond [`TRIG_VECTOR_LIMIT`] recomputed by the standard library's `exact`. The loop notes whether
+/// any argument does as it goes (it still vectorises), and only then is the block gone over again: the compiler takes
+/// the standard library's `sin` for free of side effects and would otherwise call it for every element and keep the
+/// few results it needs. `argument` is the identity, or the cheap operation of a node computed inside this loop.
+#[inline(always)]
+pub fn trig_map(
+    out: &mut [f32],
+    source: &[f32],
+    argument: impl Fn(f32) -> f32,
+    vectorised: impl Fn(f32) -> f32,
+    exact: fn(f32) -> f32,
+) {
+    let mut any_beyond = false;
+    for (o, v) in out.iter_mut().zip(source) {
+        let x = argument(*v);
+        *o = vectorised(x);
+        any_beyond |= beyond_vector_limit(x);
     }
-    for (o, x) in out.iter_mut().zip(x) {
-        if beyond(*x) {
-            *o = exact(*x);
+    if any_beyond {
+        for (o, v) in out.iter_mut().zip(source) {
+            let x = argument(*v);
+            if beyond_vector_limit(x) {
+                *o = exact(x);
+            }
         }
     }
 }
@@ -432,8 +451,8 @@ mod tests {
     #[test]
     fn large_arguments_are_fixed_up_by_the_standard_library() {
         let x = [1.0e6f32, -3.0e9, 0.5, f32::INFINITY, 8193.0];
-        let mut out: Vec<f32> = x.iter().map(|x| sin::<Portable>(*x)).collect();
-        trig_fix_up(&mut out, &x, f32::sin);
+        let mut out = vec![0.0; x.len()];
+        trig_map(&mut out, &x, |x| x, sin::<Portable>, f32::sin);
         for (o, x) in out.iter().zip(&x) {
             if x.is_finite() {
                 assert!((f64::from(*o) - f64::from(*x).sin()).abs() < 1e-6, "sin({x}) = {o}");
