@@ -59,13 +59,13 @@ fn scale(p: f32, n: i32) -> f32 {
     p * power_of_two(half) * power_of_two(n - half)
 }
 
-/// `x` clamped to `[low, high]`, a NaN passed on: one `max` and one `min` instruction each way round (`!(x <= low)`
-/// holds for a NaN, and the instruction keeps its second operand when the comparison is unordered), where
-/// `f32::clamp` then a test for NaN at the end took six.
+/// `x` clamped to `[low, high]`, a NaN passed on (both comparisons are false for a NaN, which keeps `x`): a `max` and
+/// a `min` instruction, which keep their second operand when a comparison is unordered, where `f32::clamp` and then a
+/// test for NaN at the end took six.
 #[inline(always)]
 fn clamp_passing_nan(x: f32, low: f32, high: f32) -> f32 {
-    let above = if !(x <= low) { x } else { low };
-    if !(above >= high) { above } else { high }
+    let above = if x <= low { low } else { x };
+    if above >= high { high } else { above }
 }
 
 /// e^x.
