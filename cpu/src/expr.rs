@@ -126,6 +126,17 @@ enum Prologue {
 }
 
 impl Prologue {
+    /// The same operation with the uniform value `u` (a negation has none).
+    fn with_uniform(self, u: f32) -> Prologue {
+        match self {
+            Prologue::Neg => Prologue::Neg,
+            Prologue::Mul(_) => Prologue::Mul(u),
+            Prologue::Add(_) => Prologue::Add(u),
+            Prologue::Sub(_) => Prologue::Sub(u),
+            Prologue::SubFrom(_) => Prologue::SubFrom(u),
+        }
+    }
+
     /// The operation on one value.
     #[inline(always)]
     fn apply(self, v: f32) -> f32 {
@@ -307,8 +318,8 @@ struct Fusion {
     source: usize,
     /// The uniform operand, for all but a negation.
     uniform: Option<usize>,
-    /// Which operation: `Neg`, `Mul`, `Add`, `Sub` (`source - uniform`) or `SubFrom` (`uniform - source`), its value
-    /// filled in per block.
+    /// Which operation: `Neg`, `Mul`, `Add`, `Sub` (`source - uniform`) or `SubFrom` (`uniform - source`); its
+    /// uniform value is set per block ([`Prologue::with_uniform`]).
     kind: Prologue,
 }
 
@@ -487,13 +498,7 @@ simd_kernel! {
                         Value::Row | Value::Input(_) => f32::NAN,
                     });
                     debug_assert!(uniform.is_none_or(|u| matches!(values[u], Value::Uniform(_))));
-                    let prologue = match kind {
-                        Prologue::Neg => Prologue::Neg,
-                        Prologue::Mul(_) => Prologue::Mul(u),
-                        Prologue::Add(_) => Prologue::Add(u),
-                        Prologue::Sub(_) => Prologue::Sub(u),
-                        Prologue::SubFrom(_) => Prologue::SubFrom(u),
-                    };
+                    let prologue = kind.with_uniform(u);
                     match operand(source) {
                         Operand::Values(v) => Source::Fused(v, prologue),
                         // Never planned (the source is an array), but computed right if it were.
