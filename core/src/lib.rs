@@ -30,6 +30,8 @@ pub mod error;
 pub mod expr;
 pub mod kind;
 pub mod memory;
+#[cfg(feature = "proptest")]
+pub mod random;
 pub mod raw;
 pub mod rng;
 pub mod traffic;
@@ -53,13 +55,16 @@ pub use workload::{Cost, Mismatch, Precision, Resemblance, Tolerance, Workload};
 /// `for_each_workload!(path::to::callback)` expands to
 /// `path::to::callback! { [] square: Square, saxpy: Saxpy, … }` (the types as full paths), and
 /// `for_each_workload!(callback; extra tokens)` passes `extra tokens` inside the leading brackets, for the callback's
-/// own arguments. Adding a workload means adding its line here; every generated list follows.
+/// own arguments. Adding a workload means adding its line here and its own files (`core/src/workloads/<name>.rs`,
+/// `cpu/src/kernels/<name>.rs`, `cuda/src/workloads/<name>.rs` with `cuda/kernels/<name>.cu`,
+/// `wgpu-backend/src/workloads/<name>.rs` with `shaders/<name>.wgsl`): the modules are declared by
+/// [`workload_modules!`] from this list, and every other list follows from it.
 ///
 /// ```
 /// macro_rules! count {
 ///     ([] $($name:ident: $workload:ty),* $(,)?) => { [$(stringify!($name)),*].len() };
 /// }
-/// assert_eq!(gpuworthy_core::for_each_workload!(count), 8);
+/// assert_eq!(gpuworthy_core::for_each_workload!(count), gpuworthy_core::WORKLOAD_NAMES.len());
 /// ```
 #[macro_export]
 macro_rules! for_each_workload {
@@ -75,6 +80,22 @@ macro_rules! for_each_workload {
             histogram: $crate::workloads::Histogram,
             stencil: $crate::workloads::Stencil,
         }
+    };
+}
+
+/// Declares one module per workload of the list, named after the workload (`mod square; mod saxpy; …`), for
+/// [`for_each_workload!`]: each crate keeps a workload's code in a file of that name, and this line declares them
+/// all, so that a new workload's files join without an edit to the folder's `mod.rs`.
+///
+/// `for_each_workload!(gpuworthy_core::workload_modules)` declares private modules; with `; pub use` it also
+/// re-exports each module's public items.
+#[macro_export]
+macro_rules! workload_modules {
+    ([] $($name:ident: $workload:ty),* $(,)?) => {
+        $(mod $name;)*
+    };
+    ([pub use] $($name:ident: $workload:ty),* $(,)?) => {
+        $(mod $name; pub use $name::*;)*
     };
 }
 

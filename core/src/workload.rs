@@ -8,7 +8,7 @@ use std::fmt;
 
 use crate::error::Result;
 
-/// One compute task (square, saxpy, sum, softmax, matmul, mandelbrot, histogram, stencil).
+/// One compute task (square, saxpy, sum, softmax, matmul, mandelbrot, histogram, stencil, scan).
 pub trait Workload: Sized + Send + Sync + 'static {
     /// The stable name used in benchmark ids, on the command line and in reports.
     const NAME: &'static str;
@@ -110,6 +110,13 @@ pub trait Workload: Sized + Send + Sync + 'static {
 
     /// The sizes every variant must pass at, empty ones included.
     fn conformance_params() -> Vec<Self::Params>;
+
+    /// Sizes whose buffers exceed 128 MiB ([`crate::workloads::BEYOND_128_MIB`]), the storage-binding limit of
+    /// lavapipe and of many integrated GPUs: a backend must split these into chunks and still give the right answer.
+    /// Empty (the default) where the workload refuses such sizes with the limit named rather than splitting them.
+    fn large_params() -> Vec<Self::Params> {
+        Vec::new()
+    }
 
     /// Hand-made inputs holding the special values the specification defines (NaN, infinities, values out of
     /// range), each with a short label naming what it tests.

@@ -21,44 +21,20 @@ use crate::disk_cache::{CachedModule, DiskCache, ModuleImage, module_key};
 use crate::launch::define_options;
 use crate::{CudaBackend, driver_error, lock};
 
+/// A [`KernelSource`] for the CUDA C file `$file` of `cuda/kernels/` and the `extern "C"` kernels it defines: each
+/// workload's module declares its own as `SOURCE`.
 macro_rules! kernel_file {
     ($file:literal, [$($kernel:literal),* $(,)?]) => {
-        KernelSource { file: $file, source: include_str!(concat!("../kernels/", $file)), kernels: &[$($kernel),*] }
+        gpuworthy_core::KernelSource {
+            file: $file,
+            source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $file)),
+            kernels: &[$($kernel),*],
+        }
     };
 }
+pub(crate) use kernel_file;
 
-/// Every CUDA C file of the backend (under `cuda/kernels/`) and the `extern "C" __global__` kernels it defines.
-pub const KERNEL_FILES: &[KernelSource] = &[
-    kernel_file!("square.cu", ["square_naive", "square_vec4"]),
-    kernel_file!("saxpy.cu", ["saxpy_naive", "saxpy_vec4"]),
-    kernel_file!("sum.cu", ["sum_atomic", "sum_tree", "sum_warp"]),
-    kernel_file!(
-        "softmax.cu",
-        [
-            "softmax_unfused_max",
-            "softmax_unfused_exp",
-            "softmax_unfused_normalize",
-            "softmax_fused",
-            "softmax_split_stats",
-            "softmax_split_normalize"
-        ]
-    ),
-    kernel_file!(
-        "matmul.cu",
-        [
-            "matmul_naive",
-            "matmul_tiled",
-            "matmul_register",
-            "matmul_warptile",
-            "matmul_prefetch",
-            "matmul_prefetch_split",
-            "matmul_sum_slices"
-        ]
-    ),
-    kernel_file!("mandelbrot.cu", ["mandelbrot_naive"]),
-    kernel_file!("histogram.cu", ["histogram_global", "histogram_private"]),
-    kernel_file!("stencil.cu", ["stencil_naive", "stencil_tiled"]),
-];
+pub use crate::workloads::KERNEL_FILES;
 
 /// Where the kernels' sources live, from the project's root.
 pub const SOURCE_FOLDER: &str = "cuda/kernels";

@@ -1,52 +1,52 @@
 //! # gpuworthy-shaders
 //!
 //! The WGSL compute shaders of gpuworthy's wgpu backend, one file per workload in this folder (`shaders/*.wgsl` in
-//! the repository), as source text. They are a crate of their own so that the backend that embeds them can be
-//! packaged: a crate may only include files inside its own folder, and the shaders live at the top of the repository
+//! the repository), as source text (every `.wgsl` file of the folder is in [`FILES`], listed by the build script). They are a crate of their
+//! own so that the backend that embeds them can be packaged: a crate may only include files inside its own folder, and the shaders live at the top of the repository
 //! where the guide points readers to them.
 //!
 //! ```
-//! assert!(gpuworthy_shaders::SQUARE.contains("fn square_naive"));
+//! assert!(gpuworthy_shaders::source("square.wgsl").contains("fn square_naive"));
 //! assert!(gpuworthy_shaders::FILES.iter().any(|(file, _)| *file == "softmax.wgsl"));
 //! ```
 
 #![deny(missing_docs)]
 
-macro_rules! shader_files {
-    ($($(#[$doc:meta])* $name:ident = $file:literal;)*) => {
-        $($(#[$doc])* pub const $name: &str = include_str!(concat!("../", $file));)*
+// `FILES`, made by the build script from the folder's `.wgsl` files.
+include!(concat!(env!("OUT_DIR"), "/files.rs"));
 
-        /// Every shader file and its source, in the order above.
-        pub const FILES: &[(&str, &str)] = &[$(($file, $name)),*];
-    };
+/// The source of the shader file `file` (`"scan.wgsl"`). Evaluated in a constant, a file that is not in the folder
+/// stops the build.
+pub const fn source(file: &str) -> &'static str {
+    let mut i = 0;
+    while i < FILES.len() {
+        if same(FILES[i].0, file) {
+            return FILES[i].1;
+        }
+        i += 1;
+    }
+    panic!("no such shader file in the shaders folder")
 }
 
-shader_files! {
-    /// `square.wgsl`: `y = x²`, naive and `vec4`.
-    SQUARE = "square.wgsl";
-    /// `saxpy.wgsl`: `y = a·x + y`, naive and `vec4`.
-    SAXPY = "saxpy.wgsl";
-    /// `sum.wgsl`: a workgroup tree reduction.
-    SUM = "sum.wgsl";
-    /// `sum_subgroup.wgsl`: the subgroup reduction, which builds on `sum.wgsl` ([`SUM_WITH_SUBGROUPS`]).
-    SUM_SUBGROUP = "sum_subgroup.wgsl";
-    /// `softmax.wgsl`: softmax by rows, unfused, fused, and split over chunks of long rows.
-    SOFTMAX = "softmax.wgsl";
-    /// `matmul.wgsl`: naive, tiled, register-blocked and wide matrix products.
-    MATMUL = "matmul.wgsl";
-    /// `mandelbrot.wgsl`: escape-time iterations per pixel.
-    MANDELBROT = "mandelbrot.wgsl";
-    /// `histogram.wgsl`: global and workgroup-private atomics.
-    HISTOGRAM = "histogram.wgsl";
-    /// `stencil.wgsl`: a 3x3 stencil, naive, tiled and by rows.
-    STENCIL = "stencil.wgsl";
-    /// `copy.wgsl`: the copy that measures the adapter's bandwidth.
-    COPY = "copy.wgsl";
+/// Whether `a` and `b` are the same text (`==` on `str` is not yet a `const fn`).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The module of the subgroup sum: `sum.wgsl` followed by `sum_subgroup.wgsl`, so that the two sum kernels share
 /// one per-thread loop. A module that uses subgroup operations cannot be created on an adapter without them, so the
-/// other sum kernels live in [`SUM`] alone.
+/// other sum kernels live in `sum.wgsl` alone.
 pub const SUM_WITH_SUBGROUPS: &str = concat!(include_str!("../sum.wgsl"), include_str!("../sum_subgroup.wgsl"));
 
 #[cfg(test)]

@@ -17,8 +17,7 @@ pub mod threads;
 use std::sync::Arc;
 
 use gpuworthy_core::workloads::{
-    Histogram, HistogramInput, HistogramParams, Len, Mandelbrot, MandelbrotParams, Matmul, MatmulInput, Saxpy,
-    SaxpyInput, SaxpyParams, Shape2, Softmax, SoftmaxInput, Square, Stencil, StencilInput, Sum,
+    Histogram, HistogramInput, Matmul, MatmulInput, Saxpy, SaxpyInput, Softmax, SoftmaxInput, Stencil, StencilInput,
 };
 use gpuworthy_core::{BackendKind, Error, Implements, Workload};
 use libtest_mimic::{Failed, Trial};
@@ -38,99 +37,30 @@ pub fn available_devices() -> Vec<gpuworthy::Device> {
 /// The seed of every conformance input.
 pub const SEED: u64 = 0x6770_7577;
 
-/// Sizes beyond 128 MiB per buffer, the storage-binding limit of lavapipe (and of many integrated GPUs): backends
-/// must split these into chunks and still give the right answer.
-pub trait LargeCases: Workload {
-    /// Sizes whose buffers exceed 128 MiB; empty where the workload refuses such sizes rather than splitting them.
-    fn large_params() -> Vec<Self::Params>;
-}
-
 /// Spoils a result kept for reuse, so that a backend that writes into it ([`Implements::run_into`]) and leaves any
 /// element unwritten fails its check: every element becomes a finite value far from any workload's result (a NaN
-/// would be a special value the checks treat by its own rules).
-pub trait SpoilOutput: Workload {
-    /// Overwrites every element of `output` with a wrong value.
-    fn spoil(output: &mut Self::Output);
+/// would be a special value the checks treat by its own rules). Implemented for the workloads' output types, so that
+/// every workload of the list is covered by its output's type alone.
+pub trait SpoilOutput {
+    /// Overwrites every element with a wrong value.
+    fn spoil(&mut self);
 }
 
-/// The wrong value every spoiled `f32` element holds.
-const SPOILED_F32: f32 = 1.0e30;
-
-macro_rules! spoil_vectors {
-    ($($workload:ty => $value:expr),* $(,)?) => {$(
-        impl SpoilOutput for $workload {
-            fn spoil(output: &mut Self::Output) {
-                output.fill($value);
-            }
-        }
-    )*};
-}
-
-spoil_vectors!(
-    Square => SPOILED_F32,
-    Saxpy => SPOILED_F32,
-    Softmax => SPOILED_F32,
-    Stencil => SPOILED_F32,
-    Matmul => SPOILED_F32,
-    Histogram => u32::MAX,
-    Mandelbrot => u32::MAX,
-);
-
-impl SpoilOutput for Sum {
-    fn spoil(output: &mut f64) {
-        *output = 1.0e300;
+impl SpoilOutput for Vec<f32> {
+    fn spoil(&mut self) {
+        self.fill(1.0e30);
     }
 }
 
-/// 2^25 + 5 `f32` values: 128 MiB and a little, with an odd tail.
-const BEYOND_128_MIB: usize = (1 << 25) + 5;
-
-impl LargeCases for Square {
-    fn large_params() -> Vec<Len> {
-        vec![Len(BEYOND_128_MIB)]
+impl SpoilOutput for Vec<u32> {
+    fn spoil(&mut self) {
+        self.fill(u32::MAX);
     }
 }
 
-impl LargeCases for Saxpy {
-    fn large_params() -> Vec<SaxpyParams> {
-        vec![SaxpyParams::new(BEYOND_128_MIB)]
-    }
-}
-
-impl LargeCases for Sum {
-    fn large_params() -> Vec<Len> {
-        vec![Len(BEYOND_128_MIB)]
-    }
-}
-
-impl LargeCases for Histogram {
-    fn large_params() -> Vec<HistogramParams> {
-        vec![HistogramParams::new(BEYOND_128_MIB)]
-    }
-}
-
-impl LargeCases for Softmax {
-    fn large_params() -> Vec<Shape2> {
-        vec![Shape2::new(5801, 5800)]
-    }
-}
-
-impl LargeCases for Stencil {
-    fn large_params() -> Vec<Shape2> {
-        vec![Shape2::new(5801, 5800)]
-    }
-}
-
-impl LargeCases for Mandelbrot {
-    fn large_params() -> Vec<MandelbrotParams> {
-        vec![MandelbrotParams { max_iter: 8, ..MandelbrotParams::new(6000, 5801) }]
-    }
-}
-
-/// Matrices beyond a binding are refused with the limit named, not split: no large case.
-impl LargeCases for Matmul {
-    fn large_params() -> Vec<gpuworthy_core::workloads::MatmulParams> {
-        Vec::new()
+impl SpoilOutput for f64 {
+    fn spoil(&mut self) {
+        *self = 1.0e300;
     }
 }
 
@@ -140,7 +70,8 @@ impl LargeCases for Matmul {
 /// the first failure with its input named.
 pub fn conform<W, B>(backend: &B, variant: &str) -> Result<usize, String>
 where
-    W: SpoilOutput,
+    W: Workload,
+    W::Output: SpoilOutput,
     B: Implements<W>,
 {
     conform_at::<W, B>(backend, variant, W::conformance_params(), W::special_inputs(), true)
@@ -157,7 +88,8 @@ pub fn conform_at<W, B>(
     into_reused: bool,
 ) -> Result<usize, String>
 where
-    W: SpoilOutput,
+    W: Workload,
+    W::Output: SpoilOutput,
     B: Implements<W>,
 {
     let generated = params.into_iter().map(|p| {
@@ -175,7 +107,7 @@ where
         W::check(&input, &expected, &actual, precision).map_err(|m| format!("{label}: {m}"))?;
         if into_reused {
             let mut reused = actual.clone();
-            W::spoil(&mut reused);
+            reused.spoil();
             let what = format!("{label} into a reused output of its length holding wrong values");
             backend.run_into(variant, &input, &mut reused).map_err(|e| format!("{what}: {e}"))?;
             W::check(&input, &expected, &reused, precision).map_err(|m| format!("{what}: {m}"))?;
@@ -196,7 +128,8 @@ where
 /// names a mode of it (`cuda-pipelined`).
 pub fn variant_trials<W, B>(backend: &Arc<B>, label: &str) -> Vec<Trial>
 where
-    W: LargeCases + SpoilOutput,
+    W: Workload,
+    W::Output: SpoilOutput,
     B: Implements<W> + 'static,
 {
     let mut trials = Vec::new();

@@ -6,39 +6,27 @@
 //! `sum_subgroup.wgsl`, so the two kernels share one per-thread loop. The sources come from the `gpuworthy-shaders`
 //! crate (the top-level `shaders/` folder), so that this crate can be packaged.
 
+use std::sync::LazyLock;
+
 use gpuworthy_core::KernelSource;
 
+/// A [`KernelSource`] for the WGSL file `$file` of the `shaders/` folder and the entry points it defines; each workload's
+/// module declares its own as `SHADERS`.
 macro_rules! shader {
-    ($file:literal = $source:ident, [$($entry:literal),* $(,)?]) => {
-        KernelSource { file: $file, source: gpuworthy_shaders::$source, kernels: &[$($entry),*] }
+    ($file:literal, [$($entry:literal),* $(,)?]) => {
+        gpuworthy_core::KernelSource { file: $file, source: gpuworthy_shaders::source($file), kernels: &[$($entry),*] }
     };
 }
+pub(crate) use shader;
 
-/// Every shader of the backend (under `shaders/`) and the compute entry points it defines.
-pub const SHADERS: &[KernelSource] = &[
-    shader!("square.wgsl" = SQUARE, ["square_naive", "square_vec4"]),
-    shader!("saxpy.wgsl" = SAXPY, ["saxpy_naive", "saxpy_vec4"]),
-    shader!("sum.wgsl" = SUM, ["sum_workgroup"]),
-    shader!("sum_subgroup.wgsl" = SUM_WITH_SUBGROUPS, ["sum_subgroup"]),
-    shader!(
-        "softmax.wgsl" = SOFTMAX,
-        [
-            "softmax_unfused_max",
-            "softmax_unfused_exp",
-            "softmax_unfused_normalize",
-            "softmax_fused",
-            "softmax_split_stats",
-            "softmax_split_normalize"
-        ]
-    ),
-    shader!("matmul.wgsl" = MATMUL, ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_wide"]),
-    shader!("mandelbrot.wgsl" = MANDELBROT, ["mandelbrot_naive"]),
-    shader!("histogram.wgsl" = HISTOGRAM, ["histogram_global", "histogram_private"]),
-    shader!("stencil.wgsl" = STENCIL, ["stencil_naive", "stencil_tiled", "stencil_rows"]),
-    shader!("copy.wgsl" = COPY, ["copy_vec4"]),
-];
+/// Every shader of the backend (under `shaders/`) and the compute entry points it defines: each workload's (from the
+/// one list of workloads) and the copy that measures the adapter's bandwidth.
+pub static SHADERS: LazyLock<Vec<KernelSource>> = LazyLock::new(|| {
+    let copy = shader!("copy.wgsl", ["copy_vec4"]);
+    crate::workloads::WORKLOAD_SHADERS.iter().flat_map(|shaders| shaders.iter().copied()).chain([copy]).collect()
+});
 
 /// The shader that defines `entry`.
 pub(crate) fn shader_of(entry: &str) -> Option<&'static KernelSource> {
-    KernelSource::defining(SHADERS, entry)
+    KernelSource::defining(&SHADERS, entry)
 }

@@ -6,7 +6,7 @@ use gpuworthy_wgpu::{SHADERS, variant_kernels};
 
 #[test]
 fn every_shader_parses_validates_and_defines_its_entry_points() {
-    for shader in SHADERS {
+    for shader in SHADERS.iter() {
         let module = naga::front::wgsl::parse_str(shader.source)
             .unwrap_or_else(|e| panic!("{} does not parse:\n{}", shader.file, e.emit_to_string(shader.source)));
         // Subgroup operations are a capability the backend asks the adapter for; the others need none.
@@ -35,7 +35,7 @@ fn only_the_subgroup_shader_needs_subgroups() {
 
 #[test]
 fn entry_points_follow_the_naming_rule() {
-    for shader in SHADERS {
+    for shader in SHADERS.iter() {
         let workload = shader.file.trim_end_matches(".wgsl").split('_').next().unwrap();
         for entry in shader.kernels {
             assert!(
@@ -55,7 +55,7 @@ fn every_entry_point_a_variant_table_names_is_defined_by_a_shader() {
     for (workload, kernels) in variant_kernels() {
         for (variant, entry) in kernels {
             assert!(
-                KernelSource::defining(SHADERS, entry).is_some(),
+                KernelSource::defining(&SHADERS, entry).is_some(),
                 "{workload} {variant}: no shader lists the entry point `{entry}`"
             );
         }
@@ -65,7 +65,7 @@ fn every_entry_point_a_variant_table_names_is_defined_by_a_shader() {
 #[test]
 fn every_listed_entry_point_is_run_by_a_variant() {
     let used: Vec<&str> = variant_kernels().into_iter().flat_map(|(_, k)| k).map(|(_, entry)| entry).collect();
-    for shader in SHADERS {
+    for shader in SHADERS.iter() {
         for entry in shader.kernels {
             assert!(
                 used.contains(entry) || BACKEND_ENTRY_POINTS.contains(entry),

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
+use super::{BEYOND_128_MIB, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Workload, check_lengths};
 use crate::{Error, Result};
@@ -190,6 +190,10 @@ impl Workload for Histogram {
         params
     }
 
+    fn large_params() -> Vec<HistogramParams> {
+        vec![HistogramParams::new(BEYOND_128_MIB)]
+    }
+
     fn special_inputs() -> Vec<(&'static str, HistogramInput)> {
         let mut x = vec![-0.5, -0.0, 0.0, 1.0, 1.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 0.999_999_9, 0.5];
         x.extend(x.clone());
@@ -199,5 +203,15 @@ impl Workload for Histogram {
             ("the same in 1 bin", HistogramInput { bins: 1, x: x.clone() }),
             ("the same in 65536 bins", HistogramInput { bins: 65536, x }),
         ]
+    }
+}
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Histogram {
+    fn random() -> proptest::strategy::BoxedStrategy<HistogramInput> {
+        use crate::random::prelude::*;
+        (length(), prop_oneof![Just(1usize), 2usize..300, Just(65536usize)])
+            .prop_flat_map(|(n, bins)| values(n, -0.25, 1.25).prop_map(move |x| HistogramInput { bins, x }))
+            .boxed()
     }
 }

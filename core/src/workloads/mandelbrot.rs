@@ -304,6 +304,10 @@ impl Workload for Mandelbrot {
         params
     }
 
+    fn large_params() -> Vec<MandelbrotParams> {
+        vec![MandelbrotParams { max_iter: 8, ..MandelbrotParams::new(6000, 5801) }]
+    }
+
     /// Regions away from the default: one inside the main cardioid (every pixel runs all iterations) and one far
     /// outside the set (every pixel escapes at once). A zoom onto the boundary is left out on purpose: there, FMA
     /// contraction changes a large share of the chaotic trajectories, which says nothing about correctness.
@@ -317,6 +321,17 @@ impl Workload for Mandelbrot {
             ),
             ("a region outside the set", MandelbrotParams { region: outside, ..MandelbrotParams::new(33, 17) }),
         ]
+    }
+}
+
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Mandelbrot {
+    fn random() -> proptest::strategy::BoxedStrategy<MandelbrotParams> {
+        use crate::random::prelude::*;
+        (side(90), side(90), prop_oneof![Just(0u32), Just(1u32), 2u32..300])
+            .prop_map(|(width, height, max_iter)| MandelbrotParams { max_iter, ..MandelbrotParams::new(width, height) })
+            .boxed()
     }
 }
 

@@ -196,3 +196,16 @@ impl Workload for Matmul {
         vec![("NaN in A, +inf in B", input)]
     }
 }
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Matmul {
+    fn random() -> proptest::strategy::BoxedStrategy<MatmulInput> {
+        use crate::random::prelude::*;
+        (side(40), side(70), side(40))
+            .prop_flat_map(|(m, k, n)| {
+                (values(m * k, -1.0, 1.0), values(k * n, -1.0, 1.0)).prop_map(move |(a, b)| (m, k, n, a, b))
+            })
+            .prop_map(|(m, k, n, a, b)| MatmulInput { m, k, n, a, b })
+            .boxed()
+    }
+}

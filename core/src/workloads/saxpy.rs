@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
+use super::{BEYOND_128_MIB, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
 use crate::{Error, Result};
@@ -125,10 +125,25 @@ impl Workload for Saxpy {
         params
     }
 
+    fn large_params() -> Vec<SaxpyParams> {
+        vec![SaxpyParams::new(BEYOND_128_MIB)]
+    }
+
     fn special_inputs() -> Vec<(&'static str, SaxpyInput)> {
         let x = [f32::NAN, f32::INFINITY, 1.0, f32::NEG_INFINITY, 0.5, 1.0, -1.0, 2.0, 3.0, 1e38];
         let y = [1.0, 1.0, f32::INFINITY, 0.0, f32::NAN, f32::NEG_INFINITY, 0.25, -5.0, 0.0, 1e38];
         let repeat = |v: &[f32]| v.iter().cycle().take(3 * v.len()).copied().collect::<Vec<_>>();
         vec![("NaN, ±inf and overflow in x and y", SaxpyInput { a: 2.5, x: repeat(&x), y: repeat(&y) })]
+    }
+}
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Saxpy {
+    fn random() -> proptest::strategy::BoxedStrategy<SaxpyInput> {
+        use crate::random::prelude::*;
+        (length(), -4.0f32..4.0)
+            .prop_flat_map(|(n, a)| (values(n, -1.0, 1.0), values(n, -1.0, 1.0)).prop_map(move |(x, y)| (a, x, y)))
+            .prop_map(|(a, x, y)| SaxpyInput { a, x, y })
+            .boxed()
     }
 }

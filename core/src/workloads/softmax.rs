@@ -204,6 +204,10 @@ impl Workload for Softmax {
         shapes
     }
 
+    fn large_params() -> Vec<Shape2> {
+        vec![Shape2::new(5801, 5800)]
+    }
+
     /// The same special values at four widths: 37 columns (a scalar path on the GPUs), 40 (rows of whole `vec4`s),
     /// 8200 (whole `vec4`s, longer than a GPU kernel keeps in registers) and 20484, with the special values in the
     /// last of the four chunks a `split` variant cuts each row into ([`split_columns`]).
@@ -226,6 +230,18 @@ impl Workload for Softmax {
                 with_specials(20484, 20440),
             ),
         ]
+    }
+}
+
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Softmax {
+    fn random() -> proptest::strategy::BoxedStrategy<SoftmaxInput> {
+        use crate::random::prelude::*;
+        (side(40), side(600))
+            .prop_flat_map(|(rows, cols)| values(rows * cols, -8.0, 8.0).prop_map(move |data| (rows, cols, data)))
+            .prop_map(|(rows, cols, data)| SoftmaxInput { rows, cols, data })
+            .boxed()
     }
 }
 

@@ -1,6 +1,6 @@
 //! `square`: `y = x * x`, element-wise. The first kernel, and memory-bound: 8 bytes move per flop.
 
-use super::{Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
+use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
@@ -84,12 +84,25 @@ impl Workload for Square {
         conformance_1d().into_iter().map(Len).collect()
     }
 
+    fn large_params() -> Vec<Len> {
+        vec![Len(BEYOND_128_MIB)]
+    }
+
     fn special_inputs() -> Vec<(&'static str, Vec<f32>)> {
         let mut specials = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 1e-30, 1e20, f32::MAX];
         // Repeat past a SIMD width so the special values also pass through the vector body, not only the tail.
         specials.extend(specials.clone().iter().rev());
         specials.extend(rng::uniform_f32(3, 0, 37, -1.0, 1.0));
         vec![("NaN, ±inf, ±0, overflow and underflow", specials)]
+    }
+}
+
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Square {
+    fn random() -> proptest::strategy::BoxedStrategy<Vec<f32>> {
+        use crate::random::prelude::*;
+        length().prop_flat_map(|n| values(n, -1e3, 1e3)).boxed()
     }
 }
 

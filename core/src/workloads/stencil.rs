@@ -141,10 +141,27 @@ impl Workload for Stencil {
         conformance_2d()
     }
 
+    fn large_params() -> Vec<Shape2> {
+        vec![Shape2::new(5801, 5800)]
+    }
+
     fn special_inputs() -> Vec<(&'static str, StencilInput)> {
         let mut data = rng::uniform_f32(6, 0, 9 * 11, 0.0, 1.0);
         data[0] = f32::INFINITY; // a corner: spreads to its clamped neighbourhood only
         data[5 * 11 + 5] = f32::NAN; // the middle: spreads to its 3×3 neighbourhood only
         vec![("+inf in a corner and NaN in the middle", StencilInput { height: 9, width: 11, data })]
+    }
+}
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Stencil {
+    fn random() -> proptest::strategy::BoxedStrategy<StencilInput> {
+        use crate::random::prelude::*;
+        // An empty grid, a one-row or one-column grid, and the rest; heights and widths of 0 are both drawn.
+        (prop_oneof![Just(0usize), 1usize..=60], prop_oneof![Just(0usize), 1usize..=300])
+            .prop_flat_map(|(height, width)| {
+                values(height * width, 0.0, 1.0).prop_map(move |data| StencilInput { height, width, data })
+            })
+            .boxed()
     }
 }

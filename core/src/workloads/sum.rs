@@ -1,6 +1,6 @@
 //! `sum`: a reduction. Synchronisation, shared memory, atomics, and the order of floating-point additions.
 
-use super::{Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
+use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
@@ -89,6 +89,10 @@ impl Workload for Sum {
         conformance_1d().into_iter().map(Len).collect()
     }
 
+    fn large_params() -> Vec<Len> {
+        vec![Len(BEYOND_128_MIB)]
+    }
+
     fn special_inputs() -> Vec<(&'static str, Vec<f32>)> {
         let with = |pos: usize, v: f32| {
             let mut x = rng::uniform_f32(5, 0, 100, 0.0, 1.0);
@@ -103,5 +107,13 @@ impl Workload for Sum {
             ("-inf gives -inf", with(0, f32::NEG_INFINITY)),
             ("+inf and -inf give NaN", both),
         ]
+    }
+}
+
+#[cfg(feature = "proptest")]
+impl crate::random::RandomInputs for Sum {
+    fn random() -> proptest::strategy::BoxedStrategy<Vec<f32>> {
+        use crate::random::prelude::*;
+        length().prop_flat_map(|n| values(n, -1.0, 1.0)).boxed()
     }
 }

@@ -5,12 +5,8 @@
 //! per task (it is one cached load and a branch).
 
 mod elementwise;
-mod histogram;
-mod mandelbrot;
-mod matmul;
-mod softmax;
-mod stencil;
-mod sum;
+// One module per workload, named after it (`mod square; mod saxpy; …`), from the one list of workloads.
+gpuworthy_core::for_each_workload!(gpuworthy_core::workload_modules);
 
 use crate::simd::simd_kernel;
 

@@ -4,20 +4,19 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
-use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
-use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
+use gpuworthy_core::{Result, Variant};
 
-use super::{config, phased, run_into_fresh};
+use super::config;
 use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
-use crate::{CudaBackend, HostMemory, driver_error};
+use crate::{CudaBackend, driver_error};
 
 /// Resident data of `square` and `saxpy`.
 #[derive(Debug)]
 pub struct ElementwiseResident {
-    n: usize,
-    a: f32,
-    x: CudaSlice<f32>,
-    y: CudaSlice<f32>,
+    pub(super) n: usize,
+    pub(super) a: f32,
+    pub(super) x: CudaSlice<f32>,
+    pub(super) y: CudaSlice<f32>,
 }
 
 /// How an elementwise kernel covers the vector.
@@ -29,27 +28,9 @@ pub(crate) enum Grid {
     StridedVec4,
 }
 
-/// The variants of `square`.
-pub(crate) static SQUARE: VariantTable<Grid> = VariantTable {
-    workload: "square",
-    variants: &[
-        Variant::new("naive", &["square_naive"], Grid::PerElement),
-        Variant::new("vec4", &["square_vec4"], Grid::StridedVec4),
-    ],
-};
-
-/// The variants of `saxpy`.
-pub(crate) static SAXPY: VariantTable<Grid> = VariantTable {
-    workload: "saxpy",
-    variants: &[
-        Variant::new("naive", &["saxpy_naive"], Grid::PerElement),
-        Variant::new("vec4", &["saxpy_vec4"], Grid::StridedVec4),
-    ],
-};
-
 impl CudaBackend {
     /// Launches `variant` over the first `n` elements of `x` and `y` on `stream`; `a` is saxpy's scalar, passed first.
-    fn launch_elementwise(
+    pub(super) fn launch_elementwise(
         &self,
         stream: &Arc<CudaStream>,
         variant: &Variant<Grid>,
@@ -85,14 +66,19 @@ impl CudaBackend {
     }
 
     /// The launch of `variant` over the whole resident vectors, on the backend's stream.
-    fn launch_resident(&self, variant: &Variant<Grid>, with_a: bool, r: &mut ElementwiseResident) -> Result<()> {
+    pub(super) fn launch_resident(
+        &self,
+        variant: &Variant<Grid>,
+        with_a: bool,
+        r: &mut ElementwiseResident,
+    ) -> Result<()> {
         let a = with_a.then_some(r.a);
         self.launch_elementwise(&self.stream, variant, a, &r.x.slice(..), &mut r.y.slice_mut(..), r.n)
     }
 
     /// A pipelined run (see [`HostMemory::Pipelined`]) into `output`: `x` (and saxpy's `y`) uploaded chunk by chunk,
     /// each chunk's result downloaded while the next ones are staged, copied and computed. `a` is saxpy's scalar.
-    fn run_elementwise_pipelined(
+    pub(super) fn run_elementwise_pipelined(
         &self,
         variant: &Variant<Grid>,
         a: Option<f32>,
@@ -147,99 +133,5 @@ impl CudaBackend {
                 }
             }
         })
-    }
-}
-
-impl Implements<Square> for CudaBackend {
-    type Resident = ElementwiseResident;
-
-    fn variants(&self) -> Vec<&'static str> {
-        SQUARE.names()
-    }
-
-    /// `vec4`: `float4` accesses at the copy peak from 2^16 up.
-    fn best_variant(&self, _params: &<Square as gpuworthy_core::Workload>::Params) -> &'static str {
-        "vec4"
-    }
-
-    fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(SQUARE.lookup::<Square, _>(self, variant)?)
-    }
-
-    fn upload(&self, x: &Vec<f32>) -> Result<ElementwiseResident> {
-        Ok(ElementwiseResident { n: x.len(), a: 0.0, x: self.to_device(x)?, y: self.zeros(x.len())? })
-    }
-
-    fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
-        let _queue = self.hold_queue();
-        let variant = SQUARE.lookup::<Square, _>(self, variant)?;
-        self.launch_resident(variant, false, r)
-    }
-
-    fn run(&self, variant: &str, x: &Vec<f32>) -> Result<Vec<f32>> {
-        run_into_fresh::<Square>(self, variant, x)
-    }
-
-    fn run_into(&self, variant: &str, x: &Vec<f32>, output: &mut Vec<f32>) -> Result<()> {
-        if self.host_memory() != HostMemory::Pipelined {
-            *output = phased::<Square>(self, variant, x)?;
-            return Ok(());
-        }
-        self.run_elementwise_pipelined(SQUARE.lookup::<Square, _>(self, variant)?, None, x, None, output)
-    }
-
-    fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
-        self.to_host(&r.y, r.n)
-    }
-}
-
-impl Implements<Saxpy> for CudaBackend {
-    type Resident = ElementwiseResident;
-
-    fn variants(&self) -> Vec<&'static str> {
-        SAXPY.names()
-    }
-
-    /// `vec4`: `float4` accesses at the copy peak from 2^16 up.
-    fn best_variant(&self, _params: &<Saxpy as gpuworthy_core::Workload>::Params) -> &'static str {
-        "vec4"
-    }
-
-    fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(SAXPY.lookup::<Saxpy, _>(self, variant)?)
-    }
-
-    fn upload(&self, input: &SaxpyInput) -> Result<ElementwiseResident> {
-        Saxpy::validate(input)?;
-        Ok(ElementwiseResident {
-            n: input.x.len(),
-            a: input.a,
-            x: self.to_device(&input.x)?,
-            y: self.to_device(&input.y)?,
-        })
-    }
-
-    fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
-        let _queue = self.hold_queue();
-        let variant = SAXPY.lookup::<Saxpy, _>(self, variant)?;
-        self.launch_resident(variant, true, r)
-    }
-
-    fn run(&self, variant: &str, input: &SaxpyInput) -> Result<Vec<f32>> {
-        run_into_fresh::<Saxpy>(self, variant, input)
-    }
-
-    fn run_into(&self, variant: &str, input: &SaxpyInput, output: &mut Vec<f32>) -> Result<()> {
-        if self.host_memory() != HostMemory::Pipelined {
-            *output = phased::<Saxpy>(self, variant, input)?;
-            return Ok(());
-        }
-        Saxpy::validate(input)?;
-        let variant = SAXPY.lookup::<Saxpy, _>(self, variant)?;
-        self.run_elementwise_pipelined(variant, Some(input.a), &input.x, Some(&input.y), output)
-    }
-
-    fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
-        self.to_host(&r.y, r.n)
     }
 }

@@ -11,6 +11,19 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 use super::{config, int, phased};
 use crate::pipeline::{Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
+use crate::kernels::kernel_file;
+use gpuworthy_core::KernelSource;
+
+/// Threads per block of the histogram kernels (`histogram.cu`).
+pub(crate) const HISTOGRAM_BLOCK: u32 = 256;
+/// The most bins the shared-memory histogram keeps per block (`histogram.cu`): 48 KiB of counters.
+pub(crate) const HISTOGRAM_SHARED_BINS: u32 = 12288;
+
+/// The CUDA C source of this workload and the kernels it defines.
+pub(crate) const SOURCE: KernelSource = kernel_file!("histogram.cu", ["histogram_global", "histogram_private"]);
+
+/// The launch constants this workload's source takes from the host ([`crate::launch`]).
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("HISTOGRAM_BLOCK", HISTOGRAM_BLOCK), ("HISTOGRAM_SHARED_BINS", HISTOGRAM_SHARED_BINS)];
 
 /// Resident data of `histogram`.
 #[derive(Debug)]
@@ -21,9 +34,9 @@ pub struct HistogramResident {
     counts: CudaSlice<u32>,
 }
 
-const BLOCK: u32 = crate::launch::HISTOGRAM_BLOCK;
+const BLOCK: u32 = HISTOGRAM_BLOCK;
 /// Bins the private kernel holds in shared memory at once (48 KiB).
-const SHARED_BINS: usize = crate::launch::HISTOGRAM_SHARED_BINS as usize;
+const SHARED_BINS: usize = HISTOGRAM_SHARED_BINS as usize;
 
 /// Where a histogram kernel counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +48,7 @@ pub(crate) enum Counters {
 }
 
 /// The variants of `histogram`.
-pub(crate) static HISTOGRAM: VariantTable<Counters> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<Counters> = VariantTable {
     workload: "histogram",
     variants: &[
         Variant::new("global", &["histogram_global"], Counters::Global),
@@ -47,7 +60,7 @@ impl Implements<Histogram> for CudaBackend {
     type Resident = HistogramResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        HISTOGRAM.names()
+        VARIANTS.names()
     }
 
     /// `private`: per-block histograms in shared memory, the fastest from 2^14.
@@ -56,7 +69,7 @@ impl Implements<Histogram> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(HISTOGRAM.lookup::<Histogram, _>(self, variant)?)
+        self.prepare_kernels(VARIANTS.lookup::<Histogram, _>(self, variant)?)
     }
 
     fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
@@ -71,7 +84,7 @@ impl Implements<Histogram> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Histogram, _>(self, variant)?;
         self.stream.memset_zeros(&mut r.counts).map_err(driver_error("zeroing the counts"))?;
         self.launch_histogram(&self.stream, variant, &r.x.slice(..), &mut r.counts.slice_mut(..), r.n, r.bins)
     }
@@ -87,7 +100,7 @@ impl Implements<Histogram> for CudaBackend {
             return phased::<Histogram>(self, variant, input);
         }
         Histogram::validate(input)?;
-        let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Histogram, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         let mut counts = self.zeros::<u32>(input.bins)?;
         let (ranges, chunks) = element_chunks(input.x.len(), 1, false);

@@ -11,6 +11,17 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
+use crate::kernels::kernel_file;
+use gpuworthy_core::KernelSource;
+
+/// The mandelbrot block: 16 x 16 pixels (`mandelbrot.cu`).
+pub(crate) const MANDELBROT_BLOCK: (u32, u32) = (16, 16);
+
+/// The CUDA C source of this workload and the kernels it defines.
+pub(crate) const SOURCE: KernelSource = kernel_file!("mandelbrot.cu", ["mandelbrot_naive"]);
+
+/// The launch constants this workload's source takes from the host ([`crate::launch`]).
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MANDELBROT_BLOCK_X", MANDELBROT_BLOCK.0), ("MANDELBROT_BLOCK_Y", MANDELBROT_BLOCK.1)];
 
 /// Resident data of `mandelbrot`: the parameters and the counts buffer.
 #[derive(Debug)]
@@ -20,14 +31,14 @@ pub struct MandelbrotResident {
 }
 
 /// The variants of `mandelbrot`.
-pub(crate) static MANDELBROT: VariantTable<()> =
+pub(crate) static VARIANTS: VariantTable<()> =
     VariantTable { workload: "mandelbrot", variants: &[Variant::new("naive", &["mandelbrot_naive"], ())] };
 
 impl Implements<Mandelbrot> for CudaBackend {
     type Resident = MandelbrotResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        MANDELBROT.names()
+        VARIANTS.names()
     }
 
     /// The only variant.
@@ -36,7 +47,7 @@ impl Implements<Mandelbrot> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?)
+        self.prepare_kernels(VARIANTS.lookup::<Mandelbrot, _>(self, variant)?)
     }
 
     fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
@@ -48,7 +59,7 @@ impl Implements<Mandelbrot> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Mandelbrot, _>(self, variant)?;
         self.launch_mandelbrot(&self.stream, variant, &r.params, &mut r.counts, 0..r.params.height)
     }
 
@@ -66,7 +77,7 @@ impl Implements<Mandelbrot> for CudaBackend {
         Mandelbrot::validate(p)?;
         int("image width", p.width)?;
         int("image height", p.height)?;
-        let variant = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Mandelbrot, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         crate::memory::host_output(output, p.width * p.height);
         if output.is_empty() {
@@ -113,7 +124,7 @@ impl CudaBackend {
         if p.width == 0 || rows.is_empty() {
             return Ok(());
         }
-        let (bx, by) = crate::launch::MANDELBROT_BLOCK;
+        let (bx, by) = MANDELBROT_BLOCK;
         let cfg = config(((p.width as u64).div_ceil(bx.into()), (rows.len() as u64).div_ceil(by.into())), (bx, by), 0)?;
         let width = int("image width", p.width)?;
         let (begin, end) = (int("row", rows.start)?, int("row", rows.end)?);

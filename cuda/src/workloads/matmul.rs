@@ -19,7 +19,26 @@ use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant,
 
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
-use crate::{CudaBackend, HostMemory, driver_error, launch};
+use crate::{CudaBackend, HostMemory, driver_error};
+use crate::kernels::kernel_file;
+use gpuworthy_core::KernelSource;
+
+/// The naive matmul block: 16 x 16 threads, one element of C each (`matmul.cu`).
+pub(crate) const MATMUL_NAIVE_BLOCK: u32 = 16;
+/// The tiled matmul block and its shared-memory tile: 32 x 32 threads and elements (`matmul.cu`).
+pub(crate) const MATMUL_TILE: u32 = 32;
+/// Threads per block of the register-blocked matmul kernels (`register`, `warptile`, `prefetch`, `splitk`).
+pub(crate) const MATMUL_BLOCKED_THREADS: u32 = 256;
+/// The block of C a register-blocked kernel computes: rows, columns (`register`, `prefetch`, `splitk`).
+pub(crate) const MATMUL_BLOCKED_TILE: (u32, u32) = (128, 128);
+/// The columns of C a `warptile` block computes (its rows are [`MATMUL_BLOCKED_TILE`]'s).
+pub(crate) const MATMUL_WARPTILE_COLUMNS: u32 = 256;
+
+/// The CUDA C source of this workload and the kernels it defines.
+pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch", "matmul_prefetch_split", "matmul_sum_slices"]);
+
+/// The launch constants this workload's source takes from the host ([`crate::launch`]).
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS)];
 
 /// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
 pub(crate) struct Blas {
@@ -125,17 +144,17 @@ pub(crate) enum MatmulLaunch {
 }
 
 // The launch shapes of the hand-written kernels, from the constants the CUDA sources take as defines.
-const NAIVE_BLOCK: (u32, u32) = (launch::MATMUL_NAIVE_BLOCK, launch::MATMUL_NAIVE_BLOCK);
-const NAIVE_TILE: (u64, u64) = (launch::MATMUL_NAIVE_BLOCK as u64, launch::MATMUL_NAIVE_BLOCK as u64);
-const TILED_BLOCK: (u32, u32) = (launch::MATMUL_TILE, launch::MATMUL_TILE);
-const TILED_TILE: (u64, u64) = (launch::MATMUL_TILE as u64, launch::MATMUL_TILE as u64);
-const BLOCKED: (u32, u32) = (launch::MATMUL_BLOCKED_THREADS, 1);
-const BLOCKED_TILE: (u64, u64) = (launch::MATMUL_BLOCKED_TILE.0 as u64, launch::MATMUL_BLOCKED_TILE.1 as u64);
-const WARPTILE_TILE: (u64, u64) = (launch::MATMUL_BLOCKED_TILE.0 as u64, launch::MATMUL_WARPTILE_COLUMNS as u64);
+const NAIVE_BLOCK: (u32, u32) = (MATMUL_NAIVE_BLOCK, MATMUL_NAIVE_BLOCK);
+const NAIVE_TILE: (u64, u64) = (MATMUL_NAIVE_BLOCK as u64, MATMUL_NAIVE_BLOCK as u64);
+const TILED_BLOCK: (u32, u32) = (MATMUL_TILE, MATMUL_TILE);
+const TILED_TILE: (u64, u64) = (MATMUL_TILE as u64, MATMUL_TILE as u64);
+const BLOCKED: (u32, u32) = (MATMUL_BLOCKED_THREADS, 1);
+const BLOCKED_TILE: (u64, u64) = (MATMUL_BLOCKED_TILE.0 as u64, MATMUL_BLOCKED_TILE.1 as u64);
+const WARPTILE_TILE: (u64, u64) = (MATMUL_BLOCKED_TILE.0 as u64, MATMUL_WARPTILE_COLUMNS as u64);
 
 /// The variants of `matmul`: the hand-written kernels, then cuBLAS (where it is installed; TF32 from compute
 /// capability 8.0).
-pub(crate) static MATMUL: VariantTable<MatmulLaunch> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<MatmulLaunch> = VariantTable {
     workload: "matmul",
     variants: &[
         Variant::new("naive", &["matmul_naive"], MatmulLaunch::Kernel { block: NAIVE_BLOCK, tile: NAIVE_TILE }),
@@ -165,7 +184,7 @@ impl CudaBackend {
 
     /// The matmul variant `name`, if this device can run it.
     fn matmul_variant(&self, name: &str) -> Result<&'static Variant<MatmulLaunch>> {
-        match MATMUL.find(name) {
+        match VARIANTS.find(name) {
             Some(variant) if self.can_run(variant.launch) => Ok(variant),
             _ => Err(Implements::<Matmul>::unknown_variant(self, name)),
         }
@@ -178,7 +197,7 @@ impl Implements<Matmul> for CudaBackend {
     /// The hand-written kernels, then `cublas` and `tf32` where cuBLAS is installed (TF32 needs compute
     /// capability 8.0 or newer).
     fn variants(&self) -> Vec<&'static str> {
-        MATMUL.variants.iter().filter(|v| self.can_run(v.launch)).map(|v| v.name).collect()
+        VARIANTS.variants.iter().filter(|v| self.can_run(v.launch)).map(|v| v.name).collect()
     }
 
     /// The fastest full-precision kernel of the project (`cublas` is the vendor's reference and `tf32` computes in
@@ -191,7 +210,7 @@ impl Implements<Matmul> for CudaBackend {
     }
 
     fn precision(&self, variant: &str) -> Precision {
-        MATMUL.precision(variant)
+        VARIANTS.precision(variant)
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {

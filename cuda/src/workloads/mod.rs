@@ -4,29 +4,31 @@
 //! is passed with the C type its kernel declares (`unsigned long long` lengths, `int` shapes).
 
 mod elementwise;
-mod histogram;
-mod mandelbrot;
-mod matmul;
-mod softmax;
-mod stencil;
-mod sum;
+// One module per workload, named after it (`mod square; mod saxpy; …`), from the one list of workloads. Each declares
+// its `VARIANTS` table, its CUDA C `SOURCE` (`cuda/kernels/<workload>.cu`) and the `LAUNCH_DEFINES` that source takes
+// from the host; the lists below are made from them.
+gpuworthy_core::for_each_workload!(gpuworthy_core::workload_modules);
 
 pub(crate) use matmul::Blas;
 
-/// Every variant table of the backend, as `(workload, [(variant, kernel)])`: what the tests check against the CUDA C
-/// sources.
-pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
-    vec![
-        (elementwise::SQUARE.workload, elementwise::SQUARE.kernels()),
-        (elementwise::SAXPY.workload, elementwise::SAXPY.kernels()),
-        (sum::SUM.workload, sum::SUM.kernels()),
-        (softmax::SOFTMAX.workload, softmax::SOFTMAX.kernels()),
-        (matmul::MATMUL.workload, matmul::MATMUL.kernels()),
-        (mandelbrot::MANDELBROT.workload, mandelbrot::MANDELBROT.kernels()),
-        (histogram::HISTOGRAM.workload, histogram::HISTOGRAM.kernels()),
-        (stencil::STENCIL.workload, stencil::STENCIL.kernels()),
-    ]
+macro_rules! backend_tables {
+    ([] $($name:ident: $workload:ty),* $(,)?) => {
+        /// Every variant table of the backend, as `(workload, [(variant, kernel)])`: what the tests check against the
+        /// CUDA C sources.
+        pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+            vec![$(($name::VARIANTS.workload, $name::VARIANTS.kernels())),*]
+        }
+
+        /// Every CUDA C file of the backend (one per workload, under `cuda/kernels/`) and the `extern "C" __global__`
+        /// kernels it defines.
+        pub const KERNEL_FILES: &[gpuworthy_core::KernelSource] = &[$($name::SOURCE),*];
+
+        /// Every constant the sources take from the host, by the name they use, workload by workload.
+        pub(crate) const LAUNCH_DEFINES: &[&[(&str, u32)]] = &[$($name::LAUNCH_DEFINES),*];
+    };
 }
+
+gpuworthy_core::for_each_workload!(backend_tables);
 
 use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig};
 use gpuworthy_core::{Error, Implements, Result, Workload};

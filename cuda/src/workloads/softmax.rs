@@ -13,6 +13,17 @@ use gpuworthy_core::{BackendKind, Error, Implements, Result, Variant, VariantTab
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
+use crate::kernels::kernel_file;
+use gpuworthy_core::KernelSource;
+
+/// Threads per block of the softmax kernels, one block per row (`softmax.cu`).
+pub(crate) const SOFTMAX_BLOCK: u32 = 256;
+
+/// The CUDA C source of this workload and the kernels it defines.
+pub(crate) const SOURCE: KernelSource = kernel_file!("softmax.cu", ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused", "softmax_split_stats", "softmax_split_normalize"]);
+
+/// The launch constants this workload's source takes from the host ([`crate::launch`]).
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("SOFTMAX_BLOCK", SOFTMAX_BLOCK)];
 
 /// The device buffers of one softmax launch over `rows` rows of `cols` columns: views of the whole resident data,
 /// or of one chunk of rows in a pipelined run. `row_max` and `row_sum` hold one value per row, or per (row, chunk)
@@ -39,7 +50,7 @@ pub struct SoftmaxResident {
     row_sum: CudaSlice<f32>,
 }
 
-const BLOCK: u32 = crate::launch::SOFTMAX_BLOCK;
+const BLOCK: u32 = SOFTMAX_BLOCK;
 
 /// Rows from which CUDA's softmax is split only into chunks of at least [`LONG_CHUNK`] columns, four or more: its
 /// `fused` kernel runs 256 threads a row, half of WGSL's, so it leaves an H100 underfilled up to more rows, and there
@@ -79,7 +90,7 @@ pub(crate) enum Passes {
 }
 
 /// The variants of `softmax`, each kernel named in the order one launch runs them.
-pub(crate) static SOFTMAX: VariantTable<Passes> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<Passes> = VariantTable {
     workload: "softmax",
     variants: &[
         Variant::new(
@@ -96,7 +107,7 @@ impl Implements<Softmax> for CudaBackend {
     type Resident = SoftmaxResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        SOFTMAX.names()
+        VARIANTS.names()
     }
 
     /// `split` where [`cuda_split_columns`] cuts the rows (a few long ones), else `fused`: one pass over each row instead
@@ -106,7 +117,7 @@ impl Implements<Softmax> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(SOFTMAX.lookup::<Softmax, _>(self, variant)?)
+        self.prepare_kernels(VARIANTS.lookup::<Softmax, _>(self, variant)?)
     }
 
     fn upload(&self, input: &SoftmaxInput) -> Result<SoftmaxResident> {
@@ -125,7 +136,7 @@ impl Implements<Softmax> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Softmax, _>(self, variant)?;
         let views = SoftmaxViews {
             rows: r.rows,
             cols: r.cols,
@@ -152,7 +163,7 @@ impl Implements<Softmax> for CudaBackend {
         Softmax::validate(input)?;
         int("softmax rows", input.rows)?;
         int("softmax columns", input.cols)?;
-        let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Softmax, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         let (rows, cols) = (input.rows, input.cols);
         crate::memory::host_output(output, rows * cols);

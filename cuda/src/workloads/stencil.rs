@@ -10,7 +10,21 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
-use crate::{CudaBackend, HostMemory, driver_error, launch};
+use crate::{CudaBackend, HostMemory, driver_error};
+use crate::kernels::kernel_file;
+use gpuworthy_core::KernelSource;
+
+/// The stencil block: 32 columns x 8 rows of threads (`stencil.cu`).
+pub(crate) const STENCIL_BLOCK: (u32, u32) = (32, 8);
+/// The output tile of the tiled stencil: 32 x 32 pixels per block, staged with its halo in shared memory
+/// (`stencil.cu`).
+pub(crate) const STENCIL_TILE: u32 = 32;
+
+/// The CUDA C source of this workload and the kernels it defines.
+pub(crate) const SOURCE: KernelSource = kernel_file!("stencil.cu", ["stencil_naive", "stencil_tiled"]);
+
+/// The launch constants this workload's source takes from the host ([`crate::launch`]).
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("STENCIL_BLOCK_X", STENCIL_BLOCK.0), ("STENCIL_BLOCK_Y", STENCIL_BLOCK.1), ("STENCIL_TILE", STENCIL_TILE)];
 
 /// Resident data of `stencil`.
 #[derive(Debug)]
@@ -22,11 +36,11 @@ pub struct StencilResident {
 }
 
 /// The variants of `stencil`, with the rows of output one block covers (blocks are 32 × 8 threads).
-pub(crate) static STENCIL: VariantTable<u64> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<u64> = VariantTable {
     workload: "stencil",
     variants: &[
-        Variant::new("naive", &["stencil_naive"], launch::STENCIL_BLOCK.1 as u64),
-        Variant::new("tiled", &["stencil_tiled"], launch::STENCIL_TILE as u64),
+        Variant::new("naive", &["stencil_naive"], STENCIL_BLOCK.1 as u64),
+        Variant::new("tiled", &["stencil_tiled"], STENCIL_TILE as u64),
     ],
 };
 
@@ -34,7 +48,7 @@ impl Implements<Stencil> for CudaBackend {
     type Resident = StencilResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        STENCIL.names()
+        VARIANTS.names()
     }
 
     /// `tiled`: the halo staged in shared memory (169 against 278 µs at 8192² on an H200).
@@ -43,7 +57,7 @@ impl Implements<Stencil> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(STENCIL.lookup::<Stencil, _>(self, variant)?)
+        self.prepare_kernels(VARIANTS.lookup::<Stencil, _>(self, variant)?)
     }
 
     fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
@@ -60,7 +74,7 @@ impl Implements<Stencil> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = STENCIL.lookup::<Stencil, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Stencil, _>(self, variant)?;
         let shape = (r.height, r.width);
         self.launch_stencil(&self.stream, variant, &r.src, &mut r.dst, shape, 0..r.height)
     }
@@ -79,7 +93,7 @@ impl Implements<Stencil> for CudaBackend {
             return Ok(());
         }
         Stencil::validate(input)?;
-        let variant = STENCIL.lookup::<Stencil, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Stencil, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         let (height, width) = (input.height, input.width);
         int("image height", height)?;
@@ -145,7 +159,7 @@ impl CudaBackend {
         if rows.is_empty() || width == 0 {
             return Ok(());
         }
-        let block = launch::STENCIL_BLOCK;
+        let block = STENCIL_BLOCK;
         let cfg =
             config(((width as u64).div_ceil(block.0.into()), (rows.len() as u64).div_ceil(rows_per_block)), block, 0)?;
         let (h, w) = (int("image height", height)?, int("image width", width)?);

@@ -11,6 +11,17 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 use super::{config, phased};
 use crate::pipeline::{Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
+use crate::kernels::kernel_file;
+use gpuworthy_core::KernelSource;
+
+/// Threads per block of the sum kernels (`sum.cu`).
+pub(crate) const SUM_BLOCK: u32 = 256;
+
+/// The CUDA C source of this workload and the kernels it defines.
+pub(crate) const SOURCE: KernelSource = kernel_file!("sum.cu", ["sum_atomic", "sum_tree", "sum_warp"]);
+
+/// The launch constants this workload's source takes from the host ([`crate::launch`]).
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("SUM_BLOCK", SUM_BLOCK)];
 
 /// Resident data of `sum`.
 #[derive(Debug)]
@@ -20,7 +31,7 @@ pub struct SumResident {
     total: CudaSlice<f64>,
 }
 
-const BLOCK: u32 = crate::launch::SUM_BLOCK;
+const BLOCK: u32 = SUM_BLOCK;
 
 /// How many blocks a sum kernel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +43,7 @@ pub(crate) enum Blocks {
 }
 
 /// The variants of `sum`.
-pub(crate) static SUM: VariantTable<Blocks> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<Blocks> = VariantTable {
     workload: "sum",
     variants: &[
         Variant::new("atomic", &["sum_atomic"], Blocks::PerElement),
@@ -45,7 +56,7 @@ impl Implements<Sum> for CudaBackend {
     type Resident = SumResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        SUM.names()
+        VARIANTS.names()
     }
 
     /// `warp`: shuffles within warps, one atomic per block; the fastest at every size from 2^12.
@@ -54,7 +65,7 @@ impl Implements<Sum> for CudaBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_kernels(SUM.lookup::<Sum, _>(self, variant)?)
+        self.prepare_kernels(VARIANTS.lookup::<Sum, _>(self, variant)?)
     }
 
     fn upload(&self, x: &Vec<f32>) -> Result<SumResident> {
@@ -63,7 +74,7 @@ impl Implements<Sum> for CudaBackend {
 
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
         let _queue = self.hold_queue();
-        let variant = SUM.lookup::<Sum, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Sum, _>(self, variant)?;
         self.stream.memset_zeros(&mut r.total).map_err(driver_error("zeroing the sum"))?;
         self.launch_sum(&self.stream, variant, &r.x.slice(..), &mut r.total.slice_mut(..), r.n)
     }
@@ -82,7 +93,7 @@ impl Implements<Sum> for CudaBackend {
         if self.host_memory() != HostMemory::Pipelined {
             return phased::<Sum>(self, variant, x);
         }
-        let variant = SUM.lookup::<Sum, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Sum, _>(self, variant)?;
         self.prepare_kernels(variant)?;
         let (ranges, chunks) = element_chunks(x.len(), 1, false);
         if ranges.is_empty() {

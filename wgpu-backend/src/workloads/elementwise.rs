@@ -1,8 +1,7 @@
 //! `square` and `saxpy`: one thread per element (`naive`), or per four elements with `vec4` loads and stores
 //! (`vec4`). Buffers are padded to whole `vec4`s so the vector kernels need no scalar tail.
 
-use gpuworthy_core::workloads::{Saxpy, SaxpyInput, Square};
-use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
+use gpuworthy_core::Result;
 
 use super::{BindGroups, grid_1d, split};
 use crate::WgpuBackend;
@@ -34,7 +33,7 @@ pub struct ElementwiseResident {
 
 impl WgpuBackend {
     /// Uploads `x` and the initial `y` in chunks that fit one binding.
-    fn upload_elementwise(&self, a: f32, x: &[f32], y: Option<&[f32]>) -> Result<ElementwiseResident> {
+    pub(super) fn upload_elementwise(&self, a: f32, x: &[f32], y: Option<&[f32]>) -> Result<ElementwiseResident> {
         let max_len = (self.max_binding_bytes() / 4) as usize;
         let chunks = split(x.len(), max_len, 4)
             .into_iter()
@@ -54,7 +53,7 @@ impl WgpuBackend {
     }
 
     /// Dispatches `entry` over every chunk: `naive` entries take one element per thread, `vec4` ones four.
-    fn launch_elementwise(&self, entry: &'static str, r: &mut ElementwiseResident) -> Result<()> {
+    pub(super) fn launch_elementwise(&self, entry: &'static str, r: &mut ElementwiseResident) -> Result<()> {
         if r.chunks.is_empty() {
             return Ok(());
         }
@@ -75,79 +74,8 @@ impl WgpuBackend {
         self.dispatch_each(entry, groups, grids, None)
     }
 
-    fn download_elementwise(&self, r: &ElementwiseResident) -> Result<Vec<f32>> {
+    pub(super) fn download_elementwise(&self, r: &ElementwiseResident) -> Result<Vec<f32>> {
         let parts: Vec<_> = r.chunks.iter().map(|c| (&c.y, 4 * c.n as u64)).collect();
         self.read_buffers::<f32>(&parts)
-    }
-}
-
-/// The variants of `square`.
-pub(crate) static SQUARE: VariantTable<()> = VariantTable {
-    workload: "square",
-    variants: &[Variant::new("naive", &["square_naive"], ()), Variant::new("vec4", &["square_vec4"], ())],
-};
-
-/// The variants of `saxpy`.
-pub(crate) static SAXPY: VariantTable<()> = VariantTable {
-    workload: "saxpy",
-    variants: &[Variant::new("naive", &["saxpy_naive"], ()), Variant::new("vec4", &["saxpy_vec4"], ())],
-};
-
-impl Implements<Square> for WgpuBackend {
-    type Resident = ElementwiseResident;
-
-    fn variants(&self) -> Vec<&'static str> {
-        SQUARE.names()
-    }
-
-    /// `vec4`: `vec4<f32>` accesses, the fastest from 2^18.
-    fn best_variant(&self, _params: &<Square as gpuworthy_core::Workload>::Params) -> &'static str {
-        "vec4"
-    }
-
-    fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(SQUARE.lookup::<Square, _>(self, variant)?)
-    }
-
-    fn upload(&self, input: &Vec<f32>) -> Result<Self::Resident> {
-        self.upload_elementwise(0.0, input, None)
-    }
-
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        self.launch_elementwise(SQUARE.lookup::<Square, _>(self, variant)?.kernels[0], r)
-    }
-
-    fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {
-        self.download_elementwise(r)
-    }
-}
-
-impl Implements<Saxpy> for WgpuBackend {
-    type Resident = ElementwiseResident;
-
-    fn variants(&self) -> Vec<&'static str> {
-        SAXPY.names()
-    }
-
-    /// `vec4`: `vec4<f32>` accesses, the fastest from 2^18.
-    fn best_variant(&self, _params: &<Saxpy as gpuworthy_core::Workload>::Params) -> &'static str {
-        "vec4"
-    }
-
-    fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(SAXPY.lookup::<Saxpy, _>(self, variant)?)
-    }
-
-    fn upload(&self, input: &SaxpyInput) -> Result<Self::Resident> {
-        Saxpy::validate(input)?;
-        self.upload_elementwise(input.a, &input.x, Some(&input.y))
-    }
-
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        self.launch_elementwise(SAXPY.lookup::<Saxpy, _>(self, variant)?.kernels[0], r)
-    }
-
-    fn download(&self, r: &mut Self::Resident) -> Result<Vec<f32>> {
-        self.download_elementwise(r)
     }
 }

@@ -9,6 +9,8 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, WORKGROUP, grid_1d, loop_run, split};
 use crate::WgpuBackend;
+use crate::shaders::shader;
+use gpuworthy_core::KernelSource;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -49,8 +51,11 @@ pub(crate) enum Counters {
     },
 }
 
+/// The WGSL this workload runs and the entry points it defines.
+pub(crate) const SHADERS: &[KernelSource] = &[shader!("histogram.wgsl", ["histogram_global", "histogram_private"])];
+
 /// The variants of `histogram`.
-pub(crate) static HISTOGRAM: VariantTable<Counters> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<Counters> = VariantTable {
     workload: "histogram",
     variants: &[
         Variant::new("global", &["histogram_global"], Counters::Global { max_groups: 1 << 16 }),
@@ -62,7 +67,7 @@ impl Implements<Histogram> for WgpuBackend {
     type Resident = HistogramResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        HISTOGRAM.names()
+        VARIANTS.names()
     }
 
     /// `private`: per-workgroup histograms in workgroup memory, the fastest from 2^14.
@@ -71,7 +76,7 @@ impl Implements<Histogram> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(HISTOGRAM.lookup::<Histogram, _>(self, variant)?)
+        self.prepare_pipelines(VARIANTS.lookup::<Histogram, _>(self, variant)?)
     }
 
     fn upload(&self, input: &HistogramInput) -> Result<HistogramResident> {
@@ -95,7 +100,7 @@ impl Implements<Histogram> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
-        let variant = HISTOGRAM.lookup::<Histogram, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Histogram, _>(self, variant)?;
         let (entry, counters) = (variant.kernels[0], variant.launch);
         let (Counters::Global { max_groups } | Counters::PerWorkgroup { max_groups }) = counters;
         let (chunks, counts) = (&r.chunks, &r.counts);

@@ -7,6 +7,8 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, loop_run, split};
 use crate::WgpuBackend;
+use crate::shaders::shader;
+use gpuworthy_core::KernelSource;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -41,15 +43,18 @@ pub struct MandelbrotResident {
     groups: BindGroups,
 }
 
+/// The WGSL this workload runs and the entry points it defines.
+pub(crate) const SHADERS: &[KernelSource] = &[shader!("mandelbrot.wgsl", ["mandelbrot_naive"])];
+
 /// The variants of `mandelbrot`.
-pub(crate) static MANDELBROT: VariantTable<()> =
+pub(crate) static VARIANTS: VariantTable<()> =
     VariantTable { workload: "mandelbrot", variants: &[Variant::new("naive", &["mandelbrot_naive"], ())] };
 
 impl Implements<Mandelbrot> for WgpuBackend {
     type Resident = MandelbrotResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        MANDELBROT.names()
+        VARIANTS.names()
     }
 
     /// The only variant.
@@ -58,7 +63,7 @@ impl Implements<Mandelbrot> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?)
+        self.prepare_pipelines(VARIANTS.lookup::<Mandelbrot, _>(self, variant)?)
     }
 
     fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
@@ -98,7 +103,7 @@ impl Implements<Mandelbrot> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
-        let entry = MANDELBROT.lookup::<Mandelbrot, _>(self, variant)?.kernels[0];
+        let entry = VARIANTS.lookup::<Mandelbrot, _>(self, variant)?.kernels[0];
         self.pipeline(entry)?;
         // The escape loop runs up to max_iter trips (one more check after the last).
         self.check_loop_trips(

@@ -9,6 +9,8 @@ use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload}
 
 use super::loop_run;
 use crate::WgpuBackend;
+use crate::shaders::shader;
+use gpuworthy_core::KernelSource;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -51,8 +53,11 @@ fn loop_trips(variant: &str, k: u64) -> u64 {
     }
 }
 
+/// The WGSL this workload runs and the entry points it defines.
+pub(crate) const SHADERS: &[KernelSource] = &[shader!("matmul.wgsl", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_wide"])];
+
 /// The variants of `matmul`, with the (rows, columns) of the block of C one workgroup computes.
-pub(crate) static MATMUL: VariantTable<(u64, u64)> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<(u64, u64)> = VariantTable {
     workload: "matmul",
     variants: &[
         Variant::new("naive", &["matmul_naive"], (16, 16)),
@@ -66,7 +71,7 @@ impl Implements<Matmul> for WgpuBackend {
     type Resident = MatmulResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        MATMUL.names()
+        VARIANTS.names()
     }
 
     /// `wide` (128×128 tiles, 8×8 per thread) from 2048 × 2048 outputs (490 against 761 µs for `register` at 2048,
@@ -84,7 +89,7 @@ impl Implements<Matmul> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(MATMUL.lookup::<Matmul, _>(self, variant)?)
+        self.prepare_pipelines(VARIANTS.lookup::<Matmul, _>(self, variant)?)
     }
 
     fn upload(&self, input: &MatmulInput) -> Result<MatmulResident> {
@@ -113,7 +118,7 @@ impl Implements<Matmul> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
-        let (entry, block) = MATMUL.lookup::<Matmul, _>(self, variant).map(|v| (v.kernels[0], v.launch))?;
+        let (entry, block) = VARIANTS.lookup::<Matmul, _>(self, variant).map(|v| (v.kernels[0], v.launch))?;
         let Some(b) = &r.buffers else { return Ok(()) };
         self.check_loop_trips(|| format!("matmul {variant} with K = {}", r.k), loop_trips(variant, r.k as u64))?;
         let (x, y) = ((r.n as u64).div_ceil(block.1), (r.m as u64).div_ceil(block.0));
@@ -147,7 +152,7 @@ mod tests {
     #[test]
     fn every_variant_is_right_at_the_largest_k_the_driver_allows_and_refuses_the_next() {
         let Some((backend, limit)) = backend_with_a_loop_trip_limit() else { return };
-        for variant in MATMUL.names() {
+        for variant in VARIANTS.names() {
             let largest = (1..=limit).rev().find(|&k| loop_trips(variant, k) <= limit).unwrap() as usize;
             // The largest K that fills its last step (tiles and slices are 16 deep): the most trips within the limit.
             let shape = |k| Matmul::generate(&MatmulParams { m: 4, k, n: 4 }, 3).unwrap();

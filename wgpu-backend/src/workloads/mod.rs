@@ -6,12 +6,9 @@
 //! entry point, made on the first launch of a variant rather than in every launch.
 
 mod elementwise;
-mod histogram;
-mod mandelbrot;
-mod matmul;
-mod softmax;
-mod stencil;
-mod sum;
+// One module per workload, named after it (`mod square; mod saxpy; …`), from the one list of workloads. Each declares
+// its `VARIANTS` table and the `SHADERS` it runs (`shaders/<workload>.wgsl`); the lists below are made from them.
+gpuworthy_core::for_each_workload!(gpuworthy_core::workload_modules);
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -309,20 +306,20 @@ impl WgpuBackend {
     }
 }
 
-/// Every variant table of the backend, as `(workload, [(variant, entry point)])`: what the tests check against the
-/// WGSL sources.
-pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
-    vec![
-        (elementwise::SQUARE.workload, elementwise::SQUARE.kernels()),
-        (elementwise::SAXPY.workload, elementwise::SAXPY.kernels()),
-        (sum::SUM.workload, sum::SUM.kernels()),
-        (softmax::SOFTMAX.workload, softmax::SOFTMAX.kernels()),
-        (matmul::MATMUL.workload, matmul::MATMUL.kernels()),
-        (mandelbrot::MANDELBROT.workload, mandelbrot::MANDELBROT.kernels()),
-        (histogram::HISTOGRAM.workload, histogram::HISTOGRAM.kernels()),
-        (stencil::STENCIL.workload, stencil::STENCIL.kernels()),
-    ]
+macro_rules! backend_tables {
+    ([] $($name:ident: $workload:ty),* $(,)?) => {
+        /// Every variant table of the backend, as `(workload, [(variant, entry point)])`: what the tests check against
+        /// the WGSL sources.
+        pub fn variant_kernels() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+            vec![$(($name::VARIANTS.workload, $name::VARIANTS.kernels())),*]
+        }
+
+        /// The shaders of every workload, workload by workload.
+        pub(crate) const WORKLOAD_SHADERS: &[&[gpuworthy_core::KernelSource]] = &[$($name::SHADERS),*];
+    };
 }
+
+gpuworthy_core::for_each_workload!(backend_tables);
 
 /// The error for an unknown variant of `W`.
 pub(crate) fn unknown<W: gpuworthy_core::Workload>(backend: &WgpuBackend, variant: &str) -> Error

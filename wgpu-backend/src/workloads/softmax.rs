@@ -10,6 +10,8 @@ use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload}
 
 use super::{BindGroups, grid_1d, loop_run, split};
 use crate::WgpuBackend;
+use crate::shaders::shader;
+use gpuworthy_core::KernelSource;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -59,8 +61,11 @@ fn loop_trips(variant: &str, rows: usize, cols: usize) -> u64 {
     }
 }
 
+/// The WGSL this workload runs and the entry points it defines.
+pub(crate) const SHADERS: &[KernelSource] = &[shader!("softmax.wgsl", ["softmax_unfused_max", "softmax_unfused_exp", "softmax_unfused_normalize", "softmax_fused", "softmax_split_stats", "softmax_split_normalize"])];
+
 /// The variants of `softmax`: the kernels in launch order, with the bindings each one uses.
-pub(crate) static SOFTMAX: VariantTable<&'static [&'static [u32]]> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<&'static [&'static [u32]]> = VariantTable {
     workload: "softmax",
     variants: &[
         Variant::new(
@@ -81,7 +86,7 @@ impl Implements<Softmax> for WgpuBackend {
     type Resident = SoftmaxResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        SOFTMAX.names()
+        VARIANTS.names()
     }
 
     /// `split` where [`split_columns`] cuts the rows (a few long ones), else `fused`: one pass over each row instead
@@ -91,7 +96,7 @@ impl Implements<Softmax> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(SOFTMAX.lookup::<Softmax, _>(self, variant)?)
+        self.prepare_pipelines(VARIANTS.lookup::<Softmax, _>(self, variant)?)
     }
 
     fn upload(&self, input: &SoftmaxInput) -> Result<SoftmaxResident> {
@@ -133,7 +138,7 @@ impl Implements<Softmax> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
-        let variant = SOFTMAX.lookup::<Softmax, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Softmax, _>(self, variant)?;
         let kernels = variant.kernels.iter().copied().zip(variant.launch.iter().copied());
         let variant = variant.name;
         if r.bands.is_empty() {
@@ -202,7 +207,7 @@ mod tests {
     fn the_fused_kernel_holds_the_row_the_cost_model_counts_as_read_once() {
         let constant = |name: &str| -> usize {
             let line =
-                gpuworthy_shaders::SOFTMAX.lines().find(|l| l.starts_with(&format!("const {name}: u32 = "))).unwrap();
+                gpuworthy_shaders::source("softmax.wgsl").lines().find(|l| l.starts_with(&format!("const {name}: u32 = "))).unwrap();
             line.split('=').nth(1).unwrap().trim().trim_end_matches(';').trim_end_matches('u').parse().unwrap()
         };
         let floats = constant("FUSED_WG") * constant("ROW_CACHE") * 4;
@@ -213,7 +218,7 @@ mod tests {
     #[test]
     fn every_variant_is_right_at_the_longest_row_the_driver_allows_and_refuses_the_next() {
         let Some((backend, limit)) = backend_with_a_loop_trip_limit() else { return };
-        for variant in SOFTMAX.names() {
+        for variant in VARIANTS.names() {
             if variant == "split" {
                 // Its chunks bound its loops: no row that fits a binding reaches the limit.
                 let longest_row = (backend.max_binding_bytes() / 4) as usize;

@@ -9,6 +9,8 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, split};
 use crate::WgpuBackend;
+use crate::shaders::shader;
+use gpuworthy_core::KernelSource;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -37,8 +39,11 @@ pub struct StencilResident {
     groups: BindGroups,
 }
 
+/// The WGSL this workload runs and the entry points it defines.
+pub(crate) const SHADERS: &[KernelSource] = &[shader!("stencil.wgsl", ["stencil_naive", "stencil_tiled", "stencil_rows"])];
+
 /// The variants of `stencil`, with the (columns, rows) of output one workgroup covers.
-pub(crate) static STENCIL: VariantTable<(u64, u64)> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<(u64, u64)> = VariantTable {
     workload: "stencil",
     variants: &[
         Variant::new("naive", &["stencil_naive"], (16, 16)),
@@ -51,7 +56,7 @@ impl Implements<Stencil> for WgpuBackend {
     type Resident = StencilResident;
 
     fn variants(&self) -> Vec<&'static str> {
-        STENCIL.names()
+        VARIANTS.names()
     }
 
     /// `rows`: at 8192² on an H200 through Vulkan 193 µs, against 204 for `tiled` and 281 for `naive`.
@@ -60,7 +65,7 @@ impl Implements<Stencil> for WgpuBackend {
     }
 
     fn prepare(&self, variant: &str) -> Result<()> {
-        self.prepare_pipelines(STENCIL.lookup::<Stencil, _>(self, variant)?)
+        self.prepare_pipelines(VARIANTS.lookup::<Stencil, _>(self, variant)?)
     }
 
     fn upload(&self, input: &StencilInput) -> Result<StencilResident> {
@@ -95,7 +100,7 @@ impl Implements<Stencil> for WgpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
-        let variant = STENCIL.lookup::<Stencil, _>(self, variant)?;
+        let variant = VARIANTS.lookup::<Stencil, _>(self, variant)?;
         let (entry, (tile_columns, tile_rows)) = (variant.kernels[0], variant.launch);
         let bands = &r.bands;
         let groups = r.groups.get_or_make(entry, || {

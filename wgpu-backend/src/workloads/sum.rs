@@ -8,6 +8,8 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
 use super::{BindGroups, WORKGROUP, grid_1d, loop_run, split, unknown};
 use crate::WgpuBackend;
+use crate::shaders::shader;
+use gpuworthy_core::KernelSource;
 
 /// Workgroups per chunk in the first pass, and so partial sums per chunk. 1024 × 4 bytes is a multiple of the
 /// storage-offset alignment (256), so each chunk's partials can be bound at their own offset.
@@ -38,8 +40,11 @@ pub struct SumResident {
     groups: BindGroups,
 }
 
+/// The WGSL this workload runs and the entry points it defines.
+pub(crate) const SHADERS: &[KernelSource] = &[shader!("sum.wgsl", ["sum_workgroup"]), KernelSource { file: "sum_subgroup.wgsl", source: gpuworthy_shaders::SUM_WITH_SUBGROUPS, kernels: &["sum_subgroup"] }];
+
 /// The variants of `sum`, each marked with whether it needs subgroup operations.
-pub(crate) static SUM: VariantTable<bool> = VariantTable {
+pub(crate) static VARIANTS: VariantTable<bool> = VariantTable {
     workload: "sum",
     variants: &[
         Variant::new("workgroup", &["sum_workgroup"], false),
@@ -50,7 +55,7 @@ pub(crate) static SUM: VariantTable<bool> = VariantTable {
 impl WgpuBackend {
     /// The sum variant `name`, if this adapter can run it (`subgroup` needs subgroup operations).
     fn sum_variant(&self, name: &str) -> Result<&'static Variant<bool>> {
-        match SUM.lookup::<Sum, _>(self, name)? {
+        match VARIANTS.lookup::<Sum, _>(self, name)? {
             variant if variant.launch && !self.has_subgroups() => Err(unknown::<Sum>(self, name)),
             variant => Ok(variant),
         }
@@ -62,7 +67,7 @@ impl Implements<Sum> for WgpuBackend {
 
     /// `subgroup` only where the adapter has subgroup operations.
     fn variants(&self) -> Vec<&'static str> {
-        SUM.variants.iter().filter(|v| self.has_subgroups() || !v.launch).map(|v| v.name).collect()
+        VARIANTS.variants.iter().filter(|v| self.has_subgroups() || !v.launch).map(|v| v.name).collect()
     }
 
     /// `subgroup` where the adapter has subgroup operations, else `workgroup`.
