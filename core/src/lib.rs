@@ -79,6 +79,7 @@ macro_rules! for_each_workload {
             mandelbrot: $crate::workloads::Mandelbrot,
             histogram: $crate::workloads::Histogram,
             stencil: $crate::workloads::Stencil,
+            scan: $crate::workloads::Scan,
         }
     };
 }
