@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-pub use gpuworthy_core::random::RandomInputs;
 use gpuworthy_core::Implements;
+pub use gpuworthy_core::random::RandomInputs;
 use libtest_mimic::Trial;
 use proptest::test_runner::{Config, TestCaseError, TestRng, TestRunner};
 
