@@ -46,6 +46,9 @@ pub mod erased;
 pub mod evaluation;
 pub mod expression;
 pub mod fit;
+pub mod foreign;
+pub mod host_memory;
+pub mod listing;
 pub mod measure;
 pub mod model;
 pub mod raw;
@@ -57,4 +60,7 @@ pub mod sweep;
 
 pub use device::{Device, DeviceLabel, DeviceWorkload, OpenedDevices, Resident};
 pub use erased::ErasedImplements;
+pub use foreign::PreparedExpression;
+pub use host_memory::{HostMemory, TransferRates};
+pub use listing::{AdapterSummary, ListedDevice};
 pub use spec::DeviceSpec;

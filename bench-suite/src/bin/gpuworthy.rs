@@ -18,7 +18,6 @@ use bench_suite::report::{self, table};
 use clap::Parser;
 use gpuworthy::catalog::Catalog;
 use gpuworthy::core::{Backend, BackendKind, Error};
-use gpuworthy::cuda::{CudaBackend, HostMemory};
 use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::expression::{ExpressionRequest, expression_entry};
 use gpuworthy::measure::{MeasureOptions, Measurement};
@@ -26,8 +25,7 @@ use gpuworthy::model::Placement;
 use gpuworthy::size::{Ladder, SizeRequest};
 use gpuworthy::size::{ParseSize, WorkloadOptions};
 use gpuworthy::sweep::{Progress, SweepOptions};
-use gpuworthy::wgpu::WgpuBackend;
-use gpuworthy::{Device, DeviceSpec};
+use gpuworthy::{Device, DeviceSpec, HostMemory};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -132,22 +130,18 @@ fn devices() -> anyhow::Result<()> {
             Err(e) => out!("{kind:<5} not available: {e}"),
         }
         if kind == BackendKind::Cuda {
-            for ordinal in 1..CudaBackend::device_count() {
-                match Device::cuda(ordinal) {
-                    Ok(device) => out!("      device {ordinal}: {}  [--backend cuda:{ordinal}]", device.device().name),
+            for (ordinal, listed) in Device::list(kind).into_iter().enumerate().skip(1) {
+                match Device::open(listed.spec.clone()) {
+                    Ok(device) => out!("      device {ordinal}: {}  [--backend {}]", device.device().name, listed.spec),
                     Err(e) => out!("      device {ordinal}: {e}"),
                 }
             }
         }
         if kind == BackendKind::Wgpu {
-            for (i, adapter) in WgpuBackend::adapters().iter().enumerate() {
-                out!(
-                    "      adapter {i}: {} ({:?}, {}, {})  [--backend wgpu:{i}]",
-                    adapter.name,
-                    adapter.device_type,
-                    adapter.backend,
-                    adapter.driver
-                );
+            for (i, listed) in Device::list(kind).iter().enumerate() {
+                if let Some(adapter) = &listed.adapter {
+                    out!("      adapter {i}: {adapter}  [--backend {}]", listed.spec);
+                }
             }
         }
     }
@@ -1174,7 +1168,7 @@ fn transfers(size: &str, backend: DeviceSpec) -> anyhow::Result<()> {
     let DeviceSpec::Cuda { ordinal } = backend else {
         return Err(Exit::usage(format!("transfers measures CUDA devices, not {backend}")));
     };
-    let cuda = CudaBackend::new(ordinal)?;
+    let cuda = Device::cuda(ordinal)?;
     let rates = cuda.transfer_rates(bytes, 10)?;
     out!("{} ({}), {} bytes per copy, median of 10:", cuda.device().name, cuda.device().driver, rates.bytes);
     out!(
@@ -1264,9 +1258,9 @@ fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         Target::Device(spec) => {
             let open = || -> anyhow::Result<Device> {
                 match &spec {
-                    DeviceSpec::Cuda { ordinal } if pinned || pipelined => {
+                    DeviceSpec::Cuda { .. } if pinned || pipelined => {
                         let memory = if pipelined { HostMemory::Pipelined } else { HostMemory::Pinned };
-                        Ok(Device::from(CudaBackend::with_host_memory(*ordinal, memory)?))
+                        Ok(Device::open_with_host_memory(spec.clone(), memory)?)
                     }
                     _ => Device::open(spec.clone()).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) }),
                 }
@@ -1358,9 +1352,8 @@ fn run_expression(
     let program_is_elementwise = params.program.reduction.is_none();
     let devices = match target {
         None => Device::all_available().devices,
-        Some(Target::Device(DeviceSpec::Cuda { ordinal })) if memory.is_some() => {
-            let memory = memory.unwrap_or(HostMemory::Pageable);
-            vec![Device::from(CudaBackend::with_host_memory(ordinal, memory)?)]
+        Some(Target::Device(spec @ DeviceSpec::Cuda { .. })) if memory.is_some() => {
+            vec![Device::open_with_host_memory(spec, memory.unwrap_or_default())?]
         }
         Some(Target::Device(spec)) => {
             vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
