@@ -24,6 +24,7 @@ use crate::measure::{MeasureOptions, utc_now};
 use crate::model::{ComputeProbe, Model, OwnStreaming};
 use crate::rows::Row;
 use crate::sweep::{Progress, SweepOptions, sweep_workload};
+use crate::workload_name::WorkloadName;
 
 /// What the calibration of a machine depends on: when any of it changes, the calibration is stale.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -292,7 +293,7 @@ impl CalibrationDevices {
 #[derive(Debug, Clone, Default)]
 pub struct WorkloadCalibration {
     /// The workload.
-    pub workload: &'static str,
+    pub workload: WorkloadName,
     /// The sizes measured, as the workload displays them.
     pub sizes: Vec<String>,
     /// Every (size, device, variant) measured.
@@ -342,7 +343,7 @@ pub fn calibrate_workload_with<W: DeviceWorkload>(
     progress.plan((ladder.len() * planned) as u64);
     let sweep = sweep_workload::<W>(&devices.devices, &ladder, &options, progress);
     let mut part = WorkloadCalibration {
-        workload: W::NAME,
+        workload: W::NAME.into(),
         sizes: ladder.iter().map(ToString::to_string).collect(),
         rows: sweep.rows,
         ..WorkloadCalibration::default()
@@ -636,9 +637,9 @@ impl Calibration {
         let mut sizes = Vec::new();
         for part in parts {
             for (label, samples) in part.pipelined_runs {
-                model.add_pipelined_runs(&label, part.workload, samples);
+                model.add_pipelined_runs(&label, &part.workload, samples);
             }
-            sizes.push((part.workload.to_owned(), part.sizes));
+            sizes.push((part.workload.to_string(), part.sizes));
         }
         Calibration {
             fingerprint: MachineFingerprint::of(devices),
@@ -795,7 +796,7 @@ mod tests {
         let ladder = [Len(1 << 12), Len(1 << 16)];
         let options = calibration_options();
         let rows = sweep_workload::<Square>(std::slice::from_ref(&cpu), &ladder, &options, &()).rows;
-        let part = WorkloadCalibration { workload: Square::NAME, rows, ..WorkloadCalibration::default() };
+        let part = WorkloadCalibration { workload: Square::NAME.into(), rows, ..WorkloadCalibration::default() };
         (cpu, ladder, options, part)
     }
 

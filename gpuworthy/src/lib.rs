@@ -57,6 +57,7 @@ pub mod rows;
 pub mod size;
 pub mod spec;
 pub mod sweep;
+pub mod workload_name;
 
 pub use device::{Device, DeviceLabel, DeviceWorkload, OpenedDevices, Resident};
 pub use erased::ErasedImplements;

@@ -457,7 +457,7 @@ impl Model {
         }
         for device in &mut model.devices {
             let of_device: Vec<&Row> = rows.iter().filter(ok).filter(|r| r.label == device.label).collect();
-            let mut workloads: Vec<&str> = of_device.iter().map(|r| r.workload).collect();
+            let mut workloads: Vec<&str> = of_device.iter().map(|r| r.workload.as_str()).collect();
             workloads.dedup();
             for workload in workloads {
                 let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == workload).collect();

@@ -87,7 +87,7 @@ impl ReferenceMachine {
     /// size. `None` when the rows do not give the CPU a curve (fewer than two sizes) or the reference machine does
     /// not know the workload.
     pub fn what_it_would_do(&self, rows: &[Row]) -> Result<Option<WhatItWouldDo>> {
-        let Some(workload) = rows.first().map(|r| r.workload) else { return Ok(None) };
+        let Some(workload) = rows.first().map(|r| r.workload.as_str()) else { return Ok(None) };
         let model = self.beside(&Model::from_rows(rows))?;
         let cpu_knows = model.devices.iter().any(|d| !d.is_gpu && d.workloads.iter().any(|w| w.workload == workload));
         let gpu_knows = model.devices.iter().any(|d| d.is_gpu && d.workloads.iter().any(|w| w.workload == workload));

@@ -12,12 +12,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{Device, DeviceLabel};
 use crate::measure::{CheckResult, Measurement};
+use crate::workload_name::WorkloadName;
 
 /// One measured (workload, size, backend, variant).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// Workload name.
-    pub workload: &'static str,
+    pub workload: WorkloadName,
     /// Size as the workload displays it.
     pub size: String,
     /// Elements of the output (pixels, matrix entries) or input (1D): the plots' x axis.
@@ -85,7 +86,7 @@ impl Row {
         let nominal = W::cost(params);
         let elements = nominal.elements;
         Row {
-            workload: m.workload,
+            workload: m.workload.into(),
             size: m.size.clone(),
             elements,
             backend: device.kind(),
@@ -116,14 +117,14 @@ impl Row {
     /// A row of variant `v` with only its times set (half of `end_to_end_s` each way for the transfers), its size
     /// parsed as its element count: for tests and worked examples of the crossover and verdict logic.
     pub fn with_times(
-        workload: &'static str,
+        workload: impl Into<WorkloadName>,
         size: &str,
         backend: BackendKind,
         kernel_s: f64,
         end_to_end_s: f64,
     ) -> Row {
         Row {
-            workload,
+            workload: workload.into(),
             size: size.into(),
             elements: size.parse().unwrap_or(1),
             backend,

@@ -76,7 +76,7 @@ fn calibrate_one_expression(request: &ExpressionRequest) -> anyhow::Result<()> {
         &Bar(progress.clone()),
     );
     progress.finish_and_clear();
-    let name = part.workload;
+    let name = part.workload.clone();
     calibration.merge(Calibration::from_parts(&opened.devices, vec![part], started));
     calibration.save(&path).map_err(usage)?;
     out!("calibrated `{name}` in {:.1} s, added to {}", started.elapsed().as_secs_f64(), path.display());
@@ -221,7 +221,7 @@ fn evaluate_expressions(
             out!("{name}: {source} ({within} of {} points within 10%)", points.len());
             Ok(())
         })?;
-        evaluation.points.extend(points.into_iter().map(|p| EvaluationPoint { workload: name, ..p }));
+        evaluation.points.extend(points.into_iter().map(|p| EvaluationPoint { workload: name.into(), ..p }));
     }
     Ok(())
 }
