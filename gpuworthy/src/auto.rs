@@ -157,9 +157,7 @@ impl Auto {
         let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
         self.model.as_ref().and_then(|model| {
             if model.knows(&instance) {
-                let moved = |backend: &str, variant: &str| {
-                    backend.parse::<BackendKind>().ok().map(|kind| W::traffic(params, kind, variant))
-                };
+                let moved = |kind: BackendKind, variant: &str| Some(W::traffic(params, kind, variant));
                 Some((model.predict_preferring(&instance, &cost, placement, &preferred, &moved), ""))
             } else {
                 W::resemblance(params).filter(|r| model.knows(&r.like)).map(|r| {
@@ -615,7 +613,7 @@ mod tests {
             error: None,
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
-                backend: "cpu".into(),
+                backend: BackendKind::Cpu,
                 is_gpu: false,
                 workloads: vec![workload(CostFit { per_byte_s: cpu_per_byte, ..CostFit::default() })],
                 stream_s_per_byte: None,
@@ -629,7 +627,7 @@ mod tests {
         let mut model = model_with(cpu_per_byte);
         let mut other = model.devices[0].clone();
         other.label = gpu.label();
-        other.backend = gpu.kind().to_string();
+        other.backend = gpu.kind();
         other.is_gpu = true;
         other.workloads[0].variants[0].variant = "vec4".into();
         other.workloads[0].variants[0].kernel.fit.per_byte_s = gpu_per_byte;

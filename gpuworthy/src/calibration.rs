@@ -608,8 +608,7 @@ impl Calibration {
             model.add_pinned_transfers(label, &pinned_rows);
         }
         // The CPU's last-level cache, which tells the model which sizes past the ladder can still run from it.
-        let cpu = gpuworthy_core::BackendKind::Cpu.name();
-        for device in model.devices.iter_mut().filter(|d| d.backend == cpu && !d.is_gpu) {
+        for device in model.devices.iter_mut().filter(|d| d.backend == gpuworthy_core::BackendKind::Cpu && !d.is_gpu) {
             device.cache_bytes = gpuworthy_cpu::last_level_cache_bytes();
         }
         // A GPU's L2, where its driver says (CUDA); a GPU whose driver does not (Vulkan) takes it from a device of

@@ -116,8 +116,9 @@ pub struct OwnStreaming {
 pub struct DeviceModel {
     /// The device's label in reports (`cpu`, `cuda`, `wgpu`, `wgpu(cpu)`).
     pub label: DeviceLabel,
-    /// Its backend's name.
-    pub backend: String,
+    /// Its backend (its name in JSON).
+    #[serde(with = "crate::rows::backend_name")]
+    pub backend: BackendKind,
     /// Whether it is a GPU.
     pub is_gpu: bool,
     /// Each workload measured on it.
@@ -191,11 +192,11 @@ impl DeviceModel {
         &self,
         workload: &WorkloadModel,
         cost: &Cost,
-        moved: &dyn Fn(&str, &str) -> Option<u64>,
+        moved: &dyn Fn(BackendKind, &str) -> Option<u64>,
     ) -> f64 {
         let Some(own) = workload.streaming.as_ref().filter(|own| !own.probes.is_empty()) else { return 1.0 };
         let Some(v) = workload.variants.iter().find(|v| v.variant == own.variant) else { return 1.0 };
-        let moved = moved(&self.backend, &v.variant);
+        let moved = moved(self.backend, &v.variant);
         let bytes = moved.unwrap_or(cost.bytes);
         let with = v.kernel.predict_kernel(cost, self.stream_bound_of(workload, &v.variant, bytes), moved);
         let without = v.kernel.predict_kernel(cost, self.stream_bound(bytes).map(StreamBound::EachByteMore), moved);
@@ -447,7 +448,7 @@ impl Model {
             if !model.devices.iter().any(|d| d.label == r.label) {
                 model.devices.push(DeviceModel {
                     label: r.label.clone(),
-                    backend: r.backend.name().to_owned(),
+                    backend: r.backend,
                     is_gpu: r.on_gpu,
                     workloads: Vec::new(),
                     stream_s_per_byte: None,
@@ -462,7 +463,7 @@ impl Model {
             for workload in workloads {
                 let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == workload).collect();
                 let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements };
-                let on_host = device.backend == BackendKind::Cpu.name();
+                let on_host = device.backend == BackendKind::Cpu;
                 let transfer = |time: fn(&Row) -> f64| {
                     if on_host {
                         Curve::default()
@@ -559,7 +560,7 @@ impl Model {
         cost: &Cost,
         placement: Placement,
         preferred: &dyn Fn(&DeviceLabel) -> Option<&'static str>,
-        moved: &dyn Fn(&str, &str) -> Option<u64>,
+        moved: &dyn Fn(BackendKind, &str) -> Option<u64>,
     ) -> Vec<Prediction> {
         let mut predictions: Vec<Prediction> = self
             .devices
@@ -572,7 +573,7 @@ impl Model {
                     .iter()
                     .filter(|v| v.full_precision)
                     .map(|v| {
-                        let moved = moved(&device.backend, &v.variant);
+                        let moved = moved(device.backend, &v.variant);
                         let bound = device.stream_bound_of(w, &v.variant, moved.unwrap_or(cost.bytes));
                         let probed = matches!(bound, Some(StreamBound::Measured(_) | StreamBound::FromMemory(_)));
                         let kernel = match w.compute_probe.as_ref().filter(|p| p.variant == v.variant) {
@@ -917,7 +918,7 @@ mod tests {
             devices: vec![
                 DeviceModel {
                     label: DeviceLabel::named("cpu"),
-                    backend: "cpu".into(),
+                    backend: BackendKind::Cpu,
                     is_gpu: false,
                     workloads: vec![workload(CostFit::default(), per_byte(20e9))],
                     stream_s_per_byte: None,
@@ -925,7 +926,7 @@ mod tests {
                 },
                 DeviceModel {
                     label: DeviceLabel::named("cuda"),
-                    backend: "cuda".into(),
+                    backend: BackendKind::Cuda,
                     is_gpu: true,
                     workloads: vec![workload(per_byte(10e9), CostFit { fixed_s: 10e-6, ..per_byte(2e12) })],
                     stream_s_per_byte: None,
@@ -1099,7 +1100,7 @@ mod tests {
         let gpu = |label: &str, floors: [f64; 5], base: f64| {
             let mut device = synthetic().devices[1].clone();
             device.label = DeviceLabel::named(label);
-            device.backend = label.into();
+            device.backend = label.parse().unwrap();
             device.workloads = ["square", "saxpy", "sum", "softmax", "histogram"]
                 .iter()
                 .zip(floors)
@@ -1270,7 +1271,7 @@ mod tests {
             error: None,
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
-                backend: "cpu".into(),
+                backend: BackendKind::Cpu,
                 is_gpu: false,
                 workloads: vec![WorkloadModel {
                     workload: "square".into(),

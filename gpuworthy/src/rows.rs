@@ -24,7 +24,7 @@ pub struct Row {
     /// Elements of the output (pixels, matrix entries) or input (1D): the plots' x axis.
     pub elements: u64,
     /// The backend.
-    #[serde(serialize_with = "backend_name")]
+    #[serde(serialize_with = "backend_name::serialize")]
     pub backend: BackendKind,
     /// How reports name the backend on its device: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
     pub label: DeviceLabel,
@@ -75,9 +75,21 @@ pub struct Row {
     pub check: Check,
 }
 
-/// Writes a backend as its name, as the command line spells it.
-fn backend_name<S: serde::Serializer>(kind: &BackendKind, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(kind.name())
+/// A [`BackendKind`] in JSON: its name, as the command line spells it (`cpu`, `cuda`, `wgpu`), read back by
+/// [`BackendKind`]'s `FromStr`. The rows, the model and the calibration file write backends so.
+pub(crate) mod backend_name {
+    use gpuworthy_core::BackendKind;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes `kind` as its name.
+    pub(crate) fn serialize<S: Serializer>(kind: &BackendKind, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(kind.name())
+    }
+
+    /// Reads a backend's name; any other text is an error naming the backends.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BackendKind, D::Error> {
+        String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 impl Row {
