@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use gpuworthy_core::{Backend, BackendKind, Precision};
+use gpuworthy_core::{Backend, BackendKind, KernelClock, Precision};
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Device, DeviceLabel};
@@ -36,8 +36,9 @@ pub struct Row {
     /// The arithmetic it computed in: `full`, or `reduced (tf32)` in reports.
     #[serde(serialize_with = "precision_label")]
     pub precision: Precision,
-    /// The clock behind the kernel time.
-    pub kernel_clock: String,
+    /// The clock behind the kernel time (its words in JSON and reports: `CUDA events`, `host wall clock`).
+    #[serde(serialize_with = "in_words")]
+    pub kernel_clock: KernelClock,
     /// First use of the variant (compilation), seconds.
     pub compile_s: f64,
     /// First upload + launch + download, seconds.
@@ -75,6 +76,11 @@ pub struct Row {
     pub check: Check,
 }
 
+/// Writes a value as its words ([`fmt::Display`]), as reports say it.
+fn in_words<T: fmt::Display, S: serde::Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
 /// A [`BackendKind`] in JSON: its name, as the command line spells it (`cpu`, `cuda`, `wgpu`), read back by
 /// [`BackendKind`]'s `FromStr`. The rows, the model and the calibration file write backends so.
 pub(crate) mod backend_name {
@@ -106,7 +112,7 @@ impl Row {
             on_gpu: device.is_gpu(),
             variant: m.variant.clone(),
             precision: m.precision,
-            kernel_clock: m.kernel_clock.to_string(),
+            kernel_clock: m.kernel_clock,
             compile_s: m.compile.as_secs_f64(),
             first_call_s: m.first_call.as_secs_f64(),
             upload_s: m.upload.median.as_secs_f64(),
@@ -127,7 +133,8 @@ impl Row {
     }
 
     /// A row of variant `v` with only its times set (half of `end_to_end_s` each way for the transfers), its size
-    /// parsed as its element count: for tests and worked examples of the crossover and verdict logic.
+    /// parsed as its element count, its kernel clock its backend's own: for tests and worked examples of the
+    /// crossover and verdict logic.
     pub fn with_times(
         workload: impl Into<WorkloadName>,
         size: &str,
@@ -144,7 +151,11 @@ impl Row {
             on_gpu: backend.is_gpu(),
             variant: "v".into(),
             precision: Precision::Full,
-            kernel_clock: String::new(),
+            kernel_clock: match backend {
+                BackendKind::Cpu => KernelClock::HostWallClock,
+                BackendKind::Cuda => KernelClock::CudaEvents,
+                BackendKind::Wgpu => KernelClock::TimestampQueries,
+            },
             compile_s: 0.0,
             first_call_s: 0.0,
             upload_s: end_to_end_s / 2.0,
