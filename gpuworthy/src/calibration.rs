@@ -62,7 +62,7 @@ pub struct Calibration {
     /// How long the measurement took, in seconds.
     pub took_s: f64,
     /// The sizes measured, per workload ([`calibration_ladder`]): `calibrate --evaluate` measures the others.
-    pub sizes: Vec<(String, Vec<String>)>,
+    pub sizes: Vec<(WorkloadName, Vec<String>)>,
     /// The fitted model.
     pub model: Model,
 }
@@ -638,7 +638,7 @@ impl Calibration {
             for (label, samples) in part.pipelined_runs {
                 model.add_pipelined_runs(&label, &part.workload, samples);
             }
-            sizes.push((part.workload.to_string(), part.sizes));
+            sizes.push((part.workload, part.sizes));
         }
         Calibration {
             fingerprint: MachineFingerprint::of(devices),

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::DeviceLabel;
 use crate::fit::{Curve, StreamBound};
 use crate::rows::Row;
+use crate::workload_name::WorkloadName;
 
 /// One variant's kernel on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,7 +49,7 @@ pub struct VariantModel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadModel {
     /// The workload.
-    pub workload: String,
+    pub workload: WorkloadName,
     /// Host to device, against the workload's bytes (zero on the CPU).
     pub upload: Curve,
     /// Device to host, against the workload's bytes (zero on the CPU).
@@ -458,10 +459,10 @@ impl Model {
         }
         for device in &mut model.devices {
             let of_device: Vec<&Row> = rows.iter().filter(ok).filter(|r| r.label == device.label).collect();
-            let mut workloads: Vec<&str> = of_device.iter().map(|r| r.workload.as_str()).collect();
+            let mut workloads: Vec<&WorkloadName> = of_device.iter().map(|r| &r.workload).collect();
             workloads.dedup();
             for workload in workloads {
-                let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == workload).collect();
+                let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == *workload).collect();
                 let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements };
                 let on_host = device.backend == BackendKind::Cpu;
                 let transfer = |time: fn(&Row) -> f64| {
@@ -494,7 +495,7 @@ impl Model {
                     })
                     .collect();
                 device.workloads.push(WorkloadModel {
-                    workload: workload.to_owned(),
+                    workload: workload.clone(),
                     upload: transfer(|r| r.upload_s),
                     download: transfer(|r| r.download_s),
                     upload_pinned: None,
