@@ -107,7 +107,7 @@ pub fn write_csv(path: &Path, fingerprint: &Fingerprint, workloads: &[WorkloadSw
             r.backend,
             r.variant,
             csv_field(r.precision.label()),
-            csv_field(&r.kernel_clock),
+            csv_field(&r.kernel_clock.to_string()),
             r.compile_s,
             r.first_call_s,
             r.upload_s,

@@ -141,7 +141,7 @@ mod tests {
         let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
         failed.check = gpuworthy::rows::Check::Failed("element 3: expected 1, got 2".into());
         let sweep = WorkloadSweep {
-            workload: "square",
+            workload: "square".into(),
             rows: vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed],
             ..WorkloadSweep::default()
         };
@@ -160,7 +160,7 @@ mod tests {
             row("100", BackendKind::Cuda, 5.0, 90.0),
             row("100", BackendKind::Wgpu, 6.0, 80.0),
         ];
-        let text = table(&WorkloadSweep { workload: "square", rows, ..WorkloadSweep::default() });
+        let text = table(&WorkloadSweep { workload: "square".into(), rows, ..WorkloadSweep::default() });
         let line = text.lines().find(|l| l.starts_with("100")).unwrap();
         assert!(line.contains("cpu not measured") && !line.contains("wgpu 1.1x"), "{line}");
     }

@@ -31,6 +31,7 @@ use gpuworthy_core::{Backend, BackendKind, Error, Result};
 use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
 use crate::device::{DeviceLabel, DeviceWorkload};
 use crate::model::{Model, Placement, Prediction, deciding_phase};
+use crate::workload_name::WorkloadName;
 use crate::{Device, Resident};
 
 /// Predictions within this much of the fastest are settled by a trial where they are short ([`TRIAL_UP_TO_S`]), even
@@ -62,9 +63,20 @@ struct Verdict {
     times: String,
 }
 
-/// Trials already run, by workload instance, size and placement; `None` where no trial could be run (fewer than two
-/// contenders could), so that it is not tried again.
-type Trials = HashMap<(String, String, Placement), Option<Verdict>>;
+/// What one trial settles: a workload (or its instance) at one size, its data in one place.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct TrialKey {
+    /// The workload as the model names it: its instance where it has one (an expression's program).
+    workload: WorkloadName,
+    /// The size, as the workload displays its parameters: the one form every workload's parameters share.
+    size: String,
+    /// Where the data starts and ends.
+    placement: Placement,
+}
+
+/// Trials already run; `None` where no trial could be run (fewer than two contenders could), so that it is not
+/// tried again.
+type Trials = HashMap<TrialKey, Option<Verdict>>;
 
 /// Without a calibration, data resident on a GPU of at least this many bytes stays there.
 pub const DEFAULT_RESIDENT_BYTES: u64 = 256 << 20;
@@ -157,9 +169,7 @@ impl Auto {
         let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
         self.model.as_ref().and_then(|model| {
             if model.knows(&instance) {
-                let moved = |backend: &str, variant: &str| {
-                    backend.parse::<BackendKind>().ok().map(|kind| W::traffic(params, kind, variant))
-                };
+                let moved = |kind: BackendKind, variant: &str| Some(W::traffic(params, kind, variant));
                 Some((model.predict_preferring(&instance, &cost, placement, &preferred, &moved), ""))
             } else {
                 W::resemblance(params).filter(|r| model.knows(&r.like)).map(|r| {
@@ -297,7 +307,8 @@ impl Auto {
         if time_of(chosen) > TRIAL_UP_TO_S {
             return Ok(choice);
         }
-        let key = (W::instance(params).unwrap_or_else(|| W::NAME.to_owned()), params.to_string(), placement);
+        let workload = W::instance(params).map_or_else(|| WorkloadName::from(W::NAME), WorkloadName::from);
+        let key = TrialKey { workload, size: params.to_string(), placement };
         let earlier = self.trials.lock().unwrap_or_else(PoisonError::into_inner).get(&key).cloned();
         let verdict = match earlier {
             Some(verdict) => verdict,
@@ -615,7 +626,7 @@ mod tests {
             error: None,
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
-                backend: "cpu".into(),
+                backend: BackendKind::Cpu,
                 is_gpu: false,
                 workloads: vec![workload(CostFit { per_byte_s: cpu_per_byte, ..CostFit::default() })],
                 stream_s_per_byte: None,
@@ -629,7 +640,7 @@ mod tests {
         let mut model = model_with(cpu_per_byte);
         let mut other = model.devices[0].clone();
         other.label = gpu.label();
-        other.backend = gpu.kind().to_string();
+        other.backend = gpu.kind();
         other.is_gpu = true;
         other.workloads[0].variants[0].variant = "vec4".into();
         other.workloads[0].variants[0].kernel.fit.per_byte_s = gpu_per_byte;

@@ -24,6 +24,7 @@ use crate::measure::{MeasureOptions, utc_now};
 use crate::model::{ComputeProbe, Model, OwnStreaming};
 use crate::rows::Row;
 use crate::sweep::{Progress, SweepOptions, sweep_workload};
+use crate::workload_name::WorkloadName;
 
 /// What the calibration of a machine depends on: when any of it changes, the calibration is stale.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +62,7 @@ pub struct Calibration {
     /// How long the measurement took, in seconds.
     pub took_s: f64,
     /// The sizes measured, per workload ([`calibration_ladder`]): `calibrate --evaluate` measures the others.
-    pub sizes: Vec<(String, Vec<String>)>,
+    pub sizes: Vec<(WorkloadName, Vec<String>)>,
     /// The fitted model.
     pub model: Model,
 }
@@ -292,7 +293,7 @@ impl CalibrationDevices {
 #[derive(Debug, Clone, Default)]
 pub struct WorkloadCalibration {
     /// The workload.
-    pub workload: &'static str,
+    pub workload: WorkloadName,
     /// The sizes measured, as the workload displays them.
     pub sizes: Vec<String>,
     /// Every (size, device, variant) measured.
@@ -342,7 +343,7 @@ pub fn calibrate_workload_with<W: DeviceWorkload>(
     progress.plan((ladder.len() * planned) as u64);
     let sweep = sweep_workload::<W>(&devices.devices, &ladder, &options, progress);
     let mut part = WorkloadCalibration {
-        workload: W::NAME,
+        workload: W::NAME.into(),
         sizes: ladder.iter().map(ToString::to_string).collect(),
         rows: sweep.rows,
         ..WorkloadCalibration::default()
@@ -607,8 +608,7 @@ impl Calibration {
             model.add_pinned_transfers(label, &pinned_rows);
         }
         // The CPU's last-level cache, which tells the model which sizes past the ladder can still run from it.
-        let cpu = gpuworthy_core::BackendKind::Cpu.name();
-        for device in model.devices.iter_mut().filter(|d| d.backend == cpu && !d.is_gpu) {
+        for device in model.devices.iter_mut().filter(|d| d.backend == gpuworthy_core::BackendKind::Cpu && !d.is_gpu) {
             device.cache_bytes = gpuworthy_cpu::last_level_cache_bytes();
         }
         // A GPU's L2, where its driver says (CUDA); a GPU whose driver does not (Vulkan) takes it from a device of
@@ -636,9 +636,9 @@ impl Calibration {
         let mut sizes = Vec::new();
         for part in parts {
             for (label, samples) in part.pipelined_runs {
-                model.add_pipelined_runs(&label, part.workload, samples);
+                model.add_pipelined_runs(&label, &part.workload, samples);
             }
-            sizes.push((part.workload.to_owned(), part.sizes));
+            sizes.push((part.workload, part.sizes));
         }
         Calibration {
             fingerprint: MachineFingerprint::of(devices),
@@ -795,7 +795,7 @@ mod tests {
         let ladder = [Len(1 << 12), Len(1 << 16)];
         let options = calibration_options();
         let rows = sweep_workload::<Square>(std::slice::from_ref(&cpu), &ladder, &options, &()).rows;
-        let part = WorkloadCalibration { workload: Square::NAME, rows, ..WorkloadCalibration::default() };
+        let part = WorkloadCalibration { workload: Square::NAME.into(), rows, ..WorkloadCalibration::default() };
         (cpu, ladder, options, part)
     }
 

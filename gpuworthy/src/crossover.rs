@@ -86,7 +86,7 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
     if !rows.iter().any(|r| r.backend.is_gpu()) || !rows.iter().any(|r| r.backend == BackendKind::Cpu) {
         return None;
     }
-    let workload = rows[0].workload;
+    let workload = &rows[0].workload;
     let gpus = labels(rows, |r| r.on_gpu);
     if gpus.is_empty() {
         let adapters: Vec<String> = labels(rows, |r| r.backend.is_gpu()).iter().map(ToString::to_string).collect();
@@ -129,7 +129,7 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
 
 /// The verdict: when the GPU is worth it, with the figures that say why, at the largest size both measured.
 fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)) -> String {
-    let workload = rows[0].workload;
+    let workload = &rows[0].workload;
     let all_sizes = sizes(rows);
     let cpu_label = cpu_label();
     // The largest size with a CPU row and a row of the GPU that matters (the crossover's, else the fastest one).

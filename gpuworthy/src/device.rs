@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::device_workload::{DeviceWorkload, NO_VARIANT};
 use crate::erased::ErasedImplements;
+use crate::host_memory::HostMemory;
 use crate::measure::{CheckResult, ClockComparison, MeasureOptions, Measurement, Stats};
 use crate::spec::DeviceSpec;
 
@@ -148,13 +149,9 @@ impl Device {
     }
 
     /// This device moving its data through pinned (page-locked) host staging memory, where its backend has that mode
-    /// (CUDA's [`HostMemory::Pinned`](crate::cuda::HostMemory)); `None` for the other backends, and where the
-    /// device cannot be opened a second time.
+    /// ([`HostMemory::Pinned`]); `None` for the other backends, and where the device cannot be opened a second time.
     pub fn with_pinned_host_memory(&self) -> Option<Device> {
-        #[cfg(feature = "cuda")]
-        return self.with_cuda_host_memory(crate::cuda::HostMemory::Pinned);
-        #[cfg(not(feature = "cuda"))]
-        None
+        self.with_host_memory(HostMemory::Pinned).ok()
     }
 
     /// This device with `threads` threads per block (CUDA) or invocations per workgroup (wgpu) for the elementwise
@@ -180,23 +177,11 @@ impl Device {
     }
 
     /// This device with its whole runs ([`Device::run`]) pipelined: data on the host cut into chunks that flow
-    /// through several streams, so that host staging, both copy directions and the kernels overlap (CUDA's
-    /// [`HostMemory::Pipelined`](crate::cuda::HostMemory)); each phase alone moves through pinned staging. `None`
-    /// for the other backends, and where the device cannot be opened a second time.
+    /// through several streams, so that host staging, both copy directions and the kernels overlap
+    /// ([`HostMemory::Pipelined`]); each phase alone moves through pinned staging. `None` for the other backends, and
+    /// where the device cannot be opened a second time.
     pub fn pipelined(&self) -> Option<Device> {
-        #[cfg(feature = "cuda")]
-        return self.with_cuda_host_memory(crate::cuda::HostMemory::Pipelined);
-        #[cfg(not(feature = "cuda"))]
-        None
-    }
-
-    /// This CUDA device opened again with `memory`; `None` for other backends.
-    #[cfg(feature = "cuda")]
-    fn with_cuda_host_memory(&self, memory: crate::cuda::HostMemory) -> Option<Device> {
-        match self {
-            Device::Cuda(b) => CudaBackend::with_host_memory(b.context().ordinal(), memory).ok().map(Device::from),
-            _ => None,
-        }
+        self.with_host_memory(HostMemory::Pipelined).ok()
     }
 
     /// A wgpu adapter: the one `adapter` names (as in [`DeviceSpec::Wgpu`]), or when `None` the one

@@ -13,12 +13,13 @@ use crate::measure::MeasureOptions;
 use crate::model::Placement;
 use crate::rows::Row;
 use crate::sweep::{Progress, SweepOptions, sweep_workload};
+use crate::workload_name::WorkloadName;
 
 /// One evaluated point: auto's choice at a size calibration did not measure, against the fastest measured there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvaluationPoint {
     /// The workload.
-    pub workload: &'static str,
+    pub workload: WorkloadName,
     /// The size.
     pub size: String,
     /// Where the data was.
@@ -246,7 +247,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
 /// (`predicted_s`); `None` where nothing was measured at that size.
 fn evaluation_point(
     rows: &[Row],
-    workload: &'static str,
+    workload: &str,
     size: &str,
     placement: Placement,
     choice: &Choice,
@@ -275,7 +276,7 @@ fn evaluation_point(
         .map(|r| auto_time(r))
         .min_by(f64::total_cmp);
     Some(EvaluationPoint {
-        workload,
+        workload: workload.into(),
         size: size.to_owned(),
         placement,
         auto_device: label,

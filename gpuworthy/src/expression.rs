@@ -7,8 +7,7 @@
 //! every mistake is an [`Error::InvalidInput`] whose text points at what is wrong (a language error with its caret, a
 //! value that is not a number, a name the expression does not have).
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gpuworthy_core::expr::{
@@ -23,6 +22,7 @@ use crate::catalog::WorkloadOf;
 use crate::model::{ComputeRates, RateSample};
 use crate::size::parse_count;
 use crate::sweep::Progress;
+use crate::workload_name::WorkloadName;
 
 /// An expression with its scalars' values and its inputs' ranges, not yet at a length.
 ///
@@ -510,22 +510,6 @@ pub fn expression_entry(request: &ExpressionRequest) -> Result<WorkloadOf<Expres
     Ok(WorkloadOf::with_ladders(full, quick, move |text| Ok(template.with_len(parse_count(text)?))))
 }
 
-/// `name` as a `&'static str`, kept once per distinct name: the rows and calibrations of the facade name workloads
-/// with static strings, and an expression's instance is named at run time. Each distinct expression calibrated in a
-/// process costs its name once.
-fn intern(name: String) -> &'static str {
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    match names.get(name.as_str()) {
-        Some(kept) => kept,
-        None => {
-            let kept: &'static str = Box::leak(name.into_boxed_str());
-            names.insert(kept);
-            kept
-        }
-    }
-}
-
 /// Measures `template`'s expression over its calibration ladder on every device (and the pinned and pipelined
 /// twins), its rows named by the expression's instance ([`instance_name`]) so that the model holds it apart from
 /// every other expression.
@@ -552,11 +536,11 @@ pub fn calibrate_expression(
         ..crate::calibration::calibration_options()
     };
     let mut part = calibrate_workload_with::<Expression>(devices, &full, quick, &options, progress);
-    let name = intern(instance_name(&template.program));
-    part.workload = name;
+    let name = WorkloadName::from(instance_name(&template.program));
     for row in part.rows.iter_mut().chain(part.pinned_rows.iter_mut()) {
-        row.workload = name;
+        row.workload = name.clone();
     }
+    part.workload = name;
     part
 }
 
@@ -910,8 +894,6 @@ mod tests {
         }
         let plain = Expr::parse(&probe_source(None)).unwrap().bind(&[]).unwrap();
         assert_eq!(plain.cost_per_element().flops, 2 * PROBE_CALLS as u64 - 1);
-        let a = intern("expr: y = x".to_owned());
-        assert!(std::ptr::eq(a, intern("expr: y = x".to_owned())));
         for (source, scalars) in EVALUATION_EXPRESSIONS {
             let names: Vec<&str> = scalars.iter().map(|(n, _)| *n).collect();
             let program = Expr::parse(source).unwrap().bind(&names).unwrap();

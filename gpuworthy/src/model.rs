@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::DeviceLabel;
 use crate::fit::{Curve, StreamBound};
 use crate::rows::Row;
+use crate::workload_name::WorkloadName;
 
 /// One variant's kernel on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,7 +49,7 @@ pub struct VariantModel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadModel {
     /// The workload.
-    pub workload: String,
+    pub workload: WorkloadName,
     /// Host to device, against the workload's bytes (zero on the CPU).
     pub upload: Curve,
     /// Device to host, against the workload's bytes (zero on the CPU).
@@ -116,8 +117,9 @@ pub struct OwnStreaming {
 pub struct DeviceModel {
     /// The device's label in reports (`cpu`, `cuda`, `wgpu`, `wgpu(cpu)`).
     pub label: DeviceLabel,
-    /// Its backend's name.
-    pub backend: String,
+    /// Its backend (its name in JSON).
+    #[serde(with = "crate::rows::backend_name")]
+    pub backend: BackendKind,
     /// Whether it is a GPU.
     pub is_gpu: bool,
     /// Each workload measured on it.
@@ -191,11 +193,11 @@ impl DeviceModel {
         &self,
         workload: &WorkloadModel,
         cost: &Cost,
-        moved: &dyn Fn(&str, &str) -> Option<u64>,
+        moved: &dyn Fn(BackendKind, &str) -> Option<u64>,
     ) -> f64 {
         let Some(own) = workload.streaming.as_ref().filter(|own| !own.probes.is_empty()) else { return 1.0 };
         let Some(v) = workload.variants.iter().find(|v| v.variant == own.variant) else { return 1.0 };
-        let moved = moved(&self.backend, &v.variant);
+        let moved = moved(self.backend, &v.variant);
         let bytes = moved.unwrap_or(cost.bytes);
         let with = v.kernel.predict_kernel(cost, self.stream_bound_of(workload, &v.variant, bytes), moved);
         let without = v.kernel.predict_kernel(cost, self.stream_bound(bytes).map(StreamBound::EachByteMore), moved);
@@ -447,7 +449,7 @@ impl Model {
             if !model.devices.iter().any(|d| d.label == r.label) {
                 model.devices.push(DeviceModel {
                     label: r.label.clone(),
-                    backend: r.backend.name().to_owned(),
+                    backend: r.backend,
                     is_gpu: r.on_gpu,
                     workloads: Vec::new(),
                     stream_s_per_byte: None,
@@ -457,12 +459,12 @@ impl Model {
         }
         for device in &mut model.devices {
             let of_device: Vec<&Row> = rows.iter().filter(ok).filter(|r| r.label == device.label).collect();
-            let mut workloads: Vec<&str> = of_device.iter().map(|r| r.workload).collect();
+            let mut workloads: Vec<&WorkloadName> = of_device.iter().map(|r| &r.workload).collect();
             workloads.dedup();
             for workload in workloads {
-                let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == workload).collect();
+                let of_workload: Vec<&Row> = of_device.iter().copied().filter(|r| r.workload == *workload).collect();
                 let cost = |r: &Row| Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements };
-                let on_host = device.backend == BackendKind::Cpu.name();
+                let on_host = device.backend == BackendKind::Cpu;
                 let transfer = |time: fn(&Row) -> f64| {
                     if on_host {
                         Curve::default()
@@ -493,7 +495,7 @@ impl Model {
                     })
                     .collect();
                 device.workloads.push(WorkloadModel {
-                    workload: workload.to_owned(),
+                    workload: workload.clone(),
                     upload: transfer(|r| r.upload_s),
                     download: transfer(|r| r.download_s),
                     upload_pinned: None,
@@ -559,7 +561,7 @@ impl Model {
         cost: &Cost,
         placement: Placement,
         preferred: &dyn Fn(&DeviceLabel) -> Option<&'static str>,
-        moved: &dyn Fn(&str, &str) -> Option<u64>,
+        moved: &dyn Fn(BackendKind, &str) -> Option<u64>,
     ) -> Vec<Prediction> {
         let mut predictions: Vec<Prediction> = self
             .devices
@@ -572,7 +574,7 @@ impl Model {
                     .iter()
                     .filter(|v| v.full_precision)
                     .map(|v| {
-                        let moved = moved(&device.backend, &v.variant);
+                        let moved = moved(device.backend, &v.variant);
                         let bound = device.stream_bound_of(w, &v.variant, moved.unwrap_or(cost.bytes));
                         let probed = matches!(bound, Some(StreamBound::Measured(_) | StreamBound::FromMemory(_)));
                         let kernel = match w.compute_probe.as_ref().filter(|p| p.variant == v.variant) {
@@ -917,7 +919,7 @@ mod tests {
             devices: vec![
                 DeviceModel {
                     label: DeviceLabel::named("cpu"),
-                    backend: "cpu".into(),
+                    backend: BackendKind::Cpu,
                     is_gpu: false,
                     workloads: vec![workload(CostFit::default(), per_byte(20e9))],
                     stream_s_per_byte: None,
@@ -925,7 +927,7 @@ mod tests {
                 },
                 DeviceModel {
                     label: DeviceLabel::named("cuda"),
-                    backend: "cuda".into(),
+                    backend: BackendKind::Cuda,
                     is_gpu: true,
                     workloads: vec![workload(per_byte(10e9), CostFit { fixed_s: 10e-6, ..per_byte(2e12) })],
                     stream_s_per_byte: None,
@@ -1099,7 +1101,7 @@ mod tests {
         let gpu = |label: &str, floors: [f64; 5], base: f64| {
             let mut device = synthetic().devices[1].clone();
             device.label = DeviceLabel::named(label);
-            device.backend = label.into();
+            device.backend = label.parse().unwrap();
             device.workloads = ["square", "saxpy", "sum", "softmax", "histogram"]
                 .iter()
                 .zip(floors)
@@ -1270,7 +1272,7 @@ mod tests {
             error: None,
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
-                backend: "cpu".into(),
+                backend: BackendKind::Cpu,
                 is_gpu: false,
                 workloads: vec![WorkloadModel {
                     workload: "square".into(),

@@ -87,7 +87,7 @@ impl ReferenceMachine {
     /// size. `None` when the rows do not give the CPU a curve (fewer than two sizes) or the reference machine does
     /// not know the workload.
     pub fn what_it_would_do(&self, rows: &[Row]) -> Result<Option<WhatItWouldDo>> {
-        let Some(workload) = rows.first().map(|r| r.workload) else { return Ok(None) };
+        let Some(workload) = rows.first().map(|r| r.workload.as_str()) else { return Ok(None) };
         let model = self.beside(&Model::from_rows(rows))?;
         let cpu_knows = model.devices.iter().any(|d| !d.is_gpu && d.workloads.iter().any(|w| w.workload == workload));
         let gpu_knows = model.devices.iter().any(|d| d.is_gpu && d.workloads.iter().any(|w| w.workload == workload));
@@ -116,9 +116,12 @@ impl ReferenceMachine {
 /// (its GPUs' share of the uncertainty; this CPU's was never evaluated beside them).
 pub fn combine(local: &Model, reference: &Model) -> Model {
     let gpus: Vec<&DeviceLabel> = reference.devices.iter().filter(|d| d.is_gpu).map(|d| &d.label).collect();
-    let cpu = BackendKind::Cpu.name();
-    let mut devices: Vec<_> =
-        local.devices.iter().filter(|d| !d.is_gpu && d.backend == cpu && !gpus.contains(&&d.label)).cloned().collect();
+    let mut devices: Vec<_> = local
+        .devices
+        .iter()
+        .filter(|d| !d.is_gpu && d.backend == BackendKind::Cpu && !gpus.contains(&&d.label))
+        .cloned()
+        .collect();
     devices.extend(reference.devices.iter().filter(|d| d.is_gpu).cloned());
     let kept: Vec<&DeviceLabel> = devices.iter().map(|d| &d.label).collect();
     let mut rates: Vec<_> = local
@@ -376,7 +379,7 @@ mod tests {
     fn device(label: &str, is_gpu: bool) -> DeviceModel {
         DeviceModel {
             label: DeviceLabel::named(label),
-            backend: label.split('(').next().unwrap_or(label).to_owned(),
+            backend: label.split('(').next().unwrap_or(label).parse().unwrap(),
             is_gpu,
             workloads: vec![WorkloadModel {
                 workload: "square".into(),

@@ -7,23 +7,24 @@
 
 use std::fmt;
 
-use gpuworthy_core::{Backend, BackendKind, Precision};
+use gpuworthy_core::{Backend, BackendKind, KernelClock, Precision};
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Device, DeviceLabel};
 use crate::measure::{CheckResult, Measurement};
+use crate::workload_name::WorkloadName;
 
 /// One measured (workload, size, backend, variant).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// Workload name.
-    pub workload: &'static str,
+    pub workload: WorkloadName,
     /// Size as the workload displays it.
     pub size: String,
     /// Elements of the output (pixels, matrix entries) or input (1D): the plots' x axis.
     pub elements: u64,
     /// The backend.
-    #[serde(serialize_with = "backend_name")]
+    #[serde(serialize_with = "backend_name::serialize")]
     pub backend: BackendKind,
     /// How reports name the backend on its device: `cpu`, `cuda`, `wgpu`, or `wgpu(cpu)` for a CPU adapter.
     pub label: DeviceLabel,
@@ -35,8 +36,9 @@ pub struct Row {
     /// The arithmetic it computed in: `full`, or `reduced (tf32)` in reports.
     #[serde(serialize_with = "precision_label")]
     pub precision: Precision,
-    /// The clock behind the kernel time.
-    pub kernel_clock: String,
+    /// The clock behind the kernel time (its words in JSON and reports: `CUDA events`, `host wall clock`).
+    #[serde(serialize_with = "in_words")]
+    pub kernel_clock: KernelClock,
     /// First use of the variant (compilation), seconds.
     pub compile_s: f64,
     /// First upload + launch + download, seconds.
@@ -74,9 +76,26 @@ pub struct Row {
     pub check: Check,
 }
 
-/// Writes a backend as its name, as the command line spells it.
-fn backend_name<S: serde::Serializer>(kind: &BackendKind, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(kind.name())
+/// Writes a value as its words ([`fmt::Display`]), as reports say it.
+fn in_words<T: fmt::Display, S: serde::Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
+/// A [`BackendKind`] in JSON: its name, as the command line spells it (`cpu`, `cuda`, `wgpu`), read back by
+/// [`BackendKind`]'s `FromStr`. The rows, the model and the calibration file write backends so.
+pub(crate) mod backend_name {
+    use gpuworthy_core::BackendKind;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes `kind` as its name.
+    pub(crate) fn serialize<S: Serializer>(kind: &BackendKind, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(kind.name())
+    }
+
+    /// Reads a backend's name; any other text is an error naming the backends.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BackendKind, D::Error> {
+        String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 impl Row {
@@ -85,7 +104,7 @@ impl Row {
         let nominal = W::cost(params);
         let elements = nominal.elements;
         Row {
-            workload: m.workload,
+            workload: m.workload.into(),
             size: m.size.clone(),
             elements,
             backend: device.kind(),
@@ -93,7 +112,7 @@ impl Row {
             on_gpu: device.is_gpu(),
             variant: m.variant.clone(),
             precision: m.precision,
-            kernel_clock: m.kernel_clock.to_string(),
+            kernel_clock: m.kernel_clock,
             compile_s: m.compile.as_secs_f64(),
             first_call_s: m.first_call.as_secs_f64(),
             upload_s: m.upload.median.as_secs_f64(),
@@ -114,16 +133,17 @@ impl Row {
     }
 
     /// A row of variant `v` with only its times set (half of `end_to_end_s` each way for the transfers), its size
-    /// parsed as its element count: for tests and worked examples of the crossover and verdict logic.
+    /// parsed as its element count, its kernel clock its backend's own: for tests and worked examples of the
+    /// crossover and verdict logic.
     pub fn with_times(
-        workload: &'static str,
+        workload: impl Into<WorkloadName>,
         size: &str,
         backend: BackendKind,
         kernel_s: f64,
         end_to_end_s: f64,
     ) -> Row {
         Row {
-            workload,
+            workload: workload.into(),
             size: size.into(),
             elements: size.parse().unwrap_or(1),
             backend,
@@ -131,7 +151,11 @@ impl Row {
             on_gpu: backend.is_gpu(),
             variant: "v".into(),
             precision: Precision::Full,
-            kernel_clock: String::new(),
+            kernel_clock: match backend {
+                BackendKind::Cpu => KernelClock::HostWallClock,
+                BackendKind::Cuda => KernelClock::CudaEvents,
+                BackendKind::Wgpu => KernelClock::TimestampQueries,
+            },
             compile_s: 0.0,
             first_call_s: 0.0,
             upload_s: end_to_end_s / 2.0,

@@ -19,6 +19,7 @@ use crate::crossover::{Crossover, crossover};
 use crate::device::{DeviceLabel, DeviceWorkload};
 use crate::measure::{MeasureOptions, duration};
 use crate::rows::{Check, Row, best, cpu_label, labels};
+use crate::workload_name::WorkloadName;
 
 /// Where a sweep reports its progress (a progress bar, a log, or nothing: `()`).
 pub trait Progress {
@@ -89,7 +90,7 @@ impl Default for SweepOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct Note {
     /// Workload name.
-    pub workload: &'static str,
+    pub workload: WorkloadName,
     /// Size as the workload displays it.
     pub size: String,
     /// The backend's label (as in [`Row::label`]), or `all` when nothing could run.
@@ -104,7 +105,7 @@ pub struct Note {
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct WorkloadSweep {
     /// Workload name.
-    pub workload: &'static str,
+    pub workload: WorkloadName,
     /// Measurements, by size then backend then variant.
     pub rows: Vec<Row>,
     /// What was not measured.
@@ -174,7 +175,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
     options: &SweepOptions,
     progress: &dyn Progress,
 ) -> WorkloadSweep {
-    let mut out = WorkloadSweep { workload: W::NAME, ..Default::default() };
+    let mut out = WorkloadSweep { workload: W::NAME.into(), ..Default::default() };
     let mut stopped: BTreeSet<(DeviceLabel, String)> = BTreeSet::new();
     // Each variant's kernel over its device's fastest full-precision kernel at the last size measured.
     let mut behind: BTreeMap<(DeviceLabel, String), f64> = BTreeMap::new();
@@ -289,7 +290,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
 
 fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: String) -> Note {
     Note {
-        workload: W::NAME,
+        workload: W::NAME.into(),
         size: params.to_string(),
         backend: backend.to_owned(),
         variant: variant.to_owned(),
@@ -348,7 +349,7 @@ mod tests {
     }
 
     fn sweep(rows: Vec<Row>) -> WorkloadSweep {
-        WorkloadSweep { workload: "square", rows, ..WorkloadSweep::default() }
+        WorkloadSweep { workload: "square".into(), rows, ..WorkloadSweep::default() }
     }
 
     #[test]

@@ -19,16 +19,14 @@ use gpuworthy::auto::Auto;
 use gpuworthy::catalog::Catalog;
 use gpuworthy::core::expr::Expr as ParsedExpr;
 use gpuworthy::core::expr::ExprInput;
-use gpuworthy::core::{Backend, Error};
-use gpuworthy::cuda::CudaBackend;
-use gpuworthy::cuda::expr::PreparedExpression;
+use gpuworthy::core::{Backend, BackendKind, Error};
 use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::expression::{ExprOutputs, ExprValue, named_outputs};
 use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
 use gpuworthy::model::Placement;
 use gpuworthy::size::{Ladder, ParseSize, SizeRequest};
 use gpuworthy::sweep::SweepOptions;
-use gpuworthy::{Device, DeviceSpec};
+use gpuworthy::{Device, DeviceSpec, PreparedExpression};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -112,6 +110,12 @@ fn device_named(backend: &str) -> PyResult<Option<Device>> {
     let device = Device::open(spec).map_err(to_python)?;
     opened.push((backend.to_owned(), device.clone()));
     Ok(Some(device))
+}
+
+/// CUDA device `ordinal`, opened once per process as [`device_named`] opens it; `None` where that device is not a CUDA
+/// one (never, as `cuda:<ordinal>` names only CUDA devices; kept as a check rather than assumed).
+fn cuda_device(ordinal: usize) -> PyResult<Option<Device>> {
+    Ok(device_named(&format!("cuda:{ordinal}"))?.filter(|device| device.kind() == BackendKind::Cuda))
 }
 
 /// The devices this machine has, and for the others why not: JSON, a list of records. A `GPUWORTHY_*` variable with a
@@ -522,7 +526,7 @@ impl Expr {
         stream_attribute: Py<PyString>,
         current_device: Option<Py<PyAny>>,
     ) -> PyResult<Launcher> {
-        let Some(Device::Cuda(backend)) = device_named(&format!("cuda:{ordinal}"))? else {
+        let Some(backend) = cuda_device(ordinal)? else {
             return Err(Unavailable::new_err(format!("cuda:{ordinal} is not a CUDA device here")));
         };
         let library = match library {
@@ -585,7 +589,7 @@ impl Expr {
         scalars: Vec<(String, f64)>,
         stream: u64,
     ) -> PyResult<Option<f32>> {
-        let Some(Device::Cuda(backend)) = device_named(&format!("cuda:{ordinal}"))? else {
+        let Some(backend) = cuda_device(ordinal)? else {
             return Err(Unavailable::new_err(format!("cuda:{ordinal} is not a CUDA device here")));
         };
         let names: Vec<String> = scalars.iter().map(|(n, _)| n.clone()).collect();
@@ -658,7 +662,7 @@ enum OutputSource {
 /// types, another GPU, an empty array) is not taken (`None`): the general path then runs it, or explains why not.
 #[pyclass(module = "gpuworthy._gpuworthy", name = "_Launcher", frozen)]
 struct Launcher {
-    backend: Arc<CudaBackend>,
+    backend: Device,
     prepared: PreparedExpression,
     ordinal: i64,
     /// The keyword arguments, in the order the first call gave them.
@@ -808,7 +812,7 @@ impl Expr {
     fn prepared_for(
         &self,
         py: Python<'_>,
-        backend: &CudaBackend,
+        backend: &Device,
         ordinal: usize,
         names: Vec<String>,
     ) -> PyResult<PreparedExpression> {

@@ -1,0 +1,276 @@
+//! `gpuworthy explain`: where a built-in workload or an expression should run at a size, and why: the cost model's
+//! predicted phases on each device, auto's choice, the model's measured error and the predicted crossovers.
+//!
+//! The prediction is the facade's ([`gpuworthy::auto`], [`gpuworthy::model`]); this module chooses what to predict
+//! (a workload through the run-time list, by a visitor, or an expression of the user's own) and prints it. Predictions
+//! on a reference machine (`--on`) have a module of their own, [`super::explain_on`], because they build a model
+//! that mixes this CPU with another machine's GPUs.
+
+use std::time::Duration;
+
+use bench_suite::cli::ExpressionArgs;
+use bench_suite::report;
+use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::expression::ExpressionRequest;
+use gpuworthy::model::Placement;
+use gpuworthy::size::ParseSize;
+
+use super::explain_on::{explain_expression_on, explain_on};
+use crate::exit::{Exit, usage};
+use crate::shared::{chosen_label, warn_about_domain};
+
+/// `gpuworthy explain`: where a built-in workload or an expression should run at a size, on this machine or, with
+/// `--on`, on a reference machine (and a GPU described by the what-if flags).
+pub(crate) fn explain_command(
+    workload: Option<String>,
+    expression: &ExpressionArgs,
+    size: &str,
+    placement: Placement,
+    on: Option<String>,
+    what_if: gpuworthy::reference::WhatIf,
+) -> anyhow::Result<()> {
+    let Some(source) = expression.source().map_err(usage)? else {
+        let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
+        return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_deref(), what_if })
+            .map_err(usage)?;
+    };
+    let request = ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+    warn_about_domain(&request)?;
+    match on {
+        Some(_) if what_if.is_some() => Err(Exit::usage(
+            "--gpu-memory, --gpu-compute, --link and --unified describe a GPU for the built-in workloads; an \
+             expression's special functions were measured on the reference GPU alone",
+        )),
+        Some(machine) => explain_expression_on(&request, size, placement, &machine),
+        None => explain_expression(&request, size, placement),
+    }
+}
+
+/// Where `--resident` and `--pinned` put a workload's data.
+pub(crate) fn placement_of(resident: bool, pinned: bool) -> Placement {
+    match (resident, pinned) {
+        (true, _) => Placement::Resident,
+        (false, true) => Placement::PinnedHost,
+        (false, false) => Placement::Host,
+    }
+}
+
+/// [`explain`] for the workload a visitor is given.
+struct Explain<'a> {
+    /// The size as written.
+    size: &'a str,
+    /// Where the data starts and ends.
+    placement: Placement,
+    /// A reference machine to predict on (`--on`).
+    on: Option<&'a str>,
+    /// How the GPU differs from the reference machine's, if it does.
+    what_if: gpuworthy::reference::WhatIf,
+}
+
+impl WorkloadVisitor for Explain<'_> {
+    type Output = anyhow::Result<()>;
+    fn visit<W: CommandLineWorkload>(&mut self) -> anyhow::Result<()> {
+        match self.on {
+            Some(machine) => {
+                let params = W::Params::parse_size(self.size).map_err(usage)?;
+                gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
+                let cost = W::cost(&params);
+                let headline = format!("{} {params} ({} bytes moved, {} flops)", W::NAME, cost.bytes, cost.flops);
+                let ladder: Vec<(String, gpuworthy::core::Cost)> =
+                    W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
+                explain_on::<W>(&params, self.placement, machine, &self.what_if, &headline, &ladder, |cpu, progress| {
+                    let devices = gpuworthy::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
+                    let part = gpuworthy::calibration::calibrate_workload::<W>(&devices, progress);
+                    let mut calibration = gpuworthy::calibration::Calibration::from_parts(
+                        std::slice::from_ref(cpu),
+                        vec![part],
+                        std::time::Instant::now(),
+                    );
+                    // The streaming probe too, so that sizes past the ladder are bounded as a calibration bounds them.
+                    let streaming = gpuworthy::calibration::measure_streaming(std::slice::from_ref(cpu), progress);
+                    for device in &mut calibration.model.devices {
+                        device.stream_s_per_byte =
+                            streaming.iter().find(|(label, _)| *label == device.label).map(|(_, s)| *s);
+                    }
+                    calibration
+                })
+            }
+            None => explain::<W>(self.size, self.placement),
+        }
+    }
+}
+
+/// `gpuworthy explain`: the model's prediction for each device, auto's choice and why, the predicted crossovers.
+fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::Result<()> {
+    let params = W::Params::parse_size(size).map_err(usage)?;
+    // Refused like `run`: a size whose input could not be made on this machine is not predicted.
+    gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
+    let cost = W::cost(&params);
+    let auto = gpuworthy::auto::Auto::open()?;
+    if let Some(why) = &auto.uncalibrated {
+        eprintln!("gpuworthy: warning: {why}");
+    }
+    let choice = auto.choose::<W>(&params, placement)?;
+    out!("{} {params} ({} bytes moved, {} flops), {placement}:", W::NAME, cost.bytes, cost.flops);
+    let chosen = (choice.device.label(), choice.variant, choice.pipelined);
+    print_predictions(&choice.predictions, Some(&chosen), placement)?;
+    out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+    if let Some(error) = model_error(&auto) {
+        out!("{error}");
+    }
+    if placement == Placement::PinnedHost
+        && let Some(model) = &auto.model
+    {
+        let pinned = |d: &gpuworthy::model::DeviceModel| {
+            d.workloads.iter().any(|w| w.workload == W::NAME && w.upload_pinned.is_some())
+        };
+        let with: Vec<&str> = model.devices.iter().filter(|d| pinned(d)).map(|d| d.label.as_str()).collect();
+        if with.is_empty() {
+            out!("no device here has pinned transfers calibrated: every GPU's transfers are its pageable ones");
+        } else {
+            out!(
+                "pinned transfers on {} (the others move pageable memory); auto::run itself moves pageable memory",
+                with.join(", ")
+            );
+        }
+    }
+    if let Some(model) = &auto.model {
+        let ladder: Vec<(String, gpuworthy::core::Cost)> =
+            W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
+        let show = |x: Option<(String, gpuworthy::DeviceLabel)>| {
+            x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
+        };
+        let pinned = if placement == Placement::PinnedHost {
+            format!("; through pinned memory {}", show(model.crossover(W::NAME, &ladder, Placement::PinnedHost)))
+        } else {
+            String::new()
+        };
+        out!(
+            "predicted crossovers over the ladder: data resident {}; data on the host {}{pinned}",
+            show(model.crossover(W::NAME, &ladder, Placement::Resident)),
+            show(model.crossover(W::NAME, &ladder, Placement::Host))
+        );
+    }
+    Ok(())
+}
+
+/// `gpuworthy explain --expr`: an expression predicted from this machine's calibration: from its own curves where
+/// `calibrate --expr` measured it, else from the base expression of its kind at the same bytes moved plus its
+/// arithmetic and special functions at each device's calibrated rates, and said to be a prediction.
+fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placement) -> anyhow::Result<()> {
+    use gpuworthy::core::Workload;
+    use gpuworthy::core::expr::Expression;
+    let n = gpuworthy::size::parse_count(size).map_err(usage)?;
+    let params = request.params(n).map_err(usage)?;
+    // Refused like `run`: an input that could not be made here is not predicted.
+    gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
+    let cost = Expression::cost(&params);
+    let per_element = params.program.cost_per_element();
+    let auto = gpuworthy::auto::Auto::open()?;
+    out!(
+        "`{}` at {n} ({} bytes moved; per element {} arithmetic operation(s) and {} special function(s)), {placement}:",
+        request.source.trim(),
+        cost.bytes,
+        per_element.flops,
+        per_element.special
+    );
+    let choice = auto.choose::<Expression>(&params, placement)?;
+    if choice.predictions.is_empty() {
+        let why = auto.uncalibrated.clone().unwrap_or_else(|| {
+            "the calibration has no expressions: run `gpuworthy calibrate --expressions`".to_owned()
+        });
+        out!("  nothing to predict from: {why} (auto runs it on the CPU until then)");
+        return Ok(());
+    }
+    let chosen = (choice.device.label(), choice.variant, choice.pipelined);
+    print_predictions(&choice.predictions, Some(&chosen), placement)?;
+    out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+    if let Some(error) = model_error(&auto) {
+        out!("{error}");
+    }
+    let instance = Expression::instance(&params).unwrap_or_default();
+    let own = auto.model.as_ref().is_some_and(|m| m.knows(&instance));
+    if own {
+        out!("predicted from this expression's own calibration (`gpuworthy calibrate --expr`)");
+    } else {
+        let like = Expression::resemblance(&params).map(|r| r.like).unwrap_or_default();
+        out!(
+            "a prediction, not a measurement: this expression was never measured here; each device's phases are those \
+             of `{like}` at the same bytes moved, its kernel grown by the arithmetic and special functions beyond it at \
+             the rates calibration measured on that device"
+        );
+        let unpriced: Vec<String> = auto
+            .model
+            .iter()
+            .flat_map(|m| &m.rates)
+            .flat_map(|rates| {
+                let r = Expression::resemblance(&params).unwrap_or_default();
+                rates.extra_s(&r).1.into_iter().map(|f| format!("{f} on {}", rates.label)).collect::<Vec<_>>()
+            })
+            .collect();
+        if !unpriced.is_empty() {
+            out!("  not priced (no rate calibrated): {}", unpriced.join(", "));
+        }
+    }
+    let sets: Vec<String> = request.scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
+    let sets = if sets.is_empty() { String::new() } else { format!(" --set {}", sets.join(",")) };
+    out!("  to measure it: gpuworthy run --expr '{}'{sets} --size {n}", request.source.trim());
+    Ok(())
+}
+
+/// The model's predicted phases on each device, fastest first, the one auto chose (device, variant, pipelined) marked.
+pub(crate) fn print_predictions(
+    predictions: &[gpuworthy::model::Prediction],
+    chosen: Option<&(gpuworthy::DeviceLabel, &str, bool)>,
+    placement: Placement,
+) -> anyhow::Result<()> {
+    let t = |s: f64| report::duration(Duration::from_secs_f64(s));
+    if !predictions.is_empty() {
+        out!(
+            "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}",
+            "device",
+            "variant",
+            "upload",
+            "kernel (launch part)",
+            "download",
+            "total"
+        );
+        for p in predictions {
+            let chosen = chosen.is_some_and(|(label, variant, pipelined)| {
+                p.device == *label && p.variant == *variant && p.pipelined == *pipelined
+            });
+            let moves = placement.moves_data() && p.upload_s + p.download_s > 0.0;
+            let moved = |s: f64| if moves { t(s) } else { "-".to_owned() };
+            out!(
+                "  {:<12} {:<10} {:>10} {:>24} {:>10} {:>10}{}",
+                if p.pipelined { format!("{} p", p.device) } else { p.device.to_string() },
+                p.variant,
+                moved(p.upload_s),
+                format!("{} ({})", t(p.kernel_s), t(p.launch_s)),
+                moved(p.download_s),
+                t(p.total_s),
+                if chosen { "  <- auto" } else { "" }
+            );
+        }
+    }
+    if predictions.iter().any(|p| p.pipelined) {
+        out!(
+            "  p: through the pipelined path; its upload and download are what the pipeline does not hide behind the kernel"
+        );
+    }
+    Ok(())
+}
+
+/// The model's error as `calibrate --evaluate` measured it, in words, if it did.
+pub(crate) fn model_error(auto: &gpuworthy::auto::Auto) -> Option<String> {
+    let error = auto.model.as_ref()?.error.as_ref()?;
+    Some(format!(
+        "the model's error (calibrate --evaluate, over {}): auto within 10% of the fastest at {} of {} points, worst \
+         {:.2}x; 90% of its predictions within {}",
+        error.covered,
+        error.within_10,
+        error.points,
+        error.worst_regret,
+        error.p90_prediction_error.map_or("an unmeasured error".to_owned(), |e| format!("{:.0}%", 100.0 * e))
+    ))
+}

@@ -1,0 +1,113 @@
+//! `gpuworthy explain --on MACHINE`: a prediction for this machine's CPU beside a reference machine's GPUs (and, with
+//! the what-if flags, a GPU described by its memory, compute and link), for a built-in workload or an expression.
+//!
+//! The CPU's curves come from this machine's calibration where it has them, else from a short calibration of the
+//! CPU alone run on the spot; the GPUs' curves are the reference machine's ([`gpuworthy::reference`]). A module of
+//! its own because that mixed model, and the labels that say it is a prediction from another machine, are its
+//! whole job.
+
+use gpuworthy::Device;
+use gpuworthy::expression::ExpressionRequest;
+use gpuworthy::model::Placement;
+use gpuworthy::sweep::Progress;
+
+use super::explain::{model_error, print_predictions};
+use crate::exit::usage;
+use crate::progress::{Bar, progress_bar};
+
+/// `gpuworthy explain --on MACHINE`: `W` at `params` predicted on this machine's CPU beside a reference machine's
+/// GPUs ([`gpuworthy::reference`]). The CPU's curves come from this machine's calibration where it has them, else
+/// from `calibrate_cpu` run now (the workload's calibration ladder on the CPU alone: seconds).
+pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
+    params: &W::Params,
+    placement: Placement,
+    machine: &str,
+    what_if: &gpuworthy::reference::WhatIf,
+    headline: &str,
+    ladder: &[(String, gpuworthy::core::Cost)],
+    calibrate_cpu: impl FnOnce(&Device, &dyn Progress) -> gpuworthy::calibration::Calibration,
+) -> anyhow::Result<()> {
+    use gpuworthy::auto::{Auto, verdict};
+    let machine = gpuworthy::reference::find(machine).map_err(usage)?;
+    let attribution = match what_if.is_some() {
+        false => machine.attribution()?,
+        true => format!("a what-if GPU: {}'s with {}", machine.attribution()?, what_if.describe()),
+    };
+    let cpu = Device::cpu()?;
+    let local = Auto::open()?.model.unwrap_or_default();
+    let predict = |local: &gpuworthy::model::Model| -> anyhow::Result<_> {
+        let auto = Auto::with_model(vec![cpu.clone()], machine.beside_as(local, what_if).map_err(usage)?);
+        let predicted = auto.predict::<W>(params, placement);
+        let has_cpu = predicted.as_ref().is_some_and(|(p, _)| p.iter().any(|p| !p.is_gpu));
+        Ok((auto, predicted, has_cpu))
+    };
+    let (mut auto, mut predicted, has_cpu) = predict(&local)?;
+    let mut cpu_from = "this machine's calibration";
+    if !has_cpu {
+        let progress = progress_bar();
+        progress.set_message(format!("measuring this CPU for {} (its calibration has none)", W::NAME));
+        let measured = calibrate_cpu(&cpu, &Bar(progress.clone()));
+        progress.finish_and_clear();
+        let mut local = local;
+        local.merge(measured.model);
+        (auto, predicted, _) = predict(&local)?;
+        cpu_from = "measured just now on this machine (`gpuworthy calibrate` keeps them)";
+    }
+    out!("{headline}, {placement}, on this machine's CPU beside {attribution}:");
+    let Some((predictions, _)) = predicted.filter(|(p, _)| !p.is_empty()) else {
+        out!("  nothing to predict from: {} does not know this workload", machine.name);
+        return Ok(());
+    };
+    print_predictions(&predictions, None, placement)?;
+    if let Some(verdict) = verdict(&predictions, auto.toss_up_margin()) {
+        out!("fastest: {verdict}");
+    }
+    if let Some(model) = &auto.model
+        && !ladder.is_empty()
+    {
+        let show = |x: Option<(String, gpuworthy::DeviceLabel)>| {
+            x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
+        };
+        out!(
+            "predicted crossovers over the ladder: data resident {}; data on the host {}",
+            show(model.crossover(W::NAME, ladder, Placement::Resident)),
+            show(model.crossover(W::NAME, ladder, Placement::Host))
+        );
+    }
+    if let Some(error) = model_error(&auto) {
+        out!("{error} (on {})", machine.name);
+    }
+    out!(
+        "a prediction, not a measurement: the CPU's times are {cpu_from}; the GPUs' kernels and transfers (over that \
+         machine's host link) were measured on {}",
+        machine.name
+    );
+    if what_if.is_some() {
+        out!(
+            "what-if: no such GPU was measured; its times are {}'s bounded by the roofline (kernels no faster than \
+             their bytes at its memory's rate or their arithmetic at its share; transfers scaled to its link), and \
+             its pipelined path is not predicted",
+            machine.name
+        );
+    }
+    Ok(())
+}
+
+/// `gpuworthy explain --expr ... --on MACHINE`: [`explain_on`] for an expression.
+pub(crate) fn explain_expression_on(
+    request: &ExpressionRequest,
+    size: &str,
+    placement: Placement,
+    machine: &str,
+) -> anyhow::Result<()> {
+    use gpuworthy::core::Workload;
+    use gpuworthy::core::expr::Expression;
+    let n = gpuworthy::size::parse_count(size).map_err(usage)?;
+    let params = request.params(n).map_err(usage)?;
+    gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
+    let cost = Expression::cost(&params);
+    let headline = format!("`{}` at {n} ({} bytes moved)", request.source.trim(), cost.bytes);
+    explain_on::<Expression>(&params, placement, machine, &Default::default(), &headline, &[], |cpu, progress| {
+        gpuworthy::expression::calibrate_expressions(std::slice::from_ref(cpu), progress)
+    })
+}

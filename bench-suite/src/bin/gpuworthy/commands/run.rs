@@ -1,0 +1,295 @@
+//! `gpuworthy run`: one built-in workload at one size on one device (or where auto puts it), every variant, every
+//! phase timed and checked against the reference; and the timing lessons (`--no-sync`, `--launches`,
+//! `--block-size`).
+//!
+//! Shaped as ripgrep turns arguments into a request: [`run_workload`] refuses flags that do not go together and
+//! opens the devices, then a [`RunRequest`] travels, through the run-time list's visitor, to [`run_on`], the one
+//! place that knows the workload's type. An expression of the user's own (`--expr`) takes the same command and
+//! table but has a module of its own, [`super::run_expression`], because it needs no visitor and runs on every
+//! device at once.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use bench_suite::cli::{LessonArgs, RunArgs, Target};
+use bench_suite::report;
+use gpuworthy::core::Backend;
+use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::measure::{MeasureOptions, Measurement};
+use gpuworthy::model::Placement;
+use gpuworthy::size::{ParseSize, WorkloadOptions};
+use gpuworthy::{Device, DeviceSpec, HostMemory};
+
+use crate::exit::{Exit, usage};
+use crate::shared::{chosen_label, pipelined_note};
+
+/// Bytes per copy when measuring a device's copy bandwidth: large enough to leave every cache behind.
+const COPY_PROBE_BYTES: usize = 256 << 20;
+
+/// `gpuworthy run`: one workload at one size on one device (or auto's), every variant, every phase.
+pub(crate) fn run_workload(args: RunArgs) -> anyhow::Result<()> {
+    let options = measure_options(&args);
+    if let Some(source) = &args.expression.source().map_err(usage)? {
+        return super::run_expression::run_expression_command(source, &args, &options);
+    }
+    let RunArgs { workload, size, backend, variant, pinned, pipelined, params, lessons, .. } = args;
+    let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
+    let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
+    check_flags(&workload, &backend, pinned, pipelined, &lessons)?;
+    let memory = host_memory(pinned, pipelined);
+    let devices = match backend {
+        Target::Device(spec) => Ok(open_devices(spec, memory, &lessons.block_size)?),
+        Target::Auto => Err(()),
+    };
+    let transfer_note = pipelined.then(pipelined_note);
+    let request = RunRequest {
+        transfer_note,
+        size: size.as_deref(),
+        variant: variant.as_deref(),
+        params: params.options(),
+        lessons: &lessons,
+        options,
+    };
+    visit_workload_named(&workload, &mut RunOn { target: devices, request: &request }).map_err(usage)?
+}
+
+/// How `run` measures: quick or thorough, validated or not, into the previous output or a fresh one, with or without
+/// the spin-up before the first timed run.
+fn measure_options(args: &RunArgs) -> MeasureOptions {
+    let mut options = if args.quick { MeasureOptions::quick() } else { MeasureOptions::default() };
+    options.validate = !args.no_validate;
+    options.reuse_output = args.reuse_output;
+    if args.lessons.no_spin_up {
+        options.spin_up = Duration::ZERO;
+    }
+    options
+}
+
+/// The host memory `--pinned` and `--pipelined` ask for (`--pipelined` wins where both are given).
+pub(crate) fn host_memory(pinned: bool, pipelined: bool) -> HostMemory {
+    match (pinned, pipelined) {
+        (_, true) => HostMemory::Pipelined,
+        (true, false) => HostMemory::Pinned,
+        (false, false) => HostMemory::Pageable,
+    }
+}
+
+/// Refuses, before any device is opened, the flags of a built-in workload's run that its target cannot take:
+/// `--pinned` and `--pipelined` off CUDA, `--block-size` off the GPUs or on a workload that is not elementwise.
+fn check_flags(
+    workload: &str,
+    backend: &Target,
+    pinned: bool,
+    pipelined: bool,
+    lessons: &LessonArgs,
+) -> anyhow::Result<()> {
+    let cuda_only = |flag: &str, target: &Target| match target {
+        Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
+        Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
+        Target::Auto => Err(Exit::usage(format!("{flag} applies to CUDA devices, not auto"))),
+    };
+    if pinned {
+        cuda_only("--pinned", backend)?;
+    }
+    if pipelined {
+        cuda_only("--pipelined", backend)?;
+    }
+    if !lessons.block_size.is_empty() {
+        match backend {
+            Target::Device(DeviceSpec::Cuda { .. } | DeviceSpec::Wgpu { .. }) => {}
+            Target::Device(spec) => {
+                return Err(Exit::usage(format!("--block-size applies to CUDA and wgpu devices, not {spec}")));
+            }
+            Target::Auto => return Err(Exit::usage("--block-size applies to CUDA and wgpu devices, not auto")),
+        }
+        if !["square", "saxpy"].contains(&workload) {
+            return Err(Exit::usage(format!(
+                "--block-size applies to the elementwise workloads (square, saxpy), not {workload}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The device `spec` names, moving data through `memory`: one per block size asked for (each opened afresh, so that
+/// it can be changed, and labelled with it), else one.
+fn open_devices(spec: DeviceSpec, memory: HostMemory, block_sizes: &[u32]) -> anyhow::Result<Vec<(String, Device)>> {
+    let open = || -> anyhow::Result<Device> {
+        match &spec {
+            DeviceSpec::Cuda { .. } if memory != HostMemory::Pageable => {
+                Ok(Device::open_with_host_memory(spec.clone(), memory)?)
+            }
+            _ => Device::open(spec.clone()).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) }),
+        }
+    };
+    if block_sizes.is_empty() {
+        return Ok(vec![(String::new(), open()?)]);
+    }
+    // CUDA's blocks are `b`, wgpu's workgroups `wg`, as each API names them.
+    let mark = if matches!(spec, DeviceSpec::Cuda { .. }) { "b" } else { "wg" };
+    let mut devices = Vec::new();
+    for &threads in block_sizes {
+        let device = open()?.with_elementwise_block_size(threads).map_err(usage)?;
+        devices.push((format!(" {mark}{threads}"), device));
+    }
+    Ok(devices)
+}
+
+/// What `gpuworthy run` was asked to do.
+struct RunRequest<'a> {
+    /// A line on how the host data moves, where it is not the default.
+    transfer_note: Option<String>,
+    /// The size as written (`--size`); the workload's largest quick size when `None`.
+    size: Option<&'a str>,
+    /// The one variant to run (`--variant`); every variant of the device, or auto's, when `None`.
+    variant: Option<&'a str>,
+    /// The workload's options beyond its size.
+    params: WorkloadOptions,
+    /// The timing lessons asked for.
+    lessons: &'a LessonArgs,
+    /// How each variant is measured.
+    options: MeasureOptions,
+}
+
+/// [`run_on`] for the workload a visitor is given.
+struct RunOn<'a> {
+    /// The devices opened, each with the suffix its variants are labelled with; `Err` for auto's choice.
+    target: Result<Vec<(String, Device)>, ()>,
+    /// What to run and show.
+    request: &'a RunRequest<'a>,
+}
+
+impl WorkloadVisitor for RunOn<'_> {
+    type Output = anyhow::Result<()>;
+    fn visit<W: CommandLineWorkload>(&mut self) -> anyhow::Result<()> {
+        run_on::<W>(self.target.clone(), self.request)
+    }
+}
+
+/// Runs `W` as `request` asks on `target` (the devices opened, each with the suffix its variants are labelled with;
+/// `Err` for auto's choice, made here for the size asked): the phase table, the kernel clock, the copy peak, and the
+/// lessons asked for.
+fn run_on<W: CommandLineWorkload>(
+    target: Result<Vec<(String, Device)>, ()>,
+    request: &RunRequest<'_>,
+) -> anyhow::Result<()> {
+    let (size, variant, options) = (request.size, request.variant, &request.options);
+    let mut params = match size {
+        Some(s) => W::Params::parse_size(s).map_err(usage)?,
+        None => W::quick_ladder().pop().context("the workload has no default size")?,
+    };
+    params.apply(&request.params).map_err(usage)?;
+    let mut transfer_note = request.transfer_note.clone();
+    let (devices, chosen) = match target {
+        Ok(devices) => (devices, None),
+        Err(()) => {
+            let choice = gpuworthy::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
+            out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+            if choice.pipelined {
+                transfer_note = Some(pipelined_note());
+            }
+            (vec![(String::new(), choice.device)], Some(choice.variant))
+        }
+    };
+    let backend = &devices[0].1;
+    let variants = match (variant, chosen) {
+        (Some(v), _) => vec![v.to_owned()],
+        (None, Some(v)) => vec![v.to_owned()],
+        (None, None) => backend.variants::<W>().into_iter().map(str::to_owned).collect(),
+    };
+    backend.check_size::<W>(&params).map_err(usage)?;
+    let input = W::generate(&params, options.seed).map_err(usage)?;
+    let mut rows: Vec<Measurement> = Vec::new();
+    for (suffix, device) in &devices {
+        for v in &variants {
+            let mut m = device.measure::<W>(v, &input, options).map_err(usage)?;
+            m.variant.push_str(suffix);
+            rows.push(m);
+        }
+    }
+    let device = backend.device();
+    let title = format!("{} {params} on {} ({}; {})", W::NAME, backend.label(), device.name, device.driver);
+    out!("{}", report::phase_table(&title, &rows).trim_end());
+    out!("  kernel clock: {}", backend.kernel_clock());
+    if let Some(note) = &transfer_note {
+        out!("  {note}");
+    }
+    if options.reuse_output {
+        out!(
+            "  end-to-end into the previous run's output vector (run_into): written in place on CUDA's pipelined path, \
+             a fresh output moved in elsewhere"
+        );
+    }
+    let peak = backend.copy_bandwidth(COPY_PROBE_BYTES)?;
+    let percent: Vec<String> =
+        rows.iter().map(|m| format!("{} {:.0}%", m.variant, 100.0 * m.gb_per_s(m.kernel.median) / peak)).collect();
+    out!(
+        "  measured copy peak: {peak:.1} GB/s (read + write); kernel bandwidth as a share of it: {}{}",
+        percent.join(", "),
+        if rows.first().is_some_and(|m| m.cost.arithmetic_intensity() > 4.0) {
+            " (compute-bound: GFLOP/s is the figure that matters here)"
+        } else {
+            ""
+        }
+    );
+    print_lessons::<W>(backend, &variants, &input, request)?;
+    if rows.iter().any(|m| matches!(m.check, Some(Err(_)))) {
+        return Err(Exit::check_failed("a variant's output does not match the reference"));
+    }
+    Ok(())
+}
+
+/// The timing lessons `request` asks for, for each of `variants` on `backend`: the three clocks of one launch
+/// (`--no-sync`), and the cost per kernel of several launches between one upload and one download (`--launches`).
+fn print_lessons<W: CommandLineWorkload>(
+    backend: &Device,
+    variants: &[String],
+    input: &W::Input,
+    request: &RunRequest<'_>,
+) -> anyhow::Result<()> {
+    let options = &request.options;
+    let t = |d: Duration| report::duration(d);
+    if request.lessons.no_sync {
+        let clocks = variants
+            .iter()
+            .map(|v| gpuworthy::measure::compare_clocks::<W, _>(backend, v, input, options).map(|c| (v.clone(), c)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(usage)?;
+        print_clocks(&clocks, backend.kind().is_gpu())?;
+    }
+    if let Some(k) = request.lessons.launches {
+        out!("  per kernel, with the data uploaded once and downloaded once around {k} kernel(s):");
+        for v in variants {
+            let one =
+                gpuworthy::measure::launches_per_transfer::<W, _>(backend, v, input, 1, options).map_err(usage)?;
+            let many = gpuworthy::measure::launches_per_transfer::<W, _>(backend, v, input, k as usize, options)
+                .map_err(usage)?;
+            out!("    {:<14} {k} per transfer: {} per kernel (1 per transfer: {})", v, t(many.median), t(one.median));
+        }
+    }
+    Ok(())
+}
+
+/// The `--no-sync` lesson: each variant's launch timed by the host clock without synchronising, synchronised, and by
+/// the device timer.
+pub(crate) fn print_clocks(
+    clocks: &[(String, gpuworthy::measure::ClockComparison)],
+    on_gpu: bool,
+) -> anyhow::Result<()> {
+    let t = |d: Duration| report::duration(d);
+    out!("  one launch, three clocks (median of each; the first is wrong on purpose):");
+    out!("    {:<14} {:>26} {:>26} {:>14}", "variant", "host, no synchronise", "host, synchronised", "device timer");
+    for (v, c) in clocks {
+        out!(
+            "    {:<14} {:>26} {:>26} {:>14}",
+            v,
+            t(c.launch_unsynchronised.median),
+            t(c.launch_synchronised.median),
+            t(c.device_timer.median)
+        );
+    }
+    if on_gpu {
+        out!("  without a synchronisation the host clock stops when the launch is queued, not when the kernel ends");
+    }
+    Ok(())
+}
