@@ -295,7 +295,7 @@ fn a_closed_pipe_ends_the_tool_quietly() {
 }
 
 /// An empty size of every workload: no elements, though a matrix or image may keep one side.
-const EMPTY_SIZES: [(&str, &str); 8] = [
+const EMPTY_SIZES: [(&str, &str); 9] = [
     ("square", "0"),
     ("saxpy", "0"),
     ("sum", "0"),
@@ -304,6 +304,7 @@ const EMPTY_SIZES: [(&str, &str); 8] = [
     ("mandelbrot", "0x7"),
     ("histogram", "0"),
     ("stencil", "0x5"),
+    ("scan", "0"),
 ];
 
 #[test]
