@@ -74,9 +74,9 @@ fn histogram_global(
 // default 256 bins there is a single range and a single sweep.
 //
 // With the atomics on chip, reading x becomes the limit, so the sweep reads it the way a bandwidth-bound kernel
-// does: vec4 loads, four issued before any is counted. On an H200 the scalar, one-value-per-trip kernel took 380 µs
-// for 2^26 values and this one 90 µs (the kernel shapes in wgpu-backend/examples/lab: one vec4 per trip 131 µs, four
-// 94 µs). The up to three values after the last whole vec4 are read one by one.
+// does: vec4 loads, four issued before any is counted, far faster than one value per trip on an H200 (measured:
+// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). The up to three values after the last whole vec4 are
+// read one by one.
 //
 // Every loop that contains a barrier has a trip count computed from uniform values only (params and the
 // constant range size), so all threads of the workgroup reach the same barriers.

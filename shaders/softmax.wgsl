@@ -262,8 +262,8 @@ fn poisons4(v: vec4<f32>) -> u32 {
 }
 
 // The fused kernel uses 512 threads per row, not 256: with a row's work spread over more threads, each thread's
-// loop is shorter and more loads are in flight per row (on an H200, with a version of this kernel that read x twice,
-// 512 threads took 7% less time than 256, and 1024 twice as long). Its own reduction arrays are sized to match.
+// loop is shorter and more loads are in flight per row (512 beat 256 and 1024 on an H200; measured:
+// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). Its own reduction arrays are sized to match.
 const FUSED_WG: u32 = 512u;
 // vec4s of a row each thread of the fused kernel keeps in registers.
 const ROW_CACHE: u32 = 4u;

@@ -67,7 +67,8 @@ fn stencil_naive(@builtin(global_invocation_id) gid: vec3<u32>) {
 // free, the halo of an edge tile repeating the edge pixels. Then each thread computes four vertically adjacent
 // outputs of one column: it forms the six horizontal sums of its input rows once and adds three of them per output,
 // 18 workgroup-memory reads for 4 outputs instead of 36. (A 16 x 16 tile with one output per thread, the first form
-// of this rung, measured slower than rung 1 through Vulkan on an H200: 439 against 276 us at 8192^2; its loads were
+// of this rung, measured slower than rung 1 through Vulkan on an H200
+// (docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so); its loads were
 // 1.27 reads per pixel, but 9 workgroup reads and a barrier per output cost more than the L1 cache saves.)
 const TILE: u32 = 32u;
 const TILE_ROWS_PER_THREAD: u32 = 4u;

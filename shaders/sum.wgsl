@@ -9,7 +9,8 @@
 //   2. wide loads, several in flight: x is read as vec4s (16 bytes per load), and each trip of the loop issues
 //      LOADS_IN_FLIGHT independent loads before adding any of them. A reduction does one addition per 4 bytes, so
 //      the memory system is the limit, and it only reaches full bandwidth with many bytes requested at once:
-//      on an H200, scalar loads, one at a time, took 120 µs for 2^26 floats and these 68 µs;
+//      on an H200, scalar loads, one at a time, were far slower
+//      (docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so);
 //   3. Kahan (compensated) summation: each thread adds hundreds of values into one f32, which on its own would
 //      lose the low bits of every small addend once the running total is large; a second variable carries the
 //      rounding error forward and feeds it back in;

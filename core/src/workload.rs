@@ -83,9 +83,10 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// the workload is bound by memory: calibration runs it on every device at two such sizes above its ladder, one
     /// past the CPU's last-level cache, to learn how this workload streams from memory there
     /// ([`crate::workloads::off_ladder_count`] makes such sizes). Each
-    /// workload streams at a rate of its own (on the GPU machines' 16-core hosts softmax and stencil ran at 120-126
-    /// GB/s past the cache where a copy ran at 179), so a prediction past the cache from the copy's rate came out up to
-    /// 1.5x fast. `None` (the default) for a workload bound by its arithmetic, or one with no such size.
+    /// workload streams at a rate of its own (on the GPU machines' 16-core hosts softmax and stencil ran slower past
+    /// the cache than a copy), so a prediction past the cache from the copy's rate came out too fast (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). `None` (the default) for a workload bound by its
+    /// arithmetic, or one with no such size.
     fn streaming_probe(bytes: u64) -> Option<Self::Params> {
         let _ = bytes;
         None
@@ -101,8 +102,8 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// A size past the quick ladder and on none of the workload's ladders, where a workload bound by its arithmetic
     /// is timed on each GPU once more when calibrated: a GPU that its largest calibrated size does not yet fill runs
     /// larger ones faster per flop than that size did, and a prediction grown from it with the flops comes out slow
-    /// (WGSL's matmul on an H100 took 142 µs at 1024^3 and 488 µs at 2048^3, where eight times the flops predicted
-    /// 774 µs). Sizes between the ladder and the probe are interpolated along the flops. `None` (the default) for a
+    /// (WGSL's matmul on an H100 at 2048^3; measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
+    /// Sizes between the ladder and the probe are interpolated along the flops. `None` (the default) for a
     /// workload bound by memory, whose [`Workload::streaming_probe`] plays this part.
     fn compute_probe() -> Option<Self::Params> {
         None

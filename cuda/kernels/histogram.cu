@@ -83,9 +83,9 @@ histogram_global(const float* x, unsigned int* counts, unsigned long long n, int
 //   and plain shared-memory atomics were kept: on Hopper the shared-memory
 //   unit resolves same-address atomics of one warp instruction quickly, while
 //   __match_any_sync is a slow multi-cycle instruction paid on every element.
-//   Measured on an H200 with 2^26 values and 256 bins, aggregation made
-//   uniform data 4.6x slower and even 90%-skewed data 1.3x slower than plain
-//   atomics, which ran both at about the same speed. Per-warp copies would
+//   Measured on an H200, aggregation made uniform and even 90%-skewed data
+//   slower than plain atomics, which ran both at about the same speed
+//   (docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). Per-warp copies would
 //   need 8 x bins counters, which fit only for small bin counts, and cost
 //   8x the zeroing and flushing, for contention that is not the bottleneck.
 

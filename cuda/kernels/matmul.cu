@@ -393,8 +393,8 @@ matmul_register(const float* A, const float* B, float* C, int M, int K, int N)
 // within 64 + 64 floats: four shared-memory wavefronts for twice the FMAs.
 // __launch_bounds__(256, 1): the accumulators need about 220 registers, so
 // one block (8 warps) per SM; the FMAs' independence hides the latencies
-// that a second block hid in rung 3. Measured on an H200 at 4096: rung 3
-// 41.5 TFLOP/s, this rung 45.2, cuBLAS 51.0. Profiled variations that gave
+// that a second block hid in rung 3. Faster than rung 3 at 4096 on an H200
+// (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). Profiled variations that gave
 // nothing: K depth 16 instead of 8, the 8 x 8 micro-tile with warp tiling
 // (with one or two blocks per SM), explicitly double-buffered fragments.
 // Below about 2048 x 2048 outputs its 128 x 256 tiles leave SMs idle and
@@ -418,9 +418,8 @@ matmul_warptile(const float* A, const float* B, float* C, int M, int K, int N)
 // fragments are read, all before that step's FMAs, so the barrier and the
 // shared-memory latency after it overlap arithmetic instead of separating
 // two tiles' FMAs. The second fragment set fits in rung 3's 128 registers
-// without spilling. Measured on an H200 in one run (CUDA events, medians):
-// 46.5 TFLOP/s at 4096 against rung 3's 41.6, rung 4's 44.9 and cuBLAS's
-// 51.2 (0.91x); faster than rungs 3 and 4 from 1024 to 8192. The same
+// without spilling. Measured on an H200: faster than rungs 3 and 4 from
+// 1024 to 8192 (docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). The same
 // pipelining on rung 4 (245 registers) or with a K depth of 16 (spills) was
 // slower.
 // ---------------------------------------------------------------------------
@@ -439,13 +438,12 @@ matmul_prefetch(const float* A, const float* B, float* C, int M, int K, int N)
 //
 // A 1024 x 1024 C is 64 tiles of 128 x 128: a quarter of the 264 blocks an
 // H200's 132 SMs hold at two blocks each, so three quarters of the GPU idle
-// (rung 5 reaches 21 TFLOP/s there against 46 at 4096). Slice z multiplies
+// (rung 5 runs far below its rate at 4096 there). Slice z multiplies
 // columns [z * slice_depth, ...) of A by the same rows of B into its own
 // M x N partial product (parts + z * slice_stride); the sum kernel adds the
 // slices into C. Where C has tiles enough to fill the GPU, the host runs
-// rung 5 itself (this kernel with one slice computes the same, 4-5% slower).
-// Measured on an H200 in one run: 35.7 TFLOP/s at 1024 against rung 5's 21.0
-// and cuBLAS's 37.6 (0.95x); 13.4 against 5.1 and 13.7 at 512.
+// rung 5 itself (this kernel with one slice computes the same, slower).
+// Measured on an H200: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so.
 // ---------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(RB_THREADS, 2)
 matmul_prefetch_split(const float* A, const float* B, float* parts, int M, int K, int N, int slice_depth,

@@ -4,7 +4,8 @@
 //! a file costs about one. An entry holds the binary (CUBIN) NVRTC made for the device's own architecture, not PTX:
 //! PTX is compiled again by the driver each time it is loaded, which its own cache under `~/.nv` hides only where that
 //! cache survives (it does not in a fresh container, or with `CUDA_CACHE_DISABLE`); on an H100 with the driver's
-//! cache off, loading an expression's PTX took 37-103 ms where its CUBIN took 0.3-0.5 ms.
+//! cache off, loading an expression's PTX took far longer than its CUBIN (measured:
+//! docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
 //!
 //! Entries are named by a SHA-256 of everything that decides the compiled code: the source, every compile option
 //! (the architecture among them), and the driver's and NVRTC's versions, so a new toolkit or driver never loads an

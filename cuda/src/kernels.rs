@@ -3,8 +3,8 @@
 //!
 //! NVRTC compiles for the device's real architecture (`sm_90` on an H100) where it knows it, and the driver loads the
 //! binary (CUBIN) as it is; for an architecture newer than NVRTC it makes PTX, which the driver compiles when it loads
-//! it. Loading PTX costs that compilation again in every process that misses the driver's own cache (on an H100, 37
-//! to 103 ms for an expression's PTX against 0.3-0.5 ms for its CUBIN), so the disk cache keeps binaries.
+//! it. Loading PTX costs that compilation again in every process that misses the driver's own cache (measured on an
+//! H100: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so), so the disk cache keeps binaries.
 //!
 //! Compiling a file costs tens to hundreds of milliseconds: it is the "first call" cost of a CUDA kernel, which
 //! [`gpuworthy_core::Implements::prepare`] pays and the harness reports on its own, never inside a timed loop.

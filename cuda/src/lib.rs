@@ -65,8 +65,8 @@ pub struct CudaBackend {
     /// The driver's and NVRTC's versions, part of every module's key.
     toolchain: String,
     /// Whether generated expression kernels compile with NVRTC's `-minimal` (NVRTC 12.4 and later, unless
-    /// `GPUWORTHY_NVRTC_MINIMAL` turns it off): on an H200 and an H100 an expression compiled in 11-15 ms with it
-    /// and 16-25 ms without.
+    /// `GPUWORTHY_NVRTC_MINIMAL` turns it off): on an H200 and an H100 an expression compiled faster with it
+    /// (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     nvrtc_minimal: bool,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     /// Expressions' faster kernels compiling on threads of their own, by their source ([`expr`]).
@@ -111,9 +111,10 @@ const FREED_MEMORY_KEPT_DIVISOR: u64 = 4;
 /// Lets the device's default memory pool keep up to `bytes` of freed device memory for later allocations, where the
 /// driver's default (a release threshold of 0) hands it back at every synchronisation and maps it in again at the
 /// next allocation. Every buffer here is allocated on the stream (`cuMemAllocAsync`) and most live for one run, so
-/// with the default a 256 MiB buffer costs a fresh mapping each time: measured on an H200, a pipelined square of
-/// 2^26 spent 0.68 ms allocating and 0.70 ms freeing its two buffers, and 0.03 and 0.02 ms with memory kept (which is
-/// what the caching allocators of PyTorch and CuPy do). Memory in the pool is still this process's: other processes
+/// with the default a 256 MiB buffer costs a fresh mapping each time, far more than with memory kept (which is
+/// what the caching allocators of PyTorch and CuPy do; measured on an H200:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). Memory in the pool is still this process's: other
+/// processes
 /// see it as used until the backend's context goes away. Nothing is set where the device has no memory pools
 /// (cudarc then allocates with `cuMemAlloc`).
 fn keep_freed_memory(context: &CudaContext, bytes: u64) -> Result<()> {

@@ -33,8 +33,9 @@ pub enum HostMemory {
     Pipelined,
 }
 
-/// The size of each half of the pinned staging buffer: large enough that a copy's fixed cost (a few microseconds) is
-/// small against its 300 µs at 55 GB/s, small enough that the first and last chunks, which nothing overlaps, are short.
+/// The size of each half of the pinned staging buffer: large enough that a copy's fixed cost is small against the
+/// copy, small enough that the first and last chunks, which nothing overlaps, are short (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const STAGING_CHUNK_BYTES: usize = 16 << 20;
 
 /// Page-locked staging buffers, one per element type, kept by the backend: allocated on the first pinned transfer of
@@ -58,7 +59,7 @@ const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// A host vector of `len` default values (zeros) for a download, with its pages mapped in on every core.
 ///
 /// A fresh large vector is zero pages the kernel maps in on first touch, and mapping in 256 MiB costs more than
-/// copying it (measured on the H200 machine's host: a first fill of 256 MiB on 16 threads 10.3 ms, a second 4.0 ms).
+/// copying it (measured on the H200 machine's host: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 /// Touching the pages while a download's data is copied in does that work on the copy's critical path, and with huge
 /// pages the cores that copy parts of one 2 MiB page wait for the one that faults it in. So the vector is advised to
 /// use huge pages and then touched once per 4 KiB page, one huge page per task (aligned to the huge pages) on every core, before any copy: the
@@ -97,7 +98,7 @@ fn touch_pages<T: Staged>(task: &mut [T]) {
 
 /// Asks the kernel to back `buffer`'s untouched pages with 2 MiB pages where it can (Linux's transparent huge pages
 /// in `madvise` mode): a fresh 256 MiB vector then takes 128 page faults on first touch instead of 65 536, which is
-/// most of a download's time once the copy engine runs at 55 GB/s. Elsewhere, and for small buffers, nothing.
+/// most of a download's time once the copy engine runs at its full rate. Elsewhere, and for small buffers, nothing.
 fn prefer_huge_pages<T>(buffer: &mut [T]) {
     #[cfg(target_os = "linux")]
     {

@@ -42,14 +42,10 @@ pub const PIPELINE_CHUNK_MIN_BYTES: usize = 4 << 20;
 
 /// The most bytes of an input (or of the output) a chunk moves, unless one row of a row-shaped workload is larger.
 ///
-/// Each chunk costs the host one fork and join of its thread pool for its staging copies, about 130 µs on the H200
-/// machine's 16 cores whatever the chunk's size (fitted from square 2^26 at 4, 8 and 16 MiB a chunk); larger chunks
-/// leave longer first uploads and last downloads that nothing overlaps. Measured end to end on that machine,
-/// `gpuworthy run square --backend cuda --variant vec4 --pipelined --quick` with the chunk fixed at 4, 8 and 16 MiB:
-/// 2^26 19.4, 15.1 and 12.3–13.3 ms (into a reused output, 13.9–14.5, 9.5–10.1 and 8.1–9.7 ms; 32 MiB chunks
-/// 9.3–10.1); 2^24 5.2, 3.8–4.5 and 3.6–3.8 ms; 2^22 2.5–2.6, 2.5 and 2.7–3.4 ms. A quarter of the data within 4
-/// and 16 MiB is the best of the three at each size; softmax 8192^2 went from 13.6–16.8 to 11.3–12.1 ms and histogram
-/// 2^26 from 6.9–7.7 to 6.1 ms with 16 MiB chunks.
+/// Each chunk costs the host one fork and join of its thread pool for its staging copies, whatever the chunk's size;
+/// larger chunks leave longer first uploads and last downloads that nothing overlaps. Measured end to end on the
+/// H200 machine with the chunk fixed at 4, 8 and 16 MiB, a quarter of the data within 4 and 16 MiB was the best of
+/// the three at each size (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const PIPELINE_CHUNK_MAX_BYTES: usize = 16 << 20;
 
 /// The most inputs one chunk uploads: an expression's arrays.
@@ -204,8 +200,8 @@ impl CudaBackend {
     /// The loop runs on a thread of the host's thread pool (the caller's own, if it is one), so that each chunk's
     /// parallel staging copy starts on the thread that asks for it and the others steal from it. Asked for from a
     /// thread outside the pool, every copy was injected into the pool and the asking thread put to sleep until the
-    /// copy ended, once per chunk: measured on the H200 machine, medians of four runs of 2^26 elements, histogram
-    /// 9.6 ms -> 7.4 ms, square 19.7 -> 18.8 ms, softmax 8192^2 19.5 -> 17.5 ms (docs/results/nvidia-h200/pipeline-staging.txt).
+    /// copy ended, once per chunk, which was slower on the H200 machine (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     pub(crate) fn pipelined<O: Pod + cudarc::driver::DeviceRepr + Send>(
         &self,
         job: Pipeline<'_, O>,
@@ -245,8 +241,9 @@ impl CudaBackend {
             let chunk = &job.chunks[c];
             // The lane's previous chunk must be finished before its staging is read out or written again; then one
             // parallel host step copies that chunk's output out of staging and this chunk's inputs in: one fork of
-            // the host's thread pool per chunk, not one per copy (with one per copy, the engine's copies ran 30–40%
-            // slower per byte than the same copies in an OpenMP program on the same host).
+            // the host's thread pool per chunk, not one per copy (with one per copy, the engine's copies ran
+            // slower per byte than the same copies in an OpenMP program on the same host; measured:
+            // docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
             let previous = c.checked_sub(PIPELINE_LANES).map(|p| &job.chunks[p].download);
             if previous.is_some() {
                 lanes[l].finished.synchronize().map_err(driver_error(what))?;

@@ -36,8 +36,8 @@ use crate::{Device, Resident};
 
 /// Predictions within this much of the fastest are settled by a trial where they are short ([`TRIAL_UP_TO_S`]), even
 /// where the model's own error is smaller: at the sizes where launches and transfers decide, the evaluation's
-/// predictions were 30 to 55% from their measurements on GPU machines the model was not tuned on (90th percentile,
-/// `docs/results/auto/`).
+/// predictions were far from their measurements on GPU machines the model was not tuned on (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const TRIAL_MARGIN: f64 = 0.5;
 
 /// The longest a contender may be predicted to take for a trial to time it: a trial runs each a few times, which past
@@ -390,8 +390,9 @@ impl<W: DeviceWorkload> Contender<'_, W> {
     /// One sample, in seconds, as the harness measures it: on a GPU the mean of a batch of launches on the device's
     /// timer; on a CPU the median of single launches back to back for about [`TRIAL_SAMPLE`] (the harness times a
     /// CPU's kernel one launch a sample, and a batch's mean took in its rare slow launches: on an H100's host an
-    /// expression at 1024 elements took 3.13-4.67 µs a launch in a trial's batches and 2.0-2.6 µs in the evaluation,
-    /// and lost its trials to cuda's 2.94-4.19 µs); a whole run's median back to back for about as long, the first
+    /// expression at 1024 elements was slower in a trial's batches than in the evaluation, and lost its trials to
+    /// cuda; measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so); a whole run's median back to back
+    /// for about as long, the first
     /// unkept where there were more than one.
     fn sample(&mut self, input: &W::Input) -> Result<f64> {
         let (device, variant) = (self.device, self.variant);

@@ -113,8 +113,9 @@ pub const STREAM_PROBE_LEN: usize = 1 << 26;
 /// documented best variant, the data resident, the median of single launches timed by the device's own clock
 /// ([`Device::time_resident_kernel`]) after the spin-up of calibration's short measurement. The
 /// model bounds a memory-bound workload's kernel past its calibrated sizes by it: quick ladders stop within the
-/// caches (square at 2^22 moves 32 MiB), where a kernel is two to three times faster per byte than from memory, and
-/// an H200 calibrated up to 2^22 predicted square 2^26 resident in 42.7 µs; it took 135 µs. A device that cannot
+/// caches (square at 2^22 moves 32 MiB), where a kernel is faster per byte than from memory, and an H200
+/// calibrated up to 2^22 predicted square 2^26 far too fast (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). A device that cannot
 /// hold the probe (or this machine's memory) is left out.
 pub fn measure_streaming(devices: &[Device], progress: &dyn Progress) -> Vec<(DeviceLabel, f64)> {
     use gpuworthy_core::workloads::{Len, Square};
@@ -143,7 +144,8 @@ pub fn measure_streaming(devices: &[Device], progress: &dyn Progress) -> Vec<(De
 /// MiB or more). Calibration's ladder stops below it for most workloads (square at 2^22 elements moves 32 MiB: four
 /// chunks of 4 MiB up and four down, each lane used about once), where a pipelined run is mostly filling and
 /// draining, and a curve through such sizes alone extrapolates as if it never overlapped: mandelbrot 4096x4096,
-/// predicted from 1024x1024 at 13.8 ms, ran pipelined in 3.9 ms.
+/// predicted from 1024x1024, ran pipelined far faster (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const PIPELINED_FULL_BYTES: u64 = 64 << 20;
 
 /// The sizes calibration times a pipelined path at: `ladder`, and where its largest moves fewer than
@@ -163,14 +165,14 @@ pub fn pipelined_sizes<W: Workload>(ladder: &[W::Params], full: &[W::Params]) ->
     sizes
 }
 
-/// The spin-up of each of calibration's measurements: 50 ms of launches. At 100 ms, spin-ups took about 30 s of a
-/// calibration of a GPU machine (292 kernel points on an H200), half of its minute.
+/// The spin-up of each of calibration's measurements, short: at twice this, spin-ups took about half of a
+/// calibration of a GPU machine (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const CALIBRATION_SPIN_UP: Duration = Duration::from_millis(50);
 
 /// How many times its device's fastest kernel a variant may take at two sizes in a row, not catching up, before
 /// calibration leaves it out of the larger sizes ([`crate::sweep::falls_behind`]): the model never chooses it there,
 /// and a slow variant's measurements are among the longest of a calibration (an expression's `scalar` interpreter
-/// took 105 ms a run at 2^25 elements on a 16-core host, against 6.4 ms at 2^21).
+/// on a 16-core host; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const DROP_SLOWER_THAN: f64 = 8.0;
 
 /// How calibration measures: short measurements, and a time budget per measurement.
@@ -377,14 +379,15 @@ pub const SLOWER_THAN_LARGER: f64 = 1.5;
 /// the same variant on the same device (a later size of the ladder, or a streaming probe of that variant, by the
 /// bytes it moved), and keeps the faster of the two measurements. A kernel's time does not fall as its input grows;
 /// one that did was slowed by something else on the machine, and one such size bends every prediction past it: on
-/// an H100, CUDA's `tiled` stencil took 37.1 µs at 1024x1024 (4.3-4.7 µs in every other calibration, 9.3 µs at three
-/// times its bytes in the same one), and its probes, set against that, made the unprobed `naive` variant look 16
-/// to 30 times faster than it ran at 2048x2048 to 8192x8192. A kernel that was its device's fastest at the size before
+/// an H100, one slowed size of CUDA's `tiled` stencil made its unprobed `naive` variant look many times faster than
+/// it ran past the ladder (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so). A kernel that was
+/// its device's fastest at the size before
 /// and takes more than [`LOST_THE_LEAD`] times another variant's here is measured again too: the variant leading a
 /// device is the one auto runs, and a slowed measurement of it moves the choice. One H100 calibration timed CUDA's
-/// fused softmax at 256x16384 at 22.2 µs, behind its `split` variant (19.6 µs) after leading it at 1024x1024, where
-/// every other calibration of the day took 12.4-12.8 µs; auto then chose WGSL for softmax at 2048x2048, 1.84 times
-/// slower than CUDA there. Such a kernel that really fell behind (a tiled matmul overtaken by cuBLAS) only costs one
+/// fused softmax at 256x16384 slowed, behind its `split` variant after leading it at 1024x1024; auto then chose
+/// WGSL for softmax at 2048x2048, slower than CUDA there (measured:
+/// docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so). Such a kernel that really fell behind (a tiled matmul
+/// overtaken by cuBLAS) only costs one
 /// measurement more.
 pub fn remeasure_slower_than_larger<W: DeviceWorkload>(
     devices: &[Device],
@@ -453,7 +456,8 @@ pub fn remeasure_slower_than_larger<W: DeviceWorkload>(
 /// The bytes of the far streaming probe of every workload ([`measure_workload_streaming`]): twice this machine's
 /// last-level cache, and the copy's 512 MiB ([`STREAM_PROBE_LEN`]) at least, past every cache of the host and of
 /// the GPUs in view. A smaller probe still ran partly from the cache: saxpy at 604 MB of traffic (402 MB of arrays, on
-/// a 16-core host whose cache holds 300 MiB) ran at 271 GB/s where a copy streamed at 144.
+/// a 16-core host whose cache holds 300 MiB) ran faster than a copy streamed (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub fn far_probe_bytes() -> u64 {
     let copy_bytes = gpuworthy_core::workloads::Square::cost(&gpuworthy_core::workloads::Len(STREAM_PROBE_LEN)).bytes;
     gpuworthy_cpu::last_level_cache_bytes().unwrap_or(0).saturating_mul(2).max(copy_bytes)
@@ -483,10 +487,12 @@ pub fn streaming_probe_sizes<W: Workload>(top: u64) -> Vec<W::Params> {
 
 /// How far above the ladder's top the near streaming probe is ([`streaming_probe_sizes`]), in bytes: the sizes
 /// just past the ladder are where a cache stops holding the data, and a rate interpolated across them from probes
-/// far apart missed both ways. On 16-core hosts with 300 MiB of last-level cache, square at 2^24 (128 MiB) ran at
-/// 220-280 GB/s and was predicted 15-29% slow from its probes at 192 and 768 MiB; on two cores, whose cache holds 32
-/// MiB, the stencil at 2048x2048 ran at the ladder top's rate and was predicted 57-123% slow from probes at 96 and 768
-/// MiB. A probe at 2.5 times the top (rounded up to a size on no ladder: 96 MiB for square, 1664x1664 or 21 MiB for
+/// far apart missed both ways. On 16-core hosts with 300 MiB of last-level cache, square at 2^24 (128 MiB) was
+/// predicted too slow from its probes at 192 and 768 MiB; on two cores, whose cache holds 32 MiB, the stencil at
+/// 2048x2048 ran at the ladder top's rate and was predicted far too slow from probes at 96 and 768 MiB (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so,
+/// docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so). A probe at 2.5 times the top (rounded up to a
+/// size on no ladder: 96 MiB for square, 1664x1664 or 21 MiB for
 /// the stencil) measures that range instead.
 pub const NEAR_PROBE_GROWTH: f64 = 2.5;
 
@@ -496,8 +502,9 @@ pub const NEAR_PROBE_GROWTH: f64 = 2.5;
 /// timer ([`Device::time_resident_kernel`]), per byte that variant really moves ([`Workload::traffic`]). The model
 /// predicts that variant past the ladder from these rates, interpolated between the ladder's largest size and the
 /// probes ([`crate::fit::StreamBound::Measured`]), instead of from the copy's rate ([`measure_streaming`]): each
-/// workload streams at a rate of its own (softmax and stencil at 110-128 GB/s on a 16-core host whose copy ran at
-/// 148), and on an H200 WGSL's fused softmax at 4096x4096 ran 1.5 times slower per byte than the copy. Devices that
+/// workload streams at a rate of its own (softmax and stencil slower than the copy on a 16-core host, and WGSL's
+/// fused softmax at 4096x4096 on an H200; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
+/// Devices that
 /// measure nothing (no such size, too little memory, a failure) are left out, and so is a wgpu adapter that runs on
 /// the CPU (lavapipe): it shares the CPU's memory, is never the fastest there past the ladder, and its probes took
 /// half a minute of a calibration on two cores.
@@ -545,8 +552,8 @@ pub fn measure_workload_streaming<W: DeviceWorkload>(
 }
 
 /// The longest a compute probe may be expected to take, one launch ([`measure_compute_probe`]): the probe is
-/// skipped on a device whose largest calibrated size, grown with the flops, says it would take longer. An H100's
-/// matmul at 3072^3 takes 1-4 ms.
+/// skipped on a device whose largest calibrated size, grown with the flops, says it would take longer; an H100's
+/// matmul at 3072^3 takes well under it (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
 pub const COMPUTE_PROBE_MAX_S: f64 = 0.05;
 
 /// `W`'s kernel at its [`Workload::compute_probe`] size on each GPU that implements `W` and can hold it (not a CPU

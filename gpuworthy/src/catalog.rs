@@ -277,9 +277,9 @@ pub const WARM_START: Duration = Duration::from_millis(500);
 /// Keeps each GPU of `devices` busy for [`WARM_START`] with short kernels (square at 2^16 elements), so that the
 /// first workload calibrated finds it as every later one does: each measurement's own spin-up is short
 /// ([`crate::calibration::CALIBRATION_SPIN_UP`]) because the device is already busy, which a GPU idle before the
-/// command started is not. On an H200, the workload calibrated first measured a CUDA kernel of 1024 elements at
-/// 4.29 µs and one of 16384 at 4.4 µs, where the same launches took 3.3-3.8 µs once the device had been busy for
-/// a while.
+/// command started is not. On an H200, the workload calibrated first measured CUDA's short kernels slower than the
+/// same launches took once the device had been busy for a while (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub fn warm_start(devices: &[Device], progress: &dyn Progress) {
     use gpuworthy_core::workloads::{Len, Square};
     let params = Len(1 << 16);

@@ -228,8 +228,9 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                 }
             }
             // So is a prediction past the ladder further than [`REMEASURE_PREDICTION_OFF`] from auto's choice's
-            // measured time: on a 16-core host shared with others, the CPU's stencil at 4096x4096 ran in 771 µs in
-            // one evaluation and 1.61 ms in the next.
+            // measured time: on a 16-core host shared with others, the CPU's stencil at 4096x4096 took twice as
+            // long in one evaluation as in the next (measured:
+            // docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
             if past_ladder && point.prediction_error().is_some_and(|e| e > REMEASURE_PREDICTION_OFF) {
                 measure_again(&mut rows, &choice.device.label(), choice.variant, choice.pipelined);
                 if let Some(again) = point_of(&rows) {

@@ -94,8 +94,9 @@ pub struct Curve {
 impl Curve {
     /// A curve through these `(cost, seconds)` samples (the median of repeated sizes), made non-decreasing: a point
     /// slower than a larger one keeps the larger one's time, since more work of one kernel does not take less time,
-    /// and such a point is a measurement's noise (the first size measured on a GPU, before its clocks settle, took
-    /// 7.1 µs where the next two took 5.2 and 4.2). The fit is made through those points. `None` without a sample of
+    /// and such a point is a measurement's noise (the first size measured on a GPU, before its clocks settle, can
+    /// take longer than the next two; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). The fit
+    /// is made through those points. `None` without a sample of
     /// positive time.
     pub fn through(samples: &[(Cost, f64)]) -> Option<Curve> {
         let mut points: Vec<(u64, u64, f64)> = Vec::new();
@@ -178,10 +179,9 @@ impl Curve {
     /// pipelined run) of this cost. Within the calibrated sizes, [`Curve::predict`]; past the largest, the largest
     /// size's time and, for each byte more, the seconds a byte took between the two largest sizes: the rate the
     /// transfers have reached there, where the fit over every size, weighted to the small ones that are mostly fixed
-    /// cost, grows with a rate of their own. Scaled from the fit instead, WGSL's matmul from the host at 2048x2048x2048
-    /// was predicted at 5.0-5.3 ms and took 3.1-3.5 ms on both GPUs, and CUDA's pipelined mandelbrot at 8192x8192 at
-    /// 13.1-13.5 ms where it took 10.1-10.3 ms; from the two largest sizes, 3.4-4.0 and 10.7-11.1 ms (replayed on the
-    /// calibrations of those runs, `docs/results/auto`). Where the two largest sizes give no positive rate (a
+    /// cost, grows with a rate of their own. Scaled from the fit instead, whole runs past the ladder came out too slow,
+    /// and from the two largest sizes close (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
+    /// Where the two largest sizes give no positive rate (a
     /// measurement's noise), the fit's growth stands.
     pub fn predict_whole_run(&self, cost: &Cost) -> f64 {
         self.predict_whole_run_within(cost, None)
@@ -213,7 +213,8 @@ impl Curve {
     /// bytes and in flops, and for a memory-bound kernel (at most [`MEMORY_BOUND_FLOPS_PER_BYTE`]) by at least
     /// the device's streaming rate for each byte more, where that is known ([`StreamBound::EachByteMore`]). A fit over all sizes, weighted to the small
     /// launch-bound ones, extrapolates as if they went on: matmul's split-k kernel, calibrated up to 1024 where it is
-    /// still mostly launch, was predicted at 3.5 ms for 8192 and took 23.3 ms; and the largest calibrated size may
+    /// still mostly launch, was predicted far too fast for 8192 (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so); and the largest calibrated size may
     /// still run from a cache, which the streaming rate corrects. The prediction starts from each of the
     /// [`EXTRAPOLATE_FROM_LAST`] largest sizes and takes the least, so that one slowed measurement does not scale.
     ///
@@ -243,10 +244,10 @@ impl Curve {
         // at each probe, interpolated along the bytes; the fixed part added once. That part is the one at the top
         // of the ladder (the intercept of the line through its two largest sizes, where that is more than the fit's):
         // a CPU pays the wake-up of its threads from the size where it runs in parallel, which the fit over every
-        // size, most of them on one thread, does not see (on a 16-core host, stencil took 3.2 µs at 64x64, 45.2 µs at
-        // 256x256 and 68.7 µs at 1024x1024; from the fit's 3.1 µs, 2048x2048 was predicted 1.41 times slow).
+        // size, most of them on one thread, does not see (from the fit's intercept, the CPU's stencil past the ladder
+        // was predicted too slow; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
         // The line runs along the bytes (those moved, where known). Along the flops, matmul's split-k kernels came
-        // within 4% past the ladder on both GPUs, but a what-if GPU of slower memory, whose smaller sizes the roofline
+        // close past the ladder on both GPUs, but a what-if GPU of slower memory, whose smaller sizes the roofline
         // raises, was then predicted faster than the GPU itself.
         let top_fixed = match (earlier.last(), moved_at(bytes, flops)) {
             (Some(&(b0, f0, t0)), then) => {
@@ -306,12 +307,12 @@ impl Curve {
             (p.2 - fixed) >= 0.5 * above_last / growth
         };
         // A kernel bound by its arithmetic (matmul, mandelbrot) starts from its largest size alone: at its smaller
-        // sizes the launch hides most of the work, and cuBLAS on an H100, extrapolated from 512^3, was predicted at
-        // 1.70 ms for 4096^3 where its largest size gave 2.9 ms. Its time above the fixed part at the top of the
-        // ladder grows with the work: a GPU's mandelbrot at 1024x1024 still spends 12-14 µs on its launch and its
-        // last wave (the intercept through 512x512 and 1024x1024); grown from above the fit's 9.3-11.9 µs, it was
-        // predicted 1.15-1.25 times slow at 2048x2048 to 8192x8192 on both GPUs (1.08-1.15 replayed on the same
-        // calibrations, `docs/results/auto`).
+        // sizes the launch hides most of the work, and cuBLAS on an H100, extrapolated from 512^3, was predicted far
+        // too fast for 4096^3. Its time above the fixed part at the top of the
+        // ladder grows with the work: a GPU's mandelbrot at 1024x1024 still spends more on its launch and its
+        // last wave (the intercept through 512x512 and 1024x1024) than the fit's fixed part; grown from above the fit's, it
+        // was predicted too slow past the ladder on both GPUs (measured:
+        // docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
         if !memory_bound {
             return from_above(last, top_fixed);
         }
@@ -325,7 +326,8 @@ impl Curve {
     /// Between the largest calibrated size and the probe, the time interpolated along the flops; past the probe, its
     /// time above the fixed (launch) part grown with them. A GPU that the largest calibrated size does not fill runs
     /// faster per flop past it, which growing that size's time with the flops cannot know: WGSL's matmul on an H100
-    /// took 142 µs at 1024^3 and 488 µs at 2048^3, where [`Curve::predict_kernel`] gave 774 µs. A memory-bound cost,
+    /// ran 2048^3 well under [`Curve::predict_kernel`]'s time (measured:
+    /// docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so). A memory-bound cost,
     /// one within the calibrated sizes and a probe no larger than they are keep [`Curve::predict_kernel`]; a probe
     /// faster than the largest calibrated size counts as that size's time (more work does not take less).
     pub fn predict_kernel_probed(&self, cost: &Cost, probe: (u64, u64, f64)) -> f64 {
@@ -360,8 +362,9 @@ pub enum StreamBound {
     /// not at a step.
     Measured(Vec<(u64, f64)>),
     /// The same for a kernel that moves more than the device's last-level cache holds: the probes past the cache
-    /// alone. On a 16-core host with 300 MiB of it, saxpy ran at 389 GB/s with 288 MiB of traffic and at 148-169 with
-    /// 768 MiB or more; interpolated between the two, 768 MiB was predicted 1.45 times fast.
+    /// alone. On a 16-core host with 300 MiB of it, saxpy ran much faster with 288 MiB of traffic than with 768 MiB
+    /// or more; interpolated between the two, 768 MiB was predicted too fast (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     FromMemory(Vec<(u64, f64)>),
 }
 
@@ -402,9 +405,10 @@ pub const EXTRAPOLATE_FROM_LAST: usize = 3;
 
 /// How many times the first streaming probe's rate a memory-bound kernel's largest calibrated size is credited with
 /// at most, where that size was all launch ([`Curve::predict_kernel`]): a cache serves a few times what memory does,
-/// not more. CUDA's `tiled` stencil on an H100 and an H200 took 4.69 µs from 64x64 to 1024x1024, its launch; with
-/// ten times the probe's rate allowed at 1024x1024, 2048x2048 (32 MiB, half the L2) was predicted 25-29% fast; the
-/// L2 had served it at 1.6 times the rate of memory.
+/// not more. CUDA's `tiled` stencil on an H100 and an H200 took its launch's time from 64x64 to 1024x1024; with
+/// ten times the probe's rate allowed at 1024x1024, 2048x2048 (32 MiB, half the L2) was predicted too fast; the
+/// L2 had served it at less than twice the rate of memory (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const CACHE_RATE_MAX: f64 = 3.0;
 
 /// Flops per byte up to which a kernel is taken to be bound by memory ([`Curve::predict_kernel`]): square, saxpy,

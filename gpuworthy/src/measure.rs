@@ -28,8 +28,9 @@ pub struct MeasureOptions {
     pub warmup: usize,
     /// On a GPU, how long to keep the device busy with back-to-back launches right before the kernel is timed.
     /// GPUs lower their clocks soon after going idle, and the upload phase before leaves them idle: without this,
-    /// an H200 through Vulkan measured a 1.7 TB/s copy in some runs and 4.1 TB/s in others, and 100 ms with gaps
-    /// between launches was not always enough.
+    /// an H200 through Vulkan measured a copy at very different rates from run to run, and a shorter spin-up with
+    /// gaps between launches was not always enough (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     pub spin_up: Duration,
     /// The fewest timed repetitions per phase.
     pub min_repetitions: usize,
@@ -246,8 +247,8 @@ fn check_output<W: Workload>(
 
 /// The warm-up runs, then the end-to-end phase repeated: each run synchronised before the clock starts, and ended by
 /// the run itself (its download waits for the device). The clock stops when the result is in hand, before it is
-/// dropped: freeing the caller's vector is not part of the run (for a fresh 256 MiB result it took 0.7–1.3 ms on the
-/// H200 machine's host, and the peers' clocks stop before theirs too).
+/// dropped: freeing the caller's vector is not part of the run (a large fresh result takes a while to free, measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so; the peers' clocks stop before theirs too).
 ///
 /// With [`MeasureOptions::reuse_output`], every run writes into `first` (the first call's output) through
 /// [`Implements::run_into`], which is returned for its check; otherwise `first` is dropped and each run makes its
@@ -425,9 +426,10 @@ where
 /// How many launches each kernel sample times: on a GPU, after a spin-up of `options.spin_up`, a batch of back-to-back
 /// launches of about 2 ms of device time (at most [`MAX_LAUNCHES_PER_TIMING`]); one on a CPU. Timing one launch at a
 /// time leaves the GPU idle between launches while the host reads the clock, and its clock governor then lowers the
-/// clocks during the measurement: on an H200 through Vulkan, softmax's kernels measured up to 2.2 times their time in
+/// clocks during the measurement: on an H200 through Vulkan, softmax's kernels measured far over their time in
 /// some runs. It also puts the timer's own cost into every sample, which differs between backends: one launch at a
-/// time, a microsecond kernel measured 1.2 to 2 times its batched time through Vulkan against CUDA's events.
+/// time, a microsecond kernel measured over its batched time through Vulkan against CUDA's events (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 fn launches_per_sample<W: Workload, B: Implements<W>>(
     backend: &B,
     variant: &str,

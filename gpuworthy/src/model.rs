@@ -69,7 +69,8 @@ pub struct WorkloadModel {
     /// and overlap that phases timed apart do not show. On a GPU, a run from the host is predicted as its kernel plus
     /// this, and the upload and download shown share it in their proportions. A CPU adapter (lavapipe) keeps its
     /// phases: its whole runs share the cores they are timed on with everything else on the machine, and on two cores
-    /// one expression's whole run at 2^22 took 21 ms in a calibration and 14.5 ms in the evaluation after it.
+    /// one expression's whole run took much longer in a calibration than in the evaluation after it (measured:
+    /// docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
     #[serde(default)]
     pub host_overhead: Option<Curve>,
     /// Each variant measured.
@@ -134,8 +135,8 @@ pub struct DeviceModel {
     /// memory-bound kernel that moves no more than this past its calibrated sizes is not held to
     /// [`DeviceModel::stream_s_per_byte`], since its data can stay in the cache from one run to the next. The
     /// 16-core hosts of the GPU machines have 300 MiB of it; calibrated up to 32 MiB and held to the streaming
-    /// rate beyond, their square, saxpy and sum at 2^24 elements (64-192 MiB) were predicted 1.25-2.2x slower than
-    /// they ran.
+    /// rate beyond, their square, saxpy and sum at 2^24 elements (64-192 MiB) were predicted slower than
+    /// they ran (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     #[serde(default)]
     pub cache_bytes: Option<u64>,
 }
@@ -144,9 +145,9 @@ impl DeviceModel {
     /// The seconds a byte that this device's whole runs from the host grew by between the two largest calibrated
     /// sizes of the workloads calibrated past `bytes` (their [`WorkloadModel::host_overhead`]), the median over those
     /// workloads; `None` where no workload reached further. Every workload's transfers cross the same link, and a
-    /// workload whose ladder stops early has seen only its slower start: WGSL's matmul from the host grew by 17-18
-    /// GB/s between 512^3 and 1024^3 (3 and 12 MiB) on an H100 and an H200, where square, saxpy, sum, softmax and
-    /// histogram grew by 16-35 GB/s up to 16-48 MiB; grown at its own rate, 2048^3 was predicted 31-39% slow.
+    /// workload whose ladder stops early has seen only its slower start: WGSL's matmul from the host, whose ladder
+    /// stops at 12 MiB, grown at its own rate, was predicted too slow at 2048^3 on an H100 and an H200
+    /// (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     pub fn host_transfer_per_byte_beyond(&self, bytes: u64) -> Option<f64> {
         let rates: Vec<f64> = self
             .workloads
@@ -166,9 +167,10 @@ impl DeviceModel {
 
     /// The time of the shortest kernel this device runs, what a launch costs here: the median, over its workloads,
     /// of the fastest full-precision variant's time at the workload's smallest calibrated size. Each of those is one
-    /// measurement of the same launch path; the median of ten is steadier than any one (a CUDA expression's launch
-    /// measured 4.29 µs at its smallest size in an H200's calibration, the device's other workloads 3.25-3.88, and
-    /// expressions in the evaluation after it 3.3-3.8). `None` where nothing was calibrated.
+    /// measurement of the same launch path; the median of ten is steadier than any one (in an H200's calibration, a
+    /// CUDA expression's launch measured slower than the device's other workloads and than expressions in the
+    /// evaluation after it; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). `None` where
+    /// nothing was calibrated.
     pub fn launch_floor(&self) -> Option<f64> {
         let floors: Vec<f64> = self
             .workloads
@@ -187,8 +189,9 @@ impl DeviceModel {
     /// What `workload`'s streaming probes say of its variants that were not probed, at `cost`: the probed variant's
     /// prediction from its probes over its prediction without them (1 within the calibrated sizes, and where nothing
     /// was probed). Only the documented best variant is probed, and another extrapolated from the copy's rate alone
-    /// looked faster than it past the ladder: on an H200, WGSL's `tiled` stencil at 4096x4096 was predicted at
-    /// 37.7 µs beside the probed `rows` variant, and took 56.6 µs.
+    /// looked faster than it past the ladder: on an H200, WGSL's `tiled` stencil at 4096x4096 was predicted faster
+    /// than the probed `rows` variant, and was not (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     pub fn unprobed_slowdown(
         &self,
         workload: &WorkloadModel,
@@ -349,8 +352,9 @@ impl ComputeRates {
     /// them; `None` where a sample lacks it. The rates are taken non-increasing with the length (each sample's the
     /// least of its own and every shorter one's): a longer array is spread over at least as many threads, so a call
     /// costs no more per element there, and a sample that says otherwise is a probe slowed by something else on the
-    /// machine (on two cores, a CPU's `atan` measured 4.15 ns a call at 2^10 and 7.07 ns at 2^14, and an expression at
-    /// 8192 elements went to a CPU adapter that took 1.5 times the CPU's time).
+    /// machine (on two cores, a CPU's `atan` measured slower a call at 2^14 than at 2^10, and an expression at
+    /// 8192 elements went to a CPU adapter that took longer than the CPU; measured:
+    /// docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
     fn at(&self, len: u64, rate: impl Fn(&RateSample) -> Option<f64>) -> Option<f64> {
         let x = |n: u64| (n.max(1) as f64).ln();
         let mut least = f64::INFINITY;
@@ -827,9 +831,9 @@ mod tests {
         }
     }
 
-    /// A device whose upload and download, timed apart, add up to more than a whole run pays beyond its kernel (the
-    /// wgpu backend on an H100 predicted 3.10 ms for an expression's run from the host from its phases, and the run
-    /// took 2.15 ms): the prediction from the host is the kernel plus what the whole runs took beyond it, and the
+    /// A device whose upload and download, timed apart, add up to more than a whole run pays beyond its kernel (as
+    /// the wgpu backend's on an H100 did; measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so): the
+    /// prediction from the host is the kernel plus what the whole runs took beyond it, and the
     /// phases shown share that.
     #[test]
     fn a_run_from_the_host_is_predicted_from_whole_runs_not_from_phases_timed_apart() {

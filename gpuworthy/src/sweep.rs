@@ -63,8 +63,9 @@ pub struct SweepOptions {
 /// Whether a variant whose kernel took `before` and then `now` times its device's fastest at two sizes in a row
 /// (`before` `None` at the first size) is left out of the sizes after them: more than `factor` times at both, and
 /// not catching up (at the second at least [`CATCHING_UP`] of the first). Such a variant is not the fastest of its
-/// device past them (a CPU's `scalar` kernels, 10 to 100 times its `simd` ones, which took 45-105 ms a run at the
-/// tops of a 16-core host's calibration ladders); one that is catching up (a CPU's threaded variant at the smallest
+/// device past them (a CPU's `scalar` kernels, many times its `simd` ones, at the tops of a 16-core host's
+/// calibration ladders; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so); one that is catching
+/// up (a CPU's threaded variant at the smallest
 /// sizes, behind a single-threaded one until its threads pay) is kept.
 pub fn falls_behind(before: Option<f64>, now: f64, factor: f64) -> bool {
     before.is_some_and(|before| before > factor && now > factor && now >= CATCHING_UP * before)

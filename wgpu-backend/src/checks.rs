@@ -3,9 +3,10 @@
 //! wgpu makes any shader safe to run, whatever its indices and loops do, by rewriting it: every array index is
 //! clamped to the array, every integer division is guarded against a zero divisor, and every loop gets a counter
 //! that ends it after 2^64 iterations. The first two cost little. The loop counter is what costs: it hides a loop's
-//! constant trip count from the driver's compiler, which then cannot unroll it. On an H200 it made `stencil naive`
-//! 2.2 times slower, `matmul tiled` 2.3 times and `matmul naive` 3 times, while dropping the index clamps and
-//! division guards as well saved nothing measurable on most kernels (17% on `matmul register`).
+//! constant trip count from the driver's compiler, which then cannot unroll it. On an H200 it made loop-heavy kernels
+//! (`stencil naive`, `matmul tiled` and `naive`) several times slower, while dropping the index clamps and
+//! division guards as well saved nothing measurable on most kernels (measured:
+//! docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 //!
 //! Every loop in `shaders/` ends by construction, so the backend drops loop bounding and keeps the rest
 //! ([`ShaderChecks::DEFAULT`]). `GPUWORTHY_WGPU_CHECKS` chooses otherwise, to measure what each check costs:

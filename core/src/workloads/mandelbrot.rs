@@ -321,8 +321,8 @@ impl Workload for Mandelbrot {
     }
 
     /// 512x512, where the image from the host is a toss-up between CUDA's pipelined path and wgpu: their downloads of
-    /// 1 MiB were 20 to 50% off the curves through 256x256 and 1024x1024, and auto, calibrated without it, took
-    /// wgpu at 429 µs over CUDA's 269 µs on an H200 and at 2.26 times CUDA's time on an H100.
+    /// 1 MiB were off the curves through 256x256 and 1024x1024, and auto, calibrated without it, took the slower
+    /// wgpu over CUDA on an H200 and an H100 (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     fn calibration_extra() -> Vec<MandelbrotParams> {
         vec![MandelbrotParams::new(512, 512)]
     }

@@ -64,9 +64,9 @@ pub(crate) fn validate_2d(what: &str, rows: usize, cols: usize, data_len: usize)
 pub const SPLIT_TARGET_GROUPS: usize = 1024;
 
 /// From this many rows a softmax is not split: one workgroup per row already fills the GPU. Measured on an H100 with
-/// WGSL's kernels, 256 rows of 65536 and of 262144 columns took the same time split or not (84.3 against 85.8 µs,
-/// 291 against 297 µs: bound by the second read of each row, which a split keeps), and 256 rows of 16384 columns
-/// took 22.5 µs split against 14.4 µs; 64 rows of 131072 took 50.5 µs split against 89.1 µs.
+/// WGSL's kernels, 256 long rows took the same time split or not (bound by the second read of each row, which a
+/// split keeps), 256 rows of 16384 columns took longer split, and 64 rows of 131072 shorter
+/// (docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
 pub const SPLIT_BELOW_ROWS: usize = 128;
 
 /// The fewest columns one workgroup of a `split` softmax takes: fewer would leave each of its threads a handful of

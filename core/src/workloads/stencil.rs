@@ -114,9 +114,10 @@ impl Workload for Stencil {
     }
 
     /// A square image like the ladder's, its side a multiple of 64 pixels and no power of two. The shape decides the
-    /// rate, not only the bytes: on two cores a probe of 384x8192 ran 1.2-1.5 times slower per pixel than one of
-    /// 1664x1664 (`docs/results/cpu-2-core-lavapipe/cpu-stencil-probe-shapes.txt`), and on the 16-core hosts the probes
-    /// of rows of 8192 pixels predicted the image of 2048x2048 1.26-1.64 times slow in four of ten evaluations.
+    /// rate, not only the bytes: on two cores a probe of 384x8192 ran slower per pixel than one of 1664x1664, and on
+    /// the 16-core hosts the probes of rows of 8192 pixels predicted the image of 2048x2048 too slow in four of ten
+    /// evaluations (measured: docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so,
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     fn streaming_probe(bytes: u64) -> Option<Shape2> {
         let pixels = bytes.div_ceil(Self::cost(&Shape2::square(1)).bytes.max(1));
         let mut side = ((pixels as f64).sqrt().ceil() as u64).div_ceil(64).max(1) * 64;

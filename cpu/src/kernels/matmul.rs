@@ -31,13 +31,14 @@ struct MicroTile {
 }
 
 /// 6 rows by 2 vectors: 12 accumulators, a broadcast and two vectors of B, within AVX2's 16 registers; the best of
-/// the shapes on AMD's AVX-512 too (its 24 × 1 and 12 × 2 ran 10% and 3% slower on a Zen 4 EPYC).
+/// the shapes on AMD's AVX-512 too (its 24 × 1 and 12 × 2 ran slower on a Zen 4 EPYC; measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 const SIX_BY_TWO: MicroTile = MicroTile { rows: 6, vectors: 2 };
 
 /// 24 rows by 1 vector: 24 of AVX-512's 32 registers, and each element of A used by one multiply-add, so the compiler
 /// folds its broadcast into the FMA (`vfmadd231ps mem{1to16}`): 28 instructions for 24 multiply-adds where 6 × 2
-/// takes 24 for 12. On the H200 machine's Xeon, interleaved over five rounds on each of three hosts, it beat 6 × 2 in
-/// 29 of 30 pairs, the medians by 2–9% at 1024 and 7–16% at 4096 (`docs/results/nvidia-h200/cpu-matmul-3.txt`).
+/// takes 24 for 12. On the H200 machine's Xeon it beat 6 × 2 at 1024 and 4096 (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 const TWENTY_FOUR_BY_ONE: MicroTile = MicroTile { rows: 24, vectors: 1 };
 
 /// The micro-tile for this CPU at `level`: 24 × 1 on Intel's AVX-512, 6 × 2 elsewhere.
@@ -218,8 +219,8 @@ const PACKED_FLOATS: usize = 16 << 20;
 /// One parallel step packs all of a column block's panels of B, one packs a band of A's rows for all of them, and one
 /// more runs every task over all of them: three forks of the thread pool per column block instead of two per `KC`
 /// panel, no task waits at a panel's end for the slowest, and A is packed once however many column parts its rows are
-/// cut into. On the H200 machine's 16 cores, medians of five rounds against NumPy: 1024 from 0.78x to 0.91x, 4096
-/// from 0.89x to 1.08x when A came to be packed once (`docs/results/nvidia-h200/cpu-matmul-4.txt`).
+/// cut into. On the H200 machine's 16 cores this brought it closer to NumPy at 1024 and past it at 4096 (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 fn blocked(level: Supported, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
     blocked_packing_at_most(level, a, b, c, (m, k, n), PACKED_FLOATS, micro_tile(level.level()));
 }
@@ -421,7 +422,8 @@ impl Implements<Matmul> for CpuBackend {
     }
 
     /// `library` (matrixmultiply) below 512³ multiply-adds, where its lower start-up cost wins; `blocked` from there, where
-    /// its threading scales further (16 cores: 518 against 257 GFLOP/s at 1024).
+    /// its threading scales further (measured on 16 cores:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     fn best_variant(&self, params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
         if (params.m as u128) * (params.k as u128) * (params.n as u128) < 512 * 512 * 512 {
             "library"

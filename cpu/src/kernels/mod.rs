@@ -24,7 +24,8 @@ pub(crate) const STREAM_ABOVE: usize = gpuworthy_core::traffic::CPU_STREAM_ABOVE
 simd_kernel! {
     /// Copies `from` (values just computed, in cache) to `to` with streaming stores. The stores are ordered by one
     /// [`stream_fence`] at the end of the task, not here: a fence after every block of 4 KiB waits for the
-    /// write-combining buffers to drain each time, and made a copy 1.75x slower than one fence per task.
+    /// write-combining buffers to drain each time, and made a copy slower than one fence per task (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     pub(crate) fn stream_copy<S>(s, from: &[f32], to: &mut [f32]) {
         let head = s.aligned_prefix(to).min(to.len());
         to[..head].copy_from_slice(&from[..head]);

@@ -37,8 +37,8 @@ impl Implements<Saxpy> for CpuBackend {
         VARIANTS.to_vec()
     }
 
-    /// As for square: `scalar` below [`PARALLEL_FROM`] (at 2^18 the pool took 46 against 29 µs on 16 cores, 87
-    /// against 43 µs on 2), `simd` on every thread above.
+    /// As for square: `scalar` below [`PARALLEL_FROM`] (at 2^18 the pool cost more than it saved on 16 cores and on
+    /// 2; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so), `simd` on every thread above.
     fn best_variant(&self, params: &<Saxpy as gpuworthy_core::Workload>::Params) -> &'static str {
         if params.n < PARALLEL_FROM { "scalar" } else { "simd" }
     }

@@ -45,9 +45,9 @@ impl Implements<Square> for CpuBackend {
     }
 
     /// `scalar` (one thread; the compiler vectorises it) below [`PARALLEL_FROM`], where waking the thread pool costs
-    /// more than it saves (at 2^18, with the pool: 64 µs against 26 on 16 cores, 85 against 51 on 2) and where `simd`
-    /// runs on one thread too (on an H200's 16-core AVX-512 host its explicit vectors took 33.7 µs at 2^18 against
-    /// the compiler's loop's 26.5; on 2 cores, saxpy's 16.1 against 18.9); `simd` on every thread above.
+    /// more than it saves (at 2^18, on 16 cores and on 2) and where `simd` runs on one thread too (on an H200's
+    /// 16-core AVX-512 host its explicit vectors were slower than the compiler's loop at 2^18; measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so); `simd` on every thread above.
     fn best_variant(&self, params: &<Square as gpuworthy_core::Workload>::Params) -> &'static str {
         if params.0 < PARALLEL_FROM { "scalar" } else { "simd" }
     }

@@ -2,8 +2,8 @@
 //! `simd` gives bands of rows to rayon tasks; for each output row it first adds the three input rows (above, the
 //! row, below, clamped) into a row of column sums, then adds three neighbouring column sums: six additions per pixel
 //! instead of eight, all in vectors, and every input row is read from cache three times instead of memory nine.
-//! Images past the caches are written with streaming stores (8 bytes of memory traffic per pixel instead of 12): at
-//! 8192x8192 on a 16-core Xeon host that took the kernel from 7.2-7.7 ms to 4.7-5.0 ms.
+//! Images past the caches are written with streaming stores (8 bytes of memory traffic per pixel instead of 12),
+//! faster at 8192x8192 on a 16-core Xeon host (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 
 use gpuworthy_core::workloads::Stencil;
 use gpuworthy_core::{Implements, Result};

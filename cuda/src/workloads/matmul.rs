@@ -202,9 +202,8 @@ impl Implements<Matmul> for CudaBackend {
 
     /// The fastest full-precision kernel of the project (`cublas` is the vendor's reference and `tf32` computes in
     /// reduced precision, so neither is chosen for the caller): `splitk` at every size, which is `prefetch` where C
-    /// has tiles enough to fill the GPU and splits K where it has not; measured on an H200 in one run: 35.7 TFLOP/s
-    /// at 1024 against `prefetch`'s 21.0 and 13.4 against 5.1 at 512; `prefetch` itself 46.1 at 4096 against
-    /// `register` 41.3 and `warptile` 44.9 (`docs/results/nvidia-h200/sgemm-ladder.txt`, runs 11 and 12).
+    /// has tiles enough to fill the GPU and splits K where it has not (measured on an H200:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     fn best_variant(&self, _params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
         "splitk"
     }
@@ -359,8 +358,9 @@ impl CudaBackend {
     /// Launches split-K matmul (`kernels`: the sliced product, the sum of slices and the unsliced product, with
     /// their block and tile) on `stream`: `c` (m × n) = `a` (m × k) · `b` (k × n), K cut into [`split_k_slices`]
     /// slices whose partial products go to a buffer allocated on `stream` and are then summed into `c`. With one
-    /// slice the unsliced kernel runs instead: the sliced one, with one slice, computes the same but ran 4–5% slower
-    /// (its slice offsets cost registers and address arithmetic; 43.4 against 45.5 TFLOP/s at 2048 on an H200).
+    /// slice the unsliced kernel runs instead: the sliced one, with one slice, computes the same but ran slower
+    /// (its slice offsets cost registers and address arithmetic; measured on an H200:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     #[allow(clippy::too_many_arguments)]
     fn launch_split_matmul(
         &self,

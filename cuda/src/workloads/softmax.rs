@@ -54,10 +54,8 @@ const BLOCK: u32 = SOFTMAX_BLOCK;
 
 /// Rows from which CUDA's softmax is split only into chunks of at least [`LONG_CHUNK`] columns, four or more: its
 /// `fused` kernel runs 256 threads a row, half of WGSL's, so it leaves an H100 underfilled up to more rows, and there
-/// a split pays only with long chunks. On the H100 (`docs/results/nvidia-h100/softmax-split.txt`), split into chunks
-/// of 8192 columns or more, 128x65536 took 38.1 µs against `fused`'s 66.2, 256x32768 37.6 against 42.9, 256x65536
-/// 76.6 against 92.8 and 256x262144 292 against 380; into chunks of 4096, 256x16384 took 16.4-17.2 µs against 12.7;
-/// 384x65536 took 123 µs either way.
+/// a split pays only with long chunks (measured on the H100:
+/// docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
 const LONG_CHUNK_FROM_ROWS: usize = 128;
 
 /// The shortest chunk of a split from [`LONG_CHUNK_FROM_ROWS`] rows.

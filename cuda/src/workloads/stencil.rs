@@ -51,7 +51,8 @@ impl Implements<Stencil> for CudaBackend {
         VARIANTS.names()
     }
 
-    /// `tiled`: the halo staged in shared memory (169 against 278 µs at 8192² on an H200).
+    /// `tiled`: the halo staged in shared memory, faster at 8192² on an H200 (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     fn best_variant(&self, _params: &<Stencil as gpuworthy_core::Workload>::Params) -> &'static str {
         "tiled"
     }

@@ -74,8 +74,9 @@ impl Implements<Matmul> for WgpuBackend {
         VARIANTS.names()
     }
 
-    /// `wide` (128×128 tiles, 8×8 per thread) from 2048 × 2048 outputs (490 against 761 µs for `register` at 2048,
-    /// 36.5 against 23.8 TFLOP/s at 4096, on an H200), `register` below, where the larger tiles leave compute units
+    /// `wide` (128×128 tiles, 8×8 per thread) from 2048 × 2048 outputs (faster than `register` there on an H200;
+    /// measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so), `register` below, where the larger
+    /// tiles leave compute units
     /// idle.
     fn best_variant(&self, params: &<Matmul as gpuworthy_core::Workload>::Params) -> &'static str {
         if params.m.saturating_mul(params.n) >= 2048 * 2048 { "wide" } else { "register" }

@@ -84,8 +84,8 @@ const UPLOAD_CHUNK_BYTES: usize = 1 << 20;
 impl WgpuBackend {
     /// A storage buffer holding `data`, padded with zeros to whole `vec4`s. The data goes through a mapped staging
     /// buffer of the queue (`write_buffer_with`), written on every core in chunks of [`UPLOAD_CHUNK_BYTES`]: one
-    /// thread's copy into freshly mapped memory ran at about 4 GB/s on the H200 machine, a quarter of what its
-    /// PCIe link takes.
+    /// thread's copy into freshly mapped memory ran at a fraction of what the H200 machine's PCIe link takes
+    /// (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     pub(crate) fn storage_with(&self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
         let buffer = self.storage_zeroed(label, data.len() as u64)?;
         let Some(size) = wgpu::BufferSize::new(data.len() as u64) else { return Ok(buffer) };

@@ -59,7 +59,8 @@ impl Implements<Stencil> for WgpuBackend {
         VARIANTS.names()
     }
 
-    /// `rows`: at 8192² on an H200 through Vulkan 193 µs, against 204 for `tiled` and 281 for `naive`.
+    /// `rows`: the fastest at 8192² on an H200 through Vulkan (measured:
+    /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     fn best_variant(&self, _params: &<Stencil as gpuworthy_core::Workload>::Params) -> &'static str {
         "rows"
     }
