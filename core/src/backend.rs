@@ -40,6 +40,30 @@ impl BackendKind {
         }
     }
 
+    /// For a test that needs this backend: the backend `opened` holds, or, where it could not open, `None` after a
+    /// loud skip on standard error. The skip is a failure (a panic) where `GPUWORTHY_REQUIRE` lists this backend, where
+    /// that variable is malformed, or where the backend failed for a reason other than being unavailable here, so
+    /// that no test passes by not running.
+    ///
+    /// ```
+    /// # use gpuworthy_core::{BackendKind, Error};
+    /// let missing: Result<u32, Error> = Err(Error::Unavailable { backend: BackendKind::Cuda, reason: "no driver".into() });
+    /// # if !BackendKind::required_by_env().unwrap().contains(&BackendKind::Cuda) {
+    /// assert_eq!(BackendKind::Cuda.opened_or_skipped(missing), None);
+    /// # }
+    /// ```
+    pub fn opened_or_skipped<B>(self, opened: Result<B>) -> Option<B> {
+        let error = match opened {
+            Ok(backend) => return Some(backend),
+            Err(error) => error,
+        };
+        let required = Self::required_by_env().unwrap_or_else(|bad| panic!("{bad}"));
+        assert!(error.is_unavailable(), "{self} failed to open: {error}");
+        assert!(!required.contains(&self), "{self} is required by GPUWORTHY_REQUIRE but: {error}");
+        eprintln!("SKIPPING {self}: {error}");
+        None
+    }
+
     /// Parses a comma-separated list of backend names; empty items are ignored.
     pub fn parse_list(list: &str) -> Result<Vec<BackendKind>> {
         list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::parse).collect()

@@ -432,8 +432,9 @@ mod tests {
     fn pipelined_runs_match_the_reference_at_sizes_that_are_not_a_multiple_of_the_chunk() {
         use gpuworthy_core::workloads::*;
         use gpuworthy_core::{Implements, Workload};
-        let Ok(cuda) = CudaBackend::with_host_memory(0, crate::HostMemory::Pipelined) else {
-            println!("CUDA unavailable here: pipelined runs not tried");
+        let Some(cuda) = gpuworthy_core::BackendKind::Cuda
+            .opened_or_skipped(CudaBackend::with_host_memory(0, crate::HostMemory::Pipelined))
+        else {
             return;
         };
         fn each<W: Workload>(cuda: &CudaBackend, params: &[W::Params])

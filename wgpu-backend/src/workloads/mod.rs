@@ -339,10 +339,7 @@ pub(crate) fn loop_run(body: u64) -> u64 {
 /// For the loop-trip tests of the workloads: whether a backend whose driver limits loop trips (llvmpipe) is here.
 #[cfg(test)]
 pub(crate) fn backend_with_a_loop_trip_limit() -> Option<(WgpuBackend, u64)> {
-    let Ok(backend) = WgpuBackend::new() else {
-        println!("no wgpu adapter here: not tried");
-        return None;
-    };
+    let backend = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new())?;
     let Some(limit) = backend.loop_trip_limit else {
         println!("{}: no loop-trip limit known: nothing to try", gpuworthy_core::Backend::device(&backend).name);
         return None;
