@@ -37,7 +37,7 @@ use crate::calibration::{
 };
 use crate::device::DeviceWorkload;
 use crate::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
-use crate::evaluation::{Evaluation, EvaluationPoint, evaluate_workload_over};
+use crate::evaluation::{Evaluation, evaluate_workload_over};
 use crate::measure::MeasureOptions;
 use crate::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
 use crate::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
@@ -67,7 +67,7 @@ pub trait WorkloadEntry: Send + Sync {
     fn calibrate(&self, devices: &CalibrationDevices, progress: &dyn Progress) -> WorkloadCalibration;
 
     /// Compares auto's choices with the fastest measured at the sizes calibration left out ([`evaluate_workload`]).
-    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Vec<EvaluationPoint>;
+    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Evaluation;
 }
 
 /// The [`WorkloadEntry`] of workload `W`.
@@ -200,7 +200,7 @@ impl<W: DeviceWorkload> WorkloadEntry for WorkloadOf<W> {
         calibrate_workload_over::<W>(devices, &full, quick, progress)
     }
 
-    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Vec<EvaluationPoint> {
+    fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Evaluation {
         evaluate_workload_over::<W>(calibration, auto, &self.ladders().0, progress)
     }
 }
@@ -313,7 +313,11 @@ pub fn evaluate(
     progress: &dyn Progress,
 ) -> Evaluation {
     let auto = Auto::with_model(devices.to_vec(), calibration.model.clone());
-    Evaluation { points: workloads.iter().flat_map(|w| w.evaluate(calibration, &auto, progress)).collect() }
+    let mut evaluation = Evaluation::default();
+    for workload in workloads {
+        evaluation.extend(workload.evaluate(calibration, &auto, progress));
+    }
+    evaluation
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use serde::Serialize;
 use crate::auto::{Auto, Choice};
 use crate::calibration::{Calibration, calibration_options};
 use crate::device::{DeviceLabel, DeviceWorkload};
-use crate::measure::MeasureOptions;
 use crate::model::Placement;
 use crate::rows::Row;
 use crate::sweep::{Progress, SweepOptions, sweep_workload};
@@ -59,14 +58,37 @@ impl EvaluationPoint {
     }
 }
 
-/// Auto's choices over the ladder sizes calibration did not use, measured.
+/// A point of the evaluation that could not be measured or decided: counted and reported, never dropped silently.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvaluationFailure {
+    /// The workload.
+    pub workload: WorkloadName,
+    /// The size.
+    pub size: String,
+    /// Where the data was.
+    pub placement: Placement,
+    /// What failed, with the error.
+    pub what: String,
+}
+
+/// Auto's choices over the ladder sizes calibration did not use, measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Evaluation {
     /// Every point.
     pub points: Vec<EvaluationPoint>,
+    /// The points that failed: auto could not decide, the input could not be made, or a measurement failed (its
+    /// check included).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<EvaluationFailure>,
 }
 
 impl Evaluation {
+    /// Adds `other`'s points and failures to these.
+    pub fn extend(&mut self, other: Evaluation) {
+        self.points.extend(other.points);
+        self.failures.extend(other.failures);
+    }
+
     /// The regrets of the points where auto's choice was measured.
     pub fn regrets(&self) -> Vec<f64> {
         let mut regrets: Vec<f64> = self.points.iter().filter_map(|p| p.regret).collect();
@@ -125,7 +147,7 @@ pub fn evaluate_workload<W: DeviceWorkload>(
     calibration: &Calibration,
     auto: &Auto,
     progress: &dyn Progress,
-) -> Vec<EvaluationPoint> {
+) -> Evaluation {
     evaluate_workload_over::<W>(calibration, auto, &W::ladder(), progress)
 }
 
@@ -135,7 +157,7 @@ pub fn evaluate_workload_over<W: DeviceWorkload>(
     auto: &Auto,
     full: &[W::Params],
     progress: &dyn Progress,
-) -> Vec<EvaluationPoint> {
+) -> Evaluation {
     evaluate_workload_with::<W>(calibration, auto, full, &evaluation_options(), progress)
 }
 
@@ -146,7 +168,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
     full: &[W::Params],
     options: &SweepOptions,
     progress: &dyn Progress,
-) -> Vec<EvaluationPoint> {
+) -> Evaluation {
     let options = options.clone();
     let devices = &auto.devices;
     let used: Vec<String> =
@@ -161,12 +183,20 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
     let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
     progress.plan((ladder.len() * planned) as u64);
     let mut rows = sweep_workload::<W>(devices, &ladder, &options, progress).rows;
-    let mut points = Vec::new();
+    let (mut points, mut failures) = (Vec::new(), Vec::new());
     for params in &ladder {
         for placement in [Placement::Host, Placement::Resident] {
-            // Auto's choice as a program calling it would get it: a close call settled by a trial.
-            let Ok(choice) = auto.decide::<W>(params, placement, None) else { continue };
             let size = params.to_string();
+            let failed =
+                |what: String| EvaluationFailure { workload: W::NAME.into(), size: size.clone(), placement, what };
+            // Auto's choice as a program calling it would get it: a close call settled by a trial.
+            let choice = match auto.decide::<W>(params, placement, None) {
+                Ok(choice) => choice,
+                Err(e) => {
+                    failures.push(failed(format!("auto could not decide: {e}")));
+                    continue;
+                }
+            };
             let label = choice.device.label();
             let measured =
                 |rows: &[Row]| rows.iter().any(|r| r.size == size && r.label == label && r.variant == choice.variant);
@@ -174,14 +204,17 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
             // before, and the ladder jumps): measure it on its own, so that every point counts.
             if !measured(&rows) {
                 progress.now_measuring(format!("{} {params} on {label}, auto's choice", W::NAME));
-                if let Ok(input) = W::generate(params, options.measure.seed) {
-                    let measure = MeasureOptions { validate: false, ..options.measure.clone() };
-                    if let Ok(m) = choice.device.measure::<W>(choice.variant, &input, &measure) {
+                // Checked as every measurement of the sweep is.
+                let measured = W::generate(params, options.measure.seed)
+                    .and_then(|input| choice.device.measure::<W>(choice.variant, &input, &options.measure));
+                match measured {
+                    Ok(m) => {
                         let mut row = Row::new::<W>(&choice.device, params, &m);
                         // A pipelined twin's whole run is its pipelined time.
                         row.pipelined_s = choice.pipelined.then_some(row.end_to_end_s);
                         rows.push(row);
                     }
+                    Err(e) => failures.push(failed(format!("measuring auto's choice {label} {}: {e}", choice.variant))),
                 }
             }
             // Only a workload calibrated at sizes of its own has a ladder to be past (an expression never calibrated
@@ -191,19 +224,22 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
             // than the one the model preferred (cuBLAS's `cublas` for its `splitk`).
             let predicted_s = auto.predicted_time::<W>(params, placement, &choice);
             let point_of = |rows: &[Row]| evaluation_point(rows, W::NAME, &size, placement, &choice, predicted_s);
-            let Some(mut point) = point_of(&rows) else { continue };
-            // Measures (label, variant, pipelined) once more at this size, into the rows.
+            let Some(mut point) = point_of(&rows) else {
+                failures.push(failed("no measurement at this size passed its check".to_owned()));
+                continue;
+            };
+            // Measures (label, variant, pipelined) once more at this size, into the rows; a failure is noted.
             let measure_again = |rows: &mut Vec<Row>, label: &DeviceLabel, variant: &str, pipelined: bool| {
                 let on = if pipelined { &auto.pipelined } else { devices };
-                let Some(device) = on.iter().find(|d| d.label() == *label) else { return };
+                let device = on.iter().find(|d| d.label() == *label).ok_or_else(|| format!("{label} is not open"))?;
                 progress.now_measuring(format!("{} {params} on {label}, measured again", W::NAME));
-                let Ok(input) = W::generate(params, options.measure.seed) else { return };
-                let measure = MeasureOptions { validate: false, ..options.measure.clone() };
-                if let Ok(m) = device.measure::<W>(variant, &input, &measure) {
-                    let mut row = Row::new::<W>(device, params, &m);
-                    row.pipelined_s = pipelined.then_some(row.end_to_end_s);
-                    rows.push(row);
-                }
+                let m = W::generate(params, options.measure.seed)
+                    .and_then(|input| device.measure::<W>(variant, &input, &options.measure))
+                    .map_err(|e| format!("measuring {label} {variant} again: {e}"))?;
+                let mut row = Row::new::<W>(device, params, &m);
+                row.pipelined_s = pipelined.then_some(row.end_to_end_s);
+                rows.push(row);
+                Ok::<(), String>(())
             };
             // A large regret is measured once more, auto's choice and the fastest both (each keeps its faster
             // measurement): on a machine of few cores, a measurement that shared them with another device's threads
@@ -221,7 +257,9 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                     .into_iter()
                     .chain(fastest.map(|(label, variant)| (label, variant, point.fastest.ends_with(" pipelined"))));
                 for (label, variant, pipelined) in again {
-                    measure_again(&mut rows, &label, &variant, pipelined);
+                    if let Err(what) = measure_again(&mut rows, &label, &variant, pipelined) {
+                        failures.push(failed(what));
+                    }
                 }
                 if let Some(again) = point_of(&rows) {
                     point = again;
@@ -232,7 +270,9 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
             // long in one evaluation as in the next (measured:
             // docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
             if past_ladder && point.prediction_error().is_some_and(|e| e > REMEASURE_PREDICTION_OFF) {
-                measure_again(&mut rows, &choice.device.label(), choice.variant, choice.pipelined);
+                if let Err(what) = measure_again(&mut rows, &choice.device.label(), choice.variant, choice.pipelined) {
+                    failures.push(failed(what));
+                }
                 if let Some(again) = point_of(&rows) {
                     point = again;
                 }
@@ -241,7 +281,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
             points.push(point);
         }
     }
-    points
+    Evaluation { points, failures }
 }
 
 /// Auto's `choice` at `size` against the fastest of `rows` there, with the model's prediction for it

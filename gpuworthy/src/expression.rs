@@ -857,7 +857,7 @@ pub fn evaluate_expression(
     source: &str,
     scalars: &[(&str, f32)],
     progress: &dyn Progress,
-) -> Result<Vec<crate::evaluation::EvaluationPoint>> {
+) -> Result<crate::evaluation::Evaluation> {
     let sets: Vec<String> = scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
     let request = ExpressionRequest::from_command_line(source, &sets, &[])?;
     let ladder: Vec<ExprParams> = EVALUATION_LENGTHS.iter().map(|&n| request.params(n)).collect::<Result<_>>()?;

@@ -210,3 +210,107 @@ fn an_expression_runs_through_a_device_on_every_backend() {
         assert_eq!(y[0][3], 2.0 * input.arrays[0][3] + 1.0);
     }
 }
+
+/// `y = |x|` as [`Magnitude`], but wrong past 2^14 elements: a planted wrong answer at the sizes calibration leaves
+/// to the evaluation.
+struct WrongPastCalibration;
+
+impl Workload for WrongPastCalibration {
+    const NAME: &'static str = "wrong_past_calibration";
+    const LESSON: &'static str = "a wrong answer the evaluation must report";
+    type Params = Len;
+    type Input = Vec<f32>;
+    type Output = Vec<f32>;
+
+    fn params(input: &Vec<f32>) -> Len {
+        Magnitude::params(input)
+    }
+
+    fn validate(input: &Vec<f32>) -> Result<()> {
+        Magnitude::validate(input)
+    }
+
+    fn generate(params: &Len, seed: u64) -> Result<Vec<f32>> {
+        Magnitude::generate(params, seed)
+    }
+
+    fn reference(input: &Vec<f32>) -> Result<Vec<f32>> {
+        Magnitude::reference(input)
+    }
+
+    fn check(x: &Vec<f32>, expected: &Vec<f32>, actual: &Vec<f32>, p: Precision) -> std::result::Result<(), Mismatch> {
+        Magnitude::check(x, expected, actual, p)
+    }
+
+    fn host_bytes(params: &Len) -> Option<u64> {
+        Magnitude::host_bytes(params)
+    }
+
+    fn cost(params: &Len) -> Cost {
+        Magnitude::cost(params)
+    }
+
+    fn ladder() -> Vec<Len> {
+        Magnitude::ladder()
+    }
+
+    fn quick_ladder() -> Vec<Len> {
+        Magnitude::quick_ladder()
+    }
+
+    fn conformance_params() -> Vec<Len> {
+        Magnitude::conformance_params()
+    }
+
+    fn special_inputs() -> Vec<(&'static str, Vec<f32>)> {
+        Magnitude::special_inputs()
+    }
+}
+
+impl Implements<WrongPastCalibration> for CpuBackend {
+    type Resident = (Vec<f32>, Vec<f32>);
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["scalar"]
+    }
+
+    fn best_variant(&self, _: &Len) -> &'static str {
+        "scalar"
+    }
+
+    fn prepare(&self, _: &str) -> Result<()> {
+        Ok(())
+    }
+
+    fn upload(&self, input: &Vec<f32>) -> Result<Self::Resident> {
+        Ok((input.clone(), Vec::new()))
+    }
+
+    fn launch(&self, _: &str, (x, y): &mut Self::Resident) -> Result<()> {
+        let wrong = x.len() > 1 << 14;
+        *y = x.iter().map(|v| if wrong { -v.abs() } else { v.abs() }).collect();
+        Ok(())
+    }
+
+    fn download(&self, (_, y): &mut Self::Resident) -> Result<Vec<f32>> {
+        Ok(y.clone())
+    }
+}
+
+impl DeviceWorkload for WrongPastCalibration {
+    fn on_cpu(backend: &CpuBackend) -> Option<&dyn ErasedImplements<Self>> {
+        Some(backend)
+    }
+}
+
+#[test]
+fn a_wrong_answer_at_a_size_the_evaluation_measures_is_counted_and_reported() {
+    let cpu = vec![Device::cpu().unwrap()];
+    let catalog = Catalog::new().with(WorkloadOf::<WrongPastCalibration>::sized_by_text());
+    let calibration = gpuworthy::catalog::calibrate(&cpu, &catalog.entries(), &());
+    let evaluation = gpuworthy::catalog::evaluate(&calibration, &cpu, &catalog.entries(), &());
+    let failed: Vec<&str> = evaluation.failures.iter().map(|f| f.size.as_str()).collect();
+    // 2^16 and 2^18, each with the data on the host and resident.
+    assert_eq!(failed, ["65536", "65536", "262144", "262144"], "{:?}", evaluation.failures);
+    assert!(evaluation.failures.iter().all(|f| f.what.contains("check")), "{:?}", evaluation.failures);
+}

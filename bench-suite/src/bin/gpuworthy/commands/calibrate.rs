@@ -16,7 +16,7 @@ use bench_suite::cli::ExpressionArgs;
 use bench_suite::report;
 use gpuworthy::calibration::{Calibration, CalibrationDevices, Loaded, MachineFingerprint, default_path};
 use gpuworthy::catalog::Catalog;
-use gpuworthy::evaluation::{Evaluation, EvaluationPoint};
+use gpuworthy::evaluation::Evaluation;
 use gpuworthy::expression::ExpressionRequest;
 use gpuworthy::model::{DeviceModel, ModelError, Placement};
 use gpuworthy::{Device, OpenedDevices};
@@ -185,7 +185,7 @@ fn evaluate_auto(
         Loaded::Ignored(why) => bail!("{why}"),
     };
     let mut evaluation = if expressions_only {
-        Evaluation { points: Vec::new() }
+        Evaluation::default()
     } else {
         gpuworthy::catalog::evaluate(&calibration, &opened.devices, &Catalog::builtin().entries(), &bar)
     };
@@ -214,14 +214,16 @@ fn evaluate_expressions(
     const NAMES: [&str; gpuworthy::expression::EVALUATION_EXPRESSIONS.len()] =
         ["expr1", "expr2", "expr3", "expr4", "expr5", "expr6", "expr7", "expr8", "expr9", "expr10"];
     for ((source, scalars), name) in gpuworthy::expression::EVALUATION_EXPRESSIONS.iter().zip(NAMES) {
-        let points =
+        let mut own =
             gpuworthy::expression::evaluate_expression(calibration, &auto, source, scalars, &bar).map_err(usage)?;
-        let within = points.iter().filter(|p| p.regret.is_some_and(|r| r <= 1.10)).count();
+        let within = own.points.iter().filter(|p| p.regret.is_some_and(|r| r <= 1.10)).count();
         progress.suspend(|| -> anyhow::Result<()> {
-            out!("{name}: {source} ({within} of {} points within 10%)", points.len());
+            out!("{name}: {source} ({within} of {} points within 10%)", own.points.len());
             Ok(())
         })?;
-        evaluation.points.extend(points.into_iter().map(|p| EvaluationPoint { workload: name.into(), ..p }));
+        own.points.iter_mut().for_each(|p| p.workload = name.into());
+        own.failures.iter_mut().for_each(|f| f.workload = name.into());
+        evaluation.extend(own);
     }
     Ok(())
 }
@@ -256,12 +258,16 @@ fn print_evaluation(evaluation: &Evaluation) -> anyhow::Result<()> {
             p.regret.map_or("-".to_owned(), |r| format!("{r:.2}x"))
         );
     }
+    for failure in &evaluation.failures {
+        out!("FAILED {} {} ({}): {}", failure.workload, failure.size, failure.placement, failure.what);
+    }
     let (measured, within, median, worst) = evaluation.summary();
     out!(
-        "{} points, {measured} with auto's choice measured: within 10% of the fastest at {within} ({:.0}%), median \
+        "{} points ({} failed), {measured} with auto's choice measured: within 10% of the fastest at {within} ({:.0}%), median \
          regret {median:.2}x, worst {worst:.2}x; {} settled by a trial (predictions too close to call, timed on the \
          spot)",
         evaluation.points.len(),
+        evaluation.failures.len(),
         100.0 * within as f64 / measured.max(1) as f64,
         evaluation.points.iter().filter(|p| p.by_trial).count()
     );
