@@ -688,24 +688,25 @@ fn probe_kernel(device: &Device, source: &str, x: &[f32]) -> Result<f64> {
 }
 
 /// The rates of `device` at `n` elements: each special function's call and an arithmetic operation, from probes of
-/// [`PROBE_CALLS`] calls per element against the same arithmetic without them; `None` where the plain probe fails.
-fn rate_sample(device: &Device, n: usize, special: &[(&str, usize)], progress: &dyn Progress) -> Option<RateSample> {
+/// [`PROBE_CALLS`] calls per element against the same arithmetic without them. A probe that fails is an error naming
+/// it and the device, never a rate of zero (which would price the function as free).
+fn rate_sample(device: &Device, n: usize, special: &[(&str, usize)], progress: &dyn Progress) -> Result<RateSample> {
     let per_element = |t: f64, count: usize| t / (count as f64 * n as f64);
     let x = probe_input(n);
-    let plain = probe_kernel(device, &probe_source(None), &x).ok();
-    progress.advance(1);
-    let plain = plain?;
-    let per_flop_s = probe_kernel(device, &horner_probe(), &x)
-        .map_or(0.0, |t| per_element((t - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1));
-    progress.advance(1);
+    let probe = |what: &str, source: &str| {
+        let time = probe_kernel(device, source, &x)
+            .map_err(|e| Error::invalid(format!("{}: the {what} probe at {n} elements failed: {e}", device.label())));
+        progress.advance(1);
+        time
+    };
+    let plain = probe("plain", &probe_source(None))?;
+    let per_flop_s = per_element((probe("arithmetic", &horner_probe())? - plain).max(0.0), 64 - 2 * PROBE_CALLS + 1);
     let mut per_call_s = Vec::new();
     for &(name, arity) in special {
-        if let Ok(t) = probe_kernel(device, &probe_source(Some((name, arity))), &x) {
-            per_call_s.push((name.to_owned(), per_element((t - plain).max(0.0), PROBE_CALLS)));
-        }
-        progress.advance(1);
+        let t = probe(name, &probe_source(Some((name, arity))))?;
+        per_call_s.push((name.to_owned(), per_element((t - plain).max(0.0), PROBE_CALLS)));
     }
-    Some(RateSample { len: n as u64, per_flop_s, per_call_s })
+    Ok(RateSample { len: n as u64, per_flop_s, per_call_s })
 }
 
 /// The calls priced apart from arithmetic ([`Program::calls_per_element`](gpuworthy_core::expr::Program::calls_per_element)),
@@ -725,18 +726,18 @@ const PROBE_SHORT_LEN: usize = 1 << 10;
 /// Measures each device's [`ComputeRates`]: on a CPU at four lengths, [`PROBE_SHORT_LEN`], 2^14 (one task of a CPU's
 /// evaluator), 2^18 (enough tasks for 16 threads), and the long length; on a GPU at the long length alone. The long
 /// length is at least [`PROBE_MIN_LEN`], long enough that the slowest probe takes [`PROBE_TIME`] (so that the launch
-/// does not decide).
-/// A device where the probes fail is left out.
+/// does not decide). A probe that fails is an error naming it and its device.
 ///
 /// ```no_run
 /// use gpuworthy::Device;
 /// use gpuworthy::expression::measure_rates;
 ///
-/// for rates in measure_rates(&Device::all_available().devices, &()) {
+/// for rates in measure_rates(&Device::all_available().devices, &())? {
 ///     println!("{}: {:?} s per exp at 2^20 elements", rates.label, rates.per_call_s("exp", 1 << 20));
 /// }
+/// # Ok::<(), gpuworthy::core::Error>(())
 /// ```
-pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<ComputeRates> {
+pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Result<Vec<ComputeRates>> {
     let special = priced_calls();
     let lengths: usize = devices.iter().map(|d| if d.is_gpu() { 1 } else { 4 }).sum();
     progress.plan((lengths * (special.len() + 2)) as u64);
@@ -771,12 +772,10 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
             &[PROBE_SHORT_LEN, 1 << 14, 1 << 18, n.min(PROBE_MAX_LEN)]
         };
         let samples: Vec<RateSample> =
-            lengths.iter().copied().filter_map(|len| rate_sample(device, len, &special, progress)).collect();
-        if !samples.is_empty() {
-            all.push(ComputeRates { label, samples });
-        }
+            lengths.iter().map(|&len| rate_sample(device, len, &special, progress)).collect::<Result<_>>()?;
+        all.push(ComputeRates { label, samples });
     }
-    all
+    Ok(all)
 }
 
 /// Calibrates expressions on `devices`: the base expressions of each kind ([`ELEMENTWISE_BASE`],
@@ -788,14 +787,14 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Vec<Compute
 /// use gpuworthy::expression::calibrate_expressions;
 ///
 /// let devices = Device::all_available().devices;
-/// let auto = Auto::with_model(devices.clone(), calibrate_expressions(&devices, &()).model);
+/// let auto = Auto::with_model(devices.clone(), calibrate_expressions(&devices, &())?.model);
 /// let expr = Expr::parse("y = exp(-x*x)").map_err(|e| e.into_error("y = exp(-x*x)"))?;
 /// let x = vec![0.5; 1 << 20];
 /// let (_, choice) = auto.run_expr(&expr, &[("x", &x)], &[])?; // predicted, never measured itself
 /// println!("{}: {}", choice.device.label(), choice.reason);
 /// # Ok::<(), gpuworthy::core::Error>(())
 /// ```
-pub fn calibrate_expressions(devices: &[Device], progress: &dyn Progress) -> Calibration {
+pub fn calibrate_expressions(devices: &[Device], progress: &dyn Progress) -> Result<Calibration> {
     let started = Instant::now();
     let twins = CalibrationDevices::of(devices);
     let parts = [ELEMENTWISE_BASE, REDUCTION_BASE]
@@ -803,9 +802,9 @@ pub fn calibrate_expressions(devices: &[Device], progress: &dyn Progress) -> Cal
         .map(|base| calibrate_expression(&twins, &base_params(base, 0), progress))
         .collect();
     let mut calibration = Calibration::from_parts(devices, parts, started);
-    calibration.model.rates = measure_rates(devices, progress);
+    calibration.model.rates = measure_rates(devices, progress)?;
     calibration.took_s = started.elapsed().as_secs_f64();
-    calibration
+    Ok(calibration)
 }
 
 /// Expressions calibration never measures, with their scalars: `calibrate --evaluate` measures them and compares
@@ -880,6 +879,16 @@ mod tests {
         ExpressionRequest::from_command_line(source, &owned(sets), &owned(ranges))
     }
 
+    /// A planted failure: a probe that cannot run is an error naming it, not a function priced as free.
+    #[test]
+    fn a_failed_probe_is_an_error_naming_it_not_a_rate_of_zero() {
+        let cpu = Device::cpu().unwrap();
+        let err = rate_sample(&cpu, PROBE_SHORT_LEN, &[("no_such_function", 1)], &()).unwrap_err().to_string();
+        assert!(err.contains("no_such_function probe") && err.contains("cpu"), "{err}");
+        let sample = rate_sample(&cpu, PROBE_SHORT_LEN, &[("exp", 1)], &()).unwrap();
+        assert_eq!(sample.per_call_s.len(), 1);
+    }
+
     #[test]
     fn probes_parse_stay_in_every_functions_domain_and_names_are_kept_once() {
         for (name, arity) in priced_calls() {
@@ -904,7 +913,7 @@ mod tests {
     #[test]
     fn an_expression_never_calibrated_is_predicted_from_its_base_and_the_rates() {
         let cpu = Device::cpu().unwrap();
-        let calibration = calibrate_expressions(std::slice::from_ref(&cpu), &());
+        let calibration = calibrate_expressions(std::slice::from_ref(&cpu), &()).unwrap();
         let rates = &calibration.model.rates[0];
         assert_eq!(rates.label, cpu.label());
         let exp = rates.per_call_s("exp", 1 << 20).unwrap();

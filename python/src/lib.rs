@@ -321,7 +321,7 @@ fn calibrate(py: Python<'_>) -> PyResult<String> {
             .ok_or_else(|| Error::invalid("no cache directory is known: set GPUWORTHY_CALIBRATION to a file path"))?;
         let devices = Device::all_available().devices;
         let mut calibration = gpuworthy::catalog::calibrate(&devices, &Catalog::builtin().entries(), &());
-        calibration.merge(gpuworthy::expression::calibrate_expressions(&devices, &()));
+        calibration.merge(gpuworthy::expression::calibrate_expressions(&devices, &())?);
         calibration.save(&path)?;
         Ok(json!({
             "path": path.display().to_string(),

@@ -117,7 +117,7 @@ fn calibrate_and_save(
     // devices already busy, as the evaluation finds them.
     let calibration = if expressions_only {
         gpuworthy::catalog::warm_start(&opened.devices, &bar);
-        let expressions = gpuworthy::expression::calibrate_expressions(&opened.devices, &bar);
+        let expressions = gpuworthy::expression::calibrate_expressions(&opened.devices, &bar)?;
         match Calibration::load(path, &MachineFingerprint::of(&opened.devices)) {
             Loaded::Calibrated(mut c) => {
                 c.merge(expressions);
@@ -128,7 +128,7 @@ fn calibrate_and_save(
     } else {
         let started = std::time::Instant::now();
         let mut c = gpuworthy::catalog::calibrate(&opened.devices, &Catalog::builtin().entries(), &bar);
-        c.merge(gpuworthy::expression::calibrate_expressions(&opened.devices, &bar));
+        c.merge(gpuworthy::expression::calibrate_expressions(&opened.devices, &bar)?);
         c.took_s = started.elapsed().as_secs_f64();
         c
     };

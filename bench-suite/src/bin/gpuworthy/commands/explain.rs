@@ -92,7 +92,7 @@ impl WorkloadVisitor for Explain<'_> {
                         device.stream_s_per_byte =
                             streaming.iter().find(|(label, _)| *label == device.label).map(|(_, s)| *s);
                     }
-                    calibration
+                    Ok(calibration)
                 })
             }
             None => explain::<W>(self.size, self.placement),

@@ -25,7 +25,7 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     what_if: &gpuworthy::reference::WhatIf,
     headline: &str,
     ladder: &[(String, gpuworthy::core::Cost)],
-    calibrate_cpu: impl FnOnce(&Device, &dyn Progress) -> gpuworthy::calibration::Calibration,
+    calibrate_cpu: impl FnOnce(&Device, &dyn Progress) -> gpuworthy::core::Result<gpuworthy::calibration::Calibration>,
 ) -> anyhow::Result<()> {
     use gpuworthy::auto::{Auto, verdict};
     let machine = gpuworthy::reference::find(machine).map_err(usage)?;
@@ -46,7 +46,7 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     if !has_cpu {
         let progress = progress_bar();
         progress.set_message(format!("measuring this CPU for {} (its calibration has none)", W::NAME));
-        let measured = calibrate_cpu(&cpu, &Bar(progress.clone()));
+        let measured = calibrate_cpu(&cpu, &Bar(progress.clone()))?;
         progress.finish_and_clear();
         let mut local = local;
         local.merge(measured.model);
