@@ -1,6 +1,7 @@
 //! Raw kernels on every backend: the seeds' `square_matrix_kernel` (a 2D grid of 16 x 16 blocks), a line kernel of two
 //! inputs, two outputs and two scalars whose WGSL folds its dispatch into rows, and a neighbourhood average that no
-//! expression can say (checked against its CPU function), each at shapes around the block edges, on every available
+//! expression can say (checked against its CPU function and, so that the CPU is not checked against itself, against
+//! a mean computed here in `f64`), each at shapes around the block edges, on every available
 //! device. Also: a kernel without a body for a backend is refused by name there, a wrong kernel fails its check, and a
 //! kernel that does not compile reaches the caller with the compiler's log and the kernel's name.
 //!
@@ -145,30 +146,52 @@ fn neighbourhood_mean() -> RawKernel {
         })
 }
 
-/// Runs `kernel` at `shape` on `device` and checks it against its reference.
-fn check_on(device: &Device, kernel: &Arc<RawKernel>, shape: Shape, scalars: Vec<f32>) -> Result<(), String> {
+/// The neighbourhood mean of `x` computed apart from the kernel's own CPU function, in `f64`.
+fn neighbourhood_mean_in_f64(x: &[f32]) -> Vec<f32> {
+    let n = x.len();
+    let at = |i: usize| f64::from(x[i]);
+    (0..n).map(|i| ((at(i.saturating_sub(1)) + at(i) + at((i + 1).min(n - 1))) / 3.0) as f32).collect()
+}
+
+/// An output computed apart from the kernel, for a kernel whose reference is its own CPU function.
+type Independent = fn(&[f32]) -> Vec<f32>;
+
+/// Runs `kernel` at `shape` on `device` and checks it against its reference, and against `independent` where the
+/// reference is the kernel's own CPU function (which the CPU backend runs: checked against itself otherwise).
+fn check_on(
+    device: &Device,
+    kernel: &Arc<RawKernel>,
+    shape: Shape,
+    scalars: Vec<f32>,
+    independent: Option<Independent>,
+) -> Result<(), String> {
     let params = RawParams::new(Arc::clone(kernel), shape, scalars).map_err(|e| e.to_string())?;
     let input = Raw::generate(&params, 7).map_err(|e| e.to_string())?;
     let expected = Raw::reference(&input).map_err(|e| e.to_string())?;
     let actual = device.run::<Raw>(device.best_variant::<Raw>(&params), &input).map_err(|e| e.to_string())?;
-    Raw::check(&input, &expected, &actual, Precision::Full).map_err(|e| e.to_string())
+    Raw::check(&input, &expected, &actual, Precision::Full).map_err(|e| e.to_string())?;
+    if let Some(independent) = independent {
+        let apart = vec![independent(&input.arrays[0])];
+        Raw::check(&input, &apart, &actual, Precision::Full).map_err(|e| format!("against the f64 mean: {e}"))?;
+    }
+    Ok(())
 }
 
 #[test]
 fn raw_kernels_match_their_reference_on_every_backend() {
-    let kernels = [
-        (Arc::new(square_matrix(SQUARE_WGSL)), false, vec![]),
-        (Arc::new(rotation()), true, vec![0.6, 0.8]),
-        (Arc::new(neighbourhood_mean()), true, vec![]),
+    let kernels: [(Arc<RawKernel>, bool, Vec<f32>, Option<Independent>); 3] = [
+        (Arc::new(square_matrix(SQUARE_WGSL)), false, vec![], None),
+        (Arc::new(rotation()), true, vec![0.6, 0.8], None),
+        (Arc::new(neighbourhood_mean()), true, vec![], Some(neighbourhood_mean_in_f64)),
     ];
     let mut checked = 0;
     for device in devices() {
-        for (kernel, line, scalars) in &kernels {
+        for (kernel, line, scalars, independent) in &kernels {
             let mut shapes = conformance_shapes(*line);
             // Past one dimension's workgroup limit on a line (65535 workgroups of 64 on most adapters): folded rows.
             shapes.push(if *line { Shape::Line(65535 * 64 + 100) } else { Shape::Grid { width: 300, height: 1100 } });
             for shape in shapes {
-                if let Err(e) = check_on(&device, kernel, shape, scalars.clone()) {
+                if let Err(e) = check_on(&device, kernel, shape, scalars.clone(), *independent) {
                     panic!("{} on {} at {shape}: {e}", kernel.name(), device.label());
                 }
                 checked += 1;
@@ -198,10 +221,27 @@ fn a_backend_without_a_body_refuses_by_name_and_a_wrong_kernel_fails_its_check()
             }
         }
         if device.kind() == BackendKind::Wgpu {
-            let err = check_on(&device, &wrong, Shape::Grid { width: 20, height: 20 }, vec![]).unwrap_err();
+            let err = check_on(&device, &wrong, Shape::Grid { width: 20, height: 20 }, vec![], None).unwrap_err();
             assert!(err.contains("result["), "{err}");
         }
     }
+}
+
+/// A planted wrong answer: a neighbourhood mean whose CPU function is off passes against itself on the CPU, and fails
+/// against the mean computed apart.
+#[test]
+fn a_wrong_cpu_function_fails_against_the_independent_mean() {
+    let wrong = Arc::new(RawKernel::new("mean3", &["x"], &["y"], &[]).unwrap().cpu(|args, out| {
+        let x = args.inputs[0];
+        let n = x.len();
+        for (i, y) in out[0].iter_mut().enumerate() {
+            *y = (x[i.saturating_sub(1)] + x[i] + x[(i + 1).min(n - 1)]) / 3.0 + 1e-3;
+        }
+    }));
+    let cpu = Device::cpu().unwrap();
+    assert!(check_on(&cpu, &wrong, Shape::Line(1000), vec![], None).is_ok(), "against itself, it passes");
+    let err = check_on(&cpu, &wrong, Shape::Line(1000), vec![], Some(neighbourhood_mean_in_f64)).unwrap_err();
+    assert!(err.contains("against the f64 mean"), "{err}");
 }
 
 #[test]
