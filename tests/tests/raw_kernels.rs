@@ -156,6 +156,9 @@ fn neighbourhood_mean_in_f64(x: &[f32]) -> Vec<f32> {
 /// An output computed apart from the kernel, for a kernel whose reference is its own CPU function.
 type Independent = fn(&[f32]) -> Vec<f32>;
 
+/// A kernel to check: the kernel, whether its shapes are lines, its scalars, and its output computed apart.
+type Case = (Arc<RawKernel>, bool, Vec<f32>, Option<Independent>);
+
 /// Runs `kernel` at `shape` on `device` and checks it against its reference, and against `independent` where the
 /// reference is the kernel's own CPU function (which the CPU backend runs: checked against itself otherwise).
 fn check_on(
@@ -179,7 +182,7 @@ fn check_on(
 
 #[test]
 fn raw_kernels_match_their_reference_on_every_backend() {
-    let kernels: [(Arc<RawKernel>, bool, Vec<f32>, Option<Independent>); 3] = [
+    let kernels: [Case; 3] = [
         (Arc::new(square_matrix(SQUARE_WGSL)), false, vec![], None),
         (Arc::new(rotation()), true, vec![0.6, 0.8], None),
         (Arc::new(neighbourhood_mean()), true, vec![], Some(neighbourhood_mean_in_f64)),
