@@ -123,6 +123,12 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// range), each with a short label naming what it tests.
     fn special_inputs() -> Vec<(&'static str, Self::Input)>;
 
+    /// Malformed inputs, each with a label and a word its error must name: every backend refuses each at upload with
+    /// [`crate::Error::InvalidInput`], never a panic. Empty (the default) where every input is computable.
+    fn invalid_inputs() -> Vec<(&'static str, Self::Input, &'static str)> {
+        Vec::new()
+    }
+
     /// For a workload whose instances are different computations (each expression is its own), the name of this
     /// instance in a calibration: two parameters with the same instance compute the same thing at different sizes.
     /// `None` (the default): every instance is the workload itself.

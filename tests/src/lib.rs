@@ -16,9 +16,7 @@ pub mod threads;
 
 use std::sync::Arc;
 
-use gpuworthy_core::workloads::{
-    Histogram, HistogramInput, Matmul, MatmulInput, Saxpy, SaxpyInput, Softmax, SoftmaxInput, Stencil, StencilInput,
-};
+use gpuworthy_core::workloads::Square;
 use gpuworthy_core::{BackendKind, Error, Implements, Workload};
 use libtest_mimic::{Failed, Trial};
 
@@ -167,29 +165,34 @@ fn expect_invalid<T>(what: &str, result: gpuworthy_core::Result<T>, needle: &str
     }
 }
 
-/// A trial checking that the backend rejects malformed inputs with [`Error::InvalidInput`] (never a panic) and
-/// unknown variant names with [`Error::UnknownVariant`].
-pub fn invalid_input_trial<B>(backend: &Arc<B>) -> Trial
+/// A trial checking that the backend rejects each of `W`'s malformed inputs ([`Workload::invalid_inputs`]) with
+/// [`Error::InvalidInput`] naming what is wrong, never a panic; `None` for a workload whose every input is valid.
+pub fn invalid_input_trial<W, B>(backend: &Arc<B>, label: &str) -> Option<Trial>
 where
-    B: Implements<Saxpy> + Implements<Softmax> + Implements<Histogram> + Implements<Matmul> + Implements<Stencil>,
-    B: 'static,
+    W: Workload,
+    B: Implements<W> + 'static,
+{
+    if W::invalid_inputs().is_empty() {
+        return None;
+    }
+    let backend = Arc::clone(backend);
+    Some(Trial::test(format!("conformance::{label}::{}::invalid_input", W::NAME), move || {
+        for (what, input, needle) in W::invalid_inputs() {
+            expect_invalid(&format!("{} {what}", W::NAME), Implements::<W>::upload(&*backend, &input), needle)?;
+        }
+        Ok(())
+    }))
+}
+
+/// A trial checking that the backend refuses an unknown variant name with [`Error::UnknownVariant`].
+pub fn unknown_variant_trial<B>(backend: &Arc<B>) -> Trial
+where
+    B: Implements<Square> + 'static,
 {
     let backend = Arc::clone(backend);
-    Trial::test(format!("conformance::{}::invalid_input", backend.kind()), move || {
-        let b = &*backend;
-        let saxpy = SaxpyInput { a: 2.0, x: vec![1.0; 3], y: vec![1.0; 4] };
-        expect_invalid("saxpy with x of 3 and y of 4", Implements::<Saxpy>::upload(b, &saxpy), "same length")?;
-        let softmax = SoftmaxInput { rows: 3, cols: 4, data: vec![0.0; 11] };
-        expect_invalid("softmax 3 x 4 of 11 values", Implements::<Softmax>::upload(b, &softmax), "3 x 4")?;
-        let histogram = HistogramInput { bins: 0, x: vec![0.5; 8] };
-        expect_invalid("histogram with 0 bins", Implements::<Histogram>::upload(b, &histogram), "0")?;
-        let matmul = MatmulInput { m: 2, k: 3, n: 4, a: vec![0.0; 6], b: vec![0.0; 8] };
-        expect_invalid("matmul 2x3 times 2x4", Implements::<Matmul>::upload(b, &matmul), "inner dimensions")?;
-        let stencil = StencilInput { height: 0, width: 5, data: vec![0.0; 3] };
-        expect_invalid("stencil 0 x 5 of 3 values", Implements::<Stencil>::upload(b, &stencil), "0 x 5")?;
-
-        let mut resident = Implements::<Saxpy>::upload(b, &SaxpyInput { a: 1.0, x: vec![1.0; 4], y: vec![1.0; 4] })?;
-        match Implements::<Saxpy>::launch(b, "no-such-variant", &mut resident) {
+    Trial::test(format!("conformance::{}::unknown_variant", backend.kind()), move || {
+        let mut resident = Implements::<Square>::upload(&*backend, &vec![1.0; 4])?;
+        match Implements::<Square>::launch(&*backend, "no-such-variant", &mut resident) {
             Err(Error::UnknownVariant { .. }) => Ok(()),
             other => Err(format!("an unknown variant gave {other:?}").into()),
         }

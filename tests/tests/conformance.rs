@@ -12,7 +12,7 @@ use gpuworthy::Device;
 use gpuworthy_core::BackendKind;
 use gpuworthy_tests::random::random_trials;
 use gpuworthy_tests::threads::eight_threads_trial;
-use gpuworthy_tests::{invalid_input_trial, unavailable_trial, variant_trials};
+use gpuworthy_tests::{invalid_input_trial, unavailable_trial, unknown_variant_trial, variant_trials};
 use libtest_mimic::{Arguments, Trial};
 
 /// The trials of every workload of the list on one device, named with `label`.
@@ -21,6 +21,7 @@ macro_rules! workload_trials {
         $(
             $trials.extend(variant_trials::<$workload, _>($device, $label));
             $trials.extend(random_trials::<$workload, _>($device, $label));
+            $trials.extend(invalid_input_trial::<$workload, _>($device, $label));
         )*
     };
 }
@@ -40,7 +41,7 @@ fn backend_trials(kind: BackendKind, required: &[BackendKind]) -> Vec<Trial> {
             let device = Arc::new(device);
             let label = kind.to_string();
             gpuworthy_core::for_each_workload!(workload_trials; &device, &label, trials);
-            trials.push(invalid_input_trial(&device));
+            trials.push(unknown_variant_trial(&device));
             trials.push(eight_threads_trial(&device, &label));
             trials
         }

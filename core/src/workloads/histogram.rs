@@ -204,6 +204,10 @@ impl Workload for Histogram {
             ("the same in 65536 bins", HistogramInput { bins: 65536, x }),
         ]
     }
+
+    fn invalid_inputs() -> Vec<(&'static str, HistogramInput, &'static str)> {
+        vec![("0 bins", HistogramInput { bins: 0, x: vec![0.5; 8] }, "0")]
+    }
 }
 
 #[cfg(feature = "proptest")]

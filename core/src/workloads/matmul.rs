@@ -195,6 +195,10 @@ impl Workload for Matmul {
         input.b[3] = f32::INFINITY; // column 3 of C is ±inf or NaN
         vec![("NaN in A, +inf in B", input)]
     }
+
+    fn invalid_inputs() -> Vec<(&'static str, MatmulInput, &'static str)> {
+        vec![("2x3 times 2x4", MatmulInput { m: 2, k: 3, n: 4, a: vec![0.0; 6], b: vec![0.0; 8] }, "inner dimensions")]
+    }
 }
 
 #[cfg(feature = "proptest")]

@@ -103,6 +103,20 @@ mod tests {
     use super::*;
     use crate::{Precision, Workload};
 
+    /// Every workload's malformed inputs are refused by its own validation, with the word its list promises.
+    #[test]
+    fn every_invalid_input_is_refused_with_its_reason() {
+        macro_rules! each {
+            ([] $($name:ident: $workload:ty),* $(,)?) => {$(
+                for (what, input, needle) in <$workload>::invalid_inputs() {
+                    let err = <$workload>::validate(&input).expect_err(what).to_string();
+                    assert!(err.contains(needle), "{} {what}: {err}", <$workload>::NAME);
+                }
+            )*};
+        }
+        crate::for_each_workload!(each);
+    }
+
     /// A streaming probe moves at least the bytes asked and is on none of the workload's ladders.
     fn probe_is_off_the_ladder<W: Workload>() {
         for bytes in [64u64 << 20, 600 << 20] {

@@ -135,6 +135,10 @@ impl Workload for Saxpy {
         let repeat = |v: &[f32]| v.iter().cycle().take(3 * v.len()).copied().collect::<Vec<_>>();
         vec![("NaN, ±inf and overflow in x and y", SaxpyInput { a: 2.5, x: repeat(&x), y: repeat(&y) })]
     }
+
+    fn invalid_inputs() -> Vec<(&'static str, SaxpyInput, &'static str)> {
+        vec![("x of 3 and y of 4", SaxpyInput { a: 2.0, x: vec![1.0; 3], y: vec![1.0; 4] }, "same length")]
+    }
 }
 
 #[cfg(feature = "proptest")]

@@ -231,6 +231,10 @@ impl Workload for Softmax {
             ),
         ]
     }
+
+    fn invalid_inputs() -> Vec<(&'static str, SoftmaxInput, &'static str)> {
+        vec![("3 x 4 of 11 values", SoftmaxInput { rows: 3, cols: 4, data: vec![0.0; 11] }, "3 x 4")]
+    }
 }
 
 

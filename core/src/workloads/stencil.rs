@@ -152,6 +152,10 @@ impl Workload for Stencil {
         data[5 * 11 + 5] = f32::NAN; // the middle: spreads to its 3×3 neighbourhood only
         vec![("+inf in a corner and NaN in the middle", StencilInput { height: 9, width: 11, data })]
     }
+
+    fn invalid_inputs() -> Vec<(&'static str, StencilInput, &'static str)> {
+        vec![("0 x 5 of 3 values", StencilInput { height: 0, width: 5, data: vec![0.0; 3] }, "0 x 5")]
+    }
 }
 
 #[cfg(feature = "proptest")]
