@@ -21,19 +21,6 @@ use crate::disk_cache::{CachedModule, DiskCache, ModuleImage, module_key};
 use crate::launch::define_options;
 use crate::{CudaBackend, driver_error, lock};
 
-/// A [`KernelSource`] for the CUDA C file `$file` of `cuda/kernels/` and the `extern "C"` kernels it defines: each
-/// workload's module declares its own as `SOURCE`.
-macro_rules! kernel_file {
-    ($file:literal, [$($kernel:literal),* $(,)?]) => {
-        gpuworthy_core::KernelSource {
-            file: $file,
-            source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $file)),
-            kernels: &[$($kernel),*],
-        }
-    };
-}
-pub(crate) use kernel_file;
-
 pub use crate::workloads::KERNEL_FILES;
 
 /// Where the kernels' sources live, from the project's root.

@@ -31,7 +31,6 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::device_workload::{DeviceWorkload, NO_VARIANT};
 use crate::erased::ErasedImplements;
-use crate::host_memory::HostMemory;
 use crate::measure::{CheckResult, ClockComparison, MeasureOptions, Measurement, Stats};
 use crate::spec::DeviceSpec;
 
@@ -148,12 +147,6 @@ impl Device {
         }
     }
 
-    /// This device moving its data through pinned (page-locked) host staging memory, where its backend has that mode
-    /// ([`HostMemory::Pinned`]); `None` for the other backends, and where the device cannot be opened a second time.
-    pub fn with_pinned_host_memory(&self) -> Option<Device> {
-        self.with_host_memory(HostMemory::Pinned).ok()
-    }
-
     /// This device with `threads` threads per block (CUDA) or invocations per workgroup (wgpu) for the elementwise
     /// kernels, `square` and `saxpy`: the block-size lesson. The CPU has no such setting, and a device already shared
     /// (cloned) cannot be changed: both are [`Error::InvalidInput`], as is a size the device cannot run.
@@ -174,14 +167,6 @@ impl Device {
                 Arc::try_unwrap(backend).map_err(|_| shared())?.with_elementwise_workgroup_size(threads)?,
             )),
         }
-    }
-
-    /// This device with its whole runs ([`Device::run`]) pipelined: data on the host cut into chunks that flow
-    /// through several streams, so that host staging, both copy directions and the kernels overlap
-    /// ([`HostMemory::Pipelined`]); each phase alone moves through pinned staging. `None` for the other backends, and
-    /// where the device cannot be opened a second time.
-    pub fn pipelined(&self) -> Option<Device> {
-        self.with_host_memory(HostMemory::Pipelined).ok()
     }
 
     /// A wgpu adapter: the one `adapter` names (as in [`DeviceSpec::Wgpu`]), or when `None` the one

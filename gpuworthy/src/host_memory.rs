@@ -95,6 +95,20 @@ impl From<gpuworthy_cuda::TransferRates> for TransferRates {
 }
 
 impl Device {
+    /// This device moving its data through pinned (page-locked) host staging memory, where its backend has that mode
+    /// ([`HostMemory::Pinned`]); `None` for the other backends, and where the device cannot be opened a second time.
+    pub fn with_pinned_host_memory(&self) -> Option<Device> {
+        self.with_host_memory(HostMemory::Pinned).ok()
+    }
+
+    /// This device with its whole runs ([`Device::run`]) pipelined: data on the host cut into chunks that flow
+    /// through several streams, so that host staging, both copy directions and the kernels overlap
+    /// ([`HostMemory::Pipelined`]); each phase alone moves through pinned staging. `None` for the other backends, and
+    /// where the device cannot be opened a second time.
+    pub fn pipelined(&self) -> Option<Device> {
+        self.with_host_memory(HostMemory::Pipelined).ok()
+    }
+
     /// Opens the device `spec` names, moving its data through `memory`. [`HostMemory::Pageable`] is
     /// [`Device::open`]; pinned and pipelined memory are CUDA's, and any other device refuses them with
     /// [`Error::InvalidInput`] before it is opened.

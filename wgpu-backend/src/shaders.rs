@@ -10,14 +10,7 @@ use std::sync::LazyLock;
 
 use gpuworthy_core::KernelSource;
 
-/// A [`KernelSource`] for the WGSL file `$file` of the `shaders/` folder and the entry points it defines; each workload's
-/// module declares its own as `SHADERS`.
-macro_rules! shader {
-    ($file:literal, [$($entry:literal),* $(,)?]) => {
-        gpuworthy_core::KernelSource { file: $file, source: gpuworthy_shaders::source($file), kernels: &[$($entry),*] }
-    };
-}
-pub(crate) use shader;
+use crate::workloads::shader;
 
 /// Every shader of the backend (under `shaders/`) and the compute entry points it defines: each workload's (from the
 /// one list of workloads) and the copy that measures the adapter's bandwidth.

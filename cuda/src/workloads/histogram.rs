@@ -11,7 +11,7 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 use super::{config, int, phased};
 use crate::pipeline::{Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
-use crate::kernels::kernel_file;
+use super::kernel_file;
 use gpuworthy_core::KernelSource;
 
 /// Threads per block of the histogram kernels (`histogram.cu`).

@@ -20,7 +20,7 @@ use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant,
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
-use crate::kernels::kernel_file;
+use super::kernel_file;
 use gpuworthy_core::KernelSource;
 
 /// The naive matmul block: 16 x 16 threads, one element of C each (`matmul.cu`).

@@ -9,6 +9,19 @@ mod elementwise;
 // from the host; the lists below are made from them.
 gpuworthy_core::for_each_workload!(gpuworthy_core::workload_modules);
 
+/// A [`KernelSource`] for the CUDA C file `$file` of `cuda/kernels/` and the `extern "C"` kernels it defines: each
+/// workload's module declares its own as `SOURCE`.
+macro_rules! kernel_file {
+    ($file:literal, [$($kernel:literal),* $(,)?]) => {
+        gpuworthy_core::KernelSource {
+            file: $file,
+            source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $file)),
+            kernels: &[$($kernel),*],
+        }
+    };
+}
+pub(crate) use kernel_file;
+
 pub(crate) use matmul::Blas;
 
 macro_rules! backend_tables {

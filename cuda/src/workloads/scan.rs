@@ -9,7 +9,7 @@ use gpuworthy_core::workloads::Scan;
 use gpuworthy_core::{Implements, KernelSource, Result, Variant, VariantTable};
 
 use super::config;
-use crate::kernels::kernel_file;
+use super::kernel_file;
 use crate::{CudaBackend, driver_error};
 
 /// Threads per block of every scan kernel.

@@ -13,7 +13,7 @@ use gpuworthy_core::{BackendKind, Error, Implements, Result, Variant, VariantTab
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
-use crate::kernels::kernel_file;
+use super::kernel_file;
 use gpuworthy_core::KernelSource;
 
 /// Threads per block of the softmax kernels, one block per row (`softmax.cu`).

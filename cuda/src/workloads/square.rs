@@ -6,7 +6,7 @@ use gpuworthy_core::{Implements, KernelSource, Result, Variant, VariantTable};
 
 use super::elementwise::{ElementwiseResident, Grid};
 use super::{phased, run_into_fresh};
-use crate::kernels::kernel_file;
+use super::kernel_file;
 use crate::{CudaBackend, HostMemory};
 
 /// The CUDA C source of this workload and the kernels it defines.

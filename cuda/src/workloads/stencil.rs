@@ -11,7 +11,7 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
-use crate::kernels::kernel_file;
+use super::kernel_file;
 use gpuworthy_core::KernelSource;
 
 /// The stencil block: 32 columns x 8 rows of threads (`stencil.cu`).

@@ -11,7 +11,7 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 use super::{config, phased};
 use crate::pipeline::{Pipeline, element_chunks};
 use crate::{CudaBackend, HostMemory, driver_error};
-use crate::kernels::kernel_file;
+use super::kernel_file;
 use gpuworthy_core::KernelSource;
 
 /// Threads per block of the sum kernels (`sum.cu`).

@@ -9,7 +9,7 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, WORKGROUP, grid_1d, loop_run, split};
 use crate::WgpuBackend;
-use crate::shaders::shader;
+use super::shader;
 use gpuworthy_core::KernelSource;
 
 #[repr(C)]

@@ -9,7 +9,7 @@ use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload}
 
 use super::loop_run;
 use crate::WgpuBackend;
-use crate::shaders::shader;
+use super::shader;
 use gpuworthy_core::KernelSource;
 
 #[repr(C)]

@@ -10,6 +10,15 @@ mod elementwise;
 // its `VARIANTS` table and the `SHADERS` it runs (`shaders/<workload>.wgsl`); the lists below are made from them.
 gpuworthy_core::for_each_workload!(gpuworthy_core::workload_modules);
 
+/// A [`KernelSource`] for the WGSL file `$file` of the `shaders/` folder and the entry points it defines; each workload's
+/// module declares its own as `SHADERS`.
+macro_rules! shader {
+    ($file:literal, [$($entry:literal),* $(,)?]) => {
+        gpuworthy_core::KernelSource { file: $file, source: gpuworthy_shaders::source($file), kernels: &[$($entry),*] }
+    };
+}
+pub(crate) use shader;
+
 use std::collections::HashMap;
 use std::ops::Range;
 

@@ -6,7 +6,7 @@ use gpuworthy_core::{Implements, KernelSource, Result, Variant, VariantTable, Wo
 
 use super::elementwise::ElementwiseResident;
 use crate::WgpuBackend;
-use crate::shaders::shader;
+use super::shader;
 
 /// The WGSL this workload runs and the entry points it defines.
 pub(crate) const SHADERS: &[KernelSource] = &[shader!("saxpy.wgsl", ["saxpy_naive", "saxpy_vec4"])];

@@ -9,7 +9,7 @@ use gpuworthy_core::{Implements, KernelSource, Result, Variant, VariantTable};
 
 use super::{grid_1d, split};
 use crate::WgpuBackend;
-use crate::shaders::shader;
+use super::shader;
 
 /// Elements per tile: 256 threads of 4 elements (`TILE` in `scan.wgsl`).
 const TILE: usize = 1024;

@@ -10,7 +10,7 @@ use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload}
 
 use super::{BindGroups, grid_1d, loop_run, split};
 use crate::WgpuBackend;
-use crate::shaders::shader;
+use super::shader;
 use gpuworthy_core::KernelSource;
 
 #[repr(C)]

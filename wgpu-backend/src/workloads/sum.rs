@@ -8,7 +8,7 @@ use gpuworthy_core::{Implements, Result, Variant, VariantTable};
 
 use super::{BindGroups, WORKGROUP, grid_1d, loop_run, split, unknown};
 use crate::WgpuBackend;
-use crate::shaders::shader;
+use super::shader;
 use gpuworthy_core::KernelSource;
 
 /// Workgroups per chunk in the first pass, and so partial sums per chunk. 1024 × 4 bytes is a multiple of the
