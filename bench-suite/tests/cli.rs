@@ -405,18 +405,17 @@ fn calibrate_refuses_what_it_cannot_do() {
     expect(&out, "calibrate --expr of a malformed expression", 2, "^");
 }
 
-/// A variant whose result fails its check stays in the sweep's table as FAILED, the sweep exits 3 after the table,
-/// and the JSON and CSV still hold every row measured, the failed one with its reason. Mandelbrot's boundary region
-/// at 1000 iterations is such a case on llvmpipe: at 5.5% of the pixels its count differs from every rounding the
-/// check allows (chapter 14). On a GPU the same sweep must pass.
+/// Mandelbrot's boundary region at 1000 iterations, where llvmpipe's counts differ from the CPU's at about 5% of the
+/// pixels (chapter 14), all past the iteration where those pixels' `f32` and `f64` orbits part: the sweep passes on
+/// every adapter, and the JSON and CSV hold every row. (A failed check's FAILED row and its reason are checked by the
+/// unit tests of `bench-suite/src/report.rs` and `gpuworthy/src/sweep.rs`.)
 #[test]
-fn a_failed_check_is_shown_exits_3_and_the_exports_keep_every_row() {
+fn a_boundary_sweep_passes_everywhere_and_the_exports_keep_every_row() {
     if !available("wgpu") {
         println!("wgpu unavailable here: not exercised");
         return;
     }
-    let llvmpipe = String::from_utf8_lossy(&gpuworthy(&["devices"]).stdout).contains("llvmpipe");
-    let dir = std::env::temp_dir().join(format!("gpuworthy-cli-failed-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("gpuworthy-cli-boundary-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (json, csv) = (dir.join("sweep.json"), dir.join("sweep.csv"));
     let sweep = [
@@ -443,16 +442,8 @@ fn a_failed_check_is_shown_exits_3_and_the_exports_keep_every_row() {
     // The CPU's variants and wgpu's, each a row of the CSV after its header.
     let rows: Vec<&str> = csv_text.lines().filter(|l| l.starts_with("mandelbrot,")).collect();
     assert!(rows.iter().any(|r| r.contains(",cpu,")) && rows.iter().any(|r| r.contains(",wgpu,")), "{csv_text}");
-    if llvmpipe {
-        expect(&out, "a sweep whose wgpu result fails its check", 3, "failed their check");
-        let row = stdout.lines().find(|l| l.starts_with("64x64")).unwrap_or_else(|| panic!("no 64x64 row: {stdout}"));
-        assert!(row.contains("FAILED"), "the failed variant is shown as FAILED: {stdout}");
-        assert!(rows.iter().any(|r| r.contains(",wgpu,") && r.contains("FAILED: ")), "{csv_text}");
-        assert!(json_text.contains("FAILED: "), "the JSON keeps the failed row and its reason");
-    } else {
-        expect(&out, "the same sweep on a GPU", 0, "");
-        assert!(!stdout.contains("FAILED"), "{stdout}");
-    }
+    expect(&out, "the boundary sweep", 0, "");
+    assert!(!stdout.contains("FAILED") && !json_text.contains("FAILED"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

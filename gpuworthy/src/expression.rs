@@ -843,9 +843,9 @@ const EVALUATION_LENGTHS: [usize; 5] = [1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 <<
 /// use gpuworthy::expression::{calibrate_expressions, evaluate_expression};
 ///
 /// let devices = Device::all_available().devices;
-/// let calibration = calibrate_expressions(&devices, &());
+/// let calibration = calibrate_expressions(&devices, &())?;
 /// let auto = Auto::with_model(devices, calibration.model.clone());
-/// for p in evaluate_expression(&calibration, &auto, "y = a * tanh(x)", &[("a", 2.0)], &())? {
+/// for p in evaluate_expression(&calibration, &auto, "y = a * tanh(x)", &[("a", 2.0)], &())?.points {
 ///     println!("{} ({}): auto chose {}, {:?} times the fastest", p.size, p.placement, p.auto_device, p.regret);
 /// }
 /// # Ok::<(), gpuworthy::core::Error>(())

@@ -352,6 +352,10 @@ mod tests {
         assert_eq!(slow_memory.describe(), "memory 300 GB/s");
     }
 
+    /// The built-in workloads added after a reference machine was calibrated: `explain --on` says it has no GPU
+    /// measurements of them rather than predicting the CPU alone.
+    const CALIBRATED_BEFORE: &[(&str, &str)] = &[("nvidia-h100", "scan"), ("nvidia-h200", "scan")];
+
     #[test]
     fn every_reference_calibration_parses_and_knows_every_builtin_workload_on_a_gpu() {
         for machine in REFERENCE_MACHINES {
@@ -359,6 +363,9 @@ mod tests {
             let gpus: Vec<&DeviceModel> = calibration.model.devices.iter().filter(|d| d.is_gpu).collect();
             assert!(!gpus.is_empty(), "{} has no GPU", machine.name);
             for workload in crate::catalog::Catalog::builtin().names() {
+                if CALIBRATED_BEFORE.contains(&(machine.name, workload)) {
+                    continue;
+                }
                 assert!(
                     gpus.iter().any(|d| d.workloads.iter().any(|w| w.workload == workload && !w.variants.is_empty())),
                     "{} does not know {workload} on a GPU",

@@ -33,6 +33,20 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
         false => machine.attribution()?,
         true => format!("a what-if GPU: {}'s with {}", machine.attribution()?, what_if.describe()),
     };
+    let knows = machine
+        .calibration()?
+        .model
+        .devices
+        .iter()
+        .any(|d| d.is_gpu && d.workloads.iter().any(|w| w.workload == W::NAME && !w.variants.is_empty()));
+    if !knows && W::instance(params).is_none() {
+        anyhow::bail!(
+            "{}'s shipped calibration has no GPU measurements of {} (it was calibrated before the workload existed): \
+             there is nothing to predict its GPU from; `gpuworthy calibrate` on such a machine measures it",
+            machine.name,
+            W::NAME
+        );
+    }
     let cpu = Device::cpu()?;
     let local = Auto::open()?.model.unwrap_or_default();
     let predict = |local: &gpuworthy::model::Model| -> anyhow::Result<_> {
