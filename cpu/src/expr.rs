@@ -572,6 +572,11 @@ simd_kernel! {
                         Func::Clamp => ternary(out, a, b(), c(), |x, lo, hi| x.max(lo).min(hi)),
                         Func::Fma => ternary(out, a, b(), c(), f32::mul_add),
                         Func::Where => ternary(out, a, b(), c(), |t, y, z| if truth(t) { y } else { z }),
+                        // The standard library's, one element at a time (in `f64` where `f32` has no such function).
+                        Func::Erf | Func::Expm1 | Func::Log1p | Func::Sinh | Func::Cosh => {
+                            let f = func.spec().scalar;
+                            unary(out, a, move |x| f(&[x]))
+                        }
                     }
                 }
             };

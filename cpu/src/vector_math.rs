@@ -31,7 +31,9 @@ const ROUND_MAGIC: f32 = 12_582_912.0;
 #[inline(always)]
 fn round_to_integer(t: f32) -> (f32, i32) {
     let shifted = t + ROUND_MAGIC;
-    (shifted - ROUND_MAGIC, shifted.to_bits() as i32 - ROUND_MAGIC.to_bits() as i32)
+    // Wrapping: for a NaN or an argument past the reach of the caller (recomputed after the loop) the integer is
+    // nonsense, but it must not trap.
+    (shifted - ROUND_MAGIC, (shifted.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32))
 }
 
 /// 2^n for n in [-126, 127], from its bits.

@@ -90,6 +90,11 @@ fn expression(program: &Program, id: usize) -> String {
                         Func::Trunc => "truncf",
                         Func::Fma => "fmaf",
                         Func::Sign => "gw_sign",
+                        Func::Erf => "erff",
+                        Func::Expm1 => "expm1f",
+                        Func::Log1p => "log1pf",
+                        Func::Sinh => "sinhf",
+                        Func::Cosh => "coshf",
                         Func::Where | Func::Clamp => unreachable!("handled above"),
                     };
                     format!("{name}({})", a.join(", "))

@@ -933,7 +933,7 @@ mod tests {
     #[test]
     fn every_mistake_is_an_error_that_names_it() {
         for (source, sets, ranges, expected) in [
-            ("y = sinh(x)", &[][..], &[][..], "unknown function `sinh`"),
+            ("y = sinc(x)", &[][..], &[][..], "unknown function `sinc`"),
             ("y = x +", &[][..], &[][..], "^"),
             ("y = x", &["z=1"][..], &[][..], "`z`"),
             ("y = a*x", &["a"][..], &[][..], "NAME=VALUE"),

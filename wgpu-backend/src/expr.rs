@@ -147,6 +147,118 @@ fn fexp2(x: f32) -> f32 { if (is_nan(x)) { return x; } if (x >= 128.0) { return 
 fn ftanh(x: f32) -> f32 { if (is_nan(x)) { return x; } if (abs(x) > 10.0) { return sign(x); } return tanh(x); }
 fn fsign(x: f32) -> f32 { if (is_nan(x) || x == 0.0) { return x; } return select(-1.0, 1.0, x > 0.0); }
 fn fclamp(x: f32, lo: f32, hi: f32) -> f32 { return fmin(fmax(x, lo), hi); }
+// log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1], as Cephes' logf: f - f^2/2 + f^3 P(f), about 1 ulp.
+fn log1p_reduced(f: f32) -> f32 {
+    let z = f * f;
+    var p = 7.0376836292e-2;
+    p = p * f - 1.1514610310e-1;
+    p = p * f + 1.1676998740e-1;
+    p = p * f - 1.2420140846e-1;
+    p = p * f + 1.4249322787e-1;
+    p = p * f - 1.6668057665e-1;
+    p = p * f + 2.0000714765e-1;
+    p = p * f - 2.4999993993e-1;
+    p = p * f + 3.3333331174e-1;
+    return f + (f * z * p - 0.5 * z);
+}
+// A positive normal or subnormal x as m 2^e, m in [sqrt(1/2), sqrt(2)): (m - 1, e). Vulkan lets log2 be 2^-21 off
+// near 1 (pow's exponent multiplies that), so pow and log1p take their logarithm from the polynomial above.
+fn split_mantissa(x: f32) -> vec2<f32> {
+    var v = x;
+    var e = -127.0;
+    if (is_subnormal(x)) { v = x * 16777216.0; e = -151.0; }
+    let bits = bitcast<u32>(v);
+    var m = bitcast<f32>((bits & 0x007fffffu) | 0x3f800000u);
+    e = e + f32((bits >> 23u) & 0xffu);
+    if (m > 1.4142135623730951) { m = m * 0.5; e = e + 1.0; }
+    return vec2<f32>(m - 1.0, e);
+}
+fn log2_precise(x: f32) -> f32 {
+    let s = split_mantissa(x);
+    return s.y + log1p_reduced(s.x) * 1.4426950408889634;
+}
+fn flog1p(x: f32) -> f32 {
+    if (is_nan(x) || x < -1.0) { return nan_f(); }
+    if (x == -1.0) { return -inf_f(); }
+    if (is_inf(x)) { return x; }
+    if (x > -0.2928932188134524 && x < 0.4142135623730951) { return log1p_reduced(x); }
+    let s = split_mantissa(1.0 + x);
+    return s.y * 0.693359375 + (log1p_reduced(s.x) + s.y * -2.12194440e-4);
+}
+// expm1 by its Taylor series below 1 in magnitude, where exp(x) - 1 would cancel; exp(x) - 1 above.
+fn fexpm1(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    if (x > 88.8) { return inf_f(); }
+    if (x < -18.0) { return -1.0; }
+    if (abs(x) < 1.0) {
+        var p = 2.505210838544172e-8;
+        p = p * x + 2.755731922398589e-7;
+        p = p * x + 2.755731922398589e-6;
+        p = p * x + 2.48015873015873e-5;
+        p = p * x + 1.984126984126984e-4;
+        p = p * x + 1.388888888888889e-3;
+        p = p * x + 8.333333333333333e-3;
+        p = p * x + 4.166666666666666e-2;
+        p = p * x + 1.666666666666667e-1;
+        p = p * x + 0.5;
+        return x + x * x * p;
+    }
+    return fexp(x) - 1.0;
+}
+// sinh by its Taylor series below 1 in magnitude, where (e^x - e^-x) / 2 would cancel; from exp above, through
+// exp(|x| / 2) squared past 9, where e^x alone overflows before sinh does.
+fn fsinh(x: f32) -> f32 {
+    if (is_nan(x) || is_inf(x)) { return x; }
+    let a = abs(x);
+    var r: f32;
+    if (a < 1.0) {
+        let z = a * a;
+        var p = 1.6059043836821613e-10;
+        p = p * z + 2.505210838544172e-8;
+        p = p * z + 2.755731922398589e-6;
+        p = p * z + 1.984126984126984e-4;
+        p = p * z + 8.333333333333333e-3;
+        p = p * z + 1.666666666666667e-1;
+        r = a + a * z * p;
+    } else if (a < 9.0) {
+        r = 0.5 * (fexp(a) - fexp(-a));
+    } else {
+        let h = fexp(0.5 * a);
+        r = (0.5 * h) * h;
+    }
+    return with_sign_of(r, x);
+}
+fn fcosh(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    let a = abs(x);
+    if (a < 9.0) { return 0.5 * (fexp(a) + fexp(-a)); }
+    let h = fexp(0.5 * a);
+    return (0.5 * h) * h;
+}
+// erf as Norbert Juffa's erff (about 1 ulp): an odd polynomial below 0.9277, 1 - exp(a polynomial) above.
+fn ferf(a: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    let t = abs(a);
+    if (t > 4.0) { return with_sign_of(1.0, a); }
+    let s = a * a;
+    if (t > 0.927734375) {
+        var r = fma(-1.72853470e-5, t, 3.83197126e-4);
+        let u = fma(-3.88396438e-3, t, 2.42546219e-2);
+        r = fma(r, s, u);
+        r = fma(r, t, -1.06777877e-1);
+        r = fma(r, t, -6.34846687e-1);
+        r = fma(r, t, -1.28717512e-1);
+        r = fma(r, t, -t);
+        return with_sign_of(1.0 - exp(r), a);
+    }
+    var r = -5.96761703e-4;
+    r = fma(r, s, 4.99119423e-3);
+    r = fma(r, s, -2.67681349e-2);
+    r = fma(r, s, 1.12819925e-1);
+    r = fma(r, s, -3.76125336e-1);
+    r = fma(r, s, 1.28379166e-1);
+    return fma(r, a, a);
+}
 fn fpow(x: f32, y: f32) -> f32 {
     // pow(x, 0) and pow(1, y) are 1 even for a NaN: decided on the bits, before any comparison of a NaN.
     if (is_zero(y) || bitcast<u32>(x) == 0x3f800000u) { return 1.0; }
@@ -162,7 +274,7 @@ fn fpow(x: f32, y: f32) -> f32 {
     var r: f32;
     if (is_zero(x)) { r = select(inf_f(), 0.0, y > 0.0); }
     else if (is_inf(x)) { r = select(0.0, inf_f(), y > 0.0); }
-    else { r = exp2(y * log2_any(ax)); }
+    else { r = exp2(y * log2_precise(ax)); }
     let odd = integer && abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
     if (negative && odd) { r = fneg(r); }
     return r;
@@ -249,6 +361,11 @@ fn helper(func: Func) -> &'static str {
         Func::Fma => "ffma",
         Func::Sign => "fsign",
         Func::Where => "select",
+        Func::Erf => "ferf",
+        Func::Expm1 => "fexpm1",
+        Func::Log1p => "flog1p",
+        Func::Sinh => "fsinh",
+        Func::Cosh => "fcosh",
     }
 }
 
