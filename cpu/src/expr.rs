@@ -5,8 +5,8 @@
 //! the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the compiler
 //! vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel), compiled
 //! once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` are the branch-free forms of
-//! [`crate::vector_math`], which vectorise with the rest; the other special functions are the standard library's, one
-//! element at a time. A reduction fuses its map into the blocks: each block's terms are combined in `f32` with eight
+//! [`crate::vector_math`], which vectorise with the rest; the other special functions are the function table's `f32`
+//! forms ([`gpuworthy_core::expr::FuncSpec::scalar`]: the standard library's), one element at a time. A reduction fuses its map into the blocks: each block's terms are combined in `f32` with eight
 //! accumulators, and the blocks' partial results in a tree. While a block is computed, the inputs of the block
 //! [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that run in cache.
 //!
@@ -17,8 +17,8 @@
 //! `scalar` is the core's plain interpreter ([`gpuworthy_core::expr::Program::interpret`]), one element at a time on
 //! one thread: the baseline.
 
+use gpuworthy_core::expr::sign_f32;
 use gpuworthy_core::expr::{Arith, Compare, ExprInput, Expression, Func, Logic, Node, Outputs, Program, Reduce};
-use gpuworthy_core::expr::{pow_f32, sign_f32};
 use gpuworthy_core::{Error, Implements, Result};
 use rayon::prelude::*;
 
@@ -552,13 +552,9 @@ simd_kernel! {
                         Func::Exp => unary_source(out, fusing, vector_math::exp::<S>),
                         Func::Exp2 => unary_source(out, fusing, vector_math::exp2::<S>),
                         Func::Log => unary_source(out, fusing, vector_math::log::<S>),
-                        Func::Log2 => unary(out, a, f32::log2),
                         Func::Sin => trigonometric(out, fusing, vector_math::sin::<S>, f32::sin),
                         Func::Cos => trigonometric(out, fusing, vector_math::cos::<S>, f32::cos),
-                        Func::Tan => unary(out, a, f32::tan),
                         Func::Tanh => unary_source(out, fusing, vector_math::tanh::<S>),
-                        Func::Asin => unary(out, a, f32::asin),
-                        Func::Acos => unary(out, a, f32::acos),
                         Func::Atan => unary_source(out, fusing, vector_math::atan::<S>),
                         Func::Floor => unary(out, a, f32::floor),
                         Func::Ceil => unary(out, a, f32::ceil),
@@ -567,15 +563,18 @@ simd_kernel! {
                         Func::Sign => unary(out, a, sign_f32),
                         Func::Min => binary(out, a, b(), f32::min),
                         Func::Max => binary(out, a, b(), f32::max),
-                        Func::Pow => binary(out, a, b(), pow_f32),
-                        Func::Atan2 => binary(out, a, b(), f32::atan2),
                         Func::Clamp => ternary(out, a, b(), c(), |x, lo, hi| x.max(lo).min(hi)),
                         Func::Fma => ternary(out, a, b(), c(), f32::mul_add),
                         Func::Where => ternary(out, a, b(), c(), |t, y, z| if truth(t) { y } else { z }),
-                        // The standard library's, one element at a time (in `f64` where `f32` has no such function).
-                        Func::Erf | Func::Expm1 | Func::Log1p | Func::Sinh | Func::Cosh => {
+                        // Every other function as the function table computes it one element at a time (the
+                        // standard library's, or in `f64` where `f32` has no such function).
+                        _ => {
                             let f = func.spec().scalar;
-                            unary(out, a, move |x| f(&[x]))
+                            match func.arity() {
+                                1 => unary(out, a, move |x| f(&[x])),
+                                2 => binary(out, a, b(), move |x, y| f(&[x, y])),
+                                _ => ternary(out, a, b(), c(), move |x, y, z| f(&[x, y, z])),
+                            }
                         }
                     }
                 }

@@ -15,6 +15,7 @@
 
 use std::fmt::Write;
 
+use gpuworthy_core::expr::codegen::{self, Dialect};
 use gpuworthy_core::expr::{
     Arith, Compare, ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type,
 };
@@ -291,44 +292,71 @@ fn number(value: f32) -> String {
     }
 }
 
-/// The WGSL of node `id`'s value, its operands named `v<k>`, through the helpers that spell out the language's
-/// results for NaN, infinities and zeros.
-fn expression(program: &Program, id: usize, input_name: &dyn Fn(usize) -> String) -> String {
-    let v = |k: &usize| format!("v{k}");
-    match &program.nodes[id] {
-        Node::Const(c) => number(*c),
-        Node::Input(k) => input_name(*k),
-        Node::Scalar(k) => format!("params.s[{}][{}]", k / 4, k % 4),
-        Node::Reduced => "reduced".to_owned(),
-        Node::Operand(_) => "nan_f()".to_owned(),
-        Node::Neg(a) => format!("fneg({})", v(a)),
-        Node::Not(a) => format!("!{}", v(a)),
-        Node::Arith(op, a, b) => {
-            let name = match op {
-                Arith::Add => "fadd",
-                Arith::Sub => "fsub",
-                Arith::Mul => "fmul",
-                Arith::Div => "fdiv",
-            };
-            format!("{name}({}, {})", v(a), v(b))
+/// WGSL as the shared lowering writes it ([`codegen`]) on the guarded path: every operation through the helpers that
+/// spell out the language's results for NaN, infinities and zeros, every comparison with its NaN tests; inputs as
+/// `input` names them.
+struct Guarded<'a> {
+    input: &'a dyn Fn(usize) -> String,
+}
+
+/// A scalar of the uniform block, where they are packed four to a `vec4`.
+fn scalar(k: usize) -> String {
+    format!("params.s[{}][{}]", k / 4, k % 4)
+}
+
+impl Dialect for Guarded<'_> {
+    fn type_name(&self, ty: Type) -> &'static str {
+        if ty == Type::Boolean { "bool" } else { "f32" }
+    }
+
+    fn number(&self, value: f32) -> String {
+        number(value)
+    }
+
+    fn input(&self, k: usize) -> String {
+        (self.input)(k)
+    }
+
+    fn scalar(&self, k: usize) -> String {
+        scalar(k)
+    }
+
+    fn unbound(&self) -> String {
+        "nan_f()".to_owned()
+    }
+
+    fn neg(&self, a: &str) -> String {
+        format!("fneg({a})")
+    }
+
+    fn arith(&self, op: Arith, a: &str, b: &str) -> String {
+        let name = match op {
+            Arith::Add => "fadd",
+            Arith::Sub => "fsub",
+            Arith::Mul => "fmul",
+            Arith::Div => "fdiv",
+        };
+        format!("{name}({a}, {b})")
+    }
+
+    fn compare(&self, op: Compare, a: &str, b: &str) -> String {
+        // IEEE comparisons spelled out with bit tests: a WGSL compiler may assume no NaN and fold `x == x`.
+        let ordered = format!("!is_nan({a}) && !is_nan({b})");
+        match op {
+            Compare::Ne => format!("!({ordered} && {a} == {b})"),
+            _ => format!("({ordered} && {a} {} {b})", op.symbol()),
         }
-        Node::Compare(op, a, b) => {
-            let symbol = op.symbol();
-            // IEEE comparisons spelled out with bit tests: a WGSL compiler may assume no NaN and fold `x == x`.
-            let ordered = format!("!is_nan({a}) && !is_nan({b})", a = v(a), b = v(b));
-            match op {
-                Compare::Ne => format!("!({ordered} && {} == {})", v(a), v(b)),
-                _ => format!("({ordered} && {} {symbol} {})", v(a), v(b)),
-            }
+    }
+
+    fn call(&self, func: Func, a: &[String]) -> String {
+        match func {
+            Func::Where => format!("select({}, {}, {})", a[2], a[1], a[0]),
+            _ => format!("{}({})", helper(func), a.join(", ")),
         }
-        Node::Logic(op, a, b) => format!("{} {} {}", v(a), if *op == Logic::And { "&&" } else { "||" }, v(b)),
-        Node::Call(func, args) => {
-            let a: Vec<String> = args.iter().map(v).collect();
-            match func {
-                Func::Where => format!("select({}, {}, {})", a[2], a[1], a[0]),
-                _ => format!("{}({})", helper(*func), a.join(", ")),
-            }
-        }
+    }
+
+    fn declaration(&self, ty: &str, name: &str, value: &str) -> String {
+        format!("let {name}: {ty} = {value};")
     }
 }
 
@@ -371,48 +399,75 @@ fn helper(func: Func) -> &'static str {
 
 /// The `let` statements computing the nodes marked in `which`, in order, with guarded arithmetic.
 fn statements(program: &Program, which: &[bool], input_name: &dyn Fn(usize) -> String) -> String {
-    let mut out = String::new();
-    for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
-        let ty = if program.types[id] == Type::Boolean { "bool" } else { "f32" };
-        let _ = writeln!(out, "    let v{id}: {ty} = {};", expression(program, id, input_name));
-    }
-    out
+    codegen::statements(&Guarded { input: input_name }, program, which)
 }
 
-/// The WGSL of node `id`'s value for four elements at once (`vec4<f32>`, or `vec4<bool>`), its operands named
+/// WGSL as the shared lowering writes it for four elements at once (`vec4<f32>`, or `vec4<bool>`), values named
 /// `w<k>`, with WGSL's own operators: right wherever every value on the way is finite and no division has a zero
 /// operand, which [`vec4_statements`] tests. Calls go through the helpers lane by lane.
-fn vec4_expression(program: &Program, id: usize) -> String {
-    let w = |k: &usize| format!("w{k}");
-    match &program.nodes[id] {
-        Node::Const(c) => format!("vec4<f32>({})", number(*c)),
-        Node::Input(k) => format!("x{k}"),
-        Node::Scalar(k) => format!("vec4<f32>(params.s[{}][{}])", k / 4, k % 4),
-        Node::Reduced | Node::Operand(_) => "vec4<f32>(nan_f())".to_owned(),
-        Node::Neg(a) => format!("(-{})", w(a)),
-        Node::Not(a) => format!("!{}", w(a)),
-        Node::Arith(op, a, b) => {
-            let symbol = match op {
-                Arith::Add => "+",
-                Arith::Sub => "-",
-                Arith::Mul => "*",
-                Arith::Div => "/",
-            };
-            format!("({} {symbol} {})", w(a), w(b))
+struct Vec4;
+
+impl Dialect for Vec4 {
+    fn type_name(&self, ty: Type) -> &'static str {
+        if ty == Type::Boolean { "vec4<bool>" } else { "vec4<f32>" }
+    }
+
+    fn number(&self, value: f32) -> String {
+        format!("vec4<f32>({})", number(value))
+    }
+
+    fn input(&self, k: usize) -> String {
+        format!("x{k}")
+    }
+
+    fn scalar(&self, k: usize) -> String {
+        format!("vec4<f32>({})", scalar(k))
+    }
+
+    fn reduced(&self) -> String {
+        self.unbound()
+    }
+
+    fn unbound(&self) -> String {
+        "vec4<f32>(nan_f())".to_owned()
+    }
+
+    fn value(&self, id: usize) -> String {
+        format!("w{id}")
+    }
+
+    fn neg(&self, a: &str) -> String {
+        format!("(-{a})")
+    }
+
+    fn arith(&self, op: Arith, a: &str, b: &str) -> String {
+        format!("({a} {} {b})", op.symbol())
+    }
+
+    fn compare(&self, op: Compare, a: &str, b: &str) -> String {
+        format!("({a} {} {b})", op.symbol())
+    }
+
+    fn logic(&self, op: Logic, a: &str, b: &str) -> String {
+        format!("({a} {} {b})", if op == Logic::And { "&" } else { "|" })
+    }
+
+    fn call(&self, func: Func, a: &[String]) -> String {
+        if func == Func::Where {
+            return format!("select({}, {}, {})", a[2], a[1], a[0]);
         }
-        Node::Compare(op, a, b) => format!("({} {} {})", w(a), op.symbol(), w(b)),
-        Node::Logic(op, a, b) => format!("({} {} {})", w(a), if *op == Logic::And { "&" } else { "|" }, w(b)),
-        Node::Call(Func::Where, args) => format!("select({}, {}, {})", w(&args[2]), w(&args[1]), w(&args[0])),
-        Node::Call(func, args) => {
-            let lanes: Vec<String> = ["x", "y", "z", "w"]
-                .iter()
-                .map(|lane| {
-                    let operands: Vec<String> = args.iter().map(|k| format!("w{k}.{lane}")).collect();
-                    format!("{}({})", helper(*func), operands.join(", "))
-                })
-                .collect();
-            format!("vec4<f32>({})", lanes.join(", "))
-        }
+        let lanes: Vec<String> = ["x", "y", "z", "w"]
+            .iter()
+            .map(|lane| {
+                let operands: Vec<String> = a.iter().map(|w| format!("{w}.{lane}")).collect();
+                format!("{}({})", helper(func), operands.join(", "))
+            })
+            .collect();
+        format!("vec4<f32>({})", lanes.join(", "))
+    }
+
+    fn declaration(&self, ty: &str, name: &str, value: &str) -> String {
+        format!("let {name}: {ty} = {value};")
     }
 }
 
@@ -489,7 +544,7 @@ fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_
     tested
 }
 
-/// The statements computing the nodes marked in `which` for four elements at once ([`vec4_expression`]), the
+/// The statements computing the nodes marked in `which` for four elements at once ([`Vec4`]), the
 /// exponent bits of the values marked in `tested` ([`tested_values`]) folded into `special` with a `max`: `special`
 /// ends with a lane at `0x7f800000` exactly when a value on the way is a NaN or an infinity, or a division has a zero
 /// operand, in that lane.
@@ -497,10 +552,10 @@ fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String
     let mut out = String::from("    var special = vec4<u32>(0u);\n");
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         if program.types[id] == Type::Boolean {
-            let _ = writeln!(out, "    let w{id}: vec4<bool> = {};", vec4_expression(program, id));
+            let _ = writeln!(out, "    let w{id}: vec4<bool> = {};", codegen::expression(&Vec4, program, id));
             continue;
         }
-        let _ = writeln!(out, "    let w{id}: vec4<f32> = {};", vec4_expression(program, id));
+        let _ = writeln!(out, "    let w{id}: vec4<f32> = {};", codegen::expression(&Vec4, program, id));
         if tested[id] {
             let _ = writeln!(out, "    special = max(special, bitcast<vec4<u32>>(w{id}) & vec4<u32>(0x7f800000u));");
         }

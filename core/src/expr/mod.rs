@@ -24,6 +24,7 @@
 //! arrays, giving the [`Program`] that backends compile and the reference evaluates. Both refuse bad input with an
 //! [`ExprError`] that points at the text; neither panics on any input (a property test feeds them arbitrary strings).
 
+pub mod codegen;
 mod functions;
 mod interpret;
 mod ir;
