@@ -989,7 +989,8 @@ mod tests {
     use gpuworthy_core::Precision;
     use gpuworthy_core::expr::{CONFORMANCE_LENGTHS, Expr};
 
-    const CASES: [(&str, &[&str], &[f32]); 9] = [
+    const CASES: [(&str, &[&str], &[f32]); 10] = [
+        ("y = erf(x) + expm1(x) + log1p(abs(x)) + sinh(x * 3) - cosh(x * 3)", &[], &[]),
         ("y = a * x + b", &["a", "b"], &[2.0, 1.0]),
         ("y = exp(-x * x) * sin(3 * x)", &[], &[]),
         ("let t = x - m; y = where(t > 0, t * t, -t) / (s * s); z = fma(x, y, 1)", &["m", "s"], &[0.1, 0.7]),
@@ -1107,6 +1108,27 @@ mod tests {
         direct.settle_expression(&program).unwrap();
         assert_eq!(lock(&direct.modules).len(), 1, "one module: the faster kernel's");
         assert!(direct.expression_kernels(&program).unwrap().faster.is_none());
+    }
+
+    /// Every function of the table is spelt by CUDA C's dialect: its math library's name or a helper of
+    /// [`HELPERS`] (`where` and `clamp` as expressions), each defined where it is a helper.
+    #[test]
+    fn every_function_has_a_cuda_spelling() {
+        for (func, name, arity) in Func::ALL {
+            let args: Vec<String> = (0..arity).map(|k| format!("v{k}")).collect();
+            let call = CudaC.call(func, &args);
+            assert!(args.iter().all(|a| call.contains(a.as_str())), "{name}: {call}");
+            let callee = call.split('(').next().unwrap();
+            assert!(!callee.is_empty() || func == Func::Where, "{name} has no name in CUDA C: {call}");
+            if callee.starts_with("gw_") {
+                assert!(HELPERS.contains(&format!("float {callee}(")), "{name}: {callee} is not defined");
+            }
+        }
+        let program = Expr::parse("y = erf(x) + expm1(x) + log1p(x) + sinh(x) + cosh(x)").unwrap().bind(&[]).unwrap();
+        let source = elementwise_source(&program);
+        for name in ["erff(", "expm1f(", "log1pf(", "sinhf(", "coshf("] {
+            assert!(source.contains(name), "{name}: {source}");
+        }
     }
 
     #[test]

@@ -1114,7 +1114,8 @@ mod tests {
     use gpuworthy_core::expr::{CONFORMANCE_LENGTHS, Expr};
     use std::sync::Arc;
 
-    const CASES: [(&str, &[&str], &[f32]); 10] = [
+    const CASES: [(&str, &[&str], &[f32]); 11] = [
+        ("y = erf(x) + expm1(x) + log1p(abs(x)) + sinh(x * 3) - cosh(x * 3)", &[], &[]),
         ("y = atan(x * 3); z = atan2(x, y - 0.5) + asin(x * 0.9) + acos(x * 0.9)", &[], &[]),
         ("y = a * x + b", &["a", "b"], &[2.0, 1.0]),
         ("y = exp(-x * x) * sin(3 * x)", &[], &[]),
