@@ -4,9 +4,10 @@
 //! over the cores in tasks sized by what the program's elements cost (`task_blocks`), and in each block every node of
 //! the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the compiler
 //! vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel), compiled
-//! once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` are the branch-free forms of
-//! [`crate::vector_math`], which vectorise with the rest; the other special functions are the function table's `f32`
-//! forms ([`gpuworthy_core::expr::FuncSpec::scalar`]: the standard library's), one element at a time. A reduction fuses its map into the blocks: each block's terms are combined in `f32` with eight
+//! once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh`, `atan`, `expm1`, `sinh`, `cosh` and `erf`
+//! are the branch-free forms of [`crate::vector_math`], which vectorise with the rest; the other special functions are
+//! the function table's `f32` forms ([`gpuworthy_core::expr::FuncSpec::scalar`]: the standard library's), one element
+//! at a time. A reduction fuses its map into the blocks: each block's terms are combined in `f32` with eight
 //! accumulators, and the blocks' partial results in a tree. While a block is computed, the inputs of the block
 //! [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that run in cache.
 //!
@@ -49,7 +50,9 @@ const WORK_PER_TASK: usize = 100;
 fn pass_weight(node: &Node) -> usize {
     match node {
         Node::Call(Func::Exp | Func::Exp2 | Func::Sin | Func::Cos | Func::Sqrt, _) => 3,
-        Node::Call(Func::Tanh | Func::Log | Func::Atan, _) => 4,
+        Node::Call(Func::Tanh | Func::Log | Func::Atan | Func::Expm1 | Func::Erf, _) => 4,
+        // Three exponentials each, one chosen.
+        Node::Call(Func::Sinh | Func::Cosh, _) => 9,
         Node::Call(func, _) if func.is_special() => 100,
         Node::Call(..) | Node::Neg(_) | Node::Not(_) | Node::Arith(..) | Node::Compare(..) | Node::Logic(..) => 1,
         Node::Const(_) | Node::Scalar(_) | Node::Reduced | Node::Operand(_) | Node::Input(_) => 0,
@@ -420,7 +423,7 @@ impl Fusions {
 /// single instructions (those of the standard library cost a call an element, next to which a pass is nothing).
 fn takes_operation_in(func: Func) -> bool {
     use Func::*;
-    matches!(func, Abs | Sqrt | Exp | Exp2 | Log | Sin | Cos | Tanh | Atan)
+    matches!(func, Abs | Sqrt | Exp | Exp2 | Log | Sin | Cos | Tanh | Atan | Expm1 | Sinh | Cosh | Erf)
 }
 
 fn truth(v: f32) -> bool {
@@ -556,6 +559,10 @@ simd_kernel! {
                         Func::Cos => trigonometric(out, fusing, vector_math::cos::<S>, f32::cos),
                         Func::Tanh => unary_source(out, fusing, vector_math::tanh::<S>),
                         Func::Atan => unary_source(out, fusing, vector_math::atan::<S>),
+                        Func::Expm1 => unary_source(out, fusing, vector_math::expm1::<S>),
+                        Func::Sinh => unary_source(out, fusing, vector_math::sinh::<S>),
+                        Func::Cosh => unary_source(out, fusing, vector_math::cosh::<S>),
+                        Func::Erf => unary_source(out, fusing, vector_math::erf::<S>),
                         Func::Floor => unary(out, a, f32::floor),
                         Func::Ceil => unary(out, a, f32::ceil),
                         Func::Round => unary(out, a, f32::round_ties_even),
