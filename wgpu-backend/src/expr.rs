@@ -12,6 +12,11 @@
 //! the copy peak, with two values tested instead of 29 and the grid balanced). A reduction is two passes, recorded in
 //! one compute pass: every workgroup combines its threads' grid-stride terms in shared memory and writes one partial,
 //! then one workgroup combines the partials and applies the post-map.
+//!
+//! The source is written by the shared lowering ([`codegen`]) in two dialects of WGSL: `Guarded` and `Vec4`.
+//! Where Vulkan's bound on a builtin is too loose for the language, a helper computes the function itself: `atan`
+//! (Cephes), `erf` (Juffa's `erff`), `expm1`, `sinh` and `cosh` (Taylor polynomials where `exp` would cancel), and
+//! the logarithm `pow` and `log1p` take (Cephes' polynomial: Vulkan lets `log2` be 2^-21 off near 1).
 
 use std::fmt::Write;
 

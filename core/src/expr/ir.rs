@@ -268,8 +268,9 @@ pub struct Graph {
     pub reduction: Option<Reduction>,
 }
 
-/// The largest constant integer exponent of `pow` computed by multiplication ([`Lowering::power_by_multiplication`]):
-/// up to `x^4` the products' roundings (1.5 units of `2^-24` relative at most) stay within `pow`'s own bound.
+/// The largest constant integer exponent of `pow` that parsing lowers to multiplication (`pow(x, 3)` is `x * x * x`,
+/// `pow(x, -2)` is `1 / (x * x)`, `pow(x, 0)` is 1): up to `x^4` the products' roundings (1.5 units of `2^-24`
+/// relative at most) stay within `pow`'s own bound.
 pub const MAX_POW_BY_MULTIPLICATION: f32 = 4.0;
 
 /// The constants of the language.
