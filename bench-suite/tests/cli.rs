@@ -476,10 +476,10 @@ fn run_measures_an_expression_on_every_device_and_refuses_bad_ones_with_a_caret(
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("`y = a*x + b` at 16384 on cpu"), "{stdout}");
     assert!(stdout.contains("blocks") && stdout.contains(" ok"), "{stdout}");
-    let out = gpuworthy(&["run", "--expr", "y = 2 * sinh(x)", "--quick"]);
+    let out = gpuworthy(&["run", "--expr", "y = 2 * sinc(x)", "--quick"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("unknown function `sinh`") && stderr.contains("^^^^"), "{stderr}");
+    assert!(stderr.contains("unknown function `sinc`") && stderr.contains("^^^^"), "{stderr}");
     rejected(&["run", "--expr", "y = a * x", "--set", "a=2,b=1"], "does not read it");
     rejected(&["run", "--expr", "y = a * x", "--set", "a"], "NAME=VALUE");
     rejected(&["run", "--expr", "y = a * x", "--set", "a=two"], "not a finite number");

@@ -4,9 +4,10 @@
 //! over the cores in tasks sized by what the program's elements cost (`task_blocks`), and in each block every node of
 //! the program's graph is one tight loop over the block (`+`, `*`, `min`, comparisons, `where` ...), which the compiler
 //! vectorises for the backend's SIMD level: the block evaluation is a [`simd_kernel!`](crate::simd_kernel), compiled
-//! once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` are the branch-free forms of
-//! [`crate::vector_math`], which vectorise with the rest; the other special functions are the standard library's, one
-//! element at a time. A reduction fuses its map into the blocks: each block's terms are combined in `f32` with eight
+//! once per instruction set. `exp`, `exp2`, `log`, `sin`, `cos`, `tanh`, `atan`, `expm1`, `sinh`, `cosh` and `erf`
+//! are the branch-free forms of [`crate::vector_math`], which vectorise with the rest; the other special functions are
+//! the function table's `f32` forms ([`gpuworthy_core::expr::FuncSpec::scalar`]: the standard library's), one element
+//! at a time. A reduction fuses its map into the blocks: each block's terms are combined in `f32` with eight
 //! accumulators, and the blocks' partial results in a tree. While a block is computed, the inputs of the block
 //! [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that run in cache.
 //!
@@ -17,8 +18,8 @@
 //! `scalar` is the core's plain interpreter ([`gpuworthy_core::expr::Program::interpret`]), one element at a time on
 //! one thread: the baseline.
 
+use gpuworthy_core::expr::sign_f32;
 use gpuworthy_core::expr::{Arith, Compare, ExprInput, Expression, Func, Logic, Node, Outputs, Program, Reduce};
-use gpuworthy_core::expr::{pow_f32, sign_f32};
 use gpuworthy_core::{Error, Implements, Result};
 use rayon::prelude::*;
 
@@ -49,7 +50,9 @@ const WORK_PER_TASK: usize = 100;
 fn pass_weight(node: &Node) -> usize {
     match node {
         Node::Call(Func::Exp | Func::Exp2 | Func::Sin | Func::Cos | Func::Sqrt, _) => 3,
-        Node::Call(Func::Tanh | Func::Log | Func::Atan, _) => 4,
+        Node::Call(Func::Tanh | Func::Log | Func::Atan | Func::Expm1 | Func::Erf, _) => 4,
+        // Three exponentials each, one chosen.
+        Node::Call(Func::Sinh | Func::Cosh, _) => 9,
         Node::Call(func, _) if func.is_special() => 100,
         Node::Call(..) | Node::Neg(_) | Node::Not(_) | Node::Arith(..) | Node::Compare(..) | Node::Logic(..) => 1,
         Node::Const(_) | Node::Scalar(_) | Node::Reduced | Node::Operand(_) | Node::Input(_) => 0,
@@ -420,7 +423,7 @@ impl Fusions {
 /// single instructions (those of the standard library cost a call an element, next to which a pass is nothing).
 fn takes_operation_in(func: Func) -> bool {
     use Func::*;
-    matches!(func, Abs | Sqrt | Exp | Exp2 | Log | Sin | Cos | Tanh | Atan)
+    matches!(func, Abs | Sqrt | Exp | Exp2 | Log | Sin | Cos | Tanh | Atan | Expm1 | Sinh | Cosh | Erf)
 }
 
 fn truth(v: f32) -> bool {
@@ -552,14 +555,14 @@ simd_kernel! {
                         Func::Exp => unary_source(out, fusing, vector_math::exp::<S>),
                         Func::Exp2 => unary_source(out, fusing, vector_math::exp2::<S>),
                         Func::Log => unary_source(out, fusing, vector_math::log::<S>),
-                        Func::Log2 => unary(out, a, f32::log2),
                         Func::Sin => trigonometric(out, fusing, vector_math::sin::<S>, f32::sin),
                         Func::Cos => trigonometric(out, fusing, vector_math::cos::<S>, f32::cos),
-                        Func::Tan => unary(out, a, f32::tan),
                         Func::Tanh => unary_source(out, fusing, vector_math::tanh::<S>),
-                        Func::Asin => unary(out, a, f32::asin),
-                        Func::Acos => unary(out, a, f32::acos),
                         Func::Atan => unary_source(out, fusing, vector_math::atan::<S>),
+                        Func::Expm1 => unary_source(out, fusing, vector_math::expm1::<S>),
+                        Func::Sinh => unary_source(out, fusing, vector_math::sinh::<S>),
+                        Func::Cosh => unary_source(out, fusing, vector_math::cosh::<S>),
+                        Func::Erf => unary_source(out, fusing, vector_math::erf::<S>),
                         Func::Floor => unary(out, a, f32::floor),
                         Func::Ceil => unary(out, a, f32::ceil),
                         Func::Round => unary(out, a, f32::round_ties_even),
@@ -567,11 +570,19 @@ simd_kernel! {
                         Func::Sign => unary(out, a, sign_f32),
                         Func::Min => binary(out, a, b(), f32::min),
                         Func::Max => binary(out, a, b(), f32::max),
-                        Func::Pow => binary(out, a, b(), pow_f32),
-                        Func::Atan2 => binary(out, a, b(), f32::atan2),
                         Func::Clamp => ternary(out, a, b(), c(), |x, lo, hi| x.max(lo).min(hi)),
                         Func::Fma => ternary(out, a, b(), c(), f32::mul_add),
                         Func::Where => ternary(out, a, b(), c(), |t, y, z| if truth(t) { y } else { z }),
+                        // Every other function as the function table computes it one element at a time (the
+                        // standard library's, or in `f64` where `f32` has no such function).
+                        _ => {
+                            let f = func.spec().scalar;
+                            match func.arity() {
+                                1 => unary(out, a, move |x| f(&[x])),
+                                2 => binary(out, a, b(), move |x, y| f(&[x, y])),
+                                _ => ternary(out, a, b(), c(), move |x, y, z| f(&[x, y, z])),
+                            }
+                        }
                     }
                 }
             };

@@ -1,6 +1,7 @@
-//! `exp`, `exp2`, `log`, `sin`, `cos`, `tanh` and `atan` written so that the compiler vectorises them: one element at
-//! a time, with no branch and no call, so that a loop over a block of an expression's values becomes SIMD code for the
-//! backend's instruction set (the standard library's functions are calls, one element at a time).
+//! `exp`, `exp2`, `log`, `sin`, `cos`, `tanh`, `atan`, `expm1`, `sinh`, `cosh` and `erf` written so that the compiler
+//! vectorises them: one element at a time, with no branch and no call, so that a loop over a block of an expression's
+//! values becomes SIMD code for the backend's instruction set (the standard library's functions are calls, one element
+//! at a time).
 //!
 //! Each is the classic reduction and polynomial (Cephes' single-precision coefficients), evaluated with fused
 //! multiply-adds at the SIMD levels that have them (the functions are generic over the level for that): `exp` reduces
@@ -8,10 +9,12 @@
 //! `sin` and `cos` reduce by `pi/2` in three parts, which holds for `|x| <=` [`TRIG_VECTOR_LIMIT`]; larger arguments
 //! are recomputed by the standard library after the loop ([`trig_map`]); `tanh` is a polynomial below 0.625 in
 //! magnitude and `1 - 2 / (e^2|x| + 1)` above, through `exp`; `log` splits off the exponent and takes the mantissa's
-//! polynomial around 1; `atan` reduces by `pi/4` or `pi/2` to an argument below `tan(pi/8)`. Their accuracy, tested
-//! below against `f64` over millions of arguments, is within 2 units of least precision for normal results (`atan`
-//! within 2.1): inside the bounds the expression check allows every backend
-//! ([`gpuworthy_core::expr::FunctionBounds`]).
+//! polynomial around 1; `atan` reduces by `pi/4` or `pi/2` to an argument below `tan(pi/8)`; `expm1`, `sinh` and
+//! `cosh` are Taylor polynomials where `exp` would cancel and `exp` elsewhere, and `erf` is Norbert Juffa's `erff`
+//! through `exp`, each computing every form and choosing one. Their accuracy, tested below against `f64` over
+//! millions of arguments (the first seven) and by the accuracy sweep over every binade (all), is within 2 units of
+//! least precision for normal results (`atan` within 2.1, `sinh` and `cosh` within 3): inside the CPU's column of the function table
+//! ([`gpuworthy_core::expr::Accuracy`]).
 
 use crate::simd::{Level, Simd};
 
@@ -31,7 +34,9 @@ const ROUND_MAGIC: f32 = 12_582_912.0;
 #[inline(always)]
 fn round_to_integer(t: f32) -> (f32, i32) {
     let shifted = t + ROUND_MAGIC;
-    (shifted - ROUND_MAGIC, shifted.to_bits() as i32 - ROUND_MAGIC.to_bits() as i32)
+    // Wrapping: for a NaN or an argument past the reach of the caller (recomputed after the loop) the integer is
+    // nonsense, but it must not trap.
+    (shifted - ROUND_MAGIC, (shifted.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32))
 }
 
 /// 2^n for n in [-126, 127], from its bits.
@@ -166,6 +171,101 @@ pub fn tanh<S: Simd>(x: f32) -> f32 {
     } else {
         large
     }
+}
+
+/// e^x - 1 for |x| < 1, by its Taylor polynomial (to the x^11 term), where `e^x - 1` would cancel.
+#[inline(always)]
+fn expm1_polynomial<S: Simd>(x: f32) -> f32 {
+    let p = madd::<S>(2.505_210_8e-8, x, 2.755_732e-7);
+    let p = madd::<S>(p, x, 2.755_732e-6);
+    let p = madd::<S>(p, x, 2.480_158_7e-5);
+    let p = madd::<S>(p, x, 1.984_127e-4);
+    let p = madd::<S>(p, x, 1.388_888_9e-3);
+    let p = madd::<S>(p, x, 8.333_334e-3);
+    let p = madd::<S>(p, x, 4.166_666_8e-2);
+    let p = madd::<S>(p, x, 0.166_666_67);
+    let p = madd::<S>(p, x, 0.5);
+    madd::<S>(x * x, p, x)
+}
+
+/// e^x - 1: the Taylor polynomial below 1 in magnitude, `exp(x) - 1` from there (both computed, one chosen). -0
+/// stays -0 and NaN NaN.
+#[inline(always)]
+pub fn expm1<S: Simd>(x: f32) -> f32 {
+    let small = expm1_polynomial::<S>(x);
+    let large = exp::<S>(x) - 1.0;
+    if x == 0.0 {
+        x
+    } else if x.abs() < 1.0 {
+        small
+    } else {
+        large
+    }
+}
+
+/// Past this magnitude `sinh` and `cosh` are `e^(|x|/2)² / 2`: `e^|x|` alone overflows before they do.
+const HYPERBOLIC_HALVED_FROM: f32 = 9.0;
+
+/// sinh(x): the odd Taylor polynomial below 1 in magnitude (where `(e^x - e^-x) / 2` would cancel), then
+/// `(e^|x| - e^-|x|) / 2`, then `e^(|x|/2)² / 2`, with `x`'s sign.
+#[inline(always)]
+pub fn sinh<S: Simd>(x: f32) -> f32 {
+    let a = x.abs();
+    let z = a * a;
+    let p = madd::<S>(1.605_904_4e-10, z, 2.505_210_8e-8);
+    let p = madd::<S>(p, z, 2.755_732e-6);
+    let p = madd::<S>(p, z, 1.984_127e-4);
+    let p = madd::<S>(p, z, 8.333_334e-3);
+    let p = madd::<S>(p, z, 0.166_666_67);
+    let small = madd::<S>(a * z, p, a);
+    let middle = 0.5 * (exp::<S>(a) - exp::<S>(-a));
+    let half = exp::<S>(0.5 * a);
+    let large = (0.5 * half) * half;
+    let r = if a < 1.0 {
+        small
+    } else if a < HYPERBOLIC_HALVED_FROM {
+        middle
+    } else {
+        large
+    };
+    // A NaN fails every comparison above and lands on `large`, a NaN.
+    r.copysign(x)
+}
+
+/// cosh(x): `(e^|x| + e^-|x|) / 2`, then `e^(|x|/2)² / 2`.
+#[inline(always)]
+pub fn cosh<S: Simd>(x: f32) -> f32 {
+    let a = x.abs();
+    let middle = 0.5 * (exp::<S>(a) + exp::<S>(-a));
+    let half = exp::<S>(0.5 * a);
+    let large = (0.5 * half) * half;
+    if a < HYPERBOLIC_HALVED_FROM { middle } else { large }
+}
+
+/// erf(x), as Norbert Juffa's `erff` (about 1 ulp): an odd polynomial below 0.9277 in magnitude, `1 - e^p(|x|)` with
+/// `x`'s sign above (both computed, one chosen); ±1 past 4.
+#[inline(always)]
+pub fn erf<S: Simd>(x: f32) -> f32 {
+    let t = x.abs();
+    let s = x * x;
+    let r = madd::<S>(-5.967_617e-4, s, 4.991_194_2e-3);
+    let r = madd::<S>(r, s, -2.676_813_5e-2);
+    let r = madd::<S>(r, s, 0.112_819_925);
+    let r = madd::<S>(r, s, -0.376_125_34);
+    let r = madd::<S>(r, s, 0.128_379_17);
+    let small = madd::<S>(r, x, x);
+    let t4 = if t < 4.0 { t } else { 4.0 };
+    let s4 = t4 * t4;
+    let r = madd::<S>(-1.728_534_7e-5, t4, 3.831_971_3e-4);
+    let u = madd::<S>(-3.883_964_4e-3, t4, 2.425_462_2e-2);
+    let r = madd::<S>(r, s4, u);
+    let r = madd::<S>(r, t4, -0.106_777_88);
+    let r = madd::<S>(r, t4, -0.634_846_7);
+    let r = madd::<S>(r, t4, -0.128_717_51);
+    let r = madd::<S>(r, t4, -t4);
+    let large = if t < 4.0 { 1.0 - exp::<S>(r) } else { 1.0 };
+    // A NaN fails the comparison and takes the polynomial, which passes it on.
+    if t > 0.927_734_4 { large.copysign(x) } else { small }
 }
 
 /// sqrt(1/2): a mantissa in [0.5, 1) below it is doubled, so that the polynomial's argument lies in [-0.29, 0.41].
@@ -470,5 +570,44 @@ mod tests {
                 assert!(o.is_nan());
             }
         }
+    }
+
+    #[test]
+    fn expm1_and_erf_are_within_two_ulps_sinh_and_cosh_three_and_all_exact_at_the_edges() {
+        for_each_fusion!(expm1_sinh_cosh_erf_within_bounds);
+    }
+
+    fn expm1_sinh_cosh_erf_within_bounds<S: Simd>() {
+        let dense = || {
+            arguments(-90.0, 90.0, 1_000_000)
+                .chain(arguments(-2.0, 2.0, 1_000_000))
+                .chain(arguments(-1e-3, 1e-3, 10_000))
+                .chain(every_binade(100_000).flat_map(|x| [x, -x]))
+        };
+        // Past the largest f32 the exact value is an infinity, as ours is (inf - inf is NaN: not counted).
+        let overflowing = |f: fn(f64) -> f64| {
+            move |x: f64| {
+                let v = f(x);
+                if (v as f32).is_infinite() { v.signum() * f64::INFINITY } else { v }
+            }
+        };
+        let expm1 = expm1::<S>;
+        let worst = worst_ulps(expm1, overflowing(f64::exp_m1), 0.0, dense());
+        assert!(worst <= 2.0, "expm1: worst {worst} ulps");
+        let worst = worst_ulps(sinh::<S>, overflowing(f64::sinh), 0.0, dense());
+        // sinh and cosh add exp's two ulps to each other's, or square them past 9: three.
+        assert!(worst <= 3.0, "sinh: worst {worst} ulps");
+        let worst = worst_ulps(cosh::<S>, overflowing(f64::cosh), 0.0, dense());
+        assert!(worst <= 3.0, "cosh: worst {worst} ulps");
+        let worst = worst_ulps(erf::<S>, gpuworthy_core::expr::erf, 0.0, dense());
+        assert!(worst <= 2.0, "erf: worst {worst} ulps");
+        for f in [expm1 as fn(f32) -> f32, sinh::<S>, erf::<S>] {
+            assert!(f(-0.0).is_sign_negative() && f(0.0) == 0.0 && f(f32::NAN).is_nan());
+        }
+        assert_eq!((expm1(f32::INFINITY), expm1(f32::NEG_INFINITY)), (f32::INFINITY, -1.0));
+        assert_eq!((sinh::<S>(f32::INFINITY), sinh::<S>(f32::NEG_INFINITY)), (f32::INFINITY, f32::NEG_INFINITY));
+        assert_eq!((cosh::<S>(f32::NEG_INFINITY), cosh::<S>(0.0)), (f32::INFINITY, 1.0));
+        assert!(cosh::<S>(f32::NAN).is_nan());
+        assert_eq!((erf::<S>(f32::INFINITY), erf::<S>(-5.0)), (1.0, -1.0));
     }
 }

@@ -18,7 +18,8 @@ use std::fmt::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
-use gpuworthy_core::expr::{ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type};
+use gpuworthy_core::expr::codegen::{self, Dialect};
+use gpuworthy_core::expr::{ExprInput, ExprParams, Expression, Func, Outputs, Program, Reduce, Type};
 use gpuworthy_core::{Error, Implements, Result, Workload};
 
 use crate::custom::find_custom_kernel;
@@ -47,65 +48,79 @@ fn number(value: f32) -> String {
     format!("__uint_as_float({:#010x}u)", value.to_bits())
 }
 
-fn expression(program: &Program, id: usize) -> String {
-    let v = |k: &usize| format!("v{k}");
-    match &program.nodes[id] {
-        Node::Const(c) => number(*c),
-        Node::Input(k) => format!("i{k}"),
-        Node::Scalar(k) => format!("s{k}"),
-        Node::Reduced => "reduced".to_owned(),
-        Node::Operand(_) => number(f32::NAN),
-        Node::Neg(a) => format!("-{}", v(a)),
-        Node::Not(a) => format!("!{}", v(a)),
-        Node::Arith(op, a, b) => format!("{} {} {}", v(a), op.symbol(), v(b)),
-        Node::Compare(op, a, b) => format!("{} {} {}", v(a), op.symbol(), v(b)),
-        Node::Logic(op, a, b) => format!("{} {} {}", v(a), if *op == Logic::And { "&&" } else { "||" }, v(b)),
-        Node::Call(func, args) => {
-            let a: Vec<String> = args.iter().map(v).collect();
-            match func {
-                Func::Where => format!("({} ? {} : {})", a[0], a[1], a[2]),
-                Func::Clamp => format!("fminf(fmaxf({}, {}), {})", a[0], a[1], a[2]),
-                _ => {
-                    let name = match func {
-                        Func::Abs => "fabsf",
-                        Func::Min => "fminf",
-                        Func::Max => "fmaxf",
-                        Func::Sqrt => "sqrtf",
-                        Func::Exp => "expf",
-                        Func::Exp2 => "exp2f",
-                        Func::Log => "logf",
-                        Func::Log2 => "log2f",
-                        Func::Pow => "gw_pow",
-                        Func::Sin => "sinf",
-                        Func::Cos => "cosf",
-                        Func::Tan => "tanf",
-                        Func::Tanh => "tanhf",
-                        Func::Asin => "asinf",
-                        Func::Acos => "acosf",
-                        Func::Atan => "atanf",
-                        Func::Atan2 => "atan2f",
-                        Func::Floor => "floorf",
-                        Func::Ceil => "ceilf",
-                        Func::Round => "rintf",
-                        Func::Trunc => "truncf",
-                        Func::Fma => "fmaf",
-                        Func::Sign => "gw_sign",
-                        Func::Where | Func::Clamp => unreachable!("handled above"),
-                    };
-                    format!("{name}({})", a.join(", "))
-                }
-            }
+/// CUDA C as the shared lowering writes it ([`codegen`]): CUDA's math library by name, `where` as `?:`, `clamp` as
+/// `fminf(fmaxf(...))`, and the helpers of [`HELPERS`] where C's functions differ from the language.
+struct CudaC;
+
+impl CudaC {
+    /// The math library's (or a helper's) name of each function that is a plain call.
+    fn function(func: Func) -> &'static str {
+        match func {
+            Func::Abs => "fabsf",
+            Func::Min => "fminf",
+            Func::Max => "fmaxf",
+            Func::Sqrt => "sqrtf",
+            Func::Exp => "expf",
+            Func::Exp2 => "exp2f",
+            Func::Log => "logf",
+            Func::Log2 => "log2f",
+            Func::Pow => "gw_pow",
+            Func::Sin => "sinf",
+            Func::Cos => "cosf",
+            Func::Tan => "tanf",
+            Func::Tanh => "tanhf",
+            Func::Asin => "asinf",
+            Func::Acos => "acosf",
+            Func::Atan => "atanf",
+            Func::Atan2 => "atan2f",
+            Func::Floor => "floorf",
+            Func::Ceil => "ceilf",
+            Func::Round => "rintf",
+            Func::Trunc => "truncf",
+            Func::Fma => "fmaf",
+            Func::Sign => "gw_sign",
+            Func::Erf => "erff",
+            Func::Expm1 => "expm1f",
+            Func::Log1p => "log1pf",
+            Func::Sinh => "sinhf",
+            Func::Cosh => "coshf",
+            Func::Where | Func::Clamp => "",
         }
     }
 }
 
-fn statements(program: &Program, roots: &[usize]) -> String {
-    let mut out = String::new();
-    for (id, _) in program.reached(roots).iter().enumerate().filter(|(_, used)| **used) {
-        let ty = if program.types[id] == Type::Boolean { "bool" } else { "float" };
-        let _ = writeln!(out, "    const {ty} v{id} = {};", expression(program, id));
+impl Dialect for CudaC {
+    fn type_name(&self, ty: Type) -> &'static str {
+        if ty == Type::Boolean { "bool" } else { "float" }
     }
-    out
+
+    fn number(&self, value: f32) -> String {
+        number(value)
+    }
+
+    fn input(&self, k: usize) -> String {
+        format!("i{k}")
+    }
+
+    fn scalar(&self, k: usize) -> String {
+        format!("s{k}")
+    }
+
+    fn call(&self, func: Func, a: &[String]) -> String {
+        match func {
+            Func::Where => format!("({} ? {} : {})", a[0], a[1], a[2]),
+            Func::Clamp => format!("fminf(fmaxf({}, {}), {})", a[0], a[1], a[2]),
+            _ => format!("{}({})", CudaC::function(func), a.join(", ")),
+        }
+    }
+
+    fn declaration(&self, ty: &str, name: &str, value: &str) -> String {
+        format!("const {ty} {name} = {value};")
+    }
+}
+
+fn statements(program: &Program, roots: &[usize]) -> String {
+    codegen::statements(&CudaC, program, &program.reached(roots))
 }
 
 const HELPERS: &str = "static __device__ __forceinline__ float gw_sign(float x) {\n    \
@@ -974,7 +989,8 @@ mod tests {
     use gpuworthy_core::Precision;
     use gpuworthy_core::expr::{CONFORMANCE_LENGTHS, Expr};
 
-    const CASES: [(&str, &[&str], &[f32]); 9] = [
+    const CASES: [(&str, &[&str], &[f32]); 10] = [
+        ("y = erf(x) + expm1(x) + log1p(abs(x)) + sinh(x * 3) - cosh(x * 3)", &[], &[]),
         ("y = a * x + b", &["a", "b"], &[2.0, 1.0]),
         ("y = exp(-x * x) * sin(3 * x)", &[], &[]),
         ("let t = x - m; y = where(t > 0, t * t, -t) / (s * s); z = fma(x, y, 1)", &["m", "s"], &[0.1, 0.7]),
@@ -1092,6 +1108,27 @@ mod tests {
         direct.settle_expression(&program).unwrap();
         assert_eq!(lock(&direct.modules).len(), 1, "one module: the faster kernel's");
         assert!(direct.expression_kernels(&program).unwrap().faster.is_none());
+    }
+
+    /// Every function of the table is spelt by CUDA C's dialect: its math library's name or a helper of
+    /// [`HELPERS`] (`where` and `clamp` as expressions), each defined where it is a helper.
+    #[test]
+    fn every_function_has_a_cuda_spelling() {
+        for (func, name, arity) in Func::ALL {
+            let args: Vec<String> = (0..arity).map(|k| format!("v{k}")).collect();
+            let call = CudaC.call(func, &args);
+            assert!(args.iter().all(|a| call.contains(a.as_str())), "{name}: {call}");
+            let callee = call.split('(').next().unwrap();
+            assert!(!callee.is_empty() || func == Func::Where, "{name} has no name in CUDA C: {call}");
+            if callee.starts_with("gw_") {
+                assert!(HELPERS.contains(&format!("float {callee}(")), "{name}: {callee} is not defined");
+            }
+        }
+        let program = Expr::parse("y = erf(x) + expm1(x) + log1p(x) + sinh(x) + cosh(x)").unwrap().bind(&[]).unwrap();
+        let source = elementwise_source(&program);
+        for name in ["erff(", "expm1f(", "log1pf(", "sinhf(", "coshf("] {
+            assert!(source.contains(name), "{name}: {source}");
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ const SOURCE: &str = "y = exp(-x * x) * sin(a * x)";
 
 fn run() -> Result<()> {
     // Step 1: parse. A mistake is an error with a caret under the part that is wrong.
-    let broken = "y = exp(-x * x) * sinh(3 * x)";
+    let broken = "y = exp(-x * x) * sinc(3 * x)";
     if let Err(e) = Expr::parse(broken) {
         println!("a mistake, as the user sees it:\n{}\n", e.render(broken));
     }

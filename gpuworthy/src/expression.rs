@@ -575,7 +575,7 @@ fn probe_source(call: Option<(&str, usize)>) -> String {
                 return format!("where(x * {factor:?} > 0.0, x * {factor:?}, 0.5)");
             }
             let argument = match name {
-                "sqrt" | "log" | "log2" | "pow" => format!("abs(x) * {factor:?}"),
+                "sqrt" | "log" | "log2" | "log1p" | "pow" => format!("abs(x) * {factor:?}"),
                 "asin" | "acos" => format!("x * {:?}", factor / 2.0),
                 _ => format!("x * {factor:?}"),
             };
@@ -942,7 +942,7 @@ mod tests {
     #[test]
     fn every_mistake_is_an_error_that_names_it() {
         for (source, sets, ranges, expected) in [
-            ("y = sinh(x)", &[][..], &[][..], "unknown function `sinh`"),
+            ("y = sinc(x)", &[][..], &[][..], "unknown function `sinc`"),
             ("y = x +", &[][..], &[][..], "^"),
             ("y = x", &["z=1"][..], &[][..], "`z`"),
             ("y = a*x", &["a"][..], &[][..], "NAME=VALUE"),

@@ -43,9 +43,9 @@ def available(backend):
         ("y = foo(x)", "exp"),
         ("y = x > 1", "boolean"),
         ("", "assigns nothing"),
-        ("y = 2 * sinh(x)", "unknown function `sinh`"),
-        # The caret under `sinh`, as the command line prints it.
-        ("y = 2 * sinh(x)", "\n1 | y = 2 * sinh(x)\n  |         ^^^^"),
+        ("y = 2 * sinc(x)", "unknown function `sinc`"),
+        # The caret under `sinc`, as the command line prints it.
+        ("y = 2 * sinc(x)", "\n1 | y = 2 * sinc(x)\n  |         ^^^^"),
         ("y = f64(x)", "^"),
     ],
 )

@@ -1,6 +1,7 @@
 //! Expressions on every backend: random well-typed expressions (every operator and function, depth up to 6), on
 //! inputs with NaN, infinities, signed zeros and subnormals mixed in, and a table of the semantic edge cases of the
-//! language, each run on every available device and checked against the bounded `f64` reference.
+//! language, each run on every available device and checked against the bounded `f64` reference; and every function
+//! swept over every binade, held to its backend's column of the function table.
 //!
 //! A backend that cannot run here is skipped with its reason; `GPUWORTHY_REQUIRE` makes that a failure.
 
@@ -8,7 +9,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gpuworthy::Device;
-use gpuworthy::core::expr::{Expr, ExprInput, ExprParams, Expression, Outputs, random_expression};
+use gpuworthy::core::Backend;
+use gpuworthy::core::expr::{
+    Bounded, Expr, ExprInput, ExprParams, Expression, FUNCTIONS, Func, MAX_POW_BY_MULTIPLICATION, Outputs,
+    random_expression, ulp,
+};
 use gpuworthy::core::{Precision, Workload, rng};
 
 /// Random expressions per backend.
@@ -121,4 +126,179 @@ fn inputs_that_do_not_match_are_refused_on_every_backend() {
         let err = device.run::<Expression>(device.best_variant::<Expression>(&input.params), &input).unwrap_err();
         assert!(err.to_string().contains("differ in length"), "{}: {err}", device.label());
     }
+}
+
+/// Arguments over every binade of `f32`, both signs: for each exponent, from the subnormals' to the largest, the
+/// binade's first value, its last and `random` values between, seeded; then ±0, ±inf and NaN.
+fn binades(random: usize, seed: u64) -> Vec<f32> {
+    let mut values = Vec::new();
+    for exponent in 0u32..255 {
+        let mantissas = rng::uniform_f32(seed, u64::from(exponent), random, 0.0, 1.0);
+        let low = exponent << 23;
+        let mut binade = vec![f32::from_bits(low.max(1)), f32::from_bits(low | 0x007f_ffff)];
+        binade.extend(mantissas.iter().map(|m| f32::from_bits(low | ((m * 8_388_608.0) as u32 & 0x007f_ffff))));
+        values.extend(binade.iter().flat_map(|v| [*v, -*v]));
+    }
+    values.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]);
+    values
+}
+
+/// The exponents `pow`'s sweep raises every binade to: integers of both signs (a negative base keeps the sign of an
+/// odd power), large and small, and fractions.
+const POW_EXPONENTS: [f32; 22] = [
+    -9.0,
+    -5.0,
+    -4.0,
+    -3.0,
+    -2.0,
+    -1.0,
+    0.0,
+    1.0,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    7.0,
+    16.0,
+    31.0,
+    100.0,
+    -100.0,
+    0.5,
+    -0.5,
+    2.5,
+    0.333_333_34,
+    7.25,
+];
+
+/// The arguments of `func`'s sweep, one vector per argument, of one length.
+fn sweep_arguments(func: Func) -> Vec<Vec<f32>> {
+    let spread = |values: &[f32], seed: u64, count: usize| -> Vec<f32> {
+        let picks = rng::uniform_f32(seed, 99, count, 0.0, values.len() as f32);
+        picks.iter().map(|p| values[(*p as usize).min(values.len() - 1)]).collect()
+    };
+    match func.arity() {
+        1 => vec![binades(6, 1)],
+        2 if func == Func::Pow => {
+            let bases = binades(2, 2);
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            for exponent in POW_EXPONENTS {
+                x.extend(&bases);
+                y.extend(std::iter::repeat_n(exponent, bases.len()));
+            }
+            vec![x, y]
+        }
+        2 => {
+            // Every pair of binades, one value each, both signs.
+            let coarse = binades(0, 3);
+            let x: Vec<f32> = coarse.iter().flat_map(|a| std::iter::repeat_n(*a, coarse.len() / 8)).collect();
+            let y = spread(&coarse, 4, x.len());
+            vec![x, y]
+        }
+        _ => {
+            let values = binades(2, 5);
+            let n = 4 * values.len();
+            (0..3).map(|k| spread(&values, 10 + k, n)).collect()
+        }
+    }
+}
+
+/// Every function over every binade of its domain on every available device, with every variant: each result within
+/// the accuracy the function table gives that device's backend ([`FuncSpec::accuracy`], with [`Func::error_allowed`]),
+/// a bound never looser than the one the check allows, and the check passes. Prints each function's worst error as a
+/// fraction of its bound.
+#[test]
+fn every_function_meets_its_backends_accuracy_over_every_binade() {
+    let mut failures = Vec::new();
+    for device in devices() {
+        let kind = device.kind();
+        for spec in FUNCTIONS.iter() {
+            let func = spec.func;
+            let names = ["x", "z", "w"];
+            let source = if func == Func::Where {
+                "y = where(x > 0, z, w)".to_owned()
+            } else {
+                format!("y = {}({})", spec.name, names[..spec.arity].join(", "))
+            };
+            let program = Arc::new(Expr::parse(&source).unwrap().bind(&[]).unwrap());
+            let arguments = sweep_arguments(func);
+            // The program's inputs in its order (`x`, `z`, `w` as first read).
+            let arrays: Vec<Vec<f32>> = program
+                .inputs
+                .iter()
+                .map(|name| arguments[names.iter().position(|n| n == name).unwrap()].clone())
+                .collect();
+            let n = arguments[0].len();
+            let params = ExprParams::new(Arc::clone(&program), n, vec![]);
+            let input = ExprInput { params, arrays: arrays.into_iter().map(Into::into).collect() };
+            let expected = Expression::reference(&input).unwrap();
+            let bound = spec.accuracy.of(kind);
+            for variant in device.variants::<Expression>() {
+                let output = device
+                    .run::<Expression>(variant, &input)
+                    .unwrap_or_else(|e| panic!("{} {variant}: `{source}`: {e}", device.label()));
+                let Outputs::Elementwise(got) = &output else { panic!("{source}: not elementwise") };
+                let mut worst: (f64, usize) = (0.0, 0);
+                let mut failed = 0;
+                for (i, &got) in got[0].iter().enumerate() {
+                    let mut args: Vec<f64> = arguments.iter().map(|a| f64::from(a[i])).collect();
+                    if func == Func::Where {
+                        // The condition is `x > 0`, a truth value.
+                        args[0] = if args[0] > 0.0 { 1.0 } else { 0.0 };
+                    }
+                    let exact = (spec.reference)(&args);
+                    let value = f64::from(exact as f32);
+                    let error =
+                        func.error_allowed(&bound, value, &args) + ulp(value.abs()) + f64::from(f32::MIN_POSITIVE);
+                    // sin and cos give up where the bound spans their whole range, as the check does.
+                    if !error.is_finite() || (matches!(func, Func::Sin | Func::Cos) && error >= 2.0) {
+                        continue;
+                    }
+                    let within = Bounded { value, error };
+                    if !within.accepts(got) {
+                        failed += 1;
+                        if failed <= 5 {
+                            failures.push(format!(
+                                "{} {variant}: {}({:?}) = {got:e}, expected {value:e} ± {error:e} (the {kind} column \
+                                 of the function table)",
+                                device.label(),
+                                spec.name,
+                                &args,
+                            ));
+                        }
+                        continue;
+                    }
+                    if value.is_finite() && got.is_finite() && error > 0.0 {
+                        let ratio = (f64::from(got) - value).abs() / error;
+                        if ratio > worst.0 {
+                            worst = (ratio, i);
+                        }
+                    }
+                }
+                if failed > 0 {
+                    failures.push(format!(
+                        "{} {variant}: {} out of bound at {failed} arguments",
+                        device.label(),
+                        spec.name
+                    ));
+                    continue;
+                }
+                Expression::check(&input, &expected, &output, Precision::Full)
+                    .unwrap_or_else(|e| panic!("{} {variant}: `{source}`: {e}", device.label()));
+                eprintln!(
+                    "{} {variant}: {} over {n} arguments, the worst error {:.2} of its bound (at {:?})",
+                    device.label(),
+                    spec.name,
+                    worst.0,
+                    arguments.iter().map(|a| a[worst.1]).collect::<Vec<f32>>()
+                );
+            }
+        }
+        // pow of a constant small integer is computed by multiplication: checked against its reference, with
+        // negative bases over every binade.
+        for exponent in -MAX_POW_BY_MULTIPLICATION as i32..=MAX_POW_BY_MULTIPLICATION as i32 {
+            let x = binades(6, 7);
+            run(&device, &format!("y = pow(x, {exponent})"), &[], &[], Some(vec![x.clone()]), x.len());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -19,50 +19,8 @@ fn boolean(b: bool) -> f32 {
     if b { 1.0 } else { 0.0 }
 }
 
-/// `pow` as the language defines it: NaN for a negative base unless the exponent is an integer.
-pub fn pow_f32(x: f32, y: f32) -> f32 {
-    if x < 0.0 && y.is_finite() && y.fract() != 0.0 { f32::NAN } else { x.powf(y) }
-}
-
-/// `sign`: NaN for NaN, the zero itself for a zero, else ±1.
-pub fn sign_f32(x: f32) -> f32 {
-    if x.is_nan() || x == 0.0 { x } else { x.signum() }
-}
-
 fn call(func: Func, a: &[f32]) -> f32 {
-    match func {
-        Func::Abs => a[0].abs(),
-        Func::Min => a[0].min(a[1]),
-        Func::Max => a[0].max(a[1]),
-        Func::Clamp => a[0].max(a[1]).min(a[2]),
-        Func::Sqrt => a[0].sqrt(),
-        Func::Exp => a[0].exp(),
-        Func::Exp2 => a[0].exp2(),
-        Func::Log => a[0].ln(),
-        Func::Log2 => a[0].log2(),
-        Func::Pow => pow_f32(a[0], a[1]),
-        Func::Sin => a[0].sin(),
-        Func::Cos => a[0].cos(),
-        Func::Tan => a[0].tan(),
-        Func::Tanh => a[0].tanh(),
-        Func::Asin => a[0].asin(),
-        Func::Acos => a[0].acos(),
-        Func::Atan => a[0].atan(),
-        Func::Atan2 => a[0].atan2(a[1]),
-        Func::Floor => a[0].floor(),
-        Func::Ceil => a[0].ceil(),
-        Func::Round => a[0].round_ties_even(),
-        Func::Trunc => a[0].trunc(),
-        Func::Fma => a[0].mul_add(a[1], a[2]),
-        Func::Sign => sign_f32(a[0]),
-        Func::Where => {
-            if truth(a[0]) {
-                a[1]
-            } else {
-                a[2]
-            }
-        }
-    }
+    (func.spec().scalar)(a)
 }
 
 impl Program {

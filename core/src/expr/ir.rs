@@ -4,6 +4,7 @@
 //! values.
 
 use super::ExprError;
+use super::functions::{Cost, FUNCTIONS};
 use super::limits::MAX_NODES;
 use super::syntax::{Ast, Span, Statement};
 
@@ -75,7 +76,8 @@ pub enum Logic {
     Or,
 }
 
-/// A function of the language.
+/// A function of the language: a row of [`FUNCTIONS`](super::functions::FUNCTIONS), which holds its name, arity,
+/// reference, cost and accuracy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)] // each is the function of its name, as EXPRESSIONS.md defines it
 pub enum Func {
@@ -104,65 +106,39 @@ pub enum Func {
     Fma,
     Sign,
     Where,
+    Erf,
+    Expm1,
+    Log1p,
+    Sinh,
+    Cosh,
 }
 
 impl Func {
-    /// Every function, its name and its number of arguments.
-    pub const ALL: [(Func, &'static str, usize); 25] = [
-        (Func::Abs, "abs", 1),
-        (Func::Min, "min", 2),
-        (Func::Max, "max", 2),
-        (Func::Clamp, "clamp", 3),
-        (Func::Sqrt, "sqrt", 1),
-        (Func::Exp, "exp", 1),
-        (Func::Exp2, "exp2", 1),
-        (Func::Log, "log", 1),
-        (Func::Log2, "log2", 1),
-        (Func::Pow, "pow", 2),
-        (Func::Sin, "sin", 1),
-        (Func::Cos, "cos", 1),
-        (Func::Tan, "tan", 1),
-        (Func::Tanh, "tanh", 1),
-        (Func::Asin, "asin", 1),
-        (Func::Acos, "acos", 1),
-        (Func::Atan, "atan", 1),
-        (Func::Atan2, "atan2", 2),
-        (Func::Floor, "floor", 1),
-        (Func::Ceil, "ceil", 1),
-        (Func::Round, "round", 1),
-        (Func::Trunc, "trunc", 1),
-        (Func::Fma, "fma", 3),
-        (Func::Sign, "sign", 1),
-        (Func::Where, "where", 3),
-    ];
+    /// Every function, its name and its number of arguments, in the order of the table.
+    pub const ALL: [(Func, &'static str, usize); FUNCTIONS.len()] = {
+        let mut all = [(Func::Abs, "", 0); FUNCTIONS.len()];
+        let mut i = 0;
+        while i < FUNCTIONS.len() {
+            all[i] = (FUNCTIONS[i].func, FUNCTIONS[i].name, FUNCTIONS[i].arity);
+            i += 1;
+        }
+        all
+    };
 
     /// The function's name in the language.
     pub fn name(self) -> &'static str {
-        Func::ALL.iter().find(|(f, ..)| *f == self).map_or("?", |(_, name, _)| name)
+        self.spec().name
     }
 
     /// How many arguments it takes.
     pub fn arity(self) -> usize {
-        Func::ALL.iter().find(|(f, ..)| *f == self).map_or(0, |(.., arity)| *arity)
+        self.spec().arity
     }
 
     /// Whether it is a special function, counted apart from arithmetic in an expression's cost (it costs many
     /// instructions, or a special-function unit's).
     pub fn is_special(self) -> bool {
-        !matches!(
-            self,
-            Func::Abs
-                | Func::Min
-                | Func::Max
-                | Func::Clamp
-                | Func::Floor
-                | Func::Ceil
-                | Func::Round
-                | Func::Trunc
-                | Func::Fma
-                | Func::Sign
-                | Func::Where
-        )
+        self.spec().cost == Cost::Special
     }
 }
 
@@ -291,6 +267,11 @@ pub struct Graph {
     /// The reduction output, when there is one (then it is the only output).
     pub reduction: Option<Reduction>,
 }
+
+/// The largest constant integer exponent of `pow` that parsing lowers to multiplication (`pow(x, 3)` is `x * x * x`,
+/// `pow(x, -2)` is `1 / (x * x)`, `pow(x, 0)` is 1): up to `x^4` the products' roundings (1.5 units of `2^-24`
+/// relative at most) stay within `pow`'s own bound.
+pub const MAX_POW_BY_MULTIPLICATION: f32 = 4.0;
 
 /// The constants of the language.
 const CONSTANTS: [(&str, f32); 3] = [("pi", std::f32::consts::PI), ("inf", f32::INFINITY), ("nan", f32::NAN)];
@@ -613,6 +594,42 @@ impl Lowering {
             };
             ids.push(id);
         }
+        if func == Func::Pow
+            && let Node::Const(exponent) = self.graph.nodes[ids[1]]
+            && exponent.fract() == 0.0
+            && exponent.abs() <= MAX_POW_BY_MULTIPLICATION
+        {
+            return self.power_by_multiplication(ids[0], exponent as i32, span);
+        }
         self.push(Node::Call(func, ids), Type::Number, span)
+    }
+
+    /// `pow(x, n)` for a constant integer `n` with `|n| <=` [`MAX_POW_BY_MULTIPLICATION`], as the language computes
+    /// it: 1 for `n = 0` (whatever `x`, NaN included), `x` multiplied by itself (`x * x * x`, `(x * x) * (x * x)`), and
+    /// for `n < 0` the reciprocal of that. Every backend computes the same correctly rounded products, with the sign
+    /// of `x` to an odd power, so `pow(x, 3)` is as exact as `x * x * x` wherever it runs; a driver's
+    /// `exp2(n * log2(|x|))` is not (Vulkan lets `log2` be 2^-21 off near 1).
+    fn power_by_multiplication(&mut self, x: NodeId, n: i32, span: Span) -> Result<NodeId, ExprError> {
+        let mul = |lowering: &mut Self, a: NodeId, b: NodeId| {
+            lowering.push(Node::Arith(Arith::Mul, a, b), Type::Number, span)
+        };
+        let power = match n.unsigned_abs() {
+            0 => return self.push(Node::Const(1.0), Type::Number, span),
+            1 => x,
+            2 => mul(self, x, x)?,
+            3 => {
+                let square = mul(self, x, x)?;
+                mul(self, square, x)?
+            }
+            _ => {
+                let square = mul(self, x, x)?;
+                mul(self, square, square)?
+            }
+        };
+        if n > 0 {
+            return Ok(power);
+        }
+        let one = self.push(Node::Const(1.0), Type::Number, span)?;
+        self.push(Node::Arith(Arith::Div, one, power), Type::Number, span)
     }
 }

@@ -8,9 +8,9 @@
 //! assert_eq!(program.inputs, ["x"]);
 //! assert_eq!(program.outputs[0].name, "y");
 //!
-//! let err = Expr::parse("y = 2 * sinh(x)").unwrap_err();
-//! assert!(err.to_string().contains("unknown function `sinh`"));
-//! println!("{}", err.render("y = 2 * sinh(x)"));   // the line, and a caret under `sinh`
+//! let err = Expr::parse("y = 2 * sinc(x)").unwrap_err();
+//! assert!(err.to_string().contains("unknown function `sinc`"));
+//! println!("{}", err.render("y = 2 * sinc(x)"));   // the line, and a caret under `sinc`
 //! # Ok::<(), gpuworthy_core::expr::ExprError>(())
 //! ```
 //!
@@ -24,6 +24,8 @@
 //! arrays, giving the [`Program`] that backends compile and the reference evaluates. Both refuse bad input with an
 //! [`ExprError`] that points at the text; neither panics on any input (a property test feeds them arbitrary strings).
 
+pub mod codegen;
+mod functions;
 mod interpret;
 mod ir;
 #[cfg(test)]
@@ -35,8 +37,10 @@ mod workload;
 
 use std::fmt;
 
-pub use interpret::{pow_f32, sign_f32};
-pub use ir::{Arith, Compare, Func, Graph, Logic, Node, NodeId, Output, Reduce, Reduction, Type};
+pub use functions::{Accuracy, Cost, FUNCTIONS, FuncSpec, erf, pow_f32, sign_f32};
+pub use ir::{
+    Arith, Compare, Func, Graph, Logic, MAX_POW_BY_MULTIPLICATION, Node, NodeId, Output, Reduce, Reduction, Type,
+};
 pub use random::random_expression;
 pub use reference::{Bounded, FunctionBound, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check, ulp};
 pub use syntax::Span;
@@ -78,10 +82,10 @@ pub mod limits {
 /// ```
 /// use gpuworthy_core::expr::Expr;
 ///
-/// let source = "y = 2 * sinh(x)";
+/// let source = "y = 2 * sinc(x)";
 /// let err = Expr::parse(source).unwrap_err();
-/// assert!(err.message.contains("unknown function `sinh`"));
-/// assert_eq!(&source[err.span.start..err.span.end], "sinh");
+/// assert!(err.message.contains("unknown function `sinc`"));
+/// assert_eq!(&source[err.span.start..err.span.end], "sinc");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExprError {
@@ -99,18 +103,18 @@ impl ExprError {
     /// The message with the line of `source` it is about and a caret under the part: what a command line prints.
     ///
     /// ```text
-    /// error: unknown function `sinh`: the functions are abs, min, ...
+    /// error: unknown function `sinc`: the functions are abs, min, ...
     ///   |
-    /// 1 | y = 2 * sinh(x)
+    /// 1 | y = 2 * sinc(x)
     ///   |         ^^^^
     /// ```
     ///
     /// ```
     /// use gpuworthy_core::expr::Expr;
     ///
-    /// let source = "let t = x\ny = 2 * sinh(t)";
+    /// let source = "let t = x\ny = 2 * sinc(t)";
     /// let rendered = Expr::parse(source).unwrap_err().render(source);
-    /// assert!(rendered.contains("2 | y = 2 * sinh(t)\n  |         ^^^^"), "{rendered}");
+    /// assert!(rendered.contains("2 | y = 2 * sinc(t)\n  |         ^^^^"), "{rendered}");
     /// ```
     pub fn render(&self, source: &str) -> String {
         let start = floor_char_boundary(source, self.span.start.min(source.len()));
@@ -138,7 +142,7 @@ impl ExprError {
     /// fn parsed(source: &str) -> gpuworthy_core::Result<Expr> {
     ///     Expr::parse(source).map_err(|e| e.into_error(source))
     /// }
-    /// let err = parsed("y = 2 * sinh(x)").unwrap_err();
+    /// let err = parsed("y = 2 * sinc(x)").unwrap_err();
     /// assert!(matches!(err, Error::InvalidInput(_)) && err.to_string().contains("^^^^"), "{err}");
     /// ```
     pub fn into_error(self, source: &str) -> crate::Error {
@@ -481,7 +485,7 @@ mod tests {
     #[test]
     fn each_rule_is_a_clear_error_pointing_at_its_text() {
         let cases: [(&str, &[&str], &str, &str); 17] = [
-            ("y = sinh(x)", &[], "sinh", "unknown function `sinh`: the functions are abs"),
+            ("y = sinc(x)", &[], "sinc", "unknown function `sinc`: the functions are abs"),
             ("y = x > 0", &[], "x > 0", "boolean"),
             ("y = (x > 0) + 1", &[], "x > 0", "boolean, and a boolean is not a number"),
             ("y = where(x, 1, 2)", &[], "x", "must be a boolean"),
@@ -519,10 +523,10 @@ mod tests {
 
     #[test]
     fn the_caret_sits_under_the_part_on_its_line() {
-        let source = "let t = x\ny = 2 * sinh(t)";
+        let source = "let t = x\ny = 2 * sinc(t)";
         let err = Expr::parse(source).unwrap_err();
         let rendered = err.render(source);
-        assert!(rendered.contains("2 | y = 2 * sinh(t)\n  |         ^^^^"), "{rendered}");
+        assert!(rendered.contains("2 | y = 2 * sinc(t)\n  |         ^^^^"), "{rendered}");
         let inside_a_character = ExprError::at(Span { start: 6, end: 7 }, "x").render("y = ü + é");
         assert!(inside_a_character.contains('^'), "{inside_a_character}");
     }

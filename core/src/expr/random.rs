@@ -9,6 +9,9 @@
 
 use crate::rng;
 
+use super::Func;
+use super::functions::FUNCTIONS as TABLE;
+
 /// A random number expression, printed as source text.
 #[derive(Debug, Clone)]
 pub(crate) enum Num {
@@ -32,32 +35,20 @@ pub(crate) enum Bool {
 
 pub(crate) const ARITH: [&str; 4] = ["+", "-", "*", "/"];
 pub(crate) const COMPARE: [&str; 6] = ["<", "<=", ">", ">=", "==", "!="];
-pub(crate) const FUNCTIONS: [(&str, usize); 24] = [
-    ("abs", 1),
-    ("min", 2),
-    ("max", 2),
-    ("clamp", 3),
-    ("sqrt", 1),
-    ("exp", 1),
-    ("exp2", 1),
-    ("log", 1),
-    ("log2", 1),
-    ("pow", 2),
-    ("sin", 1),
-    ("cos", 1),
-    ("tan", 1),
-    ("tanh", 1),
-    ("asin", 1),
-    ("acos", 1),
-    ("atan", 1),
-    ("atan2", 2),
-    ("floor", 1),
-    ("ceil", 1),
-    ("round", 1),
-    ("trunc", 1),
-    ("fma", 3),
-    ("sign", 1),
-];
+/// The functions a random expression calls, with their arities: every row of the function table but `where`, which
+/// takes a boolean and is generated apart.
+pub(crate) const FUNCTIONS: [(&str, usize); TABLE.len() - 1] = {
+    let mut out = [("", 0); TABLE.len() - 1];
+    let (mut i, mut k) = (0, 0);
+    while i < TABLE.len() {
+        if !matches!(TABLE[i].func, Func::Where) {
+            out[k] = (TABLE[i].name, TABLE[i].arity);
+            k += 1;
+        }
+        i += 1;
+    }
+    out
+};
 
 impl std::fmt::Display for Num {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

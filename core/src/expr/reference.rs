@@ -18,6 +18,7 @@
 use crate::Mismatch;
 use crate::error::{Error, Result};
 
+use super::functions::{max_num, min_num};
 use super::{Arith, Compare, Func, Logic, Node, Program, Reduce};
 
 /// A value of the reference and how far a backend's `f32` result may be from it.
@@ -51,10 +52,10 @@ pub fn ulp(v: f64) -> f64 {
     2f64.powi(exponent - 23)
 }
 
-/// How accurate each function is on every backend, beyond correct rounding: `ulps` units of least precision of the
-/// result (plus `ulps_per_magnitude` for each unit of the argument's magnitude, for functions whose range reduction
-/// loses accuracy as the argument grows), and `absolute` of absolute error. The defaults are the loosest of the
-/// backends' documented bounds (CUDA's math library, the generated WGSL, Rust's `f32` functions on the CPU).
+/// How accurate a function is, beyond correct rounding: `ulps` units of least precision of the result (plus
+/// `ulps_per_magnitude` for each unit of the argument's magnitude, [`Func::magnitude`], for functions whose range
+/// reduction loses accuracy as the argument grows), and `absolute` of absolute error. Each backend's are a column of
+/// the function table ([`Accuracy`](super::Accuracy)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FunctionBound {
     /// Units of least precision of the result.
@@ -63,38 +64,39 @@ pub struct FunctionBound {
     pub ulps_per_magnitude: f64,
     /// An absolute error, for results near zero.
     pub absolute: f64,
+    /// The largest magnitude of the argument ([`Func::magnitude`]) the bound holds for: beyond it the result is not
+    /// determined (infinite where the backend is accurate everywhere).
+    pub reach: f64,
 }
 
-/// The bound of each special function ([`FunctionBound`]).
+impl FunctionBound {
+    /// How far a result of value `value` (rounded to `f32`) may be from the exact one beyond its rounding, for
+    /// arguments whose [`Func::magnitude`] is `magnitude`; zero for a non-finite value or an exact function.
+    pub fn error(&self, value: f64, magnitude: f64) -> f64 {
+        if !value.is_finite() || (self.ulps == 0.0 && self.absolute == 0.0) {
+            return 0.0;
+        }
+        if magnitude > self.reach {
+            return f64::INFINITY;
+        }
+        let growing = if self.ulps_per_magnitude > 0.0 && magnitude.is_finite() {
+            self.ulps_per_magnitude * magnitude
+        } else {
+            0.0
+        };
+        (self.ulps + growing) * ulp(value) + self.absolute
+    }
+}
+
+/// The bound of each special function that the check allows ([`FunctionBound`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FunctionBounds;
 
 impl FunctionBounds {
-    /// The bound of `func` (exact functions have none).
+    /// The bound of `func` (exact functions have none): the loosest of the backends' columns of the function table,
+    /// since one reference serves every backend.
     pub fn of(func: Func) -> FunctionBound {
-        let b = |ulps, ulps_per_magnitude, absolute| FunctionBound { ulps, ulps_per_magnitude, absolute };
-        match func {
-            Func::Sqrt => b(3.0, 0.0, 0.0),
-            Func::Exp | Func::Exp2 => b(3.0, 2.0, 0.0),
-            Func::Log | Func::Log2 => b(3.0, 0.0, 2f64.powi(-21)),
-            Func::Pow => b(4.0, 2.0, 0.0),
-            // Vulkan drivers compute sin and cos by the hardware's approximation: about 2^-21 absolute on [-pi, pi].
-            Func::Sin | Func::Cos => b(4.0, 2.0, 2f64.powi(-20)),
-            Func::Tan => b(6.0, 2.0, 2f64.powi(-20)),
-            Func::Tanh | Func::Asin | Func::Acos | Func::Atan => b(5.0, 0.0, 2f64.powi(-22)),
-            Func::Atan2 => b(8.0, 0.0, 2f64.powi(-22)),
-            Func::Abs
-            | Func::Min
-            | Func::Max
-            | Func::Clamp
-            | Func::Floor
-            | Func::Ceil
-            | Func::Round
-            | Func::Trunc
-            | Func::Fma
-            | Func::Sign
-            | Func::Where => b(0.0, 0.0, 0.0),
-        }
+        func.spec().accuracy.loosest()
     }
 }
 
@@ -285,38 +287,6 @@ fn arith(op: Arith, a: Bounded, b: Bounded) -> Bounded {
     )
 }
 
-/// `pow` as EXPRESSIONS.md defines it: NaN for a negative base unless the exponent is an integer.
-fn pow(x: f64, y: f64) -> f64 {
-    if x < 0.0 && y.is_finite() && y.fract() != 0.0 { f64::NAN } else { x.powf(y) }
-}
-
-/// `round`: half to even.
-fn round_half_even(x: f64) -> f64 {
-    let r = x.round();
-    if (x - x.trunc()).abs() == 0.5 { 2.0 * (x / 2.0).round() } else { r }
-}
-
-/// IEEE minNum and maxNum: the non-NaN operand.
-fn min_num(a: f64, b: f64) -> f64 {
-    if a.is_nan() {
-        b
-    } else if b.is_nan() {
-        a
-    } else {
-        a.min(b)
-    }
-}
-
-fn max_num(a: f64, b: f64) -> f64 {
-    if a.is_nan() {
-        b
-    } else if b.is_nan() {
-        a
-    } else {
-        a.max(b)
-    }
-}
-
 fn call(func: Func, args: &[Value]) -> Value {
     if func == Func::Where {
         let (Value::Boolean { value, certain }, Value::Number(a), Value::Number(b)) = (args[0], args[1], args[2])
@@ -338,23 +308,7 @@ fn call(func: Func, args: &[Value]) -> Value {
         })
         .collect();
     let bound = FunctionBounds::of(func);
-    let own = move |value: f64, args: &[f64]| {
-        if !value.is_finite() || (bound.ulps == 0.0 && bound.absolute == 0.0) {
-            return 0.0;
-        }
-        // The argument whose size the error grows with: for `pow`, the exponent of the exp2 it is computed by.
-        let magnitude = if func == Func::Pow && args.len() == 2 {
-            (args[1] * args[0].abs().log2()).abs()
-        } else {
-            args.first().map_or(0.0, |x| x.abs())
-        };
-        let growing = if bound.ulps_per_magnitude > 0.0 && magnitude.is_finite() {
-            bound.ulps_per_magnitude * magnitude
-        } else {
-            0.0
-        };
-        (bound.ulps + growing) * ulp(value) + bound.absolute
-    };
+    let own = move |value: f64, args: &[f64]| func.error_allowed(&bound, value, args);
     // Where a small change of an argument crosses a discontinuity or a domain edge, the result is not determined.
     let undetermined = match func {
         Func::Tan => {
@@ -371,49 +325,8 @@ fn call(func: Func, args: &[Value]) -> Value {
         }
         _ => false,
     };
-    let f: &dyn Fn(&[f64]) -> f64 = match func {
-        Func::Abs => &|x| x[0].abs(),
-        Func::Min => &|x| min_num(x[0], x[1]),
-        Func::Max => &|x| max_num(x[0], x[1]),
-        Func::Clamp => &|x| min_num(max_num(x[0], x[1]), x[2]),
-        Func::Sqrt => &|x| x[0].sqrt(),
-        Func::Exp => &|x| x[0].exp(),
-        Func::Exp2 => &|x| x[0].exp2(),
-        Func::Log => &|x| x[0].ln(),
-        Func::Log2 => &|x| x[0].log2(),
-        Func::Pow => &|x| pow(x[0], x[1]),
-        Func::Sin => &|x| x[0].sin(),
-        Func::Cos => &|x| x[0].cos(),
-        Func::Tan => &|x| x[0].tan(),
-        Func::Tanh => &|x| x[0].tanh(),
-        Func::Asin => &|x| x[0].asin(),
-        Func::Acos => &|x| x[0].acos(),
-        Func::Atan => &|x| x[0].atan(),
-        Func::Atan2 => &|x| x[0].atan2(x[1]),
-        Func::Floor => &|x| x[0].floor(),
-        Func::Ceil => &|x| x[0].ceil(),
-        Func::Round => &|x| round_half_even(x[0]),
-        Func::Trunc => &|x| x[0].trunc(),
-        Func::Fma => &|x| x[0].mul_add(x[1], x[2]),
-        Func::Sign => &|x| {
-            if x[0].is_nan() {
-                f64::NAN
-            } else if x[0] == 0.0 {
-                x[0]
-            } else {
-                x[0].signum()
-            }
-        },
-        Func::Where => unreachable!("handled above"),
-    };
+    let f: &dyn Fn(&[f64]) -> f64 = &func.spec().reference;
     let mut result = apply(&numbers, f, &own);
-    if func == Func::Fma {
-        // A backend without a fused multiply-add rounds the product too.
-        let product = numbers[0].value * numbers[1].value;
-        if product.is_finite() {
-            result.error += ulp(product) / 2.0;
-        }
-    }
     if func == Func::Sin || func == Func::Cos {
         // Both are 1-Lipschitz: an argument's error moves them by at most as much, and never by more than 2.
         let spread = numbers[0].error.min(2.0);
@@ -423,11 +336,6 @@ fn call(func: Func, args: &[Value]) -> Value {
         if result.error >= 2.0 {
             result.error = f64::INFINITY;
         }
-    }
-    if func == Func::Tan && result.value.is_finite() {
-        // Vulkan inherits tan from sin / cos: their absolute errors, divided by each, make tan's relative error.
-        let (x, absolute) = (numbers[0].value, FunctionBounds::of(Func::Sin).absolute);
-        result.error += result.value.abs() * absolute * (1.0 / x.sin().abs() + 1.0 / x.cos().abs());
     }
     if undetermined || result.error.is_nan() {
         result.error = f64::INFINITY;

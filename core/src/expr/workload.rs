@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Resemblance, Workload};
 
+use super::functions::Cost as FuncCost;
 use super::reference::{Bounded, Outputs, Reference, check};
 use super::{Func, Logic, Node, NodeId, Program};
 
@@ -50,9 +51,10 @@ impl Program {
             }
             match node {
                 Node::Neg(_) | Node::Not(_) | Node::Arith(..) | Node::Compare(..) | Node::Logic(..) => cost.flops += 1,
-                Node::Call(Func::Fma, _) => cost.flops += 2,
-                Node::Call(func, _) if func.is_special() => cost.special += 1,
-                Node::Call(..) => cost.flops += 1,
+                Node::Call(func, _) => match func.spec().cost {
+                    FuncCost::Flops(flops) => cost.flops += flops,
+                    FuncCost::Special => cost.special += 1,
+                },
                 _ => {}
             }
         }
