@@ -254,7 +254,20 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                         continue;
                     }
                     let within = Bounded { value, error };
-                    if !within.accepts(got) {
+                    // A subnormal argument may be read as zero (Vulkan drivers flush denormals without asking), as
+                    // the check's operands allow: the function at the flushed arguments is as right.
+                    let flushed = || {
+                        let zeroed: Vec<f64> = args
+                            .iter()
+                            .map(|&a| if (a as f32).is_subnormal() { 0.0f64.copysign(a) } else { a })
+                            .collect();
+                        let value = f64::from((spec.reference)(&zeroed) as f32);
+                        let error = func.error_allowed(&bound, value, &zeroed)
+                            + ulp(value.abs())
+                            + f64::from(f32::MIN_POSITIVE);
+                        zeroed != args && Bounded { value, error }.accepts(got)
+                    };
+                    if !within.accepts(got) && !flushed() {
                         failed += 1;
                         if failed <= 5 {
                             failures.push(format!(
