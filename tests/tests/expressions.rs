@@ -238,13 +238,18 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                     .unwrap_or_else(|e| panic!("{} {variant}: `{source}`: {e}", device.label()));
                 let Outputs::Elementwise(got) = &output else { panic!("{source}: not elementwise") };
                 let mut worst: (f64, usize) = (0.0, 0);
+                let mut worst_failure: (f64, usize) = (0.0, 0);
                 let mut failed = 0;
-                for (i, &got) in got[0].iter().enumerate() {
-                    let mut args: Vec<f64> = arguments.iter().map(|a| f64::from(a[i])).collect();
+                // The reference's arguments: `where`'s condition is `x > 0`, a truth value.
+                let reference_arguments = |mut args: Vec<f64>| {
                     if func == Func::Where {
-                        // The condition is `x > 0`, a truth value.
                         args[0] = if args[0] > 0.0 { 1.0 } else { 0.0 };
                     }
+                    args
+                };
+                for (i, &got) in got[0].iter().enumerate() {
+                    let raw: Vec<f64> = arguments.iter().map(|a| f64::from(a[i])).collect();
+                    let args = reference_arguments(raw.clone());
                     let exact = (spec.reference)(&args);
                     let value = f64::from(exact as f32);
                     let error =
@@ -257,10 +262,9 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                     // A subnormal argument may be read as zero (Vulkan drivers flush denormals without asking), as
                     // the check's operands allow: the function at the flushed arguments is as right.
                     let flushed = || {
-                        let zeroed: Vec<f64> = args
-                            .iter()
-                            .map(|&a| if (a as f32).is_subnormal() { 0.0f64.copysign(a) } else { a })
-                            .collect();
+                        let zeroed: Vec<f64> = reference_arguments(
+                            raw.iter().map(|&a| if (a as f32).is_subnormal() { 0.0f64.copysign(a) } else { a }).collect(),
+                        );
                         let value = f64::from((spec.reference)(&zeroed) as f32);
                         let error = func.error_allowed(&bound, value, &zeroed)
                             + ulp(value.abs())
@@ -269,6 +273,10 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                     };
                     if !within.accepts(got) && !flushed() {
                         failed += 1;
+                        let ratio = (f64::from(got) - value).abs() / error;
+                        if !(ratio <= worst_failure.0) {
+                            worst_failure = (ratio, i);
+                        }
                         if failed <= 5 {
                             failures.push(format!(
                                 "{} {variant}: {}({:?}) = {got:e}, expected {value:e} ± {error:e} (the {kind} column \
@@ -289,9 +297,11 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                 }
                 if failed > 0 {
                     failures.push(format!(
-                        "{} {variant}: {} out of bound at {failed} arguments",
+                        "{} {variant}: {} out of bound at {failed} arguments, the worst {:.2} times its bound (at {:?})",
                         device.label(),
-                        spec.name
+                        spec.name,
+                        worst_failure.0,
+                        arguments.iter().map(|a| a[worst_failure.1]).collect::<Vec<f32>>()
                     ));
                     continue;
                 }

@@ -102,25 +102,38 @@ fn ffma(a: f32, b: f32, c: f32) -> f32 {
     if (any_special(a, b) || any_special(c, c)) { return fadd(fmul(a, b), c); }
     return fma(a, b, c);
 }
-fn fsin(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } return sin(x); }
-fn fcos(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } return cos(x); }
-fn ftan(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } return tan(x); }
+// The angle reduced to [-pi, pi] before a driver's sin, cos or tan, which Vulkan bounds only there (a driver may
+// reduce by one f32 multiplication, off by |x| 2^-23): Cody and Waite's reduction, 2 pi as three constants of which
+// the first has 8 significant bits and the second 12, so that k times the first is exact for k < 2^16, that is up to
+// |x| = 2^18 (the function table's reach), and the rest is off by less than an ulp of the result.
+fn reduce_angle(x: f32) -> f32 {
+    if (abs(x) > 262144.0) { return x; }
+    let k = round(x * 0.15915493667125702);
+    return ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
+}
+fn fsin(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } if (is_zero(x)) { return x; } return sin(reduce_angle(x)); }
+fn fcos(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } return cos(reduce_angle(x)); }
+fn ftan(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return nan_f(); } if (is_zero(x)) { return x; } return tan(reduce_angle(x)); }
 fn fround(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return round(x); }
 fn ffloor(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return floor(x); }
 fn fceil(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return ceil(x); }
 fn ftrunc(x: f32) -> f32 { if (is_nan(x) || is_inf(x)) { return x; } return trunc(x); }
 fn fabs(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu); }
-// Subnormal arguments are scaled into the normal range first: drivers may flush them, or mistake their exponent.
-fn is_subnormal(x: f32) -> bool { return x != 0.0 && (bitcast<u32>(x) & 0x7f800000u) == 0u; }
-fn log2_any(x: f32) -> f32 { if (is_subnormal(x)) { return log2(x * 16777216.0) - 24.0; } return log2(x); }
+// Subnormal arguments are told and read by their bits, never by arithmetic: a driver may flush them to zero in any
+// operation (a comparison included), or mistake their exponent. |x| is then its mantissa, an integer below 2^23 that
+// converts exactly, times 2^-149.
+fn is_subnormal(x: f32) -> bool { let b = bitcast<u32>(x) & 0x7fffffffu; return b != 0u && b < 0x00800000u; }
+fn subnormal_mantissa(x: f32) -> f32 { return f32(bitcast<u32>(x) & 0x007fffffu); }
+fn is_negative(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u && !is_zero(x); }
+fn log2_any(x: f32) -> f32 { if (is_subnormal(x)) { return log2(subnormal_mantissa(x)) - 149.0; } return log2(x); }
 fn fsqrt(x: f32) -> f32 {
-    if (x < 0.0) { return nan_f(); }
-    if (is_inf(x)) { return x; }
-    if (is_subnormal(x)) { return sqrt(x * 16777216.0) * 0.000244140625; }
+    if (is_nan(x) || is_negative(x)) { return nan_f(); }
+    if (is_inf(x) || is_zero(x)) { return x; }
+    if (is_subnormal(x)) { return sqrt(2.0 * subnormal_mantissa(x)) * 2.6469779601696886e-23; }
     return sqrt(x);
 }
-fn flog(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log2_any(x) * 0.6931471805599453; }
-fn flog2(x: f32) -> f32 { if (is_nan(x) || x < 0.0) { return nan_f(); } if (x == 0.0) { return -inf_f(); } if (is_inf(x)) { return x; } return log2_any(x); }
+fn flog(x: f32) -> f32 { if (is_nan(x) || is_negative(x)) { return nan_f(); } if (is_zero(x)) { return -inf_f(); } if (is_inf(x)) { return x; } return log2_any(x) * 0.6931471805599453; }
+fn flog2(x: f32) -> f32 { if (is_nan(x) || is_negative(x)) { return nan_f(); } if (is_zero(x)) { return -inf_f(); } if (is_inf(x)) { return x; } return log2_any(x); }
 // atan as Cephes' atanf (about 2 ulp): Vulkan lets a driver's atan be 4096 ulp off.
 fn fatan(a: f32) -> f32 {
     if (is_nan(a)) { return a; }
@@ -141,7 +154,7 @@ fn fatan2(y: f32, x: f32) -> f32 {
         if (is_inf(y)) { return with_sign_of(select(0.7853981633974483, 2.356194490192345, negative_x), y); }
         return with_sign_of(select(0.0, 3.141592653589793, negative_x), y);
     }
-    if (x == 0.0 || is_inf(y)) { return with_sign_of(1.5707963267948966, y); }
+    if (is_zero(x) || is_inf(y)) { return with_sign_of(1.5707963267948966, y); }
     var r = fatan(y / x);
     if (negative_x) { r = r + with_sign_of(3.141592653589793, y); }
     return r;
@@ -172,7 +185,7 @@ fn log1p_reduced(f: f32) -> f32 {
 fn split_mantissa(x: f32) -> vec2<f32> {
     var v = x;
     var e = -127.0;
-    if (is_subnormal(x)) { v = x * 16777216.0; e = -151.0; }
+    if (is_subnormal(x)) { v = subnormal_mantissa(x); e = -276.0; }
     let bits = bitcast<u32>(v);
     var m = bitcast<f32>((bits & 0x007fffffu) | 0x3f800000u);
     e = e + f32((bits >> 23u) & 0xffu);

@@ -174,6 +174,10 @@ fn corners(x: Bounded) -> Vec<f64> {
     if x.error == 0.0 { vec![x.value] } else { vec![x.value - x.error, x.value + x.error] }
 }
 
+/// An error too small to move any value, given to a zero whose sign the language leaves open (IEEE's `min(-0, +0)`,
+/// a `where` whose condition is not certain): a zero is compared with its sign only where its error is exactly 0.
+const SIGN_OPEN: f64 = 5e-324;
+
 impl Bounded {
     /// An exact value.
     pub fn exact(value: f64) -> Bounded {
@@ -196,7 +200,17 @@ impl Bounded {
             // Overflow: the value is within its bound of the largest f32.
             return actual.signum() == self.value.signum() && self.value.abs() + self.error >= f64::from(f32::MAX);
         }
+        if self.promises_signed_zero() && actual == 0.0 {
+            return actual.is_sign_negative() == self.value.is_sign_negative();
+        }
         (actual - self.value).abs() <= self.error
+    }
+
+    /// Whether this is a zero whose sign the language promises: an exact zero computed exactly, by IEEE's rules for
+    /// negation, addition, multiplication, the exact functions and `where` (`-x` of 0 is -0, `x - x` is +0, `0 * -1`
+    /// is -0, `floor(-0.5)` is -0).
+    pub fn promises_signed_zero(&self) -> bool {
+        self.value == 0.0 && self.error == 0.0
     }
 }
 
@@ -208,6 +222,11 @@ fn apply(args: &[Bounded], f: &dyn Fn(&[f64]) -> f64, extra: &dyn Fn(f64, &[f64]
     let value = round_f32(exact);
     if args.iter().any(|a| !a.error.is_finite()) {
         return Bounded { value, error: f64::INFINITY };
+    }
+    if exact == 0.0 && args.iter().all(|a| a.error == 0.0) && extra(value, &centers) == 0.0 {
+        // An exact zero of exact operands, by an operation with no error of its own: every backend computes it
+        // exactly, its sign included.
+        return Bounded { value, error: 0.0 };
     }
     let mut spread: f64 = 0.0;
     if args.iter().any(|a| a.error > 0.0) {
@@ -297,7 +316,11 @@ fn call(func: Func, args: &[Value]) -> Value {
         if certain {
             return Value::Number(chosen);
         }
-        let error = chosen.error.max(deviation(chosen.value, other.value) + other.error);
+        let mut error = chosen.error.max(deviation(chosen.value, other.value) + other.error);
+        if error == 0.0 && chosen.value.is_sign_negative() != other.value.is_sign_negative() {
+            // Either zero may be chosen.
+            error = SIGN_OPEN;
+        }
         return Value::Number(Bounded { value: chosen.value, error });
     }
     let numbers: Vec<Bounded> = args
@@ -327,6 +350,10 @@ fn call(func: Func, args: &[Value]) -> Value {
     };
     let f: &dyn Fn(&[f64]) -> f64 = &func.spec().reference;
     let mut result = apply(&numbers, f, &own);
+    if matches!(func, Func::Min | Func::Max | Func::Clamp) && result.promises_signed_zero() {
+        // IEEE leaves the sign of min(-0, +0) open.
+        result.error = SIGN_OPEN;
+    }
     if func == Func::Sin || func == Func::Cos {
         // Both are 1-Lipschitz: an argument's error moves them by at most as much, and never by more than 2.
         let spread = numbers[0].error.min(2.0);
@@ -567,7 +594,9 @@ fn reduce(kind: Reduce, terms: &[Bounded]) -> Bounded {
         Reduce::Min | Reduce::Max => {
             let pick = if kind == Reduce::Min { min_num } else { max_num };
             let value = terms.iter().map(|t| t.value).fold(f64::from(kind.identity()), pick);
-            Bounded { value, error: terms.iter().map(|t| t.error).fold(0.0, f64::max) }
+            // IEEE leaves the sign of min(-0, +0) open.
+            let error = terms.iter().map(|t| t.error).fold(if value == 0.0 { SIGN_OPEN } else { 0.0 }, f64::max);
+            Bounded { value, error }
         }
     };
     if uncertain || bounded.error.is_nan() {
@@ -720,6 +749,33 @@ mod tests {
         }
         let with_nan = program("s = sum(x)", &[]).reference(&[&[1.0, nan]], &[]).unwrap();
         assert!(matches!(with_nan, Reference::Reduction(b) if b.value.is_nan()));
+    }
+
+    #[test]
+    fn a_zero_the_language_promises_is_checked_with_its_sign_and_an_open_one_is_not() {
+        let x: &[f32] = &[0.0, -0.0, -0.5, 3.0];
+        let y = elementwise(
+            "n = -x; d = x - x; m = x * -0; f = floor(x); w = where(x < 1, -0, 0); lo = min(x, 0); a = abs(x)",
+            &[],
+            &[x],
+            &[],
+        );
+        let [n, d, m, f, w, lo, a] = [0, 1, 2, 3, 4, 5, 6].map(|k| &y[k]);
+        // A planted +0 where -0 is promised fails, and the other way round.
+        assert!(n[0].accepts(-0.0) && !n[0].accepts(0.0), "-(+0) is -0: {:?}", n[0]);
+        assert!(n[1].accepts(0.0) && !n[1].accepts(-0.0), "-(-0) is +0: {:?}", n[1]);
+        assert!(d[1].accepts(0.0) && !d[1].accepts(-0.0), "-0 - -0 is +0");
+        assert!(m[3].accepts(-0.0) && !m[3].accepts(0.0), "3 * -0 is -0");
+        assert!(f[1].accepts(-0.0) && !f[1].accepts(0.0), "floor(-0) is -0");
+        assert!(w[0].accepts(-0.0) && !w[0].accepts(0.0), "a certain where chooses its zero");
+        assert!(a[1].accepts(0.0) && !a[1].accepts(-0.0), "abs(-0) is +0");
+        // min(-0, +0) may be either.
+        assert!(lo[1].accepts(0.0) && lo[1].accepts(-0.0), "{:?}", lo[1]);
+        let out = Outputs::Elementwise(vec![vec![0.0f32, 0.0, 0.5, -3.0]]);
+        let negation = program("y = -x", &[]);
+        let expected = negation.reference(&[x], &[]).unwrap();
+        let error = check(&negation, &expected, &out).unwrap_err();
+        assert!(error.to_string().contains("y[0]"), "{error}");
     }
 
     #[test]

@@ -163,7 +163,8 @@ impl Program {
 }
 
 /// What evaluating one node of a program for one element costs the reference ([`Program::reference`]), in plain
-/// `f32` flops: an interpreted `f64` operation with its error bound, about 100 ns on one core.
+/// `f32` flops: an interpreted `f64` operation with its error bound (its time on one core:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const REFERENCE_FLOPS_PER_NODE: u64 = 100;
 
 /// The elementwise expression calibration measures, whose curves predict every elementwise expression it never saw
