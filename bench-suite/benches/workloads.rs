@@ -358,8 +358,9 @@ fn criterion_directory() -> PathBuf {
 fn main() {
     let started = SystemTime::now();
     let directory = criterion_directory();
-    // The short run bootstraps 10 000 resamples instead of 100 000: with them, criterion's analysis and charts took
-    // about seven seconds per benchmark on two cores, thirty times the measurement.
+    // The short run bootstraps 10 000 resamples instead of 100 000: with 100 000, criterion's analysis and charts take
+    // far longer than the measurement itself (measured:
+    // docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
     let criterion = Criterion::default().output_directory(&directory);
     let criterion = if full() { criterion } else { criterion.nresamples(10_000) };
     let mut criterion = criterion.configure_from_args();

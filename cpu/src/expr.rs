@@ -35,18 +35,16 @@ pub const BLOCK: usize = 1024;
 pub const TASK_BLOCKS: usize = 16;
 
 /// The least work worth a task of its own, in blocks times passes of a plain operation ([`pass_weight`]): one block
-/// of a program that calls a function of the standard library, about 7 µs on one core of the 2-core machine and twice
-/// that on one of the 16-core Xeon hosts. A cheap program stays whole below it (split over two threads of the 2-core
-/// machine, `exp(-x*x) * sin(3*x)` at 8192 elements took 16-24 µs against 5.7 µs on one); a costly one spreads a block
-/// a task. At 350, `tanh(2*x) * 0.5 + 0.5` at 8192 elements (its `tanh` then the standard library's) ran as two tasks
-/// of four blocks: 110-136 µs on the 16-core hosts, where their calibrations, whose probes had spread over every core,
-/// predicted 46-59 µs.
+/// of a program that calls a function of the standard library. A cheap program stays whole below it, since a few
+/// blocks split over threads take longer than on one; a costly one spreads a block a task. A larger least work left
+/// such a program in a few long tasks, slower than the calibration, whose probes had spread over every core,
+/// predicted (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 const WORK_PER_TASK: usize = 100;
 
-/// What one node costs per element, in passes of a plain operation (`+`, `*`, a comparison; about 0.07 ns an element
-/// on one core of the 2-core machine): the vectorised functions about three (`tanh`, `log` and `atan`, with a division
-/// or a longer polynomial, four), those of the standard library, one element at a time, about a hundred
-/// (`tanh(2*x) * 0.5 + 0.5` took 8 ns an element there with the standard library's `tanh`).
+/// What one node costs per element, in passes of a plain operation (`+`, `*`, a comparison): the vectorised functions
+/// about three (`tanh`, `log` and `atan`, with a division or a longer polynomial, four), those of the standard
+/// library, one element at a time, about a hundred (measured on the 2-core machine:
+/// docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
 fn pass_weight(node: &Node) -> usize {
     match node {
         Node::Call(Func::Exp | Func::Exp2 | Func::Sin | Func::Cos | Func::Sqrt, _) => 3,
@@ -62,8 +60,8 @@ fn pass_weight(node: &Node) -> usize {
 /// Blocks per parallel task for `program` over `blocks` blocks: as many equal tasks as hold [`WORK_PER_TASK`] each
 /// (at most four a thread, since each costs its scheduling and its share of the bookkeeping), and no task longer
 /// than [`TASK_BLOCKS`]. A cheap program keeps tasks of [`TASK_BLOCKS`]; one of costly elements spreads over the
-/// cores from a few blocks on (`tanh(2*x) * 0.5 + 0.5` at 8192 elements was one task on one thread: 123-199 µs on a
-/// 16-core host).
+/// cores from a few blocks on, where tasks of [`TASK_BLOCKS`] would leave it on one thread (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 fn task_blocks(program: &Program, evaluate: &[bool], blocks: usize) -> usize {
     let per_block: usize = program.nodes.iter().zip(evaluate).filter(|(_, e)| **e).map(|(n, _)| pass_weight(n)).sum();
     let tasks = (blocks.saturating_mul(per_block) / WORK_PER_TASK).clamp(1, 4 * rayon::current_num_threads());
@@ -326,16 +324,17 @@ struct Fusion {
     kind: Prologue,
 }
 
-/// Which nodes the evaluator computes inside the loop of the node that reads them instead of in a pass of their
-/// own. Each pass over a block loads and stores every value it touches (on the 2-core machine a pass of a plain
-/// operation cost about a third of a vectorised special function): `exp(-x*x) * sin(3*x)` was eight passes (`-x`,
-/// `*x`, `exp`, `3*x`, `sin`, the check of `sin`'s arguments, `*`, the copy out) where one fused loop does the work.
-/// Five of them took about 7% less time on the 16-core Xeon hosts, where the special functions' arithmetic is most
-/// of it. Taken in: a negation, or `+`, `-`, `*` of an array and a uniform value (a constant, a scalar, an
-/// operation of those), read by one node only, which is a negation, a vectorised function of one argument, or `+`,
-/// `-`, `*`, `/` (one operand taken in at most); and only one level deep (a node that takes one in is not itself
-/// taken in), so every loop is one of a few written forms, compiled ahead of time: no code is generated at run time.
-/// `exp(-x*x) * sin(3*x)` (`-x` binds first) becomes `(-x)*x`, `exp`, `sin(3*x)` and `*`; `a*x + b` one pass.
+/// Which nodes the evaluator computes inside the loop of the node that reads them instead of in a pass of their own.
+/// Each pass over a block loads and stores every value it touches (on the 2-core machine a pass of a plain operation
+/// cost about a third of a vectorised special function): `exp(-x*x) * sin(3*x)` was eight passes (`-x`, `*x`, `exp`,
+/// `3*x`, `sin`, the check of `sin`'s arguments, `*`, the copy out) where one fused loop does the work. Five of them
+/// took only a little less time on the 16-core Xeon hosts, where the special functions' arithmetic is most of it
+/// (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). Taken in: a negation, or `+`, `-`, `*` of
+/// an array and a uniform value (a constant, a scalar, an operation of those), read by one node only, which is a
+/// negation, a vectorised function of one argument, or `+`, `-`, `*`, `/` (one operand taken in at most); and only one
+/// level deep (a node that takes one in is not itself taken in), so every loop is one of a few written forms, compiled
+/// ahead of time: no code is generated at run time. `exp(-x*x) * sin(3*x)` (`-x` binds first) becomes `(-x)*x`, `exp`,
+/// `sin(3*x)` and `*`; `a*x + b` one pass.
 #[derive(Debug, Clone, PartialEq)]
 struct Fusions {
     /// Per node, how it is computed in its reader's loop, if it is.
@@ -597,9 +596,9 @@ pub const PREFETCH_AHEAD: usize = 2;
 /// Asks the memory system for the block of every input that starts at `start` (if any, below `n`), while the
 /// current block is computed. The evaluator makes several passes over a block in cache, and during those the core
 /// would otherwise request nothing from memory; the hardware's own prefetchers do not cross the 4 KiB page that a
-/// block of [`BLOCK`] elements fills, so each block would begin with a stall. On the 2-core machine, `a*x + b` at
-/// 2^24 went from 34.4-42.5 GB/s to 78.1-82.6 GB/s with the next block asked for, 84.7-85.4 GB/s with the one
-/// after it, and 56.7-58.1 GB/s four blocks ahead.
+/// block of [`BLOCK`] elements fills, so each block would begin with a stall. Asking for a block ahead about doubles
+/// the rate of a cheap streaming program; two blocks ahead ([`PREFETCH_AHEAD`]) is the best of one, two and four
+/// (measured on the 2-core machine: docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
 #[inline(always)]
 fn prefetch_block(inputs: &[&[f32]], start: usize, n: usize) {
     if start >= n {
@@ -630,8 +629,8 @@ pub const STREAM_ABOVE: usize = crate::kernels::STREAM_ABOVE;
 
 simd_kernel! {
     /// Combines a block's terms in `f32`, over [`COMBINE_LANES`] accumulators and then a tree; a NaN term makes a min
-    /// or max NaN. Compiled for the backend's SIMD level with the rest (before, eight accumulators at the baseline
-    /// instruction set: `s = sum(x*x)` at 2^24 on the 2-core machine went from 36.7-38.6 to 40.6-42.1 GB/s).
+    /// or max NaN. Compiled for the backend's SIMD level with the rest, which is faster than eight accumulators at the
+    /// baseline instruction set (measured: docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
     fn combine<S>(s, kind: Reduce, terms: &[f32]) -> f32 {
         let _ = s;
         match kind {
@@ -778,7 +777,8 @@ impl Implements<Expression> for CpuBackend {
         vec!["scalar", "blocks"]
     }
 
-    /// `blocks` at every size: at 1024 elements it took 431 ns against the interpreter's 8.6 µs (2-core machine).
+    /// `blocks` at every size: even at 1024 elements, one block, it is many times faster than the interpreter
+    /// (measured: docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
     fn best_variant(&self, _params: &gpuworthy_core::expr::ExprParams) -> &'static str {
         "blocks"
     }

@@ -20,8 +20,8 @@ use crate::simd::{Level, Simd};
 
 /// `a * b + c`, as one fused multiply-add where the SIMD level `S` has the instruction (every level but the
 /// portable one: there the standard library's `mul_add` is a call to a software routine, so it is a multiply and an
-/// add). The reductions and polynomials below are chains of these: fused, `exp(-x*x) * sin(3*x)` took 5.25-5.35 ms at
-/// 2^24 on the 2-core machine, against 6.43-6.62 ms unfused.
+/// add). The reductions and polynomials below are chains of these, so the fused form makes the special functions
+/// faster (measured on the 2-core machine: docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
 #[inline(always)]
 fn madd<S: Simd>(a: f32, b: f32, c: f32) -> f32 {
     if matches!(S::LEVEL, Level::Portable) { a * b + c } else { a.mul_add(b, c) }
@@ -150,8 +150,8 @@ pub fn cos<S: Simd>(x: f32) -> f32 {
 const TANH_POLYNOMIAL_BELOW: f32 = 0.625;
 
 /// tanh(x), for every `x` (±1 past about ±9, where `e^2|x|` swamps the 1, and NaN for NaN). The standard library's
-/// is a call, one element at a time: on a 16-core host `tanh(2*x) * 0.5 + 0.5` took 160-266 µs at 2^16 elements,
-/// three times `exp(-x*x) * sin(3*x)`.
+/// is a call, one element at a time: an expression calling it ran several times slower than one calling two of the
+/// vectorised functions here (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 #[inline(always)]
 pub fn tanh<S: Simd>(x: f32) -> f32 {
     let magnitude = x.abs();

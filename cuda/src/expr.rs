@@ -141,12 +141,11 @@ fn element_parameters(program: &Program) -> Vec<String> {
 /// element calls two special functions or more, two otherwise.
 ///
 /// NVRTC's time grows with every inlined copy, and two copies (a loop of two trips over a `float4`'s pairs, not
-/// unrolled) compile 25-40% faster than four; the kernels run as fast, or faster, except where the element's own
-/// chain is long enough to bound the kernel on an H200: there two chains in flight a thread instead of four cost
-/// `exp(-x*x) * sin(3*x) + 0.25` 6% (153-154 against 144-148 µs at 2^26) and `cos(x) + sin(x)` 5% (166 against 158-160),
-/// where `tanh(x) * 0.75 - 0.5`, a polynomial and `a*x + b` lost nothing (`a*x + b` gained 8%: 132-133 against 144;
-/// `nvidia-h200/expressions/nvrtc-kernel-shapes.txt`). On the H100, which those kernels do not bound, two copies cost
-/// nothing at all.
+/// unrolled) compile faster than four; the kernels run as fast, or faster, except where the element's own chain is
+/// long enough to bound the kernel on an H200: there two chains in flight a thread instead of four slowed the
+/// expressions that call two special functions, and not those that call one or none. On the H100, which those
+/// kernels do not bound, two copies cost nothing at all (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub fn element_copies(program: &Program) -> usize {
     if program.cost_per_element().special >= 2 { 4 } else { 2 }
 }
@@ -204,10 +203,9 @@ pub fn compiles_a_first_call_kernel(program: &Program) -> bool {
 
 /// The CUDA C of an elementwise program's first-call kernel, with the same name and parameters as
 /// [`elementwise_source`]'s: one element a thread in a grid-stride loop, the element function inlined once, so that
-/// NVRTC compiles it in the least time (on the H100 with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` in 56-73 ms
-/// against 105-118 ms with four copies, `cos(x) + sin(x)` in 62-74 ms against 172-210 ms:
-/// `nvidia-h100/expressions/nvrtc-kernel-shapes.txt`, the `scalar` rows). Its loads are not vectorised, which costs it
-/// about a fifth of the memory bandwidth; it only runs until the faster kernel is ready.
+/// NVRTC compiles it in the least time (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so). Its
+/// loads are not vectorised, which costs it about a fifth of the memory bandwidth; it only runs until the faster kernel
+/// is ready.
 pub fn first_call_source(program: &Program) -> String {
     let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
@@ -233,10 +231,8 @@ pub fn first_call_source(program: &Program) -> String {
 /// overwrites is written in place.
 ///
 /// The element function is inlined [`element_copies`] times, in one grid-stride loop over `float4`s that also takes
-/// the last, partial `float4` element by element: with five copies (four lanes and a separate loop for the tail), on
-/// the H100 with nothing cached, `exp(-x*x) * sin(3*x) + 0.25` took 109-153 ms to compile, `cos(x) + sin(x)` 172-210
-/// and `a*x + b` 72-98, against 105-110 with four and no separate tail, and 83-86, 105-145 and 45-57 with two
-/// (`nvidia-h100/expressions/nvrtc-kernel-shapes.txt`).
+/// the last, partial `float4` element by element: a separate loop for the tail would be one more copy for NVRTC to
+/// compile (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
 pub fn elementwise_source(program: &Program) -> String {
     let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
@@ -321,7 +317,8 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
 /// threads' grid-stride terms (four per `float4`, combined in pairs before they join the thread's running value) in
 /// shared memory into one partial; the last block to finish (counted by an atomic counter after the partials, which it
 /// sets back to zero) combines the partials in a fixed order, applies the post-map, and writes the result at
-/// `partials[gridDim.x]`. One launch instead of two: a second kernel cost about 6 µs at 2^26 on the H100.
+/// `partials[gridDim.x]`. One launch instead of two, which saves a second kernel's launch (measured:
+/// docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
 pub fn reduction_source(program: &Program) -> String {
     let reduction = program.reduction.as_ref().expect("a reduction program");
     let kind = reduction.kind;
@@ -1067,8 +1064,7 @@ mod tests {
     /// settled before any call compiles the faster kernel alone.
     #[test]
     fn the_first_call_kernel_and_the_faster_one_both_match_the_reference() {
-        let Ok(cuda) = CudaBackend::new(0) else {
-            println!("no CUDA device here: not tried");
+        let Some(cuda) = gpuworthy_core::BackendKind::Cuda.opened_or_skipped(CudaBackend::new(0)) else {
             return;
         };
         let cuda = cuda.with_kernel_cache(crate::DiskCache::off());
@@ -1143,8 +1139,9 @@ mod tests {
     /// lengths of one chunk and of several, with a tail past the last float4, into fresh and reused outputs.
     #[test]
     fn pipelined_runs_match_the_reference_across_chunks() {
-        let Ok(cuda) = CudaBackend::with_host_memory(0, HostMemory::Pipelined) else {
-            println!("no CUDA device here: not tried");
+        let Some(cuda) = gpuworthy_core::BackendKind::Cuda
+            .opened_or_skipped(CudaBackend::with_host_memory(0, HostMemory::Pipelined))
+        else {
             return;
         };
         for (source, scalars, values) in CASES {
@@ -1170,8 +1167,7 @@ mod tests {
     /// Where CUDA runs: every case at every conformance length and at a length past the float4 body.
     #[test]
     fn generated_kernels_match_the_reference() {
-        let Ok(cuda) = CudaBackend::new(0) else {
-            println!("no CUDA device here: not tried");
+        let Some(cuda) = gpuworthy_core::BackendKind::Cuda.opened_or_skipped(CudaBackend::new(0)) else {
             return;
         };
         for (source, scalars, values) in CASES {

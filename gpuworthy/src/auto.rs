@@ -677,15 +677,7 @@ mod tests {
     /// (lavapipe on a CPU).
     #[test]
     fn a_close_call_is_settled_by_a_trial_once() {
-        let gpu = match Device::wgpu(None) {
-            Ok(gpu) => gpu,
-            Err(e) => {
-                let required = gpuworthy_core::BackendKind::required_by_env().unwrap_or_default();
-                assert!(!required.contains(&BackendKind::Wgpu), "wgpu is required here but did not open: {e}");
-                println!("SKIPPED: no wgpu adapter here ({e}): the trial needs two devices");
-                return;
-            }
-        };
+        let Some(gpu) = BackendKind::Wgpu.opened_or_skipped(Device::wgpu(None)) else { return };
         let devices = vec![Device::cpu().unwrap(), gpu.clone()];
         let close = Auto::with_model(devices.clone(), two_device_model(&gpu, 1.0e-10, 1.2e-10));
         let params = Len(1 << 16);

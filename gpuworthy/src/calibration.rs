@@ -129,7 +129,8 @@ pub fn measure_streaming(devices: &[Device], progress: &dyn Progress) -> Vec<(De
         progress.now_measuring(format!("{}: streaming {} MiB", device.label(), (bytes as u64) >> 20));
         let variant = device.best_variant::<Square>(&params);
         // The kernel alone, on data uploaded once: the other phases of a whole measurement (fresh host copies of 512
-        // MiB for every upload, download and end-to-end run) took four seconds of a calibration on a 16-core host.
+        // MiB for every upload, download and end-to-end run) added seconds to every calibration (measured:
+        // docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
         if device.check_size::<Square>(&params).is_ok()
             && let Ok(stats) = device.time_resident_kernel::<Square>(variant, &input, &options)
         {
@@ -506,8 +507,9 @@ pub const NEAR_PROBE_GROWTH: f64 = 2.5;
 /// fused softmax at 4096x4096 on an H200; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 /// Devices that
 /// measure nothing (no such size, too little memory, a failure) are left out, and so is a wgpu adapter that runs on
-/// the CPU (lavapipe): it shares the CPU's memory, is never the fastest there past the ladder, and its probes took
-/// half a minute of a calibration on two cores.
+/// the CPU (lavapipe): it shares the CPU's memory, is never the fastest there past the ladder, and its probes took a
+/// large share of a calibration on two cores (measured:
+/// docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
 pub fn measure_workload_streaming<W: DeviceWorkload>(
     devices: &[Device],
     top: u64,

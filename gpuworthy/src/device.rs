@@ -645,7 +645,7 @@ mod tests {
             assert!(err.contains("shared"), "{err}");
             drop(kept);
         }
-        if let Ok(wgpu) = Device::wgpu(None) {
+        if let Some(wgpu) = BackendKind::Wgpu.opened_or_skipped(Device::wgpu(None)) {
             let wgpu = wgpu.with_elementwise_block_size(64).unwrap();
             let input = Square::generate(&Len(1000), 1).unwrap();
             assert_eq!(wgpu.run::<Square>("naive", &input).unwrap(), Square::reference(&input).unwrap());

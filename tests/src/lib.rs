@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod random;
+pub mod source;
 pub mod threads;
 
 use std::sync::Arc;

@@ -263,7 +263,9 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                     // the check's operands allow: the function at the flushed arguments is as right.
                     let flushed = || {
                         let zeroed: Vec<f64> = reference_arguments(
-                            raw.iter().map(|&a| if (a as f32).is_subnormal() { 0.0f64.copysign(a) } else { a }).collect(),
+                            raw.iter()
+                                .map(|&a| if (a as f32).is_subnormal() { 0.0f64.copysign(a) } else { a })
+                                .collect(),
                         );
                         let value = f64::from((spec.reference)(&zeroed) as f32);
                         let error = func.error_allowed(&bound, value, &zeroed)

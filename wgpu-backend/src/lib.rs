@@ -26,8 +26,9 @@
 //!   each in its own buffer; dispatches of more than 65535 workgroups are folded into two dimensions.
 //! - **Runtime checks.** wgpu clamps every array index in a shader, guards integer division and bounds every loop
 //!   with a counter unless told the shader is trusted. The loop counters stop the driver from unrolling loops and
-//!   cost up to 3 times on an H200, while the shaders' loops provably end, so the default drops loop bounding and
-//!   keeps the index clamps and division guards; `GPUWORTHY_WGPU_CHECKS` chooses otherwise ([`ShaderChecks`]).
+//!   made some kernels several times slower (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so),
+//!   while the shaders' loops provably end, so the default drops loop bounding and keeps the index clamps and
+//!   division guards; `GPUWORTHY_WGPU_CHECKS` chooses otherwise ([`ShaderChecks`]).
 //! - **Driver limits.** Mesa's llvmpipe (lavapipe) stops a shader invocation's loops once they have run 65535
 //!   trips in all, and the shader goes on with wrong values. On that driver every launch first counts the loop trips
 //!   its invocations may run (as if no loop were unrolled) and refuses one beyond the limit with

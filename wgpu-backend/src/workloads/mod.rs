@@ -48,7 +48,8 @@ pub(crate) fn split(n: usize, max_len: usize, align: usize) -> Vec<Range<usize>>
 ///
 /// The rows are balanced (x = ⌈groups / y⌉ rather than `limit`), so fewer than y workgroups are idle. Filling
 /// the first row to the limit would leave most of the last row idle: 65536 groups would launch 65535 × 2, and the
-/// 65534 empty workgroups cost about a fifth of a 256 MiB `square` on an H200.
+/// 65534 empty workgroups cost a memory-bound kernel a visible share of its time (measured:
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub(crate) fn grid_1d(groups: u64, limit: u32) -> Result<(u32, u32)> {
     let limit = u64::from(limit.max(1));
     let y = groups.div_ceil(limit);
