@@ -82,7 +82,22 @@ fn random_expressions_match_the_reference_on_every_backend() {
 /// The semantic edge cases of the language: the same answer on every backend.
 #[test]
 fn the_semantic_edge_cases_are_the_same_on_every_backend() {
-    let x = vec![f32::NAN, -8.0, 2.5, -2.5, 0.0, -0.0, 0.5, -1.5, 3.5, f32::INFINITY, f32::NEG_INFINITY, 1e-40];
+    let x = vec![
+        f32::NAN,
+        -8.0,
+        2.5,
+        -2.5,
+        0.0,
+        -0.0,
+        0.5,
+        -1.5,
+        3.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-40,
+        3e38,
+        -2e38,
+    ];
     let n = x.len();
     let cases = [
         "y = min(x, 1) + max(x, -1)",
@@ -92,6 +107,8 @@ fn the_semantic_edge_cases_are_the_same_on_every_backend() {
         "y = pow(x, 0) + pow(1, x)",
         "y = round(x)",
         "y = 1 / x",
+        // A divisor past 2^126, whose reciprocal is subnormal.
+        "y = 1e32 / x + atan2(1e32, x)",
         "y = x / 0",
         "y = sign(x)",
         "y = sqrt(x) + log(x)",
@@ -290,7 +307,7 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                         }
                         continue;
                     }
-                    if value.is_finite() && got.is_finite() && error > 0.0 {
+                    if within.accepts(got) && value.is_finite() && got.is_finite() && error > 0.0 {
                         let ratio = (f64::from(got) - value).abs() / error;
                         if ratio > worst.0 {
                             worst = (ratio, i);

@@ -96,6 +96,8 @@ fn fdiv(a: f32, b: f32) -> f32 {
         if (is_inf(a) || is_zero(b)) { return with_sign_of(inf_f(), sign_xor(a, b)); }
         return sign_xor(a, b);
     }
+    // A driver may divide as a * (1 / b): past 2^126, 1 / b is subnormal and flushed, so both are scaled by 1/4 first.
+    if (abs(b) >= 8.507059173023462e37) { return (a * 0.25) / (b * 0.25); }
     return a / b;
 }
 fn ffma(a: f32, b: f32, c: f32) -> f32 {
@@ -155,7 +157,11 @@ fn fatan2(y: f32, x: f32) -> f32 {
         return with_sign_of(select(0.0, 3.141592653589793, negative_x), y);
     }
     if (is_zero(x) || is_inf(y)) { return with_sign_of(1.5707963267948966, y); }
-    var r = fatan(y / x);
+    // y / x with both scaled down by 2^-64 past 2^100: a driver may divide as y * (1 / x), and 1 / x of an x above
+    // 2^126 is subnormal and flushed to zero. The scaling is exact, or flushes a quotient too small to matter.
+    var r: f32;
+    if (max(abs(x), abs(y)) > 1.2676506002282294e30) { r = fatan((y * 5.421010862427522e-20) / (x * 5.421010862427522e-20)); }
+    else { r = fatan(y / x); }
     if (negative_x) { r = r + with_sign_of(3.141592653589793, y); }
     return r;
 }
@@ -578,13 +584,15 @@ fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String
             let _ = writeln!(out, "    special = max(special, bitcast<vec4<u32>>(w{id}) & vec4<u32>(0x7f800000u));");
         }
         // A zero on either side of a division takes the guarded path too: a compiler that assumes finite values may
-        // fold `x / 0` to 0 (llvmpipe did), and `0 / x` keeps its sign only there.
+        // fold `x / 0` to 0 (llvmpipe did), and `0 / x` keeps its sign only there. So does a divisor of 2^126 or more,
+        // whose reciprocal a driver may flush ([`HELPERS`]' `fdiv`).
         if let Node::Arith(Arith::Div, a, b) = &program.nodes[id] {
             let _ = writeln!(
                 out,
                 "    special = max(special, select(vec4<u32>(0u), vec4<u32>(0x7f800000u), \
                  (bitcast<vec4<u32>>(w{a}) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u) | \
-                 (bitcast<vec4<u32>>(w{b}) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u)));"
+                 (bitcast<vec4<u32>>(w{b}) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u) | \
+                 (bitcast<vec4<u32>>(w{b}) & vec4<u32>(0x7fffffffu)) >= vec4<u32>(0x7e800000u)));"
             );
         }
     }
