@@ -96,8 +96,15 @@ fn fdiv(a: f32, b: f32) -> f32 {
         if (is_inf(a) || is_zero(b)) { return with_sign_of(inf_f(), sign_xor(a, b)); }
         return sign_xor(a, b);
     }
-    // A driver may divide as a * (1 / b): past 2^126, 1 / b is subnormal and flushed, so both are scaled by 1/4 first.
-    if (abs(b) >= 8.507059173023462e37) { return (a * 0.25) / (b * 0.25); }
+    return div_finite(a, b);
+}
+// a / b of finite operands, b not zero. A driver may divide as a * (1 / b), and past 2^126 1 / b is subnormal and
+// flushed: there b is divided by 4 in its exponent bits and a by a run-time 4, so that no compiler's algebra can
+// cancel the two scalings back into the division it started from.
+fn div_finite(a: f32, b: f32) -> f32 {
+    if (abs(b) >= 8.507059173023462e37) {
+        return (a * bitcast<f32>(0x3e800000u + params.zero)) / bitcast<f32>(bitcast<u32>(b) - 0x01000000u);
+    }
     return a / b;
 }
 fn ffma(a: f32, b: f32, c: f32) -> f32 {
@@ -157,11 +164,7 @@ fn fatan2(y: f32, x: f32) -> f32 {
         return with_sign_of(select(0.0, 3.141592653589793, negative_x), y);
     }
     if (is_zero(x) || is_inf(y)) { return with_sign_of(1.5707963267948966, y); }
-    // y / x with both scaled down by 2^-64 past 2^100: a driver may divide as y * (1 / x), and 1 / x of an x above
-    // 2^126 is subnormal and flushed to zero. The scaling is exact, or flushes a quotient too small to matter.
-    var r: f32;
-    if (max(abs(x), abs(y)) > 1.2676506002282294e30) { r = fatan((y * 5.421010862427522e-20) / (x * 5.421010862427522e-20)); }
-    else { r = fatan(y / x); }
+    var r = fatan(div_finite(y, x));
     if (negative_x) { r = r + with_sign_of(3.141592653589793, y); }
     return r;
 }
