@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use gpuworthy::DeviceSpec;
 use gpuworthy::core::{Error, WORKLOAD_NAMES};
-use gpuworthy::size::WorkloadOptions;
+use gpuworthy::measure::size::WorkloadOptions;
 
 /// Is this work worth sending to the GPU? Runs the same workloads on the CPU and on GPUs, side by side: every phase
 /// timed, every result checked, the size from which a GPU wins.
@@ -73,7 +73,7 @@ pub enum Command {
         /// Predict with a reference GPU machine's calibration (shipped with gpuworthy) beside this machine's CPU:
         /// what that GPU would do here, on a machine without one.
         #[arg(long, value_name = "MACHINE", value_parser = clap::builder::PossibleValuesParser::new(
-            gpuworthy::reference::REFERENCE_MACHINES.iter().map(|m| m.name)
+            gpuworthy::model::reference::REFERENCE_MACHINES.iter().map(|m| m.name)
         ))]
         on: Option<String>,
         /// With --on: a GPU other than the reference machine's, described by how it differs.
@@ -122,8 +122,8 @@ pub struct WhatIfArgs {
 
 impl WhatIfArgs {
     /// The GPU these describe.
-    pub fn what_if(&self) -> gpuworthy::reference::WhatIf {
-        gpuworthy::reference::WhatIf {
+    pub fn what_if(&self) -> gpuworthy::model::reference::WhatIf {
+        gpuworthy::model::reference::WhatIf {
             memory_bytes_per_s: self.gpu_memory.map(|g| g * 1e9),
             compute_share: self.gpu_compute,
             link_bytes_per_s: self.link.map(|g| g * 1e9),
@@ -307,17 +307,17 @@ pub enum Target {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct WorkloadArgs {
     /// Histogram: the number of bins, 1 to 65536 (default 256).
-    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_bins(s).map_err(|e| e.to_string()))]
+    #[arg(long, value_parser = |s: &str| gpuworthy::measure::size::parse_bins(s).map_err(|e| e.to_string()))]
     pub bins: Option<usize>,
     /// Histogram: how the values spread over the bins: uniform, or skewed (90% in one bin: the atomics contend).
-    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_distribution(s).map_err(|e| e.to_string()))]
+    #[arg(long, value_parser = |s: &str| gpuworthy::measure::size::parse_distribution(s).map_err(|e| e.to_string()))]
     pub distribution: Option<gpuworthy::core::workloads::Distribution>,
     /// Mandelbrot: the region of the complex plane, whole, inside (every pixel runs to the limit), boundary
     /// (neighbours diverge), or XMIN,XMAX,YMIN,YMAX.
-    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| gpuworthy::size::parse_region(s).map_err(|e| e.to_string()))]
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| gpuworthy::measure::size::parse_region(s).map_err(|e| e.to_string()))]
     pub region: Option<gpuworthy::core::workloads::Region>,
     /// Mandelbrot: the most iterations per pixel, 1 to 2^20 (default 256).
-    #[arg(long, value_parser = |s: &str| gpuworthy::size::parse_max_iter(s).map_err(|e| e.to_string()))]
+    #[arg(long, value_parser = |s: &str| gpuworthy::measure::size::parse_max_iter(s).map_err(|e| e.to_string()))]
     pub max_iter: Option<u32>,
 }
 

@@ -11,8 +11,8 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use gpuworthy::DeviceLabel;
-use gpuworthy::rows::{Row, labels, sizes};
-use gpuworthy::sweep::WorkloadSweep;
+use gpuworthy::model::rows::{Row, labels, sizes};
+use gpuworthy::model::sweep::WorkloadSweep;
 
 /// What machine and software a sweep ran on.
 #[derive(Debug, Clone, Serialize)]

@@ -8,8 +8,8 @@ use gpuworthy::core::Precision;
 use gpuworthy::measure::{Measurement, Stats};
 
 pub use gpuworthy::measure::duration;
-use gpuworthy::rows::{Row, best, cpu_label, labels, sizes};
-use gpuworthy::sweep::{HostWinner, Winner, WorkloadSweep};
+use gpuworthy::model::rows::{Row, best, cpu_label, labels, sizes};
+use gpuworthy::model::sweep::{HostWinner, Winner, WorkloadSweep};
 
 /// A median with its interquartile spread: `4.21 µs ±3%`.
 pub fn stats(s: &Stats) -> String {
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn a_failed_check_is_shown_as_failed_and_never_wins() {
         let mut failed = row("10", BackendKind::Cuda, 0.5, 0.5);
-        failed.check = gpuworthy::rows::Check::Failed("element 3: expected 1, got 2".into());
+        failed.check = gpuworthy::model::rows::Check::Failed("element 3: expected 1, got 2".into());
         let sweep = WorkloadSweep {
             workload: "square".into(),
             rows: vec![row("10", BackendKind::Cpu, 1.0, 1.0), failed],

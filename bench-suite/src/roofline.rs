@@ -20,7 +20,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use gpuworthy::core::Precision;
-use gpuworthy::rows::Check;
+use gpuworthy::model::rows::Check;
 use plotters::prelude::*;
 use serde::Deserialize;
 

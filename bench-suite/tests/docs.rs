@@ -17,8 +17,8 @@ use bench_suite::cli::{Cli, Command, RunArgs, Target};
 use clap::Parser;
 use gpuworthy::DeviceSpec;
 use gpuworthy::core::Workload;
-use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
-use gpuworthy::size::ParseSize;
+use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::measure::size::ParseSize;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
@@ -208,7 +208,7 @@ fn cheap(cli: &Cli) -> bool {
         // An expression on the CPU at up to 2^22 elements (2^20 where no size is given).
         Command::Run(RunArgs { workload: None, expression, size, backend, .. }) if expression.expr.is_some() => {
             let on_cpu = matches!(backend, Some(Target::Device(DeviceSpec::Cpu)));
-            let elements = size.as_deref().map_or(Ok(1 << 20), gpuworthy::size::parse_count);
+            let elements = size.as_deref().map_or(Ok(1 << 20), gpuworthy::measure::size::parse_count);
             on_cpu && elements.is_ok_and(|n| n <= 1 << 22)
         }
         Command::Run(RunArgs { workload, size, backend, params, lessons, .. }) => {
@@ -216,7 +216,7 @@ fn cheap(cli: &Cli) -> bool {
             /// Whether the run's size is at most 5·10^8 flops and 256 MiB.
             struct Small<'a> {
                 size: Option<&'a str>,
-                options: gpuworthy::size::WorkloadOptions,
+                options: gpuworthy::measure::size::WorkloadOptions,
             }
             impl WorkloadVisitor for Small<'_> {
                 type Output = bool;

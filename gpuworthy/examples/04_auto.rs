@@ -1,4 +1,4 @@
-//! Letting the cost model choose: `gpuworthy::auto::run` places each call where the calibrated model predicts it
+//! Letting the cost model choose: `gpuworthy::choose::auto::run` places each call where the calibrated model predicts it
 //! fastest (run `gpuworthy calibrate` once first; without a calibration it keeps to the CPU unless the data is
 //! resident and large), and says why.
 //!
@@ -15,7 +15,7 @@ fn main() -> Result<()> {
     // Data on the host, result wanted there: a GPU pays both transfers.
     for n in [1 << 12, 1 << 20, 1 << 24] {
         let input = Square::generate(&Len(n), 1)?;
-        let (output, choice) = gpuworthy::auto::run::<Square>(&input)?;
+        let (output, choice) = gpuworthy::choose::auto::run::<Square>(&input)?;
         println!(
             "square {}: {} {} ({}); {} values",
             Len(n),
@@ -27,11 +27,11 @@ fn main() -> Result<()> {
     }
     let params = MatmulParams::square(1024);
     let input = Matmul::generate(&params, 1)?;
-    let (_, choice) = gpuworthy::auto::run::<Matmul>(&input)?;
+    let (_, choice) = gpuworthy::choose::auto::run::<Matmul>(&input)?;
     println!("matmul {params}: {} {} ({})", choice.device.label(), choice.variant, choice.reason);
 
     // Data that will stay on the device across launches: only the kernels compete.
-    let (mut resident, choice) = gpuworthy::auto::upload::<Square>(&Square::generate(&Len(1 << 24), 2)?)?;
+    let (mut resident, choice) = gpuworthy::choose::auto::upload::<Square>(&Square::generate(&Len(1 << 24), 2)?)?;
     for _ in 0..10 {
         choice.device.launch(choice.variant, &mut resident)?;
     }
@@ -45,7 +45,7 @@ fn main() -> Result<()> {
     );
 
     // The same decision without running anything: each device's predicted phases.
-    let auto = gpuworthy::auto::global()?;
+    let auto = gpuworthy::choose::auto::global()?;
     let choice = auto.choose::<Square>(&Len(1 << 26), Placement::Host)?;
     for p in &choice.predictions {
         println!(

@@ -11,8 +11,8 @@ use gpuworthy::Device;
 use gpuworthy::core::Workload;
 use gpuworthy::core::workloads::Sum;
 use gpuworthy::measure::duration;
-use gpuworthy::rows::{best, labels, sizes};
-use gpuworthy::sweep::{SweepOptions, sweep_workload};
+use gpuworthy::model::rows::{best, labels, sizes};
+use gpuworthy::model::sweep::{SweepOptions, sweep_workload};
 use std::time::Duration;
 
 fn main() {

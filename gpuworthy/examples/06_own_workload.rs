@@ -16,16 +16,16 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use gpuworthy::auto::Auto;
-use gpuworthy::catalog::{WorkloadEntry, WorkloadOf};
+use gpuworthy::choose::auto::Auto;
+use gpuworthy::choose::catalog::{WorkloadEntry, WorkloadOf};
 use gpuworthy::core::workload::describe_1d;
 use gpuworthy::core::workloads::Len;
 use gpuworthy::core::{Cost, Error, Implements, Mismatch, Precision, Result, Tolerance, Workload, rng};
 use gpuworthy::cpu::CpuBackend;
+use gpuworthy::measure::size::SizeRequest;
 use gpuworthy::measure::{MeasureOptions, duration};
 use gpuworthy::model::Placement;
-use gpuworthy::size::SizeRequest;
-use gpuworthy::sweep::SweepOptions;
+use gpuworthy::model::sweep::SweepOptions;
 use gpuworthy::{Device, DeviceWorkload, ErasedImplements};
 
 /// Step 1: the workload, independent of where it runs.
@@ -380,12 +380,12 @@ fn run() -> Result<()> {
         entry.sizes(&SizeRequest::quick())?
     );
     let sweep = entry.sweep(&devices, &SizeRequest::quick(), &options, &())?;
-    for size in gpuworthy::rows::sizes(&sweep.rows) {
-        let cells: Vec<String> = gpuworthy::rows::labels(&sweep.rows, |_| true)
+    for size in gpuworthy::model::rows::sizes(&sweep.rows) {
+        let cells: Vec<String> = gpuworthy::model::rows::labels(&sweep.rows, |_| true)
             .iter()
             .filter_map(|label| {
-                let kernel = gpuworthy::rows::best(&sweep.rows, &size, label, |r| r.kernel_s)?;
-                let host = gpuworthy::rows::best(&sweep.rows, &size, label, |r| r.host_time())?;
+                let kernel = gpuworthy::model::rows::best(&sweep.rows, &size, label, |r| r.kernel_s)?;
+                let host = gpuworthy::model::rows::best(&sweep.rows, &size, label, |r| r.host_time())?;
                 let s = |x: f64| t(Duration::from_secs_f64(x));
                 Some(format!("{label} {} | {}", s(kernel.kernel_s), s(host.host_time())))
             })
@@ -411,7 +411,7 @@ fn run() -> Result<()> {
     }
 
     // Calibrate this one workload and let auto place it, with its reason.
-    let calibration = gpuworthy::catalog::calibrate(&devices, &[&entry], &());
+    let calibration = gpuworthy::choose::catalog::calibrate(&devices, &[&entry], &());
     println!("\ncalibrated {} in {:.1} s", Gelu::NAME, calibration.took_s);
     let auto = Auto::with_model(devices.clone(), calibration.model);
     for (params, placement) in

@@ -21,8 +21,8 @@ use std::process::ExitCode;
 use gpuworthy::Device;
 use gpuworthy::core::expr::{Expr, Expression};
 use gpuworthy::core::{Result, Workload};
-use gpuworthy::expression::{expression_input, run_expr_auto};
 use gpuworthy::measure::{MeasureOptions, duration};
+use gpuworthy::user_code::expression::{expression_input, run_expr_auto};
 
 const SOURCE: &str = "y = exp(-x * x) * sin(a * x)";
 

@@ -15,14 +15,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpuworthy::auto::Auto;
+use gpuworthy::choose::auto::Auto;
 use gpuworthy::core::raw::{Raw, RawKernel, RawParams, Shape};
 use gpuworthy::core::{Error, Result, Workload};
+use gpuworthy::measure::size::SizeRequest;
 use gpuworthy::measure::{MeasureOptions, duration};
 use gpuworthy::model::Placement;
-use gpuworthy::size::SizeRequest;
-use gpuworthy::sweep::SweepOptions;
-use gpuworthy::{Device, catalog::WorkloadEntry};
+use gpuworthy::model::sweep::SweepOptions;
+use gpuworthy::{Device, choose::catalog::WorkloadEntry};
 
 /// The tutorial's kernel, unchanged but for `extern "C"` (NVRTC looks entry points up by their C name).
 const CUDA: &str = r#"
@@ -122,16 +122,16 @@ fn run() -> Result<()> {
     }
 
     // The sweep over square grids: from what size does a GPU win?
-    let entry = gpuworthy::raw::raw_entry(&params);
+    let entry = gpuworthy::user_code::raw::raw_entry(&params);
     let options = SweepOptions { budget: Duration::from_secs(2), ..SweepOptions::default() };
     println!("\nsweep over {:?} (kernel | data from the host):", entry.sizes(&SizeRequest::quick())?);
     let sweep = entry.sweep(&devices, &SizeRequest::quick(), &options, &())?;
-    for size in gpuworthy::rows::sizes(&sweep.rows) {
-        let cells: Vec<String> = gpuworthy::rows::labels(&sweep.rows, |_| true)
+    for size in gpuworthy::model::rows::sizes(&sweep.rows) {
+        let cells: Vec<String> = gpuworthy::model::rows::labels(&sweep.rows, |_| true)
             .iter()
             .filter_map(|label| {
-                let kernel = gpuworthy::rows::best(&sweep.rows, &size, label, |r| r.kernel_s)?;
-                let host = gpuworthy::rows::best(&sweep.rows, &size, label, |r| r.host_time())?;
+                let kernel = gpuworthy::model::rows::best(&sweep.rows, &size, label, |r| r.kernel_s)?;
+                let host = gpuworthy::model::rows::best(&sweep.rows, &size, label, |r| r.host_time())?;
                 let s = |x: f64| t(Duration::from_secs_f64(x));
                 Some(format!("{label} {} | {}", s(kernel.kernel_s), s(host.host_time())))
             })
@@ -157,7 +157,7 @@ fn run() -> Result<()> {
     }
 
     // Calibrate the kernel and let auto place it, with its reason.
-    let calibration = gpuworthy::catalog::calibrate(&devices, &[&entry], &());
+    let calibration = gpuworthy::choose::catalog::calibrate(&devices, &[&entry], &());
     println!("\ncalibrated {} in {:.1} s", kernel.name(), calibration.took_s);
     let auto = Auto::with_model(devices.clone(), calibration.model);
     for (side, placement) in [(64, Placement::Host), (4096, Placement::Host), (4096, Placement::Resident)] {

@@ -3,8 +3,13 @@
 //! Is this work worth sending to the GPU? This crate is the facade users depend on: the run-time [`Device`] (the CPU,
 //! a CUDA GPU or a wgpu adapter, chosen while the program runs) on which every workload runs through the same phases,
 //! the workloads ([`core`]) and the backends ([`cpu`], [`cuda`], [`wgpu`]), the harness that measures every phase a
-//! GPU user pays for ([`measure`]), sizes as people write them ([`size`]), the built-in workloads chosen by name ([`dispatch`]) and the run-time list
-//! of workloads that a program's own workloads join ([`catalog`]).
+//! GPU user pays for ([`measure`]), sizes as people write them ([`measure::size`]), the built-in workloads chosen by
+//! name ([`device::dispatch`]) and the run-time list of workloads that a program's own workloads join
+//! ([`choose::catalog`]).
+//!
+//! The modules are folders that read in one direction, each standing on those before it: [`measure`] (timing, sizes,
+//! names), [`device`] (what runs work), [`model`] (measurements into predictions), [`choose`] (the fastest device)
+//! and [`user_code`] (users' own expressions and kernels).
 //!
 //! ```
 //! use gpuworthy::Device;
@@ -35,33 +40,15 @@ pub use gpuworthy_cuda as cuda;
 #[cfg(feature = "wgpu")]
 pub use gpuworthy_wgpu as wgpu;
 
-pub mod auto;
-pub mod calibration;
-pub mod catalog;
-pub mod crossover;
+pub mod choose;
 pub mod device;
-pub mod device_workload;
-pub mod dispatch;
-pub mod erased;
-pub mod evaluation;
-pub mod expression;
-pub mod fit;
-pub mod foreign;
-pub mod host_memory;
-pub mod listing;
 pub mod measure;
 pub mod model;
-pub mod raw;
-pub mod reference;
-pub mod rows;
-pub mod size;
-pub mod spec;
-pub mod sweep;
-pub mod workload_name;
+pub mod user_code;
 
+pub use device::erased::ErasedImplements;
+pub use device::foreign::PreparedExpression;
+pub use device::host_memory::{HostMemory, TransferRates};
+pub use device::listing::{AdapterSummary, ListedDevice};
+pub use device::spec::DeviceSpec;
 pub use device::{Device, DeviceLabel, DeviceWorkload, OpenedDevices, Resident};
-pub use erased::ErasedImplements;
-pub use foreign::PreparedExpression;
-pub use host_memory::{HostMemory, TransferRates};
-pub use listing::{AdapterSummary, ListedDevice};
-pub use spec::DeviceSpec;

@@ -3,14 +3,14 @@
 //! the CPU through `Device`, is refused by name on every other backend, and goes through the sweep, calibration and
 //! `auto` like a built-in workload.
 
-use gpuworthy::auto::Auto;
-use gpuworthy::catalog::{Catalog, WorkloadEntry, WorkloadOf};
+use gpuworthy::choose::auto::Auto;
+use gpuworthy::choose::catalog::{Catalog, WorkloadEntry, WorkloadOf};
 use gpuworthy::core::workloads::Len;
 use gpuworthy::core::{Backend, BackendKind, Cost, Error, Implements, Mismatch, Precision, Result, Workload};
 use gpuworthy::cpu::CpuBackend;
+use gpuworthy::measure::size::SizeRequest;
 use gpuworthy::model::Placement;
-use gpuworthy::size::SizeRequest;
-use gpuworthy::sweep::SweepOptions;
+use gpuworthy::model::sweep::SweepOptions;
 use gpuworthy::{Device, DeviceWorkload, ErasedImplements};
 
 /// `y = |x|`, on the CPU only.
@@ -168,7 +168,7 @@ fn a_workload_of_ones_own_is_swept_calibrated_and_placed_like_a_builtin_one() {
             sweep.notes
         );
     }
-    let calibration = gpuworthy::catalog::calibrate(&devices, &catalog.entries(), &());
+    let calibration = gpuworthy::choose::catalog::calibrate(&devices, &catalog.entries(), &());
     assert!(calibration.model.knows("magnitude"));
     let auto = Auto::with_model(devices.clone(), calibration.model);
     for placement in [Placement::Host, Placement::Resident] {
@@ -184,7 +184,8 @@ fn a_workload_of_ones_own_is_swept_calibrated_and_placed_like_a_builtin_one() {
 
 #[test]
 fn sizes_of_ones_own_workload_are_read_as_text_when_its_parameters_can_be() {
-    let listed = SizeRequest { ladder: gpuworthy::size::Ladder::Listed(vec!["2^10".into()]), ..SizeRequest::quick() };
+    let listed =
+        SizeRequest { ladder: gpuworthy::measure::size::Ladder::Listed(vec!["2^10".into()]), ..SizeRequest::quick() };
     assert_eq!(WorkloadOf::<Magnitude>::sized_by_text().sizes(&listed).unwrap(), ["1024"]);
     assert!(WorkloadOf::<Magnitude>::new().sizes(&listed).is_err());
 }
@@ -307,8 +308,8 @@ impl DeviceWorkload for WrongPastCalibration {
 fn a_wrong_answer_at_a_size_the_evaluation_measures_is_counted_and_reported() {
     let cpu = vec![Device::cpu().unwrap()];
     let catalog = Catalog::new().with(WorkloadOf::<WrongPastCalibration>::sized_by_text());
-    let calibration = gpuworthy::catalog::calibrate(&cpu, &catalog.entries(), &());
-    let evaluation = gpuworthy::catalog::evaluate(&calibration, &cpu, &catalog.entries(), &());
+    let calibration = gpuworthy::choose::catalog::calibrate(&cpu, &catalog.entries(), &());
+    let evaluation = gpuworthy::choose::catalog::evaluate(&calibration, &cpu, &catalog.entries(), &());
     let failed: Vec<&str> = evaluation.failures.iter().map(|f| f.size.as_str()).collect();
     // 2^16 and 2^18, each with the data on the host and resident.
     assert_eq!(failed, ["65536", "65536", "262144", "262144"], "{:?}", evaluation.failures);

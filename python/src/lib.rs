@@ -15,17 +15,17 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gpuworthy::auto::Auto;
-use gpuworthy::catalog::Catalog;
+use gpuworthy::choose::auto::Auto;
+use gpuworthy::choose::catalog::Catalog;
 use gpuworthy::core::expr::Expr as ParsedExpr;
 use gpuworthy::core::expr::ExprInput;
 use gpuworthy::core::{Backend, BackendKind, Error};
-use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
-use gpuworthy::expression::{ExprOutputs, ExprValue, named_outputs};
+use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::user_code::expression::{ExprOutputs, ExprValue, named_outputs};
 use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
 use gpuworthy::model::Placement;
-use gpuworthy::size::{Ladder, ParseSize, SizeRequest};
-use gpuworthy::sweep::SweepOptions;
+use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
+use gpuworthy::model::sweep::SweepOptions;
 use gpuworthy::{Device, DeviceSpec, PreparedExpression};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::create_exception;
@@ -176,7 +176,7 @@ impl WorkloadVisitor for RunRequest<'_> {
             (Some(device), Some(v)) => (device.clone(), vec![v], None),
             (Some(device), None) => (device.clone(), vec![device.best_variant::<W>(&params)], None),
             (None, variant) => {
-                let choice = gpuworthy::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
+                let choice = gpuworthy::choose::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
                 let variants = match variant {
                     Some("all") => choice.device.variants::<W>(),
                     Some(v) => vec![v],
@@ -317,11 +317,11 @@ fn sweep(
 #[pyfunction]
 fn calibrate(py: Python<'_>) -> PyResult<String> {
     let result = py.detach(|| -> gpuworthy::core::Result<Value> {
-        let path = gpuworthy::calibration::default_path()?
+        let path = gpuworthy::model::calibration::default_path()?
             .ok_or_else(|| Error::invalid("no cache directory is known: set GPUWORTHY_CALIBRATION to a file path"))?;
         let devices = Device::all_available().devices;
-        let mut calibration = gpuworthy::catalog::calibrate(&devices, &Catalog::builtin().entries(), &());
-        calibration.merge(gpuworthy::expression::calibrate_expressions(&devices, &())?);
+        let mut calibration = gpuworthy::choose::catalog::calibrate(&devices, &Catalog::builtin().entries(), &());
+        calibration.merge(gpuworthy::user_code::expression::calibrate_expressions(&devices, &())?);
         calibration.save(&path)?;
         Ok(json!({
             "path": path.display().to_string(),
@@ -400,7 +400,7 @@ fn run_on(chosen: Option<Device>, input: &ExprInput) -> gpuworthy::core::Result<
         }
         None => {
             let choice =
-                gpuworthy::auto::global()?.decide::<Expression>(&input.params, Placement::Host, Some(input))?;
+                gpuworthy::choose::auto::global()?.decide::<Expression>(&input.params, Placement::Host, Some(input))?;
             (choice.device, choice.variant, choice.reason)
         }
     };
@@ -479,7 +479,7 @@ impl Expr {
         // it ends.
         let outcome = py.detach(|| -> gpuworthy::core::Result<_> {
             // The NumPy arrays are lent to the backend for the call, not copied.
-            gpuworthy::expression::with_input(&self.parsed, &arrays, &scalars, |input| run_on(chosen, input))
+            gpuworthy::user_code::expression::with_input(&self.parsed, &arrays, &scalars, |input| run_on(chosen, input))
         });
         let (named, record) = outcome.map_err(to_python)?;
         let outputs = PyDict::new(py);
@@ -895,7 +895,7 @@ impl RawKernel {
                     Ok((outputs, device.label().to_string(), device.device().name.clone(), "asked for".to_owned()))
                 }
                 None => {
-                    let (outputs, choice) = gpuworthy::raw::run_raw_auto(kernel, shape, &arrays, &scalars)?;
+                    let (outputs, choice) = gpuworthy::user_code::raw::run_raw_auto(kernel, shape, &arrays, &scalars)?;
                     let name = choice.device.device().name.clone();
                     Ok((outputs, choice.device.label().to_string(), name, choice.reason))
                 }

@@ -1,12 +1,13 @@
 //! No import circles: within each library crate, no module imports (directly or through others) a module that
-//! imports it.
+//! imports it, at either level of the crate's folders.
 //!
-//! A module here is a top-level module of a crate (`src/x.rs` or `src/x/`, with everything under it). An import is
-//! any path `crate::x…` in its code (comments and its unit tests left out: a test may use a module above the one
-//! it tests as an example), where `x` is a module, or an item that `lib.rs` re-exports
-//! from a module (`crate::Device` is `crate::device::Device`). `lib.rs` itself is the crate's root, not a module.
-//! The facade is meant to read in one direction (measurement, device, rows, fit, model, crossover, sweep,
-//! calibration, auto, evaluation, catalog); a circle means two modules can only be understood together.
+//! A module here is a top-level module of a crate (`src/x.rs` or `src/x/`, with everything under it), and, inside a
+//! folder `src/x/`, each of its files (`src/x/y.rs`, with `mod.rs` as the folder's own module). An import is any
+//! path `crate::x…` in its code (comments and its unit tests left out: a test may use a module above the one it
+//! tests as an example), where `x` is a module, or an item that `lib.rs` re-exports from a module (`crate::Device`
+//! is `crate::device::Device`); inside a folder, `crate::x::y…` and `super::y…`. `lib.rs` itself is the crate's root,
+//! not a module. The facade's folders are meant to read in one direction (measure, device, model, choose,
+//! user code), and so are the files of each; a circle means two modules can only be understood together.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -53,13 +54,21 @@ fn without_tests(code: &str) -> String {
 /// The first path segments after each `crate::` in `code` (with `crate::{a, b::c}` giving `a` and `b`), except
 /// `$crate::`, which a macro uses to reach the crate from wherever it expands.
 fn crate_paths(code: &str) -> BTreeSet<String> {
+    paths_after(code, "crate::")
+}
+
+/// The first path segments after each `prefix` (`crate::`, `crate::device::`, `super::`) in `code`, as
+/// [`crate_paths`] reads them.
+fn paths_after(code: &str, prefix: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
-    for (at, _) in code.match_indices("crate::") {
-        if code[..at].ends_with('$') || code[..at].chars().last().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+    for (at, _) in code.match_indices(prefix) {
+        if code[..at].ends_with('$')
+            || code[..at].chars().last().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+        {
             continue;
         }
-        let rest = &code[at + "crate::".len()..];
+        let rest = &code[at + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let mut depth = 1;
             let mut item_start = true;
@@ -167,6 +176,58 @@ fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     graph.keys().find_map(|start| visit(start, graph, &mut Vec::new(), &mut done))
 }
 
+/// For each folder module `src/x/` of the crate at `src`, the graph of its files: each file (`mod` for `mod.rs`) and
+/// the files of the same folder it imports through `crate::x::y`, `super::y` or an item that `lib.rs` re-exports
+/// from `x::y`. A path to an item of the folder's own module is an import of `mod`.
+fn folder_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let lib = code_only(&std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs"));
+    let mut graphs = BTreeMap::new();
+    for entry in std::fs::read_dir(src).expect("the crate's src").flatten() {
+        let folder = entry.path();
+        let Some(name) = folder.file_name().and_then(|n| n.to_str()).map(str::to_owned) else { continue };
+        if !folder.join("mod.rs").is_file() {
+            continue;
+        }
+        let members: Vec<(String, PathBuf)> = files(&folder)
+            .into_iter()
+            .filter(|f| f.parent() == Some(folder.as_path()))
+            .map(|f| (f.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned(), f))
+            .collect();
+        let member = |segment: &str| {
+            if members.iter().any(|(m, _)| m == segment && m != "mod") { segment.to_owned() } else { "mod".to_owned() }
+        };
+        // Items lib.rs re-exports from this folder: `pub use x::y::Item` names `y`, `pub use x::Item` the folder's own.
+        let mut reexported: BTreeMap<String, String> = BTreeMap::new();
+        for statement in lib.split(';') {
+            let Some(path) = statement.trim().strip_prefix(&format!("pub use {name}::")) else { continue };
+            let (inner, items) = match path.split_once("::") {
+                Some((inner, items)) if !inner.contains('{') => (member(inner.trim()), items),
+                _ => ("mod".to_owned(), path),
+            };
+            for item in items.trim_matches(|c| c == '{' || c == '}' || char::is_whitespace(c)).split(',') {
+                let item = item.trim();
+                if !item.is_empty() {
+                    reexported.insert(item.to_owned(), inner.clone());
+                }
+            }
+        }
+        let mut graph = BTreeMap::new();
+        for (own, file) in &members {
+            let code = without_tests(&code_only(&std::fs::read_to_string(file).expect("a source file")));
+            let mut imports: BTreeSet<String> = paths_after(&code, &format!("crate::{name}::"))
+                .into_iter()
+                .chain(if own == "mod" { BTreeSet::new() } else { paths_after(&code, "super::") })
+                .map(|segment| member(&segment))
+                .collect();
+            imports.extend(crate_paths(&code).into_iter().filter_map(|first| reexported.get(&first).cloned()));
+            imports.remove(own);
+            graph.insert(own.clone(), imports);
+        }
+        graphs.insert(name, graph);
+    }
+    graphs
+}
+
 #[test]
 fn no_module_of_a_library_crate_imports_one_that_imports_it() {
     let mut circles = Vec::new();
@@ -175,6 +236,11 @@ fn no_module_of_a_library_crate_imports_one_that_imports_it() {
         assert!(graph.len() > 1, "{krate}: found no modules");
         if let Some(found) = circle(&graph) {
             circles.push(format!("{krate}/src: {}", found.join(" -> ")));
+        }
+        for (folder, graph) in folder_graphs(&root().join(krate).join("src")) {
+            if let Some(found) = circle(&graph) {
+                circles.push(format!("{krate}/src/{folder}: {}", found.join(" -> ")));
+            }
         }
     }
     assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
@@ -200,4 +266,22 @@ fn the_checker_sees_imports_and_finds_circles() {
     };
     assert_eq!(circle(&graph(&[("a", "b"), ("b", "c")])), None);
     assert_eq!(circle(&graph(&[("a", "b"), ("b", "c"), ("c", "a")])).unwrap(), ["a", "b", "c", "a"]);
+}
+
+#[test]
+fn the_checker_finds_a_circle_between_the_files_of_a_folder() {
+    let src = std::env::temp_dir().join(format!("module-graph-{}", std::process::id())).join("src");
+    std::fs::create_dir_all(src.join("g")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod g;\npub use g::b::Item;\n").unwrap();
+    std::fs::write(src.join("g/mod.rs"), "pub mod a;\npub mod b;\npub mod c;\n").unwrap();
+    std::fs::write(src.join("g/a.rs"), "use super::b::Thing;\n").unwrap();
+    std::fs::write(src.join("g/b.rs"), "pub struct Item;\n").unwrap();
+    std::fs::write(src.join("g/c.rs"), "// crate::g::a in a comment\nfn f() -> crate::Item { todo!() }\n").unwrap();
+    let graphs = folder_graphs(&src);
+    assert!(circle(&graphs["g"]).is_none(), "{graphs:?}");
+    assert_eq!(graphs["g"]["c"], BTreeSet::from(["b".to_owned()]), "a re-exported item is an import of its file");
+    std::fs::write(src.join("g/b.rs"), "pub struct Item;\nuse crate::g::c::X;\n").unwrap();
+    let found = circle(&folder_graphs(&src)["g"]).expect("b -> c -> b");
+    assert_eq!(found.len(), 3, "{found:?}");
+    std::fs::remove_dir_all(src.parent().unwrap()).unwrap();
 }

@@ -6,9 +6,123 @@
 //!
 //! Adding a function is one row here, one variant of [`Func`], and a spelling in each backend's table.
 
-use super::ir::Func;
-use super::reference::{FunctionBound, ulp};
 use crate::BackendKind;
+
+/// One `f32` unit of least precision at `v`, as an `f64` (that of the smallest normal below it).
+pub fn ulp(v: f64) -> f64 {
+    let a = v.abs();
+    if !a.is_finite() {
+        return 0.0;
+    }
+    let f = a as f32;
+    if f < f32::MIN_POSITIVE {
+        return f64::from(f32::from_bits(1));
+    }
+    let exponent = ((f.to_bits() >> 23) & 0xff) as i32 - 127;
+    2f64.powi(exponent - 23)
+}
+
+/// How accurate a function is, beyond correct rounding: `ulps` units of least precision of the result (plus
+/// `ulps_per_magnitude` for each unit of the argument's magnitude, [`Func::magnitude`], for functions whose range
+/// reduction loses accuracy as the argument grows), and `absolute` of absolute error. Each backend's are a column of
+/// the function table ([`Accuracy`](super::Accuracy)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FunctionBound {
+    /// Units of least precision of the result.
+    pub ulps: f64,
+    /// Further units of least precision per unit of `|argument|`.
+    pub ulps_per_magnitude: f64,
+    /// An absolute error, for results near zero.
+    pub absolute: f64,
+    /// The largest magnitude of the argument ([`Func::magnitude`]) the bound holds for: beyond it the result is not
+    /// determined (infinite where the backend is accurate everywhere).
+    pub reach: f64,
+}
+
+impl FunctionBound {
+    /// How far a result of value `value` (rounded to `f32`) may be from the exact one beyond its rounding, for
+    /// arguments whose [`Func::magnitude`] is `magnitude`; zero for a non-finite value or an exact function.
+    pub fn error(&self, value: f64, magnitude: f64) -> f64 {
+        if !value.is_finite() || (self.ulps == 0.0 && self.absolute == 0.0) {
+            return 0.0;
+        }
+        if magnitude > self.reach {
+            return f64::INFINITY;
+        }
+        let growing = if self.ulps_per_magnitude > 0.0 && magnitude.is_finite() {
+            self.ulps_per_magnitude * magnitude
+        } else {
+            0.0
+        };
+        (self.ulps + growing) * ulp(value) + self.absolute
+    }
+}
+
+/// A function of the language: a row of [`FUNCTIONS`], which holds its name, arity,
+/// reference, cost and accuracy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // each is the function of its name, as EXPRESSIONS.md defines it
+pub enum Func {
+    Abs,
+    Min,
+    Max,
+    Clamp,
+    Sqrt,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Pow,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Fma,
+    Sign,
+    Where,
+    Erf,
+    Expm1,
+    Log1p,
+    Sinh,
+    Cosh,
+}
+
+impl Func {
+    /// Every function, its name and its number of arguments, in the order of the table.
+    pub const ALL: [(Func, &'static str, usize); FUNCTIONS.len()] = {
+        let mut all = [(Func::Abs, "", 0); FUNCTIONS.len()];
+        let mut i = 0;
+        while i < FUNCTIONS.len() {
+            all[i] = (FUNCTIONS[i].func, FUNCTIONS[i].name, FUNCTIONS[i].arity);
+            i += 1;
+        }
+        all
+    };
+
+    /// The function's name in the language.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(self) -> usize {
+        self.spec().arity
+    }
+
+    /// Whether it is a special function, counted apart from arithmetic in an expression's cost (it costs many
+    /// instructions, or a special-function unit's).
+    pub fn is_special(self) -> bool {
+        self.spec().cost == Cost::Special
+    }
+}
 
 /// How a function is priced in an expression's cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

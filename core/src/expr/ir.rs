@@ -4,7 +4,7 @@
 //! values.
 
 use super::ExprError;
-use super::functions::{Cost, FUNCTIONS};
+use super::functions::Func;
 use super::limits::MAX_NODES;
 use super::syntax::{Ast, Span, Statement};
 
@@ -74,72 +74,6 @@ pub enum Logic {
     And,
     /// `a || b`.
     Or,
-}
-
-/// A function of the language: a row of [`FUNCTIONS`](super::functions::FUNCTIONS), which holds its name, arity,
-/// reference, cost and accuracy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // each is the function of its name, as EXPRESSIONS.md defines it
-pub enum Func {
-    Abs,
-    Min,
-    Max,
-    Clamp,
-    Sqrt,
-    Exp,
-    Exp2,
-    Log,
-    Log2,
-    Pow,
-    Sin,
-    Cos,
-    Tan,
-    Tanh,
-    Asin,
-    Acos,
-    Atan,
-    Atan2,
-    Floor,
-    Ceil,
-    Round,
-    Trunc,
-    Fma,
-    Sign,
-    Where,
-    Erf,
-    Expm1,
-    Log1p,
-    Sinh,
-    Cosh,
-}
-
-impl Func {
-    /// Every function, its name and its number of arguments, in the order of the table.
-    pub const ALL: [(Func, &'static str, usize); FUNCTIONS.len()] = {
-        let mut all = [(Func::Abs, "", 0); FUNCTIONS.len()];
-        let mut i = 0;
-        while i < FUNCTIONS.len() {
-            all[i] = (FUNCTIONS[i].func, FUNCTIONS[i].name, FUNCTIONS[i].arity);
-            i += 1;
-        }
-        all
-    };
-
-    /// The function's name in the language.
-    pub fn name(self) -> &'static str {
-        self.spec().name
-    }
-
-    /// How many arguments it takes.
-    pub fn arity(self) -> usize {
-        self.spec().arity
-    }
-
-    /// Whether it is a special function, counted apart from arithmetic in an expression's cost (it costs many
-    /// instructions, or a special-function unit's).
-    pub fn is_special(self) -> bool {
-        self.spec().cost == Cost::Special
-    }
 }
 
 /// How a reduction combines its terms.

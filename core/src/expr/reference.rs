@@ -18,7 +18,7 @@
 use crate::Mismatch;
 use crate::error::{Error, Result};
 
-use super::functions::{max_num, min_num};
+use super::functions::{FunctionBound, max_num, min_num, ulp};
 use super::{Arith, Compare, Func, Logic, Node, Program, Reduce};
 
 /// A value of the reference and how far a backend's `f32` result may be from it.
@@ -37,56 +37,6 @@ pub const DIVISION_ULPS: f64 = 2.5;
 /// The most `f32` terms of a sum any backend adds one after another (a CPU lane's run through a block, a GPU
 /// thread's grid-stride loop), beyond the tree that combines such runs: the order-dependent part of a sum's error.
 pub const SUM_SEQUENTIAL_TERMS: f64 = 4096.0;
-
-/// One `f32` unit of least precision at `v`, as an `f64` (that of the smallest normal below it).
-pub fn ulp(v: f64) -> f64 {
-    let a = v.abs();
-    if !a.is_finite() {
-        return 0.0;
-    }
-    let f = a as f32;
-    if f < f32::MIN_POSITIVE {
-        return f64::from(f32::from_bits(1));
-    }
-    let exponent = ((f.to_bits() >> 23) & 0xff) as i32 - 127;
-    2f64.powi(exponent - 23)
-}
-
-/// How accurate a function is, beyond correct rounding: `ulps` units of least precision of the result (plus
-/// `ulps_per_magnitude` for each unit of the argument's magnitude, [`Func::magnitude`], for functions whose range
-/// reduction loses accuracy as the argument grows), and `absolute` of absolute error. Each backend's are a column of
-/// the function table ([`Accuracy`](super::Accuracy)).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FunctionBound {
-    /// Units of least precision of the result.
-    pub ulps: f64,
-    /// Further units of least precision per unit of `|argument|`.
-    pub ulps_per_magnitude: f64,
-    /// An absolute error, for results near zero.
-    pub absolute: f64,
-    /// The largest magnitude of the argument ([`Func::magnitude`]) the bound holds for: beyond it the result is not
-    /// determined (infinite where the backend is accurate everywhere).
-    pub reach: f64,
-}
-
-impl FunctionBound {
-    /// How far a result of value `value` (rounded to `f32`) may be from the exact one beyond its rounding, for
-    /// arguments whose [`Func::magnitude`] is `magnitude`; zero for a non-finite value or an exact function.
-    pub fn error(&self, value: f64, magnitude: f64) -> f64 {
-        if !value.is_finite() || (self.ulps == 0.0 && self.absolute == 0.0) {
-            return 0.0;
-        }
-        if magnitude > self.reach {
-            return f64::INFINITY;
-        }
-        let growing = if self.ulps_per_magnitude > 0.0 && magnitude.is_finite() {
-            self.ulps_per_magnitude * magnitude
-        } else {
-            0.0
-        };
-        (self.ulps + growing) * ulp(value) + self.absolute
-    }
-}
 
 /// The bound of each special function that the check allows ([`FunctionBound`]).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use gpuworthy::sweep::Progress;
+use gpuworthy::model::sweep::Progress;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Long work's progress: a bar on a terminal, a line at a time where standard error is piped.

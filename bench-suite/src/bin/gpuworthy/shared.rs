@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use gpuworthy::core::{BackendKind, Error};
-use gpuworthy::expression::ExpressionRequest;
+use gpuworthy::user_code::expression::ExpressionRequest;
 use gpuworthy::{DeviceSpec, OpenedDevices};
 
 use crate::exit::{Exit, usage};
@@ -17,7 +17,7 @@ use crate::exit::{Exit, usage};
 pub(crate) fn check_environment() -> Result<(), Error> {
     BackendKind::required_by_env()?;
     DeviceSpec::from_env()?;
-    gpuworthy::calibration::default_path()?;
+    gpuworthy::model::calibration::default_path()?;
     gpuworthy::cpu::simd::requested_level()?;
     gpuworthy::wgpu::check_environment()
 }
@@ -75,7 +75,7 @@ pub(crate) fn pipelined_note() -> String {
 }
 
 /// Auto's choice as the reports name it: device, variant, and the pipelined path where it was chosen.
-pub(crate) fn chosen_label(choice: &gpuworthy::auto::Choice) -> String {
+pub(crate) fn chosen_label(choice: &gpuworthy::choose::auto::Choice) -> String {
     let path = if choice.pipelined { ", pipelined" } else { "" };
     format!("{} {}{path}", choice.device.label(), choice.variant)
 }

@@ -3,7 +3,7 @@
 //! fastest measured (the regret), keeping that error with the calibration; with `--expr`, adds one expression's own
 //! curves to the stored calibration.
 //!
-//! The measuring is the facade's ([`gpuworthy::catalog`], [`gpuworthy::calibration`], [`gpuworthy::evaluation`]);
+//! The measuring is the facade's ([`gpuworthy::choose::catalog`], [`gpuworthy::model::calibration`], [`gpuworthy::choose::evaluation`]);
 //! this module is the order of the steps and what is said after each. Calibrating and evaluating share nothing but
 //! the stored file and the devices, so each is a function of its own, cut into named steps (load, measure, print,
 //! store) so that each step can be read without the others.
@@ -14,11 +14,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use bench_suite::cli::ExpressionArgs;
 use bench_suite::report;
-use gpuworthy::calibration::{Calibration, CalibrationDevices, Loaded, MachineFingerprint, default_path};
-use gpuworthy::catalog::Catalog;
-use gpuworthy::evaluation::Evaluation;
-use gpuworthy::expression::ExpressionRequest;
+use gpuworthy::choose::catalog::Catalog;
+use gpuworthy::choose::evaluation::Evaluation;
+use gpuworthy::model::calibration::{Calibration, CalibrationDevices, Loaded, MachineFingerprint, default_path};
 use gpuworthy::model::{DeviceModel, ModelError, Placement};
+use gpuworthy::user_code::expression::ExpressionRequest;
 use gpuworthy::{Device, OpenedDevices};
 use indicatif::ProgressBar;
 
@@ -70,7 +70,7 @@ fn calibrate_one_expression(request: &ExpressionRequest) -> anyhow::Result<()> {
     let progress = progress_bar();
     let started = std::time::Instant::now();
     let template = request.params(0).map_err(usage)?;
-    let part = gpuworthy::expression::calibrate_expression(
+    let part = gpuworthy::user_code::expression::calibrate_expression(
         &CalibrationDevices::of(&opened.devices),
         &template,
         &Bar(progress.clone()),
@@ -116,8 +116,8 @@ fn calibrate_and_save(
     // The built-in workloads first (their calibration starts by warming the GPUs up), then the expressions, on
     // devices already busy, as the evaluation finds them.
     let calibration = if expressions_only {
-        gpuworthy::catalog::warm_start(&opened.devices, &bar);
-        let expressions = gpuworthy::expression::calibrate_expressions(&opened.devices, &bar)?;
+        gpuworthy::choose::catalog::warm_start(&opened.devices, &bar);
+        let expressions = gpuworthy::user_code::expression::calibrate_expressions(&opened.devices, &bar)?;
         match Calibration::load(path, &MachineFingerprint::of(&opened.devices)) {
             Loaded::Calibrated(mut c) => {
                 c.merge(expressions);
@@ -127,8 +127,8 @@ fn calibrate_and_save(
         }
     } else {
         let started = std::time::Instant::now();
-        let mut c = gpuworthy::catalog::calibrate(&opened.devices, &Catalog::builtin().entries(), &bar);
-        c.merge(gpuworthy::expression::calibrate_expressions(&opened.devices, &bar)?);
+        let mut c = gpuworthy::choose::catalog::calibrate(&opened.devices, &Catalog::builtin().entries(), &bar);
+        c.merge(gpuworthy::user_code::expression::calibrate_expressions(&opened.devices, &bar)?);
         c.took_s = started.elapsed().as_secs_f64();
         c
     };
@@ -187,7 +187,7 @@ fn evaluate_auto(
     let mut evaluation = if expressions_only {
         Evaluation::default()
     } else {
-        gpuworthy::catalog::evaluate(&calibration, &opened.devices, &Catalog::builtin().entries(), &bar)
+        gpuworthy::choose::catalog::evaluate(&calibration, &opened.devices, &Catalog::builtin().entries(), &bar)
     };
     evaluate_expressions(&calibration, opened, &mut evaluation, progress)?;
     progress.finish_and_clear();
@@ -209,13 +209,13 @@ fn evaluate_expressions(
     progress: &ProgressBar,
 ) -> anyhow::Result<()> {
     let bar = Bar(progress.clone());
-    let auto = gpuworthy::auto::Auto::with_model(opened.devices.clone(), calibration.model.clone());
-    gpuworthy::expression::compile_evaluation_expressions(&opened.devices);
-    const NAMES: [&str; gpuworthy::expression::EVALUATION_EXPRESSIONS.len()] =
+    let auto = gpuworthy::choose::auto::Auto::with_model(opened.devices.clone(), calibration.model.clone());
+    gpuworthy::user_code::expression::compile_evaluation_expressions(&opened.devices);
+    const NAMES: [&str; gpuworthy::user_code::expression::EVALUATION_EXPRESSIONS.len()] =
         ["expr1", "expr2", "expr3", "expr4", "expr5", "expr6", "expr7", "expr8", "expr9", "expr10"];
-    for ((source, scalars), name) in gpuworthy::expression::EVALUATION_EXPRESSIONS.iter().zip(NAMES) {
-        let mut own =
-            gpuworthy::expression::evaluate_expression(calibration, &auto, source, scalars, &bar).map_err(usage)?;
+    for ((source, scalars), name) in gpuworthy::user_code::expression::EVALUATION_EXPRESSIONS.iter().zip(NAMES) {
+        let mut own = gpuworthy::user_code::expression::evaluate_expression(calibration, &auto, source, scalars, &bar)
+            .map_err(usage)?;
         let within = own.points.iter().filter(|p| p.regret.is_some_and(|r| r <= 1.10)).count();
         progress.suspend(|| -> anyhow::Result<()> {
             out!("{name}: {source} ({within} of {} points within 10%)", own.points.len());

@@ -1,7 +1,7 @@
 //! `gpuworthy explain`: where a built-in workload or an expression should run at a size, and why: the cost model's
 //! predicted phases on each device, auto's choice, the model's measured error and the predicted crossovers.
 //!
-//! The prediction is the facade's ([`gpuworthy::auto`], [`gpuworthy::model`]); this module chooses what to predict
+//! The prediction is the facade's ([`gpuworthy::choose::auto`], [`gpuworthy::model`]); this module chooses what to predict
 //! (a workload through the run-time list, by a visitor, or an expression of the user's own) and prints it. Predictions
 //! on a reference machine (`--on`) have a module of their own, [`super::explain_on`], because they build a model
 //! that mixes this CPU with another machine's GPUs.
@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use bench_suite::cli::ExpressionArgs;
 use bench_suite::report;
-use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
-use gpuworthy::expression::ExpressionRequest;
+use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::measure::size::ParseSize;
 use gpuworthy::model::Placement;
-use gpuworthy::size::ParseSize;
+use gpuworthy::user_code::expression::ExpressionRequest;
 
 use super::explain_on::{explain_expression_on, explain_on};
 use crate::exit::{Exit, usage};
@@ -27,7 +27,7 @@ pub(crate) fn explain_command(
     size: &str,
     placement: Placement,
     on: Option<String>,
-    what_if: gpuworthy::reference::WhatIf,
+    what_if: gpuworthy::model::reference::WhatIf,
 ) -> anyhow::Result<()> {
     let Some(source) = expression.source().map_err(usage)? else {
         let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
@@ -64,7 +64,7 @@ struct Explain<'a> {
     /// A reference machine to predict on (`--on`).
     on: Option<&'a str>,
     /// How the GPU differs from the reference machine's, if it does.
-    what_if: gpuworthy::reference::WhatIf,
+    what_if: gpuworthy::model::reference::WhatIf,
 }
 
 impl WorkloadVisitor for Explain<'_> {
@@ -79,15 +79,16 @@ impl WorkloadVisitor for Explain<'_> {
                 let ladder: Vec<(String, gpuworthy::core::Cost)> =
                     W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
                 explain_on::<W>(&params, self.placement, machine, &self.what_if, &headline, &ladder, |cpu, progress| {
-                    let devices = gpuworthy::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
-                    let part = gpuworthy::calibration::calibrate_workload::<W>(&devices, progress);
-                    let mut calibration = gpuworthy::calibration::Calibration::from_parts(
+                    let devices = gpuworthy::model::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
+                    let part = gpuworthy::model::calibration::calibrate_workload::<W>(&devices, progress);
+                    let mut calibration = gpuworthy::model::calibration::Calibration::from_parts(
                         std::slice::from_ref(cpu),
                         vec![part],
                         std::time::Instant::now(),
                     );
                     // The streaming probe too, so that sizes past the ladder are bounded as a calibration bounds them.
-                    let streaming = gpuworthy::calibration::measure_streaming(std::slice::from_ref(cpu), progress);
+                    let streaming =
+                        gpuworthy::model::calibration::measure_streaming(std::slice::from_ref(cpu), progress);
                     for device in &mut calibration.model.devices {
                         device.stream_s_per_byte =
                             streaming.iter().find(|(label, _)| *label == device.label).map(|(_, s)| *s);
@@ -106,7 +107,7 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
     // Refused like `run`: a size whose input could not be made on this machine is not predicted.
     gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
     let cost = W::cost(&params);
-    let auto = gpuworthy::auto::Auto::open()?;
+    let auto = gpuworthy::choose::auto::Auto::open()?;
     if let Some(why) = &auto.uncalibrated {
         eprintln!("gpuworthy: warning: {why}");
     }
@@ -160,13 +161,13 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
 fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placement) -> anyhow::Result<()> {
     use gpuworthy::core::Workload;
     use gpuworthy::core::expr::Expression;
-    let n = gpuworthy::size::parse_count(size).map_err(usage)?;
+    let n = gpuworthy::measure::size::parse_count(size).map_err(usage)?;
     let params = request.params(n).map_err(usage)?;
     // Refused like `run`: an input that could not be made here is not predicted.
     gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
     let cost = Expression::cost(&params);
     let per_element = params.program.cost_per_element();
-    let auto = gpuworthy::auto::Auto::open()?;
+    let auto = gpuworthy::choose::auto::Auto::open()?;
     out!(
         "`{}` at {n} ({} bytes moved; per element {} arithmetic operation(s) and {} special function(s)), {placement}:",
         request.source.trim(),
@@ -262,7 +263,7 @@ pub(crate) fn print_predictions(
 }
 
 /// The model's error as `calibrate --evaluate` measured it, in words, if it did.
-pub(crate) fn model_error(auto: &gpuworthy::auto::Auto) -> Option<String> {
+pub(crate) fn model_error(auto: &gpuworthy::choose::auto::Auto) -> Option<String> {
     let error = auto.model.as_ref()?.error.as_ref()?;
     Some(format!(
         "the model's error (calibrate --evaluate, over {}): auto within 10% of the fastest at {} of {} points, worst \

@@ -2,33 +2,36 @@
 //! the what-if flags, a GPU described by its memory, compute and link), for a built-in workload or an expression.
 //!
 //! The CPU's curves come from this machine's calibration where it has them, else from a short calibration of the
-//! CPU alone run on the spot; the GPUs' curves are the reference machine's ([`gpuworthy::reference`]). A module of
+//! CPU alone run on the spot; the GPUs' curves are the reference machine's ([`gpuworthy::model::reference`]). A module of
 //! its own because that mixed model, and the labels that say it is a prediction from another machine, are its
 //! whole job.
 
 use gpuworthy::Device;
-use gpuworthy::expression::ExpressionRequest;
 use gpuworthy::model::Placement;
-use gpuworthy::sweep::Progress;
+use gpuworthy::model::sweep::Progress;
+use gpuworthy::user_code::expression::ExpressionRequest;
 
 use super::explain::{model_error, print_predictions};
 use crate::exit::usage;
 use crate::progress::{Bar, progress_bar};
 
 /// `gpuworthy explain --on MACHINE`: `W` at `params` predicted on this machine's CPU beside a reference machine's
-/// GPUs ([`gpuworthy::reference`]). The CPU's curves come from this machine's calibration where it has them, else
+/// GPUs ([`gpuworthy::model::reference`]). The CPU's curves come from this machine's calibration where it has them, else
 /// from `calibrate_cpu` run now (the workload's calibration ladder on the CPU alone: seconds).
 pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     params: &W::Params,
     placement: Placement,
     machine: &str,
-    what_if: &gpuworthy::reference::WhatIf,
+    what_if: &gpuworthy::model::reference::WhatIf,
     headline: &str,
     ladder: &[(String, gpuworthy::core::Cost)],
-    calibrate_cpu: impl FnOnce(&Device, &dyn Progress) -> gpuworthy::core::Result<gpuworthy::calibration::Calibration>,
+    calibrate_cpu: impl FnOnce(
+        &Device,
+        &dyn Progress,
+    ) -> gpuworthy::core::Result<gpuworthy::model::calibration::Calibration>,
 ) -> anyhow::Result<()> {
-    use gpuworthy::auto::{Auto, verdict};
-    let machine = gpuworthy::reference::find(machine).map_err(usage)?;
+    use gpuworthy::choose::auto::{Auto, verdict};
+    let machine = gpuworthy::model::reference::find(machine).map_err(usage)?;
     let attribution = match what_if.is_some() {
         false => machine.attribution()?,
         true => format!("a what-if GPU: {}'s with {}", machine.attribution()?, what_if.describe()),
@@ -116,12 +119,12 @@ pub(crate) fn explain_expression_on(
 ) -> anyhow::Result<()> {
     use gpuworthy::core::Workload;
     use gpuworthy::core::expr::Expression;
-    let n = gpuworthy::size::parse_count(size).map_err(usage)?;
+    let n = gpuworthy::measure::size::parse_count(size).map_err(usage)?;
     let params = request.params(n).map_err(usage)?;
     gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
     let cost = Expression::cost(&params);
     let headline = format!("`{}` at {n} ({} bytes moved)", request.source.trim(), cost.bytes);
     explain_on::<Expression>(&params, placement, machine, &Default::default(), &headline, &[], |cpu, progress| {
-        gpuworthy::expression::calibrate_expressions(std::slice::from_ref(cpu), progress)
+        gpuworthy::user_code::expression::calibrate_expressions(std::slice::from_ref(cpu), progress)
     })
 }

@@ -14,10 +14,10 @@ use anyhow::Context;
 use bench_suite::cli::{LessonArgs, RunArgs, Target};
 use bench_suite::report;
 use gpuworthy::core::Backend;
-use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
-use gpuworthy::size::{ParseSize, WorkloadOptions};
 use gpuworthy::{Device, DeviceSpec, HostMemory};
 
 use crate::exit::{Exit, usage};
@@ -183,7 +183,7 @@ fn run_on<W: CommandLineWorkload>(
     let (devices, chosen) = match target {
         Ok(devices) => (devices, None),
         Err(()) => {
-            let choice = gpuworthy::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
+            let choice = gpuworthy::choose::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
             out!("auto: {} ({})", chosen_label(&choice), choice.reason);
             if choice.pipelined {
                 transfer_note = Some(pipelined_note());

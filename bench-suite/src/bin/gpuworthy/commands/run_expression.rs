@@ -8,9 +8,9 @@
 use bench_suite::cli::{RunArgs, Target};
 use bench_suite::report;
 use gpuworthy::core::Backend;
-use gpuworthy::expression::ExpressionRequest;
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
+use gpuworthy::user_code::expression::ExpressionRequest;
 use gpuworthy::{Device, DeviceSpec, HostMemory};
 
 use super::run::{host_memory, print_clocks};
@@ -65,7 +65,7 @@ fn run_expression(
     use gpuworthy::core::expr::Expression;
     let source = request.source.as_str();
     let n = match size {
-        Some(s) => gpuworthy::size::parse_count(s).map_err(usage)?,
+        Some(s) => gpuworthy::measure::size::parse_count(s).map_err(usage)?,
         None => 1 << 20,
     };
     let params = request.params(n).map_err(usage)?;
@@ -79,7 +79,7 @@ fn run_expression(
             vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
         }
         Some(Target::Auto) => {
-            let choice = gpuworthy::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;
+            let choice = gpuworthy::choose::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;
             out!("auto: {} ({})", chosen_label(&choice), choice.reason);
             vec![choice.device]
         }

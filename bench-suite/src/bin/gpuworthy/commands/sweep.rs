@@ -2,7 +2,7 @@
 //! list, or an expression of the user's own), a table per workload with the winner per size and the crossovers, and
 //! `--json`, `--csv` and `--plot` written from what was measured.
 //!
-//! The measuring is the facade's ([`gpuworthy::catalog`], [`gpuworthy::sweep`]); this module is shaped as the steps a
+//! The measuring is the facade's ([`gpuworthy::choose::catalog`], [`gpuworthy::model::sweep`]); this module is shaped as the steps a
 //! sweep takes, each a function: read the request and refuse a bad one before anything runs (sizes, options and
 //! output files included, because a sweep is long and failing at its end wastes it), open the devices, measure each
 //! workload while showing its table, then write the files and choose the exit code. Whatever a later workload does,
@@ -15,12 +15,12 @@ use anyhow::bail;
 use bench_suite::cli::{ExpressionArgs, SweepArgs};
 use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
 use bench_suite::report::{self, table};
-use gpuworthy::catalog::{Catalog, WorkloadEntry, WorkloadOf};
+use gpuworthy::choose::catalog::{Catalog, WorkloadEntry, WorkloadOf};
 use gpuworthy::core::BackendKind;
 use gpuworthy::core::expr::Expression;
-use gpuworthy::expression::{ExpressionRequest, expression_entry};
-use gpuworthy::size::{Ladder, SizeRequest, WorkloadOptions};
-use gpuworthy::sweep::{SweepOptions, WorkloadSweep};
+use gpuworthy::measure::size::{Ladder, SizeRequest, WorkloadOptions};
+use gpuworthy::model::sweep::{SweepOptions, WorkloadSweep};
+use gpuworthy::user_code::expression::{ExpressionRequest, expression_entry};
 use gpuworthy::{Device, DeviceSpec};
 use indicatif::ProgressBar;
 
@@ -259,14 +259,15 @@ impl Swept {
     }
 }
 
-/// Under a sweep on a machine without a GPU: for each reference machine ([`gpuworthy::reference`]), the crossovers
+/// Under a sweep on a machine without a GPU: for each reference machine ([`gpuworthy::model::reference`]), the crossovers
 /// its GPUs would give beside this machine's CPU (fitted to the CPU's rows just measured), and the prediction at the
 /// largest size, labelled as predictions from a named machine.
-fn reference_predictions(rows: &[gpuworthy::rows::Row]) -> anyhow::Result<Vec<String>> {
+fn reference_predictions(rows: &[gpuworthy::model::rows::Row]) -> anyhow::Result<Vec<String>> {
     let t = |s: f64| report::duration(Duration::from_secs_f64(s));
-    let cpu_rows: Vec<gpuworthy::rows::Row> = rows.iter().filter(|r| r.backend == BackendKind::Cpu).cloned().collect();
+    let cpu_rows: Vec<gpuworthy::model::rows::Row> =
+        rows.iter().filter(|r| r.backend == BackendKind::Cpu).cloned().collect();
     let mut lines = Vec::new();
-    for machine in gpuworthy::reference::REFERENCE_MACHINES {
+    for machine in gpuworthy::model::reference::REFERENCE_MACHINES {
         let Some(would) = machine.what_it_would_do(&cpu_rows)? else { continue };
         let show = |x: &Option<(String, gpuworthy::DeviceLabel)>| {
             x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))

@@ -10,7 +10,7 @@ use crate::exit::{Exit, usage};
 
 /// `gpuworthy transfers`: a CUDA device's copy rates, pageable and pinned.
 pub(crate) fn transfers(size: &str, backend: DeviceSpec) -> anyhow::Result<()> {
-    let bytes = gpuworthy::size::parse_count(size).map_err(usage)?;
+    let bytes = gpuworthy::measure::size::parse_count(size).map_err(usage)?;
     let DeviceSpec::Cuda { ordinal } = backend else {
         return Err(Exit::usage(format!("transfers measures CUDA devices, not {backend}")));
     };

@@ -6,13 +6,13 @@
 
 use serde::Serialize;
 
-use crate::auto::{Auto, Choice};
-use crate::calibration::{Calibration, calibration_options};
+use crate::choose::auto::{Auto, Choice};
 use crate::device::{DeviceLabel, DeviceWorkload};
+use crate::measure::workload_name::WorkloadName;
 use crate::model::Placement;
-use crate::rows::Row;
-use crate::sweep::{Progress, SweepOptions, sweep_workload};
-use crate::workload_name::WorkloadName;
+use crate::model::calibration::{Calibration, calibration_options};
+use crate::model::rows::Row;
+use crate::model::sweep::{Progress, SweepOptions, sweep_workload};
 
 /// One evaluated point: auto's choice at a size calibration did not measure, against the fastest measured there.
 #[derive(Debug, Clone, PartialEq, Serialize)]

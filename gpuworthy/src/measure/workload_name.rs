@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The name of a measured workload (`square`, `matmul`, or an expression's instance such as `expr: y = x * x`).
 ///
 /// ```
-/// use gpuworthy::workload_name::WorkloadName;
+/// use gpuworthy::measure::workload_name::WorkloadName;
 ///
 /// let name = WorkloadName::from("square");
 /// assert_eq!(name, "square");

@@ -2,8 +2,8 @@
 //! interface ([`WorkloadEntry`]), so that sweeps, calibration and its evaluation take a workload defined outside
 //! gpuworthy with no edit to any crate.
 //!
-//! Workloads are types, and the measuring code is generic over them ([`crate::sweep::sweep_workload`],
-//! [`crate::calibration::calibrate_workload`], [`crate::evaluation::evaluate_workload`]). A [`WorkloadOf<W>`] is
+//! Workloads are types, and the measuring code is generic over them ([`crate::model::sweep::sweep_workload`],
+//! [`crate::model::calibration::calibrate_workload`], [`crate::choose::evaluation::evaluate_workload`]). A [`WorkloadOf<W>`] is
 //! that generic code instantiated for one `W` and held as a `&dyn WorkloadEntry`, as ripgrep holds its flags as
 //! `&dyn Flag`: a list of them is a value the command line builds and a program extends.
 //!
@@ -11,15 +11,15 @@
 //! imports it.
 //!
 //! ```
-//! use gpuworthy::catalog::{Catalog, WorkloadEntry};
-//! use gpuworthy::size::SizeRequest;
-//! use gpuworthy::sweep::SweepOptions;
+//! use gpuworthy::choose::catalog::{Catalog, WorkloadEntry};
+//! use gpuworthy::measure::size::SizeRequest;
+//! use gpuworthy::model::sweep::SweepOptions;
 //!
 //! let catalog = Catalog::builtin();
 //! let square = catalog.find("square")?;
 //! let devices = [gpuworthy::Device::cpu()?];
 //! let options = SweepOptions { pipelined: false, ..SweepOptions::default() };
-//! let sizes = SizeRequest { ladder: gpuworthy::size::Ladder::Listed(vec!["1024".into()]), ..SizeRequest::quick() };
+//! let sizes = SizeRequest { ladder: gpuworthy::measure::size::Ladder::Listed(vec!["1024".into()]), ..SizeRequest::quick() };
 //! let sweep = square.sweep(&devices, &sizes, &options, &())?;
 //! assert_eq!(sweep.rows[0].size, "1024");
 //! # Ok::<(), gpuworthy::core::Error>(())
@@ -31,16 +31,16 @@ use std::time::{Duration, Instant};
 use gpuworthy_core::{Error, Result, Workload};
 
 use crate::Device;
-use crate::auto::Auto;
-use crate::calibration::{
+use crate::choose::auto::Auto;
+use crate::choose::evaluation::{Evaluation, evaluate_workload_over};
+use crate::device::DeviceWorkload;
+use crate::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
+use crate::measure::MeasureOptions;
+use crate::measure::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
+use crate::model::calibration::{
     Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over, measure_streaming,
 };
-use crate::device::DeviceWorkload;
-use crate::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
-use crate::evaluation::{Evaluation, evaluate_workload_over};
-use crate::measure::MeasureOptions;
-use crate::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
-use crate::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
+use crate::model::sweep::{Progress, SweepOptions, WorkloadSweep, sweep_workload};
 
 /// One workload as the run-time list holds it: its name, and what sweeps, calibration and evaluation do with it.
 pub trait WorkloadEntry: Send + Sync {
@@ -276,7 +276,7 @@ pub const WARM_START: Duration = Duration::from_millis(500);
 
 /// Keeps each GPU of `devices` busy for [`WARM_START`] with short kernels (square at 2^16 elements), so that the
 /// first workload calibrated finds it as every later one does: each measurement's own spin-up is short
-/// ([`crate::calibration::CALIBRATION_SPIN_UP`]) because the device is already busy, which a GPU idle before the
+/// ([`crate::model::calibration::CALIBRATION_SPIN_UP`]) because the device is already busy, which a GPU idle before the
 /// command started is not. On an H200, the workload calibrated first measured CUDA's short kernels slower than the
 /// same launches took once the device had been busy for a while (measured:
 /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).

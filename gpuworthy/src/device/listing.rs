@@ -10,7 +10,7 @@ use std::fmt;
 use gpuworthy_core::BackendKind;
 
 use crate::device::Device;
-use crate::spec::DeviceSpec;
+use crate::device::spec::DeviceSpec;
 
 /// A device a backend's driver reports, found without opening it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,17 +17,17 @@ use gpuworthy_core::expr::{
 use gpuworthy_core::{Error, Result};
 
 use crate::Device;
-use crate::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_with};
-use crate::catalog::WorkloadOf;
+use crate::choose::catalog::WorkloadOf;
+use crate::measure::size::parse_count;
+use crate::measure::workload_name::WorkloadName;
+use crate::model::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_with};
+use crate::model::sweep::Progress;
 use crate::model::{ComputeRates, RateSample};
-use crate::size::parse_count;
-use crate::sweep::Progress;
-use crate::workload_name::WorkloadName;
 
 /// An expression with its scalars' values and its inputs' ranges, not yet at a length.
 ///
 /// ```
-/// use gpuworthy::expression::ExpressionRequest;
+/// use gpuworthy::user_code::expression::ExpressionRequest;
 ///
 /// let request = ExpressionRequest {
 ///     source: "y = a * log(x)".to_owned(),
@@ -85,7 +85,7 @@ impl ExpressionRequest {
     /// output, a range whose low end is not below its high end, each an error.
     ///
     /// ```
-    /// use gpuworthy::expression::ExpressionRequest;
+    /// use gpuworthy::user_code::expression::ExpressionRequest;
     ///
     /// let request = ExpressionRequest::from_command_line("y = a*log(x) + b", &["a=2,b=1".into()], &["x=0.5:4".into()])?;
     /// let params = request.params(1000)?;
@@ -122,7 +122,7 @@ impl ExpressionRequest {
     /// names input arrays), with the ranges applied.
     ///
     /// ```
-    /// use gpuworthy::expression::ExpressionRequest;
+    /// use gpuworthy::user_code::expression::ExpressionRequest;
     ///
     /// let request = ExpressionRequest::from_command_line("y = a*x + z", &["a=3".into()], &["z=0:1".into()])?;
     /// let params = request.params(4096)?;
@@ -162,7 +162,7 @@ impl ExpressionRequest {
     /// The elements [`ExpressionRequest::domain_warning`] tries.
     ///
     /// ```
-    /// use gpuworthy::expression::ExpressionRequest;
+    /// use gpuworthy::user_code::expression::ExpressionRequest;
     ///
     /// let request = ExpressionRequest::from_command_line("y = log(x)", &[], &["x=0.5:2".into()])?;
     /// let sample = request.params(ExpressionRequest::DOMAIN_SAMPLE)?; // what the warning evaluates
@@ -176,7 +176,7 @@ impl ExpressionRequest {
     /// `log` of `x - 2` is NaN at every one): the measurement would time NaNs. It names the function and the ranges.
     ///
     /// ```
-    /// use gpuworthy::expression::ExpressionRequest;
+    /// use gpuworthy::user_code::expression::ExpressionRequest;
     ///
     /// let request = ExpressionRequest::from_command_line("y = sqrt(x - 2)", &[], &[])?;
     /// let warning = request.domain_warning()?.expect("x - 2 is negative for every x in [-1, 1)");
@@ -211,7 +211,7 @@ impl ExpressionRequest {
 /// ```
 /// use gpuworthy::Device;
 /// use gpuworthy::core::expr::Expr;
-/// use gpuworthy::expression::ExprValue;
+/// use gpuworthy::user_code::expression::ExprValue;
 ///
 /// let expr = Expr::parse("m = max(abs(x))").map_err(|e| e.into_error("m = max(abs(x))"))?;
 /// let x = [1.0, -3.0, 2.0];
@@ -251,7 +251,7 @@ impl ExprOutputs {
     /// The output called `name`.
     ///
     /// ```
-    /// use gpuworthy::expression::{ExprOutputs, ExprValue};
+    /// use gpuworthy::user_code::expression::{ExprOutputs, ExprValue};
     ///
     /// let out = ExprOutputs { outputs: vec![("y".to_owned(), ExprValue::Array(vec![0.0, 2.0]))] };
     /// assert_eq!(out.get("y"), Some(&ExprValue::Array(vec![0.0, 2.0])));
@@ -264,7 +264,7 @@ impl ExprOutputs {
     /// The elementwise output called `name`, if there is one.
     ///
     /// ```
-    /// use gpuworthy::expression::{ExprOutputs, ExprValue};
+    /// use gpuworthy::user_code::expression::{ExprOutputs, ExprValue};
     ///
     /// let out = ExprOutputs { outputs: vec![("y".to_owned(), ExprValue::Array(vec![0.0, 2.0]))] };
     /// assert_eq!(out.array("y"), Some(&[0.0, 2.0][..]));
@@ -280,7 +280,7 @@ impl ExprOutputs {
     /// The reduction's value called `name`, if there is one.
     ///
     /// ```
-    /// use gpuworthy::expression::{ExprOutputs, ExprValue};
+    /// use gpuworthy::user_code::expression::{ExprOutputs, ExprValue};
     ///
     /// let out = ExprOutputs { outputs: vec![("s".to_owned(), ExprValue::Value(25.0))] };
     /// assert_eq!(out.value("s"), Some(25.0));
@@ -305,7 +305,7 @@ impl ExprOutputs {
 /// ```
 /// use gpuworthy::Device;
 /// use gpuworthy::core::expr::{Expr, Expression};
-/// use gpuworthy::expression::{expression_input, named_outputs};
+/// use gpuworthy::user_code::expression::{expression_input, named_outputs};
 ///
 /// let expr = Expr::parse("y = 2*x").map_err(|e| e.into_error("y = 2*x"))?;
 /// let input = expression_input(&expr, &[("x", &[0.0, 1.0, 2.0])], &[])?;
@@ -325,7 +325,7 @@ pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str
 
 /// Calls `f` with the input of the [`Expression`] workload for `expr` with these named arrays and scalars (checked as
 /// [`expression_input`] checks them), its arrays read in place from `inputs`, with no copy: how [`Device::run_expr`],
-/// [`crate::auto::Auto::run_expr`] and the Python package hand a caller's arrays to a backend. The input lives only
+/// [`crate::choose::auto::Auto::run_expr`] and the Python package hand a caller's arrays to a backend. The input lives only
 /// for the call; a clone of it taken inside `f` owns a copy of the arrays.
 ///
 /// ```
@@ -334,7 +334,7 @@ pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str
 ///
 /// let expr = Expr::parse("y = 2*x").map_err(|e| e.into_error("y = 2*x"))?;
 /// let x = vec![1.0, 2.0];
-/// let y = gpuworthy::expression::with_input(&expr, &[("x", &x)], &[], |input| {
+/// let y = gpuworthy::user_code::expression::with_input(&expr, &[("x", &x)], &[], |input| {
 ///     assert!(input.arrays[0].is_borrowed() && input.arrays[0].as_ptr() == x.as_ptr());
 ///     Device::cpu()?.run::<Expression>("blocks", input)
 /// })?;
@@ -397,7 +397,7 @@ fn build_input(
 /// ```
 /// use gpuworthy::Device;
 /// use gpuworthy::core::expr::{Expr, Expression};
-/// use gpuworthy::expression::{expression_input, named_outputs};
+/// use gpuworthy::user_code::expression::{expression_input, named_outputs};
 ///
 /// let expr = Expr::parse("s = sum(x*x)").map_err(|e| e.into_error("s = sum(x*x)"))?;
 /// let input = expression_input(&expr, &[("x", &[3.0, 4.0])], &[])?;
@@ -442,7 +442,7 @@ impl Device {
     }
 }
 
-/// Runs `expr` where the process's `auto` ([`crate::auto::global`]) predicts it fastest with the data on the host, and
+/// Runs `expr` where the process's `auto` ([`crate::choose::auto::global`]) predicts it fastest with the data on the host, and
 /// returns its outputs by name and the choice (the device, the variant and the reason in words).
 ///
 /// ```no_run
@@ -450,7 +450,7 @@ impl Device {
 ///
 /// let expr = Expr::parse("s = sum(x*x)").map_err(|e| e.into_error("s = sum(x*x)"))?;
 /// let x = [3.0, 4.0];
-/// let (out, choice) = gpuworthy::expression::run_expr_auto(&expr, &[("x", &x)], &[])?;
+/// let (out, choice) = gpuworthy::user_code::expression::run_expr_auto(&expr, &[("x", &x)], &[])?;
 /// assert_eq!(out.value("s"), Some(25.0));
 /// println!("ran on {} because {}", choice.device.label(), choice.reason);
 /// # Ok::<(), gpuworthy::core::Error>(())
@@ -459,16 +459,16 @@ pub fn run_expr_auto(
     expr: &Expr,
     inputs: &[(&str, &[f32])],
     scalars: &[(&str, f32)],
-) -> Result<(ExprOutputs, crate::auto::Choice)> {
-    crate::auto::global()?.run_expr(expr, inputs, scalars)
+) -> Result<(ExprOutputs, crate::choose::auto::Choice)> {
+    crate::choose::auto::global()?.run_expr(expr, inputs, scalars)
 }
 
-impl crate::auto::Auto {
+impl crate::choose::auto::Auto {
     /// Runs `expr` where this `auto` predicts it fastest with the data on the host (from the expression's own
     /// calibration, or from its cost when it was never measured), and returns its outputs by name and the choice.
     ///
     /// ```
-    /// use gpuworthy::{Device, auto::Auto, core::expr::Expr, model::Model};
+    /// use gpuworthy::{Device, choose::auto::Auto, core::expr::Expr, model::Model};
     ///
     /// let auto = Auto::with_model(vec![Device::cpu()?], Model::default());
     /// let expr = Expr::parse("y = 2*x").map_err(|e| e.into_error("y = 2*x"))?;
@@ -482,7 +482,7 @@ impl crate::auto::Auto {
         expr: &Expr,
         inputs: &[(&str, &[f32])],
         scalars: &[(&str, f32)],
-    ) -> Result<(ExprOutputs, crate::auto::Choice)> {
+    ) -> Result<(ExprOutputs, crate::choose::auto::Choice)> {
         with_input(expr, inputs, scalars, |input| {
             let choice = self.decide::<Expression>(&input.params, crate::model::Placement::Host, Some(input))?;
             let outputs = choice.device.run::<Expression>(choice.variant, input)?;
@@ -495,9 +495,9 @@ impl crate::auto::Auto {
 /// ladders of lengths ([`expression_ladder`]), or at lengths given as text (`--sizes 1024,2^20`).
 ///
 /// ```
-/// use gpuworthy::catalog::WorkloadEntry;
-/// use gpuworthy::expression::{ExpressionRequest, expression_entry};
-/// use gpuworthy::size::SizeRequest;
+/// use gpuworthy::choose::catalog::WorkloadEntry;
+/// use gpuworthy::user_code::expression::{ExpressionRequest, expression_entry};
+/// use gpuworthy::measure::size::SizeRequest;
 ///
 /// let entry = expression_entry(&ExpressionRequest::from_command_line("s = sum(x*x)", &[], &[])?)?;
 /// assert_eq!(entry.name(), "expr");
@@ -516,8 +516,8 @@ pub fn expression_entry(request: &ExpressionRequest) -> Result<WorkloadOf<Expres
 ///
 /// ```no_run
 /// use gpuworthy::Device;
-/// use gpuworthy::calibration::CalibrationDevices;
-/// use gpuworthy::expression::{ExpressionRequest, calibrate_expression};
+/// use gpuworthy::model::calibration::CalibrationDevices;
+/// use gpuworthy::user_code::expression::{ExpressionRequest, calibrate_expression};
 ///
 /// let devices = CalibrationDevices::of(&Device::all_available().devices);
 /// let request = ExpressionRequest::from_command_line("y = exp(-x*x)", &[], &[])?;
@@ -531,9 +531,9 @@ pub fn calibrate_expression(
     progress: &dyn Progress,
 ) -> WorkloadCalibration {
     let (full, quick) = (expression_ladder(template, false), expression_ladder(template, true));
-    let options = crate::sweep::SweepOptions {
+    let options = crate::model::sweep::SweepOptions {
         validate_up_to_flops: VALIDATE_UP_TO_FLOPS,
-        ..crate::calibration::calibration_options()
+        ..crate::model::calibration::calibration_options()
     };
     let mut part = calibrate_workload_with::<Expression>(devices, &full, quick, &options, progress);
     let name = WorkloadName::from(instance_name(&template.program));
@@ -621,7 +621,7 @@ fn compile_probes(device: &Device, special: &[(&str, usize)]) {
 ///
 /// ```
 /// use gpuworthy::Device;
-/// use gpuworthy::expression::{ExpressionRequest, compile_at_once};
+/// use gpuworthy::user_code::expression::{ExpressionRequest, compile_at_once};
 ///
 /// let programs = ["y = exp(-x*x)", "y = tanh(2*x)", "s = sum(x*x)"]
 ///     .iter()
@@ -646,7 +646,7 @@ pub fn compile_at_once(device: &Device, programs: &[ExprParams]) {
 ///
 /// ```no_run
 /// use gpuworthy::Device;
-/// use gpuworthy::expression::compile_evaluation_expressions;
+/// use gpuworthy::user_code::expression::compile_evaluation_expressions;
 ///
 /// let devices = Device::all_available().devices;
 /// compile_evaluation_expressions(&devices); // the CPU has nothing to compile: the GPUs' kernels are ready
@@ -730,7 +730,7 @@ const PROBE_SHORT_LEN: usize = 1 << 10;
 ///
 /// ```no_run
 /// use gpuworthy::Device;
-/// use gpuworthy::expression::measure_rates;
+/// use gpuworthy::user_code::expression::measure_rates;
 ///
 /// for rates in measure_rates(&Device::all_available().devices, &())? {
 ///     println!("{}: {:?} s per exp at 2^20 elements", rates.label, rates.per_call_s("exp", 1 << 20));
@@ -783,8 +783,8 @@ pub fn measure_rates(devices: &[Device], progress: &dyn Progress) -> Result<Vec<
 /// device's special-function rates ([`measure_rates`]), which price what such an expression does beyond its base.
 ///
 /// ```no_run
-/// use gpuworthy::{Device, auto::Auto, core::expr::Expr};
-/// use gpuworthy::expression::calibrate_expressions;
+/// use gpuworthy::{Device, choose::auto::Auto, core::expr::Expr};
+/// use gpuworthy::user_code::expression::calibrate_expressions;
 ///
 /// let devices = Device::all_available().devices;
 /// let auto = Auto::with_model(devices.clone(), calibrate_expressions(&devices, &())?.model);
@@ -812,7 +812,7 @@ pub fn calibrate_expressions(devices: &[Device], progress: &dyn Progress) -> Res
 ///
 /// ```
 /// use gpuworthy::core::expr::Expr;
-/// use gpuworthy::expression::EVALUATION_EXPRESSIONS;
+/// use gpuworthy::user_code::expression::EVALUATION_EXPRESSIONS;
 ///
 /// for (source, scalars) in EVALUATION_EXPRESSIONS {
 ///     let names: Vec<&str> = scalars.iter().map(|(name, _)| *name).collect();
@@ -839,8 +839,8 @@ const EVALUATION_LENGTHS: [usize; 5] = [1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 <<
 /// with the fastest measured, for data on the host and resident: one of [`EVALUATION_EXPRESSIONS`], or any other.
 ///
 /// ```no_run
-/// use gpuworthy::{Device, auto::Auto};
-/// use gpuworthy::expression::{calibrate_expressions, evaluate_expression};
+/// use gpuworthy::{Device, choose::auto::Auto};
+/// use gpuworthy::user_code::expression::{calibrate_expressions, evaluate_expression};
 ///
 /// let devices = Device::all_available().devices;
 /// let calibration = calibrate_expressions(&devices, &())?;
@@ -852,26 +852,26 @@ const EVALUATION_LENGTHS: [usize; 5] = [1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 <<
 /// ```
 pub fn evaluate_expression(
     calibration: &Calibration,
-    auto: &crate::auto::Auto,
+    auto: &crate::choose::auto::Auto,
     source: &str,
     scalars: &[(&str, f32)],
     progress: &dyn Progress,
-) -> Result<crate::evaluation::Evaluation> {
+) -> Result<crate::choose::evaluation::Evaluation> {
     let sets: Vec<String> = scalars.iter().map(|(name, value)| format!("{name}={value}")).collect();
     let request = ExpressionRequest::from_command_line(source, &sets, &[])?;
     let ladder: Vec<ExprParams> = EVALUATION_LENGTHS.iter().map(|&n| request.params(n)).collect::<Result<_>>()?;
-    let options = crate::sweep::SweepOptions {
+    let options = crate::model::sweep::SweepOptions {
         validate_up_to_flops: VALIDATE_UP_TO_FLOPS,
-        ..crate::evaluation::evaluation_options()
+        ..crate::choose::evaluation::evaluation_options()
     };
-    Ok(crate::evaluation::evaluate_workload_with::<Expression>(calibration, auto, &ladder, &options, progress))
+    Ok(crate::choose::evaluation::evaluate_workload_with::<Expression>(calibration, auto, &ladder, &options, progress))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::WorkloadEntry;
-    use crate::size::{Ladder, SizeRequest};
+    use crate::choose::catalog::WorkloadEntry;
+    use crate::measure::size::{Ladder, SizeRequest};
     use gpuworthy_core::Workload;
 
     fn request(source: &str, sets: &[&str], ranges: &[&str]) -> Result<ExpressionRequest> {
@@ -919,7 +919,7 @@ mod tests {
         let exp = rates.per_call_s("exp", 1 << 20).unwrap();
         // Zero where the host's cores hide the calls behind the memory traffic (16 AVX-512 cores do), never negative.
         assert!((0.0..1e-6).contains(&exp), "seconds per exp: {exp}");
-        let auto = crate::auto::Auto::with_model(vec![cpu], calibration.model);
+        let auto = crate::choose::auto::Auto::with_model(vec![cpu], calibration.model);
         let unseen = request("y = exp(-x*x) * sin(3*x)", &[], &[]).unwrap().params(1 << 16).unwrap();
         let choice = auto.choose::<Expression>(&unseen, crate::model::Placement::Host).unwrap();
         assert!(choice.reason.contains("never measured"), "{}", choice.reason);

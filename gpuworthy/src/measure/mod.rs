@@ -13,6 +13,12 @@
 //! The number of repetitions adapts to the work: at least [`MeasureOptions::min_repetitions`], and more until
 //! [`MeasureOptions::target_time`] has been spent on a phase or [`MeasureOptions::max_repetitions`] is reached, so
 //! that a microsecond kernel gets hundreds of samples and a one-second one a handful.
+//!
+//! This folder is the bottom of the facade: how a run is timed (this module), how people write sizes ([`size`]),
+//! and how workloads are named ([`workload_name`]). It imports nothing else of the facade.
+
+pub mod size;
+pub mod workload_name;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

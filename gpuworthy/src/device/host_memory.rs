@@ -11,7 +11,7 @@
 use gpuworthy_core::{Backend, BackendKind, Error, Result};
 
 use crate::device::Device;
-use crate::spec::DeviceSpec;
+use crate::device::spec::DeviceSpec;
 
 /// The kind of host memory a device's transfers go through.
 ///

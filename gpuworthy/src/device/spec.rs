@@ -50,7 +50,7 @@ impl DeviceSpec {
     }
 
     /// The device `GPUWORTHY_BACKEND` names; `None` when it is unset or empty, or `auto` (the choice is then made
-    /// per call: [`crate::auto`]). A value that is none of [`DeviceSpec::FORMS`] or `auto` is an error naming the
+    /// per call: [`crate::choose::auto`]). A value that is none of [`DeviceSpec::FORMS`] or `auto` is an error naming the
     /// variable.
     pub fn from_env() -> Result<Option<DeviceSpec>> {
         match env::read(Self::ENV)? {

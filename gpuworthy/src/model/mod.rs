@@ -1,7 +1,7 @@
 //! The cost model behind `auto`, `explain` and the calibration: each phase's time on each device as a function of a
 //! workload's cost, fitted from measurements on this machine.
 //!
-//! For every (device, workload, variant) the kernel's time is `fixed + bytes·per_byte + flops·per_flop` ([`CostFit`](crate::fit::CostFit)):
+//! For every (device, workload, variant) the kernel's time is `fixed + bytes·per_byte + flops·per_flop` ([`CostFit`](crate::model::fit::CostFit)):
 //! `fixed` is the launch and synchronisation overhead that a tiny size pays, `per_byte` the inverse of the bandwidth a
 //! memory-bound kernel reaches, `per_flop` the inverse of the arithmetic rate of a compute-bound one. The transfers of a
 //! (device, workload) are fitted the same way against the bytes the workload moves (uploads and downloads of one
@@ -21,6 +21,18 @@
 //! whole runs, the faster of the two is predicted, and the prediction says which. For data resident on a device it compares kernels. The
 //! choice is the device and full-precision variant predicted fastest, and the phase that decides is named: the
 //! transfers, the launch overhead, or the kernel.
+//!
+//! This folder turns measurements into predictions: measured rows ([`rows`]), sweeps over sizes ([`sweep`]) and
+//! where their curves cross ([`crossover`]), the fits ([`fit`]) and the cost model (this module) that calibration
+//! makes ([`calibration`]), and the calibrations shipped for machines one does not have ([`reference`]). It stands
+//! on [`crate::device`] and [`crate::measure`].
+
+pub mod calibration;
+pub mod crossover;
+pub mod fit;
+pub mod reference;
+pub mod rows;
+pub mod sweep;
 
 use std::fmt;
 
@@ -30,9 +42,9 @@ use gpuworthy_core::{BackendKind, Cost, Resemblance};
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceLabel;
-use crate::fit::{Curve, StreamBound};
-use crate::rows::Row;
-use crate::workload_name::WorkloadName;
+use crate::measure::workload_name::WorkloadName;
+use crate::model::fit::{Curve, StreamBound};
+use crate::model::rows::Row;
 
 /// One variant's kernel on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,12 +88,12 @@ pub struct WorkloadModel {
     /// Each variant measured.
     pub variants: Vec<VariantModel>,
     /// How this workload streams from memory on this device, measured above its calibration ladder
-    /// ([`crate::calibration::measure_workload_streaming`]): a kernel of that variant past the ladder is predicted from
+    /// ([`crate::model::calibration::measure_workload_streaming`]): a kernel of that variant past the ladder is predicted from
     /// it. None where not measured (a calibration file older than the field, a workload bound by its arithmetic).
     #[serde(default)]
     pub streaming: Option<OwnStreaming>,
     /// For a workload bound by its arithmetic, its kernel timed past the calibration ladder on this GPU
-    /// ([`crate::calibration::measure_compute_probe`]): that variant's kernel between the ladder and the probe is
+    /// ([`crate::model::calibration::measure_compute_probe`]): that variant's kernel between the ladder and the probe is
     /// interpolated, and grows from the probe past it ([`Curve::predict_kernel_probed`]). None where not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_probe: Option<ComputeProbe>,
@@ -119,13 +131,13 @@ pub struct DeviceModel {
     /// The device's label in reports (`cpu`, `cuda`, `wgpu`, `wgpu(cpu)`).
     pub label: DeviceLabel,
     /// Its backend (its name in JSON).
-    #[serde(with = "crate::rows::backend_name")]
+    #[serde(with = "crate::model::rows::backend_name")]
     pub backend: BackendKind,
     /// Whether it is a GPU.
     pub is_gpu: bool,
     /// Each workload measured on it.
     pub workloads: Vec<WorkloadModel>,
-    /// Seconds per byte the device streams past its caches ([`crate::calibration::measure_streaming`]): a
+    /// Seconds per byte the device streams past its caches ([`crate::model::calibration::measure_streaming`]): a
     /// memory-bound kernel past its calibrated sizes takes at least this much for each byte more.
     #[serde(default)]
     pub stream_s_per_byte: Option<f64>,
@@ -204,9 +216,9 @@ impl DeviceModel {
         let bytes = moved.unwrap_or(cost.bytes);
         let with = v.kernel.predict_kernel(cost, self.stream_bound_of(workload, &v.variant, bytes), moved);
         let without = v.kernel.predict_kernel(cost, self.stream_bound(bytes).map(StreamBound::EachByteMore), moved);
-        // At most a cache's gain ([`crate::fit::CACHE_RATE_MAX`]): the probed variant's rate says how the memory
+        // At most a cache's gain ([`crate::model::fit::CACHE_RATE_MAX`]): the probed variant's rate says how the memory
         // treats this workload, not that another variant runs many times faster than its own sizes showed.
-        if with > 0.0 && without > 0.0 { (with / without).max(1.0 / crate::fit::CACHE_RATE_MAX) } else { 1.0 }
+        if with > 0.0 && without > 0.0 { (with / without).max(1.0 / crate::model::fit::CACHE_RATE_MAX) } else { 1.0 }
     }
 
     /// How `variant` of `workload`, moving `bytes` past its calibrated sizes, is held to a streaming rate: predicted
@@ -777,7 +789,7 @@ pub fn deciding_phase(winner: &Prediction, other: &Prediction) -> Phase {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fit::CostFit;
+    use crate::model::fit::CostFit;
 
     fn cost(bytes: u64, flops: u64) -> Cost {
         Cost { bytes, flops, elements: bytes / 4 }
@@ -788,7 +800,7 @@ mod tests {
     /// ladder (the sizes between the calibrated ones are interpolated).
     #[test]
     fn a_model_fitted_on_a_synthetic_machine_finds_its_crossovers_within_one_step() {
-        use crate::rows::Row;
+        use crate::model::rows::Row;
         // The CPU streams 20 GB/s after 1 µs; the GPU launches in 10 µs and streams 2 TB/s; its transfers take 15 µs
         // and 50 GB/s each way. 8 bytes per element.
         let cpu = |bytes: f64| 1e-6 + bytes / 20e9;
@@ -837,7 +849,7 @@ mod tests {
     /// phases shown share that.
     #[test]
     fn a_run_from_the_host_is_predicted_from_whole_runs_not_from_phases_timed_apart() {
-        use crate::rows::Row;
+        use crate::model::rows::Row;
         let row = |n: u64| {
             let bytes = 8.0 * n as f64;
             let kernel = 5e-6 + bytes / 2e12;
@@ -872,7 +884,7 @@ mod tests {
     /// square on an H100). Past its ladder, the first grows at the link's rate that the second reached.
     #[test]
     fn a_whole_run_past_a_short_ladder_grows_at_the_rate_the_device_reached_further() {
-        use crate::rows::Row;
+        use crate::model::rows::Row;
         let row = |workload: &'static str, n: u64, overhead: f64| {
             let bytes = 8 * n;
             let kernel = 5e-6 + bytes as f64 / 2e12;

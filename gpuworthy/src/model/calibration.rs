@@ -1,6 +1,6 @@
 //! Calibration: measuring on this machine what the cost model needs, and keeping it between runs.
 //!
-//! `gpuworthy calibrate` (or [`crate::catalog::calibrate`], over any list of workloads) runs each workload's short
+//! `gpuworthy calibrate` (or [`crate::choose::catalog::calibrate`], over any list of workloads) runs each workload's short
 //! ladder (and its smallest size) on every device and variant with short measurements ([`calibrate_workload`]), fits
 //! the [`Model`] to the rows ([`Calibration::from_parts`]), and stores it as JSON with the
 //! machine's fingerprint (CPU model and threads, each GPU's name and driver, gpuworthy's version). Programs load it at start
@@ -20,11 +20,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::Device;
 use crate::device::{DeviceLabel, DeviceWorkload};
+use crate::measure::workload_name::WorkloadName;
 use crate::measure::{MeasureOptions, utc_now};
+use crate::model::rows::Row;
+use crate::model::sweep::{Progress, SweepOptions, sweep_workload};
 use crate::model::{ComputeProbe, Model, OwnStreaming};
-use crate::rows::Row;
-use crate::sweep::{Progress, SweepOptions, sweep_workload};
-use crate::workload_name::WorkloadName;
 
 /// What the calibration of a machine depends on: when any of it changes, the calibration is stale.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,7 +171,7 @@ pub fn pipelined_sizes<W: Workload>(ladder: &[W::Params], full: &[W::Params]) ->
 pub const CALIBRATION_SPIN_UP: Duration = Duration::from_millis(50);
 
 /// How many times its device's fastest kernel a variant may take at two sizes in a row, not catching up, before
-/// calibration leaves it out of the larger sizes ([`crate::sweep::falls_behind`]): the model never chooses it there,
+/// calibration leaves it out of the larger sizes ([`crate::model::sweep::falls_behind`]): the model never chooses it there,
 /// and a slow variant's measurements are among the longest of a calibration (an expression's `scalar` interpreter
 /// on a 16-core host; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub const DROP_SLOWER_THAN: f64 = 8.0;
@@ -502,7 +502,7 @@ pub const NEAR_PROBE_GROWTH: f64 = 2.5;
 /// documented best variant at the far probe, the data resident, the median of single launches by the device's own
 /// timer ([`Device::time_resident_kernel`]), per byte that variant really moves ([`Workload::traffic`]). The model
 /// predicts that variant past the ladder from these rates, interpolated between the ladder's largest size and the
-/// probes ([`crate::fit::StreamBound::Measured`]), instead of from the copy's rate ([`measure_streaming`]): each
+/// probes ([`crate::model::fit::StreamBound::Measured`]), instead of from the copy's rate ([`measure_streaming`]): each
 /// workload streams at a rate of its own (softmax and stencil slower than the copy on a 16-core host, and WGSL's
 /// fused softmax at 4096x4096 on an H200; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 /// Devices that
@@ -784,13 +784,13 @@ mod tests {
             assert!(sizes.len() <= ladder.len() + 1, "{}: one size more at most", W::NAME);
         }
         struct Check;
-        impl crate::dispatch::WorkloadVisitor for Check {
+        impl crate::device::dispatch::WorkloadVisitor for Check {
             type Output = ();
-            fn visit<W: crate::dispatch::CommandLineWorkload>(&mut self) {
+            fn visit<W: crate::device::dispatch::CommandLineWorkload>(&mut self) {
                 check::<W>();
             }
         }
-        crate::dispatch::visit_each_workload(&mut Check);
+        crate::device::dispatch::visit_each_workload(&mut Check);
         let mandelbrot: Vec<String> =
             calibration_ladder::<gpuworthy_core::workloads::Mandelbrot>().iter().map(ToString::to_string).collect();
         assert_eq!(mandelbrot, ["64x64", "256x256", "512x512", "1024x1024"]);

@@ -2,7 +2,7 @@
 //! the crossover size from which a GPU beats the best CPU variant, and a verdict in plain words.
 //!
 //! This module measures (the loop over sizes, devices and variants) and holds the rows as values a program can use;
-//! [`crate::crossover`] reads them into crossovers and a verdict. The command-line tool renders and exports them.
+//! [`crate::model::crossover`] reads them into crossovers and a verdict. The command-line tool renders and exports them.
 //!
 //! Sizes a backend cannot take are reported, not skipped silently, and so are variants that would take too long at
 //! the next size (the budget is per measurement, [`SweepOptions::budget`]): the CPU's `naive` matmul stops long
@@ -15,11 +15,11 @@ use gpuworthy_core::{Error, Precision, Workload};
 use serde::Serialize;
 
 use crate::Device;
-use crate::crossover::{Crossover, crossover};
 use crate::device::{DeviceLabel, DeviceWorkload};
+use crate::measure::workload_name::WorkloadName;
 use crate::measure::{MeasureOptions, duration};
-use crate::rows::{Check, Row, best, cpu_label, labels};
-use crate::workload_name::WorkloadName;
+use crate::model::crossover::{Crossover, crossover};
+use crate::model::rows::{Check, Row, best, cpu_label, labels};
 
 /// Where a sweep reports its progress (a progress bar, a log, or nothing: `()`).
 pub trait Progress {
@@ -326,14 +326,14 @@ mod tests {
         let ladder: Vec<ExprParams> = [1 << 12, 1 << 13, 1 << 14, 1 << 15]
             .iter()
             .map(|&n| {
-                crate::expression::ExpressionRequest::from_command_line("y = exp(-x*x) * sin(3*x)", &[], &[])
+                crate::user_code::expression::ExpressionRequest::from_command_line("y = exp(-x*x) * sin(3*x)", &[], &[])
                     .unwrap()
                     .params(n)
                     .unwrap()
             })
             .collect();
         // A low factor: the interpreter stays far beyond it even on a machine busy with other tests.
-        let options = SweepOptions { drop_slower_than: Some(3.0), ..crate::calibration::calibration_options() };
+        let options = SweepOptions { drop_slower_than: Some(3.0), ..crate::model::calibration::calibration_options() };
         let sweep = sweep_workload::<Expression>(std::slice::from_ref(&cpu), &ladder, &options, &());
         let at = |variant: &str| sweep.rows.iter().filter(|r| r.variant == variant).count();
         assert_eq!(at("blocks"), 4);

@@ -13,7 +13,7 @@ use gpuworthy_cuda::CudaBackend;
 #[cfg(feature = "wgpu")]
 use gpuworthy_wgpu::WgpuBackend;
 
-use crate::erased::ErasedImplements;
+use crate::device::erased::ErasedImplements;
 
 /// What [`crate::Device::best_variant`] answers on a backend that does not implement the workload: not a variant of
 /// anything, so every phase given it refuses with [`Error::Unsupported`](gpuworthy_core::Error::Unsupported).

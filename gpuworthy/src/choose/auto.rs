@@ -4,13 +4,13 @@
 //! use gpuworthy::core::{Workload, workloads::{Len, Square}};
 //!
 //! let input = Square::generate(&Len(1 << 20), 1)?;
-//! let (output, choice) = gpuworthy::auto::run::<Square>(&input)?;  // data on the host, result wanted there
+//! let (output, choice) = gpuworthy::choose::auto::run::<Square>(&input)?;  // data on the host, result wanted there
 //! println!("ran on {} ({}): {}", choice.device.label(), choice.variant, choice.reason);
 //! # Ok::<(), gpuworthy::core::Error>(())
 //! ```
 //!
 //! The devices are opened once per process ([`Device::all_available`]) and the calibration is loaded once
-//! ([`crate::calibration`]). Without a calibration (or with one that is not trusted, which is said once on standard
+//! ([`crate::model::calibration`]). Without a calibration (or with one that is not trusted, which is said once on standard
 //! error) the choice is the documented conservative default: the CPU, unless the data is resident and at least
 //! [`DEFAULT_RESIDENT_BYTES`], where the best available GPU is chosen. Where the model predicts a device's pipelined
 //! path fastest for data on the host, the choice is that device's pipelined twin ([`Device::pipelined`], opened once
@@ -28,10 +28,10 @@ use std::time::Duration;
 
 use gpuworthy_core::{Backend, BackendKind, Error, Result};
 
-use crate::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
 use crate::device::{DeviceLabel, DeviceWorkload};
+use crate::measure::workload_name::WorkloadName;
+use crate::model::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
 use crate::model::{Model, Placement, Prediction, deciding_phase};
-use crate::workload_name::WorkloadName;
 use crate::{Device, Resident};
 
 /// Predictions within this much of the fastest are settled by a trial where they are short ([`TRIAL_UP_TO_S`]), even
@@ -283,7 +283,7 @@ impl Auto {
     /// drops out; where fewer than two can be timed, or no seeded input can be made, the model's choice stands.
     ///
     /// ```
-    /// use gpuworthy::{Device, auto::Auto, model::{Model, Placement}};
+    /// use gpuworthy::{Device, choose::auto::Auto, model::{Model, Placement}};
     /// use gpuworthy::core::workloads::{Len, Square};
     ///
     /// let auto = Auto::with_model(vec![Device::cpu()?], Model::default());
@@ -600,7 +600,7 @@ pub fn upload<W: DeviceWorkload>(input: &W::Input) -> Result<(Resident<W>, Choic
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fit::{CostFit, Curve};
+    use crate::model::fit::{CostFit, Curve};
     use crate::model::{DeviceModel, VariantModel, WorkloadModel};
     use gpuworthy_core::workloads::{Len, Square};
 

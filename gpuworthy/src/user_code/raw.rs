@@ -11,8 +11,8 @@ use gpuworthy_core::raw::{Raw, RawInput, RawKernel, RawParams, Shape, raw_ladder
 use gpuworthy_core::{Error, Result};
 
 use crate::Device;
-use crate::catalog::WorkloadOf;
-use crate::expression::{ExprOutputs, ExprValue};
+use crate::choose::catalog::WorkloadOf;
+use crate::user_code::expression::{ExprOutputs, ExprValue};
 
 /// The input of the [`Raw`] workload for `kernel` over `shape` with these named arrays and scalars: every input the
 /// kernel declares given once, of the shape's length, and a value for every scalar; an error names what is missing,
@@ -87,7 +87,7 @@ impl Device {
     }
 }
 
-/// Runs `kernel` where the process's `auto` ([`crate::auto::global`]) predicts it fastest with the data on the host,
+/// Runs `kernel` where the process's `auto` ([`crate::choose::auto::global`]) predicts it fastest with the data on the host,
 /// and returns its outputs by name and the choice with its reason.
 ///
 /// ```
@@ -99,7 +99,7 @@ impl Device {
 ///         .cpu(|args, out| out[0].iter_mut().zip(args.inputs[0]).for_each(|(y, x)| *y = -x))
 ///         .reference("y = -x")?,
 /// );
-/// let (out, choice) = gpuworthy::raw::run_raw_auto(&kernel, Shape::Line(2), &[("x", &[1.0, -2.0])], &[])?;
+/// let (out, choice) = gpuworthy::user_code::raw::run_raw_auto(&kernel, Shape::Line(2), &[("x", &[1.0, -2.0])], &[])?;
 /// assert_eq!(out.array("y"), Some(&[-1.0, 2.0][..]));
 /// println!("ran on {} because {}", choice.device.label(), choice.reason);
 /// # Ok::<(), gpuworthy::core::Error>(())
@@ -109,11 +109,11 @@ pub fn run_raw_auto(
     shape: Shape,
     inputs: &[(&str, &[f32])],
     scalars: &[(&str, f32)],
-) -> Result<(ExprOutputs, crate::auto::Choice)> {
-    crate::auto::global()?.run_raw(kernel, shape, inputs, scalars)
+) -> Result<(ExprOutputs, crate::choose::auto::Choice)> {
+    crate::choose::auto::global()?.run_raw(kernel, shape, inputs, scalars)
 }
 
-impl crate::auto::Auto {
+impl crate::choose::auto::Auto {
     /// Runs `kernel` over `shape` where this `auto` predicts it fastest with the data on the host, among the devices
     /// the kernel has a body for, and returns its outputs by name and the choice with its reason.
     pub fn run_raw(
@@ -122,7 +122,7 @@ impl crate::auto::Auto {
         shape: Shape,
         inputs: &[(&str, &[f32])],
         scalars: &[(&str, f32)],
-    ) -> Result<(ExprOutputs, crate::auto::Choice)> {
+    ) -> Result<(ExprOutputs, crate::choose::auto::Choice)> {
         let input = raw_input(kernel, shape, inputs, scalars)?;
         let choice = self.decide::<Raw>(&input.params, crate::model::Placement::Host, Some(&input))?;
         let outputs = choice.device.run::<Raw>(choice.variant, &input)?;
@@ -174,8 +174,8 @@ mod tests {
 
     #[test]
     fn a_raw_entry_reads_lines_and_grids() {
-        use crate::catalog::WorkloadEntry;
-        use crate::size::{Ladder, SizeRequest};
+        use crate::choose::catalog::WorkloadEntry;
+        use crate::measure::size::{Ladder, SizeRequest};
         let params = RawParams::new(square(), Shape::Grid { width: 1, height: 1 }, vec![]).unwrap();
         let entry = raw_entry(&params);
         let listed =

@@ -352,11 +352,11 @@ impl Curve {
 /// ([`Curve::predict_kernel`]), in seconds per byte.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamBound {
-    /// The device's rate (a copy's, [`crate::calibration::measure_streaming`]) for each byte past the largest
+    /// The device's rate (a copy's, [`crate::model::calibration::measure_streaming`]) for each byte past the largest
     /// calibrated size, which may itself have run from a cache.
     EachByteMore(f64),
     /// This variant's own rates, measured above the calibrated sizes
-    /// ([`crate::calibration::measure_workload_streaming`]): `(bytes moved, seconds per byte)`, fewest bytes first.
+    /// ([`crate::model::calibration::measure_workload_streaming`]): `(bytes moved, seconds per byte)`, fewest bytes first.
     /// The prediction's seconds per byte are interpolated between the largest calibrated size's and the probes'
     /// ([`per_byte_between`]), and are the largest probe's past it: a cache that others share empties gradually,
     /// not at a step.

@@ -13,6 +13,19 @@
 //! and a workload defined in another crate implements the backends it can. On a backend it lacks, every phase returns
 //! [`Error::Unsupported`] naming the workload and the backend, as candle's custom ops answer "no cuda
 //! implementation": never a compile error in the user's crate, never a panic.
+//!
+//! This folder holds what runs work: the device (this module), its description ([`spec`]), its host memory
+//! ([`host_memory`]), the machine's list of devices ([`listing`]), the workloads a device implements
+//! ([`device_workload`], [`erased`]), the built-in workloads by name ([`dispatch`]) and data from other libraries
+//! ([`foreign`]). It stands on [`crate::measure`] only.
+
+pub mod device_workload;
+pub mod dispatch;
+pub mod erased;
+pub mod foreign;
+pub mod host_memory;
+pub mod listing;
+pub mod spec;
 
 use std::any::Any;
 use std::fmt;
@@ -29,10 +42,10 @@ use gpuworthy_wgpu::{AdapterChoice, WgpuBackend};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::device_workload::{DeviceWorkload, NO_VARIANT};
-use crate::erased::ErasedImplements;
+pub use crate::device::device_workload::{DeviceWorkload, NO_VARIANT};
+use crate::device::erased::ErasedImplements;
+use crate::device::spec::DeviceSpec;
 use crate::measure::{CheckResult, ClockComparison, MeasureOptions, Measurement, Stats};
-use crate::spec::DeviceSpec;
 
 /// A place that computes, chosen at run time: one of the backends this build has.
 ///
@@ -190,7 +203,7 @@ impl Device {
     }
 
     /// The device `GPUWORTHY_BACKEND` names ([`DeviceSpec`]'s forms), or [`Device::best_available`] when it is unset
-    /// or `auto` (a program that wants each call placed by the cost model uses [`crate::auto`] instead).
+    /// or `auto` (a program that wants each call placed by the cost model uses [`crate::choose::auto`] instead).
     /// An unknown value is an error naming the valid ones; a device that cannot run here is [`Error::Unavailable`]
     /// (no fallback: the caller asked for it).
     pub fn from_env() -> Result<Device> {

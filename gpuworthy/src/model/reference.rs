@@ -12,10 +12,10 @@
 
 use gpuworthy_core::{BackendKind, Cost, Error, Result};
 
-use crate::calibration::Calibration;
 use crate::device::DeviceLabel;
+use crate::model::calibration::Calibration;
+use crate::model::rows::Row;
 use crate::model::{Model, Placement, Prediction};
-use crate::rows::Row;
 
 /// A GPU machine whose calibration ships with gpuworthy.
 #[derive(Debug, Clone, Copy)]
@@ -28,8 +28,8 @@ pub struct ReferenceMachine {
 
 /// The reference machines, the first the default.
 pub const REFERENCE_MACHINES: &[ReferenceMachine] = &[
-    ReferenceMachine { name: "nvidia-h100", json: include_str!("../reference/nvidia-h100.json") },
-    ReferenceMachine { name: "nvidia-h200", json: include_str!("../reference/nvidia-h200.json") },
+    ReferenceMachine { name: "nvidia-h100", json: include_str!("../../reference/nvidia-h100.json") },
+    ReferenceMachine { name: "nvidia-h200", json: include_str!("../../reference/nvidia-h200.json") },
 ];
 
 /// The reference machine named `name`; an error lists the known names.
@@ -244,8 +244,8 @@ impl WhatIf {
                     probe.seconds = launch + ((probe.seconds - launch) / share).max(memory);
                 }
                 if self.unified {
-                    workload.upload = crate::fit::Curve::default();
-                    workload.download = crate::fit::Curve::default();
+                    workload.upload = crate::model::fit::Curve::default();
+                    workload.download = crate::model::fit::Curve::default();
                     workload.upload_pinned = None;
                     workload.download_pinned = None;
                 } else if let Some(link) = self.link_bytes_per_s {
@@ -303,7 +303,7 @@ pub struct WhatItWouldDo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fit::Curve;
+    use crate::model::fit::Curve;
     use crate::model::{DeviceModel, WorkloadModel};
 
     /// The H100's prediction for `workload` at `cost` on cuda, with the GPU changed as `what_if` says.
@@ -362,7 +362,7 @@ mod tests {
             let calibration = machine.calibration().unwrap();
             let gpus: Vec<&DeviceModel> = calibration.model.devices.iter().filter(|d| d.is_gpu).collect();
             assert!(!gpus.is_empty(), "{} has no GPU", machine.name);
-            for workload in crate::catalog::Catalog::builtin().names() {
+            for workload in crate::choose::catalog::Catalog::builtin().names() {
                 if CALIBRATED_BEFORE.contains(&(machine.name, workload)) {
                     continue;
                 }

@@ -8,12 +8,12 @@
 //!
 //! This is for the built-in eight (their conformance trials, the command line's `run`). Code that must take
 //! workloads from outside too (sweeps, calibration, evaluation) works over the run-time list of
-//! [`crate::catalog`], which a user's workload joins.
+//! [`crate::choose::catalog`], which a user's workload joins.
 
 use gpuworthy_core::{Error, Result, WORKLOAD_NAMES};
 
 use crate::device::DeviceWorkload;
-use crate::size::ParseSize;
+use crate::measure::size::ParseSize;
 
 /// A workload a [`crate::Device`] runs whose size can be written as text ([`ParseSize`]): every built-in one.
 pub trait CommandLineWorkload: DeviceWorkload<Params: ParseSize> {}
@@ -29,7 +29,7 @@ where
 ///
 /// ```
 /// use gpuworthy::core::Workload;
-/// use gpuworthy::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+/// use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 ///
 /// struct Lesson;
 /// impl WorkloadVisitor for Lesson {

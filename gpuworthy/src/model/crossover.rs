@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use crate::device::DeviceLabel;
 use crate::measure::duration;
+use crate::model::rows::{Row, best, cpu_label, labels, sizes};
 use crate::model::{Model, Phase, Prediction, deciding_phase};
-use crate::rows::{Row, best, cpu_label, labels, sizes};
 
 /// The size from which a GPU wins at every larger size measured, and that GPU's label; `None` when none does.
 pub type Crossing = Option<(String, String)>;

@@ -11,8 +11,8 @@ use gpuworthy_core::{Backend, BackendKind, KernelClock, Precision};
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Device, DeviceLabel};
+use crate::measure::workload_name::WorkloadName;
 use crate::measure::{CheckResult, Measurement};
-use crate::workload_name::WorkloadName;
 
 /// One measured (workload, size, backend, variant).
 #[derive(Debug, Clone, PartialEq, Serialize)]

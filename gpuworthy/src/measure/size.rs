@@ -11,7 +11,7 @@ use gpuworthy_core::{Error, Result};
 /// Parses one count: `1000`, `2^20`, `64K`, `16M`, `1G`.
 ///
 /// ```
-/// use gpuworthy::size::parse_count;
+/// use gpuworthy::measure::size::parse_count;
 /// assert_eq!(parse_count("2^20").unwrap(), 1 << 20);
 /// assert_eq!(parse_count("16M").unwrap(), 16 << 20);
 /// assert!(parse_count("sixteen").is_err());

@@ -1,0 +1,8 @@
+//! Choosing a device: [`auto`] picks the fastest device for a piece of work from the cost model (and a trial when
+//! the model cannot tell), [`evaluation`] measures how often that choice was right, and [`catalog`] is the run-time
+//! list of workloads, built-in and a program's own, that the choice and the command line read. It stands on
+//! [`crate::model`] and everything below it.
+
+pub mod auto;
+pub mod catalog;
+pub mod evaluation;
