@@ -408,7 +408,7 @@ fn calibrate_refuses_what_it_cannot_do() {
 /// Mandelbrot's boundary region at 1000 iterations, where llvmpipe's counts differ from the CPU's at many of the
 /// pixels (chapter 14), all past the iteration where those pixels' `f32` and `f64` orbits part: the sweep passes on
 /// every adapter, and the JSON and CSV hold every row. (A failed check's FAILED row and its reason are checked by the
-/// unit tests of `bench-suite/src/report.rs` and `gpuworthy/src/sweep.rs`.)
+/// unit tests of `bench-suite/src/report.rs` and `gpuworthy/src/model/sweep.rs`.)
 #[test]
 fn a_boundary_sweep_passes_everywhere_and_the_exports_keep_every_row() {
     if !available("wgpu") {
