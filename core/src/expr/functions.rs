@@ -136,8 +136,10 @@ pub enum Cost {
 /// How far each backend's result of a function may be from the exact value beyond correct rounding ([`FunctionBound`]).
 ///
 /// The CPU's and wgpu's columns are what the accuracy sweep over every binade (`tests/tests/expressions.rs`) holds
-/// them to, on this crate's CPU evaluator and on the generated WGSL: measured there (on lavapipe, a Vulkan driver
-/// that computes on the CPU), and no tighter than Vulkan's documented bounds where a driver's builtin is used. CUDA's
+/// them to, on this crate's CPU evaluator and on the generated WGSL: measured there (the wgpu column on lavapipe, a
+/// Vulkan driver that computes on the CPU, and on NVIDIA's Vulkan driver, which flushes subnormals and divides through
+/// a reciprocal; see `docs/results/nvidia-h200/expressions-functions/`), and no tighter than Vulkan's documented
+/// bounds where a driver's builtin is used. CUDA's
 /// column is the maximum error the CUDA C Programming Guide documents for its math library (NVRTC's defaults: no fast
 /// math, correctly rounded `sqrtf`), which the same sweep holds it to where CUDA runs. The check
 /// ([`super::FunctionBounds::of`]) allows the loosest of the three, since one reference serves every backend.
