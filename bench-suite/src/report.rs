@@ -27,7 +27,7 @@ pub fn phase_table(title: &str, rows: &[Measurement]) -> String {
     );
     for m in rows {
         let label = match m.precision {
-            Precision::Full => m.variant.clone(),
+            Precision::Full => m.variant.to_string(),
             Precision::Reduced => format!("{} (reduced precision)", m.variant),
         };
         let check = match &m.check {
@@ -110,8 +110,7 @@ pub fn table(sweep: &WorkloadSweep) -> String {
         let _ = writeln!(out, "  note: {}/{}: {}", n.backend, n.variant, n.message);
     }
     if let Some(c) = &sweep.crossover {
-        let show =
-            |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        let show = gpuworthy::model::crossover::describe;
         let _ = writeln!(out, "  crossover, data resident on the GPU: {}", show(&c.resident));
         let _ = writeln!(out, "  crossover, data on the host:         {}", show(&c.host));
         if let Some((resident, host)) = &c.reduced_precision {

@@ -32,8 +32,7 @@ fn main() {
     }
     match &sweep.crossover {
         Some(c) => {
-            let show =
-                |x: &Option<(String, String)>| x.as_ref().map_or("none in range".into(), |(s, g)| format!("{s} ({g})"));
+            let show = gpuworthy::model::crossover::describe;
             println!("crossover, data resident: {}; data on the host: {}", show(&c.resident), show(&c.host));
             println!("{}", c.verdict);
         }

@@ -143,9 +143,7 @@ fn run() -> Result<()> {
     }
     match &sweep.crossover {
         Some(crossover) => {
-            let show = |c: &Option<(String, String)>| {
-                c.as_ref().map_or("none in range".to_owned(), |(size, gpu)| format!("{size} ({gpu})"))
-            };
+            let show = gpuworthy::model::crossover::describe;
             println!(
                 "crossover: data resident {}; data on the host {}",
                 show(&crossover.resident),

@@ -29,7 +29,7 @@ use std::time::Duration;
 use gpuworthy_core::{Backend, BackendKind, Error, Result};
 
 use crate::device::{DeviceLabel, DeviceWorkload};
-use crate::measure::workload_name::WorkloadName;
+use crate::measure::names::{SizeLabel, WorkloadName};
 use crate::model::calibration::{Calibration, Loaded, MachineFingerprint, default_path};
 use crate::model::{Model, Placement, Prediction, deciding_phase};
 use crate::{Device, Resident};
@@ -69,7 +69,7 @@ struct TrialKey {
     /// The workload as the model names it: its instance where it has one (an expression's program).
     workload: WorkloadName,
     /// The size, as the workload displays its parameters: the one form every workload's parameters share.
-    size: String,
+    size: SizeLabel,
     /// Where the data starts and ends.
     placement: Placement,
 }
@@ -308,7 +308,7 @@ impl Auto {
             return Ok(choice);
         }
         let workload = W::instance(params).map_or_else(|| WorkloadName::from(W::NAME), WorkloadName::from);
-        let key = TrialKey { workload, size: params.to_string(), placement };
+        let key = TrialKey { workload, size: params.to_string().into(), placement };
         let earlier = self.trials.lock().unwrap_or_else(PoisonError::into_inner).get(&key).cloned();
         let verdict = match earlier {
             Some(verdict) => verdict,

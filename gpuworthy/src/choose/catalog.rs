@@ -36,6 +36,7 @@ use crate::choose::evaluation::{Evaluation, evaluate_workload_over};
 use crate::device::DeviceWorkload;
 use crate::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
 use crate::measure::MeasureOptions;
+use crate::measure::names::SizeLabel;
 use crate::measure::size::{Ladder, ParseSize, SizeRequest, WorkloadOptions};
 use crate::model::calibration::{
     Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_over, measure_streaming,
@@ -52,7 +53,7 @@ pub trait WorkloadEntry: Send + Sync {
 
     /// The sizes `request` names, as the workload displays them; an error for a size that does not parse, an option
     /// the workload does not have, or sizes written as text for a workload that cannot read them.
-    fn sizes(&self, request: &SizeRequest) -> Result<Vec<String>>;
+    fn sizes(&self, request: &SizeRequest) -> Result<Vec<SizeLabel>>;
 
     /// Sweeps the sizes of `request` on every device and variant ([`sweep_workload`]).
     fn sweep(
@@ -178,8 +179,8 @@ impl<W: DeviceWorkload> WorkloadEntry for WorkloadOf<W> {
         W::LESSON
     }
 
-    fn sizes(&self, request: &SizeRequest) -> Result<Vec<String>> {
-        Ok(self.params(request)?.iter().map(ToString::to_string).collect())
+    fn sizes(&self, request: &SizeRequest) -> Result<Vec<SizeLabel>> {
+        Ok(self.params(request)?.iter().map(|p| SizeLabel::from(p.to_string())).collect())
     }
 
     fn sweep(

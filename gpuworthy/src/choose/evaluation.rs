@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::choose::auto::{Auto, Choice};
 use crate::device::{DeviceLabel, DeviceWorkload};
-use crate::measure::workload_name::WorkloadName;
+use crate::measure::names::{SizeLabel, VariantName, WorkloadName};
 use crate::model::Placement;
 use crate::model::calibration::{Calibration, calibration_options};
 use crate::model::rows::Row;
@@ -20,13 +20,13 @@ pub struct EvaluationPoint {
     /// The workload.
     pub workload: WorkloadName,
     /// The size.
-    pub size: String,
+    pub size: SizeLabel,
     /// Where the data was.
     pub placement: Placement,
     /// The device auto chose.
     pub auto_device: DeviceLabel,
     /// The variant auto chose.
-    pub auto_variant: String,
+    pub auto_variant: VariantName,
     /// Whether auto chose the device's pipelined path (data on the host).
     pub auto_pipelined: bool,
     /// The measured time of auto's choice (end to end for data on the host, the kernel for resident data); `None`
@@ -64,7 +64,7 @@ pub struct EvaluationFailure {
     /// The workload.
     pub workload: WorkloadName,
     /// The size.
-    pub size: String,
+    pub size: SizeLabel,
     /// Where the data was.
     pub placement: Placement,
     /// What failed, with the error.
@@ -171,22 +171,22 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
 ) -> Evaluation {
     let options = options.clone();
     let devices = &auto.devices;
-    let used: Vec<String> =
+    let used: Vec<SizeLabel> =
         calibration.sizes.iter().find(|(w, _)| w == W::NAME).map_or_else(Vec::new, |(_, sizes)| sizes.clone());
     let ladder: Vec<_> = full
         .iter()
-        .filter(|p| !used.contains(&p.to_string()) && W::cost(p).bytes <= EVALUATION_MAX_BYTES)
+        .filter(|p| !used.iter().any(|s| *s == p.to_string()) && W::cost(p).bytes <= EVALUATION_MAX_BYTES)
         .cloned()
         .collect();
     let calibrated_bytes =
-        full.iter().filter(|p| used.contains(&p.to_string())).map(|p| W::cost(p).bytes).max().unwrap_or(0);
+        full.iter().filter(|p| used.iter().any(|s| *s == p.to_string())).map(|p| W::cost(p).bytes).max().unwrap_or(0);
     let planned: usize = devices.iter().map(|d| d.variants::<W>().len()).sum();
     progress.plan((ladder.len() * planned) as u64);
     let mut rows = sweep_workload::<W>(devices, &ladder, &options, progress).rows;
     let (mut points, mut failures) = (Vec::new(), Vec::new());
     for params in &ladder {
         for placement in [Placement::Host, Placement::Resident] {
-            let size = params.to_string();
+            let size = SizeLabel::from(params.to_string());
             let failed =
                 |what: String| EvaluationFailure { workload: W::NAME.into(), size: size.clone(), placement, what };
             // Auto's choice as a program calling it would get it: a close call settled by a trial.
@@ -253,7 +253,7 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                     })
                     .map(|r| (r.label.clone(), r.variant.clone()))
                     .next();
-                let again = [(choice.device.label(), choice.variant.to_owned(), choice.pipelined)]
+                let again = [(choice.device.label(), VariantName::from(choice.variant), choice.pipelined)]
                     .into_iter()
                     .chain(fastest.map(|(label, variant)| (label, variant, point.fastest.ends_with(" pipelined"))));
                 for (label, variant, pipelined) in again {
@@ -318,10 +318,10 @@ fn evaluation_point(
         .min_by(f64::total_cmp);
     Some(EvaluationPoint {
         workload: workload.into(),
-        size: size.to_owned(),
+        size: size.into(),
         placement,
         auto_device: label,
-        auto_variant: choice.variant.to_owned(),
+        auto_variant: choice.variant.into(),
         auto_pipelined: choice.pipelined,
         auto_s,
         fastest: format!(

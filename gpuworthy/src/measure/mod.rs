@@ -15,11 +15,12 @@
 //! that a microsecond kernel gets hundreds of samples and a one-second one a handful.
 //!
 //! This folder is the bottom of the facade: how a run is timed (this module), how people write sizes ([`size`]),
-//! and how workloads are named ([`workload_name`]). It imports nothing else of the facade.
+//! and how workloads are named ([`names`]). It imports nothing else of the facade.
 
+pub mod names;
 pub mod size;
-pub mod workload_name;
 
+use self::names::{SizeLabel, VariantName};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use gpuworthy_core::spin_up;
@@ -129,9 +130,9 @@ pub struct Measurement {
     /// The workload's name.
     pub workload: &'static str,
     /// The size, as the workload displays it.
-    pub size: String,
+    pub size: SizeLabel,
     /// The variant.
-    pub variant: String,
+    pub variant: VariantName,
     /// Reduced-precision variants are labelled in every report.
     pub precision: Precision,
     /// The clock behind [`Measurement::kernel`].
@@ -346,8 +347,8 @@ where
 
     Ok(Measurement {
         workload: W::NAME,
-        size: params.to_string(),
-        variant: variant.to_owned(),
+        size: params.to_string().into(),
+        variant: variant.into(),
         precision,
         kernel_clock: backend.kernel_clock(),
         compile,

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Device;
 use crate::device::{DeviceLabel, DeviceWorkload};
-use crate::measure::workload_name::WorkloadName;
+use crate::measure::names::{SizeLabel, WorkloadName};
 use crate::measure::{MeasureOptions, utc_now};
 use crate::model::rows::Row;
 use crate::model::sweep::{Progress, SweepOptions, sweep_workload};
@@ -62,7 +62,7 @@ pub struct Calibration {
     /// How long the measurement took, in seconds.
     pub took_s: f64,
     /// The sizes measured, per workload ([`calibration_ladder`]): `calibrate --evaluate` measures the others.
-    pub sizes: Vec<(WorkloadName, Vec<String>)>,
+    pub sizes: Vec<(WorkloadName, Vec<SizeLabel>)>,
     /// The fitted model.
     pub model: Model,
 }
@@ -298,7 +298,7 @@ pub struct WorkloadCalibration {
     /// The workload.
     pub workload: WorkloadName,
     /// The sizes measured, as the workload displays them.
-    pub sizes: Vec<String>,
+    pub sizes: Vec<SizeLabel>,
     /// Every (size, device, variant) measured.
     pub rows: Vec<Row>,
     /// Transfers through pinned staging memory, one variant per size, labelled with their device.
@@ -347,7 +347,7 @@ pub fn calibrate_workload_with<W: DeviceWorkload>(
     let sweep = sweep_workload::<W>(&devices.devices, &ladder, &options, progress);
     let mut part = WorkloadCalibration {
         workload: W::NAME.into(),
-        sizes: ladder.iter().map(ToString::to_string).collect(),
+        sizes: ladder.iter().map(|p| SizeLabel::from(p.to_string())).collect(),
         rows: sweep.rows,
         ..WorkloadCalibration::default()
     };
@@ -545,7 +545,7 @@ pub fn measure_workload_streaming<W: DeviceWorkload>(
                 Some((_, own)) => own.probes.push((moved, per_byte_s)),
                 None => streaming.push((
                     device.label(),
-                    OwnStreaming { variant: variant.to_owned(), probes: vec![(moved, per_byte_s)] },
+                    OwnStreaming { variant: variant.into(), probes: vec![(moved, per_byte_s)] },
                 )),
             }
         }
@@ -596,7 +596,7 @@ pub fn measure_compute_probe<W: DeviceWorkload>(
         progress.advance(1);
         if let Ok(stats) = timed {
             let seconds = stats.median.as_secs_f64();
-            let probe = ComputeProbe { variant: variant.to_owned(), bytes: cost.bytes, flops: cost.flops, seconds };
+            let probe = ComputeProbe { variant: variant.into(), bytes: cost.bytes, flops: cost.flops, seconds };
             probes.push((device.label(), probe));
         }
     }

@@ -13,20 +13,26 @@ use serde::Serialize;
 
 use crate::device::DeviceLabel;
 use crate::measure::duration;
+use crate::measure::names::SizeLabel;
 use crate::model::rows::{Row, best, cpu_label, labels, sizes};
 use crate::model::{Model, Phase, Prediction, deciding_phase};
 
 /// The size from which a GPU wins at every larger size measured, and that GPU's label; `None` when none does.
-pub type Crossing = Option<(String, String)>;
+pub type Crossing = Option<(SizeLabel, String)>;
+
+/// A crossing as reports write it: `16777216 (cuda)`, or `none in range`.
+pub fn describe(crossing: &Crossing) -> String {
+    crossing.as_ref().map_or("none in range".to_owned(), |(size, gpu)| format!("{size} ({gpu})"))
+}
 
 /// Where a GPU starts to beat the best CPU variant.
 #[derive(Debug, Clone, Serialize)]
 pub struct Crossover {
     /// With data resident on the GPU: the smallest size from which a GPU's kernel beats the CPU at every larger
     /// size, and that GPU backend's label; `None` when no GPU does in the range measured.
-    pub resident: Option<(String, String)>,
+    pub resident: Crossing,
     /// With data on the host: the same with the GPU's end-to-end time.
-    pub host: Option<(String, String)>,
+    pub host: Crossing,
     /// With reduced-precision variants (TF32) counted too, where the sweep measured any and they move a crossover:
     /// `(resident, host)` as above.
     pub reduced_precision: Option<(Crossing, Crossing)>,
@@ -35,8 +41,8 @@ pub struct Crossover {
 }
 
 /// The smallest size from which `gpu` beats the CPU at every larger size where both were measured.
-fn crossover_of(rows: &[Row], gpu: &DeviceLabel, time: &impl Fn(&Row) -> f64) -> Option<String> {
-    let mut from: Option<String> = None;
+fn crossover_of(rows: &[Row], gpu: &DeviceLabel, time: &impl Fn(&Row) -> f64) -> Option<SizeLabel> {
+    let mut from: Option<SizeLabel> = None;
     let cpu_label = cpu_label();
     for size in sizes(rows) {
         let (Some(cpu), Some(g)) = (best(rows, &size, &cpu_label, Row::host_time), best(rows, &size, gpu, time)) else {
@@ -52,13 +58,13 @@ fn crossover_of(rows: &[Row], gpu: &DeviceLabel, time: &impl Fn(&Row) -> f64) ->
 }
 
 /// A crossover found in rows: the size, and the GPU that crossed there.
-type Found = Option<(String, DeviceLabel)>;
+type Found = Option<(SizeLabel, DeviceLabel)>;
 
 /// The earliest crossovers of any GPU in `rows`: with data resident (kernel times), and with data on the host
 /// (end-to-end times).
 fn earliest_crossovers(rows: &[Row], gpus: &[DeviceLabel]) -> (Found, Found) {
     let all_sizes = sizes(rows);
-    let position = |size: &Option<String>| {
+    let position = |size: &Option<SizeLabel>| {
         size.as_ref().map_or(usize::MAX, |s| all_sizes.iter().position(|x| x == s).unwrap_or(usize::MAX))
     };
     let earliest = |time: &dyn Fn(&Row) -> f64| {
@@ -116,8 +122,7 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
     let mut verdict = verdict(&full, &gpus, &found);
     let (resident, host) = written(&full, &found);
     if let Some((reduced_resident, reduced_host)) = &reduced_precision {
-        let show =
-            |x: &Option<(String, String)>| x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"));
+        let show = describe;
         verdict.push_str(&format!(
             " With reduced-precision (TF32) kernels, which this verdict leaves out: resident from {}, host from {}.",
             show(reduced_resident),

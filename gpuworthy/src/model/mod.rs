@@ -42,7 +42,7 @@ use gpuworthy_core::{BackendKind, Cost, Resemblance};
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceLabel;
-use crate::measure::workload_name::WorkloadName;
+use crate::measure::names::{SizeLabel, VariantName, WorkloadName};
 use crate::model::fit::{Curve, StreamBound};
 use crate::model::rows::Row;
 
@@ -50,7 +50,7 @@ use crate::model::rows::Row;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VariantModel {
     /// The variant.
-    pub variant: String,
+    pub variant: VariantName,
     /// Whether it computes in full `f32` precision; `auto` chooses only these.
     pub full_precision: bool,
     /// The kernel's time.
@@ -104,7 +104,7 @@ pub struct WorkloadModel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComputeProbe {
     /// The variant timed (the backend's documented best at the probe's size).
-    pub variant: String,
+    pub variant: VariantName,
     /// The bytes the workload's cost counts at the probe's size ([`gpuworthy_core::Workload::cost`]).
     pub bytes: u64,
     /// The flops the workload's cost counts at the probe's size.
@@ -117,7 +117,7 @@ pub struct ComputeProbe {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OwnStreaming {
     /// The variant measured (the backend's documented best at the far probe).
-    pub variant: String,
+    pub variant: VariantName,
     /// Each probe, fewest bytes first: the bytes the variant really moved ([`gpuworthy_core::Workload::traffic`])
     /// and its seconds per byte there. Empty in a file older than the field (whose one rate is not used: as if
     /// nothing was probed).
@@ -310,7 +310,7 @@ pub struct Prediction {
     /// Whether the device is a GPU.
     pub is_gpu: bool,
     /// The variant predicted fastest there.
-    pub variant: String,
+    pub variant: VariantName,
     /// Upload, seconds (zero when resident, and on the CPU).
     pub upload_s: f64,
     /// The kernel's fixed part (launch overhead), seconds.
@@ -504,7 +504,7 @@ impl Model {
                             &samples.iter().map(|r| (cost(r), r.traffic_bytes, r.kernel_s)).collect::<Vec<_>>(),
                         )?;
                         Some(VariantModel {
-                            variant: variant.to_owned(),
+                            variant: variant.into(),
                             full_precision: samples[0].is_full_precision(),
                             kernel,
                         })
@@ -667,10 +667,10 @@ impl Model {
     pub fn crossover(
         &self,
         workload: &str,
-        sizes: &[(String, Cost)],
+        sizes: &[(SizeLabel, Cost)],
         placement: Placement,
-    ) -> Option<(String, DeviceLabel)> {
-        let mut from: Option<(String, DeviceLabel)> = None;
+    ) -> Option<(SizeLabel, DeviceLabel)> {
+        let mut from: Option<(SizeLabel, DeviceLabel)> = None;
         for (size, cost) in sizes {
             match self.predict(workload, cost, placement).first() {
                 Some(best) if best.is_gpu => {
@@ -820,8 +820,8 @@ mod tests {
         let rows: Vec<Row> =
             ladder.iter().step_by(2).flat_map(|&n| [row(n, BackendKind::Cpu), row(n, BackendKind::Cuda)]).collect();
         let model = Model::from_rows(&rows);
-        let sizes: Vec<(String, Cost)> =
-            ladder.iter().map(|&n| (n.to_string(), Cost { bytes: 8 * n, flops: n, elements: n })).collect();
+        let sizes: Vec<(SizeLabel, Cost)> =
+            ladder.iter().map(|&n| (n.to_string().into(), Cost { bytes: 8 * n, flops: n, elements: n })).collect();
         for (placement, gpu_total) in [
             (Placement::Resident, &(|b: f64| gpu(b)) as &dyn Fn(f64) -> f64),
             (Placement::Host, &|b: f64| gpu(b) + 2.0 * transfer(b)),
@@ -1096,7 +1096,7 @@ mod tests {
         assert!((after - expected).abs() < 1e-9 && after < 0.8 * before, "{after} against {before}");
         // A probe of a variant that is not calibrated here changes nothing.
         model.devices[1].workloads[0].compute_probe.as_mut().unwrap().variant = "register".into();
-        assert_eq!(gpu_kernel(&model), ("wide".to_owned(), before));
+        assert_eq!(gpu_kernel(&model), (VariantName::from("wide"), before));
     }
 
     /// Two GPUs whose shortest kernels take 3.5 µs (cuda) and 4.1 µs (wgpu) across five workloads, where one
@@ -1251,7 +1251,8 @@ mod tests {
         assert!(at(&model, Placement::Host).iter().all(|p| !p.pipelined));
         // The predicted crossover for data on the host follows.
         model.devices[1].workloads[0].pipelined = Some(rate(25e9));
-        let ladder: Vec<(String, Cost)> = (20..=28).step_by(2).map(|p| (format!("2^{p}"), cost(1 << p, 0))).collect();
+        let ladder: Vec<(SizeLabel, Cost)> =
+            (20..=28).step_by(2).map(|p| (format!("2^{p}").into(), cost(1 << p, 0))).collect();
         assert_eq!(model.crossover("square", &ladder, Placement::Host).map(|c| c.1), Some(DeviceLabel::named("cuda")));
     }
 
@@ -1264,7 +1265,8 @@ mod tests {
         let gpu = &mut model.devices[1].workloads[0];
         gpu.upload.fit.fixed_s = 20e-6;
         gpu.download.fit.fixed_s = 20e-6;
-        let ladder: Vec<(String, Cost)> = (10..=28).step_by(2).map(|p| (format!("2^{p}"), cost(1 << p, 0))).collect();
+        let ladder: Vec<(SizeLabel, Cost)> =
+            (10..=28).step_by(2).map(|p| (format!("2^{p}").into(), cost(1 << p, 0))).collect();
         let resident = model.crossover("square", &ladder, Placement::Resident).unwrap();
         let host = model.crossover("square", &ladder, Placement::Host).unwrap();
         let position = |size: &str| ladder.iter().position(|(s, _)| s == size).unwrap();

@@ -13,6 +13,7 @@
 use gpuworthy_core::{BackendKind, Cost, Error, Result};
 
 use crate::device::DeviceLabel;
+use crate::measure::names::SizeLabel;
 use crate::model::calibration::Calibration;
 use crate::model::rows::Row;
 use crate::model::{Model, Placement, Prediction};
@@ -94,7 +95,7 @@ impl ReferenceMachine {
         if !cpu_knows || !gpu_knows {
             return Ok(None);
         }
-        let mut sizes: Vec<(String, Cost)> = Vec::new();
+        let mut sizes: Vec<(SizeLabel, Cost)> = Vec::new();
         for r in rows {
             if !sizes.iter().any(|(s, _)| *s == r.size) {
                 sizes.push((r.size.clone(), Cost { bytes: r.bytes, flops: r.nominal_flops, elements: r.elements }));
@@ -289,11 +290,11 @@ impl WhatIf {
 #[derive(Debug, Clone)]
 pub struct WhatItWouldDo {
     /// The predicted crossover with the data resident on the GPU: the size and the GPU.
-    pub resident: Option<(String, DeviceLabel)>,
+    pub resident: Option<(SizeLabel, DeviceLabel)>,
     /// The predicted crossover with the data on the host.
-    pub host: Option<(String, DeviceLabel)>,
+    pub host: Option<(SizeLabel, DeviceLabel)>,
     /// The largest size.
-    pub largest: String,
+    pub largest: SizeLabel,
     /// Each device's prediction at the largest size with the data resident, fastest first.
     pub at_largest_resident: Vec<Prediction>,
     /// Each device's prediction at the largest size with the data on the host, fastest first.

@@ -11,7 +11,7 @@ use gpuworthy_core::{Backend, BackendKind, KernelClock, Precision};
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Device, DeviceLabel};
-use crate::measure::workload_name::WorkloadName;
+use crate::measure::names::{SizeLabel, VariantName, WorkloadName};
 use crate::measure::{CheckResult, Measurement};
 
 /// One measured (workload, size, backend, variant).
@@ -20,7 +20,7 @@ pub struct Row {
     /// Workload name.
     pub workload: WorkloadName,
     /// Size as the workload displays it.
-    pub size: String,
+    pub size: SizeLabel,
     /// Elements of the output (pixels, matrix entries) or input (1D): the plots' x axis.
     pub elements: u64,
     /// The backend.
@@ -32,7 +32,7 @@ pub struct Row {
     /// a GPU.
     pub on_gpu: bool,
     /// Variant name.
-    pub variant: String,
+    pub variant: VariantName,
     /// The arithmetic it computed in: `full`, or `reduced (tf32)` in reports.
     #[serde(serialize_with = "precision_label")]
     pub precision: Precision,
@@ -285,8 +285,8 @@ pub fn best<'a>(rows: &'a [Row], size: &str, label: &DeviceLabel, time: impl Fn(
 }
 
 /// The sizes of `rows`, in ladder order.
-pub fn sizes(rows: &[Row]) -> Vec<String> {
-    let mut sizes: Vec<String> = Vec::new();
+pub fn sizes(rows: &[Row]) -> Vec<SizeLabel> {
+    let mut sizes: Vec<SizeLabel> = Vec::new();
     for r in rows {
         if !sizes.contains(&r.size) {
             sizes.push(r.size.clone());

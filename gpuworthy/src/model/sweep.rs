@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::Device;
 use crate::device::{DeviceLabel, DeviceWorkload};
-use crate::measure::workload_name::WorkloadName;
+use crate::measure::names::{SizeLabel, VariantName, WorkloadName};
 use crate::measure::{MeasureOptions, duration};
 use crate::model::crossover::{Crossover, crossover};
 use crate::model::rows::{Check, Row, best, cpu_label, labels};
@@ -93,11 +93,11 @@ pub struct Note {
     /// Workload name.
     pub workload: WorkloadName,
     /// Size as the workload displays it.
-    pub size: String,
+    pub size: SizeLabel,
     /// The backend's label (as in [`Row::label`]), or `all` when nothing could run.
     pub backend: String,
     /// Variant name.
-    pub variant: String,
+    pub variant: VariantName,
     /// What happened.
     pub message: String,
 }
@@ -177,9 +177,9 @@ pub fn sweep_workload<W: DeviceWorkload>(
     progress: &dyn Progress,
 ) -> WorkloadSweep {
     let mut out = WorkloadSweep { workload: W::NAME.into(), ..Default::default() };
-    let mut stopped: BTreeSet<(DeviceLabel, String)> = BTreeSet::new();
+    let mut stopped: BTreeSet<(DeviceLabel, VariantName)> = BTreeSet::new();
     // Each variant's kernel over its device's fastest full-precision kernel at the last size measured.
-    let mut behind: BTreeMap<(DeviceLabel, String), f64> = BTreeMap::new();
+    let mut behind: BTreeMap<(DeviceLabel, VariantName), f64> = BTreeMap::new();
     // Each device's pipelined twin, where its backend has one: its end-to-end phase is measured too, and the host
     // crossover takes the faster mode.
     let pipelined: Vec<Option<Device>> =
@@ -216,7 +216,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
             }
             for variant in variants {
                 progress.advance(1);
-                if stopped.contains(&(label.clone(), variant.to_owned())) {
+                if stopped.contains(&(label.clone(), VariantName::from(variant))) {
                     continue;
                 }
                 match device.measure::<W>(variant, &input, &measure_options) {
@@ -227,7 +227,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
                         if let Some(growth) = growth {
                             let predicted = per_run * growth * 14.0;
                             if predicted > options.budget.as_secs_f64() {
-                                stopped.insert((label.clone(), variant.to_owned()));
+                                stopped.insert((label.clone(), VariantName::from(variant)));
                                 out.notes.push(note::<W>(
                                     params,
                                     label.as_str(),
@@ -259,7 +259,7 @@ pub fn sweep_workload<W: DeviceWorkload>(
                     }
                     Err(e) => {
                         let refused = matches!(e, Error::TooLarge { .. });
-                        stopped.insert((label.clone(), variant.to_owned()));
+                        stopped.insert((label.clone(), VariantName::from(variant)));
                         let what = if refused { "refused" } else { "failed" };
                         out.notes.push(note::<W>(params, label.as_str(), variant, format!("{what} at {params}: {e}")));
                     }
@@ -292,9 +292,9 @@ pub fn sweep_workload<W: DeviceWorkload>(
 fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: String) -> Note {
     Note {
         workload: W::NAME.into(),
-        size: params.to_string(),
+        size: params.to_string().into(),
         backend: backend.to_owned(),
-        variant: variant.to_owned(),
+        variant: variant.into(),
         message,
     }
 }

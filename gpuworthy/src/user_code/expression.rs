@@ -18,8 +18,8 @@ use gpuworthy_core::{Error, Result};
 
 use crate::Device;
 use crate::choose::catalog::WorkloadOf;
+use crate::measure::names::WorkloadName;
 use crate::measure::size::parse_count;
-use crate::measure::workload_name::WorkloadName;
 use crate::model::calibration::{Calibration, CalibrationDevices, WorkloadCalibration, calibrate_workload_with};
 use crate::model::sweep::Progress;
 use crate::model::{ComputeRates, RateSample};

@@ -76,8 +76,8 @@ impl WorkloadVisitor for Explain<'_> {
                 gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
                 let cost = W::cost(&params);
                 let headline = format!("{} {params} ({} bytes moved, {} flops)", W::NAME, cost.bytes, cost.flops);
-                let ladder: Vec<(String, gpuworthy::core::Cost)> =
-                    W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
+                let ladder: Vec<(gpuworthy::measure::names::SizeLabel, gpuworthy::core::Cost)> =
+                    W::ladder().iter().map(|p| (p.to_string().into(), W::cost(p))).collect();
                 explain_on::<W>(&params, self.placement, machine, &self.what_if, &headline, &ladder, |cpu, progress| {
                     let devices = gpuworthy::model::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
                     let part = gpuworthy::model::calibration::calibrate_workload::<W>(&devices, progress);
@@ -136,9 +136,9 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
         }
     }
     if let Some(model) = &auto.model {
-        let ladder: Vec<(String, gpuworthy::core::Cost)> =
-            W::ladder().iter().map(|p| (p.to_string(), W::cost(p))).collect();
-        let show = |x: Option<(String, gpuworthy::DeviceLabel)>| {
+        let ladder: Vec<(gpuworthy::measure::names::SizeLabel, gpuworthy::core::Cost)> =
+            W::ladder().iter().map(|p| (p.to_string().into(), W::cost(p))).collect();
+        let show = |x: Option<(gpuworthy::measure::names::SizeLabel, gpuworthy::DeviceLabel)>| {
             x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
         };
         let pinned = if placement == Placement::PinnedHost {

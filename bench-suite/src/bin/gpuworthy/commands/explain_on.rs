@@ -24,7 +24,7 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     machine: &str,
     what_if: &gpuworthy::model::reference::WhatIf,
     headline: &str,
-    ladder: &[(String, gpuworthy::core::Cost)],
+    ladder: &[(gpuworthy::measure::names::SizeLabel, gpuworthy::core::Cost)],
     calibrate_cpu: impl FnOnce(
         &Device,
         &dyn Progress,
@@ -82,7 +82,7 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     if let Some(model) = &auto.model
         && !ladder.is_empty()
     {
-        let show = |x: Option<(String, gpuworthy::DeviceLabel)>| {
+        let show = |x: Option<(gpuworthy::measure::names::SizeLabel, gpuworthy::DeviceLabel)>| {
             x.map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
         };
         out!(

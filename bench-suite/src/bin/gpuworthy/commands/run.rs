@@ -203,7 +203,7 @@ fn run_on<W: CommandLineWorkload>(
     for (suffix, device) in &devices {
         for v in &variants {
             let mut m = device.measure::<W>(v, &input, options).map_err(usage)?;
-            m.variant.push_str(suffix);
+            m.variant = format!("{}{suffix}", m.variant).into();
             rows.push(m);
         }
     }
@@ -273,7 +273,7 @@ fn print_lessons<W: CommandLineWorkload>(
 /// The `--no-sync` lesson: each variant's launch timed by the host clock without synchronising, synchronised, and by
 /// the device timer.
 pub(crate) fn print_clocks(
-    clocks: &[(String, gpuworthy::measure::ClockComparison)],
+    clocks: &[(impl std::fmt::Display, gpuworthy::measure::ClockComparison)],
     on_gpu: bool,
 ) -> anyhow::Result<()> {
     let t = |d: Duration| report::duration(d);

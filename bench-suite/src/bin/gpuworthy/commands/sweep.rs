@@ -195,7 +195,7 @@ impl Sweeper<'_> {
             entry.sweep(self.devices, self.request, &self.options, &Bar(self.progress.clone())).map_err(usage)?;
         // Sizes at which nothing was measured: refused like `run` when that is every size, else said.
         let asked = entry.sizes(self.request).map_err(usage)?;
-        let unmeasured: Vec<&String> =
+        let unmeasured: Vec<&gpuworthy::measure::names::SizeLabel> =
             asked.iter().filter(|size| !sweep.rows.iter().any(|r| r.size == **size)).collect();
         if !asked.is_empty() && unmeasured.len() == asked.len() {
             let why: Vec<String> = sweep.notes.iter().map(|n| format!("{}: {}", n.size, n.message)).collect();
@@ -269,7 +269,7 @@ fn reference_predictions(rows: &[gpuworthy::model::rows::Row]) -> anyhow::Result
     let mut lines = Vec::new();
     for machine in gpuworthy::model::reference::REFERENCE_MACHINES {
         let Some(would) = machine.what_it_would_do(&cpu_rows)? else { continue };
-        let show = |x: &Option<(String, gpuworthy::DeviceLabel)>| {
+        let show = |x: &Option<(gpuworthy::measure::names::SizeLabel, gpuworthy::DeviceLabel)>| {
             x.as_ref().map_or("none in range".to_owned(), |(s, g)| format!("{s} ({g})"))
         };
         let at = |predictions: &[gpuworthy::model::Prediction]| {
