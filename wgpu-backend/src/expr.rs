@@ -8,8 +8,8 @@
 //! branch per operation; an elementwise kernel therefore computes its four elements first with WGSL's own operators
 //! on `vec4`s, folds the exponent bits of the values that could hide a special one into one test
 //! (`tested_values`), and takes the guarded path only for a `vec4` where a NaN, an infinity or a division by zero
-//! appeared (the Horner polynomial at 2^26 on an H200: 332 µs guarded, 208 µs with one test per element, 129 µs,
-//! the copy peak, with two values tested instead of 29 and the grid balanced). A reduction is two passes, recorded in
+//! appeared: the guarded path for every element made the Horner polynomial three times slower than the copy peak it
+//! now reaches (`docs/results/nvidia-h200/README.md`, "Why the code is shaped so"). A reduction is two passes, recorded in
 //! one compute pass: every workgroup combines its threads' grid-stride terms in shared memory and writes one partial,
 //! then one workgroup combines the partials and applies the post-map.
 //!
@@ -513,9 +513,8 @@ impl Dialect for Vec4 {
 /// WGSL's operators), at the accumulator, which carries the NaN or the infinity to the result as the language says.
 /// An input or a scalar that needs a test is tested once, whichever of its mentions needs it; a constant only when
 /// it is itself a NaN or an infinity. The Horner polynomial of eight terms tests two values an element this way (its
-/// input and its result) instead of 29, and a kernel testing those two ran at the copy peak on an H200 (128.7 µs at
-/// 2^26, against 170 µs testing all): the tests are integer operations, and two for each of 29 values made the
-/// kernel compute-bound. `s = sum(x*x)` tests none.
+/// input and its result) instead of 29: the tests are integer operations, and two for each of 29 values made the
+/// kernel compute-bound (the figures are in `docs/results/nvidia-h200/README.md`). `s = sum(x*x)` tests none.
 fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_on: bool) -> Vec<bool> {
     let nodes = &program.nodes;
     let mut uses: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -626,7 +625,8 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
 /// on the way was special, it computes the four again one by one through the guarded `gw_element` (which returns
 /// every output's value of one element). A chunk starts at a multiple of four elements, and every buffer is allocated
 /// padded to 16 bytes, so the last `vec4` of a length that is not a multiple of four reads and writes padding that
-/// no caller sees. On the H100, the scalar form of this kernel moved 0.6-0.7x the copy peak through Vulkan.
+/// no caller sees. The scalar form of this kernel fell well short of the copy peak through Vulkan
+/// (`docs/results/nvidia-h100/README.md`).
 pub fn elementwise_source(program: &Program) -> String {
     let mut s = params_struct(program);
     s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
@@ -685,7 +685,7 @@ pub fn elementwise_source(program: &Program) -> String {
 /// Without `subgroups`, a tree in workgroup memory: eight halvings, a barrier each. With them (a `sum`, `min` or
 /// `max` on a device that has subgroup operations), each subgroup combines its lanes' values at once, its first lane
 /// publishes the result, and one more subgroup operation combines those: one barrier instead of eight, which is how
-/// the built-in `sum`'s `subgroup` variant runs at 2.2x its `workgroup` variant on lavapipe. Special values keep the
+/// the built-in `sum`'s `subgroup` variant outruns its `workgroup` variant (`docs/results/cpu-2-core-lavapipe/`). Special values keep the
 /// language's results: a subgroup operation's answer for NaN and infinities is left to the driver, so a `sum` takes
 /// NaN where a lane is NaN or infinities of both signs meet, an infinity where one sign does, and a `min` or `max` NaN
 /// where a lane is NaN (flags gathered with `subgroupAny`).
@@ -737,10 +737,9 @@ fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
 /// guarded helpers (`gw_fold`), and so are the few `vec4`s of each invocation past its last whole trip (the last of
 /// them partial for a length that is not a multiple of four), after the main loop. Where no value needs a test
 /// (a `sum` or a `prod` whose terms pass a NaN or an infinity on, [`tested_values`]), the main loop has no branch.
-/// The lanes join the guarded accumulator at the end. `s = sum(x*x)` at 2^26 on an H200: one `f32` a load through
-/// the guarded helpers, 137 µs; four `vec4`s a trip, still guarded, 82.7 µs; with the common path, 72.0 µs; with
-/// no test and no branch in the main loop, see `docs/results/nvidia-h200/expr-r1-no-branch.txt`; the built-in
-/// `sum` takes 66-68 µs.
+/// The lanes join the guarded accumulator at the end. Each of these steps (four `vec4`s a trip, the common path, no
+/// test and no branch in the main loop) brought `s = sum(x*x)` closer to the built-in `sum`
+/// (`docs/results/nvidia-h200/README.md`, "Why the code is shaped so").
 ///
 /// With `subgroups` (a device with subgroup operations), a workgroup combines a `sum`, `min` or `max` as the built-in
 /// `sum`'s `subgroup` variant does ([`workgroup_combine`]); a `prod`, and every reduction without them, through a tree
@@ -834,8 +833,8 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
     }
     // The common path: no value on the way special, every term combined with WGSL's operators; otherwise the trip's
     // vec4s are folded element by element. Where no value needs a test ([`tested_values`]: `s = sum(x*x)`), there
-    // is no other path, and no branch: on an H200 the branch never taken cost 1.7 µs of 66 at 2^26, on lavapipe
-    // nearly half the kernel's time.
+    // is no other path, and no branch: even a branch never taken costs time on a GPU, and on lavapipe a large part
+    // of the kernel's.
     let args = |j: u32| (0..program.inputs.len()).map(|k| format!("x{k}_{j}")).collect::<Vec<_>>().join(", ");
     let mut combined = "acc4".to_owned();
     let mut special = Vec::new();
