@@ -34,6 +34,7 @@ pub mod memory;
 pub mod random;
 pub mod raw;
 pub mod rng;
+pub mod shard;
 pub mod traffic;
 pub mod variants;
 pub mod workload;
@@ -46,7 +47,7 @@ pub use backend::{
 pub use error::{Error, Result};
 pub use kind::BackendKind;
 pub use variants::{KernelSource, Variant, VariantTable};
-pub use workload::{Cost, Mismatch, Precision, Resemblance, Tolerance, Workload};
+pub use workload::{Cost, Mismatch, Precision, Resemblance, Sharding, Tolerance, Workload};
 
 /// The one list of workloads: calls the macro `$callback` with every workload's name and type, so that code which
 /// must do something for each workload (the names below, run-time dispatch by name, the facade's `Device`, the

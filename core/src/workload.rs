@@ -5,8 +5,22 @@
 //! tolerance, and the cost (bytes a perfect implementation moves, flops it computes) from which throughput follows.
 
 use std::fmt;
+use std::ops::Range;
 
 use crate::error::Result;
+
+/// How `W` splits over a device group's members and how their outputs join ([`crate::shard`] says how a group
+/// uses it).
+pub struct Sharding<W: Workload> {
+    /// What the work splits along: elements, rows.
+    pub unit: &'static str,
+    /// How many units an instance has.
+    pub units: fn(&W::Params) -> usize,
+    /// The input of the units in `range`, as an instance of its own.
+    pub cut: fn(&W::Input, Range<usize>) -> W::Input,
+    /// The whole output from the outputs of consecutive cuts that cover the input, in order.
+    pub join: fn(&W::Input, Vec<W::Output>) -> W::Output,
+}
 
 /// One compute task (square, saxpy, sum, softmax, matmul, mandelbrot, histogram, stencil, scan).
 pub trait Workload: Sized + Send + Sync + 'static {
@@ -64,6 +78,12 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// stops checking where the check would take longer than the measurement.
     fn check_work(params: &Self::Params) -> u64 {
         Self::cost(params).flops
+    }
+
+    /// How the work splits over the members of a device group and how their outputs join ([`Sharding`]);
+    /// `None` for a workload no group runs yet.
+    fn sharding() -> Option<Sharding<Self>> {
+        None
     }
 
     /// The cost of a run that produced `output`, for workloads whose work depends on the data (mandelbrot counts

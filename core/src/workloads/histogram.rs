@@ -6,6 +6,7 @@ use super::{BEYOND_128_MIB, conformance_1d, ladder_1d, off_ladder_params, quick_
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Workload, check_lengths};
 use crate::{Error, Result};
+use crate::workload::Sharding;
 
 /// `counts[min(floor(x·B), B−1)] += 1` for every `x`, in `f32`. Values below 0 (and −inf) count in bin 0, values
 /// ≥ 1 (and +inf) in bin `B−1`; NaN is not counted.
@@ -97,6 +98,24 @@ impl Workload for Histogram {
     type Params = HistogramParams;
     type Input = HistogramInput;
     type Output = Vec<u32>;
+
+    /// A histogram per member of its part of the values; the bins are added.
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding {
+            unit: "values",
+            units: |p| p.n,
+            cut: |input, r| HistogramInput { bins: input.bins, x: input.x[r].to_vec() },
+            join: |input, parts| {
+                let mut bins = vec![0u32; input.bins];
+                for part in parts {
+                    for (total, count) in bins.iter_mut().zip(part) {
+                        *total += count;
+                    }
+                }
+                bins
+            },
+        })
+    }
 
     fn params(input: &HistogramInput) -> HistogramParams {
         HistogramParams { n: input.x.len(), bins: input.bins, distribution: Distribution::Uniform }

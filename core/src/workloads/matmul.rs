@@ -9,6 +9,8 @@ use super::square_ladder;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
 use crate::{Error, Result};
+use crate::shard::concatenate;
+use crate::workload::Sharding;
 
 /// `C[M×N] = A[M×K] · B[K×N]`, all row-major, A and B uniform in `[-1, 1)`.
 ///
@@ -79,6 +81,22 @@ impl Workload for Matmul {
     type Params = MatmulParams;
     type Input = MatmulInput;
     type Output = Vec<f32>;
+
+    /// Rows of A per member, all of B on every member (the broadcast), rows of C written by their member.
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding {
+            unit: "rows of A",
+            units: |p| p.m,
+            cut: |input, r| MatmulInput {
+                m: r.len(),
+                k: input.k,
+                n: input.n,
+                a: input.a[r.start * input.k..r.end * input.k].to_vec(),
+                b: input.b.clone(),
+            },
+            join: |_, parts| concatenate(parts),
+        })
+    }
 
     fn params(input: &MatmulInput) -> MatmulParams {
         MatmulParams::new(input.m, input.k, input.n)

@@ -6,6 +6,8 @@ use super::{BEYOND_128_MIB, conformance_1d, ladder_1d, off_ladder_params, quick_
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
 use crate::{Error, Result};
+use crate::shard::concatenate;
+use crate::workload::Sharding;
 
 /// `y[i] = a·x[i] + y[i]`, updating `y` in place. Inputs: `x`, `y` uniform in `[-1, 1)`; `a` = 2.5 by default.
 ///
@@ -63,6 +65,15 @@ impl Workload for Saxpy {
     type Params = SaxpyParams;
     type Input = SaxpyInput;
     type Output = Vec<f32>;
+
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding {
+            unit: "elements",
+            units: |p| p.n,
+            cut: |input, r| SaxpyInput { a: input.a, x: input.x[r.clone()].to_vec(), y: input.y[r].to_vec() },
+            join: |_, parts| concatenate(parts),
+        })
+    }
 
     fn params(input: &SaxpyInput) -> SaxpyParams {
         SaxpyParams { n: input.x.len(), a: input.a }

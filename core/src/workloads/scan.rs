@@ -43,6 +43,7 @@ use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, q
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
+use crate::workload::Sharding;
 
 /// `y[i] = x[0] + … + x[i]`. Input: `x` uniform in `[0, 1)`. Output: `y`, as long as `x`.
 ///
@@ -74,6 +75,26 @@ impl Workload for Scan {
     type Params = Len;
     type Input = Vec<f32>;
     type Output = Vec<f32>;
+
+    /// Each member scans its part alone; each part's total is carried into every later part, the carry summed in
+    /// `f64` and added once per element (one more rounding, within the check's bound for a blocked scan).
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding {
+            unit: "elements",
+            units: |p| p.0,
+            cut: |x, r| x[r].to_vec(),
+            join: |_, parts| {
+                let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+                let mut carry = 0.0f64;
+                for part in parts {
+                    let total = part.last().copied();
+                    out.extend(part.iter().map(|&v| if carry == 0.0 { v } else { (f64::from(v) + carry) as f32 }));
+                    carry += total.map_or(0.0, f64::from);
+                }
+                out
+            },
+        })
+    }
 
     fn params(input: &Vec<f32>) -> Len {
         Len(input.len())

@@ -4,6 +4,8 @@ use super::{Shape2, conformance_2d, off_ladder_params, square_ladder};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
 use crate::{Error, Result};
+use crate::shard::concatenate;
+use crate::workload::Sharding;
 
 /// Row-wise softmax of a `rows x cols` row-major matrix with entries uniform in `[-8, 8)`.
 ///
@@ -109,6 +111,20 @@ impl Workload for Softmax {
     type Params = Shape2;
     type Input = SoftmaxInput;
     type Output = Vec<f32>;
+
+    /// Whole rows per member: a row is normalised by its own maximum and sum, so no member needs another's.
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding {
+            unit: "rows",
+            units: |p| p.rows,
+            cut: |input, r| SoftmaxInput {
+                rows: r.len(),
+                cols: input.cols,
+                data: input.data[r.start * input.cols..r.end * input.cols].to_vec(),
+            },
+            join: |_, parts| concatenate(parts),
+        })
+    }
 
     fn params(input: &SoftmaxInput) -> Shape2 {
         Shape2::new(input.rows, input.cols)

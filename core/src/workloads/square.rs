@@ -4,6 +4,8 @@ use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, q
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
+use crate::shard::concatenate;
+use crate::workload::Sharding;
 
 /// `y[i] = x[i]²`. Input: `x` uniform in `[-1, 1)`. Output: `y`, as long as `x`.
 ///
@@ -25,6 +27,10 @@ impl Workload for Square {
     type Params = Len;
     type Input = Vec<f32>;
     type Output = Vec<f32>;
+
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding { unit: "elements", units: |p| p.0, cut: |x, r| x[r].to_vec(), join: |_, parts| concatenate(parts) })
+    }
 
     fn params(input: &Vec<f32>) -> Len {
         Len(input.len())

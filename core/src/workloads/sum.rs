@@ -4,6 +4,7 @@ use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, q
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
+use crate::workload::Sharding;
 
 /// `s = Σ x[i]`. Input: `x` uniform in `[0, 1)`, so the sum is about n/2 and a relative error means something.
 ///
@@ -28,6 +29,11 @@ impl Workload for Sum {
     type Params = Len;
     type Input = Vec<f32>;
     type Output = f64;
+
+    /// Each member sums its part; the partial sums are added in `f64`.
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding { unit: "elements", units: |p| p.0, cut: |x, r| x[r].to_vec(), join: |_, parts| parts.iter().sum() })
+    }
 
     fn params(input: &Vec<f32>) -> Len {
         Len(input.len())

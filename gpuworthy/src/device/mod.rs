@@ -23,6 +23,7 @@ pub mod device_workload;
 pub mod dispatch;
 pub mod erased;
 pub mod foreign;
+pub mod group;
 pub mod host_memory;
 pub mod listing;
 pub mod spec;

@@ -1,0 +1,97 @@
+//! How one piece of work splits over the members of a device group, and how their results join.
+//!
+//! A workload that a group can run says so through [`Workload::sharding`](crate::Workload::sharding), a
+//! [`Sharding`](crate::workload::Sharding): the units its
+//! work splits along (elements of an array, rows of a matrix), how the input of a run of consecutive units is cut from
+//! the whole input, and how the members' outputs, in order, make the whole output. The cut is a smaller instance of the
+//! same workload, so a member runs it with its own variants, on its own device, checked by nothing new; only the join
+//! is the group's own code, and the group's tests check it against the same reference as every other run.
+//!
+//! The split is contiguous and in proportion to shares ([`ranges`]), which a group takes from measurements of each
+//! member, since equal parts leave the faster member idle.
+
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+
+/// `units` split into consecutive ranges in proportion to `shares` (one per member, non-negative, not all zero),
+/// covering `0..units` exactly; a member whose share rounds to nothing gets an empty range.
+///
+/// ```
+/// use gpuworthy_core::shard::ranges;
+///
+/// assert_eq!(ranges(10, &[3.0, 1.0]).unwrap(), vec![0..8, 8..10]);
+/// assert_eq!(ranges(4, &[1.0, 0.0, 1.0]).unwrap(), vec![0..2, 2..2, 2..4]);
+/// assert!(ranges(4, &[0.0, 0.0]).is_err());
+/// ```
+pub fn ranges(units: usize, shares: &[f64]) -> Result<Vec<Range<usize>>> {
+    if shares.is_empty() {
+        return Err(Error::invalid("a group needs at least one member's share"));
+    }
+    if let Some(bad) = shares.iter().find(|s| !s.is_finite() || **s < 0.0) {
+        return Err(Error::invalid(format!("a share must be a finite number at least 0, not {bad}")));
+    }
+    let total: f64 = shares.iter().sum();
+    if total <= 0.0 {
+        return Err(Error::invalid("every share is 0: no member would run anything"));
+    }
+    let mut out = Vec::with_capacity(shares.len());
+    let mut start = 0usize;
+    let mut cumulative = 0.0;
+    for (i, share) in shares.iter().enumerate() {
+        cumulative += share;
+        let end = if i + 1 == shares.len() {
+            units
+        } else {
+            ((cumulative / total * units as f64).round() as usize).clamp(start, units)
+        };
+        out.push(start..end);
+        start = end;
+    }
+    Ok(out)
+}
+
+/// Concatenates `parts`: the join of workloads whose members each write their own consecutive part of one array.
+pub fn concatenate<T: Clone>(parts: Vec<Vec<T>>) -> Vec<T> {
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for part in parts {
+        out.extend(part);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_cover_every_unit_once_in_proportion() {
+        for units in [0usize, 1, 7, 1000, 1 << 20] {
+            for shares in [vec![1.0], vec![1.0, 1.0], vec![0.7, 0.3], vec![5.0, 0.0, 1.0, 2.0]] {
+                let r = ranges(units, &shares).unwrap();
+                assert_eq!(r.len(), shares.len());
+                assert_eq!(r.first().unwrap().start, 0);
+                assert_eq!(r.last().unwrap().end, units);
+                assert!(r.windows(2).all(|w| w[0].end == w[1].start), "{r:?}");
+                let total: f64 = shares.iter().sum();
+                for (range, share) in r.iter().zip(&shares) {
+                    let wanted = share / total * units as f64;
+                    assert!((range.len() as f64 - wanted).abs() <= 1.0, "{units} {shares:?}: {r:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_shares_are_refused_with_the_reason() {
+        assert!(ranges(8, &[]).unwrap_err().to_string().contains("at least one"));
+        assert!(ranges(8, &[1.0, f64::NAN]).unwrap_err().to_string().contains("finite"));
+        assert!(ranges(8, &[1.0, -1.0]).unwrap_err().to_string().contains("at least 0"));
+        assert!(ranges(8, &[0.0]).unwrap_err().to_string().contains("every share is 0"));
+    }
+
+    #[test]
+    fn concatenation_keeps_the_order() {
+        assert_eq!(concatenate(vec![vec![1, 2], vec![], vec![3]]), vec![1, 2, 3]);
+    }
+}

@@ -1,0 +1,293 @@
+//! Device groups: one computation split over several devices at once (`cpu+wgpu`, `cuda:0,1`, `cuda:*`,
+//! `cpu+cuda:*`), each member running its part with its own best variant on a thread of its own, and the parts
+//! joined by the workload's own join ([`gpuworthy_core::shard`]).
+//!
+//! A group is a list of opened [`Device`]s beside the single device rather than a fifth kind of it, because what it
+//! adds (a share per member, a split, a join) belongs to the run, not to a backend: every member stays the device it
+//! is, with its variants, limits and errors. The split follows shares, which [`DeviceGroup::measure_shares`] takes
+//! from a timed run of each member: equal parts would leave the faster member idle while the slower finishes.
+//!
+//! A member that fails fails the run with its name; a partial result is never returned.
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use gpuworthy_core::shard::ranges;
+use gpuworthy_core::{BackendKind, Error, Result, Workload};
+
+use crate::device::spec::DeviceSpec;
+use crate::device::{Device, DeviceLabel, DeviceWorkload};
+
+/// Opened devices that run one computation together.
+#[derive(Clone, Debug)]
+pub struct DeviceGroup {
+    members: Vec<Device>,
+}
+
+/// One member's part of a group's run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberRun {
+    /// The member.
+    pub label: DeviceLabel,
+    /// The variant it ran (its best for its part).
+    pub variant: &'static str,
+    /// The units of the work it took ([`gpuworthy_core::shard::Sharding::unit`]).
+    pub units: Range<usize>,
+    /// Its run from the host's data to its part of the output, transfers included.
+    pub time: Duration,
+}
+
+/// A group's run: the joined output, each member's part, and the phases the group adds.
+#[derive(Debug, Clone)]
+pub struct GroupRun<W: Workload> {
+    /// The whole output.
+    pub output: W::Output,
+    /// Each member's part, in member order (a member whose share rounded to nothing ran nothing and is absent).
+    pub members: Vec<MemberRun>,
+    /// From the first member's start to the last member's end: the slowest member decides it.
+    pub parallel: Duration,
+    /// Cutting the input into parts and joining the parts' outputs, on the host.
+    pub split_and_join: Duration,
+}
+
+impl DeviceGroup {
+    /// The forms a group is written in.
+    pub const FORMS: &'static str = "`cpu+wgpu`, `cuda:0,1`, `cuda:*` (every CUDA GPU), `wgpu:*`, `cpu+cuda:*`";
+
+    /// Whether `text` names a group rather than one device: it joins devices with `+`, or lists several of one
+    /// backend (`cuda:0,1`, `cuda:*`).
+    pub fn is_group(text: &str) -> bool {
+        text.contains('+') || text.contains(',') || text.contains('*')
+    }
+
+    /// The members `text` names, in order: `+` joins parts, and a part is a device (`cpu`, `cuda:1`, `wgpu`), a
+    /// list of one backend's (`cuda:0,1`), or every device of a backend (`cuda:*`, `wgpu:*`). A device named twice
+    /// is an error.
+    pub fn parse(text: &str) -> Result<Vec<DeviceSpec>> {
+        let mut specs = Vec::new();
+        for part in text.split('+').map(str::trim) {
+            if part.is_empty() {
+                return Err(Error::invalid(format!("`{text}`: an empty member; a group is written {}", Self::FORMS)));
+            }
+            let (kind, detail) = match part.split_once(':') {
+                Some((kind, detail)) => (kind.trim(), Some(detail.trim())),
+                None => (part, None),
+            };
+            match detail {
+                Some("*") => specs.extend(every_device(kind.parse()?)?),
+                Some(list) if list.contains(',') => {
+                    for item in list.split(',').map(str::trim) {
+                        specs.push(format!("{kind}:{item}").parse()?);
+                    }
+                }
+                _ => specs.push(part.parse()?),
+            }
+        }
+        for (i, spec) in specs.iter().enumerate() {
+            if specs[..i].contains(spec) {
+                return Err(Error::invalid(format!("`{text}`: {spec} is named twice; each device is a member once")));
+            }
+        }
+        Ok(specs)
+    }
+
+    /// Opens every member `text` names ([`DeviceGroup::parse`]); a member that cannot open is an error naming it.
+    pub fn open(text: &str) -> Result<DeviceGroup> {
+        let mut members = Vec::new();
+        for spec in DeviceGroup::parse(text)? {
+            let device = Device::open(spec.clone()).map_err(|e| naming(&format!("member {spec} of `{text}`"), e))?;
+            members.push(device);
+        }
+        DeviceGroup::new(members)
+    }
+
+    /// A group of opened devices: at least one, none twice.
+    pub fn new(members: Vec<Device>) -> Result<DeviceGroup> {
+        if members.is_empty() {
+            return Err(Error::invalid("a group needs at least one member"));
+        }
+        for (i, device) in members.iter().enumerate() {
+            if members[..i].iter().any(|m| m.same_device(device)) {
+                return Err(Error::invalid(format!("{} is a member twice", device.label())));
+            }
+        }
+        Ok(DeviceGroup { members })
+    }
+
+    /// The members, in order.
+    pub fn members(&self) -> &[Device] {
+        &self.members
+    }
+
+    /// The group as reports name it: its members' labels joined by `+` (`cpu+wgpu(cpu)`).
+    pub fn label(&self) -> String {
+        self.members.iter().map(|m| m.label().to_string()).collect::<Vec<_>>().join("+")
+    }
+
+    /// Whether the group can run `W`: the workload splits, and every member implements it.
+    pub fn supports<W: DeviceWorkload>(&self) -> bool {
+        W::sharding().is_some() && self.members.iter().all(|m| m.supports::<W>())
+    }
+
+    /// Runs `W` on `input` over the members, each taking the consecutive units its share gives it
+    /// ([`gpuworthy_core::shard::ranges`]), every member at once on a thread of its own; the parts' outputs are
+    /// joined in order. Errors name the member that failed; a workload that does not split is refused by name.
+    pub fn run<W: DeviceWorkload>(&self, input: &W::Input, shares: &[f64]) -> Result<GroupRun<W>> {
+        let sharding = W::sharding()
+            .ok_or_else(|| Error::invalid(format!("{} does not split over a device group yet", W::NAME)))?;
+        if shares.len() != self.members.len() {
+            return Err(Error::invalid(format!(
+                "{} shares for the {} members of {}",
+                shares.len(),
+                self.members.len(),
+                self.label()
+            )));
+        }
+        if let Some(member) = self.members.iter().find(|m| !m.supports::<W>()) {
+            return Err(Error::unsupported(member.backend().kind(), W::NAME));
+        }
+        let params = W::params(input);
+        let units = (sharding.units)(&params);
+        let parts = ranges(units, shares)?;
+        let split_start = Instant::now();
+        let work: Vec<(&Device, Range<usize>, W::Input)> = self
+            .members
+            .iter()
+            .zip(&parts)
+            .filter(|(_, range)| !range.is_empty() || units == 0)
+            .take(if units == 0 { 1 } else { usize::MAX })
+            .map(|(device, range)| (device, range.clone(), (sharding.cut)(input, range.clone())))
+            .collect();
+        let split = split_start.elapsed();
+        let started = Instant::now();
+        let results: Vec<Result<(W::Output, MemberRun)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = work
+                .iter()
+                .map(|(device, range, part)| {
+                    scope.spawn(move || {
+                        let variant = device.best_variant::<W>(&W::params(part));
+                        let start = Instant::now();
+                        let output = device.run::<W>(variant, part).map_err(|e| {
+                            naming(&format!("member {} ({variant}, {} {range:?})", device.label(), sharding.unit), e)
+                        })?;
+                        let run =
+                            MemberRun { label: device.label(), variant, units: range.clone(), time: start.elapsed() };
+                        Ok((output, run))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked"))))
+                .collect()
+        });
+        let parallel = started.elapsed();
+        let mut outputs = Vec::with_capacity(results.len());
+        let mut members = Vec::with_capacity(results.len());
+        for result in results {
+            let (output, run) = result?;
+            outputs.push(output);
+            members.push(run);
+        }
+        let join_start = Instant::now();
+        let output = (sharding.join)(input, outputs);
+        Ok(GroupRun { output, members, parallel, split_and_join: split + join_start.elapsed() })
+    }
+
+    /// Shares for `W` on `input` from measurement: each member runs the whole input once to warm up and once timed
+    /// (its transfers included, as a group's run pays them), and takes a share in proportion to its speed.
+    pub fn measure_shares<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<f64>> {
+        let params = W::params(input);
+        let mut shares = Vec::with_capacity(self.members.len());
+        for device in &self.members {
+            let variant = device.best_variant::<W>(&params);
+            let timed = || -> Result<Duration> {
+                let start = Instant::now();
+                device.run::<W>(variant, input)?;
+                Ok(start.elapsed())
+            };
+            let measure = || -> Result<Duration> {
+                timed()?;
+                timed()
+            };
+            let time = measure().map_err(|e| naming(&format!("timing member {} for its share", device.label()), e))?;
+            shares.push(1.0 / time.as_secs_f64().max(1e-9));
+        }
+        Ok(shares)
+    }
+}
+
+/// Every device of `kind` on this machine, for `kind:*`.
+fn every_device(kind: BackendKind) -> Result<Vec<DeviceSpec>> {
+    let specs: Vec<DeviceSpec> = match kind {
+        BackendKind::Cpu => vec![DeviceSpec::Cpu],
+        #[cfg(feature = "cuda")]
+        BackendKind::Cuda => {
+            (0..gpuworthy_cuda::CudaBackend::device_count()).map(|ordinal| DeviceSpec::Cuda { ordinal }).collect()
+        }
+        #[cfg(feature = "wgpu")]
+        BackendKind::Wgpu => gpuworthy_wgpu::WgpuBackend::adapters()
+            .into_iter()
+            .map(|info| DeviceSpec::Wgpu { adapter: Some(info.name) })
+            .collect(),
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(Device::open(DeviceSpec::from(other))
+                .err()
+                .unwrap_or_else(|| Error::invalid(format!("{other}: not compiled in"))));
+        }
+    };
+    if specs.is_empty() {
+        return Err(Error::Unavailable {
+            backend: kind,
+            reason: format!("`{kind}:*` names every {kind} device, and this machine has none"),
+        });
+    }
+    Ok(specs)
+}
+
+/// `error` with the member it happened on named first, its kind kept (an unavailable member stays unavailable).
+fn naming(member: &str, error: Error) -> Error {
+    match error {
+        Error::InvalidInput(message) => Error::InvalidInput(format!("{member}: {message}")),
+        Error::Unavailable { backend, reason } => Error::Unavailable { backend, reason: format!("{member}: {reason}") },
+        Error::Device { backend, message } => Error::Device { backend, message: format!("{member}: {message}") },
+        Error::TooLarge { what, limit } => Error::TooLarge { what: format!("{member}: {what}"), limit },
+        Error::Unsupported { backend, workload } => {
+            Error::Unsupported { backend, workload: format!("{workload}` ({member})`") }
+        }
+        // A compile log, a variant list or a missing feature already names its backend.
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_of_a_group_parses_to_its_members() {
+        let specs =
+            |text: &str| DeviceGroup::parse(text).map(|s| s.iter().map(ToString::to_string).collect::<Vec<_>>());
+        assert_eq!(specs("cpu+wgpu").unwrap(), ["cpu", "wgpu"]);
+        assert_eq!(specs("cuda:0,1").unwrap(), ["cuda:0", "cuda:1"]);
+        assert_eq!(specs(" cpu + cuda:2 ").unwrap(), ["cpu", "cuda:2"]);
+        assert_eq!(specs("cpu:*").unwrap(), ["cpu"]);
+        assert!(
+            DeviceGroup::is_group("cpu+cuda") && DeviceGroup::is_group("cuda:*") && !DeviceGroup::is_group("cuda:1")
+        );
+    }
+
+    #[test]
+    fn a_bad_group_is_refused_with_the_reason() {
+        let err = |text: &str| DeviceGroup::parse(text).unwrap_err().to_string();
+        assert!(err("cpu+").contains("an empty member"), "{}", err("cpu+"));
+        assert!(err("cpu+cpu").contains("named twice"), "{}", err("cpu+cpu"));
+        assert!(err("cuda:0,0").contains("named twice"));
+        assert!(err("cpu+gpu").contains("unknown backend"), "{}", err("cpu+gpu"));
+        assert!(err("cuda:a,b").contains("ordinal is a number"), "{}", err("cuda:a,b"));
+        assert!(DeviceGroup::new(Vec::new()).is_err());
+        let cpu = Device::cpu().unwrap();
+        assert!(DeviceGroup::new(vec![cpu.clone(), cpu]).unwrap_err().to_string().contains("member twice"));
+    }
+}

@@ -1,0 +1,118 @@
+//! Device groups: every workload that splits ([`Workload::sharding`]), run over every group this machine can form,
+//! with equal, uneven and empty shares, each result checked against the workload's reference by its own check.
+//!
+//! The groups are the opened devices together (`cpu+wgpu` on a machine with lavapipe), the CPU with each other
+//! device, every CUDA GPU where there are two or more (`cuda:*`), and the CPU alone (a group of one, which still cuts
+//! and joins). A backend that cannot open is skipped loudly, and fails where `GPUWORTHY_REQUIRE` lists it.
+
+use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
+use gpuworthy::device::group::DeviceGroup;
+use gpuworthy_core::{Backend, BackendKind, Precision, Workload};
+use gpuworthy_tests::{SEED, available_devices};
+
+/// The groups this machine can form.
+fn groups() -> Vec<DeviceGroup> {
+    let devices = available_devices();
+    let cpu = devices.iter().find(|d| d.kind() == BackendKind::Cpu).cloned().expect("the CPU opens");
+    let mut groups = vec![DeviceGroup::new(vec![cpu.clone()]).unwrap()];
+    for other in devices.iter().filter(|d| d.kind() != BackendKind::Cpu) {
+        groups.push(DeviceGroup::new(vec![cpu.clone(), other.clone()]).unwrap());
+    }
+    if devices.len() > 2 {
+        groups.push(DeviceGroup::new(devices.clone()).unwrap());
+    }
+    if gpuworthy::cuda::CudaBackend::device_count() >= 2 {
+        groups.push(DeviceGroup::open("cuda:*").expect("every CUDA GPU opens"));
+    }
+    groups
+}
+
+/// The shares each group is run with: equal, uneven both ways, and one member given nothing.
+fn shares(members: usize) -> Vec<Vec<f64>> {
+    let mut all = vec![vec![1.0; members]];
+    if members > 1 {
+        all.push((0..members).map(|i| 0.7f64.powi(i as i32)).collect());
+        all.push((0..members).map(|i| 1.0 + i as f64).collect());
+        all.push((0..members).map(|i| if i == 0 { 0.0 } else { 1.0 }).collect());
+    }
+    all
+}
+
+struct OnGroups {
+    groups: Vec<DeviceGroup>,
+    failures: Vec<String>,
+    runs: usize,
+}
+
+impl WorkloadVisitor for OnGroups {
+    type Output = ();
+
+    fn visit<W: CommandLineWorkload>(&mut self) {
+        let Some(sharding) = W::sharding() else {
+            eprintln!("{}: does not split over a group yet", W::NAME);
+            return;
+        };
+        for params in W::conformance_params() {
+            let input = W::generate(&params, SEED).unwrap();
+            let expected = W::reference(&input).unwrap();
+            // A join that loses a part is caught by the check: the planted wrong answer.
+            let units = (sharding.units)(&params);
+            if units >= 2 {
+                let first = (sharding.cut)(&input, 0..units / 2);
+                let lost = (sharding.join)(&input, vec![W::reference(&first).unwrap()]);
+                // (Where the second half's output is empty, as with rows of no columns, nothing is lost.)
+                assert!(
+                    format!("{lost:?}") == format!("{expected:?}")
+                        || W::check(&input, &expected, &lost, Precision::Full).is_err(),
+                    "{} {params}: a join missing its second part passed the check",
+                    W::NAME
+                );
+            }
+            for group in self.groups.iter().filter(|g| g.supports::<W>()) {
+                for shares in shares(group.members().len()) {
+                    self.runs += 1;
+                    let outcome = group.run::<W>(&input, &shares).map_err(|e| e.to_string()).and_then(|run| {
+                        W::check(&input, &expected, &run.output, Precision::Full).map_err(|e| e.to_string())
+                    });
+                    if let Err(why) = outcome {
+                        self.failures.push(format!(
+                            "{} {params} on {} with shares {shares:?}: {why}",
+                            W::NAME,
+                            group.label()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_workload_that_splits_matches_its_reference_on_every_group() {
+    let mut visitor = OnGroups { groups: groups(), failures: Vec::new(), runs: 0 };
+    visit_each_workload(&mut visitor);
+    for group in &visitor.groups {
+        eprintln!("group {}", group.label());
+    }
+    assert!(visitor.runs > 0, "no group ran anything");
+    assert!(visitor.failures.is_empty(), "{}", visitor.failures.join("\n"));
+}
+
+#[test]
+fn a_member_that_cannot_open_is_named_and_bad_shares_are_refused() {
+    let err = DeviceGroup::open("cpu+cuda:999").expect_err("no machine has a 1000th GPU");
+    assert!(err.is_unavailable() && err.to_string().contains("cuda:999"), "{err}");
+    let cpu = DeviceGroup::open("cpu").unwrap();
+    let input = gpuworthy_core::workloads::Square::generate(&gpuworthy_core::workloads::Len(64), 1).unwrap();
+    let wrong = cpu.run::<gpuworthy_core::workloads::Square>(&input, &[1.0, 1.0]).unwrap_err().to_string();
+    assert!(wrong.contains("2 shares for the 1 members"), "{wrong}");
+    let zero = cpu.run::<gpuworthy_core::workloads::Square>(&input, &[0.0]).unwrap_err().to_string();
+    assert!(zero.contains("every share is 0"), "{zero}");
+    let mandelbrot = gpuworthy_core::workloads::Mandelbrot::generate(
+        &gpuworthy_core::workloads::Mandelbrot::conformance_params()[0],
+        1,
+    )
+    .unwrap();
+    let refused = cpu.run::<gpuworthy_core::workloads::Mandelbrot>(&mandelbrot, &[1.0]).unwrap_err().to_string();
+    assert!(refused.contains("does not split over a device group yet"), "{refused}");
+}
