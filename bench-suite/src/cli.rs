@@ -158,7 +158,8 @@ pub struct RunArgs {
     pub size: Option<String>,
     /// The device: cpu, cuda, cuda:N (the Nth CUDA device), wgpu, wgpu:ADAPTER (an index from `gpuworthy
     /// devices`, vulkan, metal, dx12, or part of the adapter's name), or auto (where the calibrated cost model
-    /// predicts it fastest for this size, with the data on the host).
+    /// predicts it fastest for this size, with the data on the host), or a group of devices that run one
+    /// computation together: cpu+wgpu, cuda:0,1, cuda:* (every CUDA GPU), cpu+cuda:*.
     /// (The CPU when omitted; with `--expr`, every available device.)
     #[arg(long, short, value_name = "DEVICE", value_parser = parse_target)]
     pub backend: Option<Target>,
@@ -301,6 +302,8 @@ pub enum Target {
     Auto,
     /// This device.
     Device(DeviceSpec),
+    /// A device group, as written (`cpu+wgpu`, `cuda:0,1`, `cuda:*`): its members run one computation together.
+    Group(String),
 }
 
 /// Workload parameters beyond the size.
@@ -355,7 +358,17 @@ pub struct LessonArgs {
 
 /// Parses `run --backend`: `auto` or a device.
 pub fn parse_target(text: &str) -> Result<Target, String> {
-    if text.trim().eq_ignore_ascii_case("auto") { Ok(Target::Auto) } else { parse_device(text).map(Target::Device) }
+    if text.trim().eq_ignore_ascii_case("auto") {
+        Ok(Target::Auto)
+    } else if gpuworthy::device::group::DeviceGroup::is_group(text) {
+        // `cuda:*` is expanded when the group opens: parsing here finds every other mistake before anything runs.
+        if !text.contains('*') {
+            gpuworthy::device::group::DeviceGroup::parse(text).map_err(|e| e.to_string())?;
+        }
+        Ok(Target::Group(text.trim().to_owned()))
+    } else {
+        parse_device(text).map(Target::Device)
+    }
 }
 
 /// Parses a device as `--backend` takes it.

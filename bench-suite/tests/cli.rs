@@ -653,3 +653,25 @@ fn explain_on_a_what_if_gpu_is_labelled_and_bounded_by_its_memory() {
     let cuda = stdout.lines().find(|l| l.trim_start().starts_with("cuda")).expect("a cuda row");
     assert!(cuda.contains(" ms"), "{cuda}");
 }
+
+#[test]
+fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused() {
+    // The CPU and the wgpu adapter (lavapipe in CI) together; where no adapter opens, the group cannot either.
+    let out = gpuworthy(&["run", "square", "--size", "100003", "--backend", "cpu+wgpu", "--quick"]);
+    if out.status.code() == Some(1) {
+        let required = gpuworthy::core::BackendKind::required_by_env().unwrap_or_default();
+        assert!(!required.contains(&gpuworthy::core::BackendKind::Wgpu), "{}", String::from_utf8_lossy(&out.stderr));
+        eprintln!("SKIPPING the group run: {}", String::from_utf8_lossy(&out.stderr));
+    } else {
+        expect(&out, "square on cpu+wgpu", 0, "");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("on the group cpu+wgpu") && stdout.contains("ok: the joined result"), "{stdout}");
+    }
+    let refused = gpuworthy(&["run", "mandelbrot", "--backend", "cpu+wgpu"]);
+    let twice = gpuworthy(&["run", "square", "--backend", "cpu+cpu"]);
+    let expression = gpuworthy(&["run", "--expr", "y = 2 * x", "--backend", "cpu+wgpu"]);
+    for (out, what) in [(&refused, "does not split"), (&twice, "named twice"), (&expression, "device group yet")] {
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(what), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}

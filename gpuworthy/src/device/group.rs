@@ -194,11 +194,11 @@ impl DeviceGroup {
         Ok(GroupRun { output, members, parallel, split_and_join: split + join_start.elapsed() })
     }
 
-    /// Shares for `W` on `input` from measurement: each member runs the whole input once to warm up and once timed
-    /// (its transfers included, as a group's run pays them), and takes a share in proportion to its speed.
-    pub fn measure_shares<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<f64>> {
+    /// Each member's time for the whole of `input` alone: one run to warm up (compilation, first-touch allocation),
+    /// then one timed, from the host's data to the host's output (a group's run pays the transfers too).
+    pub fn time_each_alone<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<Duration>> {
         let params = W::params(input);
-        let mut shares = Vec::with_capacity(self.members.len());
+        let mut times = Vec::with_capacity(self.members.len());
         for device in &self.members {
             let variant = device.best_variant::<W>(&params);
             let timed = || -> Result<Duration> {
@@ -206,15 +206,24 @@ impl DeviceGroup {
                 device.run::<W>(variant, input)?;
                 Ok(start.elapsed())
             };
-            let measure = || -> Result<Duration> {
-                timed()?;
-                timed()
-            };
-            let time = measure().map_err(|e| naming(&format!("timing member {} for its share", device.label()), e))?;
-            shares.push(1.0 / time.as_secs_f64().max(1e-9));
+            let time = timed()
+                .and_then(|_| timed())
+                .map_err(|e| naming(&format!("timing member {} alone", device.label()), e))?;
+            times.push(time);
         }
-        Ok(shares)
+        Ok(times)
     }
+
+    /// Shares for `W` on `input` from measurement ([`DeviceGroup::time_each_alone`]): each member's in proportion to
+    /// its speed, so that every member would finish together if they did not slow each other.
+    pub fn measure_shares<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<f64>> {
+        Ok(shares_from_times(&self.time_each_alone::<W>(input)?))
+    }
+}
+
+/// Shares in proportion to speed: the inverse of each time (a time too short to read counts as a nanosecond).
+pub fn shares_from_times(times: &[Duration]) -> Vec<f64> {
+    times.iter().map(|t| 1.0 / t.as_secs_f64().max(1e-9)).collect()
 }
 
 /// Every device of `kind` on this machine, for `kind:*`.

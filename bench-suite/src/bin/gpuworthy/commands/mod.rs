@@ -13,5 +13,6 @@ pub(crate) mod explain_on;
 pub(crate) mod roofline;
 pub(crate) mod run;
 pub(crate) mod run_expression;
+pub(crate) mod run_group;
 pub(crate) mod sweep;
 pub(crate) mod transfers;

@@ -37,9 +37,12 @@ pub(crate) fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
     check_flags(&workload, &backend, pinned, pipelined, &lessons)?;
     let memory = host_memory(pinned, pipelined);
+    if let Target::Group(group) = &backend {
+        return super::run_group::run_on_group(&workload, group, size.as_deref(), &params.options(), &options);
+    }
     let devices = match backend {
         Target::Device(spec) => Ok(open_devices(spec, memory, &lessons.block_size)?),
-        Target::Auto => Err(()),
+        Target::Auto | Target::Group(_) => Err(()),
     };
     let transfer_note = pipelined.then(pipelined_note);
     let request = RunRequest {
@@ -87,6 +90,7 @@ fn check_flags(
         Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
         Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
         Target::Auto => Err(Exit::usage(format!("{flag} applies to CUDA devices, not auto"))),
+        Target::Group(group) => Err(Exit::usage(format!("{flag} applies to one CUDA device, not the group {group}"))),
     };
     if pinned {
         cuda_only("--pinned", backend)?;
@@ -101,6 +105,11 @@ fn check_flags(
                 return Err(Exit::usage(format!("--block-size applies to CUDA and wgpu devices, not {spec}")));
             }
             Target::Auto => return Err(Exit::usage("--block-size applies to CUDA and wgpu devices, not auto")),
+            Target::Group(group) => {
+                return Err(Exit::usage(format!(
+                    "--block-size applies to one CUDA or wgpu device, not the group {group}"
+                )));
+            }
         }
         if !["square", "saxpy"].contains(&workload) {
             return Err(Exit::usage(format!(

@@ -28,6 +28,11 @@ pub(crate) fn run_expression_command(source: &str, args: &RunArgs, options: &Mea
         let flag = if args.pipelined { "--pipelined" } else { "--pinned" };
         return Err(Exit::usage(format!("{flag} applies to CUDA devices: add --backend cuda")));
     }
+    if let Some(Target::Group(group)) = &args.backend {
+        return Err(Exit::usage(format!(
+            "expressions do not run on a device group yet ({group}): give one device, or a built-in workload"
+        )));
+    }
     let lessons = &args.lessons;
     if !args.params.options().is_empty() || !lessons.block_size.is_empty() || lessons.launches.is_some() {
         return Err(Exit::usage("workload options, --block-size and --launches do not apply to --expr"));
@@ -77,6 +82,9 @@ fn run_expression(
         }
         Some(Target::Device(spec)) => {
             vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
+        }
+        Some(Target::Group(group)) => {
+            return Err(Exit::usage(format!("expressions do not run on a device group yet ({group})")));
         }
         Some(Target::Auto) => {
             let choice = gpuworthy::choose::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;

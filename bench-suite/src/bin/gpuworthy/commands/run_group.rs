@@ -1,0 +1,133 @@
+//! `gpuworthy run WORKLOAD --backend cpu+wgpu` (or `cuda:0,1`, `cuda:*`, `cpu+cuda`): one workload at one size split
+//! over a device group, each member's share taken from a timed run of each member alone, the group's run repeated
+//! and its median reported beside each member alone, and the joined result checked against the reference.
+//!
+//! A module of its own because a group's run has other phases than one device's (no kernel of its own: the members
+//! run at once, and the host splits and joins), so it shares the size parsing and the exit codes with `run`, not its
+//! table.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use gpuworthy::core::Precision;
+use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::device::group::{DeviceGroup, shares_from_times};
+use gpuworthy::measure::MeasureOptions;
+use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
+
+use crate::exit::{Exit, usage};
+
+/// Runs `workload` on the group written `group`, as `run` does on one device.
+pub(crate) fn run_on_group(
+    workload: &str,
+    group: &str,
+    size: Option<&str>,
+    params: &WorkloadOptions,
+    options: &MeasureOptions,
+) -> anyhow::Result<()> {
+    let group = DeviceGroup::open(group).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
+    let mut visitor = OnGroup { group: &group, size, params, options };
+    visit_workload_named(workload, &mut visitor).map_err(usage)?
+}
+
+struct OnGroup<'a> {
+    group: &'a DeviceGroup,
+    size: Option<&'a str>,
+    params: &'a WorkloadOptions,
+    options: &'a MeasureOptions,
+}
+
+impl WorkloadVisitor for OnGroup<'_> {
+    type Output = anyhow::Result<()>;
+
+    fn visit<W: CommandLineWorkload>(&mut self) -> anyhow::Result<()> {
+        let Some(sharding) = W::sharding() else {
+            return Err(Exit::usage(format!(
+                "{} does not split over a device group yet; the workloads that do: {}",
+                W::NAME,
+                splitting_workloads().join(", ")
+            )));
+        };
+        let mut params = match self.size {
+            Some(s) => W::Params::parse_size(s).map_err(usage)?,
+            None => W::quick_ladder().pop().context("the workload has no default size")?,
+        };
+        params.apply(self.params).map_err(usage)?;
+        for member in self.group.members() {
+            member.check_size::<W>(&params).map_err(usage)?;
+        }
+        let input = W::generate(&params, self.options.seed).map_err(usage)?;
+        let alone = self.group.time_each_alone::<W>(&input)?;
+        let shares = shares_from_times(&alone);
+        let total: f64 = shares.iter().sum();
+        let repeats = self.options.min_repetitions.clamp(3, 9);
+        let mut runs = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            runs.push(self.group.run::<W>(&input, &shares)?);
+        }
+        let whole = |r: &gpuworthy::device::group::GroupRun<W>| r.parallel + r.split_and_join;
+        runs.sort_by_key(whole);
+        let median = &runs[runs.len() / 2];
+        out!(
+            "{} {params} on the group {} ({} members), split by {} in proportion to each member's time alone:",
+            W::NAME,
+            self.group.label(),
+            self.group.members().len(),
+            sharding.unit
+        );
+        out!(
+            "  {:<12} {:>7} {:>24} {:>18} {:>12} {:>12}",
+            "member",
+            "share",
+            sharding.unit,
+            "variant",
+            "in group",
+            "alone"
+        );
+        for (i, member) in self.group.members().iter().enumerate() {
+            let label = member.label();
+            let part = median.members.iter().find(|m| m.label == label);
+            let units = part.map_or("none".to_owned(), |p| format!("{}..{}", p.units.start, p.units.end));
+            let variant = part.map_or("-", |p| p.variant);
+            let in_group = part.map_or("-".to_owned(), |p| gpuworthy::measure::duration(p.time));
+            out!(
+                "  {:<12} {:>6.1}% {:>24} {:>18} {:>12} {:>12}",
+                label.as_str(),
+                100.0 * shares[i] / total,
+                units,
+                variant,
+                in_group,
+                gpuworthy::measure::duration(alone[i])
+            );
+        }
+        let fastest_alone = alone.iter().copied().min().unwrap_or(Duration::ZERO);
+        let group_time = whole(median);
+        out!(
+            "  group: {} (median of {repeats}; the members at once {}, the host's split and join {}), {:.2}x the fastest member alone",
+            gpuworthy::measure::duration(group_time),
+            gpuworthy::measure::duration(median.parallel),
+            gpuworthy::measure::duration(median.split_and_join),
+            fastest_alone.as_secs_f64() / group_time.as_secs_f64().max(1e-12)
+        );
+        if self.options.validate {
+            let expected = W::reference(&input).map_err(usage)?;
+            if let Err(mismatch) = W::check(&input, &expected, &median.output, Precision::Full) {
+                return Err(Exit::check_failed(format!("FAILED: {mismatch}")));
+            }
+            out!("  ok: the joined result matches the reference");
+        }
+        Ok(())
+    }
+}
+
+/// The built-in workloads a group can run.
+fn splitting_workloads() -> Vec<&'static str> {
+    struct Splits;
+    impl WorkloadVisitor for Splits {
+        type Output = Option<&'static str>;
+        fn visit<W: CommandLineWorkload>(&mut self) -> Option<&'static str> {
+            W::sharding().map(|_| W::NAME)
+        }
+    }
+    gpuworthy::device::dispatch::visit_each_workload(&mut Splits).into_iter().flatten().collect()
+}
