@@ -72,6 +72,14 @@ impl WorkloadVisitor for OnGroups {
                 for shares in shares(group.members().len()) {
                     self.runs += 1;
                     let outcome = group.run::<W>(&input, &shares).map_err(|e| e.to_string()).and_then(|run| {
+                        // Each member's report is its own: members in order, their parts consecutive.
+                        let told = run
+                            .members
+                            .windows(2)
+                            .all(|w| w[0].member < w[1].member && w[0].units.end == w[1].units.start);
+                        if !told {
+                            return Err(format!("the members' reports are out of order: {:?}", run.members));
+                        }
                         W::check(&input, &expected, &run.output, Precision::Full).map_err(|e| e.to_string())
                     });
                     if let Err(why) = outcome {

@@ -22,12 +22,17 @@ use crate::device::{Device, DeviceLabel, DeviceWorkload};
 #[derive(Clone, Debug)]
 pub struct DeviceGroup {
     members: Vec<Device>,
+    /// How reports name each member: as written (`cuda:1`) when the group was opened from text, else its label, with
+    /// its position where two members share a label.
+    names: Vec<String>,
 }
 
 /// One member's part of a group's run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemberRun {
-    /// The member.
+    /// The member's position in the group.
+    pub member: usize,
+    /// The member's label.
     pub label: DeviceLabel,
     /// The variant it ran (its best for its part).
     pub variant: &'static str,
@@ -94,11 +99,13 @@ impl DeviceGroup {
     /// Opens every member `text` names ([`DeviceGroup::parse`]); a member that cannot open is an error naming it.
     pub fn open(text: &str) -> Result<DeviceGroup> {
         let mut members = Vec::new();
+        let mut names = Vec::new();
         for spec in DeviceGroup::parse(text)? {
             let device = Device::open(spec.clone()).map_err(|e| naming(&format!("member {spec} of `{text}`"), e))?;
             members.push(device);
+            names.push(spec.to_string());
         }
-        DeviceGroup::new(members)
+        Ok(DeviceGroup { names, ..DeviceGroup::new(members)? })
     }
 
     /// A group of opened devices: at least one, none twice.
@@ -111,7 +118,25 @@ impl DeviceGroup {
                 return Err(Error::invalid(format!("{} is a member twice", device.label())));
             }
         }
-        Ok(DeviceGroup { members })
+        let labels: Vec<String> = members.iter().map(|m| m.label().to_string()).collect();
+        let names =
+            labels
+                .iter()
+                .enumerate()
+                .map(|(i, label)| {
+                    if labels.iter().filter(|l| *l == label).count() > 1 {
+                        format!("{label}#{i}")
+                    } else {
+                        label.clone()
+                    }
+                })
+                .collect();
+        Ok(DeviceGroup { members, names })
+    }
+
+    /// How reports name each member, in order (`cuda:0`, `cuda:1`; see [`DeviceGroup::label`]).
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// The members, in order.
@@ -119,9 +144,9 @@ impl DeviceGroup {
         &self.members
     }
 
-    /// The group as reports name it: its members' labels joined by `+` (`cpu+wgpu(cpu)`).
+    /// The group as reports name it: its members' names joined by `+` (`cpu+cuda:0+cuda:1`).
     pub fn label(&self) -> String {
-        self.members.iter().map(|m| m.label().to_string()).collect::<Vec<_>>().join("+")
+        self.names.join("+")
     }
 
     /// Whether the group can run `W`: the workload splits, and every member implements it.
@@ -150,28 +175,35 @@ impl DeviceGroup {
         let units = (sharding.units)(&params);
         let parts = ranges(units, shares)?;
         let split_start = Instant::now();
-        let work: Vec<(&Device, Range<usize>, W::Input)> = self
+        let work: Vec<(usize, &Device, Range<usize>, W::Input)> = self
             .members
             .iter()
             .zip(&parts)
-            .filter(|(_, range)| !range.is_empty() || units == 0)
+            .enumerate()
+            .filter(|(_, (_, range))| !range.is_empty() || units == 0)
             .take(if units == 0 { 1 } else { usize::MAX })
-            .map(|(device, range)| (device, range.clone(), (sharding.cut)(input, range.clone())))
+            .map(|(i, (device, range))| (i, device, range.clone(), (sharding.cut)(input, range.clone())))
             .collect();
         let split = split_start.elapsed();
         let started = Instant::now();
         let results: Vec<Result<(W::Output, MemberRun)>> = std::thread::scope(|scope| {
             let handles: Vec<_> = work
                 .iter()
-                .map(|(device, range, part)| {
+                .map(|(member, device, range, part)| {
+                    let name = &self.names[*member];
                     scope.spawn(move || {
                         let variant = device.best_variant::<W>(&W::params(part));
                         let start = Instant::now();
                         let output = device.run::<W>(variant, part).map_err(|e| {
-                            naming(&format!("member {} ({variant}, {} {range:?})", device.label(), sharding.unit), e)
+                            naming(&format!("member {name} ({variant}, {} {range:?})", sharding.unit), e)
                         })?;
-                        let run =
-                            MemberRun { label: device.label(), variant, units: range.clone(), time: start.elapsed() };
+                        let run = MemberRun {
+                            member: *member,
+                            label: device.label(),
+                            variant,
+                            units: range.clone(),
+                            time: start.elapsed(),
+                        };
                         Ok((output, run))
                     })
                 })
@@ -199,16 +231,14 @@ impl DeviceGroup {
     pub fn time_each_alone<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<Duration>> {
         let params = W::params(input);
         let mut times = Vec::with_capacity(self.members.len());
-        for device in &self.members {
+        for (device, name) in self.members.iter().zip(&self.names) {
             let variant = device.best_variant::<W>(&params);
             let timed = || -> Result<Duration> {
                 let start = Instant::now();
                 device.run::<W>(variant, input)?;
                 Ok(start.elapsed())
             };
-            let time = timed()
-                .and_then(|_| timed())
-                .map_err(|e| naming(&format!("timing member {} alone", device.label()), e))?;
+            let time = timed().and_then(|_| timed()).map_err(|e| naming(&format!("timing member {name} alone"), e))?;
             times.push(time);
         }
         Ok(times)

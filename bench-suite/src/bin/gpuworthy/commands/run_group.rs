@@ -84,15 +84,14 @@ impl WorkloadVisitor for OnGroup<'_> {
             "in group",
             "alone"
         );
-        for (i, member) in self.group.members().iter().enumerate() {
-            let label = member.label();
-            let part = median.members.iter().find(|m| m.label == label);
+        for (i, name) in self.group.names().iter().enumerate() {
+            let part = median.members.iter().find(|m| m.member == i);
             let units = part.map_or("none".to_owned(), |p| format!("{}..{}", p.units.start, p.units.end));
             let variant = part.map_or("-", |p| p.variant);
             let in_group = part.map_or("-".to_owned(), |p| gpuworthy::measure::duration(p.time));
             out!(
                 "  {:<12} {:>6.1}% {:>24} {:>18} {:>12} {:>12}",
-                label.as_str(),
+                name,
                 100.0 * shares[i] / total,
                 units,
                 variant,
