@@ -11,8 +11,8 @@ use std::time::Instant;
 use gpuworthy::Device;
 use gpuworthy::core::Backend;
 use gpuworthy::core::expr::{
-    Bounded, Expr, ExprInput, ExprParams, Expression, FUNCTIONS, Func, MAX_POW_BY_MULTIPLICATION, Outputs,
-    random_expression, ulp,
+    Bounded, Expr, ExprInput, ExprParams, Expression, FUNCTIONS, Func, FuncSpec, FunctionBound,
+    MAX_POW_BY_MULTIPLICATION, Outputs, random_expression, ulp,
 };
 use gpuworthy::core::{Precision, Workload, rng};
 
@@ -219,6 +219,32 @@ fn sweep_arguments(func: Func) -> Vec<Vec<f32>> {
     }
 }
 
+/// The expression `source` over `arguments` (one array per name of `names`, given to the program in the order it
+/// reads them).
+fn sweep_input(source: &str, names: &[&str], arguments: &[Vec<f32>]) -> ExprInput {
+    let program = Arc::new(Expr::parse(source).unwrap().bind(&[]).unwrap());
+    let arrays: Vec<Vec<f32>> =
+        program.inputs.iter().map(|name| arguments[names.iter().position(|n| n == name).unwrap()].clone()).collect();
+    let params = ExprParams::new(Arc::clone(&program), arguments[0].len(), vec![]);
+    ExprInput { params, arrays: arrays.into_iter().map(Into::into).collect() }
+}
+
+/// The reference's arguments: `where`'s condition is `x > 0`, a truth value.
+fn reference_arguments(func: Func, mut args: Vec<f64>) -> Vec<f64> {
+    if func == Func::Where {
+        args[0] = if args[0] > 0.0 { 1.0 } else { 0.0 };
+    }
+    args
+}
+
+/// The function's value at `args`, rounded to `f32`, with the distance its backend's column allows (plus the
+/// rounding and the smallest normal, as the check adds).
+fn allowed(spec: &FuncSpec, bound: &FunctionBound, args: &[f64]) -> Bounded {
+    let value = f64::from((spec.reference)(args) as f32);
+    let error = spec.func.error_allowed(bound, value, args) + ulp(value.abs()) + f64::from(f32::MIN_POSITIVE);
+    Bounded { value, error }
+}
+
 /// Every function over every binade of its domain on every available device, with every variant: each result within
 /// the accuracy the function table gives that device's backend ([`FuncSpec::accuracy`], with [`Func::error_allowed`]),
 /// a bound never looser than the one the check allows, and the check passes. Prints each function's worst error as a
@@ -236,17 +262,9 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
             } else {
                 format!("y = {}({})", spec.name, names[..spec.arity].join(", "))
             };
-            let program = Arc::new(Expr::parse(&source).unwrap().bind(&[]).unwrap());
             let arguments = sweep_arguments(func);
-            // The program's inputs in its order (`x`, `z`, `w` as first read).
-            let arrays: Vec<Vec<f32>> = program
-                .inputs
-                .iter()
-                .map(|name| arguments[names.iter().position(|n| n == name).unwrap()].clone())
-                .collect();
+            let input = sweep_input(&source, &names, &arguments);
             let n = arguments[0].len();
-            let params = ExprParams::new(Arc::clone(&program), n, vec![]);
-            let input = ExprInput { params, arrays: arrays.into_iter().map(Into::into).collect() };
             let expected = Expression::reference(&input).unwrap();
             let bound = spec.accuracy.of(kind);
             for variant in device.variants::<Expression>() {
@@ -257,38 +275,25 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                 let mut worst: (f64, usize) = (0.0, 0);
                 let mut worst_failure: (f64, usize) = (0.0, 0);
                 let mut failed = 0;
-                // The reference's arguments: `where`'s condition is `x > 0`, a truth value.
-                let reference_arguments = |mut args: Vec<f64>| {
-                    if func == Func::Where {
-                        args[0] = if args[0] > 0.0 { 1.0 } else { 0.0 };
-                    }
-                    args
-                };
                 for (i, &got) in got[0].iter().enumerate() {
                     let raw: Vec<f64> = arguments.iter().map(|a| f64::from(a[i])).collect();
-                    let args = reference_arguments(raw.clone());
-                    let exact = (spec.reference)(&args);
-                    let value = f64::from(exact as f32);
-                    let error =
-                        func.error_allowed(&bound, value, &args) + ulp(value.abs()) + f64::from(f32::MIN_POSITIVE);
+                    let args = reference_arguments(func, raw.clone());
+                    let within = allowed(spec, &bound, &args);
+                    let Bounded { value, error } = within;
                     // sin and cos give up where the bound spans their whole range, as the check does.
                     if !error.is_finite() || (matches!(func, Func::Sin | Func::Cos) && error >= 2.0) {
                         continue;
                     }
-                    let within = Bounded { value, error };
                     // A subnormal argument may be read as zero (Vulkan drivers flush denormals without asking), as
                     // the check's operands allow: the function at the flushed arguments is as right.
                     let flushed = || {
                         let zeroed: Vec<f64> = reference_arguments(
+                            func,
                             raw.iter()
                                 .map(|&a| if (a as f32).is_subnormal() { 0.0f64.copysign(a) } else { a })
                                 .collect(),
                         );
-                        let value = f64::from((spec.reference)(&zeroed) as f32);
-                        let error = func.error_allowed(&bound, value, &zeroed)
-                            + ulp(value.abs())
-                            + f64::from(f32::MIN_POSITIVE);
-                        zeroed != args && Bounded { value, error }.accepts(got)
+                        zeroed != args && allowed(spec, &bound, &zeroed).accepts(got)
                     };
                     if !within.accepts(got) && !flushed() {
                         failed += 1;
