@@ -18,7 +18,7 @@ struct Params {
     dx: f32,      // pixel width in the complex plane
     dy: f32,      // pixel height
     one: f32,     // 1.0, unknown to the compiler: see "Exact arithmetic" below
-    _pad0: u32,
+    first_row: u32, // the image row that row 0 is: 0, or a band's first row when a device group draws a taller image
     _pad1: u32,
     _pad2: u32,
 }
@@ -43,7 +43,7 @@ fn mandelbrot_naive(@builtin(global_invocation_id) gid: vec3<u32>) {
     // Sample the centre of the pixel.
     let one = params.one;
     let cx = params.x_min + (f32(i) + 0.5) * params.dx * one;
-    let cy = params.y_min + (f32(j) + 0.5) * params.dy * one;
+    let cy = params.y_min + (f32(params.first_row + j) + 0.5) * params.dy * one;
 
     var x = 0.0;
     var y = 0.0;

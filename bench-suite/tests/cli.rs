@@ -666,11 +666,21 @@ fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused(
         expect(&out, "square on cpu+wgpu", 0, "");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("on the group cpu+wgpu") && stdout.contains("ok: the joined result"), "{stdout}");
+        // An expression's reduction, and Mandelbrot's rows split where their cost divides.
+        for args in [
+            &["run", "--expr", "s = sqrt(sum(x * x))", "--size", "2^20", "--backend", "cpu+wgpu", "--quick"][..],
+            &["run", "mandelbrot", "--size", "256", "--backend", "cpu+wgpu", "--quick"],
+        ] {
+            let out = gpuworthy(args);
+            expect(&out, &args.join(" "), 0, "");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("ok: the joined result"), "{stdout}");
+        }
     }
-    let refused = gpuworthy(&["run", "mandelbrot", "--backend", "cpu+wgpu"]);
     let twice = gpuworthy(&["run", "square", "--backend", "cpu+cpu"]);
-    let expression = gpuworthy(&["run", "--expr", "y = 2 * x", "--backend", "cpu+wgpu"]);
-    for (out, what) in [(&refused, "does not split"), (&twice, "named twice"), (&expression, "device group yet")] {
+    let variant = gpuworthy(&["run", "--expr", "y = 2 * x", "--backend", "cpu+wgpu", "--variant", "simd"]);
+    let pinned = gpuworthy(&["run", "square", "--backend", "cpu+wgpu", "--pinned"]);
+    for (out, what) in [(&twice, "named twice"), (&variant, "each run their best"), (&pinned, "not the group")] {
         assert_eq!(out.status.code(), Some(2), "{what}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8_lossy(&out.stderr).contains(what), "{}", String::from_utf8_lossy(&out.stderr));
     }

@@ -51,10 +51,53 @@ pub fn ranges(units: usize, shares: &[f64]) -> Result<Vec<Range<usize>>> {
     Ok(out)
 }
 
-/// Concatenates `parts`: the join of workloads whose members each write their own consecutive part of one array.
-pub fn concatenate<T: Clone>(parts: Vec<Vec<T>>) -> Vec<T> {
-    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for part in parts {
+/// `shares` applied to units of unequal cost: consecutive ranges over `costs` (one non-negative number per unit)
+/// whose total costs are in proportion to `shares`, covering every unit exactly once. With equal costs it is
+/// [`ranges`].
+///
+/// ```
+/// use gpuworthy_core::shard::ranges_by_cost;
+///
+/// // The middle units cost nine times the outer ones: two equal shares cut where half the cost lies.
+/// assert_eq!(ranges_by_cost(&[1.0, 9.0, 9.0, 1.0], &[1.0, 1.0]).unwrap(), vec![0..2, 2..4]);
+/// assert_eq!(ranges_by_cost(&[1.0, 1.0, 1.0, 9.0], &[1.0, 1.0]).unwrap(), vec![0..3, 3..4]);
+/// ```
+pub fn ranges_by_cost(costs: &[f64], shares: &[f64]) -> Result<Vec<Range<usize>>> {
+    let units = costs.len();
+    // The checks on shares, and the answer when the costs say nothing.
+    let even = ranges(units, shares)?;
+    if let Some(bad) = costs.iter().find(|c| !c.is_finite() || **c < 0.0) {
+        return Err(Error::invalid(format!("a unit's cost must be a finite number at least 0, not {bad}")));
+    }
+    let total_cost: f64 = costs.iter().sum();
+    if total_cost <= 0.0 {
+        return Ok(even);
+    }
+    let total_share: f64 = shares.iter().sum();
+    let mut out = Vec::with_capacity(shares.len());
+    let (mut start, mut unit, mut reached, mut wanted) = (0usize, 0usize, 0.0f64, 0.0f64);
+    for (i, share) in shares.iter().enumerate() {
+        wanted += share / total_share * total_cost;
+        if i + 1 == shares.len() {
+            unit = units;
+        } else {
+            // Take units while the cost reached stays nearer the target than it would be without the next one.
+            while unit < units && (reached + costs[unit] - wanted).abs() <= (reached - wanted).abs() {
+                reached += costs[unit];
+                unit += 1;
+            }
+        }
+        out.push(start..unit);
+        start = unit;
+    }
+    Ok(out)
+}
+
+/// Concatenates the parts' arrays in order: the join of workloads whose members each write their own consecutive
+/// part of one array.
+pub fn concatenate<T: Clone>(parts: Vec<(Range<usize>, Vec<T>)>) -> Vec<T> {
+    let mut out = Vec::with_capacity(parts.iter().map(|(_, part)| part.len()).sum());
+    for (_, part) in parts {
         out.extend(part);
     }
     out
@@ -92,6 +135,25 @@ mod tests {
 
     #[test]
     fn concatenation_keeps_the_order() {
-        assert_eq!(concatenate(vec![vec![1, 2], vec![], vec![3]]), vec![1, 2, 3]);
+        assert_eq!(concatenate(vec![(0..2, vec![1, 2]), (2..2, vec![]), (2..3, vec![3])]), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn ranges_by_cost_balance_the_cost_and_cover_every_unit_once() {
+        let costs: Vec<f64> = (0..1000).map(|i| 1.0 + ((i as f64 - 500.0) / 100.0).powi(2)).collect();
+        for shares in [vec![1.0], vec![1.0, 1.0], vec![0.7, 0.3], vec![5.0, 0.0, 1.0, 2.0]] {
+            let r = ranges_by_cost(&costs, &shares).unwrap();
+            assert_eq!((r.first().unwrap().start, r.last().unwrap().end), (0, costs.len()));
+            assert!(r.windows(2).all(|w| w[0].end == w[1].start), "{r:?}");
+            let (total, total_share): (f64, f64) = (costs.iter().sum(), shares.iter().sum());
+            let largest = costs.iter().copied().fold(0.0, f64::max);
+            for (range, share) in r.iter().zip(&shares) {
+                let cost: f64 = costs[range.clone()].iter().sum();
+                assert!((cost - share / total_share * total).abs() <= 2.0 * largest, "{shares:?}: {r:?}");
+            }
+        }
+        assert_eq!(ranges_by_cost(&[0.0; 4], &[1.0, 1.0]).unwrap(), vec![0..2, 2..4]);
+        assert!(ranges_by_cost(&[1.0, f64::NAN], &[1.0]).unwrap_err().to_string().contains("cost"));
+        assert!(ranges_by_cost(&[1.0], &[0.0]).is_err());
     }
 }

@@ -16,10 +16,29 @@ pub struct Sharding<W: Workload> {
     pub unit: &'static str,
     /// How many units an instance has.
     pub units: fn(&W::Params) -> usize,
-    /// The input of the units in `range`, as an instance of its own.
+    /// The parameters of the cut of the units in `range` (what a member runs, for predictions made before there is
+    /// any data).
+    pub part: fn(&W::Params, Range<usize>) -> W::Params,
+    /// The input of the units in `range`, as an instance of its own (with whatever neighbours the units need, such
+    /// as a stencil's halo rows).
     pub cut: fn(&W::Input, Range<usize>) -> W::Input,
-    /// The whole output from the outputs of consecutive cuts that cover the input, in order.
-    pub join: fn(&W::Input, Vec<W::Output>) -> W::Output,
+    /// The whole output from the outputs of consecutive cuts that cover the input, in order, each with its range.
+    pub join: fn(&W::Input, Vec<(Range<usize>, W::Output)>) -> W::Output,
+    /// Each unit's relative cost where units differ in cost (a Mandelbrot row inside the set iterates far longer
+    /// than one outside it), so that shares split the work rather than the units; `None` where every unit costs
+    /// the same.
+    pub unit_costs: Option<fn(&W::Params) -> Vec<f64>>,
+}
+
+impl<W: Workload> Sharding<W> {
+    /// The units of an instance with `params`, split in proportion to `shares` ([`crate::shard::ranges`]), by cost
+    /// where units differ in it ([`crate::shard::ranges_by_cost`]).
+    pub fn split(&self, params: &W::Params, shares: &[f64]) -> Result<Vec<Range<usize>>> {
+        match self.unit_costs {
+            Some(costs) => crate::shard::ranges_by_cost(&costs(params), shares),
+            None => crate::shard::ranges((self.units)(params), shares),
+        }
+    }
 }
 
 /// One compute task (square, saxpy, sum, softmax, matmul, mandelbrot, histogram, stencil, scan).

@@ -23,10 +23,12 @@
 // Launch: block = (16, 16), grid = (ceil(width / 16), ceil((row_end - row_begin) / 16)).
 // Thread (i, j) = (column, row_begin + row); pixels outside the rows
 // [row_begin, row_end) do nothing. counts is the whole image (width x height
-// values): a pipelined run computes it in chunks of rows.
+// values): a pipelined run computes it in chunks of rows. first_row is the image
+// row that row 0 of counts is: 0 for a whole image, a band's first row when a
+// device group's member draws part of a taller image (dy is that image's).
 extern "C" __global__ void __launch_bounds__(MANDELBROT_BLOCK_X * MANDELBROT_BLOCK_Y)
 mandelbrot_naive(unsigned int* counts, int width, int row_begin, int row_end, unsigned int max_iter,
-                 float x_min, float y_min, float dx, float dy)
+                 float x_min, float y_min, float dx, float dy, int first_row)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;             // column
     const int j = row_begin + blockIdx.y * blockDim.y + threadIdx.y; // row
@@ -36,7 +38,7 @@ mandelbrot_naive(unsigned int* counts, int width, int row_begin, int row_end, un
 
     // Pixel centre: x_min + (i + 0.5) * dx, each operation rounded separately.
     const float cx = __fadd_rn(x_min, __fmul_rn(__fadd_rn((float)i, 0.5f), dx));
-    const float cy = __fadd_rn(y_min, __fmul_rn(__fadd_rn((float)j, 0.5f), dy));
+    const float cy = __fadd_rn(y_min, __fmul_rn(__fadd_rn((float)(first_row + j), 0.5f), dy));
 
     float x = 0.0f, y = 0.0f;
     unsigned int count = 0;

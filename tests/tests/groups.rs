@@ -1,5 +1,5 @@
-//! Device groups: every workload that splits ([`Workload::sharding`]), run over every group this machine can form,
-//! with equal, uneven and empty shares, each result checked against the workload's reference by its own check.
+//! Device groups: every workload ([`Workload::sharding`]) and expressions of each kind, run over every group this
+//! machine can form, with equal, uneven and empty shares, each result checked against the reference by its own check.
 //!
 //! The groups are the opened devices together (`cpu+wgpu` on a machine with lavapipe), the CPU with each other
 //! device, every CUDA GPU where there are two or more (`cuda:*`), and the CPU alone (a group of one, which still cuts
@@ -59,7 +59,7 @@ impl WorkloadVisitor for OnGroups {
             let units = (sharding.units)(&params);
             if units >= 2 {
                 let first = (sharding.cut)(&input, 0..units / 2);
-                let lost = (sharding.join)(&input, vec![W::reference(&first).unwrap()]);
+                let lost = (sharding.join)(&input, vec![(0..units / 2, W::reference(&first).unwrap())]);
                 // (Where the second half's output is empty, as with rows of no columns, nothing is lost.)
                 assert!(
                     format!("{lost:?}") == format!("{expected:?}")
@@ -116,11 +116,35 @@ fn a_member_that_cannot_open_is_named_and_bad_shares_are_refused() {
     assert!(wrong.contains("2 shares for the 1 members"), "{wrong}");
     let zero = cpu.run::<gpuworthy_core::workloads::Square>(&input, &[0.0]).unwrap_err().to_string();
     assert!(zero.contains("every share is 0"), "{zero}");
-    let mandelbrot = gpuworthy_core::workloads::Mandelbrot::generate(
-        &gpuworthy_core::workloads::Mandelbrot::conformance_params()[0],
-        1,
-    )
-    .unwrap();
-    let refused = cpu.run::<gpuworthy_core::workloads::Mandelbrot>(&mandelbrot, &[1.0]).unwrap_err().to_string();
-    assert!(refused.contains("does not split over a device group yet"), "{refused}");
+}
+
+/// Expressions on every group: elementwise with several outputs, and reductions whose members return partials that
+/// the join combines before the post-map, each checked against the expression's bounded reference.
+#[test]
+fn expressions_match_their_reference_on_every_group() {
+    use gpuworthy_core::expr::{ExprParams, Expression};
+    use std::sync::Arc;
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for source in ["y = 3 * x + z", "u = x * z; v = exp(x) - z", "s = sum(x * z)", "r = sqrt(sum(x * x))", "m = max(x)"]
+    {
+        let program = Arc::new(gpuworthy_core::expr::Expr::parse(source).unwrap().bind(&[]).unwrap());
+        for n in [1usize, 1000, 65537] {
+            let input = Expression::generate(&ExprParams::new(Arc::clone(&program), n, Vec::new()), SEED).unwrap();
+            let expected = Expression::reference(&input).unwrap();
+            for group in groups().iter().filter(|g| g.supports::<Expression>()) {
+                for shares in shares(group.members().len()) {
+                    runs += 1;
+                    let outcome = group.run::<Expression>(&input, &shares).map_err(|e| e.to_string()).and_then(|run| {
+                        Expression::check(&input, &expected, &run.output, Precision::Full).map_err(|e| e.to_string())
+                    });
+                    if let Err(why) = outcome {
+                        failures.push(format!("`{source}` at {n} on {} with shares {shares:?}: {why}", group.label()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(runs > 0, "no group ran an expression");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

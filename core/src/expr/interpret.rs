@@ -5,7 +5,7 @@
 use crate::error::Result;
 
 use super::reference::{Outputs, SUM_SEQUENTIAL_TERMS};
-use super::{Arith, Compare, Func, Logic, Node, Program, Reduce};
+use super::{Arith, Compare, Func, Logic, Node, Program};
 
 /// [`SUM_SEQUENTIAL_TERMS`] as a count.
 const SEQUENTIAL_TERMS: usize = SUM_SEQUENTIAL_TERMS as usize;
@@ -24,6 +24,45 @@ fn call(func: Func, a: &[f32]) -> f32 {
 }
 
 impl Program {
+    /// The program a device group's member runs for its part of a reduction: the same terms and reduction, without
+    /// the post-map, so that the members' partial values can be combined ([`Reduce::combine`](super::Reduce)) before
+    /// [`Program::finish_reduction`] applies the post-map once. An elementwise program is its own partial.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::{Expr, Outputs};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let norm = Expr::parse("r = sqrt(sum(x * x))")?.bind(&[])?;
+    /// let partial = norm.partial();
+    /// assert_eq!(partial.interpret(&[&[3.0, 4.0]], &[])?, Outputs::Reduction(25.0));
+    /// assert_eq!(norm.finish_reduction(25.0, &[]), 5.0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn partial(&self) -> Program {
+        let mut partial = self.clone();
+        if let Some(reduction) = &mut partial.reduction {
+            reduction.post = match partial.nodes.iter().position(|n| matches!(n, Node::Reduced)) {
+                Some(reduced) => reduced,
+                None => {
+                    partial.nodes.push(Node::Reduced);
+                    partial.types.push(super::Type::Number);
+                    partial.nodes.len() - 1
+                }
+            };
+        }
+        partial
+    }
+
+    /// A reduction's output from its reduced value: the post-map (`sqrt` in `sqrt(sum(x * x))`), which reads only
+    /// the reduced value, scalars and numbers. `reduced` itself for an elementwise program.
+    pub fn finish_reduction(&self, reduced: f32, scalars: &[f32]) -> f32 {
+        let Some(reduction) = &self.reduction else { return reduced };
+        let mut values = vec![0f32; self.nodes.len()];
+        self.evaluate_nodes(&mut values, &[], scalars, 0, reduced);
+        values[reduction.post]
+    }
+
     /// Every node's value at element `i` into `values` (one per node), in `f32`; `reduced` is a reduction's value
     /// for its post-map.
     fn evaluate_nodes(&self, values: &mut [f32], inputs: &[&[f32]], scalars: &[f32], i: usize, reduced: f32) {
@@ -31,7 +70,7 @@ impl Program {
             let v = |k: usize| values[k];
             values[id] = match node {
                 Node::Const(c) => *c,
-                Node::Input(k) => inputs[*k].get(i).copied().unwrap_or(f32::NAN),
+                Node::Input(k) => inputs.get(*k).and_then(|x| x.get(i)).copied().unwrap_or(f32::NAN),
                 Node::Scalar(k) => scalars[*k],
                 Node::Operand(_) => f32::NAN,
                 Node::Reduced => reduced,
@@ -135,15 +174,7 @@ impl Program {
             }
             Some(reduction) => {
                 let kind = reduction.kind;
-                let join = |total: f32, term: f32| match kind {
-                    Reduce::Sum => total + term,
-                    Reduce::Prod => total * term,
-                    // A NaN term makes a min or max reduction NaN, unlike the binary min and max.
-                    Reduce::Min if term.is_nan() || total.is_nan() => f32::NAN,
-                    Reduce::Max if term.is_nan() || total.is_nan() => f32::NAN,
-                    Reduce::Min => total.min(term),
-                    Reduce::Max => total.max(term),
-                };
+                let join = |total: f32, term: f32| kind.combine(total, term);
                 // Runs of SUM_SEQUENTIAL_TERMS terms in element order, their totals combined in a tree: the order of
                 // every backend, and the one the reference's bound allows. One long run drifts: 2^22 terms near 1/3
                 // summed one after another came out 0.3% low, seven times the bound.

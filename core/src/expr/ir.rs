@@ -109,6 +109,26 @@ impl Reduce {
             Reduce::Max => f32::NEG_INFINITY,
         }
     }
+
+    /// Two partial values combined in `f32`: terms, or totals of runs of terms. A NaN makes a min or max NaN, unlike
+    /// the binary `min` and `max`.
+    ///
+    /// ```
+    /// use gpuworthy_core::expr::Reduce;
+    ///
+    /// assert_eq!(Reduce::Sum.combine(1.5, 2.0), 3.5);
+    /// assert!(Reduce::Max.combine(1.0, f32::NAN).is_nan());
+    /// ```
+    pub fn combine(self, total: f32, term: f32) -> f32 {
+        match self {
+            Reduce::Sum => total + term,
+            Reduce::Prod => total * term,
+            Reduce::Min if term.is_nan() || total.is_nan() => f32::NAN,
+            Reduce::Max if term.is_nan() || total.is_nan() => f32::NAN,
+            Reduce::Min => total.min(term),
+            Reduce::Max => total.max(term),
+        }
+    }
 }
 
 /// One node of the graph.

@@ -7,11 +7,12 @@
 //! bound.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::rng;
-use crate::workload::{Cost, Mismatch, Precision, Resemblance, Workload};
+use crate::workload::{Cost, Mismatch, Precision, Resemblance, Sharding, Workload};
 
 use super::functions::Cost as FuncCost;
 use super::reference::{Bounded, Outputs, Reference, check};
@@ -436,6 +437,53 @@ impl Workload for Expression {
     type Input = ExprInput;
     type Output = Outputs;
 
+    /// Contiguous elements: an elementwise program's outputs are concatenated; a reduction's members run its
+    /// [`Program::partial`] (no post-map), and the join combines their values in member order and applies the
+    /// post-map once ([`Program::finish_reduction`]).
+    fn sharding() -> Option<Sharding<Self>> {
+        fn part(params: &ExprParams, range: Range<usize>) -> ExprParams {
+            let program = match params.program.reduction {
+                Some(_) => Arc::new(params.program.partial()),
+                None => Arc::clone(&params.program),
+            };
+            ExprParams { program, n: range.len(), ..params.clone() }
+        }
+        Some(Sharding {
+            unit: "elements",
+            units: |p| p.n,
+            part,
+            cut: |input, range| ExprInput {
+                params: part(&input.params, range.clone()),
+                arrays: input.arrays.iter().map(|a| HostArray::from(a[range.clone()].to_vec())).collect(),
+            },
+            join: |input, parts| {
+                let program = &input.params.program;
+                match &program.reduction {
+                    Some(reduction) => {
+                        let mut total = reduction.kind.identity();
+                        for (_, part) in parts {
+                            // A member that returned arrays for a reduction is a join the check must fail.
+                            let Outputs::Reduction(value) = part else { return part };
+                            total = reduction.kind.combine(total, value);
+                        }
+                        Outputs::Reduction(program.finish_reduction(total, &input.params.scalars))
+                    }
+                    None => {
+                        let mut outputs = vec![Vec::with_capacity(input.params.n); program.outputs.len()];
+                        for (_, part) in parts {
+                            let Outputs::Elementwise(arrays) = part else { return part };
+                            for (whole, array) in outputs.iter_mut().zip(arrays) {
+                                whole.extend(array);
+                            }
+                        }
+                        Outputs::Elementwise(outputs)
+                    }
+                }
+            },
+            unit_costs: None,
+        })
+    }
+
     fn params(input: &ExprInput) -> ExprParams {
         input.params.clone()
     }
@@ -578,6 +626,51 @@ pub const CONFORMANCE_LENGTHS: [usize; 7] = [0, 1, 3, 4, 5, 1000, 4099];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parts of an expression, each run through the interpreter as a member would run it, joined into what the
+    /// whole program's check accepts: elementwise programs with several outputs, and every reduction with and
+    /// without a post-map; a member returning the whole program's value instead of its partial fails.
+    #[test]
+    fn expressions_split_into_parts_that_join_into_the_reference() {
+        let sharding = Expression::sharding().unwrap();
+        for (source, scalars) in [
+            ("y = a * x + z", &[("a", 2.5f32)][..]),
+            ("u = x * z; v = sin(x) - z", &[]),
+            ("s = sum(x * x)", &[]),
+            ("r = sqrt(sum(x * x)) + a", &[("a", 1.0)]),
+            ("p = prod(1 + x / 64)", &[]),
+            ("m = min(x - z)", &[]),
+            ("m = 2 * max(x)", &[]),
+        ] {
+            let names: Vec<&str> = scalars.iter().map(|(n, _)| *n).collect();
+            let program = Arc::new(super::super::Expr::parse(source).unwrap().bind(&names).unwrap());
+            let values = scalars.iter().map(|(_, v)| *v).collect();
+            let input = Expression::generate(&ExprParams::new(program, 1000, values), 3).unwrap();
+            let run = |input: &ExprInput| input.params.program.interpret(&input.slices(), &input.params.scalars);
+            for shares in [&[1.0][..], &[1.0, 1.0], &[0.5, 0.0, 0.3, 0.2]] {
+                let parts = sharding.split(&input.params, shares).unwrap();
+                let outputs: Vec<_> =
+                    parts.iter().map(|r| (r.clone(), run(&(sharding.cut)(&input, r.clone())).unwrap())).collect();
+                let joined = (sharding.join)(&input, outputs);
+                let checked = Expression::check(&input, &joined, &joined, Precision::Full);
+                assert!(checked.is_ok(), "{source} {shares:?}: {joined:?} {checked:?}");
+            }
+            if source.starts_with("r =") || source.starts_with("m = 2") {
+                // The whole program's value from each member is a post-map applied twice.
+                let halves = sharding.split(&input.params, &[1.0, 1.0]).unwrap();
+                let wrong: Vec<_> = halves
+                    .iter()
+                    .map(|r| {
+                        let mut cut = (sharding.cut)(&input, r.clone());
+                        cut.params.program = Arc::clone(&input.params.program);
+                        (r.clone(), run(&cut).unwrap())
+                    })
+                    .collect();
+                let joined = (sharding.join)(&input, wrong);
+                assert!(Expression::check(&input, &joined, &joined, Precision::Full).is_err(), "{source}: {joined:?}");
+            }
+        }
+    }
 
     /// On the CPU, each output array's lines are read before they are written up to the streaming length of
     /// `blocks`; a reduction writes no array; the GPUs move the cost's bytes.

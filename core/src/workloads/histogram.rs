@@ -104,16 +104,18 @@ impl Workload for Histogram {
         Some(Sharding {
             unit: "values",
             units: |p| p.n,
+            part: |p, r| HistogramParams { n: r.len(), ..p.clone() },
             cut: |input, r| HistogramInput { bins: input.bins, x: input.x[r].to_vec() },
             join: |input, parts| {
                 let mut bins = vec![0u32; input.bins];
-                for part in parts {
+                for (_, part) in parts {
                     for (total, count) in bins.iter_mut().zip(part) {
                         *total += count;
                     }
                 }
                 bins
             },
+            unit_costs: None,
         })
     }
 

@@ -2,11 +2,13 @@
 //! even with transfers; its uneven work per pixel is the lesson on branch divergence (warps and SIMD lanes alike).
 
 use std::fmt;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::{Shape2, conformance_2d, square_ladder};
-use crate::workload::{Cost, Mismatch, Precision, Workload, check_lengths, checked_area};
+use crate::shard::concatenate;
+use crate::workload::{Cost, Mismatch, Precision, Sharding, Workload, check_lengths, checked_area};
 use crate::{Error, Result};
 
 /// Iteration counts for a `width x height` image of the complex plane.
@@ -44,6 +46,17 @@ impl Region {
     pub const DEFAULT: Region = Region { x_min: -2.0, x_max: 1.0, y_min: -1.5, y_max: 1.5 };
 }
 
+/// Rows of a taller image: an instance with a band draws rows `first_row .. first_row + height` of an image
+/// `image_height` rows tall, each pixel exactly as the whole image's run draws it (a device group's member draws such
+/// a band).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Band {
+    /// The image row the instance's row 0 is.
+    pub first_row: usize,
+    /// The rows of the whole image, which set the pixel height.
+    pub image_height: usize,
+}
+
 /// The image size, iteration limit and region; also the whole input (there is no data).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MandelbrotParams {
@@ -55,6 +68,8 @@ pub struct MandelbrotParams {
     pub max_iter: u32,
     /// The region sampled.
     pub region: Region,
+    /// `None` for a whole image; the rows of a taller one otherwise.
+    pub band: Option<Band>,
 }
 
 impl MandelbrotParams {
@@ -63,20 +78,69 @@ impl MandelbrotParams {
 
     /// A `width x height` image of the default region at 256 iterations.
     pub fn new(width: usize, height: usize) -> Self {
-        MandelbrotParams { width, height, max_iter: Self::DEFAULT_MAX_ITER, region: Region::DEFAULT }
+        MandelbrotParams { width, height, max_iter: Self::DEFAULT_MAX_ITER, region: Region::DEFAULT, band: None }
+    }
+
+    /// The image row this instance's row 0 is: 0 for a whole image.
+    pub fn first_row(&self) -> usize {
+        self.band.map_or(0, |b| b.first_row)
+    }
+
+    /// The rows of the whole image: `height` for a whole image.
+    pub fn image_height(&self) -> usize {
+        self.band.map_or(self.height, |b| b.image_height)
+    }
+
+    /// The rows `rows` of this instance as an instance of their own ([`Band`]).
+    pub fn rows(&self, rows: Range<usize>) -> MandelbrotParams {
+        let band = Band { first_row: self.first_row() + rows.start, image_height: self.image_height() };
+        MandelbrotParams { height: rows.len(), band: Some(band), ..*self }
     }
 
     /// The step between pixel centres along x and y, in `f32`.
     pub fn steps(&self) -> (f32, f32) {
         let r = self.region;
-        ((r.x_max - r.x_min) / self.width as f32, (r.y_max - r.y_min) / self.height as f32)
+        ((r.x_max - r.x_min) / self.width as f32, (r.y_max - r.y_min) / self.image_height() as f32)
     }
 
-    /// The point `c` that pixel `(column, row)` samples: `min + (index + 0.5) · step`, each operation in `f32`.
+    /// The point `c` that pixel `(column, row)` samples: `min + (index + 0.5) · step`, each operation in `f32`, the
+    /// row counted in the whole image.
     #[inline]
     pub fn pixel_centre(&self, column: usize, row: usize) -> (f32, f32) {
         let (dx, dy) = self.steps();
-        (self.region.x_min + (column as f32 + 0.5) * dx, self.region.y_min + (row as f32 + 0.5) * dy)
+        let image_row = self.first_row() + row;
+        (self.region.x_min + (column as f32 + 0.5) * dx, self.region.y_min + (image_row as f32 + 0.5) * dy)
+    }
+
+    /// Each row's relative cost, estimated from a coarse sample of the image (at most 256 rows of 32 pixels, each
+    /// iterated to at most 4096 steps, a pixel still inside then counted at `max_iter`): the rows inside the set
+    /// cost `max_iter` iterations a pixel, those far outside a few, so equal numbers of rows are far from equal work.
+    pub fn row_costs(&self) -> Vec<f64> {
+        const SAMPLE_ROWS: usize = 256;
+        const SAMPLE_COLUMNS: usize = 32;
+        const SAMPLE_ITER: u32 = 4096;
+        if self.height == 0 || self.width == 0 {
+            return vec![1.0; self.height];
+        }
+        let sampled_rows = self.height.min(SAMPLE_ROWS);
+        let columns = self.width.min(SAMPLE_COLUMNS);
+        let limit = self.max_iter.min(SAMPLE_ITER);
+        let samples: Vec<f64> = (0..sampled_rows)
+            .into_par_iter()
+            .map(|s| {
+                let row = s * self.height / sampled_rows + self.height / sampled_rows / 2;
+                let iterations: f64 = (0..columns)
+                    .map(|c| {
+                        let (cx, cy) = self.pixel_centre(c * self.width / columns, row);
+                        let count = escape_count(cx, cy, limit);
+                        f64::from(if count == limit { self.max_iter } else { count })
+                    })
+                    .sum();
+                // A pixel that escapes at once still costs its store.
+                1.0 + iterations / columns as f64
+            })
+            .collect();
+        (0..self.height).map(|row| samples[(row * sampled_rows / self.height).min(sampled_rows - 1)]).collect()
     }
 }
 
@@ -89,6 +153,10 @@ impl fmt::Display for MandelbrotParams {
         if self.region != Region::DEFAULT {
             let r = self.region;
             write!(f, " [{}, {}] x [{}, {}]", r.x_min, r.x_max, r.y_min, r.y_max)?;
+        }
+        if let Some(band) = self.band {
+            let rows = band.first_row..band.first_row + self.height;
+            write!(f, " (rows {rows:?} of {})", band.image_height)?;
         }
         Ok(())
     }
@@ -227,6 +295,19 @@ impl Workload for Mandelbrot {
     type Input = MandelbrotParams;
     type Output = Vec<u32>;
 
+    /// Bands of rows ([`MandelbrotParams::rows`]), cut where the estimated cost divides in proportion to the shares
+    /// ([`MandelbrotParams::row_costs`]): the rows through the set cost far more than those above and below it.
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding {
+            unit: "rows",
+            units: |p| p.height,
+            part: |p, r| p.rows(r),
+            cut: |p, r| p.rows(r),
+            join: |_, parts| concatenate(parts),
+            unit_costs: Some(MandelbrotParams::row_costs),
+        })
+    }
+
     fn params(input: &MandelbrotParams) -> MandelbrotParams {
         *input
     }
@@ -236,6 +317,14 @@ impl Workload for Mandelbrot {
         let r = p.region;
         if ![r.x_min, r.x_max, r.y_min, r.y_max].iter().all(|v| v.is_finite()) {
             return Err(Error::invalid(format!("mandelbrot region must be finite, got {r:?}")));
+        }
+        if let Some(band) = p.band
+            && band.first_row.checked_add(p.height).is_none_or(|end| end > band.image_height)
+        {
+            return Err(Error::invalid(format!(
+                "mandelbrot band of {} rows from row {} lies outside its image of {} rows",
+                p.height, band.first_row, band.image_height
+            )));
         }
         Ok(())
     }

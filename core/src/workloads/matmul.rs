@@ -87,6 +87,7 @@ impl Workload for Matmul {
         Some(Sharding {
             unit: "rows of A",
             units: |p| p.m,
+            part: |p, r| MatmulParams { m: r.len(), ..p.clone() },
             cut: |input, r| MatmulInput {
                 m: r.len(),
                 k: input.k,
@@ -95,6 +96,7 @@ impl Workload for Matmul {
                 b: input.b.clone(),
             },
             join: |_, parts| concatenate(parts),
+            unit_costs: None,
         })
     }
 

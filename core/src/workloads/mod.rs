@@ -117,6 +117,73 @@ mod tests {
         crate::for_each_workload!(each);
     }
 
+    /// Every workload splits, and the references of its cuts, joined, pass its check against its reference: with
+    /// one part, equal parts, uneven parts and a part given nothing; and a join that loses its last part fails.
+    #[test]
+    fn every_workload_splits_and_its_cuts_join_into_its_reference() {
+        fn splits<W: Workload>() {
+            let sharding = W::sharding().unwrap_or_else(|| panic!("{} splits over a device group", W::NAME));
+            for params in W::conformance_params() {
+                let input = W::generate(&params, 7).unwrap();
+                let expected = W::reference(&input).unwrap();
+                for shares in [&[1.0][..], &[1.0, 1.0], &[0.6, 0.3, 0.1], &[1.0, 0.0, 2.0]] {
+                    let parts = sharding.split(&params, shares).unwrap();
+                    let outputs: Vec<_> = parts
+                        .iter()
+                        .map(|r| {
+                            let cut = (sharding.cut)(&input, r.clone());
+                            // The part's parameters cost what the cut's do (a histogram's cut cannot tell how its
+                            // values were drawn, so its parameters may differ in that).
+                            let part = (sharding.part)(&params, r.clone());
+                            assert_eq!(W::cost(&W::params(&cut)), W::cost(&part), "{} {params}", W::NAME);
+                            (r.clone(), W::reference(&cut).unwrap())
+                        })
+                        .collect();
+                    let joined = (sharding.join)(&input, outputs.clone());
+                    let checked = W::check(&input, &expected, &joined, Precision::Full);
+                    assert!(checked.is_ok(), "{} {params} {shares:?}: {checked:?}", W::NAME);
+                    let nonempty = outputs.iter().filter(|(r, _)| !r.is_empty()).count();
+                    if nonempty >= 2 {
+                        let lost: Vec<_> =
+                            outputs.into_iter().filter(|(r, _)| !r.is_empty()).take(nonempty - 1).collect();
+                        let lost = (sharding.join)(&input, lost);
+                        assert!(
+                            format!("{lost:?}") == format!("{expected:?}")
+                                || W::check(&input, &expected, &lost, Precision::Full).is_err(),
+                            "{} {params} {shares:?}: a join missing its last part passed",
+                            W::NAME
+                        );
+                    }
+                }
+            }
+        }
+        macro_rules! each {
+            ([] $($name:ident: $workload:ty),* $(,)?) => {$( splits::<$workload>(); )*};
+        }
+        crate::for_each_workload!(each);
+    }
+
+    /// A Mandelbrot band draws its rows exactly as the whole image does, and the bands through the set are split
+    /// by cost: two equal shares of the default image give the middle rows to neither alone.
+    #[test]
+    fn mandelbrot_bands_are_exact_and_split_by_cost() {
+        let whole = MandelbrotParams::new(96, 64);
+        let all = Mandelbrot::reference(&whole).unwrap();
+        let band = whole.rows(20..37);
+        assert_eq!(Mandelbrot::reference(&band).unwrap(), all[20 * 96..37 * 96]);
+        assert_eq!(band.rows(2..5), whole.rows(22..25), "a band of a band is a band of the image");
+        assert!(band.to_string().contains("rows 20..37 of 64"), "{band}");
+        let outside = crate::workloads::Band { first_row: 60, image_height: 64 };
+        assert!(Mandelbrot::validate(&MandelbrotParams { band: Some(outside), ..whole.rows(0..5) }).is_err());
+        // Above the set's top the rows are cheap: a CPU given a third of the work gets more than a third of the rows.
+        let tall = MandelbrotParams::new(64, 300);
+        let parts = Mandelbrot::sharding().unwrap().split(&tall, &[1.0, 2.0]).unwrap();
+        let costs = tall.row_costs();
+        let first: f64 = costs[parts[0].clone()].iter().sum();
+        let total: f64 = costs.iter().sum();
+        assert!(parts[0].len() > 100 && (first / total - 1.0 / 3.0).abs() < 0.05, "{parts:?} {}", first / total);
+    }
+
     /// A streaming probe moves at least the bytes asked and is on none of the workload's ladders.
     fn probe_is_off_the_ladder<W: Workload>() {
         for bytes in [64u64 << 20, 600 << 20] {

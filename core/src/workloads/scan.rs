@@ -82,17 +82,19 @@ impl Workload for Scan {
         Some(Sharding {
             unit: "elements",
             units: |p| p.0,
+            part: |_, r| Len(r.len()),
             cut: |x, r| x[r].to_vec(),
             join: |_, parts| {
-                let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+                let mut out = Vec::with_capacity(parts.iter().map(|(_, part)| part.len()).sum());
                 let mut carry = 0.0f64;
-                for part in parts {
+                for (_, part) in parts {
                     let total = part.last().copied();
                     out.extend(part.iter().map(|&v| if carry == 0.0 { v } else { (f64::from(v) + carry) as f32 }));
                     carry += total.map_or(0.0, f64::from);
                 }
                 out
             },
+            unit_costs: None,
         })
     }
 

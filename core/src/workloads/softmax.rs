@@ -117,12 +117,14 @@ impl Workload for Softmax {
         Some(Sharding {
             unit: "rows",
             units: |p| p.rows,
+            part: |p, r| Shape2::new(r.len(), p.cols),
             cut: |input, r| SoftmaxInput {
                 rows: r.len(),
                 cols: input.cols,
                 data: input.data[r.start * input.cols..r.end * input.cols].to_vec(),
             },
             join: |_, parts| concatenate(parts),
+            unit_costs: None,
         })
     }
 

@@ -29,7 +29,14 @@ impl Workload for Square {
     type Output = Vec<f32>;
 
     fn sharding() -> Option<Sharding<Self>> {
-        Some(Sharding { unit: "elements", units: |p| p.0, cut: |x, r| x[r].to_vec(), join: |_, parts| concatenate(parts) })
+        Some(Sharding {
+            unit: "elements",
+            units: |p| p.0,
+            part: |_, r| Len(r.len()),
+            cut: |x, r| x[r].to_vec(),
+            join: |_, parts| concatenate(parts),
+            unit_costs: None,
+        })
     }
 
     fn params(input: &Vec<f32>) -> Len {

@@ -1,12 +1,21 @@
 //! `stencil`: a 3×3 box blur with clamp-to-edge. 2D grids, tiles with halos, reuse of loaded data.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use super::softmax::validate_2d;
 use super::{Shape2, conformance_2d, square_ladder};
 use crate::Result;
 use crate::rng;
-use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
+use crate::workload::{Cost, Mismatch, Precision, Sharding, Tolerance, Workload, checked_area, describe_2d};
+
+/// The rows `rows` of an image of `height` rows with their halo: the row above and the row below where the image
+/// has them, since each output row reads its neighbours. Returns the rows to cut and how many halo rows lead.
+fn with_halo(rows: &Range<usize>, height: usize) -> (Range<usize>, usize) {
+    let first = rows.start.saturating_sub(1);
+    ((first..(rows.end + 1).min(height)), rows.start - first)
+}
 
 /// `y[r][c]` = the mean of the 3×3 neighbourhood of `(r, c)`, coordinates clamped to the image. Input uniform in
 /// `[0, 1)`. Any `height, width ≥ 1`; a 1×1 image is its own blur.
@@ -52,6 +61,34 @@ impl Workload for Stencil {
     type Params = Shape2;
     type Input = StencilInput;
     type Output = Vec<f32>;
+
+    /// Bands of rows, each cut with its halo rows ([`with_halo`]): a member blurs its band with the rows its edge
+    /// pixels read, and the join drops the halo rows' outputs, which a member at the band's edge clamps wrongly.
+    fn sharding() -> Option<Sharding<Self>> {
+        Some(Sharding {
+            unit: "rows",
+            units: |p| p.rows,
+            part: |p, r| Shape2::new(with_halo(&r, p.rows).0.len(), p.cols),
+            cut: |input, r| {
+                let (rows, _) = with_halo(&r, input.height);
+                StencilInput {
+                    height: rows.len(),
+                    width: input.width,
+                    data: input.data[rows.start * input.width..rows.end * input.width].to_vec(),
+                }
+            },
+            join: |input, parts| {
+                let mut out = Vec::with_capacity(input.data.len());
+                for (rows, part) in parts {
+                    let (_, leading) = with_halo(&rows, input.height);
+                    // A member's output of the wrong length joins short or long, and the check then says so.
+                    out.extend(part.iter().skip(leading * input.width).take(rows.len() * input.width));
+                }
+                out
+            },
+            unit_costs: None,
+        })
+    }
 
     fn params(input: &StencilInput) -> Shape2 {
         Shape2::new(input.height, input.width)

@@ -32,7 +32,14 @@ impl Workload for Sum {
 
     /// Each member sums its part; the partial sums are added in `f64`.
     fn sharding() -> Option<Sharding<Self>> {
-        Some(Sharding { unit: "elements", units: |p| p.0, cut: |x, r| x[r].to_vec(), join: |_, parts| parts.iter().sum() })
+        Some(Sharding {
+            unit: "elements",
+            units: |p| p.0,
+            part: |_, r| Len(r.len()),
+            cut: |x, r| x[r].to_vec(),
+            join: |_, parts| parts.iter().map(|(_, partial)| partial).sum(),
+            unit_costs: None,
+        })
     }
 
     fn params(input: &Vec<f32>) -> Len {

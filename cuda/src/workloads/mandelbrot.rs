@@ -128,12 +128,15 @@ impl CudaBackend {
         let cfg = config(((p.width as u64).div_ceil(bx.into()), (rows.len() as u64).div_ceil(by.into())), (bx, by), 0)?;
         let width = int("image width", p.width)?;
         let (begin, end) = (int("row", rows.start)?, int("row", rows.end)?);
+        let first_row = int("first image row", p.first_row())?;
+        int("image rows", p.image_height())?;
         let (dx, dy) = p.steps();
         let mut launch = stream.launch_builder(&function);
         launch.arg(counts).arg(&width).arg(&begin).arg(&end).arg(&p.max_iter);
-        launch.arg(&p.region.x_min).arg(&p.region.y_min).arg(&dx).arg(&dy);
+        launch.arg(&p.region.x_min).arg(&p.region.y_min).arg(&dx).arg(&dy).arg(&first_row);
         // SAFETY: mandelbrot_naive(unsigned* counts, int width, int row_begin, int row_end, unsigned max_iter,
-        // float x_min, float y_min, float dx, float dy); counts holds width·height values, row_end <= height, and the
+        // float x_min, float y_min, float dx, float dy, int first_row); first_row + row_end fits an int (the image's
+        // rows do); counts holds width·height values, row_end <= height, and the
         // grid covers the rows [row_begin, row_end).
         unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())

@@ -12,7 +12,6 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::shard::ranges;
 use gpuworthy_core::{BackendKind, Error, Result, Workload};
 
 use crate::device::spec::DeviceSpec;
@@ -49,10 +48,13 @@ pub struct GroupRun<W: Workload> {
     pub output: W::Output,
     /// Each member's part, in member order (a member whose share rounded to nothing ran nothing and is absent).
     pub members: Vec<MemberRun>,
-    /// From the first member's start to the last member's end: the slowest member decides it.
+    /// From the members' start to the last member's end, their cuts included: the slowest member decides it.
     pub parallel: Duration,
-    /// Cutting the input into parts and joining the parts' outputs, on the host.
-    pub split_and_join: Duration,
+    /// The longest a member took to cut its part from the input on the host (the members cut at once, each on its
+    /// thread, so this is the part of `parallel` the cuts took at most).
+    pub split: Duration,
+    /// Joining the parts' outputs into the whole, on the host, after every member finished.
+    pub join: Duration,
 }
 
 impl DeviceGroup {
@@ -155,8 +157,8 @@ impl DeviceGroup {
     }
 
     /// Runs `W` on `input` over the members, each taking the consecutive units its share gives it
-    /// ([`gpuworthy_core::shard::ranges`]), every member at once on a thread of its own; the parts' outputs are
-    /// joined in order. Errors name the member that failed; a workload that does not split is refused by name.
+    /// ([`gpuworthy_core::Sharding::split`]), every member at once on a thread of its own, each cutting its own part;
+    /// the parts' outputs are joined in order. Errors name the member that failed; a workload that does not split is refused by name.
     pub fn run<W: DeviceWorkload>(&self, input: &W::Input, shares: &[f64]) -> Result<GroupRun<W>> {
         let sharding = W::sharding()
             .ok_or_else(|| Error::invalid(format!("{} does not split over a device group yet", W::NAME)))?;
@@ -173,28 +175,34 @@ impl DeviceGroup {
         }
         let params = W::params(input);
         let units = (sharding.units)(&params);
-        let parts = ranges(units, shares)?;
-        let split_start = Instant::now();
-        let work: Vec<(usize, &Device, Range<usize>, W::Input)> = self
+        let parts = sharding.split(&params, shares)?;
+        // Every member with units runs; with no units at all, the first runs the empty instance (its output is the
+        // empty output, a reduction's identity).
+        let work: Vec<(usize, &Device, Range<usize>)> = self
             .members
             .iter()
-            .zip(&parts)
+            .zip(parts)
             .enumerate()
             .filter(|(_, (_, range))| !range.is_empty() || units == 0)
             .take(if units == 0 { 1 } else { usize::MAX })
-            .map(|(i, (device, range))| (i, device, range.clone(), (sharding.cut)(input, range.clone())))
+            .map(|(i, (device, range))| (i, device, range))
             .collect();
-        let split = split_start.elapsed();
         let started = Instant::now();
-        let results: Vec<Result<(W::Output, MemberRun)>> = std::thread::scope(|scope| {
+        // Each member cuts its own part on its own thread, so the cuts overlap one another and the other members'
+        // runs; the time a member spends cutting is its `cut` time, not its run's.
+        type Done<O> = Result<(O, MemberRun, Duration)>;
+        let results: Vec<Done<W::Output>> = std::thread::scope(|scope| {
             let handles: Vec<_> = work
                 .iter()
-                .map(|(member, device, range, part)| {
+                .map(|(member, device, range)| {
                     let name = &self.names[*member];
                     scope.spawn(move || {
-                        let variant = device.best_variant::<W>(&W::params(part));
+                        let cut_start = Instant::now();
+                        let part = (sharding.cut)(input, range.clone());
+                        let cut = cut_start.elapsed();
+                        let variant = device.best_variant::<W>(&W::params(&part));
                         let start = Instant::now();
-                        let output = device.run::<W>(variant, part).map_err(|e| {
+                        let output = device.run::<W>(variant, &part).map_err(|e| {
                             naming(&format!("member {name} ({variant}, {} {range:?})", sharding.unit), e)
                         })?;
                         let run = MemberRun {
@@ -204,7 +212,7 @@ impl DeviceGroup {
                             units: range.clone(),
                             time: start.elapsed(),
                         };
-                        Ok((output, run))
+                        Ok((output, run, cut))
                     })
                 })
                 .collect();
@@ -216,14 +224,16 @@ impl DeviceGroup {
         let parallel = started.elapsed();
         let mut outputs = Vec::with_capacity(results.len());
         let mut members = Vec::with_capacity(results.len());
+        let mut split = Duration::ZERO;
         for result in results {
-            let (output, run) = result?;
-            outputs.push(output);
+            let (output, run, cut) = result?;
+            outputs.push((run.units.clone(), output));
+            split = split.max(cut);
             members.push(run);
         }
         let join_start = Instant::now();
         let output = (sharding.join)(input, outputs);
-        Ok(GroupRun { output, members, parallel, split_and_join: split + join_start.elapsed() })
+        Ok(GroupRun { output, members, parallel, split, join: join_start.elapsed() })
     }
 
     /// Each member's time for the whole of `input` alone: one run to warm up (compilation, first-touch allocation),

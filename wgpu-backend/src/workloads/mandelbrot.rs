@@ -3,7 +3,7 @@
 //! shader explains how it keeps a compiler's multiply-add fusion from changing the rounding), so the counts match.
 
 use gpuworthy_core::workloads::{Mandelbrot, MandelbrotParams};
-use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
+use gpuworthy_core::{Error, Implements, Result, Variant, VariantTable, Workload};
 
 use super::{BindGroups, loop_run, split};
 use crate::WgpuBackend;
@@ -24,7 +24,9 @@ struct Params {
     /// Always 1.0: multiplying products by a value the shader compiler cannot see keeps FMA fusion from changing
     /// the rounding (see the shader).
     one: f32,
-    _pad: [u32; 3],
+    /// The image row the instance's row 0 is ([`gpuworthy_core::workloads::Band`]).
+    first_row: u32,
+    _pad: [u32; 2],
 }
 
 #[derive(Debug)]
@@ -69,6 +71,11 @@ impl Implements<Mandelbrot> for WgpuBackend {
     fn upload(&self, p: &MandelbrotParams) -> Result<MandelbrotResident> {
         Mandelbrot::validate(p)?;
         let (dx, dy) = p.steps();
+        // The shader counts image rows in u32.
+        let first_row = u32::try_from(p.image_height()).map(|_| p.first_row() as u32).map_err(|_| Error::TooLarge {
+            what: format!("a mandelbrot image of {} rows", p.image_height()),
+            limit: format!("{} rows (the shader counts rows in u32)", u32::MAX),
+        })?;
         let row_bytes = 4 * p.width as u64;
         let bands = if p.width == 0 || p.height == 0 {
             Vec::new()
@@ -88,7 +95,8 @@ impl Implements<Mandelbrot> for WgpuBackend {
                         dx,
                         dy,
                         one: 1.0,
-                        _pad: [0; 3],
+                        first_row,
+                        _pad: [0; 2],
                     };
                     Ok(Band {
                         rows: rows.len(),

@@ -13,7 +13,10 @@ use gpuworthy::model::Placement;
 use gpuworthy::user_code::expression::ExpressionRequest;
 use gpuworthy::{Device, DeviceSpec, HostMemory};
 
+use gpuworthy::device::group::DeviceGroup;
+
 use super::run::{host_memory, print_clocks};
+use super::run_group::run_input_on_group;
 use crate::exit::{Exit, usage};
 use crate::shared::{chosen_label, pipelined_note, warn_about_domain};
 
@@ -28,10 +31,8 @@ pub(crate) fn run_expression_command(source: &str, args: &RunArgs, options: &Mea
         let flag = if args.pipelined { "--pipelined" } else { "--pinned" };
         return Err(Exit::usage(format!("{flag} applies to CUDA devices: add --backend cuda")));
     }
-    if let Some(Target::Group(group)) = &args.backend {
-        return Err(Exit::usage(format!(
-            "expressions do not run on a device group yet ({group}): give one device, or a built-in workload"
-        )));
+    if matches!(args.backend, Some(Target::Group(_))) && args.variant.is_some() {
+        return Err(Exit::usage("--variant names one device's variant; a group's members each run their best"));
     }
     let lessons = &args.lessons;
     if !args.params.options().is_empty() || !lessons.block_size.is_empty() || lessons.launches.is_some() {
@@ -84,7 +85,12 @@ fn run_expression(
             vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
         }
         Some(Target::Group(group)) => {
-            return Err(Exit::usage(format!("expressions do not run on a device group yet ({group})")));
+            let group = DeviceGroup::open(&group).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
+            for member in group.members() {
+                member.check_size::<Expression>(&params).map_err(usage)?;
+            }
+            let input = Expression::generate(&params, options.seed).map_err(usage)?;
+            return run_input_on_group::<Expression>(&group, &input, &format!("`{source}` at {n}"), options);
         }
         Some(Target::Auto) => {
             let choice = gpuworthy::choose::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;

@@ -3,17 +3,18 @@
 //! and its median reported beside each member alone, and the joined result checked against the reference.
 //!
 //! A module of its own because a group's run has other phases than one device's (no kernel of its own: the members
-//! run at once, and the host splits and joins), so it shares the size parsing and the exit codes with `run`, not its
-//! table.
+//! run at once, each cutting its part from the input, and the host joins), so it shares the size parsing and the
+//! exit codes with `run`, not its table. `run --expr` with a group reports through [`run_input_on_group`] too.
 
 use std::time::Duration;
 
 use anyhow::Context;
 use gpuworthy::core::Precision;
+use gpuworthy::device::DeviceWorkload;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
-use gpuworthy::device::group::{DeviceGroup, shares_from_times};
-use gpuworthy::measure::MeasureOptions;
+use gpuworthy::device::group::{DeviceGroup, GroupRun, shares_from_times};
 use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
+use gpuworthy::measure::{MeasureOptions, duration};
 
 use crate::exit::{Exit, usage};
 
@@ -41,13 +42,13 @@ impl WorkloadVisitor for OnGroup<'_> {
     type Output = anyhow::Result<()>;
 
     fn visit<W: CommandLineWorkload>(&mut self) -> anyhow::Result<()> {
-        let Some(sharding) = W::sharding() else {
+        if W::sharding().is_none() {
             return Err(Exit::usage(format!(
                 "{} does not split over a device group yet; the workloads that do: {}",
                 W::NAME,
                 splitting_workloads().join(", ")
             )));
-        };
+        }
         let mut params = match self.size {
             Some(s) => W::Params::parse_size(s).map_err(usage)?,
             None => W::quick_ladder().pop().context("the workload has no default size")?,
@@ -57,66 +58,84 @@ impl WorkloadVisitor for OnGroup<'_> {
             member.check_size::<W>(&params).map_err(usage)?;
         }
         let input = W::generate(&params, self.options.seed).map_err(usage)?;
-        let alone = self.group.time_each_alone::<W>(&input)?;
-        let shares = shares_from_times(&alone);
-        let total: f64 = shares.iter().sum();
-        let repeats = self.options.min_repetitions.clamp(3, 9);
-        let mut runs = Vec::with_capacity(repeats);
-        for _ in 0..repeats {
-            runs.push(self.group.run::<W>(&input, &shares)?);
-        }
-        let whole = |r: &gpuworthy::device::group::GroupRun<W>| r.parallel + r.split_and_join;
-        runs.sort_by_key(whole);
-        let median = &runs[runs.len() / 2];
-        out!(
-            "{} {params} on the group {} ({} members), split by {} in proportion to each member's time alone:",
-            W::NAME,
-            self.group.label(),
-            self.group.members().len(),
-            sharding.unit
-        );
-        out!(
-            "  {:<12} {:>7} {:>24} {:>18} {:>12} {:>12}",
-            "member",
-            "share",
-            sharding.unit,
-            "variant",
-            "in group",
-            "alone"
-        );
-        for (i, name) in self.group.names().iter().enumerate() {
-            let part = median.members.iter().find(|m| m.member == i);
-            let units = part.map_or("none".to_owned(), |p| format!("{}..{}", p.units.start, p.units.end));
-            let variant = part.map_or("-", |p| p.variant);
-            let in_group = part.map_or("-".to_owned(), |p| gpuworthy::measure::duration(p.time));
-            out!(
-                "  {:<12} {:>6.1}% {:>24} {:>18} {:>12} {:>12}",
-                name,
-                100.0 * shares[i] / total,
-                units,
-                variant,
-                in_group,
-                gpuworthy::measure::duration(alone[i])
-            );
-        }
-        let fastest_alone = alone.iter().copied().min().unwrap_or(Duration::ZERO);
-        let group_time = whole(median);
-        out!(
-            "  group: {} (median of {repeats}; the members at once {}, the host's split and join {}), {:.2}x the fastest member alone",
-            gpuworthy::measure::duration(group_time),
-            gpuworthy::measure::duration(median.parallel),
-            gpuworthy::measure::duration(median.split_and_join),
-            fastest_alone.as_secs_f64() / group_time.as_secs_f64().max(1e-12)
-        );
-        if self.options.validate {
-            let expected = W::reference(&input).map_err(usage)?;
-            if let Err(mismatch) = W::check(&input, &expected, &median.output, Precision::Full) {
-                return Err(Exit::check_failed(format!("FAILED: {mismatch}")));
-            }
-            out!("  ok: the joined result matches the reference");
-        }
-        Ok(())
+        run_input_on_group::<W>(self.group, &input, &params.to_string(), self.options)
     }
+}
+
+/// Runs `input` on `group` and reports it: shares from each member's time alone, the group's median of a few runs
+/// beside each member alone, the host's cut and join, and the joined result checked (the report of `run --backend`
+/// with a group, for a built-in workload or an expression).
+pub(crate) fn run_input_on_group<W: DeviceWorkload>(
+    group: &DeviceGroup,
+    input: &W::Input,
+    shown: &str,
+    options: &MeasureOptions,
+) -> anyhow::Result<()> {
+    let Some(sharding) = W::sharding() else {
+        return Err(Exit::usage(format!("{} does not split over a device group", W::NAME)));
+    };
+    let alone = group.time_each_alone::<W>(input)?;
+    let shares = shares_from_times(&alone);
+    let total: f64 = shares.iter().sum();
+    let repeats = options.min_repetitions.clamp(3, 9);
+    let mut runs = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        runs.push(group.run::<W>(input, &shares)?);
+    }
+    let whole = |r: &GroupRun<W>| r.parallel + r.join;
+    runs.sort_by_key(whole);
+    let median = &runs[runs.len() / 2];
+    let by_cost = if sharding.unit_costs.is_some() { ", where its estimated cost divides so" } else { "" };
+    out!(
+        "{} {shown} on the group {} ({} members), split by {} in proportion to each member's time alone{by_cost}:",
+        W::NAME,
+        group.label(),
+        group.members().len(),
+        sharding.unit
+    );
+    out!(
+        "  {:<12} {:>7} {:>24} {:>18} {:>12} {:>12}",
+        "member",
+        "share",
+        sharding.unit,
+        "variant",
+        "in group",
+        "alone"
+    );
+    for (i, name) in group.names().iter().enumerate() {
+        let part = median.members.iter().find(|m| m.member == i);
+        let units = part.map_or("none".to_owned(), |p| format!("{}..{}", p.units.start, p.units.end));
+        let variant = part.map_or("-", |p| p.variant);
+        let in_group = part.map_or("-".to_owned(), |p| duration(p.time));
+        out!(
+            "  {:<12} {:>6.1}% {:>24} {:>18} {:>12} {:>12}",
+            name,
+            100.0 * shares[i] / total,
+            units,
+            variant,
+            in_group,
+            duration(alone[i])
+        );
+    }
+    let fastest_alone = alone.iter().copied().min().unwrap_or(Duration::ZERO);
+    let group_time = whole(median);
+    out!(
+        "  group: {} (median of {repeats}; the members at once {}, of which cutting their parts from the input at \
+         most {}; joining the parts {}), {:.2}x the fastest member alone",
+        duration(group_time),
+        duration(median.parallel),
+        duration(median.split),
+        duration(median.join),
+        fastest_alone.as_secs_f64() / group_time.as_secs_f64().max(1e-12)
+    );
+    if options.validate {
+        let expected = W::reference(input).map_err(usage)?;
+        if let Err(mismatch) = W::check(input, &expected, &median.output, Precision::Full) {
+            return Err(Exit::check_failed(format!("FAILED: {mismatch}")));
+        }
+        out!("  ok: the joined result matches the reference");
+    }
+    Ok(())
 }
 
 /// The built-in workloads a group can run.
