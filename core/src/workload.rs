@@ -9,6 +9,12 @@ use std::ops::Range;
 
 use crate::error::Result;
 
+/// One member's output with the units it covered, as a [`Sharding::join`] receives it.
+pub type Part<W> = (Range<usize>, <W as Workload>::Output);
+
+/// Each unit's relative cost, for [`Sharding::unit_costs`].
+pub type UnitCosts<W> = fn(&<W as Workload>::Params) -> Vec<f64>;
+
 /// How `W` splits over a device group's members and how their outputs join ([`crate::shard`] says how a group
 /// uses it).
 pub struct Sharding<W: Workload> {
@@ -23,11 +29,11 @@ pub struct Sharding<W: Workload> {
     /// as a stencil's halo rows).
     pub cut: fn(&W::Input, Range<usize>) -> W::Input,
     /// The whole output from the outputs of consecutive cuts that cover the input, in order, each with its range.
-    pub join: fn(&W::Input, Vec<(Range<usize>, W::Output)>) -> W::Output,
+    pub join: fn(&W::Input, Vec<Part<W>>) -> W::Output,
     /// Each unit's relative cost where units differ in cost (a Mandelbrot row inside the set iterates far longer
     /// than one outside it), so that shares split the work rather than the units; `None` where every unit costs
     /// the same.
-    pub unit_costs: Option<fn(&W::Params) -> Vec<f64>>,
+    pub unit_costs: Option<UnitCosts<W>>,
 }
 
 impl<W: Workload> Sharding<W> {

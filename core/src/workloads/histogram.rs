@@ -104,7 +104,7 @@ impl Workload for Histogram {
         Some(Sharding {
             unit: "values",
             units: |p| p.n,
-            part: |p, r| HistogramParams { n: r.len(), ..p.clone() },
+            part: |p, r| HistogramParams { n: r.len(), ..*p },
             cut: |input, r| HistogramInput { bins: input.bins, x: input.x[r].to_vec() },
             join: |input, parts| {
                 let mut bins = vec![0u32; input.bins];

@@ -87,7 +87,7 @@ impl Workload for Matmul {
         Some(Sharding {
             unit: "rows of A",
             units: |p| p.m,
-            part: |p, r| MatmulParams { m: r.len(), ..p.clone() },
+            part: |p, r| MatmulParams { m: r.len(), ..*p },
             cut: |input, r| MatmulInput {
                 m: r.len(),
                 k: input.k,

@@ -70,7 +70,7 @@ impl Workload for Saxpy {
         Some(Sharding {
             unit: "elements",
             units: |p| p.n,
-            part: |p, r| SaxpyParams { n: r.len(), ..p.clone() },
+            part: |p, r| SaxpyParams { n: r.len(), ..*p },
             cut: |input, r| SaxpyInput { a: input.a, x: input.x[r.clone()].to_vec(), y: input.y[r].to_vec() },
             join: |_, parts| concatenate(parts),
             unit_costs: None,
