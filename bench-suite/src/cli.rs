@@ -79,6 +79,10 @@ pub enum Command {
         /// With --on: a GPU other than the reference machine's, described by how it differs.
         #[command(flatten)]
         what_if: WhatIfArgs,
+        /// With --on: how many of the reference machine's GPUs the host has, for the groups' predictions (two GPUs
+        /// sharing the work, the CPU with them); four and eight are shown beside as what-ifs.
+        #[arg(long, requires = "on", value_parser = clap::value_parser!(u16).range(1..=64))]
+        gpus: Option<u16>,
     },
     /// Places the workloads of one or more sweeps on a roofline: each one's arithmetic intensity (flops per byte) and
     /// rate at its largest size, under each device's measured roofs (the best GB/s and GFLOP/s the sweep reached),

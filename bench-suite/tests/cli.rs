@@ -654,6 +654,22 @@ fn explain_on_a_what_if_gpu_is_labelled_and_bounded_by_its_memory() {
     assert!(cuda.contains(" ms"), "{cuda}");
 }
 
+/// `explain --on MACHINE --gpus 2` predicts the reference machine's GPUs two at a time and with the CPU, and four
+/// and eight as what-ifs, on a machine without GPUs.
+#[test]
+fn explain_on_a_reference_machine_predicts_its_gpus_as_a_group() {
+    let out = gpuworthy_with(&[], &["explain", "--on", "nvidia-h200", "--gpus", "2", "square", "--size", "2^28"]);
+    expect(&out, "explain --on nvidia-h200 --gpus 2", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = |start: &str| stdout.lines().find(|l| l.trim_start().starts_with(start)).map(str::to_owned);
+    let two = line("cuda×2 ").unwrap_or_else(|| panic!("a two-GPU line: {stdout}"));
+    assert!(two.contains("50% / 50%") && !two.contains("what-if"), "{two}");
+    assert!(line("cuda×4 ").is_some_and(|l| l.contains("what-if")), "{stdout}");
+    assert!(line("cpu+cuda ").is_some() && stdout.contains("2 GPUs against one: pays"), "{stdout}");
+    let refused = gpuworthy_with(&[], &["explain", "--gpus", "2", "square", "--size", "2^20"]);
+    assert_eq!(refused.status.code(), Some(2), "--gpus without --on: {}", String::from_utf8_lossy(&refused.stderr));
+}
+
 #[test]
 fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused() {
     // The CPU and the wgpu adapter (lavapipe in CI) together; where no adapter opens, the group cannot either.

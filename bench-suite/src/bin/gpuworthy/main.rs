@@ -32,7 +32,7 @@ mod exit;
 mod progress;
 mod shared;
 
-use commands::{calibrate, devices, explain, roofline, run, sweep, transfers};
+use commands::{calibrate, devices, explain, explain_on, roofline, run, sweep, transfers};
 use exit::{Exit, is_broken_pipe};
 
 /// Parses the command line, checks the environment, runs the command and turns its outcome into the exit code.
@@ -59,8 +59,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Calibrate { evaluate, json, expressions, expression } => {
             calibrate::calibrate_command(evaluate, json, expressions, &expression)
         }
-        Command::Explain { workload, expression, size, resident, pinned, on, what_if } => {
+        Command::Explain { workload, expression, size, resident, pinned, on, what_if, gpus } => {
             let placement = explain::placement_of(resident, pinned);
+            let on = on.map(|machine| explain_on::OnMachine { machine, gpus: gpus.map_or(1, usize::from) });
             explain::explain_command(workload, &expression, &size, placement, on, what_if.what_if())
         }
         Command::Devices => devices::devices(),

@@ -15,7 +15,7 @@ use gpuworthy::measure::size::ParseSize;
 use gpuworthy::model::Placement;
 use gpuworthy::user_code::expression::ExpressionRequest;
 
-use super::explain_on::{explain_expression_on, explain_on};
+use super::explain_on::{OnMachine, explain_expression_on, explain_on};
 use crate::exit::{Exit, usage};
 use crate::shared::{chosen_label, warn_about_domain};
 
@@ -26,12 +26,12 @@ pub(crate) fn explain_command(
     expression: &ExpressionArgs,
     size: &str,
     placement: Placement,
-    on: Option<String>,
+    on: Option<OnMachine>,
     what_if: gpuworthy::model::reference::WhatIf,
 ) -> anyhow::Result<()> {
     let Some(source) = expression.source().map_err(usage)? else {
         let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
-        return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_deref(), what_if })
+        return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_ref(), what_if })
             .map_err(usage)?;
     };
     let request = ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
@@ -41,7 +41,7 @@ pub(crate) fn explain_command(
             "--gpu-memory, --gpu-compute, --link and --unified describe a GPU for the built-in workloads; an \
              expression's special functions were measured on the reference GPU alone",
         )),
-        Some(machine) => explain_expression_on(&request, size, placement, &machine),
+        Some(on) => explain_expression_on(&request, size, placement, &on),
         None => explain_expression(&request, size, placement),
     }
 }
@@ -61,8 +61,8 @@ struct Explain<'a> {
     size: &'a str,
     /// Where the data starts and ends.
     placement: Placement,
-    /// A reference machine to predict on (`--on`).
-    on: Option<&'a str>,
+    /// A reference machine to predict on (`--on`), with its number of GPUs.
+    on: Option<&'a OnMachine>,
     /// How the GPU differs from the reference machine's, if it does.
     what_if: gpuworthy::model::reference::WhatIf,
 }
@@ -116,6 +116,13 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::
     let chosen = (choice.device.label(), choice.variant, choice.pipelined);
     print_predictions(&choice.predictions, Some(&chosen), placement)?;
     out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+    let gpus = choice
+        .predictions
+        .iter()
+        .filter(|p| p.is_gpu)
+        .min_by(|a, b| a.total_s.total_cmp(&b.total_s))
+        .map_or(0, |fastest| auto.devices.iter().filter(|d| d.label() == fastest.device).count());
+    print_groups::<W>(&auto, &params, placement, &choice.predictions, gpus, &[])?;
     if let Some(error) = model_error(&auto) {
         out!("{error}");
     }
@@ -259,6 +266,78 @@ pub(crate) fn print_predictions(
             "  p: through the pipelined path; its upload and download are what the pipeline does not hide behind the kernel"
         );
     }
+    Ok(())
+}
+
+/// The device groups' predictions beside the devices alone ([`gpuworthy::choose::group`]): the fastest GPU kind
+/// `gpus` times over, the CPU with it, and, labelled as what-ifs, with `what_if_gpus` of it; and whether a second GPU,
+/// or the CPU beside the GPU, is predicted to pay.
+pub(crate) fn print_groups<W: gpuworthy::device::DeviceWorkload>(
+    auto: &gpuworthy::choose::auto::Auto,
+    params: &W::Params,
+    placement: Placement,
+    predictions: &[gpuworthy::model::Prediction],
+    gpus: usize,
+    what_if_gpus: &[usize],
+) -> anyhow::Result<()> {
+    use gpuworthy::choose::group::{candidate_groups, predict_group};
+    let Some(alone) = predictions.iter().min_by(|a, b| a.total_s.total_cmp(&b.total_s)) else { return Ok(()) };
+    let mut rows = Vec::new();
+    for members in candidate_groups(predictions, gpus.max(1)) {
+        rows.push((predict_group::<W>(auto, params, placement, &members), ""));
+    }
+    for &more in what_if_gpus.iter().filter(|&&n| n > gpus) {
+        let many = |members: &Vec<gpuworthy::DeviceLabel>| members.iter().filter(|m| **m != members[0]).count() == 0;
+        for members in candidate_groups(predictions, more).into_iter().filter(|m| m.len() > more || many(m)) {
+            rows.push((predict_group::<W>(auto, params, placement, &members), "  what-if"));
+        }
+    }
+    let rows: Vec<_> = rows.into_iter().filter_map(|(p, what_if)| p.map(|p| (p, what_if))).collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let t = |s: f64| report::duration(Duration::from_secs_f64(s));
+    out!(
+        "device groups (predicted: each member's part at its own rate over its own link, balanced to finish together):"
+    );
+    let shares = format!("share of the {}", W::sharding().map_or("work", |s| s.unit));
+    out!("  {:<16} {:<22} {:>10}   against {} alone ({})", "group", shares, "total", alone.device, t(alone.total_s));
+    for (group, what_if) in &rows {
+        out!(
+            "  {:<16} {:<22} {:>10}   {:.2}x{what_if}",
+            group.name(),
+            group.shares(),
+            t(group.total_s),
+            alone.total_s / group.total_s.max(1e-12)
+        );
+    }
+    let is_gpu = |label: &gpuworthy::DeviceLabel| predictions.iter().any(|p| p.device == *label && p.is_gpu);
+    let pays = |ratio: f64| if ratio >= 1.1 { "pays" } else { "does not pay" };
+    let fastest_gpu = predictions.iter().filter(|p| p.is_gpu).min_by(|a, b| a.total_s.total_cmp(&b.total_s));
+    let measured = rows.iter().filter(|(_, what_if)| what_if.is_empty()).map(|(g, _)| g);
+    for group in measured {
+        let all_gpus = group.members.iter().all(|m| is_gpu(&m.device));
+        match fastest_gpu {
+            Some(gpu) if all_gpus => {
+                let ratio = gpu.total_s / group.total_s.max(1e-12);
+                out!(
+                    "{} GPUs against one: {} ({ratio:.2}x one {}, predicted)",
+                    group.members.len(),
+                    pays(ratio),
+                    gpu.device
+                );
+            }
+            _ if group.members.len() == 2 && !all_gpus => {
+                let ratio = alone.total_s / group.total_s.max(1e-12);
+                out!("the CPU and the GPU together: {} ({ratio:.2}x the fastest alone, predicted)", pays(ratio));
+            }
+            _ => {}
+        }
+    }
+    out!(
+        "  left out of these predictions: the host's copies of each member's part, and members slowing one another \
+         (GPUs sharing a host link, the CPU's memory busy with the GPUs' transfers)"
+    );
     Ok(())
 }
 

@@ -11,9 +11,18 @@ use gpuworthy::model::Placement;
 use gpuworthy::model::sweep::Progress;
 use gpuworthy::user_code::expression::ExpressionRequest;
 
-use super::explain::{model_error, print_predictions};
+use super::explain::{model_error, print_groups, print_predictions};
 use crate::exit::usage;
 use crate::progress::{Bar, progress_bar};
+
+/// A reference machine to predict on (`--on MACHINE`), and how many of its GPUs the host has (`--gpus N`).
+#[derive(Debug, Clone)]
+pub(crate) struct OnMachine {
+    /// The reference machine's name.
+    pub machine: String,
+    /// Its GPUs: 1 unless `--gpus` says more.
+    pub gpus: usize,
+}
 
 /// `gpuworthy explain --on MACHINE`: `W` at `params` predicted on this machine's CPU beside a reference machine's
 /// GPUs ([`gpuworthy::model::reference`]). The CPU's curves come from this machine's calibration where it has them, else
@@ -21,7 +30,7 @@ use crate::progress::{Bar, progress_bar};
 pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     params: &W::Params,
     placement: Placement,
-    machine: &str,
+    on: &OnMachine,
     what_if: &gpuworthy::model::reference::WhatIf,
     headline: &str,
     ladder: &[(gpuworthy::measure::names::SizeLabel, gpuworthy::core::Cost)],
@@ -31,7 +40,7 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     ) -> gpuworthy::core::Result<gpuworthy::model::calibration::Calibration>,
 ) -> anyhow::Result<()> {
     use gpuworthy::choose::auto::{Auto, verdict};
-    let machine = gpuworthy::model::reference::find(machine).map_err(usage)?;
+    let machine = gpuworthy::model::reference::find(&on.machine).map_err(usage)?;
     let attribution = match what_if.is_some() {
         false => machine.attribution()?,
         true => format!("a what-if GPU: {}'s with {}", machine.attribution()?, what_if.describe()),
@@ -79,6 +88,7 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     if let Some(verdict) = verdict(&predictions, auto.toss_up_margin()) {
         out!("fastest: {verdict}");
     }
+    print_groups::<W>(&auto, params, placement, &predictions, on.gpus, &[4, 8])?;
     if let Some(model) = &auto.model
         && !ladder.is_empty()
     {
@@ -115,7 +125,7 @@ pub(crate) fn explain_expression_on(
     request: &ExpressionRequest,
     size: &str,
     placement: Placement,
-    machine: &str,
+    on: &OnMachine,
 ) -> anyhow::Result<()> {
     use gpuworthy::core::Workload;
     use gpuworthy::core::expr::Expression;
@@ -124,7 +134,7 @@ pub(crate) fn explain_expression_on(
     gpuworthy::core::memory::check_host_memory::<Expression>(&params).map_err(usage)?;
     let cost = Expression::cost(&params);
     let headline = format!("`{}` at {n} ({} bytes moved)", request.source.trim(), cost.bytes);
-    explain_on::<Expression>(&params, placement, machine, &Default::default(), &headline, &[], |cpu, progress| {
+    explain_on::<Expression>(&params, placement, on, &Default::default(), &headline, &[], |cpu, progress| {
         gpuworthy::user_code::expression::calibrate_expressions(std::slice::from_ref(cpu), progress)
     })
 }

@@ -1,0 +1,277 @@
+//! Predictions for device groups: what a set of devices would take together for a piece of work, with the shares
+//! that make its members finish at once, from the same per-device model that predicts each device alone.
+//!
+//! A group's time is its slowest member's: each member runs the cut its share gives it ([`Sharding::part`]), over
+//! its own host link, so its prediction is the model's for that smaller instance on that device. The shares are
+//! found by balancing: start in proportion to each member's speed on the whole instance, then move work from the
+//! members predicted slower to those predicted faster until the times agree (small instances are not linear in
+//! size, so one proportional step is not enough). Members named by the same label are devices of one kind (the
+//! two H200s of `explain --on nvidia-h200 --gpus 2`), each predicted as that kind.
+//!
+//! What the prediction leaves out, and says so where it is shown: the host's copies into and out of each member's
+//! part (a group run cuts and joins on the host) and any slowing of one member by another (GPUs sharing a host
+//! link, the CPU sharing its memory with the GPUs' transfers).
+//!
+//! [`Sharding::part`]: gpuworthy_core::Sharding
+
+use crate::choose::auto::Auto;
+use crate::device::{DeviceLabel, DeviceWorkload};
+use crate::model::{Placement, Prediction};
+
+/// Balancing steps after the first split in proportion to speed.
+const BALANCING_STEPS: usize = 4;
+
+/// One member's part of a predicted group run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberPrediction {
+    /// The device kind it is.
+    pub device: DeviceLabel,
+    /// The fraction of the units it takes.
+    pub fraction: f64,
+    /// Its predicted run of its part (`None` where its share is nothing).
+    pub prediction: Option<Prediction>,
+}
+
+/// A group's predicted run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupPrediction {
+    /// The members, in order.
+    pub members: Vec<MemberPrediction>,
+    /// The slowest member's predicted time: the group's.
+    pub total_s: f64,
+}
+
+impl GroupPrediction {
+    /// The group as written: its members' labels joined by `+`, a run of one label written `label×count`
+    /// (`cpu+cuda×2`).
+    pub fn name(&self) -> String {
+        let mut parts: Vec<(String, usize)> = Vec::new();
+        for member in &self.members {
+            match parts.last_mut() {
+                Some((label, count)) if *label == member.device.as_str() => *count += 1,
+                _ => parts.push((member.device.to_string(), 1)),
+            }
+        }
+        parts
+            .into_iter()
+            .map(|(label, count)| if count == 1 { label } else { format!("{label}×{count}") })
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// The shares as percentages, in member order, a run of three or more equal ones written once with its
+    /// count (`29% / 71%`, `0% / 25%×4`).
+    pub fn shares(&self) -> String {
+        let mut runs: Vec<(String, usize)> = Vec::new();
+        for member in &self.members {
+            let share = format!("{:.0}%", 100.0 * member.fraction);
+            match runs.last_mut() {
+                Some((last, count)) if *last == share => *count += 1,
+                _ => runs.push((share, 1)),
+            }
+        }
+        runs.into_iter()
+            .map(|(share, count)| match count {
+                1 => share,
+                2 => format!("{share} / {share}"),
+                _ => format!("{share}×{count}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+}
+
+/// The model's fastest prediction for `device` running `W` at `params`, if it knows the device.
+fn predict_member<W: DeviceWorkload>(
+    auto: &Auto,
+    params: &W::Params,
+    placement: Placement,
+    device: &DeviceLabel,
+) -> Option<Prediction> {
+    let (predictions, _) = auto.predict::<W>(params, placement)?;
+    predictions.into_iter().filter(|p| p.device == *device).min_by(|a, b| a.total_s.total_cmp(&b.total_s))
+}
+
+/// `W` at `params` predicted on a group of `members` (device labels the model knows; a label given twice is two
+/// devices of that kind), with the shares balanced so that the members finish together. `None` where the workload
+/// does not split, has no units, or the model does not know a member.
+pub fn predict_group<W: DeviceWorkload>(
+    auto: &Auto,
+    params: &W::Params,
+    placement: Placement,
+    members: &[DeviceLabel],
+) -> Option<GroupPrediction> {
+    let sharding = W::sharding()?;
+    let units = (sharding.units)(params);
+    if units == 0 || members.is_empty() {
+        return None;
+    }
+    let mut shares = Vec::with_capacity(members.len());
+    let mut alone = Vec::with_capacity(members.len());
+    for device in members {
+        let prediction = predict_member::<W>(auto, params, placement, device)?;
+        shares.push(1.0 / prediction.total_s.max(1e-12));
+        alone.push(prediction);
+    }
+    // The fastest member with the whole of the work and the others nothing: what the group does when no split pays
+    // for a member's fixed costs.
+    let (fastest, whole) = alone.into_iter().enumerate().min_by(|a, b| a.1.total_s.total_cmp(&b.1.total_s))?;
+    let mut best = Some(GroupPrediction {
+        total_s: whole.total_s,
+        members: members
+            .iter()
+            .enumerate()
+            .map(|(i, device)| MemberPrediction {
+                device: device.clone(),
+                fraction: if i == fastest { 1.0 } else { 0.0 },
+                prediction: (i == fastest).then(|| whole.clone()),
+            })
+            .collect(),
+    });
+    for _ in 0..=BALANCING_STEPS {
+        let ranges = sharding.split(params, &shares).ok()?;
+        let mut predicted = Vec::with_capacity(members.len());
+        for (device, range) in members.iter().zip(&ranges) {
+            let prediction = match range.is_empty() {
+                true => None,
+                false => Some(predict_member::<W>(auto, &(sharding.part)(params, range.clone()), placement, device)?),
+            };
+            predicted.push(MemberPrediction {
+                device: device.clone(),
+                fraction: range.len() as f64 / units as f64,
+                prediction,
+            });
+        }
+        let total_s = predicted.iter().filter_map(|m| m.prediction.as_ref()).map(|p| p.total_s).fold(0.0, f64::max);
+        // Each member's share over its time is its speed on the work it was given: the next shares.
+        for (share, member) in shares.iter_mut().zip(&predicted) {
+            if let Some(p) = &member.prediction {
+                *share /= p.total_s.max(1e-12);
+            }
+        }
+        let sum: f64 = shares.iter().sum();
+        shares.iter_mut().for_each(|s| *s /= sum);
+        if best.as_ref().is_none_or(|b| total_s < b.total_s) {
+            best = Some(GroupPrediction { members: predicted, total_s });
+        }
+    }
+    best
+}
+
+/// The groups worth showing beside the devices alone, from the devices' predictions at the whole size: the fastest
+/// GPU kind `gpus` times over (when `gpus` ≥ 2), the CPU with that GPU, and the CPU with all `gpus` of them.
+pub fn candidate_groups(predictions: &[Prediction], gpus: usize) -> Vec<Vec<DeviceLabel>> {
+    let fastest = |gpu: bool| {
+        predictions.iter().filter(|p| p.is_gpu == gpu).min_by(|a, b| a.total_s.total_cmp(&b.total_s)).map(|p| &p.device)
+    };
+    let (Some(cpu), Some(gpu)) = (fastest(false), fastest(true)) else {
+        return match fastest(true) {
+            Some(gpu) if gpus >= 2 => vec![vec![gpu.clone(); gpus]],
+            _ => Vec::new(),
+        };
+    };
+    let mut groups = Vec::new();
+    if gpus >= 2 {
+        groups.push(vec![gpu.clone(); gpus]);
+    }
+    groups.push(vec![cpu.clone(), gpu.clone()]);
+    if gpus >= 2 {
+        groups.push(std::iter::once(cpu.clone()).chain(vec![gpu.clone(); gpus]).collect());
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Device;
+    use crate::model::fit::{CostFit, Curve};
+    use crate::model::{DeviceModel, Model, VariantModel, WorkloadModel};
+    use gpuworthy_core::BackendKind;
+    use gpuworthy_core::workloads::{Len, Square};
+
+    /// A model of a CPU and a GPU that square at fixed rates plus a fixed cost: the CPU at 1 ns an element, the GPU
+    /// at 0.25 ns plus 1 ms.
+    fn model() -> Model {
+        let device = |label: &str, is_gpu: bool, per_byte_s: f64, fixed_s: f64| DeviceModel {
+            label: DeviceLabel::named(label),
+            backend: if is_gpu { BackendKind::Cuda } else { BackendKind::Cpu },
+            is_gpu,
+            workloads: vec![WorkloadModel {
+                workload: "square".into(),
+                upload: Curve::default(),
+                download: Curve::default(),
+                upload_pinned: None,
+                download_pinned: None,
+                pipelined: None,
+                host_overhead: None,
+                streaming: None,
+                compute_probe: None,
+                variants: vec![VariantModel {
+                    variant: "v".into(),
+                    full_precision: true,
+                    kernel: Curve {
+                        fit: CostFit { fixed_s, per_byte_s, per_flop_s: 0.0 },
+                        points: Vec::new(),
+                        traffic: Vec::new(),
+                    },
+                }],
+            }],
+            stream_s_per_byte: None,
+            cache_bytes: None,
+        };
+        Model {
+            rates: Vec::new(),
+            error: None,
+            devices: vec![device("cpu", false, 1e-9 / 8.0, 0.0), device("gpu", true, 0.25e-9 / 8.0, 1e-3)],
+        }
+    }
+
+    #[test]
+    fn a_group_balances_its_members_and_is_its_slowest_members_time() {
+        let auto = Auto::with_model(vec![Device::cpu().unwrap()], model());
+        let params = Len(1 << 26);
+        let (cpu, gpu) = (DeviceLabel::named("cpu"), DeviceLabel::named("gpu"));
+        let two = predict_group::<Square>(&auto, &params, Placement::Resident, &[gpu.clone(), gpu.clone()]).unwrap();
+        assert_eq!(two.name(), "gpu×2");
+        let alone = predict_member::<Square>(&auto, &params, Placement::Resident, &gpu).unwrap().total_s;
+        // Two GPUs each take half: the per-element part halves, the fixed 1 ms stays.
+        assert!((two.total_s - (alone - 1e-3) / 2.0 - 1e-3).abs() < 1e-6, "{} vs {alone}", two.total_s);
+        assert_eq!(two.shares(), "50% / 50%");
+        let mixed = predict_group::<Square>(&auto, &params, Placement::Resident, &[cpu.clone(), gpu.clone()]).unwrap();
+        let times: Vec<f64> = mixed.members.iter().map(|m| m.prediction.as_ref().unwrap().total_s).collect();
+        assert!((times[0] - times[1]).abs() < 0.02 * times[1], "balanced: {times:?} at {}", mixed.shares());
+        assert!(mixed.total_s < alone, "the CPU's part makes the GPU's shorter: {} vs {alone}", mixed.total_s);
+        assert!(mixed.members[0].fraction < 0.3 && mixed.members[0].fraction > 0.05, "{}", mixed.shares());
+        // Where the GPU's fixed millisecond is most of its time, any part for it makes the group slower than the
+        // CPU alone: the CPU takes it all.
+        let small = predict_group::<Square>(&auto, &Len(1 << 10), Placement::Resident, &[cpu.clone(), gpu]).unwrap();
+        assert_eq!(small.shares(), "100% / 0%");
+        let cpu_only = predict_group::<Square>(&auto, &Len(1 << 10), Placement::Resident, &[cpu]).unwrap();
+        assert_eq!(cpu_only.shares(), "100%");
+    }
+
+    #[test]
+    fn candidates_are_the_gpus_together_and_with_the_cpu() {
+        let p = |label: &str, is_gpu: bool, total_s: f64| Prediction {
+            device: DeviceLabel::named(label),
+            is_gpu,
+            variant: "v".into(),
+            upload_s: 0.0,
+            launch_s: 0.0,
+            kernel_s: total_s,
+            download_s: 0.0,
+            total_s,
+            pipelined: false,
+        };
+        let predictions = [p("cpu", false, 3.0), p("cuda", true, 1.0), p("wgpu", true, 2.0)];
+        let names = |gpus| -> Vec<String> {
+            candidate_groups(&predictions, gpus)
+                .iter()
+                .map(|g| g.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("+"))
+                .collect()
+        };
+        assert_eq!(names(1), ["cpu+cuda"]);
+        assert_eq!(names(2), ["cuda+cuda", "cpu+cuda", "cpu+cuda+cuda"]);
+    }
+}
