@@ -1,5 +1,6 @@
 //! Device groups: every workload ([`Workload::sharding`]) and expressions of each kind, run over every group this
-//! machine can form, with equal, uneven and empty shares, each result checked against the reference by its own check.
+//! machine can form, with equal, uneven and empty shares, from the host and resident (parts uploaded, launched,
+//! downloaded and joined), each result checked against the reference by its own check.
 //!
 //! The groups are the opened devices together (`cpu+wgpu` on a machine with lavapipe), the CPU with each other
 //! device, every CUDA GPU where there are two or more (`cuda:*`), and the CPU alone (a group of one, which still cuts
@@ -82,6 +83,19 @@ impl WorkloadVisitor for OnGroups {
                         }
                         W::check(&input, &expected, &run.output, Precision::Full).map_err(|e| e.to_string())
                     });
+                    // The same parts resident: uploaded, launched (once: saxpy updates y in place), downloaded and
+                    // joined.
+                    let resident = (|| -> gpuworthy_core::Result<W::Output> {
+                        let mut parts = group.upload::<W>(&input, &shares)?;
+                        let launch = group.launch::<W>(&mut parts)?;
+                        assert_eq!(launch.kernels.len(), parts.parts().len(), "a kernel time per part");
+                        Ok(group.download::<W>(&mut parts, &input)?.0)
+                    })()
+                    .map_err(|e| e.to_string())
+                    .and_then(|output| {
+                        W::check(&input, &expected, &output, Precision::Full).map_err(|e| format!("resident: {e}"))
+                    });
+                    let outcome = outcome.and(resident);
                     if let Err(why) = outcome {
                         self.failures.push(format!(
                             "{} {params} on {} with shares {shares:?}: {why}",

@@ -12,8 +12,9 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{BackendKind, Error, Result, Workload};
+use gpuworthy_core::{Backend, BackendKind, Error, Result, Workload};
 
+use crate::Resident;
 use crate::device::spec::DeviceSpec;
 use crate::device::{Device, DeviceLabel, DeviceWorkload};
 
@@ -55,6 +56,57 @@ pub struct GroupRun<W: Workload> {
     pub split: Duration,
     /// Joining the parts' outputs into the whole, on the host, after every member finished.
     pub join: Duration,
+}
+
+/// Data uploaded to a group ([`DeviceGroup::upload`]): each member's part resident on it. Dropping it frees every
+/// part.
+pub struct GroupResident<W: Workload> {
+    parts: Vec<MemberPart<W>>,
+}
+
+impl<W: Workload> GroupResident<W> {
+    /// Each part's member (its position in the group), units and variant, in member order.
+    pub fn parts(&self) -> Vec<(usize, Range<usize>, &'static str)> {
+        self.parts.iter().map(|p| (p.member, p.units.clone(), p.variant)).collect()
+    }
+}
+
+/// One member's resident part.
+struct MemberPart<W: Workload> {
+    member: usize,
+    units: Range<usize>,
+    variant: &'static str,
+    resident: Resident<W>,
+}
+
+/// One launch over a group ([`DeviceGroup::launch`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupLaunch {
+    /// From the first member's launch to the last member's end, on the host's clock.
+    pub wall: Duration,
+    /// Each member's kernel on its own device timer, by member position, in member order.
+    pub kernels: Vec<(usize, Duration)>,
+}
+
+impl GroupLaunch {
+    /// The slowest member's kernel: the group's kernel time.
+    pub fn slowest(&self) -> Duration {
+        self.kernels.iter().map(|(_, k)| *k).max().unwrap_or_default()
+    }
+}
+
+/// `work` done on a thread per item, all at once; the results in order, or the first error in item order (every
+/// thread is waited for either way, so nothing runs on after an error is returned).
+fn in_parallel<I: Send, T: Send>(items: Vec<I>, work: impl Fn(I) -> Result<T> + Sync) -> Result<Vec<T>> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items.into_iter().map(|item| scope.spawn(move || work(item))).collect();
+        let results: Vec<Result<T>> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked"))))
+            .collect();
+        results.into_iter().collect()
+    })
 }
 
 impl DeviceGroup {
@@ -160,19 +212,7 @@ impl DeviceGroup {
     /// ([`gpuworthy_core::Sharding::split`]), every member at once on a thread of its own, each cutting its own part;
     /// the parts' outputs are joined in order. Errors name the member that failed; a workload that does not split is refused by name.
     pub fn run<W: DeviceWorkload>(&self, input: &W::Input, shares: &[f64]) -> Result<GroupRun<W>> {
-        let sharding = W::sharding()
-            .ok_or_else(|| Error::invalid(format!("{} does not split over a device group yet", W::NAME)))?;
-        if shares.len() != self.members.len() {
-            return Err(Error::invalid(format!(
-                "{} shares for the {} members of {}",
-                shares.len(),
-                self.members.len(),
-                self.label()
-            )));
-        }
-        if let Some(member) = self.members.iter().find(|m| !m.supports::<W>()) {
-            return Err(Error::unsupported(member.backend().kind(), W::NAME));
-        }
+        let sharding = self.sharding_for::<W>(shares)?;
         let params = W::params(input);
         let units = (sharding.units)(&params);
         let parts = sharding.split(&params, shares)?;
@@ -190,43 +230,24 @@ impl DeviceGroup {
         let started = Instant::now();
         // Each member cuts its own part on its own thread, so the cuts overlap one another and the other members'
         // runs; the time a member spends cutting is its `cut` time, not its run's.
-        type Done<O> = Result<(O, MemberRun, Duration)>;
-        let results: Vec<Done<W::Output>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = work
-                .iter()
-                .map(|(member, device, range)| {
-                    let name = &self.names[*member];
-                    scope.spawn(move || {
-                        let cut_start = Instant::now();
-                        let part = (sharding.cut)(input, range.clone());
-                        let cut = cut_start.elapsed();
-                        let variant = device.best_variant::<W>(&W::params(&part));
-                        let start = Instant::now();
-                        let output = device.run::<W>(variant, &part).map_err(|e| {
-                            naming(&format!("member {name} ({variant}, {} {range:?})", sharding.unit), e)
-                        })?;
-                        let run = MemberRun {
-                            member: *member,
-                            label: device.label(),
-                            variant,
-                            units: range.clone(),
-                            time: start.elapsed(),
-                        };
-                        Ok((output, run, cut))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked"))))
-                .collect()
-        });
+        let results = in_parallel(work, |(member, device, range): (usize, &Device, Range<usize>)| {
+            let name = &self.names[member];
+            let cut_start = Instant::now();
+            let part = (sharding.cut)(input, range.clone());
+            let cut = cut_start.elapsed();
+            let variant = device.best_variant::<W>(&W::params(&part));
+            let start = Instant::now();
+            let output = device
+                .run::<W>(variant, &part)
+                .map_err(|e| naming(&format!("member {name} ({variant}, {} {range:?})", sharding.unit), e))?;
+            let run = MemberRun { member, label: device.label(), variant, units: range, time: start.elapsed() };
+            Ok((output, run, cut))
+        })?;
         let parallel = started.elapsed();
         let mut outputs = Vec::with_capacity(results.len());
         let mut members = Vec::with_capacity(results.len());
         let mut split = Duration::ZERO;
-        for result in results {
-            let (output, run, cut) = result?;
+        for (output, run, cut) in results {
             outputs.push((run.units.clone(), output));
             split = split.max(cut);
             members.push(run);
@@ -234,6 +255,88 @@ impl DeviceGroup {
         let join_start = Instant::now();
         let output = (sharding.join)(input, outputs);
         Ok(GroupRun { output, members, parallel, split, join: join_start.elapsed() })
+    }
+
+    /// Uploads `input` over the members in parts by `shares` (as [`DeviceGroup::run`] splits it), every member at
+    /// once: each part then stays on its member between launches. A member that fails fails the upload with its
+    /// name, and the parts already uploaded are freed.
+    pub fn upload<W: DeviceWorkload>(&self, input: &W::Input, shares: &[f64]) -> Result<GroupResident<W>> {
+        let sharding = self.sharding_for::<W>(shares)?;
+        let params = W::params(input);
+        let units = (sharding.units)(&params);
+        let ranges = sharding.split(&params, shares)?;
+        let work: Vec<(usize, Range<usize>)> = ranges
+            .into_iter()
+            .enumerate()
+            .filter(|(_, range)| !range.is_empty() || units == 0)
+            .take(if units == 0 { 1 } else { usize::MAX })
+            .collect();
+        let parts = in_parallel(work, |(member, units)| {
+            let device = &self.members[member];
+            let part = (sharding.cut)(input, units.clone());
+            let variant = device.best_variant::<W>(&W::params(&part));
+            let resident = device
+                .upload::<W>(&part)
+                .map_err(|e| naming(&format!("uploading to member {}", self.names[member]), e))?;
+            Ok(MemberPart { member, units, variant, resident })
+        })?;
+        Ok(GroupResident { parts })
+    }
+
+    /// Launches every member's part at once, each its best variant, and waits for all: the wall time from the first
+    /// launch to the last member's end, and each member's kernel on its own device timer.
+    pub fn launch<W: DeviceWorkload>(&self, resident: &mut GroupResident<W>) -> Result<GroupLaunch> {
+        let started = Instant::now();
+        let kernels = in_parallel(resident.parts.iter_mut().collect(), |part| {
+            let device = &self.members[part.member];
+            let variant = part.variant;
+            let kernel = device
+                .time_on_device(&mut || device.launch::<W>(variant, &mut part.resident))
+                .map_err(|e| naming(&format!("launching on member {}", self.names[part.member]), e))?;
+            Ok((part.member, kernel))
+        })?;
+        Ok(GroupLaunch { wall: started.elapsed(), kernels })
+    }
+
+    /// Downloads every member's part at once and joins them into the whole output (`input` is the one uploaded,
+    /// which the join reads for the output's shape): the output, the downloads' wall time and the join's.
+    pub fn download<W: DeviceWorkload>(
+        &self,
+        resident: &mut GroupResident<W>,
+        input: &W::Input,
+    ) -> Result<(W::Output, Duration, Duration)> {
+        let sharding = self.sharding_for::<W>(&vec![1.0; self.members.len()])?;
+        let started = Instant::now();
+        let outputs = in_parallel(resident.parts.iter_mut().collect(), |part| {
+            let device = &self.members[part.member];
+            let output = device
+                .download::<W>(&mut part.resident)
+                .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e))?;
+            Ok((part.units.clone(), output))
+        })?;
+        let downloaded = started.elapsed();
+        let join_start = Instant::now();
+        let output = (sharding.join)(input, outputs);
+        Ok((output, downloaded, join_start.elapsed()))
+    }
+
+    /// `W`'s sharding where the group can run it with `shares`: it splits, one share per member, and every member
+    /// implements it.
+    fn sharding_for<W: DeviceWorkload>(&self, shares: &[f64]) -> Result<gpuworthy_core::Sharding<W>> {
+        let sharding = W::sharding()
+            .ok_or_else(|| Error::invalid(format!("{} does not split over a device group yet", W::NAME)))?;
+        if shares.len() != self.members.len() {
+            return Err(Error::invalid(format!(
+                "{} shares for the {} members of {}",
+                shares.len(),
+                self.members.len(),
+                self.label()
+            )));
+        }
+        if let Some(member) = self.members.iter().find(|m| !m.supports::<W>()) {
+            return Err(Error::unsupported(member.backend().kind(), W::NAME));
+        }
+        Ok(sharding)
     }
 
     /// Each member's time for the whole of `input` alone: one run to warm up (compilation, first-touch allocation),

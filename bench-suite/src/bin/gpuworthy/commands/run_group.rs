@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use gpuworthy::core::Precision;
+use gpuworthy::core::{Backend, Precision};
 use gpuworthy::device::DeviceWorkload;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::device::group::{DeviceGroup, GroupRun, shares_from_times};
@@ -128,14 +128,74 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         duration(median.join),
         fastest_alone.as_secs_f64() / group_time.as_secs_f64().max(1e-12)
     );
+    let resident = resident_phases::<W>(group, input, &shares, repeats)?;
     if options.validate {
         let expected = W::reference(input).map_err(usage)?;
-        if let Err(mismatch) = W::check(input, &expected, &median.output, Precision::Full) {
-            return Err(Exit::check_failed(format!("FAILED: {mismatch}")));
+        for (output, what) in [(&median.output, "the joined result"), (&resident, "the resident parts' joined result")]
+        {
+            if let Err(mismatch) = W::check(input, &expected, output, Precision::Full) {
+                return Err(Exit::check_failed(format!("FAILED: {what}: {mismatch}")));
+            }
         }
-        out!("  ok: the joined result matches the reference");
+        out!("  ok: the joined result matches the reference, from the host and from the resident parts");
     }
     Ok(())
+}
+
+/// The group's resident phases, reported: the parts uploaded to every member at once, `repeats` launches (each the
+/// wall time of all members and the slowest member's kernel on its own timer, medians) beside the fastest member's
+/// kernel on the whole input alone, and the parts downloaded and joined. Returns the joined output of one launch on
+/// freshly uploaded parts.
+fn resident_phases<W: DeviceWorkload>(
+    group: &DeviceGroup,
+    input: &W::Input,
+    shares: &[f64],
+    repeats: usize,
+) -> anyhow::Result<W::Output> {
+    let median = |mut times: Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
+    };
+    // Each member alone on the whole input, resident, one after another (so one member's data is freed before the
+    // next uploads).
+    let mut alone = Vec::with_capacity(group.members().len());
+    for member in group.members() {
+        let variant = member.best_variant::<W>(&W::params(input));
+        let mut resident = member.upload::<W>(input)?;
+        member.launch::<W>(variant, &mut resident)?;
+        let mut kernels = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            kernels.push(member.time_on_device(&mut || member.launch::<W>(variant, &mut resident))?);
+        }
+        alone.push(median(kernels));
+    }
+    let fastest_alone = alone.iter().copied().min().unwrap_or_default();
+    let upload_start = std::time::Instant::now();
+    let mut resident = group.upload::<W>(input, shares)?;
+    let upload = upload_start.elapsed();
+    group.launch::<W>(&mut resident)?;
+    let launches: Vec<_> = (0..repeats).map(|_| group.launch::<W>(&mut resident)).collect::<Result<_, _>>()?;
+    let wall = median(launches.iter().map(|l| l.wall).collect());
+    let slowest = median(launches.iter().map(|l| l.slowest()).collect());
+    let (_, download, join) = group.download::<W>(&mut resident, input)?;
+    drop(resident);
+    // The result checked is one launch's on freshly uploaded parts: a launch may update its data in place (saxpy's
+    // y), so the timed launches' result is not the reference's.
+    let mut fresh = group.upload::<W>(input, shares)?;
+    group.launch::<W>(&mut fresh)?;
+    let (output, _, _) = group.download::<W>(&mut fresh, input)?;
+    out!(
+        "  resident: upload to every member at once {}; a launch {} on the host's clock, its slowest member's kernel {} \
+         on its own timer (the fastest member alone on the whole input: {}, {:.2}x); download {} and join {}",
+        duration(upload),
+        duration(wall),
+        duration(slowest),
+        duration(fastest_alone),
+        fastest_alone.as_secs_f64() / slowest.as_secs_f64().max(1e-12),
+        duration(download),
+        duration(join)
+    );
+    Ok(output)
 }
 
 /// The built-in workloads a group can run.
