@@ -95,9 +95,15 @@ pub fn ranges_by_cost(costs: &[f64], shares: &[f64]) -> Result<Vec<Range<usize>>
 
 /// Concatenates the parts' arrays in order: the join of workloads whose members each write their own consecutive
 /// part of one array.
+///
+/// The first part's array becomes the whole: growing a large allocation remaps its pages rather than copying them
+/// (on the common allocators), so only the later parts are copied.
 pub fn concatenate<T: Clone>(parts: Vec<(Range<usize>, Vec<T>)>) -> Vec<T> {
-    let mut out = Vec::with_capacity(parts.iter().map(|(_, part)| part.len()).sum());
-    for (_, part) in parts {
+    let total = parts.iter().map(|(_, part)| part.len()).sum();
+    let mut parts = parts.into_iter().map(|(_, part)| part);
+    let mut out = parts.next().unwrap_or_default();
+    out.reserve_exact(total - out.len());
+    for part in parts {
         out.extend(part);
     }
     out
