@@ -99,7 +99,7 @@ pub fn ranges_by_cost(costs: &[f64], shares: &[f64]) -> Result<Vec<Range<usize>>
 /// The first part's array becomes the whole: growing a large allocation remaps its pages rather than copying them
 /// (on the common allocators), so only the later parts are copied.
 pub fn concatenate<T: Clone>(parts: Vec<(Range<usize>, Vec<T>)>) -> Vec<T> {
-    let total = parts.iter().map(|(_, part)| part.len()).sum();
+    let total: usize = parts.iter().map(|(_, part)| part.len()).sum();
     let mut parts = parts.into_iter().map(|(_, part)| part);
     let mut out = parts.next().unwrap_or_default();
     out.reserve_exact(total - out.len());
