@@ -1,0 +1,135 @@
+"""Multi-GPU peers for gpuworthy's device groups: PyTorch on one GPU and on every GPU of the host at once.
+
+Each figure is measured on one GPU and on all of them together (a thread per GPU, as gpuworthy's groups run), so that
+the ratio of a group to one device can be set beside gpuworthy's in the same run:
+
+    python3 bench-suite/peers/group_peers.py
+    gpuworthy run square --size 2^28 --backend 'cuda:*'
+
+Figures: square from pageable host memory and back (the host path: a host tensor in, a host tensor out), the same
+through pinned memory, a resident sum and the resident square (kernels alone), matmul 16384^3 fp32 with A split by
+rows, and a peer copy between two GPUs. Times are medians of wall-clock runs with every GPU synchronised, since a
+group's time is its slowest member's.
+"""
+
+import threading
+import time
+
+import torch
+
+
+def median_s(fn, repeat=7):
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def on_all(devices, work):
+    """Runs work(i, device) on a thread per device, all at once, and synchronises every device."""
+    threads = [threading.Thread(target=work, args=(i, d)) for i, d in enumerate(devices)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for d in devices:
+        torch.cuda.synchronize(d)
+
+
+def split(n, parts):
+    edges = [n * i // parts for i in range(parts + 1)]
+    return [(edges[i], edges[i + 1]) for i in range(parts)]
+
+
+def line(name, one, many, gpus):
+    print(f"{name:<52} one GPU {one * 1e3:9.3f} ms   {gpus} GPUs {many * 1e3:9.3f} ms   {one / many:5.2f}x", flush=True)
+
+
+def host_square(devices, x, out, pinned):
+    """x on the host -> each GPU its range -> square -> back into out on the host."""
+    parts = split(x.numel(), len(devices))
+
+    def work(i, d):
+        lo, hi = parts[i]
+        with torch.cuda.device(d):
+            g = x[lo:hi].to(d, non_blocking=pinned)
+            torch.square(g, out=g)
+            out[lo:hi].copy_(g, non_blocking=pinned)
+            torch.cuda.synchronize(d)
+
+    return lambda: on_all(devices, work)
+
+
+def main():
+    gpus = torch.cuda.device_count()
+    devices = [torch.device("cuda", i) for i in range(gpus)]
+    print(f"{gpus} x {torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}")
+    if gpus < 2:
+        print("one GPU: nothing to compare")
+        return
+    for log2 in (26, 28):
+        n = 1 << log2
+        x = torch.rand(n)
+        out = torch.empty_like(x)
+        for pinned in (False, True):
+            if pinned:
+                x, out = x.pin_memory(), out.pin_memory()
+            one = median_s(host_square(devices[:1], x, out, pinned))
+            many = median_s(host_square(devices, x, out, pinned))
+            line(f"square 2^{log2} host->GPU->host{' (pinned)' if pinned else ''}", one, many, gpus)
+        del x, out
+
+    n = 1 << 30
+    whole = torch.rand(n, device=devices[0])
+    shards = [torch.rand(hi - lo, device=d) for (lo, hi), d in zip(split(n, gpus), devices)]
+    totals = [None] * gpus
+
+    def sum_shard(i, d):
+        with torch.cuda.device(d):
+            totals[i] = torch.sum(shards[i])
+
+    def combine():
+        on_all(devices, sum_shard)
+        return sum(t.item() for t in totals)
+
+    one = median_s(lambda: (torch.sum(whole).item()))
+    many = median_s(combine)
+    line("sum 2^30 resident, the partials combined on the host", one, many, gpus)
+
+    def square_shard(i, d):
+        with torch.cuda.device(d):
+            torch.square(shards[i], out=shards[i])
+
+    one = median_s(lambda: (torch.square(whole, out=whole), torch.cuda.synchronize(devices[0])))
+    many = median_s(lambda: on_all(devices, square_shard))
+    line("square 2^30 resident", one, many, gpus)
+    del whole, shards
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    m = 16384
+    a = [torch.rand(m, m, device=d) for d in devices]
+    b = [torch.rand(m, m, device=d) for d in devices]
+    c = [torch.empty(m, m, device=d) for d in devices]
+    rows = split(m, gpus)
+
+    def matmul_rows(i, d):
+        lo, hi = rows[i]
+        with torch.cuda.device(d):
+            torch.mm(a[i][lo:hi], b[i], out=c[i][lo:hi])
+
+    one = median_s(lambda: (torch.mm(a[0], b[0], out=c[0]), torch.cuda.synchronize(devices[0])), repeat=5)
+    many = median_s(lambda: on_all(devices, matmul_rows), repeat=5)
+    line("matmul 16384^3 fp32 resident, A split by rows", one, many, gpus)
+    del a, b, c
+
+    src = torch.rand(1 << 26, device=devices[0])
+    dst = torch.empty(1 << 26, device=devices[1])
+    copy = median_s(lambda: (dst.copy_(src), torch.cuda.synchronize(devices[1])))
+    print(f"{'peer copy GPU0->GPU1, 256 MiB':<52} {copy * 1e3:9.3f} ms   {256 * 2**20 / copy / 1e9:7.1f} GB/s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
