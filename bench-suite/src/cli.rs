@@ -269,9 +269,10 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub expression: ExpressionArgs,
     /// Devices, comma-separated, each as for `run --backend` (cpu, cuda, cuda:1, wgpu, wgpu:ADAPTER); every
-    /// backend's first device that is available when omitted.
-    #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_device)]
-    pub backends: Vec<DeviceSpec>,
+    /// backend's first device that is available when omitted. A device group among them (`cuda:*`, `cpu+cuda`,
+    /// `cuda:0+cuda:1`) is swept against its members alone, and the sweep says from which size it pays.
+    #[arg(long, short, value_name = "DEVICES", value_delimiter = ',', value_parser = parse_sweep_backend)]
+    pub backends: Vec<SweepBackend>,
     /// The short ladder of sizes: a sweep of every workload in a few minutes.
     #[arg(long)]
     pub quick: bool,
@@ -372,6 +373,30 @@ pub fn parse_target(text: &str) -> Result<Target, String> {
         Ok(Target::Group(text.trim().to_owned()))
     } else {
         parse_device(text).map(Target::Device)
+    }
+}
+
+/// One entry of `sweep --backends`: a device, or a device group compared with its members.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SweepBackend {
+    /// One device.
+    Device(DeviceSpec),
+    /// A device group as written (`cuda:*`, `cpu+cuda`), its members checked when parsed.
+    Group(String),
+}
+
+/// Parses an entry of `sweep --backends`: a group where the text joins devices with `+` or names every device of a
+/// backend (`cuda:*`), else a device ([`parse_device`]). (A list such as `cuda:0,1` is cut at its comma by
+/// `--backends`: write it `cuda:0+cuda:1`.)
+pub fn parse_sweep_backend(text: &str) -> Result<SweepBackend, String> {
+    if gpuworthy::device::group::DeviceGroup::is_group(text) {
+        // `cuda:*` is read when the group opens: listing a backend's devices here would open the backend.
+        if !text.contains('*') {
+            gpuworthy::device::group::DeviceGroup::parse(text).map_err(|e| e.to_string())?;
+        }
+        Ok(SweepBackend::Group(text.trim().to_owned()))
+    } else {
+        parse_device(text).map(SweepBackend::Device)
     }
 }
 

@@ -670,6 +670,32 @@ fn explain_on_a_reference_machine_predicts_its_gpus_as_a_group() {
     assert_eq!(refused.status.code(), Some(2), "--gpus without --on: {}", String::from_utf8_lossy(&refused.stderr));
 }
 
+/// `sweep --backends` with a group sweeps it against its members alone and says from which size it pays; a group
+/// with an expression or the devices' files is refused.
+#[test]
+fn a_sweep_with_a_group_says_from_which_size_it_pays() {
+    let out = gpuworthy(&["sweep", "square", "--backends", "cpu+wgpu", "--sizes", "1K,64K"]);
+    if out.status.code() == Some(1) {
+        let required = gpuworthy::core::BackendKind::required_by_env().unwrap_or_default();
+        assert!(!required.contains(&gpuworthy::core::BackendKind::Wgpu), "{}", String::from_utf8_lossy(&out.stderr));
+        eprintln!("SKIPPING the group sweep: {}", String::from_utf8_lossy(&out.stderr));
+    } else {
+        expect(&out, "sweep with a group", 0, "");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("square on the group cpu+wgpu") && stdout.contains("the group pays"), "{stdout}");
+        assert_eq!(stdout.lines().filter(|l| l.trim_start().starts_with("1024 ")).count(), 1, "{stdout}");
+    }
+    for (args, what) in [
+        (&["sweep", "--expr", "y = 2 * x", "--backends", "cpu+wgpu"][..], "built-in workloads"),
+        (&["sweep", "square", "--backends", "cpu,cpu+wgpu", "--json", "out.json"], "prints its table"),
+        (&["sweep", "square", "--backends", "cpu+tpu"], "unknown backend"),
+    ] {
+        let out = gpuworthy(args);
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(what), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 #[test]
 fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused() {
     // The CPU and the wgpu adapter (lavapipe in CI) together; where no adapter opens, the group cannot either.

@@ -15,4 +15,5 @@ pub(crate) mod run;
 pub(crate) mod run_expression;
 pub(crate) mod run_group;
 pub(crate) mod sweep;
+pub(crate) mod sweep_group;
 pub(crate) mod transfers;

@@ -74,17 +74,10 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
     let Some(sharding) = W::sharding() else {
         return Err(Exit::usage(format!("{} does not split over a device group", W::NAME)));
     };
-    let alone = group.time_each_alone::<W>(input)?;
-    let shares = shares_from_times(&alone);
-    let total: f64 = shares.iter().sum();
     let repeats = options.min_repetitions.clamp(3, 9);
-    let mut runs = Vec::with_capacity(repeats);
-    for _ in 0..repeats {
-        runs.push(group.run::<W>(input, &shares)?);
-    }
-    let whole = |r: &GroupRun<W>| r.parallel + r.join;
-    runs.sort_by_key(whole);
-    let median = &runs[runs.len() / 2];
+    let host = from_host::<W>(group, input, repeats)?;
+    let (alone, shares, median) = (&host.alone, &host.shares, &host.median);
+    let total: f64 = shares.iter().sum();
     let by_cost = if sharding.unit_costs.is_some() { ", where its estimated cost divides so" } else { "" };
     out!(
         "{} {shown} on the group {} ({} members), split by {} in proportion to each member's time alone{by_cost}:",
@@ -118,7 +111,7 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         );
     }
     let fastest_alone = alone.iter().copied().min().unwrap_or(Duration::ZERO);
-    let group_time = whole(median);
+    let group_time = host.group_time();
     out!(
         "  group: {} (median of {repeats}; the members at once {}, of which cutting their parts from the input at \
          most {}; joining the parts {}), {:.2}x the fastest member alone",
@@ -128,7 +121,19 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         duration(median.join),
         fastest_alone.as_secs_f64() / group_time.as_secs_f64().max(1e-12)
     );
-    let resident = resident_phases::<W>(group, input, &shares, repeats)?;
+    let resident = resident_phases::<W>(group, input, shares, repeats)?;
+    out!(
+        "  resident: upload to every member at once {}; a launch {} on the host's clock, its slowest member's kernel {} \
+         on its own timer (the fastest member alone on the whole input: {}, {:.2}x); download {} and join {}",
+        duration(resident.upload),
+        duration(resident.wall),
+        duration(resident.slowest),
+        duration(resident.fastest_alone),
+        resident.speedup(),
+        duration(resident.download),
+        duration(resident.join)
+    );
+    let resident = resident.output;
     if options.validate {
         let expected = W::reference(input).map_err(usage)?;
         for (output, what) in [(&median.output, "the joined result"), (&resident, "the resident parts' joined result")]
@@ -142,16 +147,75 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
     Ok(())
 }
 
-/// The group's resident phases, reported: the parts uploaded to every member at once, `repeats` launches (each the
-/// wall time of all members and the slowest member's kernel on its own timer, medians) beside the fastest member's
-/// kernel on the whole input alone, and the parts downloaded and joined. Returns the joined output of one launch on
-/// freshly uploaded parts.
-fn resident_phases<W: DeviceWorkload>(
+/// A group's run from the host, measured: each member alone on the whole input, the shares in proportion to their
+/// speed, and the median of `repeats` runs of the group with those shares.
+pub(crate) struct FromHost<W: DeviceWorkload> {
+    /// Each member's time alone, in member order.
+    pub alone: Vec<Duration>,
+    /// The shares the group ran with.
+    pub shares: Vec<f64>,
+    /// The group's median run (by its members' time and the join).
+    pub median: GroupRun<W>,
+}
+
+impl<W: DeviceWorkload> FromHost<W> {
+    /// The group's time: its members at once and the join.
+    pub fn group_time(&self) -> Duration {
+        self.median.parallel + self.median.join
+    }
+}
+
+/// Measures `input` on `group` from the host ([`FromHost`]).
+pub(crate) fn from_host<W: DeviceWorkload>(
+    group: &DeviceGroup,
+    input: &W::Input,
+    repeats: usize,
+) -> anyhow::Result<FromHost<W>> {
+    let alone = group.time_each_alone::<W>(input)?;
+    let shares = shares_from_times(&alone);
+    let mut runs = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        runs.push(group.run::<W>(input, &shares)?);
+    }
+    runs.sort_by_key(|r| r.parallel + r.join);
+    let median = runs.swap_remove(runs.len() / 2);
+    Ok(FromHost { alone, shares, median })
+}
+
+/// A group's resident phases, measured ([`resident_phases`]).
+pub(crate) struct Resident<O> {
+    /// The parts uploaded to every member at once.
+    pub upload: Duration,
+    /// A launch of every part on the host's clock (median).
+    pub wall: Duration,
+    /// The slowest member's kernel on its own timer (median): the group's kernel.
+    pub slowest: Duration,
+    /// The fastest member's kernel on the whole input alone (median).
+    pub fastest_alone: Duration,
+    /// The parts downloaded at once.
+    pub download: Duration,
+    /// The parts joined.
+    pub join: Duration,
+    /// One launch's joined output on freshly uploaded parts.
+    pub output: O,
+}
+
+impl<O> Resident<O> {
+    /// The group's kernel against the fastest member's alone.
+    pub fn speedup(&self) -> f64 {
+        self.fastest_alone.as_secs_f64() / self.slowest.as_secs_f64().max(1e-12)
+    }
+}
+
+/// The group's resident phases: the parts uploaded to every member at once, `repeats` launches (each the wall time
+/// of all members and the slowest member's kernel on its own timer, medians) beside the fastest member's kernel on
+/// the whole input alone, and the parts downloaded and joined; the output is one launch's on freshly uploaded parts.
+pub(crate) fn resident_phases<W: DeviceWorkload>(
     group: &DeviceGroup,
     input: &W::Input,
     shares: &[f64],
     repeats: usize,
-) -> anyhow::Result<W::Output> {
+) -> anyhow::Result<Resident<W::Output>> {
     let median = |mut times: Vec<Duration>| {
         times.sort();
         times[times.len() / 2]
@@ -184,18 +248,7 @@ fn resident_phases<W: DeviceWorkload>(
     let mut fresh = group.upload::<W>(input, shares)?;
     group.launch::<W>(&mut fresh)?;
     let (output, _, _) = group.download::<W>(&mut fresh, input)?;
-    out!(
-        "  resident: upload to every member at once {}; a launch {} on the host's clock, its slowest member's kernel {} \
-         on its own timer (the fastest member alone on the whole input: {}, {:.2}x); download {} and join {}",
-        duration(upload),
-        duration(wall),
-        duration(slowest),
-        duration(fastest_alone),
-        fastest_alone.as_secs_f64() / slowest.as_secs_f64().max(1e-12),
-        duration(download),
-        duration(join)
-    );
-    Ok(output)
+    Ok(Resident { upload, wall, slowest, fastest_alone, download, join, output })
 }
 
 /// The built-in workloads a group can run.

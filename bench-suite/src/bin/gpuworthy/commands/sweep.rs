@@ -12,18 +12,20 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::bail;
-use bench_suite::cli::{ExpressionArgs, SweepArgs};
+use bench_suite::cli::{ExpressionArgs, SweepArgs, SweepBackend};
 use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
 use bench_suite::report::{self, table};
 use gpuworthy::choose::catalog::{Catalog, WorkloadEntry, WorkloadOf};
 use gpuworthy::core::BackendKind;
 use gpuworthy::core::expr::Expression;
+use gpuworthy::device::group::DeviceGroup;
 use gpuworthy::measure::size::{Ladder, SizeRequest, WorkloadOptions};
 use gpuworthy::model::sweep::{SweepOptions, WorkloadSweep};
 use gpuworthy::user_code::expression::{ExpressionRequest, expression_entry};
 use gpuworthy::{Device, DeviceSpec};
 use indicatif::ProgressBar;
 
+use super::sweep_group::sweep_groups;
 use crate::exit::{Exit, usage};
 use crate::progress::{Bar, progress_bar};
 use crate::shared::{check_writable_dir, check_writable_file, skip_unavailable, warn_about_domain};
@@ -34,7 +36,32 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         args;
     // An expression of the user's own is swept alone, as one more workload.
     let expression = user_expression(&expression)?;
-    let specs = backend_specs(backends)?;
+    let (devices, groups): (Vec<_>, Vec<_>) = backends.into_iter().partition(|b| matches!(b, SweepBackend::Device(_)));
+    let devices: Vec<DeviceSpec> =
+        devices.into_iter().filter_map(|b| if let SweepBackend::Device(d) = b { Some(d) } else { None }).collect();
+    let groups: Vec<String> =
+        groups.into_iter().filter_map(|b| if let SweepBackend::Group(g) = b { Some(g) } else { None }).collect();
+    if !groups.is_empty() && expression.is_some() {
+        return Err(Exit::usage(
+            "a sweep's groups run the built-in workloads; `run --expr ... --backend GROUP` measures an expression on one",
+        ));
+    }
+    if !groups.is_empty() && (json.is_some() || csv.is_some() || plot.is_some()) {
+        return Err(Exit::usage(
+            "--json, --csv and --plot write the devices' rows; a sweep with a group prints its table",
+        ));
+    }
+    let groups: Vec<DeviceGroup> = groups
+        .iter()
+        .map(|g| DeviceGroup::open(g).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) }))
+        .collect::<anyhow::Result<_>>()?;
+    if devices.is_empty() && !groups.is_empty() {
+        let catalog = Catalog::builtin();
+        let (entries, request) = plan(&catalog, workloads, None, sizes.as_deref(), quick, params.options())?;
+        let names: Vec<String> = entries.iter().map(|e| e.name().to_owned()).collect();
+        return sweep_groups(&groups, &names, &request);
+    }
+    let specs = backend_specs(devices)?;
     if !(budget > 0.0 && budget.is_finite()) {
         return Err(Exit::usage(format!("--budget must be a positive number of seconds, got {budget}")));
     }
@@ -75,6 +102,10 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         write_csv(path, &fingerprint, &swept.results)?;
     }
     outcome?;
+    if !groups.is_empty() {
+        let names: Vec<String> = entries.iter().map(|e| e.name().to_owned()).collect();
+        sweep_groups(&groups, &names, &request)?;
+    }
     swept.verdict()
 }
 
