@@ -666,6 +666,7 @@ fn explain_on_a_reference_machine_predicts_its_gpus_as_a_group() {
     assert!(two.contains("50% / 50%") && !two.contains("what-if"), "{two}");
     assert!(line("cuda×4 ").is_some_and(|l| l.contains("what-if")), "{stdout}");
     assert!(line("cpu+cuda ").is_some() && stdout.contains("2 GPUs against one: pays"), "{stdout}");
+    assert!(stdout.contains("fastest set: ") && stdout.contains("cuda×2"), "{stdout}");
     let refused = gpuworthy_with(&[], &["explain", "--gpus", "2", "square", "--size", "2^20"]);
     assert_eq!(refused.status.code(), Some(2), "--gpus without --on: {}", String::from_utf8_lossy(&refused.stderr));
 }

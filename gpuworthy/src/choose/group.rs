@@ -14,7 +14,10 @@
 //!
 //! [`Sharding::part`]: gpuworthy_core::Sharding
 
+use gpuworthy_core::{Backend, Error, Result};
+
 use crate::choose::auto::Auto;
+use crate::device::group::DeviceGroup;
 use crate::device::{DeviceLabel, DeviceWorkload};
 use crate::model::{Placement, Prediction};
 
@@ -181,6 +184,122 @@ pub fn candidate_groups(predictions: &[Prediction], gpus: usize) -> Vec<Vec<Devi
     groups
 }
 
+/// The fastest device set for a piece of work: one device alone or a group, by the model ([`choose_set`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetChoice {
+    /// The set's predicted run: one member with everything where a device alone is fastest.
+    pub prediction: GroupPrediction,
+    /// The fastest device alone, for comparison.
+    pub alone: Prediction,
+    /// Why, in words: the set's predicted time against the fastest device alone, a toss-up where they are within
+    /// the model's error.
+    pub reason: String,
+}
+
+/// The fastest set for `W` at `params` among the devices alone and the groups [`candidate_groups`] forms with `gpus`
+/// GPUs of the fastest kind, by `auto`'s model; `None` without a model that knows the workload.
+pub fn choose_set<W: DeviceWorkload>(
+    auto: &Auto,
+    params: &W::Params,
+    placement: Placement,
+    gpus: usize,
+) -> Option<SetChoice> {
+    let (predictions, _) = auto.predict::<W>(params, placement)?;
+    let alone = predictions.iter().min_by(|a, b| a.total_s.total_cmp(&b.total_s))?.clone();
+    let single = GroupPrediction {
+        members: vec![MemberPrediction {
+            device: alone.device.clone(),
+            fraction: 1.0,
+            prediction: Some(alone.clone()),
+        }],
+        total_s: alone.total_s,
+    };
+    let fastest = candidate_groups(&predictions, gpus)
+        .iter()
+        .filter_map(|members| predict_group::<W>(auto, params, placement, members))
+        .filter(|group| group.members.iter().filter(|m| m.fraction > 0.0).count() > 1)
+        .chain(std::iter::once(single))
+        .min_by(|a, b| a.total_s.total_cmp(&b.total_s))?;
+    let time = |s: f64| crate::measure::duration(std::time::Duration::from_secs_f64(s));
+    let margin = auto.toss_up_margin();
+    let reason = if fastest.members.len() == 1 {
+        format!("{} alone is predicted fastest ({}); no group is predicted faster", alone.device, time(alone.total_s))
+    } else if fastest.total_s * (1.0 + margin) >= alone.total_s {
+        format!(
+            "{} predicted {} against {} on {} alone: a toss-up, within the model's error ({:.0}%)",
+            fastest.name(),
+            time(fastest.total_s),
+            time(alone.total_s),
+            alone.device,
+            100.0 * margin
+        )
+    } else {
+        format!(
+            "{} predicted {} against {} on {} alone ({:.2}x), shares {}",
+            fastest.name(),
+            time(fastest.total_s),
+            time(alone.total_s),
+            alone.device,
+            alone.total_s / fastest.total_s.max(1e-12),
+            fastest.shares()
+        )
+    };
+    Some(SetChoice { prediction: fastest, alone, reason })
+}
+
+/// How many devices of `device`'s kind this machine has, for the groups a set may use: every CUDA GPU, every wgpu
+/// adapter, one CPU.
+pub fn devices_of_kind(device: &crate::Device) -> usize {
+    DeviceGroup::parse(&format!("{}:*", device.kind())).map_or(1, |specs| specs.len().max(1))
+}
+
+/// Runs `W` on `input` (data on the host, result wanted there) on the fastest set the model predicts
+/// ([`choose_set`], with every GPU of the fastest kind this machine has): a device alone, or a group of the opened
+/// devices with the predicted shares. Without a model, the device [`crate::choose::auto::run`] chooses.
+pub fn run_on_fastest_set<W: DeviceWorkload>(input: &W::Input) -> Result<(W::Output, Option<SetChoice>)> {
+    run_on_fastest_set_with::<W>(crate::choose::auto::global()?, input)
+}
+
+/// [`run_on_fastest_set`] with this `auto`'s devices and model.
+pub fn run_on_fastest_set_with<W: DeviceWorkload>(
+    auto: &Auto,
+    input: &W::Input,
+) -> Result<(W::Output, Option<SetChoice>)> {
+    let params = W::params(input);
+    let gpus = auto.devices.iter().filter(|d| d.kind().is_gpu()).map(devices_of_kind).max().unwrap_or(0);
+    let alone = |choice: Option<SetChoice>| -> Result<(W::Output, Option<SetChoice>)> {
+        let chosen = auto.decide::<W>(&params, Placement::Host, Some(input))?;
+        Ok((chosen.device.run::<W>(chosen.variant, input)?, choice))
+    };
+    let Some(choice) = choose_set::<W>(auto, &params, Placement::Host, gpus) else { return alone(None) };
+    if choice.prediction.members.len() == 1 {
+        return alone(Some(choice));
+    }
+    // The members: the opened device of each label, and for a label given k times the first k devices of its kind.
+    let mut members = Vec::with_capacity(choice.prediction.members.len());
+    let mut shares = Vec::with_capacity(members.capacity());
+    for (i, member) in choice.prediction.members.iter().enumerate() {
+        let opened = auto.devices.iter().find(|d| d.label() == member.device).ok_or_else(|| {
+            Error::invalid(format!("the model's device {} is not among the devices opened here", member.device))
+        })?;
+        let nth = choice.prediction.members[..i].iter().filter(|m| m.device == member.device).count();
+        let device = match nth {
+            0 => opened.clone(),
+            _ => {
+                let specs = DeviceGroup::parse(&format!("{}:*", opened.kind()))?;
+                let spec = specs.get(nth).cloned().ok_or_else(|| {
+                    Error::invalid(format!("the set has {} {} devices, this machine fewer", nth + 1, opened.kind()))
+                })?;
+                crate::Device::open(spec)?
+            }
+        };
+        members.push(device);
+        shares.push(member.fraction);
+    }
+    let output = DeviceGroup::new(members)?.run::<W>(input, &shares)?.output;
+    Ok((output, Some(choice)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +368,35 @@ mod tests {
         assert_eq!(small.shares(), "100% / 0%");
         let cpu_only = predict_group::<Square>(&auto, &Len(1 << 10), Placement::Resident, &[cpu]).unwrap();
         assert_eq!(cpu_only.shares(), "100%");
+    }
+
+    #[test]
+    fn the_fastest_set_is_a_group_only_where_one_is_predicted_faster() {
+        let auto = Auto::with_model(vec![Device::cpu().unwrap()], model());
+        let large = choose_set::<Square>(&auto, &Len(1 << 26), Placement::Resident, 2).unwrap();
+        assert_eq!(large.prediction.name(), "cpu+gpu×2", "{}", large.reason);
+        assert!(large.prediction.total_s < large.alone.total_s && large.reason.contains("shares"), "{}", large.reason);
+        let small = choose_set::<Square>(&auto, &Len(1 << 10), Placement::Resident, 2).unwrap();
+        assert_eq!(small.prediction.name(), "cpu", "{}", small.reason);
+        assert!(small.reason.contains("no group is predicted faster"), "{}", small.reason);
+    }
+
+    /// The fastest set runs and its result is the reference's; a set whose device is not opened here is an error
+    /// naming it.
+    #[test]
+    fn the_fastest_set_runs_or_names_the_device_it_lacks() {
+        use gpuworthy_core::Workload;
+        let cpu = Device::cpu().unwrap();
+        let mut model = model();
+        model.devices[0].label = cpu.label();
+        let auto = Auto::with_model(vec![cpu], model);
+        let small = Square::generate(&Len(1 << 10), 1).unwrap();
+        let (output, choice) = run_on_fastest_set_with::<Square>(&auto, &small).unwrap();
+        assert_eq!(output, Square::reference(&small).unwrap());
+        assert_eq!(choice.unwrap().prediction.members.len(), 1);
+        let large = Square::generate(&Len(1 << 24), 1).unwrap();
+        let err = run_on_fastest_set_with::<Square>(&auto, &large).unwrap_err().to_string();
+        assert!(err.contains("gpu") && err.contains("not among the devices opened"), "{err}");
     }
 
     #[test]

@@ -334,6 +334,9 @@ pub(crate) fn print_groups<W: gpuworthy::device::DeviceWorkload>(
             _ => {}
         }
     }
+    if let Some(set) = gpuworthy::choose::group::choose_set::<W>(auto, params, placement, gpus.max(1)) {
+        out!("fastest set: {}", set.reason);
+    }
     out!(
         "  left out of these predictions: the host's copies of each member's part, and members slowing one another \
          (GPUs sharing a host link, the CPU's memory busy with the GPUs' transfers)"
