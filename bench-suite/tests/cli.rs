@@ -697,6 +697,54 @@ fn a_sweep_with_a_group_says_from_which_size_it_pays() {
     }
 }
 
+/// Two processes with ranks run one computation: each its share on its own device, rank 0 joining and checking the
+/// parts (a planted lost part: rank 0 alone in a world of two names the missing rank); bad rank variables are
+/// refused by name.
+#[test]
+fn two_processes_with_ranks_run_one_computation() {
+    let dir = std::env::temp_dir().join(format!("gpuworthy-ranks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_text = dir.display().to_string();
+    let start = |rank: &str, workload: &str, size: &str| {
+        Command::new(binary())
+            .envs([("GPUWORTHY_RANK", rank), ("GPUWORTHY_WORLD_SIZE", "2"), ("GPUWORTHY_RENDEZVOUS", &dir_text)])
+            .args(["run", workload, "--size", size, "--backend", "cpu"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary starts")
+    };
+    for (workload, size) in [("square", "100003"), ("mandelbrot", "97"), ("sum", "2^20")] {
+        let (zero, one) = (start("0", workload, size), start("1", workload, size));
+        let (zero, one) = (zero.wait_with_output().unwrap(), one.wait_with_output().unwrap());
+        expect(&one, "rank 1", 0, "");
+        expect(&zero, "rank 0", 0, "");
+        let stdout = String::from_utf8_lossy(&zero.stdout);
+        assert!(stdout.contains("over 2 ranks") && stdout.contains("ok: the ranks' joined result"), "{stdout}");
+        assert!(String::from_utf8_lossy(&one.stdout).contains("rank 1 of 2"));
+    }
+    let alone = gpuworthy_with(
+        &[
+            ("GPUWORTHY_RANK", "0"),
+            ("GPUWORTHY_WORLD_SIZE", "2"),
+            ("GPUWORTHY_RENDEZVOUS", &dir_text),
+            ("GPUWORTHY_RENDEZVOUS_TIMEOUT", "0.3"),
+        ],
+        &["run", "square", "--size", "1000", "--backend", "cpu"],
+    );
+    assert_ne!(alone.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("ranks [1] of 2 never published"), "{alone:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+    for (env, needle) in [
+        (&[("GPUWORTHY_RANK", "0")][..], "GPUWORTHY_WORLD_SIZE is not set"),
+        (&[("GPUWORTHY_RANK", "3"), ("GPUWORTHY_WORLD_SIZE", "2"), ("GPUWORTHY_RENDEZVOUS", "d")], "is not below"),
+    ] {
+        let out = gpuworthy_with(env, &["run", "square", "--size", "1000"]);
+        assert_eq!(out.status.code(), Some(2), "{env:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 #[test]
 fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused() {
     // The CPU and the wgpu adapter (lavapipe in CI) together; where no adapter opens, the group cannot either.

@@ -12,16 +12,20 @@
 
 use gpuworthy_core::{Error, Result, WORKLOAD_NAMES};
 
+use gpuworthy_core::shard::PartBytes;
+
 use crate::device::DeviceWorkload;
 use crate::measure::size::ParseSize;
 
-/// A workload a [`crate::Device`] runs whose size can be written as text ([`ParseSize`]): every built-in one.
-pub trait CommandLineWorkload: DeviceWorkload<Params: ParseSize> {}
+/// A workload a [`crate::Device`] runs whose size can be written as text ([`ParseSize`]) and whose output can be
+/// handed between processes ([`PartBytes`], for ranks of a world: [`crate::device::rank`]): every built-in one.
+pub trait CommandLineWorkload: DeviceWorkload<Params: ParseSize, Output: PartBytes> {}
 
 impl<W> CommandLineWorkload for W
 where
     W: DeviceWorkload,
     W::Params: ParseSize,
+    W::Output: PartBytes,
 {
 }
 

@@ -17,7 +17,8 @@
 //! This folder holds what runs work: the device (this module), its description ([`spec`]), its host memory
 //! ([`host_memory`]), the machine's list of devices ([`listing`]), the workloads a device implements
 //! ([`device_workload`], [`erased`]), the built-in workloads by name ([`dispatch`]) and data from other libraries
-//! ([`foreign`]). It stands on [`crate::measure`] only.
+//! ([`foreign`]), and one computation over several devices: in one process ([`group`]) or a process per device
+//! ([`rank`]). It stands on [`crate::measure`] only.
 
 pub mod device_workload;
 pub mod dispatch;
@@ -26,6 +27,7 @@ pub mod foreign;
 pub mod group;
 pub mod host_memory;
 pub mod listing;
+pub mod rank;
 pub mod spec;
 
 use std::any::Any;

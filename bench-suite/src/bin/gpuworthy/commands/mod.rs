@@ -14,6 +14,7 @@ pub(crate) mod roofline;
 pub(crate) mod run;
 pub(crate) mod run_expression;
 pub(crate) mod run_group;
+pub(crate) mod run_rank;
 pub(crate) mod sweep;
 pub(crate) mod sweep_group;
 pub(crate) mod transfers;

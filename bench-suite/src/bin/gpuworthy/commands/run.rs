@@ -29,13 +29,31 @@ const COPY_PROBE_BYTES: usize = 256 << 20;
 /// `gpuworthy run`: one workload at one size on one device (or auto's), every variant, every phase.
 pub(crate) fn run_workload(args: RunArgs) -> anyhow::Result<()> {
     let options = measure_options(&args);
+    let rank = gpuworthy::device::rank::Rank::from_env().map_err(usage)?;
     if let Some(source) = &args.expression.source().map_err(usage)? {
+        if rank.is_some() {
+            return Err(Exit::usage(
+                "ranks (GPUWORTHY_RANK) run the built-in workloads; an expression runs in one process",
+            ));
+        }
         return super::run_expression::run_expression_command(source, &args, &options);
     }
     let RunArgs { workload, size, backend, variant, pinned, pipelined, params, lessons, .. } = args;
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
     check_flags(&workload, &backend, pinned, pipelined, &lessons)?;
+    if let Some(rank) = rank {
+        let Target::Device(spec) = backend else {
+            return Err(Exit::usage("a rank runs on one device: give each rank its own --backend DEVICE"));
+        };
+        if variant.is_some() || pinned || pipelined || !lessons.block_size.is_empty() || lessons.launches.is_some() {
+            return Err(Exit::usage(
+                "a rank runs its device's best variant, pageable: --variant, --pinned, --pipelined, --block-size and \
+                 --launches are for one process's run",
+            ));
+        }
+        return super::run_rank::run_as_rank(rank, &workload, spec, size.as_deref(), &params.options(), options.seed);
+    }
     let memory = host_memory(pinned, pipelined);
     if let Target::Group(group) = &backend {
         return super::run_group::run_on_group(&workload, group, size.as_deref(), &params.options(), &options);
