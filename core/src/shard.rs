@@ -121,7 +121,7 @@ pub trait PartBytes: Sized {
 
 /// Reads `count` little-endian 4-byte values from the front of `bytes`.
 fn four_byte_values<T>(bytes: &[u8], what: &str, from: fn([u8; 4]) -> T) -> Result<Vec<T>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(Error::invalid(format!("a part of {what} holds {} bytes, not a multiple of 4", bytes.len())));
     }
     Ok(bytes.chunks_exact(4).map(|c| from([c[0], c[1], c[2], c[3]])).collect())
