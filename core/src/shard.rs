@@ -119,7 +119,7 @@ pub trait PartBytes: Sized {
     fn from_part_bytes(bytes: &[u8]) -> Result<Self>;
 }
 
-/// Reads `count` little-endian 4-byte values from the front of `bytes`.
+/// `bytes` read as little-endian 4-byte values; a length that is not a multiple of 4 is an error.
 fn four_byte_values<T>(bytes: &[u8], what: &str, from: fn([u8; 4]) -> T) -> Result<Vec<T>> {
     if !bytes.len().is_multiple_of(4) {
         return Err(Error::invalid(format!("a part of {what} holds {} bytes, not a multiple of 4", bytes.len())));
