@@ -66,6 +66,53 @@ fn skipped(backend: BackendKind, workload: &str, variant: &str, params: &str) ->
     backend == BackendKind::Cpu && workload == "matmul" && variant == "naive" && side > 2048
 }
 
+/// `iters` uploads of `input` to `backend`, each timed from a synchronised device to the upload's end.
+fn time_uploads<W: DeviceWorkload, B: Implements<W>>(backend: &B, input: &W::Input, iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        backend.synchronize().expect("synchronize");
+        let start = Instant::now();
+        let r = backend.upload(input).expect("upload");
+        backend.synchronize().expect("synchronize");
+        total += start.elapsed();
+        drop(r);
+    }
+    total
+}
+
+/// `iters` whole runs of `variant` on `input`, back to back.
+fn time_runs<W: DeviceWorkload, B: Implements<W>>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    iters: u64,
+) -> Duration {
+    backend.synchronize().expect("synchronize");
+    let start = Instant::now();
+    for _ in 0..iters {
+        backend.run(variant, input).expect("run");
+    }
+    start.elapsed()
+}
+
+/// `iters` first calls: each on a device opened afresh by `fresh`, compiling `variant` and running it once.
+fn time_first_calls<W: DeviceWorkload>(
+    fresh: &dyn Fn() -> Device,
+    variant: &str,
+    input: &W::Input,
+    iters: u64,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let new = fresh();
+        let start = Instant::now();
+        new.prepare::<W>(variant).expect("prepare");
+        new.run::<W>(variant, input).expect("run");
+        total += start.elapsed();
+    }
+    total
+}
+
 /// Registers every benchmark of `W` on `backend` (opened again by `fresh` for the first-call phase), in the group
 /// `name`, at the sizes of `ladder`.
 fn bench_backend<W, B>(c: &mut Criterion, backend: &B, fresh: &dyn Fn() -> Device, name: &str, ladder: &[W::Params])
@@ -120,20 +167,7 @@ where
             // Transfers move the same bytes whatever the variant: benched with the first one only.
             let transfers = index == 0;
             if transfers {
-                group.bench_function(id("upload"), |b| {
-                    b.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            backend.synchronize().expect("synchronize");
-                            let start = Instant::now();
-                            let r = backend.upload(input()).expect("upload");
-                            backend.synchronize().expect("synchronize");
-                            total += start.elapsed();
-                            drop(r);
-                        }
-                        total
-                    });
-                });
+                group.bench_function(id("upload"), |b| b.iter_custom(|iters| time_uploads(backend, input(), iters)));
                 group.bench_function(id("download"), |b| {
                     b.iter_custom(|iters| {
                         let mut total = Duration::ZERO;
@@ -150,27 +184,10 @@ where
                 });
             }
             group.bench_function(id("end_to_end"), |b| {
-                b.iter_custom(|iters| {
-                    backend.synchronize().expect("synchronize");
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        backend.run(variant, input()).expect("run");
-                    }
-                    start.elapsed()
-                });
+                b.iter_custom(|iters| time_runs(backend, variant, input(), iters));
             });
             group.bench_function(id("first_call"), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let new = fresh();
-                        let start = Instant::now();
-                        new.prepare::<W>(variant).expect("prepare");
-                        new.run::<W>(variant, input()).expect("run");
-                        total += start.elapsed();
-                    }
-                    total
-                });
+                b.iter_custom(|iters| time_first_calls::<W>(fresh, variant, input(), iters));
             });
             *resident.borrow_mut() = None;
         }

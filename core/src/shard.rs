@@ -156,51 +156,6 @@ impl PartBytes for f64 {
     }
 }
 
-impl PartBytes for crate::expr::Outputs {
-    /// A reduction: `R` and its value; arrays: `A`, their count, and each one's length and values.
-    fn to_part_bytes(&self) -> Vec<u8> {
-        match self {
-            crate::expr::Outputs::Reduction(v) => [&b"R"[..], &v.to_le_bytes()].concat(),
-            crate::expr::Outputs::Elementwise(arrays) => {
-                let mut out = b"A".to_vec();
-                out.extend((arrays.len() as u64).to_le_bytes());
-                for array in arrays {
-                    out.extend((array.len() as u64).to_le_bytes());
-                    out.extend(array.to_part_bytes());
-                }
-                out
-            }
-        }
-    }
-
-    fn from_part_bytes(bytes: &[u8]) -> Result<Self> {
-        let short = || Error::invalid("an expression's part was cut short");
-        let take_u64 = |at: usize| -> Result<u64> {
-            let b: [u8; 8] = bytes.get(at..at + 8).ok_or_else(short)?.try_into().map_err(|_| short())?;
-            Ok(u64::from_le_bytes(b))
-        };
-        match bytes.first() {
-            Some(b'R') => {
-                let b: [u8; 4] = bytes.get(1..5).ok_or_else(short)?.try_into().map_err(|_| short())?;
-                Ok(crate::expr::Outputs::Reduction(f32::from_le_bytes(b)))
-            }
-            Some(b'A') => {
-                let count = take_u64(1)?;
-                let mut at = 9;
-                let mut arrays = Vec::new();
-                for _ in 0..count {
-                    let len = usize::try_from(take_u64(at)?).map_err(|_| short())?;
-                    let end = len.checked_mul(4).and_then(|b| b.checked_add(at + 8)).ok_or_else(short)?;
-                    arrays.push(Vec::<f32>::from_part_bytes(bytes.get(at + 8..end).ok_or_else(short)?)?);
-                    at = end;
-                }
-                Ok(crate::expr::Outputs::Elementwise(arrays))
-            }
-            _ => Err(Error::invalid("an expression's part starts with neither R nor A")),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,19 +193,12 @@ mod tests {
 
     #[test]
     fn parts_round_trip_through_bytes_and_a_short_one_is_refused() {
-        use crate::expr::Outputs;
         let floats = vec![1.5f32, -0.0, f32::INFINITY];
         assert_eq!(Vec::<f32>::from_part_bytes(&floats.to_part_bytes()).unwrap(), floats);
         assert_eq!(Vec::<u32>::from_part_bytes(&vec![7u32, 0].to_part_bytes()).unwrap(), vec![7, 0]);
         assert_eq!(f64::from_part_bytes(&2.5f64.to_part_bytes()).unwrap(), 2.5);
-        for outputs in [Outputs::Reduction(3.0), Outputs::Elementwise(vec![vec![1.0, 2.0], vec![]])] {
-            let bytes = outputs.to_part_bytes();
-            assert_eq!(Outputs::from_part_bytes(&bytes).unwrap(), outputs);
-            assert!(Outputs::from_part_bytes(&bytes[..bytes.len() - 1]).is_err(), "{outputs:?} cut short");
-        }
         assert!(Vec::<f32>::from_part_bytes(&[0, 0, 0]).is_err());
         assert!(f64::from_part_bytes(&[0; 4]).is_err());
-        assert!(Outputs::from_part_bytes(b"X").is_err());
     }
 
     #[test]

@@ -17,6 +17,7 @@
 
 use crate::Mismatch;
 use crate::error::{Error, Result};
+use crate::shard::PartBytes;
 
 use super::functions::{FunctionBound, max_num, min_num, ulp};
 use super::{Arith, Compare, Func, Logic, Node, Program, Reduce};
@@ -99,6 +100,51 @@ pub enum Outputs {
     Elementwise(Vec<Vec<f32>>),
     /// The reduction's value.
     Reduction(f32),
+}
+
+impl PartBytes for Outputs {
+    /// A reduction: `R` and its value; arrays: `A`, their count, and each one's length and values.
+    fn to_part_bytes(&self) -> Vec<u8> {
+        match self {
+            Outputs::Reduction(v) => [&b"R"[..], &v.to_le_bytes()].concat(),
+            Outputs::Elementwise(arrays) => {
+                let mut out = b"A".to_vec();
+                out.extend((arrays.len() as u64).to_le_bytes());
+                for array in arrays {
+                    out.extend((array.len() as u64).to_le_bytes());
+                    out.extend(array.to_part_bytes());
+                }
+                out
+            }
+        }
+    }
+
+    fn from_part_bytes(bytes: &[u8]) -> Result<Self> {
+        let short = || Error::invalid("an expression's part was cut short");
+        let take_u64 = |at: usize| -> Result<u64> {
+            let b: [u8; 8] = bytes.get(at..at + 8).ok_or_else(short)?.try_into().map_err(|_| short())?;
+            Ok(u64::from_le_bytes(b))
+        };
+        match bytes.first() {
+            Some(b'R') => {
+                let b: [u8; 4] = bytes.get(1..5).ok_or_else(short)?.try_into().map_err(|_| short())?;
+                Ok(Outputs::Reduction(f32::from_le_bytes(b)))
+            }
+            Some(b'A') => {
+                let count = take_u64(1)?;
+                let mut at = 9;
+                let mut arrays = Vec::new();
+                for _ in 0..count {
+                    let len = usize::try_from(take_u64(at)?).map_err(|_| short())?;
+                    let end = len.checked_mul(4).and_then(|b| b.checked_add(at + 8)).ok_or_else(short)?;
+                    arrays.push(Vec::<f32>::from_part_bytes(bytes.get(at + 8..end).ok_or_else(short)?)?);
+                    at = end;
+                }
+                Ok(Outputs::Elementwise(arrays))
+            }
+            _ => Err(Error::invalid("an expression's part starts with neither R nor A")),
+        }
+    }
 }
 
 /// The smallest normal `f32`: a backend may flush a subnormal result to zero.
@@ -649,6 +695,16 @@ pub fn check(program: &Program, expected: &Reference, actual: &Outputs) -> std::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_round_trip_through_part_bytes_and_a_short_part_is_refused() {
+        for outputs in [Outputs::Reduction(3.0), Outputs::Elementwise(vec![vec![1.0, 2.0], vec![]])] {
+            let bytes = outputs.to_part_bytes();
+            assert_eq!(Outputs::from_part_bytes(&bytes).unwrap(), outputs);
+            assert!(Outputs::from_part_bytes(&bytes[..bytes.len() - 1]).is_err(), "{outputs:?} cut short");
+        }
+        assert!(Outputs::from_part_bytes(b"X").is_err());
+    }
     use crate::expr::Expr;
 
     fn program(source: &str, scalars: &[&str]) -> Program {

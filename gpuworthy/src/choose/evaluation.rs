@@ -204,16 +204,8 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
             // before, and the ladder jumps): measure it on its own, so that every point counts.
             if !measured(&rows) {
                 progress.now_measuring(format!("{} {params} on {label}, auto's choice", W::NAME));
-                // Checked as every measurement of the sweep is.
-                let measured = W::generate(params, options.measure.seed)
-                    .and_then(|input| choice.device.measure::<W>(choice.variant, &input, &options.measure));
-                match measured {
-                    Ok(m) => {
-                        let mut row = Row::new::<W>(&choice.device, params, &m);
-                        // A pipelined twin's whole run is its pipelined time.
-                        row.pipelined_s = choice.pipelined.then_some(row.end_to_end_s);
-                        rows.push(row);
-                    }
+                match measure_choice::<W>(&choice, params, &options) {
+                    Ok(row) => rows.push(row),
                     Err(e) => failures.push(failed(format!("measuring auto's choice {label} {}: {e}", choice.variant))),
                 }
             }
@@ -228,34 +220,16 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
                 failures.push(failed("no measurement at this size passed its check".to_owned()));
                 continue;
             };
-            // Measures (label, variant, pipelined) once more at this size, into the rows; a failure is noted.
             let measure_again = |rows: &mut Vec<Row>, label: &DeviceLabel, variant: &str, pipelined: bool| {
-                let on = if pipelined { &auto.pipelined } else { devices };
-                let device = on.iter().find(|d| d.label() == *label).ok_or_else(|| format!("{label} is not open"))?;
-                progress.now_measuring(format!("{} {params} on {label}, measured again", W::NAME));
-                let m = W::generate(params, options.measure.seed)
-                    .and_then(|input| device.measure::<W>(variant, &input, &options.measure))
-                    .map_err(|e| format!("measuring {label} {variant} again: {e}"))?;
-                let mut row = Row::new::<W>(device, params, &m);
-                row.pipelined_s = pipelined.then_some(row.end_to_end_s);
-                rows.push(row);
-                Ok::<(), String>(())
+                measure_again::<W>(rows, auto, params, (label, variant, pipelined), &options, progress)
             };
             // A large regret is measured once more, auto's choice and the fastest both (each keeps its faster
             // measurement): on a machine of few cores, a measurement that shared them with another device's threads
             // (a CPU adapter's) can take twice its time, and one such sample should not decide the point.
             if point.regret.is_some_and(|r| r > REMEASURE_ABOVE) {
-                let fastest = rows
-                    .iter()
-                    .filter(|r| {
-                        r.size == size
-                            && format!("{} {}", r.label, r.variant) == point.fastest.trim_end_matches(" pipelined")
-                    })
-                    .map(|r| (r.label.clone(), r.variant.clone()))
-                    .next();
                 let again = [(choice.device.label(), VariantName::from(choice.variant), choice.pipelined)]
                     .into_iter()
-                    .chain(fastest.map(|(label, variant)| (label, variant, point.fastest.ends_with(" pipelined"))));
+                    .chain(fastest_of(&rows, &size, &point.fastest));
                 for (label, variant, pipelined) in again {
                     if let Err(what) = measure_again(&mut rows, &label, &variant, pipelined) {
                         failures.push(failed(what));
@@ -282,6 +256,50 @@ pub fn evaluate_workload_with<W: DeviceWorkload>(
         }
     }
     Evaluation { points, failures }
+}
+
+/// Measures `(label, variant, pipelined)` once more at `params`, into the rows; the error says which failed.
+fn measure_again<W: DeviceWorkload>(
+    rows: &mut Vec<Row>,
+    auto: &Auto,
+    params: &W::Params,
+    (label, variant, pipelined): (&DeviceLabel, &str, bool),
+    options: &SweepOptions,
+    progress: &dyn Progress,
+) -> std::result::Result<(), String> {
+    let on = if pipelined { &auto.pipelined } else { &auto.devices };
+    let device = on.iter().find(|d| d.label() == *label).ok_or_else(|| format!("{label} is not open"))?;
+    progress.now_measuring(format!("{} {params} on {label}, measured again", W::NAME));
+    let m = W::generate(params, options.measure.seed)
+        .and_then(|input| device.measure::<W>(variant, &input, &options.measure))
+        .map_err(|e| format!("measuring {label} {variant} again: {e}"))?;
+    let mut row = Row::new::<W>(device, params, &m);
+    row.pipelined_s = pipelined.then_some(row.end_to_end_s);
+    rows.push(row);
+    Ok(())
+}
+
+/// Auto's choice measured on its own at `params` (its pipelined twin's whole run as its pipelined time), checked as
+/// every measurement of the sweep is.
+fn measure_choice<W: DeviceWorkload>(
+    choice: &Choice,
+    params: &W::Params,
+    options: &SweepOptions,
+) -> gpuworthy_core::Result<Row> {
+    let m = W::generate(params, options.measure.seed)
+        .and_then(|input| choice.device.measure::<W>(choice.variant, &input, &options.measure))?;
+    let mut row = Row::new::<W>(&choice.device, params, &m);
+    row.pipelined_s = choice.pipelined.then_some(row.end_to_end_s);
+    Ok(row)
+}
+
+/// The device, variant and path that a point names fastest (`cuda vec4`, `cuda vec4 pipelined`), from the rows at
+/// `size`.
+fn fastest_of(rows: &[Row], size: &SizeLabel, fastest: &str) -> Option<(DeviceLabel, VariantName, bool)> {
+    let pipelined = fastest.ends_with(" pipelined");
+    rows.iter()
+        .find(|r| r.size == *size && format!("{} {}", r.label, r.variant) == fastest.trim_end_matches(" pipelined"))
+        .map(|r| (r.label.clone(), r.variant.clone(), pipelined))
 }
 
 /// Auto's `choice` at `size` against the fastest of `rows` there, with the model's prediction for it

@@ -149,7 +149,6 @@ fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)
     let cpu = best(rows, size, &cpu_label, Row::host_time).expect("found above");
     let kernel = best(rows, size, gpu, |r| r.kernel_s).expect("found above");
     let end_to_end = best(rows, size, gpu, Row::host_time).expect("found above");
-    let t = |s: f64| duration(Duration::from_secs_f64(s));
     // Why the GPU loses with the data on the host: the model's rule (as `auto` explains its choices), on the phases
     // measured here, with each kernel's launch overhead from the model fitted to these rows.
     let model = Model::from_rows(rows);
@@ -177,24 +176,49 @@ fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)
     gpu_on_host.launch_s = launch_of(kernel);
     gpu_on_host.kernel_s = kernel.kernel_s;
     let host_phase = deciding_phase(&measured(cpu, false), &gpu_on_host);
-    let host_part = match host {
+    let on_host = HostVerdict { cpu, kernel, end_to_end, launch_s: launch_of(kernel), phase: host_phase };
+    let host_part = host_sentence(host, size, gpu, &on_host);
+    let resident_part = resident_sentence(rows, resident, size, gpu, cpu, kernel);
+    format!("{workload}: {host_part}; {resident_part}.")
+}
+
+/// The rows and the deciding phase a verdict's host half reads ([`host_sentence`]).
+struct HostVerdict<'a> {
+    /// The CPU's fastest row at the size.
+    cpu: &'a Row,
+    /// The GPU's fastest kernel there.
+    kernel: &'a Row,
+    /// The GPU's fastest run from the host there.
+    end_to_end: &'a Row,
+    /// That kernel's launch overhead, from the model fitted to the rows.
+    launch_s: f64,
+    /// The phase that decides between the CPU and the GPU from the host.
+    phase: Phase,
+}
+
+/// The host half of a verdict: from which size the GPU wins with the data on the host, or, where it never does in
+/// the range, the phase that keeps it behind at `size`.
+fn host_sentence(host: &Found, size: &SizeLabel, gpu: &DeviceLabel, v: &HostVerdict<'_>) -> String {
+    let t = |s: f64| duration(Duration::from_secs_f64(s));
+    let HostVerdict { cpu, kernel, end_to_end, launch_s, phase } = *v;
+    match host {
         Some((from, g)) => format!(
             "GPU-worthy from {from} even when the data starts on the host ({g} end-to-end {} against the CPU's {} at {size}: {:.1}x)",
             t(end_to_end.host_time()),
             t(cpu.kernel_s),
             cpu.kernel_s / end_to_end.host_time()
         ),
-        None if host_phase == Phase::LaunchOverhead => format!(
+        None if phase == Phase::LaunchOverhead => format!(
             "never GPU-worthy in this range when the data starts on the host: at {size}, launching {gpu}'s kernel \
-             ({}, of which {} is launch overhead) takes longer than the CPU's whole pass ({}, {})",
+         ({}, of which {} is launch overhead) takes longer than the CPU's whole pass ({}, {})",
             t(kernel.kernel_s),
-            t(launch_of(kernel)),
+            t(launch_s),
             cpu.variant,
             t(cpu.kernel_s)
         ),
-        None if host_phase == Phase::Kernel => format!(
+        None if phase == Phase::Kernel => format!(
             "never GPU-worthy in this range when the data starts on the host: at {size}, {gpu}'s fastest kernel alone \
-             ({}, {}) takes longer than the CPU's whole pass ({}, {}), before any transfer",
+         ({}, {}) takes longer than the CPU's whole pass ({}, {}), before any transfer",
             kernel.variant,
             t(kernel.kernel_s),
             cpu.variant,
@@ -202,7 +226,7 @@ fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)
         ),
         None if end_to_end.host_transfer() == "pipelined" => format!(
             "never GPU-worthy in this range when the data starts on the host: at {size}, even {gpu}'s pipelined run \
-             (transfers overlapped with the kernel) takes {} while the CPU's whole pass ({}) takes {}",
+         (transfers overlapped with the kernel) takes {} while the CPU's whole pass ({}) takes {}",
             t(end_to_end.host_time()),
             cpu.variant,
             t(cpu.kernel_s)
@@ -212,14 +236,27 @@ fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)
             let per_element = end_to_end.bytes as f64 / end_to_end.elements.max(1) as f64;
             format!(
                 "never GPU-worthy in this range when the data starts on the host: at {size}, moving about {per_element:.0} B per element \
-                 to {gpu} and back takes {} while the CPU's whole pass ({}) takes {}",
+             to {gpu} and back takes {} while the CPU's whole pass ({}) takes {}",
                 t(moved),
                 cpu.variant,
                 t(cpu.kernel_s)
             )
         }
-    };
-    let resident_part = match resident {
+    }
+}
+
+/// The resident half of a verdict: from which size the GPU wins with the data already on it, or the CPU's lead at
+/// `size`.
+fn resident_sentence(
+    rows: &[Row],
+    resident: &Found,
+    size: &SizeLabel,
+    gpu: &DeviceLabel,
+    cpu: &Row,
+    kernel: &Row,
+) -> String {
+    let t = |s: f64| duration(Duration::from_secs_f64(s));
+    match resident {
         Some((from, g)) => {
             let k = best(rows, size, g, |r| r.kernel_s).unwrap_or(kernel);
             format!(
@@ -236,8 +273,7 @@ fn verdict(rows: &[Row], gpus: &[DeviceLabel], (resident, host): &(Found, Found)
             t(kernel.kernel_s),
             t(cpu.kernel_s)
         ),
-    };
-    format!("{workload}: {host_part}; {resident_part}.")
+    }
 }
 
 /// A variant's kernel as a verdict names it: `vec4 kernel`, or `kernel` alone for a variant named so (a raw kernel's).

@@ -222,25 +222,9 @@ pub fn sweep_workload<W: DeviceWorkload>(
                 match device.measure::<W>(variant, &input, &measure_options) {
                     Ok(m) => {
                         let per_run = m.end_to_end.median.max(m.kernel.median).as_secs_f64();
-                        // One measurement runs the work about 14 times (first call, warm-up, three phases of
-                        // repetitions); stop before a size whose measurement would overrun the budget.
-                        if let Some(growth) = growth {
-                            let predicted = per_run * growth * 14.0;
-                            if predicted > options.budget.as_secs_f64() {
-                                stopped.insert((label.clone(), VariantName::from(variant)));
-                                out.notes.push(note::<W>(
-                                    params,
-                                    label.as_str(),
-                                    variant,
-                                    format!(
-                                        "stopped after {params}: the next size would take about {} per run ({} per \
-                                     measurement, over the budget of {})",
-                                        duration(Duration::from_secs_f64(per_run * growth)),
-                                        duration(Duration::from_secs_f64(predicted)),
-                                        duration(options.budget)
-                                    ),
-                                ));
-                            }
+                        if let Some(message) = growth.and_then(|g| over_budget(params, per_run, g, options.budget)) {
+                            stopped.insert((label.clone(), VariantName::from(variant)));
+                            out.notes.push(note::<W>(params, label.as_str(), variant, message));
                         }
                         let mut row = Row::new::<W>(device, params, &m);
                         if let Some(twin) = pipelined {
@@ -266,27 +250,65 @@ pub fn sweep_workload<W: DeviceWorkload>(
                 }
             }
             if let (Some(factor), Some(next)) = (options.drop_slower_than, ladder.get(i + 1)) {
-                let size = params.to_string();
-                let here: Vec<&Row> = out.rows.iter().filter(|r| r.label == label && r.size == size).collect();
-                let fastest =
-                    here.iter().filter(|r| r.precision == Precision::Full).map(|r| r.kernel_s).reduce(f64::min);
-                let Some(fastest) = fastest.filter(|f| *f > 0.0) else { continue };
-                let keep = device.best_variant::<W>(next);
-                for row in here {
-                    let key = (label.clone(), row.variant.clone());
-                    let now = row.kernel_s / fastest;
-                    if row.variant != keep && falls_behind(behind.get(&key).copied(), now, factor) {
-                        stopped.insert(key.clone());
-                        let message = format!("left out after {params}: {now:.0} times the fastest kernel here");
-                        out.notes.push(note::<W>(params, label.as_str(), &row.variant, message));
-                    }
-                    behind.insert(key, now);
-                }
+                let far_behind = FarBehind { factor, stopped: &mut stopped, behind: &mut behind };
+                leave_out_far_behind::<W>(&mut out, device, params, next, far_behind);
             }
         }
     }
     out.crossover = crossover(&out.rows);
     out
+}
+
+/// Why a variant stops after `params`: its next size, `growth` times the work, would take a measurement past
+/// `budget` (one measurement runs the work about 14 times: first call, warm-up, three phases of repetitions).
+fn over_budget(params: &impl std::fmt::Display, per_run_s: f64, growth: f64, budget: Duration) -> Option<String> {
+    let predicted = per_run_s * growth * 14.0;
+    (predicted > budget.as_secs_f64()).then(|| {
+        format!(
+            "stopped after {params}: the next size would take about {} per run ({} per measurement, over the budget \
+             of {})",
+            duration(Duration::from_secs_f64(per_run_s * growth)),
+            duration(Duration::from_secs_f64(predicted)),
+            duration(budget)
+        )
+    })
+}
+
+/// What [`leave_out_far_behind`] reads and updates: the factor, the variants stopped, and each variant's kernel over
+/// its device's fastest at the last size.
+struct FarBehind<'a> {
+    factor: f64,
+    stopped: &'a mut BTreeSet<(DeviceLabel, VariantName)>,
+    behind: &'a mut BTreeMap<(DeviceLabel, VariantName), f64>,
+}
+
+/// Stops the variants of `device` that fell further behind its fastest full-precision kernel at `params` than the
+/// factor allows (the one best at `next` always stays), with a note for each.
+fn leave_out_far_behind<W: DeviceWorkload>(
+    out: &mut WorkloadSweep,
+    device: &Device,
+    params: &W::Params,
+    next: &W::Params,
+    far: FarBehind<'_>,
+) {
+    let label = device.label();
+    let size = params.to_string();
+    let here: Vec<&Row> = out.rows.iter().filter(|r| r.label == label && r.size == size).collect();
+    let fastest = here.iter().filter(|r| r.precision == Precision::Full).map(|r| r.kernel_s).reduce(f64::min);
+    let Some(fastest) = fastest.filter(|f| *f > 0.0) else { return };
+    let keep = device.best_variant::<W>(next);
+    let mut notes = Vec::new();
+    for row in here {
+        let key = (label.clone(), row.variant.clone());
+        let now = row.kernel_s / fastest;
+        if row.variant != keep && falls_behind(far.behind.get(&key).copied(), now, far.factor) {
+            far.stopped.insert(key.clone());
+            let message = format!("left out after {params}: {now:.0} times the fastest kernel here");
+            notes.push(note::<W>(params, label.as_str(), &row.variant, message));
+        }
+        far.behind.insert(key, now);
+    }
+    out.notes.extend(notes);
 }
 
 fn note<W: Workload>(params: &W::Params, backend: &str, variant: &str, message: String) -> Note {
