@@ -62,7 +62,7 @@ impl Workload for Stencil {
     type Input = StencilInput;
     type Output = Vec<f32>;
 
-    /// Bands of rows, each cut with its halo rows ([`with_halo`]): a member blurs its band with the rows its edge
+    /// Bands of rows, each cut with its halo rows (`with_halo`): a member blurs its band with the rows its edge
     /// pixels read, and the join drops the halo rows' outputs, which a member at the band's edge clamps wrongly.
     fn sharding() -> Option<Sharding<Self>> {
         Some(Sharding {

@@ -7,7 +7,12 @@
 //! is, with its variants, limits and errors. The split follows shares, which [`DeviceGroup::measure_shares`] takes
 //! from a timed run of each member: equal parts would leave the faster member idle while the slower finishes.
 //!
-//! A member that fails fails the run with its name; a partial result is never returned.
+//! Two ways to run: [`DeviceGroup::run`] from the host's data to the host's output (each member cuts its own part on
+//! its thread), and resident ([`DeviceGroup::upload`], [`DeviceGroup::launch`], [`DeviceGroup::download`]), where each
+//! member's part stays on it between launches and a launch's time is its slowest member's kernel.
+//!
+//! A member that fails fails the run with its name; a partial result is never returned, and the parts already on
+//! members are freed.
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -36,7 +41,7 @@ pub struct MemberRun {
     pub label: DeviceLabel,
     /// The variant it ran (its best for its part).
     pub variant: &'static str,
-    /// The units of the work it took ([`gpuworthy_core::shard::Sharding::unit`]).
+    /// The units of the work it took ([`gpuworthy_core::Sharding::unit`]).
     pub units: Range<usize>,
     /// Its run from the host's data to its part of the output, transfers included.
     pub time: Duration,
