@@ -9,12 +9,15 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use gpuworthy::choose::auto::Auto;
+use gpuworthy::choose::group::predict_group;
 use gpuworthy::core::{Backend, Precision};
 use gpuworthy::device::DeviceWorkload;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::device::group::{DeviceGroup, GroupRun, shares_from_times};
 use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
 use gpuworthy::measure::{MeasureOptions, duration};
+use gpuworthy::model::Placement;
 
 use crate::exit::{Exit, usage};
 
@@ -75,16 +78,17 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         return Err(Exit::usage(format!("{} does not split over a device group", W::NAME)));
     };
     let repeats = options.min_repetitions.clamp(3, 9);
-    let host = from_host::<W>(group, input, repeats)?;
+    let host = from_host::<W>(group, input, repeats, calibrated().as_ref())?;
     let (alone, shares, median) = (&host.alone, &host.shares, &host.median);
     let total: f64 = shares.iter().sum();
     let by_cost = if sharding.unit_costs.is_some() { ", where its estimated cost divides so" } else { "" };
     out!(
-        "{} {shown} on the group {} ({} members), split by {} in proportion to each member's time alone{by_cost}:",
+        "{} {shown} on the group {} ({} members), split by {} {}{by_cost}:",
         W::NAME,
         group.label(),
         group.members().len(),
-        sharding.unit
+        sharding.unit,
+        host.shares_from
     );
     out!(
         "  {:<12} {:>7} {:>24} {:>18} {:>12} {:>12}",
@@ -147,13 +151,16 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
     Ok(())
 }
 
-/// A group's run from the host, measured: each member alone on the whole input, the shares in proportion to their
-/// speed, and the median of `repeats` runs of the group with those shares.
+/// A group's run from the host, measured: each member alone on the whole input, the shares (from the calibration
+/// where it predicts every member, else in proportion to each member's speed alone), and the median of `repeats`
+/// runs of the group with those shares.
 pub(crate) struct FromHost<W: DeviceWorkload> {
     /// Each member's time alone, in member order.
     pub alone: Vec<Duration>,
     /// The shares the group ran with.
     pub shares: Vec<f64>,
+    /// Where the shares came from, in words.
+    pub shares_from: String,
     /// The group's median run (by its members' time and the join).
     pub median: GroupRun<W>,
 }
@@ -165,21 +172,36 @@ impl<W: DeviceWorkload> FromHost<W> {
     }
 }
 
-/// Measures `input` on `group` from the host ([`FromHost`]).
+/// This machine's calibrated model, where it has one: the shares of a group's run come from it.
+pub(crate) fn calibrated() -> Option<Auto> {
+    Auto::open().ok().filter(|auto| auto.model.is_some())
+}
+
+/// Measures `input` on `group` from the host ([`FromHost`]), the shares predicted by `calibrated`'s model where it
+/// knows every member ([`predict_group`]).
 pub(crate) fn from_host<W: DeviceWorkload>(
     group: &DeviceGroup,
     input: &W::Input,
     repeats: usize,
+    calibrated: Option<&Auto>,
 ) -> anyhow::Result<FromHost<W>> {
     let alone = group.time_each_alone::<W>(input)?;
-    let shares = shares_from_times(&alone);
+    let labels: Vec<_> = group.members().iter().map(|m| m.label()).collect();
+    let predicted = calibrated.and_then(|auto| predict_group::<W>(auto, &W::params(input), Placement::Host, &labels));
+    let (shares, shares_from) = match predicted {
+        Some(p) => (
+            p.members.iter().map(|m| m.fraction).collect(),
+            format!("as the calibration balances them (predicted {})", duration(Duration::from_secs_f64(p.total_s))),
+        ),
+        None => (shares_from_times(&alone), "in proportion to each member's time alone".to_owned()),
+    };
     let mut runs = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         runs.push(group.run::<W>(input, &shares)?);
     }
     runs.sort_by_key(|r| r.parallel + r.join);
     let median = runs.swap_remove(runs.len() / 2);
-    Ok(FromHost { alone, shares, median })
+    Ok(FromHost { alone, shares, shares_from, median })
 }
 
 /// A group's resident phases, measured ([`resident_phases`]).

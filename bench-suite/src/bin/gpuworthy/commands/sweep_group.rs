@@ -14,7 +14,7 @@ use gpuworthy::device::group::DeviceGroup;
 use gpuworthy::measure::duration;
 use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
 
-use super::run_group::{from_host, resident_phases};
+use super::run_group::{calibrated, from_host, resident_phases};
 use crate::exit::{Exit, usage};
 use crate::progress::progress_bar;
 
@@ -25,9 +25,10 @@ const PAYS: f64 = 1.1;
 /// Sweeps each of `workloads` on each group over the sizes `request` names, a table per workload and group.
 pub(crate) fn sweep_groups(groups: &[DeviceGroup], workloads: &[String], request: &SizeRequest) -> anyhow::Result<()> {
     let mut failed = Vec::new();
+    let calibrated = calibrated();
     for group in groups {
         for workload in workloads {
-            let mut sweep = GroupSweep { group, request, failed: &mut failed };
+            let mut sweep = GroupSweep { group, request, calibrated: calibrated.as_ref(), failed: &mut failed };
             visit_workload_named(workload, &mut sweep).map_err(usage)??;
         }
     }
@@ -65,6 +66,7 @@ struct Point {
 struct GroupSweep<'a> {
     group: &'a DeviceGroup,
     request: &'a SizeRequest,
+    calibrated: Option<&'a gpuworthy::choose::auto::Auto>,
     failed: &'a mut Vec<String>,
 }
 
@@ -85,7 +87,7 @@ impl WorkloadVisitor for GroupSweep<'_> {
             }
             progress.set_message(format!("{} {params} on {}", W::NAME, group.label()));
             let input = W::generate(&params, 1).map_err(usage)?;
-            let host = from_host::<W>(group, &input, 3)?;
+            let host = from_host::<W>(group, &input, 3, self.calibrated)?;
             let resident = resident_phases::<W>(group, &input, &host.shares, 3)?;
             let expected = W::reference(&input).map_err(usage)?;
             for (output, path) in [(&host.median.output, "from the host"), (&resident.output, "resident")] {
