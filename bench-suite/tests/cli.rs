@@ -671,16 +671,24 @@ fn explain_on_a_reference_machine_predicts_its_gpus_as_a_group() {
     assert_eq!(refused.status.code(), Some(2), "--gpus without --on: {}", String::from_utf8_lossy(&refused.stderr));
 }
 
+/// Whether a `cpu+wgpu` group's command found no wgpu adapter (exit 1): skipped loudly, and a failure where
+/// `GPUWORTHY_REQUIRE` lists wgpu.
+fn skipped_without_wgpu(out: &Output, what: &str) -> bool {
+    if out.status.code() != Some(1) {
+        return false;
+    }
+    let required = gpuworthy::core::BackendKind::required_by_env().unwrap_or_default();
+    assert!(!required.contains(&gpuworthy::core::BackendKind::Wgpu), "{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("SKIPPING {what}: {}", String::from_utf8_lossy(&out.stderr));
+    true
+}
+
 /// `sweep --backends` with a group sweeps it against its members alone and says from which size it pays; a group
 /// with an expression or the devices' files is refused.
 #[test]
 fn a_sweep_with_a_group_says_from_which_size_it_pays() {
     let out = gpuworthy(&["sweep", "square", "--backends", "cpu+wgpu", "--sizes", "1K,64K"]);
-    if out.status.code() == Some(1) {
-        let required = gpuworthy::core::BackendKind::required_by_env().unwrap_or_default();
-        assert!(!required.contains(&gpuworthy::core::BackendKind::Wgpu), "{}", String::from_utf8_lossy(&out.stderr));
-        eprintln!("SKIPPING the group sweep: {}", String::from_utf8_lossy(&out.stderr));
-    } else {
+    if !skipped_without_wgpu(&out, "the group sweep") {
         expect(&out, "sweep with a group", 0, "");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("square on the group cpu+wgpu") && stdout.contains("the group pays"), "{stdout}");
@@ -749,11 +757,7 @@ fn two_processes_with_ranks_run_one_computation() {
 fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused() {
     // The CPU and the wgpu adapter (lavapipe in CI) together; where no adapter opens, the group cannot either.
     let out = gpuworthy(&["run", "square", "--size", "100003", "--backend", "cpu+wgpu", "--quick"]);
-    if out.status.code() == Some(1) {
-        let required = gpuworthy::core::BackendKind::required_by_env().unwrap_or_default();
-        assert!(!required.contains(&gpuworthy::core::BackendKind::Wgpu), "{}", String::from_utf8_lossy(&out.stderr));
-        eprintln!("SKIPPING the group run: {}", String::from_utf8_lossy(&out.stderr));
-    } else {
+    if !skipped_without_wgpu(&out, "the group run") {
         expect(&out, "square on cpu+wgpu", 0, "");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("on the group cpu+wgpu") && stdout.contains("ok: the joined result"), "{stdout}");

@@ -13,6 +13,8 @@ pub const BEYOND_128_MIB: usize = (1 << 25) + 5;
 
 use std::fmt;
 
+use crate::workload::{Part, Sharding, Workload};
+
 /// The length of a 1D input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Len(pub usize);
@@ -32,6 +34,22 @@ pub fn off_ladder_count(at_least: u64) -> usize {
 pub fn off_ladder_params<W: crate::Workload>(bytes: u64, make: impl Fn(usize) -> W::Params) -> W::Params {
     let per_count = W::cost(&make(1)).bytes.max(1);
     make(off_ladder_count(bytes.div_ceil(per_count)))
+}
+
+/// The split of a workload over one array of `n` elements: contiguous elements, each cut a copy of its slice, the
+/// parts' outputs joined by `join` (square, sum and scan differ only there).
+pub(crate) fn element_sharding<W>(join: fn(&Vec<f32>, Vec<Part<W>>) -> W::Output) -> Sharding<W>
+where
+    W: Workload<Params = Len, Input = Vec<f32>>,
+{
+    Sharding {
+        unit: "elements",
+        units: |p| p.0,
+        part: |_, r| Len(r.len()),
+        cut: |x, r| x[r].to_vec(),
+        join,
+        unit_costs: None,
+    }
 }
 
 impl fmt::Display for Len {

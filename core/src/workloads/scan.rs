@@ -39,7 +39,7 @@
 //! 0.5) at position i, where the bound is about 60·u·i/2, so it fails within the first 10^5 elements; and the first
 //! element, whose bound is 60·u·x[0], catches both at once.
 
-use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
+use super::{BEYOND_128_MIB, Len, element_sharding, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
@@ -79,12 +79,7 @@ impl Workload for Scan {
     /// Each member scans its part alone; each part's total is carried into every later part, the carry summed in
     /// `f64` and added once per element (one more rounding, within the check's bound for a blocked scan).
     fn sharding() -> Option<Sharding<Self>> {
-        Some(Sharding {
-            unit: "elements",
-            units: |p| p.0,
-            part: |_, r| Len(r.len()),
-            cut: |x, r| x[r].to_vec(),
-            join: |_, parts| {
+        Some(element_sharding::<Self>(|_, parts| {
                 let mut out = Vec::with_capacity(parts.iter().map(|(_, part)| part.len()).sum());
                 let mut carry = 0.0f64;
                 for (_, part) in parts {
@@ -93,9 +88,7 @@ impl Workload for Scan {
                     carry += total.map_or(0.0, f64::from);
                 }
                 out
-            },
-            unit_costs: None,
-        })
+            }))
     }
 
     fn params(input: &Vec<f32>) -> Len {

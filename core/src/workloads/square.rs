@@ -1,6 +1,6 @@
 //! `square`: `y = x * x`, element-wise. The first kernel, and memory-bound: 8 bytes move per flop.
 
-use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
+use super::{BEYOND_128_MIB, Len, element_sharding, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, describe_1d};
@@ -29,14 +29,7 @@ impl Workload for Square {
     type Output = Vec<f32>;
 
     fn sharding() -> Option<Sharding<Self>> {
-        Some(Sharding {
-            unit: "elements",
-            units: |p| p.0,
-            part: |_, r| Len(r.len()),
-            cut: |x, r| x[r].to_vec(),
-            join: |_, parts| concatenate(parts),
-            unit_costs: None,
-        })
+        Some(element_sharding(|_, parts| concatenate(parts)))
     }
 
     fn params(input: &Vec<f32>) -> Len {

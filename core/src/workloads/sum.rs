@@ -1,6 +1,6 @@
 //! `sum`: a reduction. Synchronisation, shared memory, atomics, and the order of floating-point additions.
 
-use super::{BEYOND_128_MIB, Len, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
+use super::{BEYOND_128_MIB, Len, element_sharding, conformance_1d, ladder_1d, off_ladder_params, quick_ladder_1d};
 use crate::Result;
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload};
@@ -32,14 +32,7 @@ impl Workload for Sum {
 
     /// Each member sums its part; the partial sums are added in `f64`.
     fn sharding() -> Option<Sharding<Self>> {
-        Some(Sharding {
-            unit: "elements",
-            units: |p| p.0,
-            part: |_, r| Len(r.len()),
-            cut: |x, r| x[r].to_vec(),
-            join: |_, parts| parts.iter().map(|(_, partial)| partial).sum(),
-            unit_costs: None,
-        })
+        Some(element_sharding(|_, parts| parts.iter().map(|(_, partial)| partial).sum()))
     }
 
     fn params(input: &Vec<f32>) -> Len {

@@ -606,21 +606,12 @@ mod tests {
 
     /// The CPU device as the model's "cpu", and a made-up GPU that the devices list lacks.
     fn model_with(cpu_per_byte: f64) -> Model {
-        let workload = |fit: CostFit| WorkloadModel {
-            workload: "square".into(),
-            upload: Curve::default(),
-            download: Curve::default(),
-            upload_pinned: None,
-            download_pinned: None,
-            pipelined: None,
-            host_overhead: None,
-            streaming: None,
-            compute_probe: None,
-            variants: vec![VariantModel {
-                variant: "simd".into(),
-                full_precision: true,
-                kernel: Curve { fit, points: Vec::new(), traffic: Vec::new() },
-            }],
+        let workload = |fit: CostFit| {
+            let kernel = Curve { fit, points: Vec::new(), traffic: Vec::new() };
+            WorkloadModel::kernels_only(
+                "square",
+                vec![VariantModel { variant: "simd".into(), full_precision: true, kernel }],
+            )
         };
         Model {
             rates: Vec::new(),

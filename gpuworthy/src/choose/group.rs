@@ -316,17 +316,9 @@ mod tests {
             label: DeviceLabel::named(label),
             backend: if is_gpu { BackendKind::Cuda } else { BackendKind::Cpu },
             is_gpu,
-            workloads: vec![WorkloadModel {
-                workload: "square".into(),
-                upload: Curve::default(),
-                download: Curve::default(),
-                upload_pinned: None,
-                download_pinned: None,
-                pipelined: None,
-                host_overhead: None,
-                streaming: None,
-                compute_probe: None,
-                variants: vec![VariantModel {
+            workloads: vec![WorkloadModel::kernels_only(
+                "square",
+                vec![VariantModel {
                     variant: "v".into(),
                     full_precision: true,
                     kernel: Curve {
@@ -335,7 +327,7 @@ mod tests {
                         traffic: Vec::new(),
                     },
                 }],
-            }],
+            )],
             stream_s_per_byte: None,
             cache_bytes: None,
         };

@@ -310,7 +310,9 @@ impl DeviceGroup {
         resident: &mut GroupResident<W>,
         input: &W::Input,
     ) -> Result<(W::Output, Duration, Duration)> {
-        let sharding = self.sharding_for::<W>(&vec![1.0; self.members.len()])?;
+        // Uploaded, so the workload splits and every member implements it.
+        let join =
+            W::sharding().map(|s| s.join).ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
         let started = Instant::now();
         let outputs = in_parallel(resident.parts.iter_mut().collect(), |part| {
             let device = &self.members[part.member];
@@ -321,7 +323,7 @@ impl DeviceGroup {
         })?;
         let downloaded = started.elapsed();
         let join_start = Instant::now();
-        let output = (sharding.join)(input, outputs);
+        let output = join(input, outputs);
         Ok((output, downloaded, join_start.elapsed()))
     }
 

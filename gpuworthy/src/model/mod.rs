@@ -787,6 +787,25 @@ pub fn deciding_phase(winner: &Prediction, other: &Prediction) -> Phase {
 }
 
 #[cfg(test)]
+impl WorkloadModel {
+    /// A test's model of `workload` with these variants' kernels and no transfers or other curves measured.
+    pub(crate) fn kernels_only(workload: &str, variants: Vec<VariantModel>) -> WorkloadModel {
+        WorkloadModel {
+            workload: workload.into(),
+            upload: Curve::default(),
+            download: Curve::default(),
+            upload_pinned: None,
+            download_pinned: None,
+            pipelined: None,
+            host_overhead: None,
+            streaming: None,
+            compute_probe: None,
+            variants,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::fit::CostFit;
@@ -1292,18 +1311,10 @@ mod tests {
                 label: DeviceLabel::named("cpu"),
                 backend: BackendKind::Cpu,
                 is_gpu: false,
-                workloads: vec![WorkloadModel {
-                    workload: "square".into(),
-                    upload: Curve::default(),
-                    download: Curve::default(),
-                    upload_pinned: None,
-                    download_pinned: None,
-                    pipelined: None,
-                    host_overhead: None,
-                    streaming: None,
-                    compute_probe: None,
-                    variants: vec![variant("scalar", scalar), variant("simd", simd)],
-                }],
+                workloads: vec![WorkloadModel::kernels_only(
+                    "square",
+                    vec![variant("scalar", scalar), variant("simd", simd)],
+                )],
                 stream_s_per_byte: None,
                 cache_bytes: None,
             }],
