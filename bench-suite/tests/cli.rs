@@ -482,8 +482,23 @@ fn run_measures_an_expression_on_every_device_and_refuses_bad_ones_with_a_caret(
     assert!(stderr.contains("unknown function `sinc`") && stderr.contains("^^^^"), "{stderr}");
     rejected(&["run", "--expr", "y = a * x", "--set", "a=2,b=1"], "does not read it");
     rejected(&["run", "--expr", "y = a * x", "--set", "a"], "NAME=VALUE");
-    rejected(&["run", "--expr", "y = a * x", "--set", "a=two"], "not a finite number");
+    rejected(&["run", "--expr", "y = a * x", "--set", "a=two"], "not a number");
     rejected(&["run", "--expr", "y = x", "--size", "2^60"], "too large");
+}
+
+/// NaN and infinite scalars compute as IEEE arithmetic gives them, as they do in Python, and are checked against the
+/// reference (NaN where it gives NaN); a range's ends stay finite, since inputs are drawn between them.
+#[test]
+fn nan_and_infinite_scalars_are_computed_and_checked() {
+    for value in ["nan", "inf", "-inf"] {
+        let set = format!("a={value},b=1");
+        let out =
+            gpuworthy(&["run", "--expr", "y = a*x + b", "--set", &set, "--size", "1K", "--backend", "cpu", "--quick"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{value}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains(" ok"), "{value}: the check did not pass: {stdout}");
+    }
+    rejected(&["run", "--expr", "y = log(x)", "--range", "x=0:inf"], "not a finite number");
 }
 
 /// The expression's bad-input table: every mistake in `--expr`, `--expr-file`, `--set` and `--range`, through `run`

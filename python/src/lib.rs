@@ -1,12 +1,12 @@
-//! `gpuworthy._gpuworthy`: the Rust half of the Python package. The Python half (`python/gpuworthy/__init__.py`)
+//! `gpuworthy._gpuworthy`: the Rust half of the Python package. The Python half (`python/python/gpuworthy/__init__.py`)
 //! gives the results their classes, attributes and `to_dict`; this half does the work, with the GIL released while
 //! anything runs, and hands back NumPy arrays for arrays and JSON for records.
 //!
 //! Records cross as JSON rather than as Python objects built here: the facade's types already describe themselves to
 //! serde, the Python classes stay plain Python (readable, typed by the stubs), and one function per command keeps
 //! this layer thin. Arrays never go through JSON: they are read from NumPy in place (float32, C-contiguous, one
-//! dimension; anything else is refused with its dtype and layout named) and returned as NumPy arrays that own the
-//! result's memory.
+//! dimension: the Python half converts, broadcasts and flattens the arrays users have into that form, or refuses
+//! them with `strict=True`) and returned as NumPy arrays that own the result's memory.
 //!
 //! Errors become Python exceptions: `ValueError` for bad input (an expression's error keeps its caret), the package's
 //! `Unavailable` for a backend that cannot run here, `RuntimeError` for a device failure. Nothing here panics on
@@ -24,6 +24,7 @@ use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_wo
 use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
 use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
 use gpuworthy::model::Placement;
+use gpuworthy::model::reference::WhatIf;
 use gpuworthy::model::sweep::SweepOptions;
 use gpuworthy::user_code::expression::{ExprOutputs, ExprValue, named_outputs};
 use gpuworthy::{Device, DeviceSpec, PreparedExpression};
@@ -220,6 +221,8 @@ fn run(
 struct ExplainRequest<'a> {
     size: &'a str,
     placement: Placement,
+    /// A reference machine's GPUs to predict on, beside this machine's CPU, and how its GPU differs (what-ifs).
+    on: Option<(&'a str, WhatIf)>,
 }
 
 impl WorkloadVisitor for ExplainRequest<'_> {
@@ -227,30 +230,109 @@ impl WorkloadVisitor for ExplainRequest<'_> {
     fn visit<W: CommandLineWorkload>(&mut self) -> Self::Output {
         let params = W::Params::parse_size(self.size)?;
         gpuworthy::core::memory::check_host_memory::<W>(&params)?;
-        let auto = Auto::open()?;
-        let choice = auto.choose::<W>(&params, self.placement)?;
         let cost = W::cost(&params);
-        Ok(json!({
+        let record = json!({
             "workload": W::NAME,
             "size": params.to_string(),
             "placement": self.placement.to_string(),
             "bytes": cost.bytes,
             "flops": cost.flops,
-            "device": choice.device.label().to_string(),
-            "variant": choice.variant,
-            "pipelined": choice.pipelined,
-            "reason": choice.reason,
-            "predictions": serde_json::to_value(&choice.predictions).map_err(|e| Error::invalid(e.to_string()))?,
-            "uncalibrated": auto.uncalibrated,
-            "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
-        }))
+        });
+        let Some((machine, what_if)) = &self.on else {
+            let auto = Auto::open()?;
+            let choice = auto.choose::<W>(&params, self.placement)?;
+            return Ok(merged(
+                record,
+                json!({
+                    "device": choice.device.label().to_string(),
+                    "variant": choice.variant,
+                    "pipelined": choice.pipelined,
+                    "reason": choice.reason,
+                    "predictions": to_json(&choice.predictions)?,
+                    "uncalibrated": auto.uncalibrated,
+                    "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
+                }),
+            ));
+        };
+        Ok(merged(record, explain_on::<W>(&params, self.placement, machine, what_if)?))
     }
 }
 
+/// `W` at `params` predicted on this machine's CPU beside `machine`'s GPUs (as the command line's `explain --on`):
+/// the CPU's curves from this machine's calibration, else measured now on the CPU alone (seconds).
+fn explain_on<W: CommandLineWorkload>(
+    params: &W::Params,
+    placement: Placement,
+    machine: &str,
+    what_if: &WhatIf,
+) -> gpuworthy::core::Result<Value> {
+    use gpuworthy::choose::auto::verdict;
+    what_if.validate()?;
+    let machine = gpuworthy::model::reference::find(machine)?;
+    let cpu = Device::cpu()?;
+    let mut local = Auto::open()?.model.unwrap_or_default();
+    let predict = |local: &gpuworthy::model::Model| -> gpuworthy::core::Result<_> {
+        let auto = Auto::with_model(vec![cpu.clone()], machine.beside_as(local, what_if)?);
+        let predicted = auto.predict::<W>(params, placement).map(|(p, _)| p).unwrap_or_default();
+        Ok((auto, predicted))
+    };
+    let (mut auto, mut predictions) = predict(&local)?;
+    let mut cpu_from = "this machine's calibration";
+    if !predictions.iter().any(|p| !p.is_gpu) {
+        local.merge(gpuworthy::model::calibration::calibrate_cpu_for::<W>(&cpu, &()).model);
+        (auto, predictions) = predict(&local)?;
+        cpu_from = "measured just now on this machine";
+    }
+    let Some(fastest) = predictions.first() else {
+        return Err(Error::invalid(format!("{} does not know {}: nothing to predict from", machine.name, W::NAME)));
+    };
+    let attribution = match what_if.is_some() {
+        false => machine.attribution()?,
+        true => format!("a what-if GPU: {}'s with {}", machine.attribution()?, what_if.describe()),
+    };
+    Ok(json!({
+        "device": fastest.device.to_string(),
+        "variant": fastest.variant,
+        "pipelined": fastest.pipelined,
+        "reason": verdict(&predictions, auto.toss_up_margin()).unwrap_or_default(),
+        "predictions": to_json(&predictions)?,
+        "uncalibrated": None::<String>,
+        "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
+        "on": attribution,
+        "cpu_from": cpu_from,
+    }))
+}
+
+/// `value` as JSON, a facade error where serde cannot write it.
+fn to_json(value: &impl serde::Serialize) -> gpuworthy::core::Result<Value> {
+    serde_json::to_value(value).map_err(|e| Error::invalid(e.to_string()))
+}
+
+/// `record` with `more`'s fields added (both JSON objects).
+fn merged(mut record: Value, more: Value) -> Value {
+    if let (Some(record), Value::Object(more)) = (record.as_object_mut(), more) {
+        record.extend(more);
+    }
+    record
+}
+
 /// Auto's choice for a workload at a size and why, with the model's prediction for every device: JSON, a record.
+/// With `on`, a prediction for this machine's CPU beside a reference machine's GPUs, which may be changed by the
+/// what-ifs (`gpu_memory_gb_per_s`, `gpu_compute`, `link_gb_per_s`, `unified`).
 #[pyfunction]
-#[pyo3(signature = (workload, size, placement="host"))]
-fn explain(py: Python<'_>, workload: &str, size: &str, placement: &str) -> PyResult<String> {
+#[pyo3(signature = (workload, size, placement="host", on=None, gpu_memory_gb_per_s=None, gpu_compute=None, link_gb_per_s=None, unified=false))]
+#[allow(clippy::too_many_arguments)]
+fn explain(
+    py: Python<'_>,
+    workload: &str,
+    size: &str,
+    placement: &str,
+    on: Option<&str>,
+    gpu_memory_gb_per_s: Option<f64>,
+    gpu_compute: Option<f64>,
+    link_gb_per_s: Option<f64>,
+    unified: bool,
+) -> PyResult<String> {
     let placement = match placement {
         "host" => Placement::Host,
         "resident" => Placement::Resident,
@@ -261,7 +343,19 @@ fn explain(py: Python<'_>, workload: &str, size: &str, placement: &str) -> PyRes
             )));
         }
     };
-    let record = py.detach(|| visit_workload_named(workload, &mut ExplainRequest { size, placement })?);
+    let what_if = WhatIf {
+        memory_bytes_per_s: gpu_memory_gb_per_s.map(|g| g * 1e9),
+        compute_share: gpu_compute,
+        link_bytes_per_s: link_gb_per_s.map(|g| g * 1e9),
+        unified,
+    };
+    if on.is_none() && what_if.is_some() {
+        return Err(PyValueError::new_err(
+            "gpu_memory, gpu_compute, link and unified describe a GPU beside a reference machine: give on= too",
+        ));
+    }
+    let on = on.map(|machine| (machine, what_if));
+    let record = py.detach(|| visit_workload_named(workload, &mut ExplainRequest { size, placement, on })?);
     Ok(record.map_err(to_python)?.to_string())
 }
 
@@ -690,7 +784,8 @@ impl Launcher {
         if ordinal != self.ordinal {
             return Ok(None);
         }
-        let interface = array.getattr(intern!(py, "__cuda_array_interface__"))?;
+        // torch raises for dtypes the interface cannot describe (bf16): such an array takes the general path.
+        let Ok(interface) = array.getattr(intern!(py, "__cuda_array_interface__")) else { return Ok(None) };
         let Ok(interface) = interface.cast::<PyDict>() else { return Ok(None) };
         let Some(typestr) = interface.get_item(intern!(py, "typestr"))? else { return Ok(None) };
         if !typestr.eq(intern!(py, "<f4"))? {
@@ -913,6 +1008,14 @@ impl RawKernel {
     }
 }
 
+/// The `gpuworthy` command line, run in this process with `argv` (the program's name first): the tool of the
+/// workspace's `bench-suite`, the same one `cargo install` gives, for Python users who have no cargo. Returns its exit
+/// status. The GIL is released while it runs.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| bench_suite::tool::exit_status(argv.into_iter().map(std::ffi::OsString::from)))
+}
+
 /// The extension module.
 #[pymodule]
 fn _gpuworthy(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -925,6 +1028,7 @@ fn _gpuworthy(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

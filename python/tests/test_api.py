@@ -134,3 +134,52 @@ def test_to_dataframe_where_pandas_is_installed():
     pandas = pytest.importorskip("pandas")
     frame = gpuworthy.run("sum", "4K", backend="cpu", quick=True).to_dataframe()
     assert isinstance(frame, pandas.DataFrame) and "kernel.median_s" in frame.columns
+
+
+@pytest.mark.parametrize(
+    "workload, size, shown",
+    [("square", 1 << 16, "65536"), ("matmul", (64, 32, 16), "64x32x16"), ("softmax", (64, 128), "64x128"),
+     ("square", "2^16", "65536")],
+)
+def test_sizes_are_python_values_or_the_command_lines_text(workload, size, shown):
+    r = gpuworthy.run(workload, size, backend="cpu", quick=True)
+    assert r.passed and r.size == shown, (r.size, r.check)
+
+
+def test_explain_on_a_reference_machine_answers_for_a_gpu_this_machine_lacks():
+    e = gpuworthy.explain("square", 1 << 26, on="nvidia-h100")
+    assert "H100" in e.on and e.cpu_from
+    assert any(p.is_gpu for p in e.predictions) and any(not p.is_gpu for p in e.predictions)
+    slow_link = gpuworthy.explain("square", 1 << 26, on="nvidia-h100", link=1.0)
+    gpu = lambda x: min(p.total_s for p in x.predictions if p.is_gpu and not p.pipelined)  # noqa: E731
+    assert gpu(slow_link) > gpu(e) and "what-if" in slow_link.on
+
+
+def test_the_command_line_comes_with_the_package():
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuworthy._cli", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "Usage: gpuworthy" in done.stdout, done.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "gpuworthy._cli", "run", "fft"], capture_output=True, text=True, timeout=120
+    )
+    assert bad.returncode == 2 and "fft" in bad.stderr
+
+
+def test_the_installed_package_is_imported_from_any_folder(tmp_path):
+    """Run from the package's own folder (where its sources are) or anywhere else, the import finds the installed
+    package, compiled half included, not a source tree without it."""
+    import pathlib
+    import subprocess
+    import sys
+
+    package_folder = pathlib.Path(__file__).resolve().parent.parent
+    for folder in (package_folder, tmp_path):
+        done = subprocess.run(
+            [sys.executable, "-c", "import gpuworthy, gpuworthy._gpuworthy; print(gpuworthy.__file__)"],
+            cwd=folder, capture_output=True, text=True, timeout=120,
+        )
+        assert done.returncode == 0, done.stderr

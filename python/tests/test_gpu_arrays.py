@@ -87,7 +87,7 @@ def test_work_on_another_stream_is_ordered_with_the_kernel():
     np.testing.assert_array_equal(cupy.asnumpy(z), np.arange(1 << 22, dtype=np.float32) * 2 + 1)
 
 
-def test_bad_device_arrays_are_refused_with_what_is_wrong():
+def test_device_arrays_that_would_need_converting_are_refused_with_strict():
     cupy = library("cupy")
     f = gpuworthy.expr("y = x * 2")
     cases = [
@@ -98,41 +98,69 @@ def test_bad_device_arrays_are_refused_with_what_is_wrong():
     ]
     for arguments, needle in cases:
         with pytest.raises(ValueError) as e:
-            f(**arguments)
+            f(**arguments, strict=True)
         assert needle in str(e.value), str(e.value)
     with pytest.raises(ValueError) as e:
         f(x=cupy.ones(4, dtype=cupy.float32), device="cpu")
     assert "on a GPU" in str(e.value)
-
-
-def test_repeated_calls_take_the_kept_path_and_other_shapes_the_general_one(xp):
-    module, to_gpu, to_host, kind = xp
-    host = np.arange(1000, dtype=np.float32)
-    x = to_gpu(host)
-    f = gpuworthy.expr("y = a*x + b")
-    for a in (1.0, 2.0, 3):
-        y = f(x=x, a=a, b=1.0)
-        assert isinstance(y, kind)
-        np.testing.assert_allclose(to_host(y), a * host + 1, rtol=1e-6)
-    assert f._launchers, "a call on device arrays keeps what the next call of its shape needs"
-    # Calls of another shape: another length, the names in another order, NumPy arrays, a bad dtype, a bad scalar.
-    np.testing.assert_allclose(to_host(f(x=to_gpu(host[:10]), a=2.0, b=1.0)), 2 * host[:10] + 1, rtol=1e-6)
-    np.testing.assert_allclose(to_host(f(b=1.0, a=2.0, x=x)), 2 * host + 1, rtol=1e-6)
-    np.testing.assert_allclose(f(x=host, a=2.0, b=1.0), 2 * host + 1, rtol=1e-6)
-    assert "no copy" not in f.last_run["reason"]
     with pytest.raises(ValueError) as e:
-        f(x=to_gpu(host.astype(np.float64)), a=2.0, b=1.0)
-    assert "<f8" in str(e.value)
-    with pytest.raises(TypeError):
-        f(x=x, a="2", b=1.0)
-    assert to_host(f(x=to_gpu(np.zeros(0, dtype=np.float32)), a=2.0, b=1.0)).shape == (0,)
-    np.testing.assert_allclose(to_host(f(x=x, a=2.0, b=1.0)), 2 * host + 1, rtol=1e-6)
-    assert "no copy" in f.last_run["reason"]
-    # A reduction and an output that overwrites its input, called again and again.
-    total = gpuworthy.expr("s = sum(x)")
-    assert [total(x=x) for _ in range(3)] == [float(host.sum())] * 3
-    z = to_gpu(np.zeros(1000, dtype=np.float32))
-    step = gpuworthy.expr("z = z + x")
-    for _ in range(3):
-        assert pointer(step(z=z, x=x)) == pointer(z)
-    np.testing.assert_allclose(to_host(z), 3 * host, rtol=1e-6)
+        f(x=cupy.ones(4, dtype=cupy.float32), z=np.ones(4, dtype=np.float32))
+    assert "in one place" in str(e.value) or "does not read" in str(e.value)
+
+
+def dtypes_of(module):
+    if module.__name__ == "torch":
+        return [module.float32, module.float64, module.bfloat16, module.float16, module.int32]
+    return [module.float32, module.float64, module.float16, module.int32]
+
+
+def test_device_arrays_of_every_dtype_layout_and_shape_are_converted_on_their_gpu(xp):
+    module, to_gpu, to_host, kind = xp
+    f = gpuworthy.expr("y = 2*x + 1")
+    host = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for dtype in dtypes_of(module):
+        x = to_gpu(host).to(dtype) if module.__name__ == "torch" else to_gpu(host).astype(dtype)
+        for view, expected in ((x, 2 * host + 1), (x[:, ::2], 2 * host[:, ::2] + 1), (x.T, 2 * host.T + 1),
+                               (x.reshape(-1)[1:], 2 * host.reshape(-1)[1:] + 1)):
+            y = f(x=view)
+            assert isinstance(y, kind) and tuple(y.shape) == expected.shape, (dtype, tuple(y.shape))
+            np.testing.assert_array_equal(to_host(y), expected)
+            if dtype != dtypes_of(module)[0] or view is not x:
+                run = f.last_run
+                assert run["conversions"] and run["conversion_s"] >= 0 and "on the GPU" in str(run["conversions"]), run
+
+
+def test_results_come_back_in_the_dtype_asked_for(xp):
+    module, to_gpu, to_host, kind = xp
+    x = to_gpu(np.arange(4, dtype=np.float32))
+    y = gpuworthy.expr("y = x / 2")(x=x, dtype=np.float64)
+    assert "float64" in str(y.dtype)
+    np.testing.assert_array_equal(to_host(y), [0, 0.5, 1, 1.5])
+    if module.__name__ == "torch":
+        b = gpuworthy.expr("y = x / 2")(x=x.to(module.bfloat16), dtype=module.bfloat16)
+        assert b.dtype == module.bfloat16
+        np.testing.assert_array_equal(b.float().cpu().numpy(), [0, 0.5, 1, 1.5])
+
+
+def test_broadcast_device_arrays_and_a_reduction_over_an_image(xp):
+    module, to_gpu, to_host, kind = xp
+    column = to_gpu(np.arange(3, dtype=np.float32).reshape(3, 1))
+    row = to_gpu(np.arange(4, dtype=np.float32).reshape(1, 4))
+    y = gpuworthy.expr("y = x + 10*z")(x=column, z=row)
+    np.testing.assert_array_equal(to_host(y), np.arange(3).reshape(3, 1) + 10 * np.arange(4).reshape(1, 4))
+    image = to_gpu(np.ones((64, 32), dtype=np.float32))
+    assert gpuworthy.expr("s = sum(x)")(x=image) == 64 * 32
+
+
+def test_jax_arrays_on_a_gpu_are_read_through_dlpack():
+    jax = pytest.importorskip("jax")
+    if not HAS_CUDA:
+        pytest.skip("no CUDA device here")
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX has no GPU here")
+    x = jax.device_put(jax.numpy.arange(8, dtype=jax.numpy.float32), gpus[0])
+    y = gpuworthy.expr("y = 3*x")(x=x)
+    # Read through DLPack by torch (or CuPy), so the result is one of theirs, on the same GPU.
+    host = y.cpu().numpy() if hasattr(y, "cpu") else y.get()
+    np.testing.assert_array_equal(host, 3 * np.arange(8))

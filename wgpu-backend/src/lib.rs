@@ -134,6 +134,32 @@ impl fmt::Debug for WgpuBackend {
     }
 }
 
+/// Keeps Mesa's Vulkan layers from printing a false error on a machine without a display.
+///
+/// Mesa's device-selection layer (`VK_LAYER_MESA_device_select`, installed with lavapipe and Mesa's GPU drivers) asks
+/// the Wayland client library for the display when wgpu creates its instance; with `XDG_RUNTIME_DIR` unset that
+/// library prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` once per instance, the first
+/// words a new user would read. Where the variable is unset (or not an absolute path, which the library also refuses)
+/// there is no Wayland session to find, so pointing it at the temporary directory for this process alone changes no
+/// choice: the library then looks for a socket that is not there and says nothing. A value already set is left alone.
+fn quiet_window_system_on_a_headless_machine() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if !cfg!(all(unix, not(target_os = "macos"))) {
+            return;
+        }
+        let unusable = std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|dir| !std::path::Path::new(&dir).is_absolute());
+        if unusable {
+            let temporary = std::env::temp_dir();
+            // SAFETY: `set_var` is serialised with every read through `std::env`; what it cannot serialise is a C
+            // `getenv` on another thread at the same instant. It runs once per process, just before the first wgpu
+            // instance (no driver thread exists yet), and only where the variable is unset, so a reader racing it
+            // would have found nothing there either way.
+            unsafe { std::env::set_var("XDG_RUNTIME_DIR", temporary) };
+        }
+    });
+}
+
 /// Locks a mutex, ignoring poisoning (the data guarded here stays consistent if a holder panicked).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -152,6 +178,7 @@ impl WgpuBackend {
     }
 
     fn instance() -> wgpu::Instance {
+        quiet_window_system_on_a_headless_machine();
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
         wgpu::Instance::new(descriptor)

@@ -320,6 +320,20 @@ pub fn calibrate_workload<W: DeviceWorkload>(
     calibrate_workload_over::<W>(devices, &W::ladder(), W::quick_ladder(), progress)
 }
 
+/// `W` calibrated on the CPU alone, with the CPU's streaming probe (so that sizes past the ladder are bounded as a
+/// whole calibration bounds them): seconds of measuring, for a prediction that puts this machine's CPU beside a
+/// reference machine's GPUs when this machine's calibration has no CPU curve for `W`.
+pub fn calibrate_cpu_for<W: DeviceWorkload>(cpu: &Device, progress: &dyn Progress) -> Calibration {
+    let cpu = std::slice::from_ref(cpu);
+    let part = calibrate_workload::<W>(&CalibrationDevices::of(cpu), progress);
+    let mut calibration = Calibration::from_parts(cpu, vec![part], Instant::now());
+    let streaming = measure_streaming(cpu, progress);
+    for device in &mut calibration.model.devices {
+        device.stream_s_per_byte = streaming.iter().find(|(label, _)| *label == device.label).map(|(_, s)| *s);
+    }
+    calibration
+}
+
 /// [`calibrate_workload`] over ladders given (`full` and `quick`) instead of the workload's own: for a workload whose
 /// sizes depend on more than its type (an expression's program).
 pub fn calibrate_workload_over<W: DeviceWorkload>(

@@ -71,8 +71,15 @@ fn assignments<'a>(flag: &str, items: &'a [String]) -> Result<Vec<(&'a str, &'a 
     Ok(pairs)
 }
 
-/// A finite `f32` from `text`, or an error naming the flag and the item.
+/// An `f32` from `text` (`nan`, `inf` and `-inf` included: a scalar computes as IEEE arithmetic gives it, as Python's
+/// `float("nan")` does), or an error naming the flag and the item.
 fn number(flag: &str, name: &str, text: &str) -> Result<f32> {
+    text.parse::<f32>().map_err(|_| Error::invalid(format!("{flag} {name}={text}: `{text}` is not a number")))
+}
+
+/// A finite `f32` from `text` (a range's end: inputs are drawn between the ends), or an error naming the flag and the
+/// item.
+fn finite_number(flag: &str, name: &str, text: &str) -> Result<f32> {
     match text.parse::<f32>() {
         Ok(v) if v.is_finite() => Ok(v),
         _ => Err(Error::invalid(format!("{flag} {name}={text}: `{text}` is not a finite number"))),
@@ -104,7 +111,7 @@ impl ExpressionRequest {
                 let (low, high) = value.split_once(':').ok_or_else(|| {
                     Error::invalid(format!("--range {name}={value}: write LOW:HIGH, e.g. --range {name}=0:1"))
                 })?;
-                let (low, high) = (number("--range", name, low)?, number("--range", name, high)?);
+                let (low, high) = (finite_number("--range", name, low)?, finite_number("--range", name, high)?);
                 if low >= high {
                     return Err(Error::invalid(format!(
                         "--range {name}={value}: the low end must be below the high end"
@@ -955,8 +962,8 @@ mod tests {
             ("y = x +", &[][..], &[][..], "^"),
             ("y = x", &["z=1"][..], &[][..], "`z`"),
             ("y = a*x", &["a"][..], &[][..], "NAME=VALUE"),
-            ("y = a*x", &["a=two"][..], &[][..], "not a finite number"),
-            ("y = a*x", &["a=inf"][..], &[][..], "not a finite number"),
+            ("y = a*x", &["a=two"][..], &[][..], "not a number"),
+            ("y = log(x)", &[][..], &["x=0:inf"][..], "not a finite number"),
             ("y = a*x", &["a=1,a=2"][..], &[][..], "given twice"),
             ("y = a*x", &["=1"][..], &[][..], "name before `=`"),
             ("y = log(x)", &[][..], &["x=1"][..], "LOW:HIGH"),

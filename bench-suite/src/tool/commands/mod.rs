@@ -2,9 +2,9 @@
 //! the one asked for, and each module holds all of its command (its checks, its steps, its output) and nothing of
 //! another's, so that a command is read, changed or added in one file.
 //!
-//! A command module's public function takes the parsed arguments ([`bench_suite::cli`]) and returns
-//! `anyhow::Result`; an error that means a particular exit code is an [`Exit`](crate::exit::Exit). What several
-//! commands say the same way lives in [`crate::shared`], progress in [`crate::progress`].
+//! A command module's public function takes the parsed arguments ([`crate::cli`]) and returns
+//! `anyhow::Result`; an error that means a particular exit code is an [`Exit`](crate::tool::exit::Exit). What several
+//! commands say the same way lives in [`crate::tool::shared`], progress in [`crate::tool::progress`].
 
 pub(crate) mod calibrate;
 pub(crate) mod devices;

@@ -10,9 +10,9 @@
 
 use std::time::Duration;
 
+use crate::cli::{LessonArgs, RunArgs, Target};
+use crate::report;
 use anyhow::Context;
-use bench_suite::cli::{LessonArgs, RunArgs, Target};
-use bench_suite::report;
 use gpuworthy::core::Backend;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
@@ -20,8 +20,8 @@ use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
 use gpuworthy::{Device, DeviceSpec, HostMemory};
 
-use crate::exit::{Exit, usage};
-use crate::shared::{chosen_label, pipelined_note};
+use crate::tool::exit::{Exit, usage};
+use crate::tool::shared::{chosen_label, pipelined_note};
 
 /// Bytes per copy when measuring a device's copy bandwidth: large enough to leave every cache behind.
 const COPY_PROBE_BYTES: usize = 256 << 20;

@@ -24,8 +24,18 @@ def run(
 ) -> str:
     """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
 
-def explain(workload: str, size: str, placement: str = "host") -> str:
-    """Auto's choice for a workload at a size and why, with every device's prediction: a JSON record."""
+def explain(
+    workload: str,
+    size: str,
+    placement: str = "host",
+    on: Optional[str] = None,
+    gpu_memory_gb_per_s: Optional[float] = None,
+    gpu_compute: Optional[float] = None,
+    link_gb_per_s: Optional[float] = None,
+    unified: bool = False,
+) -> str:
+    """Auto's choice for a workload at a size and why, with every device's prediction (beside a reference machine's
+    GPUs with ``on``): a JSON record."""
 
 def sweep(
     workload: str,
@@ -38,6 +48,9 @@ def sweep(
 
 def calibrate() -> str:
     """Calibrates this machine and saves it: a JSON record of where it went and what it fitted."""
+
+def main(argv: List[str]) -> int:
+    """The ``gpuworthy`` command line run in this process with ``argv`` (the program's name first): its exit status."""
 
 class _Expr:
     """An expression of gpuworthy's language, parsed (a ValueError with a caret if it does not parse)."""

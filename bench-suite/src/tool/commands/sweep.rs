@@ -11,10 +11,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::cli::{ExpressionArgs, SweepArgs, SweepBackend};
+use crate::export::{Fingerprint, write_csv, write_json, write_plot};
+use crate::report::{self, table};
 use anyhow::bail;
-use bench_suite::cli::{ExpressionArgs, SweepArgs, SweepBackend};
-use bench_suite::export::{Fingerprint, write_csv, write_json, write_plot};
-use bench_suite::report::{self, table};
 use gpuworthy::choose::catalog::{Catalog, WorkloadEntry, WorkloadOf};
 use gpuworthy::core::BackendKind;
 use gpuworthy::core::expr::Expression;
@@ -26,9 +26,9 @@ use gpuworthy::{Device, DeviceSpec};
 use indicatif::ProgressBar;
 
 use super::sweep_group::sweep_groups;
-use crate::exit::{Exit, usage};
-use crate::progress::{Bar, progress_bar};
-use crate::shared::{check_writable_dir, check_writable_file, skip_unavailable, warn_about_domain};
+use crate::tool::exit::{Exit, usage};
+use crate::tool::progress::{Bar, progress_bar};
+use crate::tool::shared::{check_writable_dir, check_writable_file, skip_unavailable, warn_about_domain};
 
 /// `gpuworthy sweep`: every workload asked for, from the run-time list of workloads.
 pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<()> {

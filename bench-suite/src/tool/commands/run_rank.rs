@@ -22,7 +22,7 @@ use gpuworthy::measure::duration;
 use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
 use gpuworthy::{Device, DeviceSpec};
 
-use crate::exit::{Exit, usage};
+use crate::tool::exit::{Exit, usage};
 
 /// Runs this rank's share of `workload` on `spec` and, on rank 0, joins and checks every rank's.
 pub(crate) fn run_as_rank(

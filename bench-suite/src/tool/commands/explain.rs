@@ -8,16 +8,16 @@
 
 use std::time::Duration;
 
-use bench_suite::cli::ExpressionArgs;
-use bench_suite::report;
+use crate::cli::ExpressionArgs;
+use crate::report;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::measure::size::ParseSize;
 use gpuworthy::model::Placement;
 use gpuworthy::user_code::expression::ExpressionRequest;
 
 use super::explain_on::{OnMachine, explain_expression_on, explain_on};
-use crate::exit::{Exit, usage};
-use crate::shared::{chosen_label, warn_about_domain};
+use crate::tool::exit::{Exit, usage};
+use crate::tool::shared::{chosen_label, warn_about_domain};
 
 /// `gpuworthy explain`: where a built-in workload or an expression should run at a size, on this machine or, with
 /// `--on`, on a reference machine (and a GPU described by the what-if flags).
@@ -79,21 +79,7 @@ impl WorkloadVisitor for Explain<'_> {
                 let ladder: Vec<(gpuworthy::measure::names::SizeLabel, gpuworthy::core::Cost)> =
                     W::ladder().iter().map(|p| (p.to_string().into(), W::cost(p))).collect();
                 explain_on::<W>(&params, self.placement, machine, &self.what_if, &headline, &ladder, |cpu, progress| {
-                    let devices = gpuworthy::model::calibration::CalibrationDevices::of(std::slice::from_ref(cpu));
-                    let part = gpuworthy::model::calibration::calibrate_workload::<W>(&devices, progress);
-                    let mut calibration = gpuworthy::model::calibration::Calibration::from_parts(
-                        std::slice::from_ref(cpu),
-                        vec![part],
-                        std::time::Instant::now(),
-                    );
-                    // The streaming probe too, so that sizes past the ladder are bounded as a calibration bounds them.
-                    let streaming =
-                        gpuworthy::model::calibration::measure_streaming(std::slice::from_ref(cpu), progress);
-                    for device in &mut calibration.model.devices {
-                        device.stream_s_per_byte =
-                            streaming.iter().find(|(label, _)| *label == device.label).map(|(_, s)| *s);
-                    }
-                    Ok(calibration)
+                    Ok(gpuworthy::model::calibration::calibrate_cpu_for::<W>(cpu, progress))
                 })
             }
             None => explain::<W>(self.size, self.placement),

@@ -19,7 +19,7 @@ use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
 use gpuworthy::measure::{MeasureOptions, duration};
 use gpuworthy::model::Placement;
 
-use crate::exit::{Exit, usage};
+use crate::tool::exit::{Exit, usage};
 
 /// Runs `workload` on the group written `group`, as `run` does on one device.
 pub(crate) fn run_on_group(

@@ -11,7 +11,7 @@ use gpuworthy::core::{BackendKind, Error};
 use gpuworthy::user_code::expression::ExpressionRequest;
 use gpuworthy::{DeviceSpec, OpenedDevices};
 
-use crate::exit::{Exit, usage};
+use crate::tool::exit::{Exit, usage};
 
 /// Every `GPUWORTHY_*` variable parsed once, before any work: a bad value is a usage error naming the variable.
 pub(crate) fn check_environment() -> Result<(), Error> {

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _gpuworthy
+from . import _arrays, _gpuworthy
 from ._gpuworthy import Unavailable
 
 __version__ = _gpuworthy.__version__
@@ -147,17 +147,40 @@ class RunResult:
         return _dataframe([self.to_dict()])
 
 
+Size = Union[str, int, Sequence[int]]
+"""A workload's size: ``1 << 20``, ``(1024, 1024, 1024)`` for matmul's M, K, N, ``(2048, 2048)`` for rows and columns,
+or the command line's text (``"2^20"``, ``"16M"``, ``"1024x1024"``)."""
+
+
+def _size_text(size: Optional[Size]) -> Optional[str]:
+    """A size as the command line writes it: ``1 << 20`` is ``"1048576"``, ``(1024, 512)`` is ``"1024x512"``."""
+    if size is None or isinstance(size, str):
+        return size
+    if isinstance(size, (bool, np.bool_)):
+        raise TypeError(f"size {size!r} is a boolean: pass a number of elements, a tuple of dimensions or a string")
+    if isinstance(size, (int, np.integer)):
+        return str(int(size))
+    if isinstance(size, (tuple, list)) and size and all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) for d in size
+    ):
+        return "x".join(str(int(d)) for d in size)
+    raise TypeError(
+        f"size {size!r} is a {type(size).__name__}: pass a number of elements (1 << 20), a tuple of dimensions"
+        " ((1024, 1024, 1024)) or a string (\"2^20\")"
+    )
+
+
 def run(
     workload: str,
-    size: Optional[str] = None,
+    size: Optional[Size] = None,
     backend: str = "auto",
     variant: Optional[str] = None,
     quick: bool = False,
     seed: int = 1,
 ) -> Union[RunResult, List[RunResult]]:
     """Measures a built-in workload (``square``, ``saxpy``, ``sum``, ``softmax``, ``matmul``, ``mandelbrot``,
-    ``histogram``, ``stencil``) at ``size`` (``"2^24"``, ``"16M"``, ``"1024x1024"``, ``"MxKxN"``; the workload's
-    largest quick size by default) on ``backend`` (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"wgpu"``, ...).
+    ``histogram``, ``stencil``) at ``size`` (``1 << 24``, ``(1024, 1024)``, ``(M, K, N)`` or the command line's
+    ``"2^24"``, ``"16M"``, ``"1024x1024"``, ``"MxKxN"``; the workload's largest quick size by default) on ``backend`` (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"wgpu"``, ...).
 
     Returns one :class:`RunResult` for one variant (auto's choice, the device's best, or the one named), or a list for
     ``variant="all"``. ``quick`` takes fewer repetitions.
@@ -166,7 +189,7 @@ def run(
     large for this machine's memory or the device's limits, a bad ``GPUWORTHY_*`` variable), :class:`Unavailable` for
     a backend that cannot run here, ``RuntimeError`` for a device's failure.
     """
-    records = json.loads(_gpuworthy.run(workload, size, backend, variant, quick, seed))
+    records = json.loads(_gpuworthy.run(workload, _size_text(size), backend, variant, quick, seed))
     results = [RunResult._from(r) for r in records]
     return results if variant == "all" else results[0]
 
@@ -207,6 +230,8 @@ class Explanation:
     predictions: List[Prediction] = field(default_factory=list)
     uncalibrated: Optional[str] = None
     model_error: Optional[Dict[str, Any]] = None
+    on: Optional[str] = None
+    cpu_from: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """The explanation as a (nested) dictionary."""
@@ -217,14 +242,34 @@ class Explanation:
         return _dataframe([p.to_dict() for p in self.predictions])
 
 
-def explain(workload: str, size: str, placement: str = "host") -> Explanation:
+def explain(
+    workload: str,
+    size: Size,
+    placement: str = "host",
+    *,
+    on: Optional[str] = None,
+    gpu_memory: Optional[float] = None,
+    gpu_compute: Optional[float] = None,
+    link: Optional[float] = None,
+    unified: bool = False,
+) -> Explanation:
     """Auto's choice for ``workload`` at ``size`` with the data on the ``"host"``, ``"resident"`` on the device, or
     moved through ``"pinned"`` memory: predicted from this machine's calibration (see :func:`calibrate`), without
     measuring. Without a calibration, auto's default and the reason (``uncalibrated``).
 
-    Raises ``ValueError`` for an unknown workload or placement, a malformed size, or one too large for this machine's
-    memory."""
-    record = json.loads(_gpuworthy.explain(workload, size, placement))
+    With ``on="nvidia-h100"`` (or ``"nvidia-h200"``), the prediction puts this machine's CPU beside that reference
+    machine's measured GPUs, as ``gpuworthy explain --on`` does: the answer for a GPU you do not have. The what-ifs
+    change that GPU: ``gpu_memory`` (its memory's GB/s), ``gpu_compute`` (a share of the reference GPU's arithmetic),
+    ``link`` (the host link's GB/s each way), ``unified`` (memory shared with the CPU). ``on`` says whose GPU it is,
+    ``cpu_from`` where the CPU's times came from (this machine's calibration, or a few seconds measured now).
+
+    Raises ``ValueError`` for an unknown workload, placement or machine, a malformed size, one too large for this
+    machine's memory, a what-if that is not a positive number, or a what-if without ``on``."""
+    record = json.loads(
+        _gpuworthy.explain(
+            workload, _size_text(size), placement, on, gpu_memory, gpu_compute, link, bool(unified)
+        )
+    )
     record["predictions"] = [Prediction(**p) for p in record["predictions"]]
     return Explanation(**record)
 
@@ -250,7 +295,7 @@ class SweepResult:
 
 def sweep(
     workload: str,
-    sizes: Optional[Sequence[str]] = None,
+    sizes: Optional[Sequence[Size]] = None,
     backends: Optional[Sequence[str]] = None,
     quick: bool = True,
     budget_s: float = 4.0,
@@ -264,7 +309,7 @@ def sweep(
     when no size could be measured at all (the message gives each note), :class:`Unavailable` when none of the
     ``backends`` can run here.
     """
-    asked = None if sizes is None else list(sizes)
+    asked = None if sizes is None else [_size_text(size) for size in sizes]
     record = json.loads(
         _gpuworthy.sweep(workload, asked, None if backends is None else list(backends), quick, budget_s)
     )
@@ -317,56 +362,81 @@ class Expr:
         if isinstance(self._last_run, str):
             return json.loads(self._last_run)
         if isinstance(self._last_run, tuple):
-            ordinal, library = self._last_run
-            return {
+            ordinal, library, conversions, conversion_s = self._last_run
+            record: Dict[str, Any] = {
                 "device": f"cuda:{ordinal}",
                 "device_name": None,
                 "variant": "generated",
                 "reason": f"the arrays are on cuda:{ordinal} ({library}): computed where they are, no copy",
             }
+            if conversions:
+                record["reason"] = f"the arrays are on cuda:{ordinal} ({library}): computed there, converted on the GPU"
+                record.update(conversions=conversions, conversion_s=conversion_s)
+            return record
         return None
 
-    def __call__(self, device: str = "auto", **arguments: Any) -> Union[np.ndarray, float, Dict[str, Any]]:
+    def __call__(
+        self, device: str = "auto", *, dtype: Any = None, strict: bool = False, **arguments: Any
+    ) -> Union[np.ndarray, float, Dict[str, Any]]:
         """Computes the expression on ``device`` with its arrays and scalars given by name.
 
         Parameters:
             device: ``"auto"`` (where this machine's calibration predicts it fastest; arrays already on a GPU are
                 computed where they are), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"wgpu"`` or ``"wgpu:ADAPTER"``.
-            **arguments: each array the expression reads, as a one-dimensional, C-contiguous NumPy ``float32`` array
-                (read in place, not copied), or as a CuPy array or PyTorch CUDA tensor (anything with
-                ``__cuda_array_interface__``, computed in place on its GPU with ``device="auto"``, ``"cuda"`` or
-                ``"cuda:N"``); each scalar as a Python ``int`` or ``float``. Arrays are all of one length.
+            dtype: the results' dtype (``numpy.float64`` ..., or a torch dtype for torch tensors); ``None`` gives
+                float32, the precision the kernels compute in.
+            strict: ``True`` refuses every array that is not already one-dimensional, C-contiguous float32 (nothing
+                is converted behind your back).
+            **arguments: each array the expression reads, and each scalar, by name. An array is anything NumPy
+                reads (an array of any real dtype and shape, a strided view, a broadcast, a 0-d array, a Python
+                sequence, a torch CPU tensor, anything with ``__array__`` or ``__dlpack__``), or an array on a CUDA
+                GPU (a CuPy array, a torch CUDA tensor, a JAX array: computed on its GPU with ``device="auto"``,
+                ``"cuda"`` or ``"cuda:N"``). Float32 C-contiguous arrays are read in place; others are converted
+                once to float32 (on their GPU for GPU arrays), a phase ``last_run`` reports. The arrays broadcast
+                together as in NumPy, and array outputs come back in that shape. A scalar is a Python or NumPy
+                number.
 
         Returns:
-            The output array (of the inputs' library: NumPy, CuPy or torch), a ``float`` for a reduction
-            (``"s = sum(x*x)"``), or a dict of outputs by name when the expression has several. ``last_run`` then
-            says where it ran and why.
+            The output array (of the inputs' library: NumPy, CuPy or torch; of their common shape), a ``float`` for a
+            reduction (``"s = sum(x*x)"``), or a dict of outputs by name when the expression has several.
+            ``last_run`` then says where it ran and why, and which arguments were converted (``conversions``,
+            ``conversion_s``).
 
         Raises:
-            ValueError: an array of another dtype, more than one dimension or a strided view (the message names the
-                argument, its dtype or layout, and the fix); an array or scalar the expression needs that was not
-                given, or one it does not read; arrays of different lengths; an unknown device.
-            TypeError: an argument that is neither an array nor a number (a list, a string).
+            ValueError: shapes that do not broadcast together; a complex array; an array or scalar the expression
+                needs that was not given, or one it does not read; an unknown device; with ``strict=True``, an array
+                that would need converting (the message names the argument and the fix).
+            TypeError: an argument that is neither an array nor a number (a string, a dict); a ``dtype`` that is not
+                one.
             Unavailable: the device asked for cannot run here (its driver, adapter or library is missing).
             RuntimeError: the device failed while running.
         """
-        launcher = self._launchers.get(device)
+        wanted = _arrays.output_dtype(dtype)
+        launcher = self._launchers.get(device) if wanted is None and not strict else None
         if launcher is not None:
             result = launcher[0](arguments)
             if result is not None:
                 self._last_run = launcher[1]
                 return result
-        on_gpu = {name: value for name, value in arguments.items() if hasattr(value, "__cuda_array_interface__")}
+        on_gpu = {name: value for name, value in arguments.items() if _arrays.library_of(value) is not None}
         if on_gpu:
-            return self._call_on_gpu(device, on_gpu, arguments)
-        outputs, self._last_run = self._compiled.call(device, **arguments)
-        if len(outputs) == 1:
-            return next(iter(outputs.values()))
-        return dict(outputs)
+            return self._call_on_gpu(device, on_gpu, arguments, wanted, strict)
+        if strict:
+            outputs, self._last_run = self._compiled.call(device, **arguments)
+            return _one_or_all(outputs)
+        prepared = _arrays.prepare_host(arguments)
+        outputs, record = self._compiled.call(device, **prepared.arguments)
+        if prepared.conversions:
+            record = json.dumps({**json.loads(record), **prepared.record()})
+        self._last_run = record
+        return _one_or_all(_arrays.reshape_outputs(outputs, prepared.shape, wanted))
 
-    def _call_on_gpu(self, device: str, arrays: Dict[str, Any], arguments: Dict[str, Any]):
-        """Arrays already on a CUDA GPU (CuPy arrays, PyTorch tensors: anything with ``__cuda_array_interface__``):
-        read and written in place, results allocated by the same library, the kernel ordered on its current stream."""
+    def _call_on_gpu(
+        self, device: str, arrays: Dict[str, Any], arguments: Dict[str, Any], wanted: Any, strict: bool
+    ) -> Union[Any, float, Dict[str, Any]]:
+        """Arrays already on a CUDA GPU (CuPy arrays, PyTorch tensors, JAX arrays through DLPack): read and written
+        in place where they are flat contiguous float32, else converted on their GPU by their library; results
+        allocated by the same library, the kernel ordered on its current stream."""
         if not (device == "auto" or device == "cuda" or device.startswith("cuda:")):
             raise ValueError(
                 f"the arrays {sorted(arrays)} are on a GPU: run them with device='cuda' or 'auto', or copy them to NumPy"
@@ -375,15 +445,22 @@ class Expr:
         for name, value in arguments.items():
             if name in arrays:
                 continue
-            if isinstance(value, np.ndarray):
-                raise ValueError(f"`{name}` is a NumPy array while {sorted(arrays)} are on a GPU: put them in one place")
-            if not isinstance(value, (int, float)):
+            if isinstance(value, (str, bytes, dict)) or value is None:
                 raise TypeError(f"`{name}` is a {type(value).__name__}: pass a GPU array or a number")
+            if not _arrays.is_number(value):
+                raise ValueError(
+                    f"`{name}` is a {type(value).__name__} on the host while {sorted(arrays)} are on a GPU: put them"
+                    " in one place, or pass a number"
+                )
             scalars.append((name, float(value)))
-        first = next(iter(arrays.values()))
-        library = type(first).__module__.split(".")[0]
+        if strict:
+            prepared = _arrays.PreparedOnGpu(arrays=dict(arrays), library="", shape=())
+        else:
+            prepared = _arrays.prepare_gpu(arrays)
+        first = next(iter(prepared.arrays.values()))
+        library = prepared.library or type(first).__module__.split(".")[0]
         inputs, ordinals = [], set()
-        for name, value in arrays.items():
+        for name, value in prepared.arrays.items():
             interface = value.__cuda_array_interface__
             shape, typestr, strides = interface["shape"], interface["typestr"], interface.get("strides")
             if typestr != "<f4":
@@ -403,6 +480,7 @@ class Expr:
         if names not in self._plans:
             self._plans[names] = self._compiled.plan(list(names))
         plan, reduction = self._plans[names]
+        shape_out = prepared.shape if not strict else (inputs[0][2] if inputs else 0,)
         n = inputs[0][2] if inputs else 0
         if n == 0 and all(length == 0 for _, _, length in inputs):
             # Nothing to launch: an empty result (or the reduction of nothing), as the CPU computes it.
@@ -411,26 +489,29 @@ class Expr:
             if reduction:
                 return result
             if len(plan) == 1:
-                return _empty(library, 0, first, ordinal)
-            return {name: _empty(library, 0, first, ordinal) for name, _ in plan}
+                return _arrays.reshape_gpu_output(_empty(library, 0, first, ordinal), shape_out, wanted, library)
+            return {
+                name: _arrays.reshape_gpu_output(_empty(library, 0, first, ordinal), shape_out, wanted, library)
+                for name, _ in plan
+            }
         outputs = {}
         pointers = []
         if not reduction:
             for name, overwritten in plan:
                 if overwritten is not None:
-                    outputs[name] = arrays[overwritten]
+                    outputs[name] = prepared.arrays[overwritten]
                 else:
                     outputs[name] = _empty(library, n, first, ordinal)
                     pointers.append(int(outputs[name].__cuda_array_interface__["data"][0]) if n else 0)
         stream = _current_stream(library, first)
         value = self._compiled.call_on_device(ordinal, inputs, pointers if n else [], scalars, stream)
-        self._last_run = (ordinal, library)
-        self._remember(device, arguments, arrays, library, first, ordinal)
+        self._last_run = (ordinal, library, dict(prepared.conversions), prepared.conversion_s)
+        if not prepared.conversions and prepared.shape == (n,) and wanted is None:
+            self._remember(device, arguments, arrays, library, first, ordinal)
         if reduction:
             return value
-        if len(outputs) == 1:
-            return next(iter(outputs.values()))
-        return outputs
+        shaped = {name: _arrays.reshape_gpu_output(out, shape_out, wanted, library) for name, out in outputs.items()}
+        return _one_or_all(shaped)
 
     def _remember(self, device: str, arguments: Dict[str, Any], arrays: Dict[str, Any], library: str, first: Any,
                   ordinal: int) -> None:
@@ -463,11 +544,18 @@ class Expr:
             attribute,
             current_device,
         )
-        self._launchers[device] = (launcher, (ordinal, library))
+        self._launchers[device] = (launcher, (ordinal, library, {}, 0.0))
 
     def __repr__(self) -> str:
         """The call that makes this expression: ``gpuworthy.expr('y = 2*x')``."""
         return f"gpuworthy.expr({self.source!r})"
+
+
+def _one_or_all(outputs: Dict[str, Any]) -> Any:
+    """The only output itself, or every output by name."""
+    if len(outputs) == 1:
+        return next(iter(outputs.values()))
+    return dict(outputs)
 
 
 def _ordinal(array: Any, library: str) -> int:

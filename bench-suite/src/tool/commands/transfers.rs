@@ -6,7 +6,7 @@
 use gpuworthy::core::Backend;
 use gpuworthy::{Device, DeviceSpec};
 
-use crate::exit::{Exit, usage};
+use crate::tool::exit::{Exit, usage};
 
 /// `gpuworthy transfers`: a CUDA device's copy rates, pageable and pinned.
 pub(crate) fn transfers(size: &str, backend: DeviceSpec) -> anyhow::Result<()> {

@@ -12,8 +12,8 @@ use gpuworthy::model::sweep::Progress;
 use gpuworthy::user_code::expression::ExpressionRequest;
 
 use super::explain::{model_error, print_groups, print_predictions};
-use crate::exit::usage;
-use crate::progress::{Bar, progress_bar};
+use crate::tool::exit::usage;
+use crate::tool::progress::{Bar, progress_bar};
 
 /// A reference machine to predict on (`--on MACHINE`), and how many of its GPUs the host has (`--gpus N`).
 #[derive(Debug, Clone)]

@@ -15,8 +15,8 @@ use gpuworthy::measure::duration;
 use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
 
 use super::run_group::{calibrated, from_host, resident_phases};
-use crate::exit::{Exit, usage};
-use crate::progress::progress_bar;
+use crate::tool::exit::{Exit, usage};
+use crate::tool::progress::progress_bar;
 
 /// How much faster than its fastest member alone a group must be to be said to pay: less is within the noise of a
 /// few runs.

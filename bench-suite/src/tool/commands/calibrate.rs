@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::cli::ExpressionArgs;
+use crate::report;
 use anyhow::{Context, bail};
-use bench_suite::cli::ExpressionArgs;
-use bench_suite::report;
 use gpuworthy::choose::catalog::Catalog;
 use gpuworthy::choose::evaluation::Evaluation;
 use gpuworthy::model::calibration::{Calibration, CalibrationDevices, Loaded, MachineFingerprint, default_path};
@@ -22,9 +22,9 @@ use gpuworthy::user_code::expression::ExpressionRequest;
 use gpuworthy::{Device, OpenedDevices};
 use indicatif::ProgressBar;
 
-use crate::exit::{Exit, usage};
-use crate::progress::{Bar, progress_bar};
-use crate::shared::{check_writable_file, skip_unavailable, warn_about_domain};
+use crate::tool::exit::{Exit, usage};
+use crate::tool::progress::{Bar, progress_bar};
+use crate::tool::shared::{check_writable_file, skip_unavailable, warn_about_domain};
 
 /// `gpuworthy calibrate`: this machine's calibration, the evaluation of `auto` (`--evaluate`), or one expression's own
 /// curves (`--expr`).

@@ -5,8 +5,8 @@
 //! needs no visitor over the run-time list, takes none of the built-in workloads' options, and with no `--backend`
 //! runs on every device at once, a table each.
 
-use bench_suite::cli::{RunArgs, Target};
-use bench_suite::report;
+use crate::cli::{RunArgs, Target};
+use crate::report;
 use gpuworthy::core::Backend;
 use gpuworthy::measure::{MeasureOptions, Measurement};
 use gpuworthy::model::Placement;
@@ -17,8 +17,8 @@ use gpuworthy::device::group::DeviceGroup;
 
 use super::run::{host_memory, print_clocks};
 use super::run_group::run_input_on_group;
-use crate::exit::{Exit, usage};
-use crate::shared::{chosen_label, pipelined_note, warn_about_domain};
+use crate::tool::exit::{Exit, usage};
+use crate::tool::shared::{chosen_label, pipelined_note, warn_about_domain};
 
 /// `gpuworthy run --expr SOURCE`: refuses the flags that do not apply to an expression, reads the expression's
 /// scalars and ranges, and runs it ([`run_expression`]).

@@ -1,0 +1,322 @@
+"""The arrays users have, made into what the kernels read: one-dimensional, C-contiguous float32.
+
+The kernels compute in float32 over flat arrays; users hold NumPy's default float64, integers, booleans, images,
+strided views, broadcasts, Python lists, torch tensors and JAX arrays. This module is the one place where one becomes
+the other: float32 data that is already contiguous is read in place; anything else is converted once (the conversion is
+timed as its own phase and reported in ``last_run``), and the result is given back in the inputs' common shape.
+
+Host values become NumPy arrays; values on a CUDA GPU stay there and are converted by their own library (CuPy or
+torch), so a bf16 tensor is widened on its GPU, not copied through the host.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+# DLPack device types of memory a CUDA kernel can read (kDLCUDA, kDLCUDAHost, kDLCUDAManaged).
+_DLPACK_CUDA = (2, 3, 13)
+# What the CUDA kernels' float4 accesses need of an array's start, in bytes (a view such as `x[1:]` starts 4 bytes in).
+_ALIGNMENT = 16
+
+
+@dataclass
+class Prepared:
+    """A call's keyword arguments as the kernels read them, and what it took to get there."""
+
+    arguments: Dict[str, Any]
+    shape: Optional[Tuple[int, ...]]
+    conversions: Dict[str, str] = field(default_factory=dict)
+    conversion_s: float = 0.0
+
+    def record(self) -> Dict[str, Any]:
+        """What ``last_run`` adds: each argument converted and how, and the time the conversions took."""
+        if not self.conversions:
+            return {}
+        return {"conversions": dict(self.conversions), "conversion_s": self.conversion_s}
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real scalar: a Python or NumPy number or boolean (not a 0-d array)."""
+    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+def library_of(value: Any) -> Optional[str]:
+    """The library of an array on a CUDA GPU (``"cupy"``, ``"torch"``, or ``"dlpack"`` for another DLPack producer
+    such as JAX), or ``None`` for a value on the host."""
+    module = type(value).__module__.split(".")[0]
+    if module == "torch":
+        return "torch" if bool(getattr(value, "is_cuda", False)) else None
+    if module == "cupy":
+        return "cupy"
+    # `hasattr` would evaluate a property that raises for dtypes it cannot describe: look the name up instead.
+    if "__cuda_array_interface__" in dir(type(value)):
+        return module
+    device = getattr(value, "__dlpack_device__", None)
+    if device is not None and not isinstance(value, np.ndarray):
+        try:
+            kind = int(device()[0])
+        except Exception:  # noqa: BLE001 - a producer that cannot say where it is: treat it as a host value
+            return None
+        if kind in _DLPACK_CUDA:
+            return "dlpack"
+    return None
+
+
+def _describe(value: Any) -> str:
+    return type(value).__name__
+
+
+def host_array(name: str, value: Any) -> np.ndarray:
+    """``value`` (an array, a sequence, a 0-d array, anything with ``__array__`` or ``__dlpack__`` on the host) as a
+    NumPy array of a real dtype, without a copy where NumPy can avoid one."""
+    if isinstance(value, np.ndarray):
+        array = value
+    elif isinstance(value, (str, bytes)):
+        raise TypeError(f"`{name}` is a {_describe(value)}: pass an array, a sequence of numbers or a number")
+    elif hasattr(value, "__dlpack__") and not hasattr(value, "__array__"):
+        array = _through_dlpack_or_torch(name, value, None)
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError, RuntimeError) as e:
+            array = _through_dlpack_or_torch(name, value, e)
+    kind = array.dtype.kind
+    if kind == "c":
+        raise ValueError(f"`{name}` is complex ({array.dtype}): gpuworthy computes real numbers; pass its `.real`")
+    if kind not in "fiub":
+        raise TypeError(
+            f"`{name}` is a {_describe(value)} of dtype {array.dtype}: pass an array, a sequence of numbers or a number"
+        )
+    return array
+
+
+def _through_dlpack_or_torch(name: str, value: Any, error: Optional[Exception]) -> np.ndarray:
+    """A host value NumPy could not read directly: a torch tensor of a dtype NumPy lacks (bf16), or a DLPack producer
+    without ``__array__``."""
+    if type(value).__module__.split(".")[0] == "torch":
+        return value.detach().float().numpy()
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, ValueError, RuntimeError, BufferError) as e:
+            error = e
+    raise TypeError(f"`{name}` is a {_describe(value)} NumPy cannot read as numbers ({error})") from error
+
+
+def broadcast_shape(shapes: Dict[str, Tuple[int, ...]]) -> Tuple[int, ...]:
+    """The shape the arrays broadcast to, as NumPy's rules give it; a ``ValueError`` naming each shape otherwise."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes.values()))
+    except ValueError:
+        listed = ", ".join(f"`{name}` {tuple(shape)}" for name, shape in shapes.items())
+        raise ValueError(f"the arrays' shapes do not broadcast together: {listed}") from None
+
+
+def prepare_host(arguments: Dict[str, Any]) -> Prepared:
+    """Host arguments as the kernels read them: numbers stay numbers; every array is broadcast to the common shape
+    and flattened, read in place when it is C-contiguous float32 of that shape, else converted (timed)."""
+    arrays: Dict[str, np.ndarray] = {}
+    prepared = Prepared(arguments={}, shape=None)
+    for name, value in arguments.items():
+        if is_number(value):
+            if isinstance(value, complex):
+                raise ValueError(f"`{name}` is complex: gpuworthy computes real numbers")
+            prepared.arguments[name] = float(value)
+        elif isinstance(value, complex):
+            raise ValueError(f"`{name}` is complex: gpuworthy computes real numbers")
+        else:
+            arrays[name] = host_array(name, value)
+    if not arrays:
+        return prepared
+    shape = broadcast_shape({name: a.shape for name, a in arrays.items()})
+    prepared.shape = shape
+    started = time.perf_counter()
+    for name, array in arrays.items():
+        flat, how = _flat_float32(array, shape)
+        if how:
+            prepared.conversions[name] = how
+        prepared.arguments[name] = flat
+    if prepared.conversions:
+        prepared.conversion_s = time.perf_counter() - started
+    return prepared
+
+
+def _flat_float32(array: np.ndarray, shape: Tuple[int, ...]) -> Tuple[np.ndarray, Optional[str]]:
+    """``array`` broadcast to ``shape`` as a flat C-contiguous float32 array, and how it was converted (``None``: read
+    in place)."""
+    steps: List[str] = []
+    if array.shape != shape:
+        steps.append(f"broadcast from {array.shape} to {shape}")
+        array = np.broadcast_to(array, shape)
+    if array.dtype != np.float32:
+        steps.append(f"{array.dtype} to float32")
+    elif not array.flags.c_contiguous:
+        steps.append("gathered into a contiguous copy")
+    if not steps:
+        return array.reshape(-1), None
+    return np.ascontiguousarray(array, dtype=np.float32).reshape(-1), ", ".join(steps)
+
+
+def reshape_outputs(outputs: Dict[str, Any], shape: Optional[Tuple[int, ...]], dtype: Any) -> Dict[str, Any]:
+    """The outputs in the inputs' common shape and in ``dtype`` (float32 when ``None``); reductions' values stay
+    numbers."""
+    shaped = {}
+    for name, value in outputs.items():
+        if isinstance(value, np.ndarray):
+            if shape is not None and value.shape != shape:
+                value = value.reshape(shape)
+            if dtype is not None and type(dtype).__module__ == "torch":
+                raise TypeError(f"dtype={dtype} is a torch dtype: NumPy results take a NumPy dtype (numpy.float64 ...)")
+            if dtype is not None and value.dtype != np.dtype(dtype):
+                value = value.astype(dtype)
+        shaped[name] = value
+    return shaped
+
+
+def output_dtype(dtype: Any) -> Any:
+    """``dtype`` as NumPy reads it, refused unless it is a real floating type (the results are float32 values)."""
+    if dtype is None:
+        return None
+    if type(dtype).__module__ == "torch":
+        # A torch dtype (torch.bfloat16 ...): for results of torch tensors, converted by torch.
+        return dtype
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"dtype={dtype!r} is not a NumPy dtype: pass numpy.float32 or numpy.float64") from e
+    if resolved.kind != "f":
+        raise ValueError(f"dtype={resolved} is not a floating type: the results are float32 values; pass float32 or float64")
+    return resolved
+
+
+# ---- arrays on a CUDA GPU ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PreparedOnGpu:
+    """A call's GPU arrays as the kernels read them (flat, contiguous float32, on one GPU, of one library)."""
+
+    arrays: Dict[str, Any]
+    library: str
+    shape: Tuple[int, ...]
+    conversions: Dict[str, str] = field(default_factory=dict)
+    conversion_s: float = 0.0
+
+
+def as_library_array(name: str, value: Any, library: str) -> Tuple[Any, str]:
+    """A GPU array of a DLPack producer (JAX ...) as a torch tensor or a CuPy array, without a copy."""
+    if library != "dlpack":
+        return value, library
+    try:
+        import torch
+
+        return torch.from_dlpack(value), "torch"
+    except ImportError:
+        pass
+    try:
+        import cupy
+
+        return cupy.from_dlpack(value), "cupy"
+    except ImportError:
+        raise TypeError(
+            f"`{name}` is a {_describe(value)} on a GPU: reading it needs torch or CuPy (DLPack), neither is installed"
+        ) from None
+
+
+def prepare_gpu(arrays: Dict[str, Any]) -> PreparedOnGpu:
+    """GPU arrays made flat contiguous float32 on their GPU by their own library; arrays of different libraries are
+    refused (their allocators and streams differ)."""
+    converted: Dict[str, Any] = {}
+    libraries = set()
+    for name, value in arrays.items():
+        array, library = as_library_array(name, value, library_of(value) or "")
+        converted[name] = array
+        libraries.add(library)
+    if len(libraries) != 1:
+        raise ValueError(f"the GPU arrays come from several libraries ({sorted(libraries)}): use one of them")
+    library = libraries.pop()
+    shape = broadcast_shape({name: tuple(a.shape) for name, a in converted.items()})
+    prepared = PreparedOnGpu(arrays={}, library=library, shape=shape)
+    started = time.perf_counter()
+    for name, array in converted.items():
+        flat, how = _flat_float32_on_gpu(array, shape, library)
+        if how:
+            prepared.conversions[name] = how
+        prepared.arrays[name] = flat
+    if prepared.conversions:
+        _synchronize(library, next(iter(prepared.arrays.values())))
+        prepared.conversion_s = time.perf_counter() - started
+    return prepared
+
+
+def _flat_float32_on_gpu(array: Any, shape: Tuple[int, ...], library: str) -> Tuple[Any, Optional[str]]:
+    """``array`` broadcast to ``shape`` as a flat contiguous float32 array on its GPU, and how it was converted."""
+    steps: List[str] = []
+    if library == "torch":
+        import torch
+
+        if tuple(array.shape) != shape:
+            steps.append(f"broadcast from {tuple(array.shape)} to {shape}")
+            array = array.broadcast_to(shape)
+        if array.dtype != torch.float32:
+            steps.append(f"{str(array.dtype).replace('torch.', '')} to float32 on the GPU")
+        elif not array.is_contiguous():
+            steps.append("gathered into a contiguous copy on the GPU")
+        elif array.numel() and array.data_ptr() % _ALIGNMENT:
+            steps.append(f"copied to a buffer aligned to {_ALIGNMENT} bytes on the GPU")
+        if steps:
+            array = array.to(torch.float32).contiguous()
+            if array.numel() and array.data_ptr() % _ALIGNMENT:
+                array = array.clone()
+        return array.reshape(-1), ", ".join(steps) or None
+    if library == "cupy":
+        import cupy
+
+        if tuple(array.shape) != shape:
+            steps.append(f"broadcast from {tuple(array.shape)} to {shape}")
+            array = cupy.broadcast_to(array, shape)
+        if array.dtype != cupy.float32:
+            steps.append(f"{array.dtype} to float32 on the GPU")
+        elif not array.flags.c_contiguous:
+            steps.append("gathered into a contiguous copy on the GPU")
+        elif array.size and array.data.ptr % _ALIGNMENT:
+            steps.append(f"copied to a buffer aligned to {_ALIGNMENT} bytes on the GPU")
+        if steps:
+            array = cupy.ascontiguousarray(array, dtype=cupy.float32)
+            if array.size and array.data.ptr % _ALIGNMENT:
+                array = array.copy()
+        return array.reshape(-1), ", ".join(steps) or None
+    # Another library with `__cuda_array_interface__` (Numba's device arrays): read as it is, or refused below.
+    return array, None
+
+
+def _synchronize(library: str, like: Any) -> None:
+    """Waits for the conversions queued on ``like``'s GPU, so that their time is theirs and not the kernel's."""
+    if library == "torch":
+        import torch
+
+        torch.cuda.synchronize(like.device)
+    elif library == "cupy":
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+
+
+def reshape_gpu_output(value: Any, shape: Tuple[int, ...], dtype: Any, library: str) -> Any:
+    """A flat float32 GPU output in the inputs' common shape, and in ``dtype`` where one was asked for."""
+    if tuple(value.shape) != shape:
+        value = value.reshape(shape)
+    if dtype is None:
+        return value
+    if library == "torch":
+        import torch
+
+        wanted = dtype if isinstance(dtype, torch.dtype) else getattr(torch, np.dtype(dtype).name)
+        return value if value.dtype == wanted else value.to(wanted)
+    if type(dtype).__module__ == "torch":
+        raise TypeError(f"dtype={dtype} is a torch dtype: CuPy results take a NumPy dtype (numpy.float64 ...)")
+    return value if value.dtype == dtype else value.astype(dtype)
