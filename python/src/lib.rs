@@ -26,8 +26,8 @@ use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
 use gpuworthy::model::Placement;
 use gpuworthy::model::reference::WhatIf;
 use gpuworthy::model::sweep::SweepOptions;
-use gpuworthy::user_code::expression::{ExprOutputs, ExprValue, named_outputs};
-use gpuworthy::{Device, DeviceSpec, PreparedExpression};
+use gpuworthy::user_code::expression::{ExprOutputs, ExprValue, ExpressionRequest, named_outputs};
+use gpuworthy::{Device, DeviceSpec, HostMemory, PreparedExpression};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -163,6 +163,8 @@ struct RunRequest<'a> {
     device: Option<Device>,
     variant: Option<&'a str>,
     options: MeasureOptions,
+    /// Kernels per transfer to time as well (the command line's `--launches`).
+    launches: Option<usize>,
 }
 
 impl WorkloadVisitor for RunRequest<'_> {
@@ -190,15 +192,31 @@ impl WorkloadVisitor for RunRequest<'_> {
         let input = W::generate(&params, self.options.seed)?;
         variants
             .iter()
-            .map(|v| device.measure::<W>(v, &input, &self.options).map(|m| measurement(&device, &m, reason.as_deref())))
+            .map(|v| {
+                let mut record =
+                    measurement(&device, &device.measure::<W>(v, &input, &self.options)?, reason.as_deref());
+                if let Some(k) = self.launches {
+                    let one = gpuworthy::measure::launches_per_transfer::<W, _>(&device, v, &input, 1, &self.options)?;
+                    let many = gpuworthy::measure::launches_per_transfer::<W, _>(&device, v, &input, k, &self.options)?;
+                    record["launches"] = json!({
+                        "per_transfer": k,
+                        "per_kernel_s": many.median.as_secs_f64(),
+                        "one_per_transfer_s": one.median.as_secs_f64(),
+                    });
+                }
+                Ok(record)
+            })
             .collect()
     }
 }
 
 /// Measures a built-in workload at a size on a device (or where auto places it), phase by phase: JSON, a list of
 /// records, one per variant.
+/// `pinned` and `pipelined` move a CUDA device's data through pinned staging memory (the command line's `--pinned`
+/// and `--pipelined`); `launches` also times that many kernels between one upload and one download.
 #[pyfunction]
-#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1))]
+#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     workload: &str,
@@ -207,11 +225,30 @@ fn run(
     variant: Option<&str>,
     quick: bool,
     seed: u64,
+    pinned: bool,
+    pipelined: bool,
+    launches: Option<usize>,
 ) -> PyResult<String> {
-    let device = device_named(backend)?;
+    let device = match (pinned, pipelined) {
+        (false, false) => device_named(backend)?,
+        _ => {
+            let memory = if pipelined { HostMemory::Pipelined } else { HostMemory::Pinned };
+            let spec: DeviceSpec = backend.parse().map_err(to_python)?;
+            if !matches!(spec, DeviceSpec::Cuda { .. }) {
+                return Err(PyValueError::new_err(format!(
+                    "pinned and pipelined move a CUDA device's data through pinned memory: pass backend=\"cuda\" \
+                     (or \"cuda:N\"), not {backend:?}"
+                )));
+            }
+            Some(Device::open_with_host_memory(spec, memory).map_err(to_python)?)
+        }
+    };
+    if launches == Some(0) {
+        return Err(PyValueError::new_err("launches must be at least 1"));
+    }
     let options = MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
     let records = py.detach(|| {
-        let mut request = RunRequest { size, device, variant, options };
+        let mut request = RunRequest { size, device, variant, options, launches };
         visit_workload_named(workload, &mut request)?
     });
     Ok(Value::Array(records.map_err(to_python)?).to_string())
@@ -229,44 +266,47 @@ impl WorkloadVisitor for ExplainRequest<'_> {
     type Output = gpuworthy::core::Result<Value>;
     fn visit<W: CommandLineWorkload>(&mut self) -> Self::Output {
         let params = W::Params::parse_size(self.size)?;
-        gpuworthy::core::memory::check_host_memory::<W>(&params)?;
-        let cost = W::cost(&params);
-        let record = json!({
-            "workload": W::NAME,
-            "size": params.to_string(),
-            "placement": self.placement.to_string(),
-            "bytes": cost.bytes,
-            "flops": cost.flops,
-        });
-        let Some((machine, what_if)) = &self.on else {
-            let auto = Auto::open()?;
-            let choice = auto.choose::<W>(&params, self.placement)?;
-            return Ok(merged(
-                record,
-                json!({
-                    "device": choice.device.label().to_string(),
-                    "variant": choice.variant,
-                    "pipelined": choice.pipelined,
-                    "reason": choice.reason,
-                    "predictions": to_json(&choice.predictions)?,
-                    "uncalibrated": auto.uncalibrated,
-                    "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
-                }),
-            ));
-        };
-        Ok(merged(record, explain_on::<W>(&params, self.placement, machine, what_if)?))
+        explain_record::<W>(&params, self.placement, &self.on, |cpu| {
+            Ok(gpuworthy::model::calibration::calibrate_cpu_for::<W>(cpu, &()))
+        })
     }
 }
 
-/// `W` at `params` predicted on this machine's CPU beside `machine`'s GPUs (as the command line's `explain --on`):
-/// the CPU's curves from this machine's calibration, else measured now on the CPU alone (seconds).
-fn explain_on<W: CommandLineWorkload>(
+/// Auto's choice for `W` at `params` and why, every device's prediction with it: on this machine, or with `on` on
+/// this machine's CPU beside a reference machine's GPUs (as the command line's `explain --on`), the CPU's curves
+/// from this machine's calibration, else from `calibrate_cpu` run now (seconds).
+fn explain_record<W: gpuworthy::device::DeviceWorkload>(
     params: &W::Params,
     placement: Placement,
-    machine: &str,
-    what_if: &WhatIf,
+    on: &Option<(&str, WhatIf)>,
+    calibrate_cpu: impl FnOnce(&Device) -> gpuworthy::core::Result<gpuworthy::model::calibration::Calibration>,
 ) -> gpuworthy::core::Result<Value> {
     use gpuworthy::choose::auto::verdict;
+    gpuworthy::core::memory::check_host_memory::<W>(params)?;
+    let cost = W::cost(params);
+    let record = json!({
+        "workload": W::NAME,
+        "size": params.to_string(),
+        "placement": placement.to_string(),
+        "bytes": cost.bytes,
+        "flops": cost.flops,
+    });
+    let Some((machine, what_if)) = on else {
+        let auto = Auto::open()?;
+        let choice = auto.choose::<W>(params, placement)?;
+        return Ok(merged(
+            record,
+            json!({
+                "device": choice.device.label().to_string(),
+                "variant": choice.variant,
+                "pipelined": choice.pipelined,
+                "reason": choice.reason,
+                "predictions": to_json(&choice.predictions)?,
+                "uncalibrated": auto.uncalibrated,
+                "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
+            }),
+        ));
+    };
     what_if.validate()?;
     let machine = gpuworthy::model::reference::find(machine)?;
     let cpu = Device::cpu()?;
@@ -279,7 +319,7 @@ fn explain_on<W: CommandLineWorkload>(
     let (mut auto, mut predictions) = predict(&local)?;
     let mut cpu_from = "this machine's calibration";
     if !predictions.iter().any(|p| !p.is_gpu) {
-        local.merge(gpuworthy::model::calibration::calibrate_cpu_for::<W>(&cpu, &()).model);
+        local.merge(calibrate_cpu(&cpu)?.model);
         (auto, predictions) = predict(&local)?;
         cpu_from = "measured just now on this machine";
     }
@@ -290,17 +330,20 @@ fn explain_on<W: CommandLineWorkload>(
         false => machine.attribution()?,
         true => format!("a what-if GPU: {}'s with {}", machine.attribution()?, what_if.describe()),
     };
-    Ok(json!({
-        "device": fastest.device.to_string(),
-        "variant": fastest.variant,
-        "pipelined": fastest.pipelined,
-        "reason": verdict(&predictions, auto.toss_up_margin()).unwrap_or_default(),
-        "predictions": to_json(&predictions)?,
-        "uncalibrated": None::<String>,
-        "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
-        "on": attribution,
-        "cpu_from": cpu_from,
-    }))
+    Ok(merged(
+        record,
+        json!({
+            "device": fastest.device.to_string(),
+            "variant": fastest.variant,
+            "pipelined": fastest.pipelined,
+            "reason": verdict(&predictions, auto.toss_up_margin()).unwrap_or_default(),
+            "predictions": to_json(&predictions)?,
+            "uncalibrated": None::<String>,
+            "model_error": auto.model.as_ref().and_then(|m| serde_json::to_value(&m.error).ok()),
+            "on": attribution,
+            "cpu_from": cpu_from,
+        }),
+    ))
 }
 
 /// `value` as JSON, a facade error where serde cannot write it.
@@ -333,20 +376,34 @@ fn explain(
     link_gb_per_s: Option<f64>,
     unified: bool,
 ) -> PyResult<String> {
-    let placement = match placement {
-        "host" => Placement::Host,
-        "resident" => Placement::Resident,
-        "pinned" => Placement::PinnedHost,
+    let placement = placement_named(placement)?;
+    let on = reference_machine(on, (gpu_memory_gb_per_s, gpu_compute, link_gb_per_s, unified))?;
+    let record = py.detach(|| visit_workload_named(workload, &mut ExplainRequest { size, placement, on })?);
+    Ok(record.map_err(to_python)?.to_string())
+}
+
+/// The placement `name` names: `host`, `resident` or `pinned`.
+fn placement_named(name: &str) -> PyResult<Placement> {
+    match name {
+        "host" => Ok(Placement::Host),
+        "resident" => Ok(Placement::Resident),
+        "pinned" => Ok(Placement::PinnedHost),
         other => {
-            return Err(PyValueError::new_err(format!(
-                "placement must be \"host\", \"resident\" or \"pinned\", got {other:?}"
-            )));
+            Err(PyValueError::new_err(format!("placement must be \"host\", \"resident\" or \"pinned\", got {other:?}")))
         }
-    };
+    }
+}
+
+/// The what-ifs as Python passes them: the GPU memory's and the link's GB/s, the share of arithmetic, unified memory.
+type WhatIfArguments = (Option<f64>, Option<f64>, Option<f64>, bool);
+
+/// The reference machine `on` names with its what-ifs; what-ifs without a machine refused.
+fn reference_machine(on: Option<&str>, what_if: WhatIfArguments) -> PyResult<Option<(&str, WhatIf)>> {
+    let (memory, compute, link, unified) = what_if;
     let what_if = WhatIf {
-        memory_bytes_per_s: gpu_memory_gb_per_s.map(|g| g * 1e9),
-        compute_share: gpu_compute,
-        link_bytes_per_s: link_gb_per_s.map(|g| g * 1e9),
+        memory_bytes_per_s: memory.map(|g| g * 1e9),
+        compute_share: compute,
+        link_bytes_per_s: link.map(|g| g * 1e9),
         unified,
     };
     if on.is_none() && what_if.is_some() {
@@ -354,14 +411,12 @@ fn explain(
             "gpu_memory, gpu_compute, link and unified describe a GPU beside a reference machine: give on= too",
         ));
     }
-    let on = on.map(|machine| (machine, what_if));
-    let record = py.detach(|| visit_workload_named(workload, &mut ExplainRequest { size, placement, on })?);
-    Ok(record.map_err(to_python)?.to_string())
+    Ok(on.map(|machine| (machine, what_if)))
 }
 
 /// Sweeps a workload over sizes on devices: every row, the notes, the crossovers and the verdict: JSON, a record.
 #[pyfunction]
-#[pyo3(signature = (workload, sizes=None, backends=None, quick=true, budget_s=4.0))]
+#[pyo3(signature = (workload, sizes=None, backends=None, quick=true, budget_s=4.0, progress=None))]
 fn sweep(
     py: Python<'_>,
     workload: &str,
@@ -369,6 +424,26 @@ fn sweep(
     backends: Option<Vec<String>>,
     quick: bool,
     budget_s: f64,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    sweep_with(py, sizes, backends, (quick, budget_s), progress, |sweep| {
+        let catalog = Catalog::builtin();
+        sweep(catalog.find(workload)?)
+    })
+}
+
+/// One sweep's devices, sizes and options, handed to [`sweep_with`]'s caller with the entry to sweep.
+type SweepOf<'a> = dyn FnMut(&dyn gpuworthy::choose::catalog::WorkloadEntry) -> gpuworthy::core::Result<Value> + 'a;
+
+/// Sweeps the entry `with_entry` gives over `sizes` (or the quick or full ladder) on `backends` (or every one): the
+/// rows, notes, crossovers and verdict as JSON, with progress and Ctrl-C ([`interruptible`]).
+fn sweep_with(
+    py: Python<'_>,
+    sizes: Option<Vec<String>>,
+    backends: Option<Vec<String>>,
+    (quick, budget_s): (bool, f64),
+    progress: Option<Py<PyAny>>,
+    with_entry: impl FnOnce(&mut SweepOf<'_>) -> gpuworthy::core::Result<Value> + Send,
 ) -> PyResult<String> {
     if !(budget_s > 0.0 && budget_s.is_finite()) {
         return Err(PyValueError::new_err(format!("budget_s must be a positive number of seconds, got {budget_s}")));
@@ -382,48 +457,116 @@ fn sweep(
         None if quick => Ladder::Quick,
         None => Ladder::Full,
     };
-    let result = py.detach(|| -> gpuworthy::core::Result<Value> {
-        let catalog = Catalog::builtin();
-        let entry = catalog.find(workload)?;
+    let result = interruptible(py, progress, |progress| -> gpuworthy::core::Result<Value> {
         let request = SizeRequest { ladder, ..SizeRequest::quick() };
-        entry.sizes(&request)?;
-        let mut opened = Device::open_each(specs);
-        // A backend that failed for another reason than being absent (a bad GPUWORTHY_* value) is that error itself.
-        if let Some(at) = opened.unavailable.iter().position(|(_, why)| !why.is_unavailable()) {
-            return Err(opened.unavailable.swap_remove(at).1);
-        }
-        if opened.devices.is_empty() {
-            let why: Vec<String> = opened.unavailable.iter().map(|(s, e)| format!("{s}: {e}")).collect();
-            return Err(Error::Unavailable {
-                backend: gpuworthy::core::BackendKind::Cpu,
-                reason: format!("none of the requested backends can run here ({})", why.join("; ")),
-            });
-        }
-        let options = SweepOptions { budget: Duration::from_secs_f64(budget_s), ..SweepOptions::default() };
-        let swept = entry.sweep(&opened.devices, &request, &options, &())?;
-        serde_json::to_value(&swept).map_err(|e| Error::invalid(e.to_string()))
-    });
-    Ok(result.map_err(to_python)?.to_string())
+        let mut sweep = |entry: &dyn gpuworthy::choose::catalog::WorkloadEntry| -> gpuworthy::core::Result<Value> {
+            entry.sizes(&request)?;
+            let mut opened = Device::open_each(specs.clone());
+            // A backend that failed for another reason than being absent (a bad GPUWORTHY_* value) is that error.
+            if let Some(at) = opened.unavailable.iter().position(|(_, why)| !why.is_unavailable()) {
+                return Err(opened.unavailable.swap_remove(at).1);
+            }
+            if opened.devices.is_empty() {
+                let why: Vec<String> = opened.unavailable.iter().map(|(s, e)| format!("{s}: {e}")).collect();
+                return Err(Error::Unavailable {
+                    backend: gpuworthy::core::BackendKind::Cpu,
+                    reason: format!("none of the requested backends can run here ({})", why.join("; ")),
+                });
+            }
+            let options = SweepOptions { budget: Duration::from_secs_f64(budget_s), ..SweepOptions::default() };
+            let swept = entry.sweep(&opened.devices, &request, &options, progress)?;
+            serde_json::to_value(&swept).map_err(|e| Error::invalid(e.to_string()))
+        };
+        with_entry(&mut sweep)
+    })?;
+    Ok(result.to_string())
 }
 
 /// Calibrates this machine (every built-in workload and the expressions' bases and rates) and saves it where `auto`
 /// finds it: JSON, a record of where it went and what it fitted.
 #[pyfunction]
-fn calibrate(py: Python<'_>) -> PyResult<String> {
-    let result = py.detach(|| -> gpuworthy::core::Result<Value> {
+#[pyo3(signature = (progress=None))]
+fn calibrate(py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let result = interruptible(py, progress, |progress| -> gpuworthy::core::Result<Value> {
         let path = gpuworthy::model::calibration::default_path()?
             .ok_or_else(|| Error::invalid("no cache directory is known: set GPUWORTHY_CALIBRATION to a file path"))?;
         let devices = Device::all_available().devices;
-        let mut calibration = gpuworthy::choose::catalog::calibrate(&devices, &Catalog::builtin().entries(), &());
-        calibration.merge(gpuworthy::user_code::expression::calibrate_expressions(&devices, &())?);
+        let mut calibration = gpuworthy::choose::catalog::calibrate(&devices, &Catalog::builtin().entries(), progress);
+        calibration.merge(gpuworthy::user_code::expression::calibrate_expressions(&devices, progress)?);
         calibration.save(&path)?;
         Ok(json!({
             "path": path.display().to_string(),
             "took_s": calibration.took_s,
             "devices": calibration.model.devices.iter().map(|d| d.label.to_string()).collect::<Vec<_>>(),
         }))
-    });
-    Ok(result.map_err(to_python)?.to_string())
+    })?;
+    Ok(result.to_string())
+}
+
+/// A sweep's or a calibration's progress, handed to a Python callable `(planned, done, measuring)`, and the one place
+/// Python runs while the work goes on: where Ctrl-C is noticed.
+///
+/// The facade's sweeps and calibrations run to their end once started (their loops take no cancel token), so a stop
+/// asked for from Python (a pending `KeyboardInterrupt`, or an exception raised by the callback) unwinds out of the
+/// work from here with an [`Interrupted`] payload: `resume_unwind` runs no panic hook (nothing is printed), every
+/// buffer and device allocation on the way out is freed by its destructor, and [`interruptible`] turns the payload
+/// back into the Python exception. No partial result is returned.
+struct PythonProgress {
+    callback: Option<Py<PyAny>>,
+    planned: std::sync::atomic::AtomicU64,
+    done: std::sync::atomic::AtomicU64,
+}
+
+/// The Python exception that stopped a sweep or a calibration, carried out of it by unwinding.
+struct Interrupted(PyErr);
+
+impl PythonProgress {
+    /// Checks for Ctrl-C and tells the callback where the work is; unwinds with the exception if either raises.
+    fn report(&self, measuring: Option<String>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let outcome = Python::attach(|py| -> PyResult<()> {
+            py.check_signals()?;
+            if let Some(callback) = &self.callback {
+                callback.call1(py, (self.planned.load(Relaxed), self.done.load(Relaxed), measuring))?;
+            }
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(Box::new(Interrupted(e)));
+        }
+    }
+}
+
+impl gpuworthy::model::sweep::Progress for PythonProgress {
+    fn plan(&self, steps: u64) {
+        self.planned.fetch_add(steps, std::sync::atomic::Ordering::Relaxed);
+        self.report(None);
+    }
+    fn advance(&self, steps: u64) {
+        self.done.fetch_add(steps, std::sync::atomic::Ordering::Relaxed);
+        self.report(None);
+    }
+    fn now_measuring(&self, what: String) {
+        self.report(Some(what));
+    }
+}
+
+/// Runs `work` without the GIL, reporting to `callback` ([`PythonProgress`]): its result, the facade's error as a
+/// Python exception, or the exception that interrupted it (Ctrl-C's `KeyboardInterrupt`).
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    callback: Option<Py<PyAny>>,
+    work: impl FnOnce(&PythonProgress) -> gpuworthy::core::Result<T> + Send,
+) -> PyResult<T> {
+    let progress = PythonProgress { callback, planned: Default::default(), done: Default::default() };
+    let outcome = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&progress))));
+    match outcome {
+        Ok(result) => result.map_err(to_python),
+        Err(payload) => match payload.downcast::<Interrupted>() {
+            Ok(interrupted) => Err(interrupted.0),
+            Err(other) => std::panic::resume_unwind(other),
+        },
+    }
 }
 
 /// An output of a call on device arrays: its name, and the input it overwrites (`None` for an output of its own).
@@ -541,6 +684,14 @@ fn by_kind<'a>(arguments: &'a [(String, Argument<'_>)]) -> PyResult<ArraysAndSca
     Ok((arrays, scalars))
 }
 
+impl Expr {
+    /// The expression with its scalars' values and its inputs' ranges, as the command line's `--set` and `--range`
+    /// give them.
+    fn request(&self, sets: &[String], ranges: &[String]) -> gpuworthy::core::Result<ExpressionRequest> {
+        ExpressionRequest::from_command_line(&self.source, sets, ranges)
+    }
+}
+
 #[pymethods]
 impl Expr {
     /// Parses `source`; a language error is a `ValueError` whose message points at the text with a caret.
@@ -584,6 +735,104 @@ impl Expr {
             }
         }
         Ok((outputs, record.to_string()))
+    }
+
+    /// Measures the expression at `size` elements (`"2^24"`, `"16M"`) with its scalars (`sets`: `"a=2"`) and input
+    /// ranges (`ranges`: `"x=0:1"`) on `backend` (or where auto places it), phase by phase and checked against the
+    /// reference, as the command line's `run --expr`: JSON, a list of records, one per variant (`variant="all"`).
+    #[pyo3(signature = (size, sets, ranges, backend="auto", variant=None, quick=false, seed=1))]
+    #[allow(clippy::too_many_arguments)]
+    fn measure(
+        &self,
+        py: Python<'_>,
+        size: &str,
+        sets: Vec<String>,
+        ranges: Vec<String>,
+        backend: &str,
+        variant: Option<&str>,
+        quick: bool,
+        seed: u64,
+    ) -> PyResult<String> {
+        use gpuworthy::core::Workload;
+        use gpuworthy::core::expr::Expression;
+        let chosen = device_named(backend)?;
+        let options =
+            MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
+        let records = py.detach(|| -> gpuworthy::core::Result<Vec<Value>> {
+            let params = self.request(&sets, &ranges)?.params(gpuworthy::measure::size::parse_count(size)?)?;
+            let (device, reason) = match chosen {
+                Some(device) => (device, None),
+                None => {
+                    let choice =
+                        gpuworthy::choose::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;
+                    (choice.device, Some(choice.reason))
+                }
+            };
+            device.check_size::<Expression>(&params)?;
+            let variants = match variant {
+                Some("all") => device.variants::<Expression>(),
+                Some(v) => vec![v],
+                None => vec![device.best_variant::<Expression>(&params)],
+            };
+            let input = Expression::generate(&params, seed)?;
+            variants
+                .iter()
+                .map(|v| {
+                    Ok(measurement(&device, &device.measure::<Expression>(v, &input, &options)?, reason.as_deref()))
+                })
+                .collect()
+        });
+        Ok(Value::Array(records.map_err(to_python)?).to_string())
+    }
+
+    /// Auto's choice for the expression at `size` elements and why (beside a reference machine's GPUs with `on`,
+    /// changed by the what-ifs), as the command line's `explain --expr`: JSON, a record.
+    #[pyo3(signature = (size, sets, ranges, placement="host", on=None, gpu_memory_gb_per_s=None, gpu_compute=None, link_gb_per_s=None, unified=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn explain(
+        &self,
+        py: Python<'_>,
+        size: &str,
+        sets: Vec<String>,
+        ranges: Vec<String>,
+        placement: &str,
+        on: Option<&str>,
+        gpu_memory_gb_per_s: Option<f64>,
+        gpu_compute: Option<f64>,
+        link_gb_per_s: Option<f64>,
+        unified: bool,
+    ) -> PyResult<String> {
+        use gpuworthy::core::expr::Expression;
+        let placement = placement_named(placement)?;
+        let on = reference_machine(on, (gpu_memory_gb_per_s, gpu_compute, link_gb_per_s, unified))?;
+        let record = py.detach(|| -> gpuworthy::core::Result<Value> {
+            let params = self.request(&sets, &ranges)?.params(gpuworthy::measure::size::parse_count(size)?)?;
+            explain_record::<Expression>(&params, placement, &on, |cpu| {
+                gpuworthy::user_code::expression::calibrate_expressions(std::slice::from_ref(cpu), &())
+            })
+        });
+        Ok(record.map_err(to_python)?.to_string())
+    }
+
+    /// Sweeps the expression over sizes on devices, as the command line's `sweep --expr`: JSON, a record of rows,
+    /// notes, crossovers and verdict.
+    #[pyo3(signature = (sets, ranges, sizes=None, backends=None, quick=true, budget_s=4.0, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn sweep(
+        &self,
+        py: Python<'_>,
+        sets: Vec<String>,
+        ranges: Vec<String>,
+        sizes: Option<Vec<String>>,
+        backends: Option<Vec<String>>,
+        quick: bool,
+        budget_s: f64,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<String> {
+        let request = self.request(&sets, &ranges).map_err(to_python)?;
+        sweep_with(py, sizes, backends, (quick, budget_s), progress, |sweep| {
+            sweep(&gpuworthy::user_code::expression::expression_entry(&request)?)
+        })
     }
 
     /// What a call on device arrays must allocate, for the scalars named: each output's name, and the input it

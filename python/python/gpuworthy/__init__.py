@@ -19,11 +19,11 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _arrays, _gpuworthy
+from . import _arrays, _gpuworthy, _plot, _progress
 from ._gpuworthy import Unavailable
 
 __version__ = _gpuworthy.__version__
@@ -44,6 +44,7 @@ __all__ = [
     "sweep",
     "calibrate",
     "expr",
+    "plot_runs",
 ]
 
 
@@ -127,6 +128,7 @@ class RunResult:
     kernel_gflop_per_s: float
     check: str
     reason: Optional[str] = None
+    launches: Optional[Dict[str, Any]] = None
 
     @staticmethod
     def _from(record: Dict[str, Any]) -> "RunResult":
@@ -145,6 +147,24 @@ class RunResult:
     def to_dataframe(self):
         """The result as a one-row pandas DataFrame (phases flattened: ``kernel.median_s`` ...)."""
         return _dataframe([self.to_dict()])
+
+    def plot(self, ax: Any = None, path: Optional[str] = None) -> Any:
+        """Where the run's time goes: upload, kernel and download stacked, end to end's spread beside them, with
+        matplotlib; :func:`plot_runs` puts several results side by side. Returns the axes."""
+        return _plot.phases_chart([self], ax=ax, path=path)
+
+    def _repr_html_(self) -> str:
+        """The result as Jupyter shows it: every phase's median and spread, the throughput and the check."""
+        rows = [("compile", _plot.seconds(self.compile_s), "", ""), ("first call", _plot.seconds(self.first_call_s), "", "")]
+        for name in ("upload", "kernel", "download", "end_to_end"):
+            phase = getattr(self, name)
+            rows.append((name.replace("_", " "), _plot.seconds(phase.median_s), _plot.seconds(phase.p25_s),
+                         _plot.seconds(phase.p75_s)))
+        caption = (
+            f"{self.workload} {self.size} on {self.device} ({self.device_name}), {self.variant}: "
+            f"{self.kernel_gb_per_s:.1f} GB/s, check {self.check}"
+        )
+        return _plot.html_table(("phase", "median", "p25", "p75"), rows, caption=caption)
 
 
 Size = Union[str, int, Sequence[int]]
@@ -177,21 +197,35 @@ def run(
     variant: Optional[str] = None,
     quick: bool = False,
     seed: int = 1,
+    pinned: bool = False,
+    pipelined: bool = False,
+    launches: Optional[int] = None,
 ) -> Union[RunResult, List[RunResult]]:
     """Measures a built-in workload (``square``, ``saxpy``, ``sum``, ``softmax``, ``matmul``, ``mandelbrot``,
     ``histogram``, ``stencil``) at ``size`` (``1 << 24``, ``(1024, 1024)``, ``(M, K, N)`` or the command line's
     ``"2^24"``, ``"16M"``, ``"1024x1024"``, ``"MxKxN"``; the workload's largest quick size by default) on ``backend`` (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"wgpu"``, ...).
 
     Returns one :class:`RunResult` for one variant (auto's choice, the device's best, or the one named), or a list for
-    ``variant="all"``. ``quick`` takes fewer repetitions.
+    ``variant="all"``. ``quick`` takes fewer repetitions. On CUDA, ``pinned=True`` moves the data through pinned
+    (page-locked) staging memory and ``pipelined=True`` overlaps the copies with the kernels in chunks (the command
+    line's ``--pinned`` and ``--pipelined``); ``launches=k`` also times k kernels between one upload and one download
+    (``launches``: the time per kernel, and with one kernel per transfer), the lesson of ``--launches``.
 
     Raises ``ValueError`` for a bad request (an unknown workload, variant or device, a malformed size, a size too
     large for this machine's memory or the device's limits, a bad ``GPUWORTHY_*`` variable), :class:`Unavailable` for
     a backend that cannot run here, ``RuntimeError`` for a device's failure.
     """
-    records = json.loads(_gpuworthy.run(workload, _size_text(size), backend, variant, quick, seed))
+    records = json.loads(
+        _gpuworthy.run(workload, _size_text(size), backend, variant, quick, seed, pinned, pipelined, launches)
+    )
     results = [RunResult._from(r) for r in records]
     return results if variant == "all" else results[0]
+
+
+def plot_runs(results: Sequence[RunResult], ax: Any = None, path: Optional[str] = None) -> Any:
+    """Several results side by side (``run(..., variant="all")``, or one workload on each backend): each one's
+    upload, kernel and download stacked, with matplotlib. Returns the axes."""
+    return _plot.phases_chart(list(results), ax=ax, path=path)
 
 
 @dataclass(frozen=True)
@@ -240,6 +274,17 @@ class Explanation:
     def to_dataframe(self):
         """The predictions as a pandas DataFrame, one row per device."""
         return _dataframe([p.to_dict() for p in self.predictions])
+
+    def _repr_html_(self) -> str:
+        """The explanation as Jupyter shows it: every device's predicted phases, fastest first, and the reason."""
+        rows = [
+            (p.device + (" (pipelined)" if p.pipelined else ""), p.variant, _plot.seconds(p.upload_s),
+             _plot.seconds(p.kernel_s), _plot.seconds(p.download_s), _plot.seconds(p.total_s))
+            for p in self.predictions
+        ]
+        where = f" beside {self.on}" if self.on else ""
+        caption = f"{self.workload} {self.size}, {self.placement}{where}: {self.device} ({self.reason})"
+        return _plot.html_table(("device", "variant", "upload", "kernel", "download", "total"), rows, caption)
 
 
 def explain(
@@ -292,6 +337,28 @@ class SweepResult:
         """The rows as a pandas DataFrame."""
         return _dataframe(self.rows)
 
+    def plot(self, ax: Any = None, path: Optional[str] = None) -> Any:
+        """Time against size for each device's best variant, kernel and (for GPUs) end to end, crossovers marked:
+        the command line's ``sweep --plot``, with matplotlib (``pip install "gpuworthy[plot]"``). Draws on ``ax``
+        (a new figure's axes by default), saves to ``path`` when given (``.png``, ``.svg``, ``.pdf``), returns the
+        axes."""
+        return _plot.sweep_chart(self, ax=ax, path=path)
+
+    def _repr_html_(self) -> str:
+        """The sweep as Jupyter shows it: the best time per size and device, and the verdict."""
+        best: Dict[tuple, Dict[str, Any]] = {}
+        for r in self.rows:
+            key = (r["size"], r["label"])
+            if key not in best or r["kernel_s"] < best[key]["kernel_s"]:
+                best[key] = r
+        rows = [
+            (size, label, r["variant"], _plot.seconds(r["kernel_s"]), _plot.seconds(r["end_to_end_s"]), r["check"])
+            for (size, label), r in best.items()
+        ]
+        verdict = (self.crossover or {}).get("verdict", "")
+        headers = ("size", "device", "best variant", "kernel", "end to end", "check")
+        return _plot.html_table(headers, rows, caption=f"{self.workload}: {verdict}")
+
 
 def sweep(
     workload: str,
@@ -299,10 +366,15 @@ def sweep(
     backends: Optional[Sequence[str]] = None,
     quick: bool = True,
     budget_s: float = 4.0,
+    progress: Any = True,
 ) -> SweepResult:
     """Measures ``workload`` at each size (the quick ladder by default, the full one with ``quick=False``, or the
     ``sizes`` given) on each backend (all by default) and finds where a GPU starts to win, with the data resident and
     from the host. A variant whose next size would take longer than ``budget_s`` per measurement stops there.
+
+    ``progress`` shows a bar while it measures (tqdm's where it is installed, in a notebook or a terminal; ``False``
+    for none; or a callable ``(planned, done, measuring)`` of yours); Ctrl-C stops the sweep with
+    ``KeyboardInterrupt``, leaving nothing half-made behind.
 
     A size that cannot be measured (too large for this machine or a device) is left out with a note. Raises
     ``ValueError`` for a bad request (an unknown workload or device, a malformed size, ``budget_s`` not positive) and
@@ -310,11 +382,17 @@ def sweep(
     ``backends`` can run here.
     """
     asked = None if sizes is None else [_size_text(size) for size in sizes]
-    record = json.loads(
-        _gpuworthy.sweep(workload, asked, None if backends is None else list(backends), quick, budget_s)
-    )
+    with _progress.Progress(progress, f"sweeping {workload}") as callback:
+        record = json.loads(
+            _gpuworthy.sweep(workload, asked, None if backends is None else list(backends), quick, budget_s, callback)
+        )
+    return _sweep_result(record, asked)
+
+
+def _sweep_result(record: Dict[str, Any], asked: Optional[List[Optional[str]]]) -> SweepResult:
+    """A sweep's record as a :class:`SweepResult`; a sweep that measured nothing refused, as the command line
+    refuses it: a request this machine cannot serve."""
     if not record["rows"] and (asked is None or asked):
-        # As the command line refuses it: a sweep that measured nothing is a request this machine cannot serve.
         why = [f"{note['size']}: {note['message']}" for note in record["notes"]]
         raise ValueError(
             f"{record['workload']}: no size could be measured here:\n  "
@@ -325,10 +403,14 @@ def sweep(
     )
 
 
-def calibrate() -> Dict[str, Any]:
+def calibrate(progress: Any = True) -> Dict[str, Any]:
     """Measures what the cost model needs on this machine (about a minute) and saves it where ``auto`` and
-    :func:`explain` find it (``GPUWORTHY_CALIBRATION``, else the user's cache directory). Returns where it went."""
-    return json.loads(_gpuworthy.calibrate())
+    :func:`explain` find it (``GPUWORTHY_CALIBRATION``, else the user's cache directory). Returns where it went.
+
+    ``progress`` shows a bar while it measures (as for :func:`sweep`); Ctrl-C stops it with ``KeyboardInterrupt``
+    and nothing is saved."""
+    with _progress.Progress(progress, "calibrating") as callback:
+        return json.loads(_gpuworthy.calibrate(callback))
 
 
 class Expr:
@@ -430,6 +512,71 @@ class Expr:
             record = json.dumps({**json.loads(record), **prepared.record()})
         self._last_run = record
         return _one_or_all(_arrays.reshape_outputs(outputs, prepared.shape, wanted))
+
+    def measure(
+        self,
+        size: Size = 1 << 20,
+        backend: str = "auto",
+        variant: Optional[str] = None,
+        quick: bool = False,
+        seed: int = 1,
+        ranges: Optional[Dict[str, Tuple[float, float]]] = None,
+        **scalars: float,
+    ) -> Union[RunResult, List[RunResult]]:
+        """Measures the expression at ``size`` elements on ``backend`` as :func:`run` measures a workload (the
+        command line's ``run --expr``): generated inputs (drawn from ``[-1, 1)``, or ``ranges={"x": (0.5, 2)}``),
+        ``scalars`` by name (``a=2.0``), every phase timed, the result checked against the ``f64`` reference.
+        Returns a :class:`RunResult` (a list for ``variant="all"``)."""
+        sets, spans = _request(scalars, ranges)
+        records = json.loads(
+            self._compiled.measure(_size_text(size), sets, spans, backend, variant, quick, seed)
+        )
+        results = [RunResult._from({**r, "workload": self.source}) for r in records]
+        return results if variant == "all" else results[0]
+
+    def sweep(
+        self,
+        sizes: Optional[Sequence[Size]] = None,
+        backends: Optional[Sequence[str]] = None,
+        quick: bool = True,
+        budget_s: float = 4.0,
+        progress: Any = True,
+        ranges: Optional[Dict[str, Tuple[float, float]]] = None,
+        **scalars: float,
+    ) -> SweepResult:
+        """Sweeps the expression over sizes on backends and finds where a GPU starts to win, as :func:`sweep` does for
+        a workload (the command line's ``sweep --expr``); ``scalars`` and ``ranges`` as for :meth:`measure`."""
+        sets, spans = _request(scalars, ranges)
+        asked = None if sizes is None else [_size_text(size) for size in sizes]
+        with _progress.Progress(progress, f"sweeping {self.source}") as callback:
+            text = self._compiled.sweep(
+                sets, spans, asked, None if backends is None else list(backends), quick, budget_s, callback
+            )
+        return _sweep_result(json.loads(text), asked)
+
+    def explain(
+        self,
+        size: Size,
+        placement: str = "host",
+        *,
+        on: Optional[str] = None,
+        gpu_memory: Optional[float] = None,
+        gpu_compute: Optional[float] = None,
+        link: Optional[float] = None,
+        unified: bool = False,
+        ranges: Optional[Dict[str, Tuple[float, float]]] = None,
+        **scalars: float,
+    ) -> Explanation:
+        """Where auto would run the expression at ``size`` elements and why, predicted without measuring, as
+        :func:`explain` does for a workload (``on=`` and the what-ifs included)."""
+        sets, spans = _request(scalars, ranges)
+        record = json.loads(
+            self._compiled.explain(
+                _size_text(size), sets, spans, placement, on, gpu_memory, gpu_compute, link, bool(unified)
+            )
+        )
+        record["predictions"] = [Prediction(**p) for p in record["predictions"]]
+        return Explanation(**record)
 
     def _call_on_gpu(
         self, device: str, arrays: Dict[str, Any], arguments: Dict[str, Any], wanted: Any, strict: bool
@@ -549,6 +696,20 @@ class Expr:
     def __repr__(self) -> str:
         """The call that makes this expression: ``gpuworthy.expr('y = 2*x')``."""
         return f"gpuworthy.expr({self.source!r})"
+
+
+def _request(
+    scalars: Dict[str, float], ranges: Optional[Dict[str, Tuple[float, float]]]
+) -> Tuple[List[str], List[str]]:
+    """Scalars and ranges as the command line's ``--set a=2`` and ``--range x=0:1`` write them (``repr`` keeps every
+    digit of a float, and ``nan`` and ``inf`` read back as themselves)."""
+    sets = []
+    for name, value in scalars.items():
+        if not _arrays.is_number(value):
+            raise TypeError(f"`{name}` is a {type(value).__name__}: a scalar is a number")
+        sets.append(f"{name}={float(value)!r}")
+    spans = [f"{name}={float(low)!r}:{float(high)!r}" for name, (low, high) in (ranges or {}).items()]
+    return sets, spans
 
 
 def _one_or_all(outputs: Dict[str, Any]) -> Any:

@@ -52,17 +52,19 @@ def library_of(value: Any) -> Optional[str]:
         return "torch" if bool(getattr(value, "is_cuda", False)) else None
     if module == "cupy":
         return "cupy"
-    # `hasattr` would evaluate a property that raises for dtypes it cannot describe: look the name up instead.
-    if "__cuda_array_interface__" in dir(type(value)):
-        return module
+    # Another library's GPU array (JAX ...) is read through DLPack as a torch tensor or a CuPy array, whose
+    # allocators make the outputs.
     device = getattr(value, "__dlpack_device__", None)
     if device is not None and not isinstance(value, np.ndarray):
         try:
             kind = int(device()[0])
         except Exception:  # noqa: BLE001 - a producer that cannot say where it is: treat it as a host value
-            return None
+            kind = None
         if kind in _DLPACK_CUDA:
             return "dlpack"
+    # `hasattr` would evaluate a property that raises for dtypes it cannot describe: look the name up instead.
+    if "__cuda_array_interface__" in dir(type(value)):
+        return module
     return None
 
 

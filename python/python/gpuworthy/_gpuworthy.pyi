@@ -21,6 +21,9 @@ def run(
     variant: Optional[str] = None,
     quick: bool = False,
     seed: int = 1,
+    pinned: bool = False,
+    pipelined: bool = False,
+    launches: Optional[int] = None,
 ) -> str:
     """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
 
@@ -43,10 +46,11 @@ def sweep(
     backends: Optional[List[str]] = None,
     quick: bool = True,
     budget_s: float = 4.0,
+    progress: Optional[Callable[[int, int, Optional[str]], None]] = None,
 ) -> str:
     """A workload swept over sizes: rows, notes, crossovers and verdict, as a JSON record."""
 
-def calibrate() -> str:
+def calibrate(progress: Optional[Callable[[int, int, Optional[str]], None]] = None) -> str:
     """Calibrates this machine and saves it: a JSON record of where it went and what it fitted."""
 
 def main(argv: List[str]) -> int:
@@ -60,6 +64,41 @@ class _Expr:
         """The expression's text."""
     def call(self, device: str = "auto", **kwargs: Any) -> Tuple[Dict[str, Any], str]:
         """Runs it on NumPy float32 arrays and numbers by name: the outputs by name and a JSON record of where it ran."""
+    def measure(
+        self,
+        size: Optional[str],
+        sets: List[str],
+        ranges: List[str],
+        backend: str = "auto",
+        variant: Optional[str] = None,
+        quick: bool = False,
+        seed: int = 1,
+    ) -> str:
+        """Measures it at a size with generated inputs, phase by phase: a JSON list of records, one per variant."""
+    def explain(
+        self,
+        size: Optional[str],
+        sets: List[str],
+        ranges: List[str],
+        placement: str = "host",
+        on: Optional[str] = None,
+        gpu_memory_gb_per_s: Optional[float] = None,
+        gpu_compute: Optional[float] = None,
+        link_gb_per_s: Optional[float] = None,
+        unified: bool = False,
+    ) -> str:
+        """Auto's choice for it at a size and why, with every device's prediction: a JSON record."""
+    def sweep(
+        self,
+        sets: List[str],
+        ranges: List[str],
+        sizes: Optional[List[Optional[str]]] = None,
+        backends: Optional[List[str]] = None,
+        quick: bool = True,
+        budget_s: float = 4.0,
+        progress: Optional[Callable[[int, int, Optional[str]], None]] = None,
+    ) -> str:
+        """It swept over sizes: rows, notes, crossovers and verdict, as a JSON record."""
     def plan(self, scalars: List[str]) -> Tuple[List[Tuple[str, Optional[str]]], bool]:
         """Each output's name and the input it overwrites, and whether the expression is a reduction."""
     def call_on_device(
