@@ -484,9 +484,11 @@ fn sweep_with(
 
 /// Calibrates this machine (every built-in workload and the expressions' bases and rates) and saves it where `auto`
 /// finds it: JSON, a record of where it went and what it fitted.
+/// With `evaluate`, then measures auto's choice against the fastest at the sizes calibration did not use, for every
+/// built-in workload (the command line's `calibrate --evaluate`; minutes): the evaluation's points in `evaluation`.
 #[pyfunction]
-#[pyo3(signature = (progress=None))]
-fn calibrate(py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (progress=None, evaluate=false))]
+fn calibrate(py: Python<'_>, progress: Option<Py<PyAny>>, evaluate: bool) -> PyResult<String> {
     let result = interruptible(py, progress, |progress| -> gpuworthy::core::Result<Value> {
         let path = gpuworthy::model::calibration::default_path()?
             .ok_or_else(|| Error::invalid("no cache directory is known: set GPUWORTHY_CALIBRATION to a file path"))?;
@@ -494,10 +496,20 @@ fn calibrate(py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<String> {
         let mut calibration = gpuworthy::choose::catalog::calibrate(&devices, &Catalog::builtin().entries(), progress);
         calibration.merge(gpuworthy::user_code::expression::calibrate_expressions(&devices, progress)?);
         calibration.save(&path)?;
+        let evaluation = match evaluate {
+            true => to_json(&gpuworthy::choose::catalog::evaluate(
+                &calibration,
+                &devices,
+                &Catalog::builtin().entries(),
+                progress,
+            ))?,
+            false => Value::Null,
+        };
         Ok(json!({
             "path": path.display().to_string(),
             "took_s": calibration.took_s,
             "devices": calibration.model.devices.iter().map(|d| d.label.to_string()).collect::<Vec<_>>(),
+            "evaluation": evaluation,
         }))
     })?;
     Ok(result.to_string())

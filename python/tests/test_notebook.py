@@ -39,6 +39,25 @@ def test_a_run_and_several_runs_plot_their_phases(tmp_path):
     assert (tmp_path / "runs.png").stat().st_size > 5_000 and (tmp_path / "one.svg").exists()
 
 
+def test_an_evaluation_plots_each_points_regret(tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    # The shape `calibrate(evaluate=True)["evaluation"]` has (measuring one takes minutes: the command line's
+    # `calibrate --evaluate` is tested in the workspace).
+    point = dict(auto_device="cpu", auto_variant="simd", auto_pipelined=False, fastest="cpu", fastest_s=1e-3,
+                 predicted_s=1e-3, past_ladder=False, by_trial=False)
+    evaluation = {"points": [
+        dict(point, workload="square", size="1024", placement="Resident", auto_s=1e-3, regret=1.0),
+        dict(point, workload="square", size="4096", placement="Host", auto_s=1.5e-3, regret=1.5),
+        dict(point, workload="sum", size="1024", placement="PinnedHost", auto_s=None, regret=None),
+    ]}
+    ax = gpuworthy.plot_evaluation(evaluation, path=str(tmp_path / "evaluation.png"))
+    assert "1 of 2 points" in ax.get_title()
+    assert (tmp_path / "evaluation.png").stat().st_size > 5_000
+
+
 def test_results_show_as_html_tables_in_jupyter(swept):
     html = swept._repr_html_()
     assert html.startswith("<table>") and "square" in html and "cpu" in html

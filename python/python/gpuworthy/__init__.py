@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, cast, overload
 
 import numpy as np
 
@@ -45,10 +45,11 @@ __all__ = [
     "calibrate",
     "expr",
     "plot_runs",
+    "plot_evaluation",
 ]
 
 
-def _dataframe(records: List[Dict[str, Any]]):
+def _dataframe(records: List[Dict[str, Any]]) -> Any:
     try:
         import pandas
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -144,7 +145,7 @@ class RunResult:
         """The result as a (nested) dictionary."""
         return asdict(self)
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> Any:
         """The result as a one-row pandas DataFrame (phases flattened: ``kernel.median_s`` ...)."""
         return _dataframe([self.to_dict()])
 
@@ -188,6 +189,44 @@ def _size_text(size: Optional[Size]) -> Optional[str]:
         f"size {size!r} is a {type(size).__name__}: pass a number of elements (1 << 20), a tuple of dimensions"
         " ((1024, 1024, 1024)) or a string (\"2^20\")"
     )
+
+
+def _required_size(size: Size) -> str:
+    """:func:`_size_text` for a size that must be given."""
+    text = _size_text(size)
+    if text is None:
+        raise TypeError("size is None: pass a number of elements, a tuple of dimensions or a string")
+    return text
+
+
+# "all" is a string too: the first overload wins for it, which is what the overlap mypy reports means.
+@overload
+def run(  # type: ignore[overload-overlap]
+    workload: str,
+    size: Optional[Size] = ...,
+    backend: str = ...,
+    *,
+    variant: Literal["all"],
+    quick: bool = ...,
+    seed: int = ...,
+    pinned: bool = ...,
+    pipelined: bool = ...,
+    launches: Optional[int] = ...,
+) -> List[RunResult]: ...
+
+
+@overload
+def run(
+    workload: str,
+    size: Optional[Size] = ...,
+    backend: str = ...,
+    variant: Optional[str] = ...,
+    quick: bool = ...,
+    seed: int = ...,
+    pinned: bool = ...,
+    pipelined: bool = ...,
+    launches: Optional[int] = ...,
+) -> RunResult: ...
 
 
 def run(
@@ -271,7 +310,7 @@ class Explanation:
         """The explanation as a (nested) dictionary."""
         return asdict(self)
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> Any:
         """The predictions as a pandas DataFrame, one row per device."""
         return _dataframe([p.to_dict() for p in self.predictions])
 
@@ -312,7 +351,7 @@ def explain(
     machine's memory, a what-if that is not a positive number, or a what-if without ``on``."""
     record = json.loads(
         _gpuworthy.explain(
-            workload, _size_text(size), placement, on, gpu_memory, gpu_compute, link, bool(unified)
+            workload, _required_size(size), placement, on, gpu_memory, gpu_compute, link, bool(unified)
         )
     )
     record["predictions"] = [Prediction(**p) for p in record["predictions"]]
@@ -333,7 +372,7 @@ class SweepResult:
         """The sweep as a dictionary."""
         return asdict(self)
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> Any:
         """The rows as a pandas DataFrame."""
         return _dataframe(self.rows)
 
@@ -346,7 +385,7 @@ class SweepResult:
 
     def _repr_html_(self) -> str:
         """The sweep as Jupyter shows it: the best time per size and device, and the verdict."""
-        best: Dict[tuple, Dict[str, Any]] = {}
+        best: Dict[Tuple[str, str], Dict[str, Any]] = {}
         for r in self.rows:
             key = (r["size"], r["label"])
             if key not in best or r["kernel_s"] < best[key]["kernel_s"]:
@@ -381,7 +420,7 @@ def sweep(
     when no size could be measured at all (the message gives each note), :class:`Unavailable` when none of the
     ``backends`` can run here.
     """
-    asked = None if sizes is None else [_size_text(size) for size in sizes]
+    asked = None if sizes is None else [_required_size(size) for size in sizes]
     with _progress.Progress(progress, f"sweeping {workload}") as callback:
         record = json.loads(
             _gpuworthy.sweep(workload, asked, None if backends is None else list(backends), quick, budget_s, callback)
@@ -389,7 +428,7 @@ def sweep(
     return _sweep_result(record, asked)
 
 
-def _sweep_result(record: Dict[str, Any], asked: Optional[List[Optional[str]]]) -> SweepResult:
+def _sweep_result(record: Dict[str, Any], asked: Optional[List[str]]) -> SweepResult:
     """A sweep's record as a :class:`SweepResult`; a sweep that measured nothing refused, as the command line
     refuses it: a request this machine cannot serve."""
     if not record["rows"] and (asked is None or asked):
@@ -403,14 +442,27 @@ def _sweep_result(record: Dict[str, Any], asked: Optional[List[Optional[str]]]) 
     )
 
 
-def calibrate(progress: Any = True) -> Dict[str, Any]:
+def calibrate(progress: Any = True, evaluate: bool = False) -> Dict[str, Any]:
     """Measures what the cost model needs on this machine (about a minute) and saves it where ``auto`` and
-    :func:`explain` find it (``GPUWORTHY_CALIBRATION``, else the user's cache directory). Returns where it went.
+    :func:`explain` find it (``GPUWORTHY_CALIBRATION``, else the user's cache directory). Returns where it went
+    (``path``), how long it took and the devices it measured.
+
+    With ``evaluate=True`` it then measures, at the sizes calibration did not use, auto's choice against the fastest
+    device for every built-in workload (the command line's ``calibrate --evaluate``; minutes): ``evaluation`` holds
+    each point (``regret``: auto's time over the fastest's) and :func:`plot_evaluation` draws them.
 
     ``progress`` shows a bar while it measures (as for :func:`sweep`); Ctrl-C stops it with ``KeyboardInterrupt``
     and nothing is saved."""
     with _progress.Progress(progress, "calibrating") as callback:
-        return json.loads(_gpuworthy.calibrate(callback))
+        record: Dict[str, Any] = json.loads(_gpuworthy.calibrate(callback, evaluate))
+    return record
+
+
+def plot_evaluation(evaluation: Dict[str, Any], ax: Any = None, path: Optional[str] = None) -> Any:
+    """An evaluation (``calibrate(evaluate=True)["evaluation"]``) as a chart: each point's regret (auto's time over
+    the fastest's; 1 is the best choice) by workload, with the 10% line the cost model aims under, as the command
+    line's evaluation table reads. Returns the axes."""
+    return _plot.evaluation_chart(evaluation, ax=ax, path=path)
 
 
 class Expr:
@@ -427,11 +479,11 @@ class Expr:
         self._compiled = _gpuworthy._Expr(source)
         # The last call's record: JSON from a host call, (ordinal, library) from a call on device arrays; read by
         # `last_run` when asked, so that a call does not pay for building it.
-        self._last_run: Optional[Union[str, tuple]] = None
-        self._plans: Dict[tuple, Any] = {}
+        self._last_run: Optional[Union[str, Tuple[Any, ...]]] = None
+        self._plans: Dict[Tuple[str, ...], Any] = {}
         # Per device argument: a call on device arrays made cheap once one has run (see `_remember`), and the
         # record `last_run` reads for it.
-        self._launchers: Dict[str, tuple] = {}
+        self._launchers: Dict[str, Tuple[Any, Tuple[Any, ...]]] = {}
 
     @property
     def source(self) -> str:
@@ -439,10 +491,12 @@ class Expr:
         return self._compiled.source
 
     @property
-    def last_run(self) -> Optional[Dict[str, Any]]:
-        """Where the last call ran and why: ``device``, ``device_name``, ``variant``, ``reason``."""
+    def last_run(self) -> Dict[str, Any]:
+        """Where the last call ran and why: ``device``, ``device_name``, ``variant``, ``reason``, and the arguments
+        converted on the way (``conversions``, ``conversion_s``); empty before the first call."""
         if isinstance(self._last_run, str):
-            return json.loads(self._last_run)
+            parsed: Dict[str, Any] = json.loads(self._last_run)
+            return parsed
         if isinstance(self._last_run, tuple):
             ordinal, library, conversions, conversion_s = self._last_run
             record: Dict[str, Any] = {
@@ -455,11 +509,11 @@ class Expr:
                 record["reason"] = f"the arrays are on cuda:{ordinal} ({library}): computed there, converted on the GPU"
                 record.update(conversions=conversions, conversion_s=conversion_s)
             return record
-        return None
+        return {}
 
     def __call__(
         self, device: str = "auto", *, dtype: Any = None, strict: bool = False, **arguments: Any
-    ) -> Union[np.ndarray, float, Dict[str, Any]]:
+    ) -> Any:
         """Computes the expression on ``device`` with its arrays and scalars given by name.
 
         Parameters:
@@ -513,6 +567,31 @@ class Expr:
         self._last_run = record
         return _one_or_all(_arrays.reshape_outputs(outputs, prepared.shape, wanted))
 
+    @overload
+    def measure(  # type: ignore[overload-overlap]
+        self,
+        size: Size = ...,
+        backend: str = ...,
+        *,
+        variant: Literal["all"],
+        quick: bool = ...,
+        seed: int = ...,
+        ranges: Optional[Dict[str, Tuple[float, float]]] = ...,
+        **scalars: float,
+    ) -> List[RunResult]: ...
+
+    @overload
+    def measure(
+        self,
+        size: Size = ...,
+        backend: str = ...,
+        variant: Optional[str] = ...,
+        quick: bool = ...,
+        seed: int = ...,
+        ranges: Optional[Dict[str, Tuple[float, float]]] = ...,
+        **scalars: float,
+    ) -> RunResult: ...
+
     def measure(
         self,
         size: Size = 1 << 20,
@@ -529,7 +608,7 @@ class Expr:
         Returns a :class:`RunResult` (a list for ``variant="all"``)."""
         sets, spans = _request(scalars, ranges)
         records = json.loads(
-            self._compiled.measure(_size_text(size), sets, spans, backend, variant, quick, seed)
+            self._compiled.measure(_required_size(size), sets, spans, backend, variant, quick, seed)
         )
         results = [RunResult._from({**r, "workload": self.source}) for r in records]
         return results if variant == "all" else results[0]
@@ -547,7 +626,7 @@ class Expr:
         """Sweeps the expression over sizes on backends and finds where a GPU starts to win, as :func:`sweep` does for
         a workload (the command line's ``sweep --expr``); ``scalars`` and ``ranges`` as for :meth:`measure`."""
         sets, spans = _request(scalars, ranges)
-        asked = None if sizes is None else [_size_text(size) for size in sizes]
+        asked = None if sizes is None else [_required_size(size) for size in sizes]
         with _progress.Progress(progress, f"sweeping {self.source}") as callback:
             text = self._compiled.sweep(
                 sets, spans, asked, None if backends is None else list(backends), quick, budget_s, callback
@@ -572,7 +651,7 @@ class Expr:
         sets, spans = _request(scalars, ranges)
         record = json.loads(
             self._compiled.explain(
-                _size_text(size), sets, spans, placement, on, gpu_memory, gpu_compute, link, bool(unified)
+                _required_size(size), sets, spans, placement, on, gpu_memory, gpu_compute, link, bool(unified)
             )
         )
         record["predictions"] = [Prediction(**p) for p in record["predictions"]]
@@ -580,7 +659,7 @@ class Expr:
 
     def _call_on_gpu(
         self, device: str, arrays: Dict[str, Any], arguments: Dict[str, Any], wanted: Any, strict: bool
-    ) -> Union[Any, float, Dict[str, Any]]:
+    ) -> Any:
         """Arrays already on a CUDA GPU (CuPy arrays, PyTorch tensors, JAX arrays through DLPack): read and written
         in place where they are flat contiguous float32, else converted on their GPU by their library; results
         allocated by the same library, the kernel ordered on its current stream."""
@@ -632,7 +711,7 @@ class Expr:
         if n == 0 and all(length == 0 for _, _, length in inputs):
             # Nothing to launch: an empty result (or the reduction of nothing), as the CPU computes it.
             empty = {name: np.zeros(0, dtype=np.float32) for name in arrays}
-            result = self(device="cpu", **empty, **dict(scalars))
+            result = cast(Any, self)(device="cpu", **empty, **dict(scalars))
             if reduction:
                 return result
             if len(plan) == 1:
@@ -781,21 +860,24 @@ class RawKernel:
         inputs: Sequence[str],
         outputs: Sequence[str],
         scalars: Sequence[str] = (),
-        cuda: Optional[tuple] = None,
-        wgsl: Optional[tuple] = None,
+        cuda: Optional[Tuple[str, str, Tuple[int, int]]] = None,
+        wgsl: Optional[Tuple[str, str]] = None,
         reference: Optional[str] = None,
     ) -> None:
         self._compiled = _gpuworthy._RawKernel(name, list(inputs), list(outputs), list(scalars), cuda, wgsl, reference)
         self._last_run: Optional[str] = None
 
     @property
-    def last_run(self) -> Optional[Dict[str, Any]]:
-        """Where the last call ran and why: ``device``, ``device_name``, ``reason``."""
-        return None if self._last_run is None else json.loads(self._last_run)
+    def last_run(self) -> Dict[str, Any]:
+        """Where the last call ran and why: ``device``, ``device_name``, ``reason``; empty before the first call."""
+        if self._last_run is None:
+            return {}
+        record: Dict[str, Any] = json.loads(self._last_run)
+        return record
 
     def __call__(
-        self, device: str = "auto", shape: Optional[tuple] = None, **arguments: Any
-    ) -> Union[np.ndarray, Dict[str, np.ndarray]]:
+        self, device: str = "auto", shape: Optional[Tuple[int, int]] = None, **arguments: Any
+    ) -> Any:
         """Runs the kernel on ``device`` with its inputs and scalars given by name.
 
         Parameters:
@@ -819,19 +901,21 @@ class RawKernel:
             Unavailable: the device asked for cannot run here.
             RuntimeError: the device failed while running.
         """
-        grid = shape
+        # A list or another sequence of two sizes is read as the tuple the native half takes; another length is
+        # refused there.
+        grid = None if shape is None else cast(Tuple[int, int], tuple(int(d) for d in shape))
         flat = {}
         for name, value in arguments.items():
             if isinstance(value, np.ndarray) and value.ndim == 2:
                 if not value.flags.c_contiguous:
                     raise ValueError(f"`{name}` is not contiguous in memory: pass `numpy.ascontiguousarray({name})`")
                 if grid is None:
-                    grid = value.shape
+                    grid = (int(value.shape[0]), int(value.shape[1]))
                 elif tuple(value.shape) != tuple(grid):
                     raise ValueError(f"`{name}` has shape {value.shape}, not the grid's {tuple(grid)}")
                 value = value.reshape(-1)
             flat[name] = value
-        outputs, self._last_run = self._compiled.call(device, None if grid is None else tuple(grid), **flat)
+        outputs, self._last_run = self._compiled.call(device, grid, **flat)
         if grid is not None:
             outputs = {name: array.reshape(grid) for name, array in outputs.items()}
         if len(outputs) == 1:

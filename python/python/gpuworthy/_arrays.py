@@ -100,7 +100,8 @@ def _through_dlpack_or_torch(name: str, value: Any, error: Optional[Exception]) 
     """A host value NumPy could not read directly: a torch tensor of a dtype NumPy lacks (bf16), or a DLPack producer
     without ``__array__``."""
     if type(value).__module__.split(".")[0] == "torch":
-        return value.detach().float().numpy()
+        widened: np.ndarray = value.detach().float().numpy()
+        return widened
     if hasattr(value, "__dlpack__"):
         try:
             return np.from_dlpack(value)

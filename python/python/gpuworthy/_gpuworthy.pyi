@@ -3,7 +3,21 @@
 The public API is `gpuworthy` itself (typed inline in `gpuworthy/__init__.py`); these are the functions it calls.
 """
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, final
+
+__all__ = [
+    "Unavailable",
+    "_Expr",
+    "_RawKernel",
+    "_Launcher",
+    "devices",
+    "run",
+    "explain",
+    "sweep",
+    "calibrate",
+    "main",
+    "__version__",
+]
 
 __version__: str
 
@@ -50,15 +64,16 @@ def sweep(
 ) -> str:
     """A workload swept over sizes: rows, notes, crossovers and verdict, as a JSON record."""
 
-def calibrate(progress: Optional[Callable[[int, int, Optional[str]], None]] = None) -> str:
+def calibrate(progress: Optional[Callable[[int, int, Optional[str]], None]] = None, evaluate: bool = False) -> str:
     """Calibrates this machine and saves it: a JSON record of where it went and what it fitted."""
 
 def main(argv: List[str]) -> int:
     """The ``gpuworthy`` command line run in this process with ``argv`` (the program's name first): its exit status."""
 
+@final
 class _Expr:
     """An expression of gpuworthy's language, parsed (a ValueError with a caret if it does not parse)."""
-    def __init__(self, source: str) -> None: ...
+    def __new__(cls, source: str) -> _Expr: ...
     @property
     def source(self) -> str:
         """The expression's text."""
@@ -66,7 +81,7 @@ class _Expr:
         """Runs it on NumPy float32 arrays and numbers by name: the outputs by name and a JSON record of where it ran."""
     def measure(
         self,
-        size: Optional[str],
+        size: str,
         sets: List[str],
         ranges: List[str],
         backend: str = "auto",
@@ -77,7 +92,7 @@ class _Expr:
         """Measures it at a size with generated inputs, phase by phase: a JSON list of records, one per variant."""
     def explain(
         self,
-        size: Optional[str],
+        size: str,
         sets: List[str],
         ranges: List[str],
         placement: str = "host",
@@ -92,7 +107,7 @@ class _Expr:
         self,
         sets: List[str],
         ranges: List[str],
-        sizes: Optional[List[Optional[str]]] = None,
+        sizes: Optional[List[str]] = None,
         backends: Optional[List[str]] = None,
         quick: bool = True,
         budget_s: float = 4.0,
@@ -124,15 +139,17 @@ class _Expr:
     ) -> _Launcher:
         """The fast path of later calls shaped like one that just ran on device arrays."""
 
+@final
 class _Launcher:
     """One expression's calls on device arrays of one shape, with everything the first call found out kept."""
     def __call__(self, arguments: Dict[str, Any]) -> Optional[Any]:
         """The call's result, or None when the call is not of the shape this launcher was made for."""
 
+@final
 class _RawKernel:
     """A kernel written by hand per backend (CUDA C, WGSL), with its signature and a reference expression."""
-    def __init__(
-        self,
+    def __new__(
+        cls,
         name: str,
         inputs: List[str],
         outputs: List[str],
@@ -140,7 +157,7 @@ class _RawKernel:
         cuda: Optional[Tuple[str, str, Tuple[int, int]]] = None,
         wgsl: Optional[Tuple[str, str]] = None,
         reference: Optional[str] = None,
-    ) -> None: ...
+    ) -> _RawKernel: ...
     def call(
         self, device: str = "auto", shape: Optional[Tuple[int, int]] = None, **kwargs: Any
     ) -> Tuple[Dict[str, Any], str]:

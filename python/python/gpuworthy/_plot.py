@@ -63,7 +63,7 @@ def sweep_chart(sweep: "SweepResult", ax: Any = None, path: Optional[str] = None
         sizes = sorted({r["size"] for r in mine}, key=lambda s: elements[s])
 
         def best(key: str, size: str) -> float:
-            return min(r[key] for r in mine if r["size"] == size)
+            return min(float(r[key]) for r in mine if r["size"] == size)
 
         x = [elements[s] for s in sizes]
         ax.plot(x, [best("kernel_s", s) for s in sizes], "o-", color=colour, linewidth=2.5, label=f"{label} kernel")
@@ -117,6 +117,37 @@ def phases_chart(results: Sequence["RunResult"], ax: Any = None, path: Optional[
     ax.set_ylabel("seconds")
     first = results[0] if results else None
     ax.set_title(f"{first.workload} {first.size}: where the time goes" if first else "no results")
+    ax.legend(fontsize="small")
+    _save(figure, path)
+    return ax
+
+
+def evaluation_chart(evaluation: Dict[str, Any], ax: Any = None, path: Optional[str] = None) -> Any:
+    """Each evaluation point's regret (auto's time over the fastest's) by workload, data resident and on the host
+    marked apart, with the 10% line. Returns the axes."""
+    figure, ax = _axes(ax)
+    points = [p for p in evaluation.get("points", []) if p.get("regret") is not None]
+    workloads: List[str] = []
+    for p in points:
+        if p["workload"] not in workloads:
+            workloads.append(p["workload"])
+    for placement, label, marker in (
+        ("Resident", "data resident", "o"),
+        ("Host", "data on the host", "s"),
+        ("PinnedHost", "data on the host, pinned", "^"),
+    ):
+        mine = [p for p in points if p["placement"] == placement]
+        if mine:
+            ax.scatter(
+                [workloads.index(p["workload"]) for p in mine], [p["regret"] for p in mine], marker=marker,
+                alpha=0.7, label=label,
+            )
+    ax.axhline(1.10, color="#d62728", linestyle="--", label="within 10% of the fastest")
+    ax.set_xticks(range(len(workloads)))
+    ax.set_xticklabels(workloads, rotation=30, ha="right")
+    ax.set_ylabel("auto's time / the fastest's")
+    within = sum(1 for p in points if p["regret"] <= 1.10)
+    ax.set_title(f"auto's choices: {within} of {len(points)} points within 10% of the fastest")
     ax.legend(fontsize="small")
     _save(figure, path)
     return ax
