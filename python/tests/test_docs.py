@@ -35,7 +35,7 @@ def test_the_python_pages_examples_run_in_order(tmp_path):
     script = tmp_path / "page.py"
     script.write_text(PREAMBLE + "\n".join(examples()), encoding="utf-8")
     env = dict(os.environ, MPLBACKEND="Agg", GPUWORTHY_CALIBRATION=str(tmp_path / "calibration.json"),
-               PYTHONPATH=str(TESTS))
+               PYTHONPATH=os.pathsep.join([str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]))
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
