@@ -19,8 +19,9 @@ use gpuworthy::choose::auto::Auto;
 use gpuworthy::choose::catalog::Catalog;
 use gpuworthy::core::expr::Expr as ParsedExpr;
 use gpuworthy::core::expr::ExprInput;
-use gpuworthy::core::{Backend, BackendKind, Error};
+use gpuworthy::core::{Backend, BackendKind, Error, Precision};
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
+use gpuworthy::device::group::DeviceGroup;
 use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
 use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
 use gpuworthy::model::Placement;
@@ -252,6 +253,115 @@ fn run(
         visit_workload_named(workload, &mut request)?
     });
     Ok(Value::Array(records.map_err(to_python)?).to_string())
+}
+
+/// What `run_group` asked for.
+struct GroupRequest<'a> {
+    size: Option<&'a str>,
+    group: &'a DeviceGroup,
+    options: MeasureOptions,
+}
+
+impl WorkloadVisitor for GroupRequest<'_> {
+    type Output = gpuworthy::core::Result<Value>;
+    fn visit<W: CommandLineWorkload>(&mut self) -> Self::Output {
+        use gpuworthy::choose::group_run::{calibrated, measure_from_host, measure_resident};
+        let Some(sharding) = W::sharding() else {
+            return Err(Error::invalid(format!("{} does not split over a device group", W::NAME)));
+        };
+        let params = match self.size {
+            Some(s) => W::Params::parse_size(s)?,
+            None => W::quick_ladder().pop().ok_or_else(|| Error::invalid("the workload has no default size"))?,
+        };
+        for member in self.group.members() {
+            member.check_size::<W>(&params)?;
+        }
+        let input = W::generate(&params, self.options.seed)?;
+        let repeats = self.options.min_repetitions.clamp(3, 9);
+        let host = measure_from_host::<W>(self.group, &input, repeats, calibrated().as_ref())?;
+        let resident = measure_resident::<W>(self.group, &input, &host.shares, repeats)?;
+        let check = match self.options.validate {
+            false => "not checked".to_owned(),
+            true => {
+                let expected = W::reference(&input)?;
+                let joined = W::check(&input, &expected, &host.median.output, Precision::Full);
+                let parts = W::check(&input, &expected, &resident.output, Precision::Full);
+                match (joined, parts) {
+                    (Ok(()), Ok(())) => "passed".to_owned(),
+                    (Err(e), _) => format!("failed: the joined result: {e}"),
+                    (_, Err(e)) => format!("failed: the resident parts' joined result: {e}"),
+                }
+            }
+        };
+        let total: f64 = host.shares.iter().sum();
+        let members: Vec<Value> = self
+            .group
+            .names()
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let part = host.median.members.iter().find(|m| m.member == i);
+                json!({
+                    "name": name,
+                    "share": host.shares[i] / total,
+                    "units": part.map(|p| [p.units.start, p.units.end]),
+                    "variant": part.map(|p| p.variant),
+                    "in_group_s": part.map(|p| p.time.as_secs_f64()),
+                    "alone_s": host.alone[i].as_secs_f64(),
+                })
+            })
+            .collect();
+        Ok(json!({
+            "workload": W::NAME,
+            "size": params.to_string(),
+            "group": self.group.label(),
+            "unit": sharding.unit,
+            "shares_from": host.shares_from,
+            "members": members,
+            "group_s": host.group_time().as_secs_f64(),
+            "parallel_s": host.median.parallel.as_secs_f64(),
+            "split_s": host.median.split.as_secs_f64(),
+            "join_s": host.median.join.as_secs_f64(),
+            "speedup": host.speedup(),
+            "repeats": repeats,
+            "resident": {
+                "upload_s": resident.upload.as_secs_f64(),
+                "launch_wall_s": resident.wall.as_secs_f64(),
+                "slowest_kernel_s": resident.slowest.as_secs_f64(),
+                "fastest_alone_s": resident.fastest_alone.as_secs_f64(),
+                "download_s": resident.download.as_secs_f64(),
+                "join_s": resident.join.as_secs_f64(),
+                "speedup": resident.speedup(),
+            },
+            "check": check,
+        }))
+    }
+}
+
+/// Measures a built-in workload at a size split over a device group (`cpu+wgpu`, `cuda:0,1`, `cuda:*`,
+/// `cpu+cuda`), as the command line's `run --backend GROUP`: each member alone, the shares, the group's median run
+/// from the host, its resident phases, and the joined result checked: JSON, a record.
+#[pyfunction]
+#[pyo3(signature = (workload, group, size=None, quick=true, seed=1))]
+fn run_group(
+    py: Python<'_>,
+    workload: &str,
+    group: &str,
+    size: Option<&str>,
+    quick: bool,
+    seed: u64,
+) -> PyResult<String> {
+    if !DeviceGroup::is_group(group) {
+        return Err(PyValueError::new_err(format!(
+            "{group:?} is one device, not a group: name two or more (\"cpu+wgpu\", \"cuda:0,1\", \"cuda:*\", \"cpu+cuda\")"
+        )));
+    }
+    let options = MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
+    let record = py.detach(|| -> gpuworthy::core::Result<Value> {
+        let group = DeviceGroup::open(group)?;
+        visit_workload_named(workload, &mut GroupRequest { size, group: &group, options })?
+    });
+    Ok(record.map_err(to_python)?.to_string())
 }
 
 /// What `explain` asked for.
@@ -1286,6 +1396,7 @@ fn _gpuworthy(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Launcher>()?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_group, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;

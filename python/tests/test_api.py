@@ -183,3 +183,25 @@ def test_the_installed_package_is_imported_from_any_folder(tmp_path):
             cwd=folder, capture_output=True, text=True, timeout=120,
         )
         assert done.returncode == 0, done.stderr
+
+
+def test_a_workload_split_over_a_device_group_is_measured_and_checked():
+    groups = ["cpu+wgpu"] if "wgpu" in AVAILABLE else []
+    if "cuda" in AVAILABLE:
+        groups.append("cpu+cuda")
+    if not groups:
+        if REQUIRED - {"cpu"}:
+            pytest.fail(f"GPUWORTHY_REQUIRE names {sorted(REQUIRED)}, but no group of two devices can run here")
+        pytest.skip("no second device here to make a group with")
+    for group in groups:
+        r = gpuworthy.run_group("square", group, 1 << 16)
+        assert r.passed and r.group == group, r.check
+        assert [m.name for m in r.members] == group.split("+")
+        assert sum(m.share for m in r.members) == pytest.approx(1.0)
+        assert r.group_s > 0 and r.speedup > 0 and r.resident["slowest_kernel_s"] > 0
+        assert "<table>" in r._repr_html_()
+    with pytest.raises(ValueError) as e:
+        gpuworthy.run_group("square", "cpu", 1 << 10)
+    assert "not a group" in str(e.value)
+    with pytest.raises(ValueError):
+        gpuworthy.run_group("fft", "cpu+wgpu", 1 << 10)

@@ -1,5 +1,6 @@
 //! Choosing a device: [`auto`] picks the fastest device for a piece of work from the cost model (and a trial when
-//! the model cannot tell), [`group`] predicts a set of devices sharing the work, [`evaluation`] measures how often
+//! the model cannot tell), [`group`] predicts a set of devices sharing the work and [`group_run`] measures one with
+//! the shares it chooses, [`evaluation`] measures how often
 //! that choice was right, and [`catalog`] is the run-time
 //! list of workloads, built-in and a program's own, that the choice and the command line read. It stands on
 //! [`crate::model`] and everything below it.
@@ -8,3 +9,4 @@ pub mod auto;
 pub mod catalog;
 pub mod evaluation;
 pub mod group;
+pub mod group_run;

@@ -40,6 +40,9 @@ __all__ = [
     "RawKernel",
     "devices",
     "run",
+    "run_group",
+    "GroupResult",
+    "GroupMember",
     "explain",
     "sweep",
     "calibrate",
@@ -259,6 +262,84 @@ def run(
     )
     results = [RunResult._from(r) for r in records]
     return results if variant == "all" else results[0]
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """One member of a group's run: its share of the work, the units it took (rows, elements ...), its variant, its
+    time in the group and alone on the whole input."""
+
+    name: str
+    share: float
+    units: Optional[List[int]]
+    variant: Optional[str]
+    in_group_s: Optional[float]
+    alone_s: float
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """A workload split over a device group and measured, as ``gpuworthy run --backend GROUP`` reports it.
+
+    From the host: each member alone on the whole input (``alone_s``), the shares (``shares_from`` says whether the
+    calibration balanced them or each member's time alone did), and the median of ``repeats`` group runs:
+    ``group_s`` is the members at once (``parallel_s``, of which cutting their parts ``split_s``) plus joining the
+    parts (``join_s``); ``speedup`` is the fastest member alone over the group. ``resident`` holds the phases with
+    the data kept on the members: upload, a launch on the host's clock, the slowest member's kernel on its own
+    timer, the fastest member alone, download and join. ``check`` is ``"passed"`` when both joined results matched
+    the reference."""
+
+    workload: str
+    size: str
+    group: str
+    unit: str
+    shares_from: str
+    members: List[GroupMember]
+    group_s: float
+    parallel_s: float
+    split_s: float
+    join_s: float
+    speedup: float
+    repeats: int
+    resident: Dict[str, float]
+    check: str
+
+    @property
+    def passed(self) -> bool:
+        """Whether the joined results matched the reference."""
+        return self.check == "passed"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The result as a (nested) dictionary."""
+        return asdict(self)
+
+    def _repr_html_(self) -> str:
+        """The group's run as Jupyter shows it: each member's share and times, and the group's."""
+        rows = [
+            (m.name, f"{100 * m.share:.1f}%", "-" if m.units is None else f"{m.units[0]}..{m.units[1]}",
+             m.variant or "-", _plot.seconds(m.in_group_s), _plot.seconds(m.alone_s))
+            for m in self.members
+        ]
+        caption = (
+            f"{self.workload} {self.size} on {self.group}: {_plot.seconds(self.group_s)}, {self.speedup:.2f}x the "
+            f"fastest member alone; shares {self.shares_from}; check {self.check}"
+        )
+        return _plot.html_table(("member", "share", self.unit, "variant", "in group", "alone"), rows, caption)
+
+
+def run_group(
+    workload: str, group: str, size: Optional[Size] = None, quick: bool = True, seed: int = 1
+) -> GroupResult:
+    """Measures a built-in workload split over a device group: ``"cpu+wgpu"`` (the CPU and WGSL's adapter),
+    ``"cuda:0,1"``, ``"cuda:*"`` (every GPU), ``"cpu+cuda"``: each member takes a share of the work in proportion to
+    its speed, the parts are cut from the input and joined on the host, and the joined result is checked against the
+    reference. Is a second device worth it? ``speedup`` says, from the host and resident.
+
+    Raises ``ValueError`` for a workload that does not split, a group that names one device or a member twice, a
+    size a member cannot take; :class:`Unavailable` for a member that cannot run here, named."""
+    record = json.loads(_gpuworthy.run_group(workload, group, _size_text(size), quick, seed))
+    record["members"] = [GroupMember(**m) for m in record["members"]]
+    return GroupResult(**record)
 
 
 def plot_runs(results: Sequence[RunResult], ax: Any = None, path: Optional[str] = None) -> Any:

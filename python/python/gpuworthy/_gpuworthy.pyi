@@ -12,6 +12,7 @@ __all__ = [
     "_Launcher",
     "devices",
     "run",
+    "run_group",
     "explain",
     "sweep",
     "calibrate",
@@ -40,6 +41,9 @@ def run(
     launches: Optional[int] = None,
 ) -> str:
     """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
+
+def run_group(workload: str, group: str, size: Optional[str] = None, quick: bool = True, seed: int = 1) -> str:
+    """Measures a built-in workload split over a device group: a JSON record of its members, phases and check."""
 
 def explain(
     workload: str,

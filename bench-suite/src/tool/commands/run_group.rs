@@ -4,20 +4,17 @@
 //!
 //! A module of its own because a group's run has other phases than one device's (no kernel of its own: the members
 //! run at once, each cutting its part from the input, and the host joins), so it shares the size parsing and the
-//! exit codes with `run`, not its table. `run --expr` with a group reports through [`run_input_on_group`] too.
-
-use std::time::Duration;
+//! exit codes with `run`, not its table. `run --expr` with a group reports through [`run_input_on_group`] too. The
+//! measurement itself is the facade's ([`gpuworthy::choose::group_run`]), which the Python package reports as well.
 
 use anyhow::Context;
-use gpuworthy::choose::auto::Auto;
-use gpuworthy::choose::group::predict_group;
-use gpuworthy::core::{Backend, Precision};
+use gpuworthy::choose::group_run::{calibrated, measure_from_host, measure_resident};
+use gpuworthy::core::Precision;
 use gpuworthy::device::DeviceWorkload;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
-use gpuworthy::device::group::{DeviceGroup, GroupRun, shares_from_times};
+use gpuworthy::device::group::DeviceGroup;
 use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
 use gpuworthy::measure::{MeasureOptions, duration};
-use gpuworthy::model::Placement;
 
 use crate::tool::exit::{Exit, usage};
 
@@ -78,7 +75,7 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         return Err(Exit::usage(format!("{} does not split over a device group", W::NAME)));
     };
     let repeats = options.min_repetitions.clamp(3, 9);
-    let host = from_host::<W>(group, input, repeats, calibrated().as_ref())?;
+    let host = measure_from_host::<W>(group, input, repeats, calibrated().as_ref())?;
     let (alone, shares, median) = (&host.alone, &host.shares, &host.median);
     let total: f64 = shares.iter().sum();
     let by_cost = if sharding.unit_costs.is_some() { ", where its estimated cost divides so" } else { "" };
@@ -114,7 +111,6 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
             duration(alone[i])
         );
     }
-    let fastest_alone = alone.iter().copied().min().unwrap_or(Duration::ZERO);
     let group_time = host.group_time();
     out!(
         "  group: {} (median of {repeats}; the members at once {}, of which cutting their parts from the input at \
@@ -123,9 +119,9 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         duration(median.parallel),
         duration(median.split),
         duration(median.join),
-        fastest_alone.as_secs_f64() / group_time.as_secs_f64().max(1e-12)
+        host.speedup()
     );
-    let resident = resident_phases::<W>(group, input, shares, repeats)?;
+    let resident = measure_resident::<W>(group, input, shares, repeats)?;
     out!(
         "  resident: upload to every member at once {}; a launch {} on the host's clock, its slowest member's kernel {} \
          on its own timer (the fastest member alone on the whole input: {}, {:.2}x); download {} and join {}",
@@ -149,128 +145,6 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         out!("  ok: the joined result matches the reference, from the host and from the resident parts");
     }
     Ok(())
-}
-
-/// A group's run from the host, measured: each member alone on the whole input, the shares (from the calibration
-/// where it predicts every member, else in proportion to each member's speed alone), and the median of `repeats`
-/// runs of the group with those shares.
-pub(crate) struct FromHost<W: DeviceWorkload> {
-    /// Each member's time alone, in member order.
-    pub alone: Vec<Duration>,
-    /// The shares the group ran with.
-    pub shares: Vec<f64>,
-    /// Where the shares came from, in words.
-    pub shares_from: String,
-    /// The group's median run (by its members' time and the join).
-    pub median: GroupRun<W>,
-}
-
-impl<W: DeviceWorkload> FromHost<W> {
-    /// The group's time: its members at once and the join.
-    pub fn group_time(&self) -> Duration {
-        self.median.parallel + self.median.join
-    }
-}
-
-/// This machine's calibrated model, where it has one: the shares of a group's run come from it.
-pub(crate) fn calibrated() -> Option<Auto> {
-    Auto::open().ok().filter(|auto| auto.model.is_some())
-}
-
-/// Measures `input` on `group` from the host ([`FromHost`]), the shares predicted by `calibrated`'s model where it
-/// knows every member ([`predict_group`]).
-pub(crate) fn from_host<W: DeviceWorkload>(
-    group: &DeviceGroup,
-    input: &W::Input,
-    repeats: usize,
-    calibrated: Option<&Auto>,
-) -> anyhow::Result<FromHost<W>> {
-    let alone = group.time_each_alone::<W>(input)?;
-    let labels: Vec<_> = group.members().iter().map(|m| m.label()).collect();
-    let predicted = calibrated.and_then(|auto| predict_group::<W>(auto, &W::params(input), Placement::Host, &labels));
-    let (shares, shares_from) = match predicted {
-        Some(p) => (
-            p.members.iter().map(|m| m.fraction).collect(),
-            format!("as the calibration balances them (predicted {})", duration(Duration::from_secs_f64(p.total_s))),
-        ),
-        None => (shares_from_times(&alone), "in proportion to each member's time alone".to_owned()),
-    };
-    let mut runs = Vec::with_capacity(repeats);
-    for _ in 0..repeats {
-        runs.push(group.run::<W>(input, &shares)?);
-    }
-    runs.sort_by_key(|r| r.parallel + r.join);
-    let median = runs.swap_remove(runs.len() / 2);
-    Ok(FromHost { alone, shares, shares_from, median })
-}
-
-/// A group's resident phases, measured ([`resident_phases`]).
-pub(crate) struct Resident<O> {
-    /// The parts uploaded to every member at once.
-    pub upload: Duration,
-    /// A launch of every part on the host's clock (median).
-    pub wall: Duration,
-    /// The slowest member's kernel on its own timer (median): the group's kernel.
-    pub slowest: Duration,
-    /// The fastest member's kernel on the whole input alone (median).
-    pub fastest_alone: Duration,
-    /// The parts downloaded at once.
-    pub download: Duration,
-    /// The parts joined.
-    pub join: Duration,
-    /// One launch's joined output on freshly uploaded parts.
-    pub output: O,
-}
-
-impl<O> Resident<O> {
-    /// The group's kernel against the fastest member's alone.
-    pub fn speedup(&self) -> f64 {
-        self.fastest_alone.as_secs_f64() / self.slowest.as_secs_f64().max(1e-12)
-    }
-}
-
-/// The group's resident phases: the parts uploaded to every member at once, `repeats` launches (each the wall time
-/// of all members and the slowest member's kernel on its own timer, medians) beside the fastest member's kernel on
-/// the whole input alone, and the parts downloaded and joined; the output is one launch's on freshly uploaded parts.
-pub(crate) fn resident_phases<W: DeviceWorkload>(
-    group: &DeviceGroup,
-    input: &W::Input,
-    shares: &[f64],
-    repeats: usize,
-) -> anyhow::Result<Resident<W::Output>> {
-    let median = |mut times: Vec<Duration>| {
-        times.sort();
-        times[times.len() / 2]
-    };
-    // Each member alone on the whole input, resident, one after another (so one member's data is freed before the
-    // next uploads).
-    let mut alone = Vec::with_capacity(group.members().len());
-    for member in group.members() {
-        let variant = member.best_variant::<W>(&W::params(input));
-        let mut resident = member.upload::<W>(input)?;
-        member.launch::<W>(variant, &mut resident)?;
-        let mut kernels = Vec::with_capacity(repeats);
-        for _ in 0..repeats {
-            kernels.push(member.time_on_device(&mut || member.launch::<W>(variant, &mut resident))?);
-        }
-        alone.push(median(kernels));
-    }
-    let fastest_alone = alone.iter().copied().min().unwrap_or_default();
-    let upload_start = std::time::Instant::now();
-    let mut resident = group.upload::<W>(input, shares)?;
-    let upload = upload_start.elapsed();
-    group.launch::<W>(&mut resident)?;
-    let launches: Vec<_> = (0..repeats).map(|_| group.launch::<W>(&mut resident)).collect::<Result<_, _>>()?;
-    let wall = median(launches.iter().map(|l| l.wall).collect());
-    let slowest = median(launches.iter().map(|l| l.slowest()).collect());
-    let (_, download, join) = group.download::<W>(&mut resident, input)?;
-    drop(resident);
-    // The result checked is one launch's on freshly uploaded parts: a launch may update its data in place (saxpy's
-    // y), so the timed launches' result is not the reference's.
-    let mut fresh = group.upload::<W>(input, shares)?;
-    group.launch::<W>(&mut fresh)?;
-    let (output, _, _) = group.download::<W>(&mut fresh, input)?;
-    Ok(Resident { upload, wall, slowest, fastest_alone, download, join, output })
 }
 
 /// The built-in workloads a group can run.

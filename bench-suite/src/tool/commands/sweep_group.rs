@@ -14,9 +14,9 @@ use gpuworthy::device::group::DeviceGroup;
 use gpuworthy::measure::duration;
 use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
 
-use super::run_group::{calibrated, from_host, resident_phases};
 use crate::tool::exit::{Exit, usage};
 use crate::tool::progress::progress_bar;
+use gpuworthy::choose::group_run::{calibrated, measure_from_host, measure_resident};
 
 /// How much faster than its fastest member alone a group must be to be said to pay: less is within the noise of a
 /// few runs.
@@ -87,8 +87,8 @@ impl WorkloadVisitor for GroupSweep<'_> {
             }
             progress.set_message(format!("{} {params} on {}", W::NAME, group.label()));
             let input = W::generate(&params, 1).map_err(usage)?;
-            let host = from_host::<W>(group, &input, 3, self.calibrated)?;
-            let resident = resident_phases::<W>(group, &input, &host.shares, 3)?;
+            let host = measure_from_host::<W>(group, &input, 3, self.calibrated)?;
+            let resident = measure_resident::<W>(group, &input, &host.shares, 3)?;
             let expected = W::reference(&input).map_err(usage)?;
             for (output, path) in [(&host.median.output, "from the host"), (&resident.output, "resident")] {
                 if let Err(mismatch) = W::check(&input, &expected, output, Precision::Full) {

@@ -1,0 +1,149 @@
+//! A device group's run measured, with the shares chosen: from the host (each member alone on the whole input, the
+//! shares, then the group's median run) and resident (upload once, launches timed on the host's clock and on each
+//! member's own timer, download and join).
+//!
+//! It sits with the choices because the shares come from them (the calibration's balance where it predicts every
+//! member, [`predict_group`], else each member's speed alone), and it is the one measurement of a group that the
+//! command line's `run --backend GROUP` and the Python package's `run(backend=GROUP)` both report, so neither
+//! measures it in its own way.
+
+use std::time::{Duration, Instant};
+
+use gpuworthy_core::{Backend, Result};
+
+use crate::choose::auto::Auto;
+use crate::choose::group::predict_group;
+use crate::device::DeviceWorkload;
+use crate::device::group::{DeviceGroup, GroupRun, shares_from_times};
+use crate::model::Placement;
+
+/// A group's run from the host, measured ([`measure_from_host`]).
+pub struct FromHost<W: DeviceWorkload> {
+    /// Each member's time alone on the whole input, in member order.
+    pub alone: Vec<Duration>,
+    /// The shares the group ran with.
+    pub shares: Vec<f64>,
+    /// Where the shares came from, in words.
+    pub shares_from: String,
+    /// The group's median run (by its members' time and the join).
+    pub median: GroupRun<W>,
+}
+
+impl<W: DeviceWorkload> FromHost<W> {
+    /// The group's time: its members at once and the join.
+    pub fn group_time(&self) -> Duration {
+        self.median.parallel + self.median.join
+    }
+
+    /// The fastest member's time alone over the group's: what the group bought (above 1) or cost (below).
+    pub fn speedup(&self) -> f64 {
+        let fastest_alone = self.alone.iter().copied().min().unwrap_or(Duration::ZERO);
+        fastest_alone.as_secs_f64() / self.group_time().as_secs_f64().max(1e-12)
+    }
+}
+
+/// This machine's calibrated model, where it has one: the shares of a group's run come from it.
+pub fn calibrated() -> Option<Auto> {
+    Auto::open().ok().filter(|auto| auto.model.is_some())
+}
+
+/// Measures `input` on `group` from the host: each member alone on the whole input, the shares (predicted by
+/// `calibrated`'s model where it knows every member, else in proportion to each member's speed alone), and the
+/// median of `repeats` runs of the group with those shares.
+pub fn measure_from_host<W: DeviceWorkload>(
+    group: &DeviceGroup,
+    input: &W::Input,
+    repeats: usize,
+    calibrated: Option<&Auto>,
+) -> Result<FromHost<W>> {
+    let alone = group.time_each_alone::<W>(input)?;
+    let labels: Vec<_> = group.members().iter().map(|m| m.label()).collect();
+    let predicted = calibrated.and_then(|auto| predict_group::<W>(auto, &W::params(input), Placement::Host, &labels));
+    let (shares, shares_from) = match predicted {
+        Some(p) => (
+            p.members.iter().map(|m| m.fraction).collect(),
+            format!(
+                "as the calibration balances them (predicted {})",
+                crate::measure::duration(Duration::from_secs_f64(p.total_s))
+            ),
+        ),
+        None => (shares_from_times(&alone), "in proportion to each member's time alone".to_owned()),
+    };
+    let mut runs = Vec::with_capacity(repeats.max(1));
+    for _ in 0..repeats.max(1) {
+        runs.push(group.run::<W>(input, &shares)?);
+    }
+    runs.sort_by_key(|r| r.parallel + r.join);
+    let median = runs.swap_remove(runs.len() / 2);
+    Ok(FromHost { alone, shares, shares_from, median })
+}
+
+/// A group's resident phases, measured ([`measure_resident`]).
+pub struct Resident<O> {
+    /// The parts uploaded to every member at once.
+    pub upload: Duration,
+    /// A launch of every part on the host's clock (median).
+    pub wall: Duration,
+    /// The slowest member's kernel on its own timer (median): the group's kernel.
+    pub slowest: Duration,
+    /// The fastest member's kernel on the whole input alone (median).
+    pub fastest_alone: Duration,
+    /// The parts downloaded at once.
+    pub download: Duration,
+    /// The parts joined.
+    pub join: Duration,
+    /// One launch's joined output on freshly uploaded parts.
+    pub output: O,
+}
+
+impl<O> Resident<O> {
+    /// The group's kernel against the fastest member's alone.
+    pub fn speedup(&self) -> f64 {
+        self.fastest_alone.as_secs_f64() / self.slowest.as_secs_f64().max(1e-12)
+    }
+}
+
+/// The group's resident phases: the parts uploaded to every member at once, `repeats` launches (each the wall time
+/// of all members and the slowest member's kernel on its own timer, medians) beside the fastest member's kernel on
+/// the whole input alone, and the parts downloaded and joined; the output is one launch's on freshly uploaded parts.
+pub fn measure_resident<W: DeviceWorkload>(
+    group: &DeviceGroup,
+    input: &W::Input,
+    shares: &[f64],
+    repeats: usize,
+) -> Result<Resident<W::Output>> {
+    let repeats = repeats.max(1);
+    let median = |mut times: Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
+    };
+    // Each member alone on the whole input, resident, one after another (so one member's data is freed before the
+    // next uploads).
+    let mut alone = Vec::with_capacity(group.members().len());
+    for member in group.members() {
+        let variant = member.best_variant::<W>(&W::params(input));
+        let mut resident = member.upload::<W>(input)?;
+        member.launch::<W>(variant, &mut resident)?;
+        let mut kernels = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            kernels.push(member.time_on_device(&mut || member.launch::<W>(variant, &mut resident))?);
+        }
+        alone.push(median(kernels));
+    }
+    let fastest_alone = alone.iter().copied().min().unwrap_or_default();
+    let upload_start = Instant::now();
+    let mut resident = group.upload::<W>(input, shares)?;
+    let upload = upload_start.elapsed();
+    group.launch::<W>(&mut resident)?;
+    let launches: Vec<_> = (0..repeats).map(|_| group.launch::<W>(&mut resident)).collect::<Result<_>>()?;
+    let wall = median(launches.iter().map(|l| l.wall).collect());
+    let slowest = median(launches.iter().map(|l| l.slowest()).collect());
+    let (_, download, join) = group.download::<W>(&mut resident, input)?;
+    drop(resident);
+    // The result checked is one launch's on freshly uploaded parts: a launch may update its data in place (saxpy's
+    // y), so the timed launches' result is not the reference's.
+    let mut fresh = group.upload::<W>(input, shares)?;
+    group.launch::<W>(&mut fresh)?;
+    let (output, _, _) = group.download::<W>(&mut fresh, input)?;
+    Ok(Resident { upload, wall, slowest, fastest_alone, download, join, output })
+}
