@@ -164,3 +164,37 @@ def test_jax_arrays_on_a_gpu_are_read_through_dlpack():
     # Read through DLPack by torch (or CuPy), so the result is one of theirs, on the same GPU.
     host = y.cpu().numpy() if hasattr(y, "cpu") else y.get()
     np.testing.assert_array_equal(host, 3 * np.arange(8))
+
+
+def test_repeated_calls_take_the_kept_path_and_other_shapes_the_general_one(xp):
+    module, to_gpu, to_host, kind = xp
+    host = np.arange(1000, dtype=np.float32)
+    x = to_gpu(host)
+    f = gpuworthy.expr("y = a*x + b")
+    for a in (1.0, 2.0, 3):
+        y = f(x=x, a=a, b=1.0)
+        assert isinstance(y, kind)
+        np.testing.assert_allclose(to_host(y), a * host + 1, rtol=1e-6)
+    assert f._launchers, "a call on device arrays keeps what the next call of its shape needs"
+    # Calls of another shape: another length, the names in another order, NumPy arrays, a bad dtype, a bad scalar.
+    np.testing.assert_allclose(to_host(f(x=to_gpu(host[:10]), a=2.0, b=1.0)), 2 * host[:10] + 1, rtol=1e-6)
+    np.testing.assert_allclose(to_host(f(b=1.0, a=2.0, x=x)), 2 * host + 1, rtol=1e-6)
+    # A view 4 bytes into its allocation is not aligned for the kernels: converted, not refused.
+    np.testing.assert_allclose(to_host(f(x=x[1:], a=2.0, b=1.0)), 2 * host[1:] + 1, rtol=1e-6)
+    np.testing.assert_allclose(f(x=host, a=2.0, b=1.0), 2 * host + 1, rtol=1e-6)
+    assert "no copy" not in f.last_run["reason"]
+    np.testing.assert_allclose(to_host(f(x=to_gpu(host.astype(np.float64)), a=2.0, b=1.0)), 2 * host + 1, rtol=1e-6)
+    assert "conversions" in f.last_run
+    with pytest.raises(TypeError):
+        f(x=x, a="2", b=1.0)
+    assert to_host(f(x=to_gpu(np.zeros(0, dtype=np.float32)), a=2.0, b=1.0)).shape == (0,)
+    np.testing.assert_allclose(to_host(f(x=x, a=2.0, b=1.0)), 2 * host + 1, rtol=1e-6)
+    assert "no copy" in f.last_run["reason"]
+    # A reduction and an output that overwrites its input, called again and again.
+    total = gpuworthy.expr("s = sum(x)")
+    assert [total(x=x) for _ in range(3)] == [float(host.sum())] * 3
+    z = to_gpu(np.zeros(1000, dtype=np.float32))
+    step = gpuworthy.expr("z = z + x")
+    for _ in range(3):
+        assert pointer(step(z=z, x=x)) == pointer(z)
+    np.testing.assert_allclose(to_host(z), 3 * host, rtol=1e-6)
