@@ -486,6 +486,30 @@ fn run_measures_an_expression_on_every_device_and_refuses_bad_ones_with_a_caret(
     rejected(&["run", "--expr", "y = x", "--size", "2^60"], "too large");
 }
 
+/// The first screen on a machine without a display has no false error: Mesa's Vulkan device-selection layer asks the
+/// Wayland client library for a display while wgpu starts, and with `XDG_RUNTIME_DIR` unset (or not an absolute
+/// path) that library would print `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` before anything
+/// else. Whatever the variable holds, a run prints no `error:` line of a driver's.
+#[test]
+fn a_machine_without_a_display_prints_no_false_error() {
+    for xdg in [None, Some("relative/dir")] {
+        let mut command = Command::new(binary());
+        command.args(["run", "square", "--size", "4096", "--backend", "auto", "--quick"]);
+        match xdg {
+            None => command.env_remove("XDG_RUNTIME_DIR"),
+            Some(dir) => command.env("XDG_RUNTIME_DIR", dir),
+        };
+        command.env_remove("WAYLAND_DISPLAY");
+        let out = command.output().expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "XDG_RUNTIME_DIR={xdg:?}: {stderr}");
+        assert!(!stderr.contains("error:"), "XDG_RUNTIME_DIR={xdg:?}: a false error on the first screen: {stderr}");
+    }
+    let devices = Command::new(binary()).arg("devices").env_remove("XDG_RUNTIME_DIR").output().expect("runs");
+    let all = format!("{}{}", String::from_utf8_lossy(&devices.stdout), String::from_utf8_lossy(&devices.stderr));
+    assert!(!all.contains("error: XDG_RUNTIME_DIR"), "{all}");
+}
+
 /// NaN and infinite scalars compute as IEEE arithmetic gives them, as they do in Python, and are checked against the
 /// reference (NaN where it gives NaN); a range's ends stay finite, since inputs are drawn between them.
 #[test]

@@ -206,3 +206,18 @@ def test_a_workload_split_over_a_device_group_is_measured_and_checked():
     assert "not a group" in str(e.value)
     with pytest.raises(ValueError):
         gpuworthy.run_group("fft", "cpu+wgpu", 1 << 10)
+
+
+def test_a_machine_without_a_display_prints_no_false_error():
+    """Mesa's Vulkan layers ask for a Wayland display while wgpu starts; without XDG_RUNTIME_DIR the client library
+    would print `error: XDG_RUNTIME_DIR is invalid or not set` before anything else. No such line, from Python."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY")}
+    code = "import gpuworthy; gpuworthy.devices(); print(gpuworthy.run('square', 4096, backend='cpu', quick=True).check)"
+    if "wgpu" in AVAILABLE:
+        code += "; print(gpuworthy.run('square', 4096, backend='wgpu', quick=True).check)"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "error:" not in done.stderr and "error:" not in done.stdout, done.stderr
