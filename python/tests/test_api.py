@@ -164,7 +164,7 @@ def test_the_command_line_comes_with_the_package():
     )
     assert done.returncode == 0 and "Usage: gpuworthy" in done.stdout, done.stderr
     bad = subprocess.run(
-        [sys.executable, "-m", "gpuworthy._cli", "run", "fft"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "gpuworthy", "run", "fft"], capture_output=True, text=True, timeout=120
     )
     assert bad.returncode == 2 and "fft" in bad.stderr
 
