@@ -419,20 +419,13 @@ fn explain_record<W: gpuworthy::device::DeviceWorkload>(
     };
     what_if.validate()?;
     let machine = gpuworthy::model::reference::find(machine)?;
-    let cpu = Device::cpu()?;
-    let mut local = Auto::open()?.model.unwrap_or_default();
-    let predict = |local: &gpuworthy::model::Model| -> gpuworthy::core::Result<_> {
-        let auto = Auto::with_model(vec![cpu.clone()], machine.beside_as(local, what_if)?);
-        let predicted = auto.predict::<W>(params, placement).map(|(p, _)| p).unwrap_or_default();
-        Ok((auto, predicted))
+    let beside =
+        gpuworthy::choose::auto::predict_beside_reference::<W>(machine, what_if, params, placement, calibrate_cpu)?;
+    let (auto, predictions) = (beside.auto, beside.predictions);
+    let cpu_from = match beside.cpu_measured_now {
+        false => "this machine's calibration",
+        true => "measured just now on this machine",
     };
-    let (mut auto, mut predictions) = predict(&local)?;
-    let mut cpu_from = "this machine's calibration";
-    if !predictions.iter().any(|p| !p.is_gpu) {
-        local.merge(calibrate_cpu(&cpu)?.model);
-        (auto, predictions) = predict(&local)?;
-        cpu_from = "measured just now on this machine";
-    }
     let Some(fastest) = predictions.first() else {
         return Err(Error::invalid(format!("{} does not know {}: nothing to predict from", machine.name, W::NAME)));
     };

@@ -526,6 +526,44 @@ pub struct Choice {
     pub by_trial: bool,
 }
 
+/// A prediction for this machine's CPU beside a reference machine's GPUs ([`predict_beside_reference`]).
+pub struct BesideReference {
+    /// The chooser over this machine's CPU and the reference machine's GPUs, with the mixed model.
+    pub auto: Auto,
+    /// Every device's prediction, fastest first; empty where neither side knows the workload.
+    pub predictions: Vec<Prediction>,
+    /// Whether the CPU's curves were measured just now, this machine's calibration having none for the workload.
+    pub cpu_measured_now: bool,
+}
+
+/// `W` at `params` predicted on this machine's CPU beside `machine`'s GPUs, changed by `what_if`
+/// ([`ReferenceMachine::beside_as`]): the CPU's curves from this machine's calibration, else from `calibrate_cpu`
+/// (the command line's `explain --on` and the Python package's `explain(on=...)` both predict so).
+///
+/// [`ReferenceMachine::beside_as`]: crate::model::reference::ReferenceMachine::beside_as
+pub fn predict_beside_reference<W: DeviceWorkload>(
+    machine: &crate::model::reference::ReferenceMachine,
+    what_if: &crate::model::reference::WhatIf,
+    params: &W::Params,
+    placement: Placement,
+    calibrate_cpu: impl FnOnce(&Device) -> Result<Calibration>,
+) -> Result<BesideReference> {
+    let cpu = Device::cpu()?;
+    let mut local = Auto::open()?.model.unwrap_or_default();
+    let predict = |local: &Model| -> Result<(Auto, Vec<Prediction>)> {
+        let auto = Auto::with_model(vec![cpu.clone()], machine.beside_as(local, what_if)?);
+        let predictions = auto.predict::<W>(params, placement).map(|(p, _)| p).unwrap_or_default();
+        Ok((auto, predictions))
+    };
+    let (auto, predictions) = predict(&local)?;
+    if predictions.iter().any(|p| !p.is_gpu) {
+        return Ok(BesideReference { auto, predictions, cpu_measured_now: false });
+    }
+    local.merge(calibrate_cpu(&cpu)?.model);
+    let (auto, predictions) = predict(&local)?;
+    Ok(BesideReference { auto, predictions, cpu_measured_now: true })
+}
+
 /// The verdict on predictions sorted fastest first ([`Auto::predict`]): the fastest and why, in the words of
 /// [`Choice::reason`] (a toss-up where the next is within `margin`); `None` without predictions.
 pub fn verdict(predictions: &[Prediction], margin: f64) -> Option<String> {

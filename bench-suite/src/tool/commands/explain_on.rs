@@ -39,7 +39,7 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
         &dyn Progress,
     ) -> gpuworthy::core::Result<gpuworthy::model::calibration::Calibration>,
 ) -> anyhow::Result<()> {
-    use gpuworthy::choose::auto::{Auto, verdict};
+    use gpuworthy::choose::auto::{predict_beside_reference, verdict};
     let machine = gpuworthy::model::reference::find(&on.machine).map_err(usage)?;
     let attribution = match what_if.is_some() {
         false => machine.attribution()?,
@@ -59,31 +59,25 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
             W::NAME
         );
     }
-    let cpu = Device::cpu()?;
-    let local = Auto::open()?.model.unwrap_or_default();
-    let predict = |local: &gpuworthy::model::Model| -> anyhow::Result<_> {
-        let auto = Auto::with_model(vec![cpu.clone()], machine.beside_as(local, what_if).map_err(usage)?);
-        let predicted = auto.predict::<W>(params, placement);
-        let has_cpu = predicted.as_ref().is_some_and(|(p, _)| p.iter().any(|p| !p.is_gpu));
-        Ok((auto, predicted, has_cpu))
-    };
-    let (mut auto, mut predicted, has_cpu) = predict(&local)?;
-    let mut cpu_from = "this machine's calibration";
-    if !has_cpu {
+    let beside = predict_beside_reference::<W>(machine, what_if, params, placement, |cpu| {
         let progress = progress_bar();
         progress.set_message(format!("measuring this CPU for {} (its calibration has none)", W::NAME));
-        let measured = calibrate_cpu(&cpu, &Bar(progress.clone()))?;
+        let measured = calibrate_cpu(cpu, &Bar(progress.clone()));
         progress.finish_and_clear();
-        let mut local = local;
-        local.merge(measured.model);
-        (auto, predicted, _) = predict(&local)?;
-        cpu_from = "measured just now on this machine (`gpuworthy calibrate` keeps them)";
-    }
+        measured
+    })
+    // The mixed model refuses a what-if it cannot apply (a usage error); a device's failure stays one.
+    .map_err(|e| if matches!(e, gpuworthy::core::Error::InvalidInput(_)) { usage(e) } else { e.into() })?;
+    let (auto, predictions) = (beside.auto, beside.predictions);
+    let cpu_from = match beside.cpu_measured_now {
+        false => "this machine's calibration",
+        true => "measured just now on this machine (`gpuworthy calibrate` keeps them)",
+    };
     out!("{headline}, {placement}, on this machine's CPU beside {attribution}:");
-    let Some((predictions, _)) = predicted.filter(|(p, _)| !p.is_empty()) else {
+    if predictions.is_empty() {
         out!("  nothing to predict from: {} does not know this workload", machine.name);
         return Ok(());
-    };
+    }
     print_predictions(&predictions, None, placement)?;
     if let Some(verdict) = verdict(&predictions, auto.toss_up_margin()) {
         out!("fastest: {verdict}");
