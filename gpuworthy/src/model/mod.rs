@@ -936,16 +936,9 @@ mod tests {
         let variant =
             |kernel: CostFit| VariantModel { variant: "v".into(), full_precision: true, kernel: curve(kernel) };
         let workload = |upload: CostFit, kernel: CostFit| WorkloadModel {
-            workload: "square".into(),
             upload: curve(upload),
             download: curve(upload),
-            upload_pinned: None,
-            download_pinned: None,
-            pipelined: None,
-            host_overhead: None,
-            streaming: None,
-            compute_probe: None,
-            variants: vec![variant(kernel)],
+            ..WorkloadModel::kernels_only("square", vec![variant(kernel)])
         };
         let per_byte = |rate: f64| CostFit { per_byte_s: 1.0 / rate, ..CostFit::default() };
         Model {

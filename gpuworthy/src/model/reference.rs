@@ -304,7 +304,6 @@ pub struct WhatItWouldDo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::fit::Curve;
     use crate::model::{DeviceModel, WorkloadModel};
 
     /// The H100's prediction for `workload` at `cost` on cuda, with the GPU changed as `what_if` says.
@@ -389,18 +388,7 @@ mod tests {
             label: DeviceLabel::named(label),
             backend: label.split('(').next().unwrap_or(label).parse().unwrap(),
             is_gpu,
-            workloads: vec![WorkloadModel {
-                workload: "square".into(),
-                upload: Curve::default(),
-                download: Curve::default(),
-                upload_pinned: None,
-                download_pinned: None,
-                pipelined: None,
-                host_overhead: None,
-                streaming: None,
-                compute_probe: None,
-                variants: Vec::new(),
-            }],
+            workloads: vec![WorkloadModel::kernels_only("square", Vec::new())],
             stream_s_per_byte: None,
             cache_bytes: None,
         }
