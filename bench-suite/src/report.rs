@@ -27,8 +27,8 @@ pub fn phase_table(title: &str, rows: &[Measurement]) -> String {
     );
     for m in rows {
         let label = match m.precision {
-            Precision::Full => m.variant.to_string(),
-            Precision::Reduced => format!("{} (reduced precision)", m.variant),
+            Precision::Fp32 => m.variant.to_string(),
+            reduced => format!("{} ({reduced})", m.variant),
         };
         let check = match &m.check {
             None => "not checked".to_owned(),

@@ -140,7 +140,7 @@ pub fn from_json(texts: &[(String, String)]) -> anyhow::Result<(Vec<Point>, Vec<
             let usable: Vec<&SweepRow> = sweep
                 .rows
                 .iter()
-                .filter(|r| r.precision == Precision::Full && !r.check.is_failed())
+                .filter(|r| r.precision == Precision::Fp32 && !r.check.is_failed())
                 .filter(|r| r.kernel_s > 0.0 && r.bytes > 0 && r.flops > 0)
                 .collect();
             let mut devices: Vec<&str> = usable.iter().map(|r| r.label.as_str()).collect();

@@ -322,7 +322,7 @@ pub trait Implements<W: Workload>: Backend {
     /// and labelled in every report.
     fn precision(&self, variant: &str) -> Precision {
         let _ = variant;
-        Precision::Full
+        Precision::Fp32
     }
 
     /// Whether this backend can take an input of this shape at all, answered before any data is made: an error names

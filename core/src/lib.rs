@@ -14,7 +14,7 @@
 //! let input = Sum::generate(&Len(1 << 16), 42)?;          // the same bytes on every backend
 //! let expected = Sum::reference(&input)?;                  // sequential, in f64
 //! let fast: f32 = input.iter().sum();                      // a naive f32 sum, for illustration
-//! assert!(Sum::check(&input, &expected, &(fast as f64), Precision::Full).is_ok());
+//! assert!(Sum::check(&input, &expected, &(fast as f64), Precision::Fp32).is_ok());
 //! println!("{} moves {} bytes", Sum::NAME, Sum::cost(&Len(1 << 16)).bytes);
 //! # Ok::<(), gpuworthy_core::Error>(())
 //! ```
@@ -30,6 +30,7 @@ pub mod error;
 pub mod expr;
 pub mod kind;
 pub mod memory;
+pub mod precision;
 #[cfg(feature = "proptest")]
 pub mod random;
 pub mod raw;
@@ -46,8 +47,9 @@ pub use backend::{
 };
 pub use error::{Error, Result};
 pub use kind::BackendKind;
+pub use precision::Precision;
 pub use variants::{KernelSource, Variant, VariantTable};
-pub use workload::{Cost, Mismatch, Precision, Resemblance, Sharding, Tolerance, Workload};
+pub use workload::{Cost, Mismatch, Resemblance, Sharding, Tolerance, Workload};
 
 /// The one list of workloads: calls the macro `$callback` with every workload's name and type, so that code which
 /// must do something for each workload (the names below, run-time dispatch by name, the facade's `Device`, the

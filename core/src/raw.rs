@@ -536,7 +536,7 @@ impl RawKernel {
     /// let input = Raw::generate(&RawParams::new(Arc::new(kernel), Shape::Line(8), vec![])?, 1)?;
     /// let expected = Raw::reference(&input)?;
     /// let close = vec![expected[0].iter().map(|y| y * 1.0001).collect()]; // 1e-4 off: within 1e-3
-    /// assert!(Raw::check(&input, &expected, &close, Precision::Full).is_ok());
+    /// assert!(Raw::check(&input, &expected, &close, Precision::Fp32).is_ok());
     /// # Ok::<(), gpuworthy_core::Error>(())
     /// ```
     pub fn tolerance(mut self, tolerance: Tolerance) -> RawKernel {
@@ -853,7 +853,7 @@ impl RawInput {
 /// let input = Raw::generate(&RawParams::new(kernel.into(), Shape::Line(100), vec![])?, 1)?;
 /// let expected = Raw::reference(&input)?;
 /// assert_eq!(expected[0][5], -input.arrays[0][5]);
-/// assert!(Raw::check(&input, &expected, &expected, Precision::Full).is_ok());
+/// assert!(Raw::check(&input, &expected, &expected, Precision::Fp32).is_ok());
 /// # Ok::<(), gpuworthy_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -1107,10 +1107,10 @@ mod tests {
             let params = RawParams::new(Arc::new(kernel), Shape::Grid { width: 7, height: 3 }, vec![]).unwrap();
             let input = Raw::generate(&params, 5).unwrap();
             let expected = Raw::reference(&input).unwrap();
-            assert!(Raw::check(&input, &expected, &expected, Precision::Full).is_ok());
+            assert!(Raw::check(&input, &expected, &expected, Precision::Fp32).is_ok());
             let mut wrong = expected.clone();
             wrong[0][9] += 0.01;
-            let err = Raw::check(&input, &expected, &wrong, Precision::Full).unwrap_err().to_string();
+            let err = Raw::check(&input, &expected, &wrong, Precision::Fp32).unwrap_err().to_string();
             assert!(err.contains("result[1, 2]") || err.contains("result[9]"), "{err}");
         }
     }

@@ -28,15 +28,15 @@ pub struct Variant<L: 'static> {
 impl<L> Variant<L> {
     /// A full-precision variant running `kernels` with `launch`.
     pub const fn new(name: &'static str, kernels: &'static [&'static str], launch: L) -> Self {
-        Variant { name, kernels, precision: Precision::Full, launch }
+        Variant { name, kernels, precision: Precision::Fp32, launch }
     }
 
-    /// The same variant computing in reduced precision.
-    pub const fn reduced(self) -> Self
+    /// The same variant computing in `precision` (TF32, bf16 or fp16 tensor cores).
+    pub const fn in_precision(self, precision: Precision) -> Self
     where
         L: Copy,
     {
-        Variant { precision: Precision::Reduced, ..self }
+        Variant { precision, ..self }
     }
 
     /// The kernel one launch runs: the first of [`Variant::kernels`] (empty for a library call).
@@ -70,9 +70,9 @@ impl<L> VariantTable<L> {
         self.find(name).ok_or_else(|| backend.unknown_variant(name))
     }
 
-    /// The precision of the variant called `name` (full for a name the table lacks).
+    /// The precision of the variant called `name` (fp32 for a name the table lacks).
     pub fn precision(&self, name: &str) -> Precision {
-        self.find(name).map_or(Precision::Full, |v| v.precision)
+        self.find(name).map_or(Precision::Fp32, |v| v.precision)
     }
 
     /// Every `(variant, kernel)` pair of the table, for the tests that check kernel names against the sources.
@@ -105,14 +105,17 @@ mod tests {
 
     static TABLE: VariantTable<u32> = VariantTable {
         workload: "square",
-        variants: &[Variant::new("naive", &["square_naive"], 256), Variant::new("fast", &["a", "b"], 64).reduced()],
+        variants: &[
+            Variant::new("naive", &["square_naive"], 256),
+            Variant::new("fast", &["a", "b"], 64).in_precision(Precision::Tf32),
+        ],
     };
 
     #[test]
     fn a_table_answers_names_precisions_and_kernels() {
         assert_eq!(TABLE.names(), ["naive", "fast"]);
         assert_eq!(TABLE.find("fast").map(|v| v.launch), Some(64));
-        assert_eq!(TABLE.precision("fast"), Precision::Reduced);
+        assert_eq!(TABLE.precision("fast"), Precision::Tf32);
         assert!(TABLE.find("turbo").is_none());
         assert_eq!(TABLE.kernels(), [("naive", "square_naive"), ("fast", "a"), ("fast", "b")]);
     }

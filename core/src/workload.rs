@@ -8,6 +8,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::error::Result;
+pub use crate::precision::Precision;
 
 /// One member's output with the units it covered, as a [`Sharding::join`] receives it.
 pub type Part<W> = (Range<usize>, <W as Workload>::Output);
@@ -206,31 +207,6 @@ pub struct Resemblance {
     pub extra_flops: u64,
     /// Special-function calls per element, by function name.
     pub calls: Vec<(&'static str, u64)>,
-}
-
-/// The arithmetic a variant computes in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Precision {
-    /// IEEE `f32` throughout (FMA contraction allowed).
-    #[default]
-    Full,
-    /// Reduced-precision arithmetic (TF32 tensor cores): checked at a looser tolerance and labelled in reports.
-    Reduced,
-}
-
-impl Precision {
-    /// How reports name it: `full`, or `reduced (tf32)`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Precision::Full => "full",
-            Precision::Reduced => "reduced (tf32)",
-        }
-    }
-
-    /// The precision a report names `label` ([`Precision::label`]'s inverse), if it names one.
-    pub fn from_label(label: &str) -> Option<Precision> {
-        [Precision::Full, Precision::Reduced].into_iter().find(|p| p.label() == label)
-    }
 }
 
 /// What a perfect implementation of one run moves and computes: the denominators of throughput.

@@ -835,7 +835,7 @@ mod tests {
         let input = Expression::generate(&params, 3).unwrap();
         let expected = Expression::reference(&input).unwrap();
         let output = Implements::<Expression>::run(&cpu, "blocks", &input).unwrap();
-        Expression::check(&input, &expected, &output, gpuworthy_core::Precision::Full).unwrap();
+        Expression::check(&input, &expected, &output, gpuworthy_core::Precision::Fp32).unwrap();
     }
 
     /// A cheap program runs a few thousand elements as one task and long arrays in tasks of [`TASK_BLOCKS`]; one of
@@ -974,7 +974,7 @@ mod tests {
                 let expected = Expression::reference(&input).unwrap();
                 for variant in Implements::<Expression>::variants(&cpu) {
                     let output = Implements::<Expression>::run(&cpu, variant, &input).unwrap();
-                    Expression::check(&input, &expected, &output, gpuworthy_core::Precision::Full)
+                    Expression::check(&input, &expected, &output, gpuworthy_core::Precision::Fp32)
                         .unwrap_or_else(|e| panic!("{source} at {n} with {variant}: {e}"));
                 }
             }

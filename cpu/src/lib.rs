@@ -19,7 +19,7 @@
 //! let x = Square::generate(&Len(10_000), 1)?;
 //! for variant in <CpuBackend as Implements<Square>>::variants(&cpu) {
 //!     let y = Implements::<Square>::run(&cpu, variant, &x)?;
-//!     Square::check(&x, &Square::reference(&x)?, &y, Precision::Full).unwrap();
+//!     Square::check(&x, &Square::reference(&x)?, &y, Precision::Fp32).unwrap();
 //! }
 //! # Ok::<(), gpuworthy_core::Error>(())
 //! ```

@@ -108,7 +108,7 @@ mod tests {
         let params = RawParams::new(Arc::new(kernel), Shape::Line(10_000), vec![3.0]).unwrap();
         let input = Raw::generate(&params, 2).unwrap();
         let output = Implements::<Raw>::run(&cpu, FUNCTION, &input).unwrap();
-        assert!(Raw::check(&input, &Raw::reference(&input).unwrap(), &output, Precision::Full).is_ok());
+        assert!(Raw::check(&input, &Raw::reference(&input).unwrap(), &output, Precision::Fp32).is_ok());
 
         let bare = RawKernel::new("gpu_only", &["x"], &["y"], &[]).unwrap().reference("y = x").unwrap();
         let params = RawParams::new(Arc::new(bare), Shape::Line(4), vec![]).unwrap();

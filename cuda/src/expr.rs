@@ -1092,7 +1092,7 @@ mod tests {
                     data.kernels = kernels.clone();
                     Implements::<Expression>::launch(&cuda, "generated", &mut data).unwrap();
                     let output = Implements::<Expression>::download(&cuda, &mut data).unwrap();
-                    Expression::check(&input, &expected, &output, Precision::Full)
+                    Expression::check(&input, &expected, &output, Precision::Fp32)
                         .unwrap_or_else(|e| panic!("{source} at {n}, the {shape} kernel: {e}"));
                 }
             }
@@ -1154,11 +1154,11 @@ mod tests {
                 let expected = Expression::reference(&input).unwrap();
                 let output = Implements::<Expression>::run(&cuda, "generated", &input)
                     .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
-                Expression::check(&input, &expected, &output, Precision::Full)
+                Expression::check(&input, &expected, &output, Precision::Fp32)
                     .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
                 Implements::<Expression>::run_into(&cuda, "generated", &input, &mut reused)
                     .unwrap_or_else(|e| panic!("{source} at {n}, reused: {e}"));
-                Expression::check(&input, &expected, &reused, Precision::Full)
+                Expression::check(&input, &expected, &reused, Precision::Fp32)
                     .unwrap_or_else(|e| panic!("{source} at {n}, reused: {e}"));
             }
         }
@@ -1178,7 +1178,7 @@ mod tests {
                 let expected = Expression::reference(&input).unwrap();
                 let output = Implements::<Expression>::run(&cuda, "generated", &input)
                     .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
-                Expression::check(&input, &expected, &output, Precision::Full)
+                Expression::check(&input, &expected, &output, Precision::Fp32)
                     .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
             }
         }

@@ -428,6 +428,6 @@ mod tests {
         let expected = Mandelbrot::reference(&input).unwrap();
         let counts = Implements::<Mandelbrot>::run(&cuda, "naive", &input).unwrap();
         assert_eq!(counts.len(), expected.len());
-        Mandelbrot::check(&input, &expected, &counts, gpuworthy_core::Precision::Full).unwrap();
+        Mandelbrot::check(&input, &expected, &counts, gpuworthy_core::Precision::Fp32).unwrap();
     }
 }

@@ -284,8 +284,8 @@ impl WorkloadVisitor for GroupRequest<'_> {
             false => "not checked".to_owned(),
             true => {
                 let expected = W::reference(&input)?;
-                let joined = W::check(&input, &expected, &host.median.output, Precision::Full);
-                let parts = W::check(&input, &expected, &resident.output, Precision::Full);
+                let joined = W::check(&input, &expected, &host.median.output, Precision::Fp32);
+                let parts = W::check(&input, &expected, &resident.output, Precision::Fp32);
                 match (joined, parts) {
                     (Ok(()), Ok(())) => "passed".to_owned(),
                     (Err(e), _) => format!("failed: the joined result: {e}"),

@@ -54,7 +54,7 @@ fn run(device: &Device, source: &str, scalars: &[&str], values: &[f32], arrays: 
     let variant = device.best_variant::<Expression>(&input.params);
     let output =
         device.run::<Expression>(variant, &input).unwrap_or_else(|e| panic!("{}: `{source}`: {e}", device.label()));
-    Expression::check(&input, &expected, &output, Precision::Full)
+    Expression::check(&input, &expected, &output, Precision::Fp32)
         .unwrap_or_else(|e| panic!("{} {variant}: `{source}`: {e}", device.label()));
 }
 
@@ -329,7 +329,7 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
                     ));
                     continue;
                 }
-                Expression::check(&input, &expected, &output, Precision::Full)
+                Expression::check(&input, &expected, &output, Precision::Fp32)
                     .unwrap_or_else(|e| panic!("{} {variant}: `{source}`: {e}", device.label()));
                 eprintln!(
                     "{} {variant}: {} over {n} arguments, the worst error {:.2} of its bound (at {:?})",

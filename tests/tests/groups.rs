@@ -64,7 +64,7 @@ impl WorkloadVisitor for OnGroups {
                 // (Where the second half's output is empty, as with rows of no columns, nothing is lost.)
                 assert!(
                     format!("{lost:?}") == format!("{expected:?}")
-                        || W::check(&input, &expected, &lost, Precision::Full).is_err(),
+                        || W::check(&input, &expected, &lost, Precision::Fp32).is_err(),
                     "{} {params}: a join missing its second part passed the check",
                     W::NAME
                 );
@@ -81,7 +81,7 @@ impl WorkloadVisitor for OnGroups {
                         if !told {
                             return Err(format!("the members' reports are out of order: {:?}", run.members));
                         }
-                        W::check(&input, &expected, &run.output, Precision::Full).map_err(|e| e.to_string())
+                        W::check(&input, &expected, &run.output, Precision::Fp32).map_err(|e| e.to_string())
                     });
                     // The same parts resident: uploaded, launched (once: saxpy updates y in place), downloaded and
                     // joined.
@@ -93,7 +93,7 @@ impl WorkloadVisitor for OnGroups {
                     })()
                     .map_err(|e| e.to_string())
                     .and_then(|output| {
-                        W::check(&input, &expected, &output, Precision::Full).map_err(|e| format!("resident: {e}"))
+                        W::check(&input, &expected, &output, Precision::Fp32).map_err(|e| format!("resident: {e}"))
                     });
                     let outcome = outcome.and(resident);
                     if let Err(why) = outcome {
@@ -150,7 +150,7 @@ fn expressions_match_their_reference_on_every_group() {
                 for shares in shares(group.members().len()) {
                     runs += 1;
                     let outcome = group.run::<Expression>(&input, &shares).map_err(|e| e.to_string()).and_then(|run| {
-                        Expression::check(&input, &expected, &run.output, Precision::Full).map_err(|e| e.to_string())
+                        Expression::check(&input, &expected, &run.output, Precision::Fp32).map_err(|e| e.to_string())
                     });
                     if let Err(why) = outcome {
                         failures.push(format!("`{source}` at {n} on {} with shares {shares:?}: {why}", group.label()));

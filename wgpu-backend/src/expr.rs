@@ -1165,7 +1165,7 @@ mod tests {
                 let expected = Expression::reference(&input).unwrap();
                 let output = Implements::<Expression>::run(backend, "generated", &input)
                     .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
-                Expression::check(&input, &expected, &output, Precision::Full)
+                Expression::check(&input, &expected, &output, Precision::Fp32)
                     .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
             }
         }
@@ -1217,7 +1217,7 @@ mod tests {
             }
             assert_eq!(resident.plan.as_ref().map(Vec::len), Some(if source.contains("sum") { 4 } else { 3 }));
             let output = Implements::<Expression>::download(&backend, &mut resident).unwrap();
-            Expression::check(&input, &expected, &output, Precision::Full).unwrap_or_else(|e| panic!("{source}: {e}"));
+            Expression::check(&input, &expected, &output, Precision::Fp32).unwrap_or_else(|e| panic!("{source}: {e}"));
         }
     }
 
@@ -1309,7 +1309,7 @@ mod tests {
             let input = ExprInput { params, arrays: vec![values.clone().into()] };
             let expected = Expression::reference(&input).unwrap();
             let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
-            Expression::check(&input, &expected, &output, Precision::Full).unwrap_or_else(|e| panic!("{source}: {e}"));
+            Expression::check(&input, &expected, &output, Precision::Fp32).unwrap_or_else(|e| panic!("{source}: {e}"));
         }
     }
 
@@ -1342,7 +1342,7 @@ mod tests {
             let input = ExprInput { params: ExprParams::new(program, n, vec![]), arrays: vec![values.into()] };
             let expected = Expression::reference(&input).unwrap();
             let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
-            Expression::check(&input, &expected, &output, Precision::Full)
+            Expression::check(&input, &expected, &output, Precision::Fp32)
                 .unwrap_or_else(|e| panic!("{source} with {specials:?}: {e}"));
         }
     }

@@ -417,7 +417,7 @@ impl ExprInput {
 /// let expected = Expression::reference(&input)?;
 /// let Outputs::Elementwise(y) = &expected else { unreachable!("y = 2 * x is elementwise") };
 /// assert_eq!(y[0][7], 2.0 * input.arrays[0][7]);
-/// assert!(Expression::check(&input, &expected, &expected, Precision::Full).is_ok());
+/// assert!(Expression::check(&input, &expected, &expected, Precision::Fp32).is_ok());
 /// # Ok(())
 /// # }
 /// ```
@@ -652,7 +652,7 @@ mod tests {
                 let outputs: Vec<_> =
                     parts.iter().map(|r| (r.clone(), run(&(sharding.cut)(&input, r.clone())).unwrap())).collect();
                 let joined = (sharding.join)(&input, outputs);
-                let checked = Expression::check(&input, &joined, &joined, Precision::Full);
+                let checked = Expression::check(&input, &joined, &joined, Precision::Fp32);
                 assert!(checked.is_ok(), "{source} {shares:?}: {joined:?} {checked:?}");
             }
             if source.starts_with("r =") || source.starts_with("m = 2") {
@@ -667,7 +667,7 @@ mod tests {
                     })
                     .collect();
                 let joined = (sharding.join)(&input, wrong);
-                assert!(Expression::check(&input, &joined, &joined, Precision::Full).is_err(), "{source}: {joined:?}");
+                assert!(Expression::check(&input, &joined, &joined, Precision::Fp32).is_err(), "{source}: {joined:?}");
             }
         }
     }
@@ -736,10 +736,10 @@ mod tests {
         let p = params("y = a * x + b", &["a", "b"], vec![2.0, 1.0], 1000);
         let input = Expression::generate(&p, 3).unwrap();
         let expected = Expression::reference(&input).unwrap();
-        assert!(Expression::check(&input, &expected, &expected, Precision::Full).is_ok());
+        assert!(Expression::check(&input, &expected, &expected, Precision::Fp32).is_ok());
         let Outputs::Elementwise(mut wrong) = expected.clone() else { panic!() };
         wrong[0][17] += 0.01;
-        let err = Expression::check(&input, &expected, &Outputs::Elementwise(wrong), Precision::Full).unwrap_err();
+        let err = Expression::check(&input, &expected, &Outputs::Elementwise(wrong), Precision::Fp32).unwrap_err();
         assert!(err.message.contains("y[17]"), "{err}");
         let mut short = input.clone();
         short.arrays[0] = HostArray::from(input.arrays[0][1..].to_vec());

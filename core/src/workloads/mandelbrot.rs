@@ -478,7 +478,7 @@ mod tests {
         assert!(rounding_sensitive(&p, 1, p.height - 1 - 9));
         actual[mirror] =
             escape_count_rounded(&p, (1, p.height - 1 - 9), Fusions { centre: true, y: true, x: 2, radius: 1 });
-        assert!(Mandelbrot::check(&p, &expected, &actual, Precision::Full).is_ok());
+        assert!(Mandelbrot::check(&p, &expected, &actual, Precision::Fp32).is_ok());
     }
 
     #[test]
@@ -494,7 +494,7 @@ mod tests {
         let mut actual = expected.clone();
         actual[9 * 2 + 1] = escape_count_rounded(&p, (1, 9), Fusions { centre: false, y: true, x: 0, radius: 0 });
         actual[inside] = 255;
-        let error = Mandelbrot::check(&p, &expected, &actual, Precision::Full).unwrap_err().to_string();
+        let error = Mandelbrot::check(&p, &expected, &actual, Precision::Fp32).unwrap_err().to_string();
         assert!(error.contains("row 15, column 1 every rounding gives 256 (and the orbits part at iteration 256), got 255"), "{error}");
     }
 
@@ -505,7 +505,7 @@ mod tests {
         let expected = Mandelbrot::reference(&p).unwrap();
         let mut actual = expected.clone();
         actual[50 * 257..51 * 257].fill(0);
-        let error = Mandelbrot::check(&p, &expected, &actual, Precision::Full).unwrap_err().to_string();
+        let error = Mandelbrot::check(&p, &expected, &actual, Precision::Fp32).unwrap_err().to_string();
         assert!(error.contains("row 50"), "{error}");
     }
 

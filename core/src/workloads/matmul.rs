@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::square_ladder;
 use crate::rng;
-use crate::workload::{Cost, Mismatch, Precision, Tolerance, Workload, checked_area, describe_2d};
+use crate::workload::{Cost, Mismatch, Precision, Workload, check_lengths, checked_area};
 use crate::{Error, Result};
 use crate::shard::concatenate;
 use crate::workload::Sharding;
@@ -156,24 +156,14 @@ impl Workload for Matmul {
         Ok(c)
     }
 
-    /// Full precision: `|c − ref₆₄| ≤ 1e-5 + 2e-7·K`. With A and B uniform in `[-1, 1)` each product has a variance
-    /// of 1/9 and each `f32` addition adds a rounding error of at most 2^-24 of the running sum (about √(k/9) after
-    /// k terms), so the error of a sequential `f32` dot product spreads about 8e-9·K; the tolerance is about 25 times
-    /// that, which blocked, tiled and FMA-contracted orders all meet. A product term that is dropped or counted
-    /// twice moves some entry by its own size (of order 0.1 to 1), which this rejects at every K up to 10^5. Reduced
-    /// precision (TF32 inputs, 10 mantissa bits): `1e-4 + 1.5e-3·√K`, the spread of the inputs' rounding.
+    /// The bound each precision's result must meet, derived from its unit roundoff and K: see [`check_matmul`].
     fn check(
         input: &MatmulInput,
         expected: &Vec<f32>,
         actual: &Vec<f32>,
         precision: Precision,
     ) -> Result<(), Mismatch> {
-        let k = input.k as f64;
-        let tolerance = match precision {
-            Precision::Full => Tolerance { absolute: 1e-5 + 2e-7 * k, relative: 0.0 },
-            Precision::Reduced => Tolerance { absolute: 1e-4 + 1.5e-3 * k.sqrt(), relative: 0.0 },
-        };
-        tolerance.check_slices(expected, actual, describe_2d(input.n))
+        check_matmul(input, expected, actual, precision)
     }
 
     fn host_bytes(p: &MatmulParams) -> Option<u64> {
@@ -221,6 +211,147 @@ impl Workload for Matmul {
     }
 }
 
+/// The chance a correct result fails [`check_matmul`]'s per-entry bound, over all its entries: one in a million.
+const FALSE_ALARM: f64 = 1e-6;
+
+/// The fewest entries whose root-mean-square error [`check_matmul`] holds to its precision's bound: enough for the
+/// mean of the squared errors to be within a few percent of its expectation.
+const FEWEST_ENTRIES_FOR_RMS: usize = 1024;
+
+/// Checks a matmul result against the `f64` reference `expected` at the bound `precision` allows, derived from its
+/// unit roundoff and K.
+///
+/// **The model.** Entry (i, j) of C is Σₖ pₖ, pₖ = a_ik·b_kj. A precision rounds each input to a format of unit
+/// roundoff u ([`Precision::input_unit_roundoff`]: 0 for fp32, 2^-10 for TF32, 2^-11 for fp16, 2^-8 for bf16), so each
+/// product is formed as pₖ(1 + dₖ) with |dₖ| ≤ 2u + u² (the product itself is exact in a tensor core), and the K
+/// products are summed in `f32` (unit roundoff v = 2^-24), each addition wrong by at most v times its partial sum.
+///
+/// **Each entry** (a wrong answer: a product dropped or counted twice, a stale tile) must satisfy
+/// `|c − ref| ≤ (λ(2u + u²) + s)·w + (2u + v)·|ref|`, where w = min(‖a_i‖∞‖b_j‖₂, ‖a_i‖₂‖b_j‖∞) ≥ ‖p‖₂ is
+/// computed from row and column norms. The input rounding's error Σₖ dₖpₖ is a sum of independent bounded terms:
+/// their mean (a truncating conversion's bias, at most 2u per product) moves the entry by at most 2u·|ref|, and by
+/// Hoeffding's inequality the rest exceeds λ(2u + u²)‖p‖₂ with probability at most 2·exp(−λ²/2), which
+/// λ = √(2 ln(2MN / 10⁻⁶)) makes one in a million over all MN entries. The partial sums grow like √(k/K)·‖p‖₂, so
+/// the K additions' errors total at most about (2/3)K·v·‖p‖₂ even where they do not cancel (s = K·v for tensor
+/// cores, below); `f32` sums rounded to nearest have errors of mean zero, which Hoeffding's inequality bounds by
+/// s = λ√K·v. v·|ref| is the reference's own rounding to `f32`.
+///
+/// **The whole result** (a result computed in a lower precision than claimed, such as a bf16 result passed off as
+/// TF32) must satisfy `ρ ≤ √((2u + u²)² + a²) + v`, where ρ = ‖C − ref‖_F / √(Σᵢⱼ‖p_ij‖₂²) is the root-mean-square
+/// error relative to the products' norms (the denominator is Σₖ(Σᵢa²ᵢₖ)(Σⱼb²ₖⱼ): K(M + N) work). The input
+/// rounding contributes E[(Σₖdₖpₖ)²] ≤ (2u + u²)²‖p‖₂² at every K, and rounding to nearest about (u/√3)²‖p‖₂², so a
+/// precision coarser than claimed shows here however large K is (bf16's ρ is about 2^-8/√3 = 2.3e-3, above TF32's
+/// bound of 2^-9 + … = 2.0e-3 up to K = 8192), where the per-entry bound, which must allow the largest of MN entries,
+/// grows past it. The accumulation adds a, uncorrelated with the inputs' rounding: `f32` sums rounded to nearest cancel
+/// (a = 4√K·v), a tensor core's, aligned and normalised by truncation (Fasi, Higham, Mikaitis and Pranesh, "Numerical
+/// behavior of NVIDIA tensor cores", 2021), need not (a = K·v). The statistic is held to its bound only where C has
+/// [`FEWEST_ENTRIES_FOR_RMS`] entries and every input is finite.
+///
+/// NaN must meet NaN and an infinity the same infinity.
+pub fn check_matmul(
+    input: &MatmulInput,
+    expected: &[f32],
+    actual: &[f32],
+    precision: Precision,
+) -> std::result::Result<(), Mismatch> {
+    check_lengths(expected.len(), actual.len())?;
+    let MatmulInput { m, k, n, .. } = *input;
+    if input.a.len() != m * k || input.b.len() != k * n || expected.len() != m * n {
+        return Err(Mismatch::new(format!("the input is not {m}x{k}x{n}: {}", Matmul::validate(input).err().map_or(String::new(), |e| e.to_string()))));
+    }
+    if m * n == 0 {
+        return Ok(());
+    }
+    let (u, v) = (precision.input_unit_roundoff(), precision.accumulator_unit_roundoff());
+    let rounding = 2.0 * u + u * u;
+    let lambda = (2.0 * (2.0 * (m * n) as f64 / FALSE_ALARM).ln()).sqrt();
+    let root_k = (k as f64).sqrt();
+    let (entry_sums, rms_sums) = if precision == Precision::Fp32 {
+        (lambda * root_k * v, 4.0 * root_k * v)
+    } else {
+        (k as f64 * v, k as f64 * v)
+    };
+    let spread = lambda * rounding + entry_sums;
+    // Row norms of A (∞ and 2), column norms of B, and the sums of squares along K the statistic needs.
+    let row_norms: Vec<(f64, f64)> = (0..m).into_par_iter().map(|i| norms(&input.a[i * k..(i + 1) * k])).collect();
+    let mut column_max = vec![0.0f64; n];
+    let mut column_squares = vec![0.0f64; n];
+    let mut b_row_squares = vec![0.0f64; k];
+    for (p, row) in input.b.chunks_exact(n.max(1)).enumerate().take(k) {
+        for ((max, squares), &b) in column_max.iter_mut().zip(&mut column_squares).zip(row) {
+            let b = b as f64;
+            *max = max.max(b.abs());
+            *squares += b * b;
+            b_row_squares[p] += b * b;
+        }
+    }
+    let column_norms: Vec<(f64, f64)> = column_max.into_iter().zip(column_squares.into_iter().map(f64::sqrt)).collect();
+    let bound = |i: usize, j: usize, reference: f64| {
+        let ((a_max, a_two), (b_max, b_two)) = (row_norms[i], column_norms[j]);
+        let w = (a_max * b_two).min(a_two * b_max);
+        spread * w + (2.0 * u + v) * reference.abs()
+    };
+    let bad = expected.par_iter().zip(actual).enumerate().find_first(|&(index, (&e, &a))| {
+        let (e, a) = (e as f64, a as f64);
+        if !e.is_finite() || !a.is_finite() {
+            return !(e == a || (e.is_nan() && a.is_nan()));
+        }
+        (a - e).abs() > bound(index / n, index % n, e)
+    });
+    if let Some((index, (&e, &a))) = bad {
+        let (i, j) = (index / n, index % n);
+        let range = if precision == Precision::Fp16 && !a.is_finite() && e.is_finite() {
+            " (fp16 holds magnitudes up to 65504: this input's products or sums overflow it)"
+        } else {
+            ""
+        };
+        return Err(Mismatch::new(format!(
+            "row {i}, column {j}: expected {e:e}, got {a:e}, off by {:.3e} where {precision} at K = {k} allows \
+             {:.3e}{range}",
+            (a as f64 - e as f64).abs(),
+            bound(i, j, e as f64)
+        )));
+    }
+    let finite = input.a.iter().chain(&input.b).all(|x| x.is_finite());
+    if !finite || m * n < FEWEST_ENTRIES_FOR_RMS {
+        return Ok(());
+    }
+    let a_column_squares = input.a.par_chunks(k.max(1)).fold(
+        || vec![0.0f64; k],
+        |mut sums, row| {
+            for (s, &a) in sums.iter_mut().zip(row) {
+                *s += a as f64 * a as f64;
+            }
+            sums
+        },
+    );
+    let a_column_squares = a_column_squares.reduce(|| vec![0.0f64; k], |x, y| x.iter().zip(&y).map(|(x, y)| x + y).collect());
+    let norms_squared: f64 = a_column_squares.iter().zip(&b_row_squares).map(|(a, b)| a * b).sum();
+    if norms_squared == 0.0 {
+        return Ok(());
+    }
+    let error_squared: f64 = expected.par_iter().zip(actual).map(|(&e, &a)| (a as f64 - e as f64).powi(2)).sum();
+    let rms = (error_squared / norms_squared).sqrt();
+    let allowed = rounding.hypot(rms_sums) + v;
+    if rms > allowed {
+        return Err(Mismatch::new(format!(
+            "the root-mean-square error is {rms:.3e} of the products' norms, above the {allowed:.3e} that {precision} \
+             ({}) allows at K = {k}: computed in a lower precision than {precision}?",
+            precision.describe()
+        )));
+    }
+    Ok(())
+}
+
+/// The largest magnitude and the Euclidean norm of `values`.
+fn norms(values: &[f32]) -> (f64, f64) {
+    let (max, squares) = values.iter().fold((0.0f64, 0.0f64), |(max, squares), &x| {
+        let x = x as f64;
+        (max.max(x.abs()), squares + x * x)
+    });
+    (max, squares.sqrt())
+}
+
 #[cfg(feature = "proptest")]
 impl crate::random::RandomInputs for Matmul {
     fn random() -> proptest::strategy::BoxedStrategy<MatmulInput> {
@@ -231,5 +362,111 @@ impl crate::random::RandomInputs for Matmul {
             })
             .prop_map(|(m, k, n, a, b)| MatmulInput { m, k, n, a, b })
             .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What hardware computing in `precision` returns: the inputs rounded by `round`, the products summed in `f64`
+    /// (more accurate than any accumulator, so that only the inputs' rounding shows).
+    fn computed_with(input: &MatmulInput, round: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+        let a: Vec<f32> = input.a.iter().map(|&x| round(x)).collect();
+        let b: Vec<f32> = input.b.iter().map(|&x| round(x)).collect();
+        Matmul::reference(&MatmulInput { a, b, ..input.clone() }).unwrap()
+    }
+
+    /// `x` truncated to TF32's 10 stored mantissa bits, as a tensor core given raw `f32` operands takes them.
+    fn truncated_to_tf32(x: f32) -> f32 {
+        f32::from_bits(x.to_bits() & !((1 << 13) - 1))
+    }
+
+    fn instance(k: usize) -> (MatmulInput, Vec<f32>) {
+        let input = Matmul::generate(&MatmulParams::new(40, k, 48), k as u64).unwrap();
+        let expected = Matmul::reference(&input).unwrap();
+        (input, expected)
+    }
+
+    #[test]
+    fn each_precision_passes_its_own_check_and_every_coarser_one() {
+        for k in [1, 16, 300, 2048] {
+            let (input, expected) = instance(k);
+            for computed in Precision::ALL {
+                let actual = computed_with(&input, |x| computed.round(x));
+                for claimed in Precision::ALL {
+                    if claimed.input_unit_roundoff() >= computed.input_unit_roundoff() {
+                        let verdict = check_matmul(&input, &expected, &actual, claimed);
+                        assert!(verdict.is_ok(), "{computed} result checked as {claimed}, K = {k}: {verdict:?}");
+                    }
+                }
+            }
+            let truncated = computed_with(&input, truncated_to_tf32);
+            assert!(check_matmul(&input, &expected, &truncated, Precision::Tf32).is_ok(), "truncated TF32, K = {k}");
+        }
+    }
+
+    #[test]
+    fn a_result_computed_in_a_lower_precision_than_claimed_fails() {
+        for k in [16, 300, 2048] {
+            let (input, expected) = instance(k);
+            for (computed, claimed) in [
+                (Precision::Bf16, Precision::Tf32),
+                (Precision::Bf16, Precision::Fp16),
+                (Precision::Bf16, Precision::Fp32),
+                (Precision::Tf32, Precision::Fp32),
+                (Precision::Fp16, Precision::Fp32),
+            ] {
+                let actual = computed_with(&input, |x| computed.round(x));
+                let verdict = check_matmul(&input, &expected, &actual, claimed);
+                let message = verdict.expect_err(&format!("a {computed} result passed as {claimed} at K = {k}")).message;
+                assert!(message.contains(claimed.name()), "{message}");
+            }
+            let truncated = computed_with(&input, truncated_to_tf32);
+            assert!(check_matmul(&input, &expected, &truncated, Precision::Fp32).is_err(), "truncated TF32 as fp32");
+        }
+    }
+
+    #[test]
+    fn a_dropped_product_fails_in_every_precision() {
+        // The largest of an entry's K products stands out of bf16's rounding noise (which spreads as 2^-8·√K/3)
+        // while K is small; fp32's sums tell it at every K.
+        for (k, precisions) in [(8, &Precision::ALL[..]), (64, &Precision::ALL[..]), (4096, &[Precision::Fp32][..])] {
+            let (input, expected) = instance(k);
+            for &precision in precisions {
+                let mut actual = computed_with(&input, |x| precision.round(x));
+                // Entry (3, 5) without its largest product.
+                let product = |p: usize| input.a[3 * k + p] * input.b[p * input.n + 5];
+                let p = (0..k).max_by(|&x, &y| product(x).abs().total_cmp(&product(y).abs())).unwrap();
+                actual[3 * input.n + 5] -= product(p);
+                let message = check_matmul(&input, &expected, &actual, precision).unwrap_err().message;
+                assert!(message.contains("row 3, column 5"), "{precision} K = {k}: {message}");
+            }
+        }
+    }
+
+    #[test]
+    fn special_values_must_match_and_empty_shapes_pass() {
+        let (_, input) = Matmul::special_inputs().remove(0);
+        let expected = Matmul::reference(&input).unwrap();
+        assert!(check_matmul(&input, &expected, &expected, Precision::Bf16).is_ok());
+        let mut wrong = expected.clone();
+        let nan = wrong.iter().position(|x| x.is_nan()).unwrap();
+        wrong[nan] = 0.0;
+        assert!(check_matmul(&input, &expected, &wrong, Precision::Bf16).is_err());
+        let empty = MatmulInput::new(0, 5, 3, vec![], vec![0.0; 15]).unwrap();
+        assert!(check_matmul(&empty, &[], &[], Precision::Fp32).is_ok());
+        assert!(check_matmul(&empty, &[], &[1.0], Precision::Fp32).is_err());
+        let no_depth = MatmulInput::new(2, 0, 3, vec![], vec![]).unwrap();
+        assert!(check_matmul(&no_depth, &[0.0; 6], &[0.0; 6], Precision::Fp32).is_ok());
+        assert!(check_matmul(&no_depth, &[0.0; 6], &[0.0, 0.0, 1e-30, 0.0, 0.0, 0.0], Precision::Bf16).is_err());
+    }
+
+    #[test]
+    fn fp16_overflow_is_named() {
+        let input = MatmulInput::new(1, 2, 1, vec![300.0, 300.0], vec![300.0, 300.0]).unwrap();
+        let expected = Matmul::reference(&input).unwrap();
+        let message = check_matmul(&input, &expected, &[f32::INFINITY], Precision::Fp16).unwrap_err().message;
+        assert!(message.contains("65504"), "{message}");
     }
 }

@@ -158,7 +158,7 @@ mod tests {
                         })
                         .collect();
                     let joined = (sharding.join)(&input, outputs.clone());
-                    let checked = W::check(&input, &expected, &joined, Precision::Full);
+                    let checked = W::check(&input, &expected, &joined, Precision::Fp32);
                     assert!(checked.is_ok(), "{} {params} {shares:?}: {checked:?}", W::NAME);
                     let nonempty = outputs.iter().filter(|(r, _)| !r.is_empty()).count();
                     if nonempty >= 2 {
@@ -167,7 +167,7 @@ mod tests {
                         let lost = (sharding.join)(&input, lost);
                         assert!(
                             format!("{lost:?}") == format!("{expected:?}")
-                                || W::check(&input, &expected, &lost, Precision::Full).is_err(),
+                                || W::check(&input, &expected, &lost, Precision::Fp32).is_err(),
                             "{} {params} {shares:?}: a join missing its last part passed",
                             W::NAME
                         );
@@ -236,20 +236,20 @@ mod tests {
     {
         let input = W::generate(&params, 11).unwrap();
         let good = W::reference(&input).unwrap();
-        assert!(W::check(&input, &good, &good, Precision::Full).is_ok(), "{} rejects its reference", W::NAME);
+        assert!(W::check(&input, &good, &good, Precision::Fp32).is_ok(), "{} rejects its reference", W::NAME);
 
         let mut off_by_one = good.clone();
         let middle = off_by_one.len() / 2;
         bump(&mut off_by_one[middle]);
-        let err = W::check(&input, &good, &off_by_one, Precision::Full);
+        let err = W::check(&input, &good, &off_by_one, Precision::Fp32);
         assert!(err.is_err(), "{} {params} accepts an element off by 1", W::NAME);
 
         let mut shifted = good.clone();
         shifted.rotate_left(1);
-        assert!(W::check(&input, &good, &shifted, Precision::Full).is_err(), "{} accepts a shift", W::NAME);
+        assert!(W::check(&input, &good, &shifted, Precision::Fp32).is_err(), "{} accepts a shift", W::NAME);
 
         assert!(
-            W::check(&input, &good, &good[1..].to_vec(), Precision::Full).is_err(),
+            W::check(&input, &good, &good[1..].to_vec(), Precision::Fp32).is_err(),
             "{} accepts a short output",
             W::NAME
         );
@@ -279,18 +279,18 @@ mod tests {
         let good = Mandelbrot::reference(&params).unwrap();
         let mut shifted = good.clone();
         shifted.rotate_left(1);
-        assert!(Mandelbrot::check(&params, &good, &shifted, Precision::Full).is_err());
+        assert!(Mandelbrot::check(&params, &good, &shifted, Precision::Fp32).is_err());
     }
 
     #[test]
     fn sum_check_rejects_an_answer_off_by_one() {
         let input = Sum::generate(&Len(1000), 3).unwrap();
         let good = Sum::reference(&input).unwrap();
-        assert!(Sum::check(&input, &good, &good, Precision::Full).is_ok());
-        assert!(Sum::check(&input, &good, &(good + 1.0), Precision::Full).is_err());
+        assert!(Sum::check(&input, &good, &good, Precision::Fp32).is_ok());
+        assert!(Sum::check(&input, &good, &(good + 1.0), Precision::Fp32).is_err());
         let without_last: f64 = input[..999].iter().map(|&x| x as f64).sum();
-        assert!(Sum::check(&input, &good, &without_last, Precision::Full).is_err());
-        assert!(Sum::check(&vec![], &0.0, &0.0, Precision::Full).is_ok());
+        assert!(Sum::check(&input, &good, &without_last, Precision::Fp32).is_err());
+        assert!(Sum::check(&vec![], &0.0, &0.0, Precision::Fp32).is_ok());
     }
 
     #[test]
@@ -301,7 +301,7 @@ mod tests {
         for &x in &input {
             naive += x;
         }
-        assert!(Sum::check(&input, &expected, &(naive as f64), Precision::Full).is_err());
+        assert!(Sum::check(&input, &expected, &(naive as f64), Precision::Fp32).is_err());
     }
 
     /// Each check is fed a result computed with one term or element missing, the mistake a kernel makes when a loop
@@ -309,7 +309,7 @@ mod tests {
     /// tolerance must tell it from rounding.
     #[test]
     fn checks_reject_a_result_with_one_term_missing() {
-        let full = Precision::Full;
+        let full = Precision::Fp32;
 
         // square and saxpy: one element never written (left at zero, or at the input y for saxpy's in-place update).
         for n in [1000, 65537] {
@@ -394,7 +394,7 @@ mod tests {
         let mut moved = good.clone();
         moved[10] -= 1;
         moved[11] += 1;
-        let err = Histogram::check(&input, &good, &moved, Precision::Full).unwrap_err();
+        let err = Histogram::check(&input, &good, &moved, Precision::Fp32).unwrap_err();
         assert!(err.message.contains("bin 10"), "{err}");
     }
 

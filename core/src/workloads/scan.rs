@@ -53,7 +53,7 @@ use crate::workload::Sharding;
 /// let x = Scan::generate(&Len(1000), 1).unwrap();
 /// let y = Scan::reference(&x).unwrap();
 /// let exclusive: Vec<f32> = std::iter::once(0.0).chain(y[..999].iter().copied()).collect();
-/// assert!(Scan::check(&x, &y, &exclusive, Precision::Full).is_err());
+/// assert!(Scan::check(&x, &y, &exclusive, Precision::Fp32).is_err());
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Scan;
@@ -206,11 +206,11 @@ mod tests {
         for n in conformance_1d() {
             let x = input(n);
             let y = Scan::reference(&x).unwrap();
-            assert!(Scan::check(&x, &y, &y, Precision::Full).is_ok(), "n = {n}");
+            assert!(Scan::check(&x, &y, &y, Precision::Fp32).is_ok(), "n = {n}");
         }
         for (label, x) in Scan::special_inputs() {
             let y = Scan::reference(&x).unwrap();
-            assert_eq!(Scan::check(&x, &y, &y, Precision::Full), Ok(()), "{label}");
+            assert_eq!(Scan::check(&x, &y, &y, Precision::Fp32), Ok(()), "{label}");
         }
     }
 
@@ -220,12 +220,12 @@ mod tests {
             let x = input(n);
             let y = Scan::reference(&x).unwrap();
             let exclusive: Vec<f32> = std::iter::once(0.0).chain(y[..n - 1].iter().copied()).collect();
-            assert!(Scan::check(&x, &y, &exclusive, Precision::Full).is_err(), "exclusive, n = {n}");
+            assert!(Scan::check(&x, &y, &exclusive, Precision::Fp32).is_err(), "exclusive, n = {n}");
             let ahead: Vec<f32> = y[1..].iter().copied().chain(std::iter::once(y[n - 1])).collect();
-            assert!(Scan::check(&x, &y, &ahead, Precision::Full).is_err(), "shifted, n = {n}");
+            assert!(Scan::check(&x, &y, &ahead, Precision::Fp32).is_err(), "shifted, n = {n}");
             let mut dropped = y.clone();
             dropped[n / 2..].iter_mut().for_each(|v| *v -= x[n / 2]);
-            assert!(Scan::check(&x, &y, &dropped, Precision::Full).is_err() || x[n / 2] == 0.0, "dropped, n = {n}");
+            assert!(Scan::check(&x, &y, &dropped, Precision::Fp32).is_err() || x[n / 2] == 0.0, "dropped, n = {n}");
         }
     }
 
@@ -244,7 +244,7 @@ mod tests {
                 running
             })
             .collect();
-        assert!(Scan::check(&x, &y, &sequential, Precision::Full).is_err());
+        assert!(Scan::check(&x, &y, &sequential, Precision::Fp32).is_err());
         // Runs of 8 scanned sequentially in f32, each offset by an f64 carry and rounded once.
         let mut blocked = Vec::with_capacity(n);
         let mut carry = 0.0f64;
@@ -256,7 +256,7 @@ mod tests {
             }
             carry += tile.iter().map(|&v| v as f64).sum::<f64>();
         }
-        assert_eq!(Scan::check(&x, &y, &blocked, Precision::Full), Ok(()));
+        assert_eq!(Scan::check(&x, &y, &blocked, Precision::Fp32), Ok(()));
     }
 
     #[test]

@@ -519,7 +519,7 @@ mod tests {
                     let mut c = vec![f32::NAN; m * n];
                     let level = Supported::best();
                     pool.install(|| blocked_packing_at_most(level, &input.a, &input.b, &mut c, (m, k, n), limit, tile));
-                    let check = Matmul::check(&input, &expected, &c, Precision::Full);
+                    let check = Matmul::check(&input, &expected, &c, Precision::Fp32);
                     let how = format!("{threads} threads, packing at most {limit} floats, {tile:?}");
                     assert!(check.is_ok(), "{m}x{k}x{n}, {how}: {check:?}");
                 }
@@ -538,7 +538,7 @@ mod tests {
             let _in_use = kept.borrow_mut();
             let mut c = vec![f32::NAN; m * n];
             blocked(Supported::best(), &input.a, &input.b, &mut c, m, k, n);
-            let check = Matmul::check(&input, &expected, &c, Precision::Full);
+            let check = Matmul::check(&input, &expected, &c, Precision::Fp32);
             assert!(check.is_ok(), "{check:?}");
         });
     }

@@ -168,7 +168,7 @@ pub(crate) static VARIANTS: VariantTable<MatmulLaunch> = VariantTable {
             MatmulLaunch::SplitK { block: BLOCKED, tile: BLOCKED_TILE },
         ),
         Variant::new("cublas", &[], MatmulLaunch::CublasFp32),
-        Variant::new("tf32", &[], MatmulLaunch::CublasTf32).reduced(),
+        Variant::new("tf32", &[], MatmulLaunch::CublasTf32).in_precision(Precision::Tf32),
     ],
 };
 

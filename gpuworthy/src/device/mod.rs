@@ -330,7 +330,7 @@ impl Device {
 
     /// The arithmetic precision `variant` computes in.
     pub fn precision<W: DeviceWorkload>(&self, variant: &str) -> Precision {
-        self.implementation::<W>().map_or(Precision::Full, |i| i.precision(variant))
+        self.implementation::<W>().map_or(Precision::Fp32, |i| i.precision(variant))
     }
 
     /// Whether this device can take an input of this shape, answered before any data is made.
@@ -454,7 +454,7 @@ impl Device {
         let mut fastest: Option<(&'static str, Duration)> = None;
         let mut measured = Vec::new();
         for variant in implementation.variants() {
-            if implementation.precision(variant) != Precision::Full {
+            if implementation.precision(variant) != Precision::Fp32 {
                 continue;
             }
             let m = implementation.measure(variant, input, options)?;

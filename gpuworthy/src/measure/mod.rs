@@ -668,7 +668,7 @@ mod tests {
         let right = Square::reference(&input).unwrap();
         let mut wrong = right.clone();
         wrong[999] += 1.0;
-        let precision = Precision::Full;
+        let precision = Precision::Fp32;
         let first = check_output::<Square>(&input, &right, precision, &options).unwrap();
         assert!(matches!(first, Some(Ok(()))));
         let reported = check_reused::<Square>(&input, first, Some(&wrong), precision, &options).unwrap();

@@ -430,10 +430,10 @@ pub fn remeasure_slower_than_larger<W: DeviceWorkload>(
                     })
             });
             // The device's fastest full-precision kernel at the size before, now behind another variant's here.
-            let lost_the_lead = at > 0 && row.precision == Precision::Full && {
+            let lost_the_lead = at > 0 && row.precision == Precision::Fp32 && {
                 let on_device = |size: usize| {
                     part.rows.iter().filter(move |r| {
-                        r.label == row.label && r.precision == Precision::Full && position(&r.size) == Some(size)
+                        r.label == row.label && r.precision == Precision::Fp32 && position(&r.size) == Some(size)
                     })
                 };
                 let leader = on_device(at - 1).min_by(|a, b| a.kernel_s.total_cmp(&b.kernel_s));

@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn reduced_precision_neither_sets_the_crossover_nor_goes_unlabelled() {
         let mut tf32 = row("100", BackendKind::Cuda, 1.0, 1.0);
-        tf32.precision = gpuworthy_core::Precision::Reduced;
+        tf32.precision = gpuworthy_core::Precision::Tf32;
         tf32.variant = "tf32".into();
         let rows = vec![
             row("10", BackendKind::Cpu, 1.0, 1.0),

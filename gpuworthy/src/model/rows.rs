@@ -150,7 +150,7 @@ impl Row {
             label: DeviceLabel::of(backend),
             on_gpu: backend.is_gpu(),
             variant: "v".into(),
-            precision: Precision::Full,
+            precision: Precision::Fp32,
             kernel_clock: match backend {
                 BackendKind::Cpu => KernelClock::HostWallClock,
                 BackendKind::Cuda => KernelClock::CudaEvents,
@@ -177,7 +177,7 @@ impl Row {
 
     /// Whether the variant computes in full `f32` precision (crossovers and verdicts compare only these with the CPU).
     pub fn is_full_precision(&self) -> bool {
-        self.precision == Precision::Full
+        self.precision == Precision::Fp32
     }
 
     /// The time that counts when the data starts on the host: end-to-end on a GPU through its fastest transfer mode
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn a_precision_is_found_by_its_label() {
-        for precision in [Precision::Full, Precision::Reduced] {
+        for precision in [Precision::Fp32, Precision::Tf32] {
             assert_eq!(Precision::from_label(precision.label()), Some(precision));
         }
         assert_eq!(Precision::from_label("half"), None);

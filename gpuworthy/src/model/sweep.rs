@@ -294,7 +294,7 @@ fn leave_out_far_behind<W: DeviceWorkload>(
     let label = device.label();
     let size = params.to_string();
     let here: Vec<&Row> = out.rows.iter().filter(|r| r.label == label && r.size == size).collect();
-    let fastest = here.iter().filter(|r| r.precision == Precision::Full).map(|r| r.kernel_s).reduce(f64::min);
+    let fastest = here.iter().filter(|r| r.precision == Precision::Fp32).map(|r| r.kernel_s).reduce(f64::min);
     let Some(fastest) = fastest.filter(|f| *f > 0.0) else { return };
     let keep = device.best_variant::<W>(next);
     let mut notes = Vec::new();

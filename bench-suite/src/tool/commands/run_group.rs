@@ -138,7 +138,7 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         let expected = W::reference(input).map_err(usage)?;
         for (output, what) in [(&median.output, "the joined result"), (&resident, "the resident parts' joined result")]
         {
-            if let Err(mismatch) = W::check(input, &expected, output, Precision::Full) {
+            if let Err(mismatch) = W::check(input, &expected, output, Precision::Fp32) {
                 return Err(Exit::check_failed(format!("FAILED: {what}: {mismatch}")));
             }
         }

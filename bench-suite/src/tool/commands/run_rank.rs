@@ -112,7 +112,7 @@ impl WorkloadVisitor for AsRank<'_> {
             duration(join)
         );
         let expected = W::reference(&input).map_err(usage)?;
-        if let Err(mismatch) = W::check(&input, &expected, &whole, Precision::Full) {
+        if let Err(mismatch) = W::check(&input, &expected, &whole, Precision::Fp32) {
             return Err(Exit::check_failed(format!("FAILED: the ranks' joined result: {mismatch}")));
         }
         out!("  ok: the ranks' joined result matches the reference");
