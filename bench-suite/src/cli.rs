@@ -170,6 +170,10 @@ pub struct RunArgs {
     /// One variant, or every variant the backend offers when omitted.
     #[arg(long, short)]
     pub variant: Option<String>,
+    /// Only the variants computing in these precisions, comma-separated: fp32, tf32, bf16, fp16 (matmul's
+    /// tensor-core rungs and their cuBLAS peers; every precision when omitted).
+    #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<gpuworthy::core::Precision>().map_err(|e| e.to_string()), conflicts_with = "variant")]
+    pub precision: Vec<gpuworthy::core::Precision>,
     /// Fewer repetitions.
     #[arg(long)]
     pub quick: bool,

@@ -483,3 +483,417 @@ matmul_sum_slices(const float* parts, float* C, unsigned long long count, int sl
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The tensor-core rungs (compute capability 8.0 and newer): the same tiling,
+// with each warp's 64 x 64 block of C computed by `mma.sync` instructions
+// instead of FMAs. A tensor core multiplies a 16 x 16 tile of A by a 16 x 8
+// tile of B (16 x 8 x 8 in TF32) per instruction, from operands held in
+// registers in a layout fixed by the PTX ISA ("mma.m16n8k16 fragments"):
+//
+//   A (row-major): thread (g = lane / 4, t = lane % 4) holds rows g and g + 8,
+//                  columns 2t, 2t + 1 and 2t + 8, 2t + 9;
+//   B (column):    rows 2t, 2t + 1 and 2t + 8, 2t + 9 of column g;
+//   C (f32):       rows g and g + 8, columns 2t and 2t + 1.
+//
+// `ldmatrix` loads four 8 x 8 tiles of 16-bit values from shared memory
+// straight into that layout (`.trans` transposes them, which turns B's rows
+// into the column operand), so no thread shuffles values by hand. Tiles of A
+// and B travel from memory to shared memory with `cp.async` (no registers on
+// the way), TC_STAGES tiles of K in flight: while the warps multiply tile k,
+// the copies of tiles k + 1 .. k + TC_STAGES - 1 are outstanding, and one
+// barrier per tile both publishes the tile that landed and frees the stage
+// the warps finished with. Shared-memory rows are padded by 16 bytes so that
+// the eight rows an `ldmatrix` reads fall in eight different bank groups.
+//
+// Precision: bf16 and fp16 multiply 16-bit inputs (the host rounds A and B
+// to them once, on the device: `matmul_round_to_bf16` / `_f16`); TF32 rounds
+// each f32 operand to TF32 to nearest (`cvt.rna.tf32.f32`) as it leaves
+// shared memory. Products are exact and summed in f32 in every precision.
+//
+// Launch: TC_THREADS (256) threads = 8 warps as 2 (rows) x 4 (columns), a
+// TC_BM x TC_BN (128 x 256) block of C per block, grid = (ceil(N / TC_BN),
+// ceil(M / TC_BM)), dynamic shared memory of TC_STAGES stages.
+// Any M, K, N: a row whose 16 bytes are not all in range or not aligned
+// (K or N not a multiple of 8 halves / 4 floats) is loaded element by
+// element with zeros past the edge, and stores are guarded.
+// ---------------------------------------------------------------------------
+#ifndef TC_THREADS
+#error "TC_THREADS is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_BM
+#error "TC_BM is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_BN
+#error "TC_BN is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_STAGES
+#error "TC_STAGES is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC16_BK
+#error "TC16_BK is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC32_BK
+#error "TC32_BK is defined by the host: cuda/src/launch.rs"
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TC_AVAILABLE 1
+#endif
+
+// Each warp's block of C: 64 x 64, as 4 x 8 mma tiles of 16 x 8.
+#define TC_WARP_M 64
+#define TC_WARP_N 64
+static_assert(TC_THREADS == 256 && TC_BM == 2 * TC_WARP_M && TC_BN == 4 * TC_WARP_N,
+              "8 warps as 2 x 4 warp tiles of 64 x 64");
+static_assert(TC16_BK % 16 == 0 && TC32_BK % 8 == 0, "whole mma steps per tile of K");
+
+// Shared-memory layout of one stage, in elements: A (TC_BM rows of BK) then
+// B (BK rows of TC_BN), each row padded by 16 bytes.
+#define TC16_A_STRIDE (TC16_BK + 8)
+#define TC16_B_STRIDE (TC_BN + 8)
+#define TC16_STAGE (TC_BM * TC16_A_STRIDE + TC16_BK * TC16_B_STRIDE)
+#define TC32_A_STRIDE (TC32_BK + 4)
+#define TC32_B_STRIDE (TC_BN + 8)
+#define TC32_STAGE (TC_BM * TC32_A_STRIDE + TC32_BK * TC32_B_STRIDE)
+
+__device__ __forceinline__ unsigned tc_shared_address(const void* p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void tc_copy16(void* shared, const void* global)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(tc_shared_address(shared)), "l"(global));
+#endif
+}
+
+__device__ __forceinline__ void tc_commit()
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int PENDING>
+__device__ __forceinline__ void tc_wait()
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+#endif
+}
+
+__device__ __forceinline__ void tc_ldmatrix_x4(unsigned (&r)[4], const void* shared)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(tc_shared_address(shared)));
+#endif
+}
+
+__device__ __forceinline__ void tc_ldmatrix_x4_trans(unsigned (&r)[4], const void* shared)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(tc_shared_address(shared)));
+#endif
+}
+
+// d += a * b for one 16 x 8 x 16 tile in bf16 (BF16) or fp16.
+template <bool BF16>
+__device__ __forceinline__ void tc_mma_16x8x16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+#ifdef TC_AVAILABLE
+    if constexpr (BF16) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+#endif
+}
+
+// d += a * b for one 16 x 8 x 8 tile in TF32.
+__device__ __forceinline__ void tc_mma_16x8x8_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+// An f32 (as its bits) rounded to TF32, to nearest with ties away from zero.
+__device__ __forceinline__ unsigned tc_to_tf32(unsigned bits)
+{
+    unsigned rounded = bits;
+#ifdef TC_AVAILABLE
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(__uint_as_float(bits)));
+#endif
+    return rounded;
+}
+
+// Copies one BK-deep tile of A and B (elements of type T, VECTOR of them per
+// 16 bytes) into a stage: 16-byte `cp.async` copies where the whole chunk is
+// in range and aligned, elements with zeros past the edges elsewhere.
+template <typename T, int BK, int A_STRIDE, int B_STRIDE>
+__device__ __forceinline__ void tc_load_tile(T* sA, T* sB, const T* __restrict__ A, const T* __restrict__ B,
+                                             int M, int K, int N, int row0, int col0, int k0, bool rows_of_a_aligned,
+                                             bool rows_of_b_aligned)
+{
+    constexpr int VECTOR = 16 / sizeof(T);
+    constexpr int A_CHUNKS_PER_ROW = BK / VECTOR;
+    constexpr int B_CHUNKS_PER_ROW = TC_BN / VECTOR;
+    static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0,
+                  "every thread copies the same number of chunks");
+#pragma unroll
+    for (int i = 0; i < TC_BM * A_CHUNKS_PER_ROW / TC_THREADS; ++i) {
+        const int chunk = threadIdx.x + i * TC_THREADS;
+        const int r = chunk / A_CHUNKS_PER_ROW, c = (chunk % A_CHUNKS_PER_ROW) * VECTOR;
+        const int gr = row0 + r, gk = k0 + c;
+        T* dst = sA + r * A_STRIDE + c;
+        if (rows_of_a_aligned && gr < M && gk + VECTOR <= K) {
+            tc_copy16(dst, A + (size_t)gr * K + gk);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VECTOR; ++e) {
+                dst[e] = (gr < M && gk + e < K) ? A[(size_t)gr * K + gk + e] : T(0);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < BK * B_CHUNKS_PER_ROW / TC_THREADS; ++i) {
+        const int chunk = threadIdx.x + i * TC_THREADS;
+        const int r = chunk / B_CHUNKS_PER_ROW, c = (chunk % B_CHUNKS_PER_ROW) * VECTOR;
+        const int gk = k0 + r, gc = col0 + c;
+        T* dst = sB + r * B_STRIDE + c;
+        if (rows_of_b_aligned && gk < K && gc + VECTOR <= N) {
+            tc_copy16(dst, B + (size_t)gk * N + gc);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VECTOR; ++e) {
+                dst[e] = (gk < K && gc + e < N) ? B[(size_t)gk * N + gc + e] : T(0);
+            }
+        }
+    }
+}
+
+// Stores a warp's 64 x 64 accumulators into C, guarding the edges.
+__device__ __forceinline__ void tc_store(float* C, const float (&acc)[4][8][4], int M, int N, int row0, int col0)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const bool pairs_aligned = (N & 1) == 0;
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt) {
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+            const int c = col0 + nt * 8 + 2 * t;
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int r = row0 + mt * 16 + g + 8 * half;
+                if (r >= M) {
+                    continue;
+                }
+                float* out = C + (size_t)r * N + c;
+                const float v0 = acc[mt][nt][2 * half], v1 = acc[mt][nt][2 * half + 1];
+                if (pairs_aligned && c + 1 < N) {
+                    *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+                } else {
+                    if (c < N) out[0] = v0;
+                    if (c + 1 < N) out[1] = v1;
+                }
+            }
+        }
+    }
+}
+
+// The bf16 / fp16 rung: A (M x K) and B (K x N) of 16-bit values.
+template <bool BF16>
+__device__ __forceinline__ void tc_matmul_16bit(const unsigned short* __restrict__ A,
+                                                const unsigned short* __restrict__ B, float* __restrict__ C, int M,
+                                                int K, int N)
+{
+#ifdef TC_AVAILABLE
+    extern __shared__ __align__(16) unsigned char tc_shared[];
+    unsigned short* stages = reinterpret_cast<unsigned short*>(tc_shared);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int warp_row = (warp >> 2) * TC_WARP_M, warp_col = (warp & 3) * TC_WARP_N;
+    const int row0 = blockIdx.y * TC_BM, col0 = blockIdx.x * TC_BN;
+    const bool a_aligned = (K & 7) == 0, b_aligned = (N & 7) == 0;
+    const int tiles = (K + TC16_BK - 1) / TC16_BK;
+    float acc[4][8][4] = {};
+
+#pragma unroll
+    for (int s = 0; s < TC_STAGES - 1; ++s) {
+        if (s < tiles) {
+            unsigned short* stage = stages + s * TC16_STAGE;
+            tc_load_tile<unsigned short, TC16_BK, TC16_A_STRIDE, TC16_B_STRIDE>(
+                stage, stage + TC_BM * TC16_A_STRIDE, A, B, M, K, N, row0, col0, s * TC16_BK, a_aligned, b_aligned);
+        }
+        tc_commit();
+    }
+    for (int tile = 0; tile < tiles; ++tile) {
+        // Tile `tile` has landed (at most TC_STAGES - 2 later groups pending); the barrier publishes it and
+        // frees the stage every warp finished multiplying in the previous trip, which the next copy refills.
+        tc_wait<TC_STAGES - 2>();
+        __syncthreads();
+        const int next = tile + TC_STAGES - 1;
+        if (next < tiles) {
+            unsigned short* stage = stages + (next % TC_STAGES) * TC16_STAGE;
+            tc_load_tile<unsigned short, TC16_BK, TC16_A_STRIDE, TC16_B_STRIDE>(
+                stage, stage + TC_BM * TC16_A_STRIDE, A, B, M, K, N, row0, col0, next * TC16_BK, a_aligned,
+                b_aligned);
+        }
+        tc_commit();
+        const unsigned short* sA = stages + (tile % TC_STAGES) * TC16_STAGE;
+        const unsigned short* sB = sA + TC_BM * TC16_A_STRIDE;
+#pragma unroll
+        for (int kk = 0; kk < TC16_BK; kk += 16) {
+            unsigned a[4][4], b[8][2];
+#pragma unroll
+            for (int mt = 0; mt < 4; ++mt) {
+                // Lanes 0-15 address rows 0-15 at column kk, lanes 16-31 the same rows at kk + 8.
+                tc_ldmatrix_x4(a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * TC16_A_STRIDE + kk + (lane >> 4) * 8);
+            }
+#pragma unroll
+            for (int np = 0; np < 4; ++np) {
+                // Lanes 0-15 address rows kk .. kk + 15 of columns 16np .. +7, lanes 16-31 of the next 8 columns.
+                unsigned r[4];
+                tc_ldmatrix_x4_trans(r, sB + (kk + (lane & 15)) * TC16_B_STRIDE + warp_col + np * 16 + (lane >> 4) * 8);
+                b[2 * np][0] = r[0];
+                b[2 * np][1] = r[1];
+                b[2 * np + 1][0] = r[2];
+                b[2 * np + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int mt = 0; mt < 4; ++mt) {
+#pragma unroll
+                for (int nt = 0; nt < 8; ++nt) {
+                    tc_mma_16x8x16<BF16>(acc[mt][nt], a[mt], b[nt][0], b[nt][1]);
+                }
+            }
+        }
+    }
+    tc_wait<0>();
+    tc_store(C, acc, M, N, row0 + warp_row, col0 + warp_col);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+matmul_mma_bf16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
+{
+    tc_matmul_16bit<true>(A, B, C, M, K, N);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+matmul_mma_f16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
+{
+    tc_matmul_16bit<false>(A, B, C, M, K, N);
+}
+
+// The TF32 rung: A and B of f32, rounded to TF32 as fragments leave shared
+// memory. `ldmatrix` moves A's 32-bit values as pairs of 16-bit halves, which
+// lands each thread's f32 where the TF32 fragment wants it; B's fragment
+// (rows t and t + 4 of column g) is read element by element, the padding
+// spreading a warp's 32 reads over 32 banks.
+extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+matmul_mma_tf32(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int K, int N)
+{
+#ifdef TC_AVAILABLE
+    extern __shared__ __align__(16) unsigned char tc_shared[];
+    float* stages = reinterpret_cast<float*>(tc_shared);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int warp_row = (warp >> 2) * TC_WARP_M, warp_col = (warp & 3) * TC_WARP_N;
+    const int row0 = blockIdx.y * TC_BM, col0 = blockIdx.x * TC_BN;
+    const bool a_aligned = (K & 3) == 0, b_aligned = (N & 3) == 0;
+    const int tiles = (K + TC32_BK - 1) / TC32_BK;
+    float acc[4][8][4] = {};
+
+#pragma unroll
+    for (int s = 0; s < TC_STAGES - 1; ++s) {
+        if (s < tiles) {
+            float* stage = stages + s * TC32_STAGE;
+            tc_load_tile<float, TC32_BK, TC32_A_STRIDE, TC32_B_STRIDE>(
+                stage, stage + TC_BM * TC32_A_STRIDE, A, B, M, K, N, row0, col0, s * TC32_BK, a_aligned, b_aligned);
+        }
+        tc_commit();
+    }
+    for (int tile = 0; tile < tiles; ++tile) {
+        tc_wait<TC_STAGES - 2>();
+        __syncthreads();
+        const int next = tile + TC_STAGES - 1;
+        if (next < tiles) {
+            float* stage = stages + (next % TC_STAGES) * TC32_STAGE;
+            tc_load_tile<float, TC32_BK, TC32_A_STRIDE, TC32_B_STRIDE>(
+                stage, stage + TC_BM * TC32_A_STRIDE, A, B, M, K, N, row0, col0, next * TC32_BK, a_aligned,
+                b_aligned);
+        }
+        tc_commit();
+        const float* sA = stages + (tile % TC_STAGES) * TC32_STAGE;
+        const float* sB = sA + TC_BM * TC32_A_STRIDE;
+#pragma unroll
+        for (int kk = 0; kk < TC32_BK; kk += 8) {
+            unsigned a[4][4], b[8][2];
+#pragma unroll
+            for (int mt = 0; mt < 4; ++mt) {
+                // Lanes 0-15 address rows 0-15 at column kk, lanes 16-31 the same rows at kk + 4.
+                tc_ldmatrix_x4(a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * TC32_A_STRIDE + kk + (lane >> 4) * 4);
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    a[mt][i] = tc_to_tf32(a[mt][i]);
+                }
+            }
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt) {
+                const float* column = sB + warp_col + nt * 8 + g;
+                b[nt][0] = tc_to_tf32(__float_as_uint(column[(kk + t) * TC32_B_STRIDE]));
+                b[nt][1] = tc_to_tf32(__float_as_uint(column[(kk + t + 4) * TC32_B_STRIDE]));
+            }
+#pragma unroll
+            for (int mt = 0; mt < 4; ++mt) {
+#pragma unroll
+                for (int nt = 0; nt < 8; ++nt) {
+                    tc_mma_16x8x8_tf32(acc[mt][nt], a[mt], b[nt][0], b[nt][1]);
+                }
+            }
+        }
+    }
+    tc_wait<0>();
+    tc_store(C, acc, M, N, row0 + warp_row, col0 + warp_col);
+#endif
+}
+
+// f32 to bf16 / fp16, rounded to nearest even (fp16: ±inf past 65504), for the
+// 16-bit rungs and cuBLAS's. Grid-strided over n.
+extern "C" __global__ void matmul_round_to_bf16(const float* x, unsigned short* y, unsigned long long n)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned short h = 0;
+#ifdef TC_AVAILABLE
+        asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(h) : "f"(x[i]));
+#endif
+        y[i] = h;
+    }
+}
+
+extern "C" __global__ void matmul_round_to_f16(const float* x, unsigned short* y, unsigned long long n)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned short h = 0;
+#ifdef TC_AVAILABLE
+        asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(x[i]));
+#endif
+        y[i] = h;
+    }
+}

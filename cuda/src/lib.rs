@@ -55,6 +55,9 @@ pub struct CudaBackend {
     device: DeviceInfo,
     capability: (i32, i32),
     multiprocessors: u32,
+    /// The shared memory one block may opt in to, in bytes (the tensor-core matmul rungs need more than the default
+    /// 48 KiB).
+    shared_optin: u32,
     host_memory: HostMemory,
     /// Threads per block of the elementwise kernels (`square`, `saxpy`).
     elementwise_block: u32,
@@ -187,6 +190,10 @@ impl CudaBackend {
         let multiprocessors = context
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver_error("reading the multiprocessor count"))? as u32;
+        let shared_optin = context
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(driver_error("reading the shared memory a block may opt in to"))?
+            .max(0) as u32;
         let memory_bytes = context.total_mem().map_err(driver_error("reading the memory size"))? as u64;
         let l2_bytes = context
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
@@ -200,6 +207,7 @@ impl CudaBackend {
             device,
             capability,
             multiprocessors,
+            shared_optin,
             host_memory,
             elementwise_block: DEFAULT_ELEMENTWISE_BLOCK,
             modules: Arc::default(),

@@ -6,6 +6,12 @@
 //! `cublas` (FP32 SGEMM) and `tf32` (tensor cores in TF32: reduced precision, checked at its looser tolerance and
 //! labelled so in reports). The cuBLAS variants are offered only where `libcublas` is found.
 //!
+//! The precision ladder (compute capability 8.0 and newer): `mma-tf32`, `mma-bf16` and `mma-fp16` are our own
+//! tensor-core kernels (`mma.sync` with `ldmatrix` and a `cp.async` pipeline, `matmul.cu`), each beside cuBLAS in
+//! the same precision: `tf32`, `cublas-bf16` and `cublas-fp16` (`cublasGemmEx`, 16-bit A and B, `f32` C and sums).
+//! The 16-bit variants round the resident f32 inputs to bf16 or fp16 on the device at their first launch and keep
+//! them: later launches time the product of data resident in 16 bits, as a user holding bf16 tensors runs it.
+//!
 //! cuBLAS is column-major; a row-major `C = A·B` is the column-major `Cᵀ = Bᵀ·Aᵀ`, so it is called with A and B
 //! swapped and no transposition.
 
@@ -13,7 +19,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as blas_sys};
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, PushKernelArg};
 use gpuworthy_core::workloads::{Matmul, MatmulInput};
 use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant, VariantTable, Workload};
 
@@ -34,11 +40,38 @@ pub(crate) const MATMUL_BLOCKED_TILE: (u32, u32) = (128, 128);
 /// The columns of C a `warptile` block computes (its rows are [`MATMUL_BLOCKED_TILE`]'s).
 pub(crate) const MATMUL_WARPTILE_COLUMNS: u32 = 256;
 
+/// Threads per block of the tensor-core kernels: 8 warps, 2 x 4 warp tiles of 64 x 64.
+pub(crate) const TENSOR_CORE_THREADS: u32 = 256;
+/// The block of C a tensor-core kernel computes: rows, columns.
+pub(crate) const TENSOR_CORE_TILE: (u32, u32) = (128, 256);
+/// Tiles of K a tensor-core kernel keeps in flight in shared memory.
+pub(crate) const TENSOR_CORE_STAGES: u32 = 4;
+/// The depth of one tile of K in the 16-bit kernels (two `mma` steps of 16).
+pub(crate) const TENSOR_CORE_DEPTH_16BIT: u32 = 32;
+/// The depth of one tile of K in the TF32 kernel (two `mma` steps of 8).
+pub(crate) const TENSOR_CORE_DEPTH_TF32: u32 = 16;
+
+/// The dynamic shared memory a tensor-core kernel's stages take: per stage, A's tile rows and B's, each padded by
+/// 16 bytes (`matmul.cu`: TC16_STAGE, TC32_STAGE; the two precisions' stages come out the same size).
+pub(crate) const fn tensor_core_shared_bytes(element_bytes: u32, depth: u32) -> u32 {
+    let padding = 16 / element_bytes;
+    let (rows, columns) = TENSOR_CORE_TILE;
+    TENSOR_CORE_STAGES * element_bytes * (rows * (depth + padding) + depth * (columns + 8))
+}
+
+/// The shared memory the larger of the tensor-core kernels needs: a device that cannot give a block this much is
+/// not offered them.
+const TENSOR_CORE_SHARED_BYTES: u32 = {
+    let tf32 = tensor_core_shared_bytes(4, TENSOR_CORE_DEPTH_TF32);
+    let halves = tensor_core_shared_bytes(2, TENSOR_CORE_DEPTH_16BIT);
+    if tf32 > halves { tf32 } else { halves }
+};
+
 /// The CUDA C source of this workload and the kernels it defines.
-pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch", "matmul_prefetch_split", "matmul_sum_slices"]);
+pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch", "matmul_prefetch_split", "matmul_sum_slices", "matmul_mma_bf16", "matmul_mma_f16", "matmul_mma_tf32", "matmul_round_to_bf16", "matmul_round_to_f16"]);
 
 /// The launch constants this workload's source takes from the host ([`crate::launch`]).
-pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS)];
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC_STAGES", TENSOR_CORE_STAGES), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32)];
 
 /// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
 pub(crate) struct Blas {
@@ -55,6 +88,16 @@ pub struct MatmulResident {
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     c: CudaSlice<f32>,
+    /// A and B rounded to a 16-bit precision by the first launch of a variant in it, kept for the next.
+    halves: Option<Halves>,
+}
+
+/// A and B in a 16-bit format (bf16 or fp16 bits).
+#[derive(Debug)]
+struct Halves {
+    precision: Precision,
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
 }
 
 /// Whether cuBLAS can be loaded (cudarc panics on a missing library, so this is asked first). Asked once per
@@ -141,6 +184,10 @@ pub(crate) enum MatmulLaunch {
     CublasFp32,
     /// cuBLAS SGEMM on TF32 tensor cores.
     CublasTf32,
+    /// A tensor-core kernel of ours (`kernels`' last; a 16-bit variant's first rounds the inputs).
+    TensorCores,
+    /// `cublasGemmEx` on 16-bit A and B (rounded by `kernels[0]`), `f32` C and sums.
+    CublasGemmEx,
 }
 
 // The launch shapes of the hand-written kernels, from the constants the CUDA sources take as defines.
@@ -168,18 +215,143 @@ pub(crate) static VARIANTS: VariantTable<MatmulLaunch> = VariantTable {
             MatmulLaunch::SplitK { block: BLOCKED, tile: BLOCKED_TILE },
         ),
         Variant::new("cublas", &[], MatmulLaunch::CublasFp32),
+        Variant::new("mma-tf32", &["matmul_mma_tf32"], MatmulLaunch::TensorCores).in_precision(Precision::Tf32),
         Variant::new("tf32", &[], MatmulLaunch::CublasTf32).in_precision(Precision::Tf32),
+        Variant::new("mma-bf16", &["matmul_round_to_bf16", "matmul_mma_bf16"], MatmulLaunch::TensorCores)
+            .in_precision(Precision::Bf16),
+        Variant::new("cublas-bf16", &["matmul_round_to_bf16"], MatmulLaunch::CublasGemmEx).in_precision(Precision::Bf16),
+        Variant::new("mma-fp16", &["matmul_round_to_f16", "matmul_mma_f16"], MatmulLaunch::TensorCores)
+            .in_precision(Precision::Fp16),
+        Variant::new("cublas-fp16", &["matmul_round_to_f16"], MatmulLaunch::CublasGemmEx).in_precision(Precision::Fp16),
     ],
 };
 
 impl CudaBackend {
-    /// Whether this device can run a matmul variant: cuBLAS must be installed, and TF32 needs compute capability 8.0.
+    /// Whether this device can run a matmul variant: cuBLAS must be installed for its variants, tensor cores in
+    /// TF32, bf16 and fp16 need compute capability 8.0, and our tensor-core kernels a block's opt-in shared memory
+    /// of [`TENSOR_CORE_SHARED_BYTES`].
     fn can_run(&self, launch: MatmulLaunch) -> bool {
+        let tensor_cores = self.capability.0 >= 8;
         match launch {
             MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } => true,
             MatmulLaunch::CublasFp32 => cublas_present(),
-            MatmulLaunch::CublasTf32 => cublas_present() && self.capability.0 >= 8,
+            MatmulLaunch::CublasTf32 | MatmulLaunch::CublasGemmEx => cublas_present() && tensor_cores,
+            MatmulLaunch::TensorCores => tensor_cores && self.shared_optin >= TENSOR_CORE_SHARED_BYTES,
         }
+    }
+
+    /// Rounds the resident's A and B to `precision` (bf16 or fp16) with `kernel` into [`MatmulResident::halves`],
+    /// unless an earlier launch did.
+    fn halves(&self, r: &mut MatmulResident, precision: Precision, kernel: &'static str) -> Result<()> {
+        if r.halves.as_ref().is_none_or(|h| h.precision != precision) {
+            let mut a = self.uninit::<u16>(r.m * r.k)?;
+            let mut b = self.uninit::<u16>(r.k * r.n)?;
+            self.round_to_16_bits(kernel, &r.a.slice(..), &mut a, r.m * r.k)?;
+            self.round_to_16_bits(kernel, &r.b.slice(..), &mut b, r.k * r.n)?;
+            r.halves = Some(Halves { precision, a, b });
+        }
+        Ok(())
+    }
+
+    /// Rounds `count` floats of `x` into `y` with the rounding `kernel` (`matmul_round_to_bf16` or `_f16`).
+    fn round_to_16_bits(
+        &self,
+        kernel: &'static str,
+        x: &CudaView<'_, f32>,
+        y: &mut CudaSlice<u16>,
+        count: usize,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        let function = self.function(kernel)?;
+        let blocks = (count as u64).div_ceil(256).min(8 * u64::from(self.multiprocessors));
+        let count_arg = count as u64;
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(x).arg(y).arg(&count_arg);
+        // SAFETY: the kernel takes (const float* x, unsigned short* y, unsigned long long n) and grid-strides over
+        // n; x holds `count` floats and y `count` 16-bit values.
+        unsafe { launch.launch(config((blocks, 1), (256, 1), 0)?) }
+            .map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    /// Launches our tensor-core `kernel` on `stream`: `c` (m × n) = `a` (m × k) · `b` (k × n), with `a` and `b`
+    /// of f32 (TF32) or 16-bit values.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_tensor_core_kernel<T: cudarc::driver::DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: &'static str,
+        a: &CudaView<'_, T>,
+        b: &CudaView<'_, T>,
+        c: &mut CudaViewMut<'_, f32>,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<()> {
+        let function = self.function(kernel)?;
+        let (rows, columns) = (u64::from(TENSOR_CORE_TILE.0), u64::from(TENSOR_CORE_TILE.1));
+        let shared = if size_of::<T>() == 4 {
+            tensor_core_shared_bytes(4, TENSOR_CORE_DEPTH_TF32)
+        } else {
+            tensor_core_shared_bytes(2, TENSOR_CORE_DEPTH_16BIT)
+        };
+        let cfg = config(((n as u64).div_ceil(columns), (m as u64).div_ceil(rows)), (TENSOR_CORE_THREADS, 1), shared)?;
+        let (m, k, n) = (int("M", m)?, int("K", k)?, int("N", n)?);
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(a).arg(b).arg(c).arg(&m).arg(&k).arg(&n);
+        // SAFETY: the kernels take (const T* A, const T* B, float* C, int M, int K, int N) with T float (TF32) or
+        // 16-bit; a holds M·K values, b K·N, c M·N floats; the grid covers C in 128 × 256 block tiles of 256
+        // threads, and the dynamic shared memory is the kernel's TC_STAGES stages, which `prepare` allowed it.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    /// `cublasGemmEx` of 16-bit `a` (m × k) by `b` (k × n) into f32 `c` (m × n), row-major, summing in f32, on the
+    /// backend's stream.
+    fn gemm_16_bits(&self, precision: Precision, r: &mut MatmulResident, kernel: &'static str) -> Result<()> {
+        let blas = self.blas()?;
+        let (m, k, n) = (int("M", r.m)?, int("K", r.k)?, int("N", r.n)?);
+        let data_type = match precision {
+            Precision::Bf16 => blas_sys::cudaDataType_t::CUDA_R_16BF,
+            _ => blas_sys::cudaDataType_t::CUDA_R_16F,
+        };
+        self.halves(r, precision, kernel)?;
+        let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let stream = &self.stream;
+        let (a_ptr, _a_sync) = halves.a.device_ptr(stream);
+        let (b_ptr, _b_sync) = halves.b.device_ptr(stream);
+        let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
+        // SAFETY: column-major Cᵀ (n × m, ld n) = Bᵀ (n × k, ld n) · Aᵀ (k × m, ld k), as in `gemm_views`: B holds
+        // k·n 16-bit values, A m·k, C m·n floats, all on the handle's stream (the backend's); alpha and beta are
+        // f32, as CUBLAS_COMPUTE_32F wants.
+        let status = unsafe {
+            blas_sys::cublasGemmEx(
+                *blas.fp32.handle(),
+                blas_sys::cublasOperation_t::CUBLAS_OP_N,
+                blas_sys::cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                (&alpha as *const f32).cast(),
+                b_ptr as *const std::ffi::c_void,
+                data_type,
+                n.max(1),
+                a_ptr as *const std::ffi::c_void,
+                data_type,
+                k.max(1),
+                (&beta as *const f32).cast(),
+                c_ptr as *mut std::ffi::c_void,
+                blas_sys::cudaDataType_t::CUDA_R_32F,
+                n.max(1),
+                blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                blas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT_TENSOR_OP,
+            )
+        };
+        if status != blas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(Error::Device { backend: BackendKind::Cuda, message: format!("cublasGemmEx ({precision}): {status:?}") });
+        }
+        Ok(())
     }
 
     /// The matmul variant `name`, if this device can run it.
@@ -217,6 +389,20 @@ impl Implements<Matmul> for CudaBackend {
         match variant.launch {
             MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } => self.prepare_kernels(variant),
             MatmulLaunch::CublasFp32 | MatmulLaunch::CublasTf32 => self.blas().map(drop),
+            MatmulLaunch::CublasGemmEx => {
+                self.prepare_kernels(variant)?;
+                self.blas().map(drop)
+            }
+            MatmulLaunch::TensorCores => {
+                self.prepare_kernels(variant)?;
+                let kernel = variant.kernels.last().expect("a tensor-core variant names its kernel");
+                self.function(kernel)?
+                    .set_attribute(
+                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        TENSOR_CORE_SHARED_BYTES as i32,
+                    )
+                    .map_err(driver_error(format!("allowing {kernel} {TENSOR_CORE_SHARED_BYTES} bytes of shared memory")))
+            }
         }
     }
 
@@ -233,6 +419,7 @@ impl Implements<Matmul> for CudaBackend {
             a: self.to_device(&input.a)?,
             b: self.to_device(&input.b)?,
             c: self.zeros(m * n)?,
+            halves: None,
         })
     }
 
@@ -254,6 +441,21 @@ impl Implements<Matmul> for CudaBackend {
             }
             MatmulLaunch::CublasFp32 => self.gemm(&self.blas()?.fp32, r),
             MatmulLaunch::CublasTf32 => self.gemm(&self.blas()?.tf32, r),
+            MatmulLaunch::TensorCores if variant.precision == Precision::Tf32 => {
+                self.launch_tensor_core_kernel(&self.stream, variant.kernels[0], &a, &b, &mut c, shape)
+            }
+            MatmulLaunch::TensorCores => {
+                let [round, kernel] = variant.kernels else { unreachable!("a 16-bit rung rounds, then multiplies") };
+                drop((a, b, c));
+                self.halves(r, variant.precision, round)?;
+                let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
+                let (a, b) = (halves.a.slice(..), halves.b.slice(..));
+                self.launch_tensor_core_kernel(&self.stream, kernel, &a, &b, &mut c.slice_mut(..), shape)
+            }
+            MatmulLaunch::CublasGemmEx => {
+                drop((a, b, c));
+                self.gemm_16_bits(variant.precision, r, variant.kernels[0])
+            }
         }
     }
 
@@ -265,8 +467,10 @@ impl Implements<Matmul> for CudaBackend {
     /// A's rows (a multiple of 128, the block tiles' height) is uploaded while the rows of C before it are computed
     /// and downloaded. The cuBLAS variants run on the backend's stream, which the engine orders after each chunk's
     /// upload and before its download.
+    /// The 16-bit variants run phased: their inputs are rounded on the device whole, before the product.
     fn run_into(&self, variant: &str, input: &MatmulInput, output: &mut Vec<f32>) -> Result<()> {
-        if self.host_memory() != HostMemory::Pipelined {
+        let sixteen_bits = matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16);
+        if self.host_memory() != HostMemory::Pipelined || sixteen_bits {
             *output = phased::<Matmul>(self, variant, input)?;
             return Ok(());
         }
@@ -295,7 +499,7 @@ impl Implements<Matmul> for CudaBackend {
             })
             .collect();
         let blas = match variant.launch {
-            MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } => None,
+            MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } | MatmulLaunch::TensorCores => None,
             _ => Some(self.blas()?),
         };
         let job = Pipeline {
@@ -323,6 +527,9 @@ impl Implements<Matmul> for CudaBackend {
                 ),
                 (MatmulLaunch::SplitK { block, tile }, _) => {
                     self.launch_split_matmul(stream, variant.kernels, (block, tile), &a, &b.slice(..), &mut c, shape)
+                }
+                (MatmulLaunch::TensorCores, _) => {
+                    self.launch_tensor_core_kernel(stream, variant.kernels[0], &a, &b.slice(..), &mut c, shape)
                 }
                 (launch, Some(blas)) => {
                     // `stream` is the backend's here (launch_on_backend_stream): the one the handles run on.

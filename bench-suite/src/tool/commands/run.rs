@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::cli::{LessonArgs, RunArgs, Target};
 use crate::report;
 use anyhow::Context;
-use gpuworthy::core::Backend;
+use gpuworthy::core::{Backend, Precision};
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
 use gpuworthy::measure::{MeasureOptions, Measurement};
@@ -38,7 +38,7 @@ pub(crate) fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         }
         return super::run_expression::run_expression_command(source, &args, &options);
     }
-    let RunArgs { workload, size, backend, variant, pinned, pipelined, params, lessons, .. } = args;
+    let RunArgs { workload, size, backend, variant, precision, pinned, pipelined, params, lessons, .. } = args;
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
     check_flags(&workload, &backend, pinned, pipelined, &lessons)?;
@@ -46,10 +46,16 @@ pub(crate) fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         let Target::Device(spec) = backend else {
             return Err(Exit::usage("a rank runs on one device: give each rank its own --backend DEVICE"));
         };
-        if variant.is_some() || pinned || pipelined || !lessons.block_size.is_empty() || lessons.launches.is_some() {
+        if variant.is_some()
+            || !precision.is_empty()
+            || pinned
+            || pipelined
+            || !lessons.block_size.is_empty()
+            || lessons.launches.is_some()
+        {
             return Err(Exit::usage(
-                "a rank runs its device's best variant, pageable: --variant, --pinned, --pipelined, --block-size and \
-                 --launches are for one process's run",
+                "a rank runs its device's best variant, pageable: --variant, --precision, --pinned, --pipelined, \
+                 --block-size and --launches are for one process's run",
             ));
         }
         return super::run_rank::run_as_rank(rank, &workload, spec, size.as_deref(), &params.options(), options.seed);
@@ -67,6 +73,7 @@ pub(crate) fn run_workload(args: RunArgs) -> anyhow::Result<()> {
         transfer_note,
         size: size.as_deref(),
         variant: variant.as_deref(),
+        precisions: precision,
         params: params.options(),
         lessons: &lessons,
         options,
@@ -170,6 +177,8 @@ struct RunRequest<'a> {
     size: Option<&'a str>,
     /// The one variant to run (`--variant`); every variant of the device, or auto's, when `None`.
     variant: Option<&'a str>,
+    /// Only the variants in these precisions (`--precision`); every variant when empty.
+    precisions: Vec<Precision>,
     /// The workload's options beyond its size.
     params: WorkloadOptions,
     /// The timing lessons asked for.
@@ -222,7 +231,7 @@ fn run_on<W: CommandLineWorkload>(
     let variants = match (variant, chosen) {
         (Some(v), _) => vec![v.to_owned()],
         (None, Some(v)) => vec![v.to_owned()],
-        (None, None) => backend.variants::<W>().into_iter().map(str::to_owned).collect(),
+        (None, None) => in_precisions::<W>(backend, &request.precisions)?,
     };
     backend.check_size::<W>(&params).map_err(usage)?;
     let input = W::generate(&params, options.seed).map_err(usage)?;
@@ -264,6 +273,29 @@ fn run_on<W: CommandLineWorkload>(
         return Err(Exit::check_failed("a variant's output does not match the reference"));
     }
     Ok(())
+}
+
+/// `backend`'s variants of `W` that compute in one of `precisions` (all of them where it is empty), or the error
+/// that names the precisions it has.
+fn in_precisions<W: CommandLineWorkload>(backend: &Device, precisions: &[Precision]) -> anyhow::Result<Vec<String>> {
+    let all = backend.variants::<W>();
+    let chosen: Vec<String> = all
+        .iter()
+        .filter(|v| precisions.is_empty() || precisions.contains(&backend.precision::<W>(v)))
+        .map(|v| v.to_string())
+        .collect();
+    if chosen.is_empty() {
+        let offered: Vec<String> = all.iter().map(|v| format!("{v} ({})", backend.precision::<W>(v))).collect();
+        let asked: Vec<&str> = precisions.iter().map(|p| p.name()).collect();
+        return Err(Exit::usage(format!(
+            "{} has no variant of {} in {}: it offers {}",
+            backend.label(),
+            W::NAME,
+            asked.join(", "),
+            offered.join(", ")
+        )));
+    }
+    Ok(chosen)
 }
 
 /// The timing lessons `request` asks for, for each of `variants` on `backend`: the three clocks of one launch
