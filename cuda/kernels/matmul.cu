@@ -500,11 +500,15 @@ matmul_sum_slices(const float* parts, float* C, unsigned long long count, int sl
 // straight into that layout (`.trans` transposes them, which turns B's rows
 // into the column operand), so no thread shuffles values by hand. Tiles of A
 // and B travel from memory to shared memory with `cp.async` (no registers on
-// the way), TC_STAGES tiles of K in flight: while the warps multiply tile k,
-// the copies of tiles k + 1 .. k + TC_STAGES - 1 are outstanding, and one
-// barrier per tile both publishes the tile that landed and frees the stage
-// the warps finished with. Shared-memory rows are padded by 16 bytes so that
-// the eight rows an `ldmatrix` reads fall in eight different bank groups.
+// the way), STAGES tiles of K in flight: while the warps multiply tile k, the
+// copies of tiles k + 1 .. k + STAGES - 1 are outstanding, and one barrier
+// per tile both publishes the tile that landed and frees the stage the warps
+// finished with. Within a tile, each warp loads the fragments of the next
+// step of K while its tensor cores multiply the current one. Shared-memory
+// rows are padded by 16 bytes so that the eight rows an `ldmatrix` reads
+// fall in eight different bank groups. Blocks take their tiles of C in
+// groups of TC_GROUP rows of tiles, column by column, so that the blocks
+// running at once share rows of A and columns of B in L2.
 //
 // Precision: bf16 and fp16 multiply 16-bit inputs (the host rounds A and B
 // to them once, on the device: `matmul_round_to_bf16` / `_f16`); TF32 rounds
@@ -513,7 +517,8 @@ matmul_sum_slices(const float* parts, float* C, unsigned long long count, int sl
 //
 // Launch: TC_THREADS (256) threads = 8 warps as 2 (rows) x 4 (columns), a
 // TC_BM x TC_BN (128 x 256) block of C per block, grid = (ceil(N / TC_BN),
-// ceil(M / TC_BM)), dynamic shared memory of TC_STAGES stages.
+// ceil(M / TC_BM)), dynamic shared memory of TC16_STAGES (TC32_STAGES)
+// stages of TC16_BK (TC32_BK) deep tiles.
 // Any M, K, N: a row whose 16 bytes are not all in range or not aligned
 // (K or N not a multiple of 8 halves / 4 floats) is loaded element by
 // element with zeros past the edge, and stores are guarded.
@@ -527,8 +532,11 @@ matmul_sum_slices(const float* parts, float* C, unsigned long long count, int sl
 #ifndef TC_BN
 #error "TC_BN is defined by the host: cuda/src/launch.rs"
 #endif
-#ifndef TC_STAGES
-#error "TC_STAGES is defined by the host: cuda/src/launch.rs"
+#ifndef TC16_STAGES
+#error "TC16_STAGES is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC32_STAGES
+#error "TC32_STAGES is defined by the host: cuda/src/launch.rs"
 #endif
 #ifndef TC16_BK
 #error "TC16_BK is defined by the host: cuda/src/launch.rs"
@@ -544,18 +552,10 @@ matmul_sum_slices(const float* parts, float* C, unsigned long long count, int sl
 // Each warp's block of C: 64 x 64, as 4 x 8 mma tiles of 16 x 8.
 #define TC_WARP_M 64
 #define TC_WARP_N 64
+// Rows of block tiles a group of blocks walks down before the next column.
+#define TC_GROUP 8
 static_assert(TC_THREADS == 256 && TC_BM == 2 * TC_WARP_M && TC_BN == 4 * TC_WARP_N,
               "8 warps as 2 x 4 warp tiles of 64 x 64");
-static_assert(TC16_BK % 16 == 0 && TC32_BK % 8 == 0, "whole mma steps per tile of K");
-
-// Shared-memory layout of one stage, in elements: A (TC_BM rows of BK) then
-// B (BK rows of TC_BN), each row padded by 16 bytes.
-#define TC16_A_STRIDE (TC16_BK + 8)
-#define TC16_B_STRIDE (TC_BN + 8)
-#define TC16_STAGE (TC_BM * TC16_A_STRIDE + TC16_BK * TC16_B_STRIDE)
-#define TC32_A_STRIDE (TC32_BK + 4)
-#define TC32_B_STRIDE (TC_BN + 8)
-#define TC32_STAGE (TC_BM * TC32_A_STRIDE + TC32_BK * TC32_B_STRIDE)
 
 __device__ __forceinline__ unsigned tc_shared_address(const void* p)
 {
@@ -602,36 +602,6 @@ __device__ __forceinline__ void tc_ldmatrix_x4_trans(unsigned (&r)[4], const voi
 #endif
 }
 
-// d += a * b for one 16 x 8 x 16 tile in bf16 (BF16) or fp16.
-template <bool BF16>
-__device__ __forceinline__ void tc_mma_16x8x16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
-{
-#ifdef TC_AVAILABLE
-    if constexpr (BF16) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    } else {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    }
-#endif
-}
-
-// d += a * b for one 16 x 8 x 8 tile in TF32.
-__device__ __forceinline__ void tc_mma_16x8x8_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
-{
-#ifdef TC_AVAILABLE
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
-
 // An f32 (as its bits) rounded to TF32, to nearest with ties away from zero.
 __device__ __forceinline__ unsigned tc_to_tf32(unsigned bits)
 {
@@ -642,25 +612,118 @@ __device__ __forceinline__ unsigned tc_to_tf32(unsigned bits)
     return rounded;
 }
 
-// Copies one BK-deep tile of A and B (elements of type T, VECTOR of them per
-// 16 bytes) into a stage: 16-byte `cp.async` copies where the whole chunk is
-// in range and aligned, elements with zeros past the edges elsewhere.
-template <typename T, int BK, int A_STRIDE, int B_STRIDE>
-__device__ __forceinline__ void tc_load_tile(T* sA, T* sB, const T* __restrict__ A, const T* __restrict__ B,
-                                             int M, int K, int N, int row0, int col0, int k0, bool rows_of_a_aligned,
-                                             bool rows_of_b_aligned)
+// One warp's operands for one step of K: A's 4 row tiles, B's 8 column tiles.
+struct TcFragments {
+    unsigned a[4][4];
+    unsigned b[8][2];
+};
+
+// The 16-bit precisions: bf16 (BF16) or fp16 values, steps of 16.
+template <bool BF16>
+struct Tc16 {
+    using T = unsigned short;
+    static constexpr int BK = TC16_BK, STAGES = TC16_STAGES, STEP = 16;
+    static constexpr int A_STRIDE = BK + 8, B_STRIDE = TC_BN + 8;
+
+    // Lanes 0-15 address rows 0-15 of a row tile at column k, lanes 16-31 the same rows at k + 8; for B, lanes
+    // 0-15 address rows k .. k + 15 of a pair of column tiles' first 8 columns, lanes 16-31 of the next 8.
+    static __device__ __forceinline__ void load(TcFragments& f, const T* sA, const T* sB, int k, int warp_row,
+                                                int warp_col, int lane)
+    {
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+            tc_ldmatrix_x4(f.a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * A_STRIDE + k + (lane >> 4) * 8);
+        }
+#pragma unroll
+        for (int np = 0; np < 4; ++np) {
+            unsigned r[4];
+            tc_ldmatrix_x4_trans(r, sB + (k + (lane & 15)) * B_STRIDE + warp_col + np * 16 + (lane >> 4) * 8);
+            f.b[2 * np][0] = r[0];
+            f.b[2 * np][1] = r[1];
+            f.b[2 * np + 1][0] = r[2];
+            f.b[2 * np + 1][1] = r[3];
+        }
+    }
+
+    static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+    {
+#ifdef TC_AVAILABLE
+        if constexpr (BF16) {
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        } else {
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        }
+#endif
+    }
+};
+
+// TF32: f32 values rounded to TF32 as they leave shared memory, steps of 8.
+// `ldmatrix` moves A's 32-bit values as pairs of 16-bit halves, which lands
+// each thread's f32 where the TF32 fragment wants it; B's fragment (rows t
+// and t + 4 of column g) is read element by element, the padding spreading a
+// warp's 32 reads over 32 banks.
+struct Tc32 {
+    using T = float;
+    static constexpr int BK = TC32_BK, STAGES = TC32_STAGES, STEP = 8;
+    static constexpr int A_STRIDE = BK + 4, B_STRIDE = TC_BN + 8;
+
+    static __device__ __forceinline__ void load(TcFragments& f, const T* sA, const T* sB, int k, int warp_row,
+                                                int warp_col, int lane)
+    {
+        const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+            tc_ldmatrix_x4(f.a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * A_STRIDE + k + (lane >> 4) * 4);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                f.a[mt][i] = tc_to_tf32(f.a[mt][i]);
+            }
+        }
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+            const float* column = sB + warp_col + nt * 8 + g;
+            f.b[nt][0] = tc_to_tf32(__float_as_uint(column[(k + t) * B_STRIDE]));
+            f.b[nt][1] = tc_to_tf32(__float_as_uint(column[(k + t + 4) * B_STRIDE]));
+        }
+    }
+
+    static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+    {
+#ifdef TC_AVAILABLE
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+    }
+};
+
+// Copies one BK-deep tile of A and B (16 bytes = VECTOR elements at a time)
+// into a stage: `cp.async` where the whole chunk is in range and aligned,
+// element by element with zeros past the edges elsewhere.
+template <class P>
+__device__ __forceinline__ void tc_load_tile(typename P::T* sA, typename P::T* sB, const typename P::T* __restrict__ A,
+                                             const typename P::T* __restrict__ B, int M, int K, int N, int row0,
+                                             int col0, int k0, bool rows_of_a_aligned, bool rows_of_b_aligned)
 {
+    using T = typename P::T;
     constexpr int VECTOR = 16 / sizeof(T);
-    constexpr int A_CHUNKS_PER_ROW = BK / VECTOR;
+    constexpr int A_CHUNKS_PER_ROW = P::BK / VECTOR;
     constexpr int B_CHUNKS_PER_ROW = TC_BN / VECTOR;
-    static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0,
+    static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (P::BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0,
                   "every thread copies the same number of chunks");
 #pragma unroll
     for (int i = 0; i < TC_BM * A_CHUNKS_PER_ROW / TC_THREADS; ++i) {
         const int chunk = threadIdx.x + i * TC_THREADS;
         const int r = chunk / A_CHUNKS_PER_ROW, c = (chunk % A_CHUNKS_PER_ROW) * VECTOR;
         const int gr = row0 + r, gk = k0 + c;
-        T* dst = sA + r * A_STRIDE + c;
+        T* dst = sA + r * P::A_STRIDE + c;
         if (rows_of_a_aligned && gr < M && gk + VECTOR <= K) {
             tc_copy16(dst, A + (size_t)gr * K + gk);
         } else {
@@ -671,11 +734,11 @@ __device__ __forceinline__ void tc_load_tile(T* sA, T* sB, const T* __restrict__
         }
     }
 #pragma unroll
-    for (int i = 0; i < BK * B_CHUNKS_PER_ROW / TC_THREADS; ++i) {
+    for (int i = 0; i < P::BK * B_CHUNKS_PER_ROW / TC_THREADS; ++i) {
         const int chunk = threadIdx.x + i * TC_THREADS;
         const int r = chunk / B_CHUNKS_PER_ROW, c = (chunk % B_CHUNKS_PER_ROW) * VECTOR;
         const int gk = k0 + r, gc = col0 + c;
-        T* dst = sB + r * B_STRIDE + c;
+        T* dst = sB + r * P::B_STRIDE + c;
         if (rows_of_b_aligned && gk < K && gc + VECTOR <= N) {
             tc_copy16(dst, B + (size_t)gk * N + gc);
         } else {
@@ -716,69 +779,69 @@ __device__ __forceinline__ void tc_store(float* C, const float (&acc)[4][8][4], 
     }
 }
 
-// The bf16 / fp16 rung: A (M x K) and B (K x N) of 16-bit values.
-template <bool BF16>
-__device__ __forceinline__ void tc_matmul_16bit(const unsigned short* __restrict__ A,
-                                                const unsigned short* __restrict__ B, float* __restrict__ C, int M,
-                                                int K, int N)
+// C = A * B on tensor cores in precision P (the launch above).
+template <class P>
+__device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, const typename P::T* __restrict__ B,
+                                          float* __restrict__ C, int M, int K, int N)
 {
 #ifdef TC_AVAILABLE
+    using T = typename P::T;
+    constexpr int STAGE = TC_BM * P::A_STRIDE + P::BK * P::B_STRIDE;
+    constexpr int STEPS = P::BK / P::STEP;
+    static_assert(P::BK % P::STEP == 0, "whole mma steps per tile of K");
     extern __shared__ __align__(16) unsigned char tc_shared[];
-    unsigned short* stages = reinterpret_cast<unsigned short*>(tc_shared);
+    T* stages = reinterpret_cast<T*>(tc_shared);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int warp_row = (warp >> 2) * TC_WARP_M, warp_col = (warp & 3) * TC_WARP_N;
-    const int row0 = blockIdx.y * TC_BM, col0 = blockIdx.x * TC_BN;
-    const bool a_aligned = (K & 7) == 0, b_aligned = (N & 7) == 0;
-    const int tiles = (K + TC16_BK - 1) / TC16_BK;
+
+    // Block b of the grid takes tile (row, column) walking TC_GROUP rows of tiles down each column in turn.
+    const int tile_columns = gridDim.x, tile_rows = gridDim.y;
+    const int block = blockIdx.y * tile_columns + blockIdx.x;
+    const int group = block / (TC_GROUP * tile_columns), first_row = group * TC_GROUP;
+    const int group_rows = min(tile_rows - first_row, TC_GROUP);
+    const int in_group = block % (TC_GROUP * tile_columns);
+    const int row0 = (first_row + in_group % group_rows) * TC_BM, col0 = (in_group / group_rows) * TC_BN;
+
+    constexpr int VECTOR = 16 / sizeof(T);
+    const bool a_aligned = K % VECTOR == 0, b_aligned = N % VECTOR == 0;
+    const int tiles = (K + P::BK - 1) / P::BK;
     float acc[4][8][4] = {};
 
 #pragma unroll
-    for (int s = 0; s < TC_STAGES - 1; ++s) {
+    for (int s = 0; s < P::STAGES - 1; ++s) {
         if (s < tiles) {
-            unsigned short* stage = stages + s * TC16_STAGE;
-            tc_load_tile<unsigned short, TC16_BK, TC16_A_STRIDE, TC16_B_STRIDE>(
-                stage, stage + TC_BM * TC16_A_STRIDE, A, B, M, K, N, row0, col0, s * TC16_BK, a_aligned, b_aligned);
+            T* stage = stages + s * STAGE;
+            tc_load_tile<P>(stage, stage + TC_BM * P::A_STRIDE, A, B, M, K, N, row0, col0, s * P::BK, a_aligned,
+                            b_aligned);
         }
         tc_commit();
     }
     for (int tile = 0; tile < tiles; ++tile) {
-        // Tile `tile` has landed (at most TC_STAGES - 2 later groups pending); the barrier publishes it and
-        // frees the stage every warp finished multiplying in the previous trip, which the next copy refills.
-        tc_wait<TC_STAGES - 2>();
+        // Tile `tile` has landed (at most STAGES - 2 later groups pending); the barrier publishes it and frees the
+        // stage every warp finished multiplying in the previous trip, which the next copy refills.
+        tc_wait<P::STAGES - 2>();
         __syncthreads();
-        const int next = tile + TC_STAGES - 1;
+        const int next = tile + P::STAGES - 1;
         if (next < tiles) {
-            unsigned short* stage = stages + (next % TC_STAGES) * TC16_STAGE;
-            tc_load_tile<unsigned short, TC16_BK, TC16_A_STRIDE, TC16_B_STRIDE>(
-                stage, stage + TC_BM * TC16_A_STRIDE, A, B, M, K, N, row0, col0, next * TC16_BK, a_aligned,
-                b_aligned);
+            T* stage = stages + (next % P::STAGES) * STAGE;
+            tc_load_tile<P>(stage, stage + TC_BM * P::A_STRIDE, A, B, M, K, N, row0, col0, next * P::BK, a_aligned,
+                            b_aligned);
         }
         tc_commit();
-        const unsigned short* sA = stages + (tile % TC_STAGES) * TC16_STAGE;
-        const unsigned short* sB = sA + TC_BM * TC16_A_STRIDE;
+        const T* sA = stages + (tile % P::STAGES) * STAGE;
+        const T* sB = sA + TC_BM * P::A_STRIDE;
+        TcFragments f[2];
+        P::load(f[0], sA, sB, 0, warp_row, warp_col, lane);
 #pragma unroll
-        for (int kk = 0; kk < TC16_BK; kk += 16) {
-            unsigned a[4][4], b[8][2];
-#pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
-                // Lanes 0-15 address rows 0-15 at column kk, lanes 16-31 the same rows at kk + 8.
-                tc_ldmatrix_x4(a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * TC16_A_STRIDE + kk + (lane >> 4) * 8);
-            }
-#pragma unroll
-            for (int np = 0; np < 4; ++np) {
-                // Lanes 0-15 address rows kk .. kk + 15 of columns 16np .. +7, lanes 16-31 of the next 8 columns.
-                unsigned r[4];
-                tc_ldmatrix_x4_trans(r, sB + (kk + (lane & 15)) * TC16_B_STRIDE + warp_col + np * 16 + (lane >> 4) * 8);
-                b[2 * np][0] = r[0];
-                b[2 * np][1] = r[1];
-                b[2 * np + 1][0] = r[2];
-                b[2 * np + 1][1] = r[3];
+        for (int step = 0; step < STEPS; ++step) {
+            if (step + 1 < STEPS) {
+                P::load(f[(step + 1) & 1], sA, sB, (step + 1) * P::STEP, warp_row, warp_col, lane);
             }
 #pragma unroll
             for (int mt = 0; mt < 4; ++mt) {
 #pragma unroll
                 for (int nt = 0; nt < 8; ++nt) {
-                    tc_mma_16x8x16<BF16>(acc[mt][nt], a[mt], b[nt][0], b[nt][1]);
+                    P::mma(acc[mt][nt], f[step & 1].a[mt], f[step & 1].b[nt]);
                 }
             }
         }
@@ -791,85 +854,19 @@ __device__ __forceinline__ void tc_matmul_16bit(const unsigned short* __restrict
 extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
 matmul_mma_bf16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
 {
-    tc_matmul_16bit<true>(A, B, C, M, K, N);
+    tc_matmul<Tc16<true>>(A, B, C, M, K, N);
 }
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
 matmul_mma_f16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
 {
-    tc_matmul_16bit<false>(A, B, C, M, K, N);
+    tc_matmul<Tc16<false>>(A, B, C, M, K, N);
 }
 
-// The TF32 rung: A and B of f32, rounded to TF32 as fragments leave shared
-// memory. `ldmatrix` moves A's 32-bit values as pairs of 16-bit halves, which
-// lands each thread's f32 where the TF32 fragment wants it; B's fragment
-// (rows t and t + 4 of column g) is read element by element, the padding
-// spreading a warp's 32 reads over 32 banks.
 extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
-matmul_mma_tf32(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int K, int N)
+matmul_mma_tf32(const float* A, const float* B, float* C, int M, int K, int N)
 {
-#ifdef TC_AVAILABLE
-    extern __shared__ __align__(16) unsigned char tc_shared[];
-    float* stages = reinterpret_cast<float*>(tc_shared);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int warp_row = (warp >> 2) * TC_WARP_M, warp_col = (warp & 3) * TC_WARP_N;
-    const int row0 = blockIdx.y * TC_BM, col0 = blockIdx.x * TC_BN;
-    const bool a_aligned = (K & 3) == 0, b_aligned = (N & 3) == 0;
-    const int tiles = (K + TC32_BK - 1) / TC32_BK;
-    float acc[4][8][4] = {};
-
-#pragma unroll
-    for (int s = 0; s < TC_STAGES - 1; ++s) {
-        if (s < tiles) {
-            float* stage = stages + s * TC32_STAGE;
-            tc_load_tile<float, TC32_BK, TC32_A_STRIDE, TC32_B_STRIDE>(
-                stage, stage + TC_BM * TC32_A_STRIDE, A, B, M, K, N, row0, col0, s * TC32_BK, a_aligned, b_aligned);
-        }
-        tc_commit();
-    }
-    for (int tile = 0; tile < tiles; ++tile) {
-        tc_wait<TC_STAGES - 2>();
-        __syncthreads();
-        const int next = tile + TC_STAGES - 1;
-        if (next < tiles) {
-            float* stage = stages + (next % TC_STAGES) * TC32_STAGE;
-            tc_load_tile<float, TC32_BK, TC32_A_STRIDE, TC32_B_STRIDE>(
-                stage, stage + TC_BM * TC32_A_STRIDE, A, B, M, K, N, row0, col0, next * TC32_BK, a_aligned,
-                b_aligned);
-        }
-        tc_commit();
-        const float* sA = stages + (tile % TC_STAGES) * TC32_STAGE;
-        const float* sB = sA + TC_BM * TC32_A_STRIDE;
-#pragma unroll
-        for (int kk = 0; kk < TC32_BK; kk += 8) {
-            unsigned a[4][4], b[8][2];
-#pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
-                // Lanes 0-15 address rows 0-15 at column kk, lanes 16-31 the same rows at kk + 4.
-                tc_ldmatrix_x4(a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * TC32_A_STRIDE + kk + (lane >> 4) * 4);
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    a[mt][i] = tc_to_tf32(a[mt][i]);
-                }
-            }
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt) {
-                const float* column = sB + warp_col + nt * 8 + g;
-                b[nt][0] = tc_to_tf32(__float_as_uint(column[(kk + t) * TC32_B_STRIDE]));
-                b[nt][1] = tc_to_tf32(__float_as_uint(column[(kk + t + 4) * TC32_B_STRIDE]));
-            }
-#pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
-#pragma unroll
-                for (int nt = 0; nt < 8; ++nt) {
-                    tc_mma_16x8x8_tf32(acc[mt][nt], a[mt], b[nt][0], b[nt][1]);
-                }
-            }
-        }
-    }
-    tc_wait<0>();
-    tc_store(C, acc, M, N, row0 + warp_row, col0 + warp_col);
-#endif
+    tc_matmul<Tc32>(A, B, C, M, K, N);
 }
 
 // f32 to bf16 / fp16, rounded to nearest even (fp16: ±inf past 65504), for the

@@ -44,34 +44,38 @@ pub(crate) const MATMUL_WARPTILE_COLUMNS: u32 = 256;
 pub(crate) const TENSOR_CORE_THREADS: u32 = 256;
 /// The block of C a tensor-core kernel computes: rows, columns.
 pub(crate) const TENSOR_CORE_TILE: (u32, u32) = (128, 256);
-/// Tiles of K a tensor-core kernel keeps in flight in shared memory.
-pub(crate) const TENSOR_CORE_STAGES: u32 = 4;
-/// The depth of one tile of K in the 16-bit kernels (two `mma` steps of 16).
-pub(crate) const TENSOR_CORE_DEPTH_16BIT: u32 = 32;
-/// The depth of one tile of K in the TF32 kernel (two `mma` steps of 8).
-pub(crate) const TENSOR_CORE_DEPTH_TF32: u32 = 16;
+/// The depth of one tile of K in the 16-bit kernels (four `mma` steps of 16).
+pub(crate) const TENSOR_CORE_DEPTH_16BIT: u32 = 64;
+/// Tiles of K the 16-bit kernels keep in flight in shared memory.
+pub(crate) const TENSOR_CORE_STAGES_16BIT: u32 = 3;
+/// The depth of one tile of K in the TF32 kernel (four `mma` steps of 8).
+pub(crate) const TENSOR_CORE_DEPTH_TF32: u32 = 32;
+/// Tiles of K the TF32 kernel keeps in flight in shared memory.
+pub(crate) const TENSOR_CORE_STAGES_TF32: u32 = 3;
 
-/// The dynamic shared memory a tensor-core kernel's stages take: per stage, A's tile rows and B's, each padded by
-/// 16 bytes (`matmul.cu`: TC16_STAGE, TC32_STAGE; the two precisions' stages come out the same size).
-pub(crate) const fn tensor_core_shared_bytes(element_bytes: u32, depth: u32) -> u32 {
+/// The dynamic shared memory a tensor-core kernel on elements of `element_bytes` takes: `stages` tiles of K
+/// `depth` deep, each A's rows and B's, padded by 16 bytes (`matmul.cu`: `tc_matmul`'s STAGE).
+pub(crate) const fn tensor_core_shared_bytes(element_bytes: u32, depth: u32, stages: u32) -> u32 {
     let padding = 16 / element_bytes;
     let (rows, columns) = TENSOR_CORE_TILE;
-    TENSOR_CORE_STAGES * element_bytes * (rows * (depth + padding) + depth * (columns + 8))
+    stages * element_bytes * (rows * (depth + padding) + depth * (columns + 8))
 }
 
-/// The shared memory the larger of the tensor-core kernels needs: a device that cannot give a block this much is
-/// not offered them.
-const TENSOR_CORE_SHARED_BYTES: u32 = {
-    let tf32 = tensor_core_shared_bytes(4, TENSOR_CORE_DEPTH_TF32);
-    let halves = tensor_core_shared_bytes(2, TENSOR_CORE_DEPTH_16BIT);
-    if tf32 > halves { tf32 } else { halves }
-};
+/// The shared memory of the 16-bit kernels: 153 KiB.
+const SHARED_BYTES_16BIT: u32 = tensor_core_shared_bytes(2, TENSOR_CORE_DEPTH_16BIT, TENSOR_CORE_STAGES_16BIT);
+/// The shared memory of the TF32 kernel: 153 KiB.
+const SHARED_BYTES_TF32: u32 = tensor_core_shared_bytes(4, TENSOR_CORE_DEPTH_TF32, TENSOR_CORE_STAGES_TF32);
+
+/// The shared memory the larger of the tensor-core kernels needs: a device that cannot give a block this much
+/// (those of compute capability 8.6 and 8.9 offer 99 KiB) is not offered them.
+const TENSOR_CORE_SHARED_BYTES: u32 =
+    if SHARED_BYTES_TF32 > SHARED_BYTES_16BIT { SHARED_BYTES_TF32 } else { SHARED_BYTES_16BIT };
 
 /// The CUDA C source of this workload and the kernels it defines.
 pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch", "matmul_prefetch_split", "matmul_sum_slices", "matmul_mma_bf16", "matmul_mma_f16", "matmul_mma_tf32", "matmul_round_to_bf16", "matmul_round_to_f16"]);
 
 /// The launch constants this workload's source takes from the host ([`crate::launch`]).
-pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC_STAGES", TENSOR_CORE_STAGES), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32)];
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC16_STAGES", TENSOR_CORE_STAGES_16BIT), ("TC32_STAGES", TENSOR_CORE_STAGES_TF32), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32)];
 
 /// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
 pub(crate) struct Blas {
@@ -290,18 +294,14 @@ impl CudaBackend {
     ) -> Result<()> {
         let function = self.function(kernel)?;
         let (rows, columns) = (u64::from(TENSOR_CORE_TILE.0), u64::from(TENSOR_CORE_TILE.1));
-        let shared = if size_of::<T>() == 4 {
-            tensor_core_shared_bytes(4, TENSOR_CORE_DEPTH_TF32)
-        } else {
-            tensor_core_shared_bytes(2, TENSOR_CORE_DEPTH_16BIT)
-        };
+        let shared = if size_of::<T>() == 4 { SHARED_BYTES_TF32 } else { SHARED_BYTES_16BIT };
         let cfg = config(((n as u64).div_ceil(columns), (m as u64).div_ceil(rows)), (TENSOR_CORE_THREADS, 1), shared)?;
         let (m, k, n) = (int("M", m)?, int("K", k)?, int("N", n)?);
         let mut launch = stream.launch_builder(&function);
         launch.arg(a).arg(b).arg(c).arg(&m).arg(&k).arg(&n);
         // SAFETY: the kernels take (const T* A, const T* B, float* C, int M, int K, int N) with T float (TF32) or
         // 16-bit; a holds M·K values, b K·N, c M·N floats; the grid covers C in 128 × 256 block tiles of 256
-        // threads, and the dynamic shared memory is the kernel's TC_STAGES stages, which `prepare` allowed it.
+        // threads, and the dynamic shared memory is the kernel's stages, which `prepare` allowed it.
         unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())
     }
