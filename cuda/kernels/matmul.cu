@@ -584,21 +584,39 @@ __device__ __forceinline__ void tc_wait()
 #endif
 }
 
-__device__ __forceinline__ void tc_ldmatrix_x4(unsigned (&r)[4], const void* shared)
+// Shared memory is addressed by 32-bit offsets (what `cvta.to.shared` gives): each thread computes its own once
+// and adds constants, where generic 64-bit pointers would cost registers and arithmetic in the inner loop.
+__device__ __forceinline__ void tc_ldmatrix_x4(unsigned (&r)[4], unsigned shared)
 {
 #ifdef TC_AVAILABLE
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(tc_shared_address(shared)));
+                 : "r"(shared));
 #endif
 }
 
-__device__ __forceinline__ void tc_ldmatrix_x4_trans(unsigned (&r)[4], const void* shared)
+__device__ __forceinline__ void tc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned shared)
 {
 #ifdef TC_AVAILABLE
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(tc_shared_address(shared)));
+                 : "r"(shared));
+#endif
+}
+
+__device__ __forceinline__ unsigned tc_load_shared_32(unsigned shared)
+{
+    unsigned value = 0;
+#ifdef TC_AVAILABLE
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(shared));
+#endif
+    return value;
+}
+
+__device__ __forceinline__ void tc_copy16_to(unsigned shared, const void* global)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(global));
 #endif
 }
 
@@ -627,17 +645,26 @@ struct Tc16 {
 
     // Lanes 0-15 address rows 0-15 of a row tile at column k, lanes 16-31 the same rows at k + 8; for B, lanes
     // 0-15 address rows k .. k + 15 of a pair of column tiles' first 8 columns, lanes 16-31 of the next 8.
-    static __device__ __forceinline__ void load(TcFragments& f, const T* sA, const T* sB, int k, int warp_row,
-                                                int warp_col, int lane)
+    static __device__ __forceinline__ unsigned a_lane(int warp_row, int lane)
+    {
+        return ((warp_row + (lane & 15)) * A_STRIDE + (lane >> 4) * 8) * sizeof(T);
+    }
+    static __device__ __forceinline__ unsigned b_lane(int warp_col, int lane)
+    {
+        return ((lane & 15) * B_STRIDE + warp_col + (lane >> 4) * 8) * sizeof(T);
+    }
+
+    // The fragments of step k from this lane's addresses in the stage's A and B.
+    static __device__ __forceinline__ void load(TcFragments& f, unsigned a, unsigned b, int k)
     {
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt) {
-            tc_ldmatrix_x4(f.a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * A_STRIDE + k + (lane >> 4) * 8);
+            tc_ldmatrix_x4(f.a[mt], a + (mt * 16 * A_STRIDE + k) * sizeof(T));
         }
 #pragma unroll
         for (int np = 0; np < 4; ++np) {
             unsigned r[4];
-            tc_ldmatrix_x4_trans(r, sB + (k + (lane & 15)) * B_STRIDE + warp_col + np * 16 + (lane >> 4) * 8);
+            tc_ldmatrix_x4_trans(r, b + (k * B_STRIDE + np * 16) * sizeof(T));
             f.b[2 * np][0] = r[0];
             f.b[2 * np][1] = r[1];
             f.b[2 * np + 1][0] = r[2];
@@ -673,13 +700,21 @@ struct Tc32 {
     static constexpr int BK = TC32_BK, STAGES = TC32_STAGES, STEP = 8;
     static constexpr int A_STRIDE = BK + 4, B_STRIDE = TC_BN + 8;
 
-    static __device__ __forceinline__ void load(TcFragments& f, const T* sA, const T* sB, int k, int warp_row,
-                                                int warp_col, int lane)
+    static __device__ __forceinline__ unsigned a_lane(int warp_row, int lane)
     {
-        const int g = lane >> 2, t = lane & 3;
+        return ((warp_row + (lane & 15)) * A_STRIDE + (lane >> 4) * 4) * sizeof(T);
+    }
+    // Row t, column g of the warp's columns: where (k + t, g) of the first column tile lies, less k.
+    static __device__ __forceinline__ unsigned b_lane(int warp_col, int lane)
+    {
+        return ((lane & 3) * B_STRIDE + warp_col + (lane >> 2)) * sizeof(T);
+    }
+
+    static __device__ __forceinline__ void load(TcFragments& f, unsigned a, unsigned b, int k)
+    {
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt) {
-            tc_ldmatrix_x4(f.a[mt], sA + (warp_row + mt * 16 + (lane & 15)) * A_STRIDE + k + (lane >> 4) * 4);
+            tc_ldmatrix_x4(f.a[mt], a + (mt * 16 * A_STRIDE + k) * sizeof(T));
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 f.a[mt][i] = tc_to_tf32(f.a[mt][i]);
@@ -687,9 +722,8 @@ struct Tc32 {
         }
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt) {
-            const float* column = sB + warp_col + nt * 8 + g;
-            f.b[nt][0] = tc_to_tf32(__float_as_uint(column[(k + t) * B_STRIDE]));
-            f.b[nt][1] = tc_to_tf32(__float_as_uint(column[(k + t + 4) * B_STRIDE]));
+            f.b[nt][0] = tc_to_tf32(tc_load_shared_32(b + (k * B_STRIDE + nt * 8) * sizeof(T)));
+            f.b[nt][1] = tc_to_tf32(tc_load_shared_32(b + ((k + 4) * B_STRIDE + nt * 8) * sizeof(T)));
         }
     }
 
@@ -705,19 +739,40 @@ struct Tc32 {
 };
 
 // Copies one BK-deep tile of A and B (16 bytes = VECTOR elements at a time)
-// into a stage: `cp.async` where the whole chunk is in range and aligned,
-// element by element with zeros past the edges elsewhere.
+// into the stage at shared address `stage` (A's tile, then B's): where the
+// whole tile is in range and rows are aligned (`interior`), each thread's
+// chunks with `cp.async` from addresses it computed once (`a_from`, `b_from`
+// are its first chunks' of tile 0, `a_to`, `b_to` its first chunks' offsets
+// in a stage); elsewhere chunk by chunk, `cp.async` where the chunk is in
+// range and aligned and elements with zeros past the edges otherwise.
 template <class P>
-__device__ __forceinline__ void tc_load_tile(typename P::T* sA, typename P::T* sB, const typename P::T* __restrict__ A,
-                                             const typename P::T* __restrict__ B, int M, int K, int N, int row0,
-                                             int col0, int k0, bool rows_of_a_aligned, bool rows_of_b_aligned)
+__device__ __forceinline__ void tc_load_tile(unsigned stage, typename P::T* sA, typename P::T* sB,
+                                             const typename P::T* __restrict__ A, const typename P::T* __restrict__ B,
+                                             int M, int K, int N, int row0, int col0, int k0, bool interior,
+                                             bool rows_of_a_aligned, bool rows_of_b_aligned,
+                                             const typename P::T* a_from, const typename P::T* b_from,
+                                             unsigned a_to, unsigned b_to)
 {
     using T = typename P::T;
     constexpr int VECTOR = 16 / sizeof(T);
     constexpr int A_CHUNKS_PER_ROW = P::BK / VECTOR;
     constexpr int B_CHUNKS_PER_ROW = TC_BN / VECTOR;
+    constexpr int A_ROWS_PER_PASS = TC_THREADS / A_CHUNKS_PER_ROW, B_ROWS_PER_PASS = TC_THREADS / B_CHUNKS_PER_ROW;
     static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (P::BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0,
                   "every thread copies the same number of chunks");
+    if (interior) {
+#pragma unroll
+        for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + a_to + i * A_ROWS_PER_PASS * P::A_STRIDE * sizeof(T),
+                         a_from + k0 + (size_t)i * A_ROWS_PER_PASS * K);
+        }
+#pragma unroll
+        for (int i = 0; i < P::BK / B_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + b_to + i * B_ROWS_PER_PASS * P::B_STRIDE * sizeof(T),
+                         b_from + (size_t)(k0 + i * B_ROWS_PER_PASS) * N);
+        }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < TC_BM * A_CHUNKS_PER_ROW / TC_THREADS; ++i) {
         const int chunk = threadIdx.x + i * TC_THREADS;
@@ -803,16 +858,32 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
     const int row0 = (first_row + in_group % group_rows) * TC_BM, col0 = (in_group / group_rows) * TC_BN;
 
     constexpr int VECTOR = 16 / sizeof(T);
+    constexpr int A_CHUNKS_PER_ROW = P::BK / VECTOR, B_CHUNKS_PER_ROW = TC_BN / VECTOR;
     const bool a_aligned = K % VECTOR == 0, b_aligned = N % VECTOR == 0;
+    const bool block_inside = a_aligned && b_aligned && row0 + TC_BM <= M && col0 + TC_BN <= N;
     const int tiles = (K + P::BK - 1) / P::BK;
+    // This thread's first chunk of A and of B in tile 0, in memory and in a stage.
+    const int a_row = threadIdx.x / A_CHUNKS_PER_ROW, a_column = (threadIdx.x % A_CHUNKS_PER_ROW) * VECTOR;
+    const int b_row = threadIdx.x / B_CHUNKS_PER_ROW, b_column = (threadIdx.x % B_CHUNKS_PER_ROW) * VECTOR;
+    const T* a_from = A + (size_t)(row0 + a_row) * K + a_column;
+    const T* b_from = B + (size_t)b_row * N + col0 + b_column;
+    const unsigned a_to = (a_row * P::A_STRIDE + a_column) * sizeof(T);
+    const unsigned b_to = (TC_BM * P::A_STRIDE + b_row * P::B_STRIDE + b_column) * sizeof(T);
+    const unsigned shared = tc_shared_address(stages);
+    const unsigned a_lane = P::a_lane(warp_row, lane), b_lane = TC_BM * P::A_STRIDE * sizeof(T) + P::b_lane(warp_col, lane);
     float acc[4][8][4] = {};
 
+    auto load_tile = [&](int tile) {
+        const int stage = tile % P::STAGES;
+        T* sA = stages + stage * STAGE;
+        tc_load_tile<P>(shared + stage * STAGE * sizeof(T), sA, sA + TC_BM * P::A_STRIDE, A, B, M, K, N, row0, col0,
+                        tile * P::BK, block_inside && (tile + 1) * P::BK <= K, a_aligned, b_aligned, a_from, b_from,
+                        a_to, b_to);
+    };
 #pragma unroll
     for (int s = 0; s < P::STAGES - 1; ++s) {
         if (s < tiles) {
-            T* stage = stages + s * STAGE;
-            tc_load_tile<P>(stage, stage + TC_BM * P::A_STRIDE, A, B, M, K, N, row0, col0, s * P::BK, a_aligned,
-                            b_aligned);
+            load_tile(s);
         }
         tc_commit();
     }
@@ -821,21 +892,17 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
         // stage every warp finished multiplying in the previous trip, which the next copy refills.
         tc_wait<P::STAGES - 2>();
         __syncthreads();
-        const int next = tile + P::STAGES - 1;
-        if (next < tiles) {
-            T* stage = stages + (next % P::STAGES) * STAGE;
-            tc_load_tile<P>(stage, stage + TC_BM * P::A_STRIDE, A, B, M, K, N, row0, col0, next * P::BK, a_aligned,
-                            b_aligned);
+        if (tile + P::STAGES - 1 < tiles) {
+            load_tile(tile + P::STAGES - 1);
         }
         tc_commit();
-        const T* sA = stages + (tile % P::STAGES) * STAGE;
-        const T* sB = sA + TC_BM * P::A_STRIDE;
+        const unsigned stage = shared + (tile % P::STAGES) * STAGE * sizeof(T);
         TcFragments f[2];
-        P::load(f[0], sA, sB, 0, warp_row, warp_col, lane);
+        P::load(f[0], stage + a_lane, stage + b_lane, 0);
 #pragma unroll
         for (int step = 0; step < STEPS; ++step) {
             if (step + 1 < STEPS) {
-                P::load(f[(step + 1) & 1], sA, sB, (step + 1) * P::STEP, warp_row, warp_col, lane);
+                P::load(f[(step + 1) & 1], stage + a_lane, stage + b_lane, (step + 1) * P::STEP);
             }
 #pragma unroll
             for (int mt = 0; mt < 4; ++mt) {
