@@ -503,8 +503,7 @@ matmul_sum_slices(const float* parts, float* C, unsigned long long count, int sl
 // the way), STAGES tiles of K in flight: while the warps multiply tile k, the
 // copies of tiles k + 1 .. k + STAGES - 1 are outstanding, and one barrier
 // per tile both publishes the tile that landed and frees the stage the warps
-// finished with. Within a tile, each warp loads the fragments of the next
-// step of K while its tensor cores multiply the current one. Shared-memory
+// finished with. Shared-memory
 // rows are padded by 16 bytes so that the eight rows an `ldmatrix` reads
 // fall in eight different bank groups. Blocks take their tiles of C in
 // groups of TC_GROUP rows of tiles, column by column, so that the blocks
@@ -887,6 +886,7 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
         }
         tc_commit();
     }
+#pragma unroll 1
     for (int tile = 0; tile < tiles; ++tile) {
         // Tile `tile` has landed (at most STAGES - 2 later groups pending); the barrier publishes it and frees the
         // stage every warp finished multiplying in the previous trip, which the next copy refills.
@@ -897,18 +897,17 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
         }
         tc_commit();
         const unsigned stage = shared + (tile % P::STAGES) * STAGE * sizeof(T);
-        TcFragments f[2];
-        P::load(f[0], stage + a_lane, stage + b_lane, 0);
 #pragma unroll
         for (int step = 0; step < STEPS; ++step) {
-            if (step + 1 < STEPS) {
-                P::load(f[(step + 1) & 1], stage + a_lane, stage + b_lane, (step + 1) * P::STEP);
-            }
+            TcFragments f;
+            P::load(f, stage + a_lane, stage + b_lane, step * P::STEP);
 #pragma unroll
             for (int mt = 0; mt < 4; ++mt) {
 #pragma unroll
                 for (int nt = 0; nt < 8; ++nt) {
-                    P::mma(acc[mt][nt], f[step & 1].a[mt], f[step & 1].b[nt]);
+                    // Down a column and back up the next, so that consecutive products share an operand.
+                    const int n = (mt & 1) ? 7 - nt : nt;
+                    P::mma(acc[mt][n], f.a[mt], f.b[n]);
                 }
             }
         }
