@@ -286,6 +286,11 @@ pub struct SweepArgs {
     /// The most seconds one measurement may take; a variant whose next size would take longer stops there.
     #[arg(long, default_value_t = 4.0)]
     pub budget: f64,
+    /// Only the variants computing in these precisions, comma-separated (fp32, tf32, bf16, fp16): the report
+    /// gives the crossovers with each reduced precision allowed beside fp32's (the CPU's variants are fp32, so
+    /// keep fp32 in the list for a crossover). Every variant when omitted.
+    #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<gpuworthy::core::Precision>().map_err(|e| e.to_string()))]
+    pub precision: Vec<gpuworthy::core::Precision>,
     /// Measure only the pageable end-to-end path: without this, a CUDA device's pipelined runs are measured too
     /// and the host crossover takes the faster mode.
     #[arg(long)]

@@ -113,12 +113,13 @@ pub fn table(sweep: &WorkloadSweep) -> String {
         let show = gpuworthy::model::crossover::describe;
         let _ = writeln!(out, "  crossover, data resident on the GPU: {}", show(&c.resident));
         let _ = writeln!(out, "  crossover, data on the host:         {}", show(&c.host));
-        if let Some((resident, host)) = &c.reduced_precision {
+        for p in &c.by_precision {
             let _ = writeln!(
                 out,
-                "  with reduced precision (tf32):       resident {}, host {}",
-                show(resident),
-                show(host)
+                "  {:<36} resident {}, host {}",
+                format!("with {} kernels allowed:", p.precision),
+                show(&p.resident),
+                show(&p.host)
             );
         }
         let _ = writeln!(out, "  {}", c.verdict);

@@ -196,6 +196,7 @@ pub fn calibration_options() -> SweepOptions {
         pipelined: false,
         validate_up_to_flops: 100_000_000,
         drop_slower_than: Some(DROP_SLOWER_THAN),
+        precisions: Vec::new(),
     }
 }
 

@@ -4,11 +4,12 @@
 //! measured, computed twice: *resident* (the GPU's kernel against the CPU's, as when the data already lives on the GPU)
 //! and *host* (the GPU's upload + kernel + download against the CPU's kernel, as when the data starts and ends in host
 //! memory, through the GPU's faster transfer mode where the sweep measured its pipelined path too, and labelled so).
-//! Only full-precision variants on devices that are GPUs count; reduced-precision crossovers are given beside.
+//! Only full-precision variants on devices that are GPUs count; each reduced precision measured (TF32, bf16, fp16)
+//! gives its own crossovers beside, with its variants allowed, so that a reader sees how far precision moves them.
 
 use std::time::Duration;
 
-use gpuworthy_core::BackendKind;
+use gpuworthy_core::{BackendKind, Precision};
 use serde::Serialize;
 
 use crate::device::DeviceLabel;
@@ -33,11 +34,23 @@ pub struct Crossover {
     pub resident: Crossing,
     /// With data on the host: the same with the GPU's end-to-end time.
     pub host: Crossing,
-    /// With reduced-precision variants (TF32) counted too, where the sweep measured any and they move a crossover:
-    /// `(resident, host)` as above.
-    pub reduced_precision: Option<(Crossing, Crossing)>,
+    /// For each reduced precision the sweep measured (in [`Precision::ALL`]'s order), the crossovers with that
+    /// precision's variants allowed beside the full-precision ones.
+    pub by_precision: Vec<PrecisionCrossover>,
     /// The verdict in plain words.
     pub verdict: String,
+}
+
+/// The crossovers with the variants of one reduced precision allowed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrecisionCrossover {
+    /// The precision allowed.
+    #[serde(serialize_with = "crate::model::rows::precision_label")]
+    pub precision: Precision,
+    /// With data resident on the GPU.
+    pub resident: Crossing,
+    /// With data on the host.
+    pub host: Crossing,
 }
 
 /// The smallest size from which `gpu` beats the CPU at every larger size where both were measured.
@@ -100,7 +113,7 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
         return Some(Crossover {
             resident: None,
             host: None,
-            reduced_precision: None,
+            by_precision: Vec::new(),
             verdict: format!(
                 "{workload}: no GPU was measured ({adapters} runs on a CPU adapter, not a GPU), so there is no crossover."
             ),
@@ -111,25 +124,37 @@ pub fn crossover(rows: &[Row]) -> Option<Crossover> {
     let full: Vec<Row> =
         rows.iter().filter(|r| r.is_full_precision() && (r.on_gpu || r.backend == BackendKind::Cpu)).cloned().collect();
     let found = earliest_crossovers(&full, &gpus);
-    let reduced_precision = if rows.iter().any(|r| !r.is_full_precision()) {
-        let with_reduced: Vec<Row> =
-            rows.iter().filter(|r| r.on_gpu || r.backend == BackendKind::Cpu).cloned().collect();
-        let moved = earliest_crossovers(&with_reduced, &gpus);
-        (moved != found).then(|| written(&with_reduced, &moved))
-    } else {
-        None
-    };
+    let by_precision: Vec<PrecisionCrossover> = Precision::ALL
+        .into_iter()
+        .filter(|p| p.is_reduced() && rows.iter().any(|r| r.precision == *p))
+        .map(|precision| {
+            let allowed: Vec<Row> = rows
+                .iter()
+                .filter(|r| {
+                    (r.on_gpu || r.backend == BackendKind::Cpu) && (r.is_full_precision() || r.precision == precision)
+                })
+                .cloned()
+                .collect();
+            let (resident, host) = written(&allowed, &earliest_crossovers(&allowed, &gpus));
+            PrecisionCrossover { precision, resident, host }
+        })
+        .collect();
     let mut verdict = verdict(&full, &gpus, &found);
     let (resident, host) = written(&full, &found);
-    if let Some((reduced_resident, reduced_host)) = &reduced_precision {
-        let show = describe;
+    let moved: Vec<String> = by_precision
+        .iter()
+        .filter(|c| (&c.resident, &c.host) != (&resident, &host))
+        .map(|c| {
+            format!("in {}, resident from {}, host from {}", c.precision, describe(&c.resident), describe(&c.host))
+        })
+        .collect();
+    if !moved.is_empty() {
         verdict.push_str(&format!(
-            " With reduced-precision (TF32) kernels, which this verdict leaves out: resident from {}, host from {}.",
-            show(reduced_resident),
-            show(reduced_host)
+            " With reduced-precision kernels, which this verdict leaves out: {}.",
+            moved.join("; ")
         ));
     }
-    Some(Crossover { resident, host, reduced_precision, verdict })
+    Some(Crossover { resident, host, by_precision, verdict })
 }
 
 /// The verdict: when the GPU is worth it, with the figures that say why, at the largest size both measured.
@@ -373,8 +398,15 @@ mod tests {
         ];
         let c = crossover(&rows).unwrap();
         assert_eq!(c.resident, None, "a TF32 kernel set the full-precision crossover");
-        assert_eq!(c.reduced_precision.as_ref().and_then(|(r, _)| r.clone()), Some(("100".into(), "cuda".into())));
-        assert!(c.verdict.contains("reduced-precision (TF32)") && !c.verdict.contains("tf32 kernel"), "{}", c.verdict);
+        assert_eq!(c.by_precision.len(), 1);
+        assert_eq!(c.by_precision[0].precision, gpuworthy_core::Precision::Tf32);
+        assert_eq!(c.by_precision[0].resident, Some(("100".into(), "cuda".into())));
+        assert!(
+            c.verdict.contains("reduced-precision kernels") && c.verdict.contains("in tf32, resident from 100 (cuda)"),
+            "{}",
+            c.verdict
+        );
+        assert!(!c.verdict.contains("tf32 kernel"), "{}", c.verdict);
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub struct Row {
     pub on_gpu: bool,
     /// Variant name.
     pub variant: VariantName,
-    /// The arithmetic it computed in: `full`, or `reduced (tf32)` in reports.
+    /// The arithmetic it computed in: `fp32`, `tf32`, `bf16` or `fp16` in reports.
     #[serde(serialize_with = "precision_label")]
     pub precision: Precision,
     /// The clock behind the kernel time (its words in JSON and reports: `CUDA events`, `host wall clock`).
@@ -205,7 +205,7 @@ impl Row {
 }
 
 /// Writes a precision as reports name it.
-fn precision_label<S: serde::Serializer>(precision: &Precision, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn precision_label<S: serde::Serializer>(precision: &Precision, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(precision.label())
 }
 

@@ -58,6 +58,9 @@ pub struct SweepOptions {
     /// variant at the next size is always measured. `None`: every variant at every size (a sweep's table, and the
     /// evaluation, which judges the fastest among all).
     pub drop_slower_than: Option<f64>,
+    /// Only the variants computing in these precisions (`gpuworthy sweep --precision fp32,tf32,bf16`); every
+    /// variant where empty.
+    pub precisions: Vec<Precision>,
 }
 
 /// Whether a variant whose kernel took `before` and then `now` times its device's fastest at two sizes in a row
@@ -83,6 +86,7 @@ impl Default for SweepOptions {
             validate_up_to_flops: 20_000_000_000,
             pipelined: true,
             drop_slower_than: None,
+            precisions: Vec::new(),
         }
     }
 }
@@ -208,7 +212,11 @@ pub fn sweep_workload<W: DeviceWorkload>(
                 }
                 continue;
             }
-            let variants = device.variants::<W>();
+            let variants: Vec<&str> = device
+                .variants::<W>()
+                .into_iter()
+                .filter(|v| options.precisions.is_empty() || options.precisions.contains(&device.precision::<W>(v)))
+                .collect();
             if let Err(e) = device.check_size::<W>(params) {
                 progress.advance(variants.len() as u64);
                 out.notes.push(note::<W>(params, label.as_str(), "all", format!("refused {params}: {e}")));

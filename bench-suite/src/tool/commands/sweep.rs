@@ -32,8 +32,20 @@ use crate::tool::shared::{check_writable_dir, check_writable_file, skip_unavaila
 
 /// `gpuworthy sweep`: every workload asked for, from the run-time list of workloads.
 pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<()> {
-    let SweepArgs { workloads, expression, backends, quick, sizes, budget, no_pipelined, json, csv, plot, params } =
-        args;
+    let SweepArgs {
+        workloads,
+        expression,
+        backends,
+        quick,
+        sizes,
+        budget,
+        no_pipelined,
+        json,
+        csv,
+        plot,
+        params,
+        precision,
+    } = args;
     // An expression of the user's own is swept alone, as one more workload.
     let expression = user_expression(&expression)?;
     let (devices, groups): (Vec<_>, Vec<_>) = backends.into_iter().partition(|b| matches!(b, SweepBackend::Device(_)));
@@ -85,6 +97,7 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         options: SweepOptions {
             budget: Duration::from_secs_f64(budget),
             pipelined: !no_pipelined,
+            precisions: precision,
             ..SweepOptions::default()
         },
         progress: progress_bar(),
