@@ -46,12 +46,13 @@ pub(crate) const TENSOR_CORE_THREADS: u32 = 256;
 pub(crate) const TENSOR_CORE_TILE: (u32, u32) = (128, 256);
 /// The depth of one tile of K in the 16-bit kernels (four `mma` steps of 16).
 pub(crate) const TENSOR_CORE_DEPTH_16BIT: u32 = 64;
-/// Tiles of K the 16-bit kernels keep in flight in shared memory.
-pub(crate) const TENSOR_CORE_STAGES_16BIT: u32 = 4;
+/// Tiles of K the 16-bit kernels keep in flight in shared memory: four ran no faster on an H200 and need more shared
+/// memory than an A100 has (measured: docs/results/nvidia-h200/precision/README.md).
+pub(crate) const TENSOR_CORE_STAGES_16BIT: u32 = 3;
 /// The depth of one tile of K in the TF32 kernel (four `mma` steps of 8).
 pub(crate) const TENSOR_CORE_DEPTH_TF32: u32 = 32;
 /// Tiles of K the TF32 kernel keeps in flight in shared memory.
-pub(crate) const TENSOR_CORE_STAGES_TF32: u32 = 4;
+pub(crate) const TENSOR_CORE_STAGES_TF32: u32 = 3;
 
 /// The dynamic shared memory a tensor-core kernel on elements of `element_bytes` takes: `stages` tiles of K
 /// `depth` deep, each A's rows and B's, padded by 16 bytes (`matmul.cu`: `tc_matmul`'s STAGE).
@@ -61,9 +62,9 @@ pub(crate) const fn tensor_core_shared_bytes(element_bytes: u32, depth: u32, sta
     stages * element_bytes * (rows * (depth + padding) + depth * (columns + 8))
 }
 
-/// The shared memory of the 16-bit kernels: 204 KiB.
+/// The shared memory of the 16-bit kernels: 153 KiB.
 const SHARED_BYTES_16BIT: u32 = tensor_core_shared_bytes(2, TENSOR_CORE_DEPTH_16BIT, TENSOR_CORE_STAGES_16BIT);
-/// The shared memory of the TF32 kernel: 204 KiB.
+/// The shared memory of the TF32 kernel: 153 KiB.
 const SHARED_BYTES_TF32: u32 = tensor_core_shared_bytes(4, TENSOR_CORE_DEPTH_TF32, TENSOR_CORE_STAGES_TF32);
 
 /// The shared memory the larger of the tensor-core kernels needs: a device that cannot give a block this much

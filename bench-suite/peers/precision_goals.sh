@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The precision ladder on a GPU machine, in one run: matmul at 8192^3 in every precision, each of gpuworthy's
+# tensor-core rungs beside cuBLAS in the same precision (checked against the f64 reference at the bound of its
+# precision), the fp32 rungs beside SGEMM, then PyTorch's matmul in each precision (bench-suite/peers/
+# precision_peers.py) with the error each makes, and a sweep that shows the crossover move with precision.
+#
+#   bash .gpu/run.sh exec bash bench-suite/peers/precision_goals.sh      # after ../shared/gpu/stage.sh
+set -u
+bin=${GPUWORTHY_BIN:-/tmp/gpu/bin/gpuworthy}
+size=${SIZE:-8192}
+echo "== gpuworthy: matmul ${size}^3 on cuda, each precision's rungs beside cuBLAS in it"
+"$bin" run matmul --size "$size" --backend cuda --precision tf32
+"$bin" run matmul --size "$size" --backend cuda --precision bf16
+"$bin" run matmul --size "$size" --backend cuda --precision fp16
+"$bin" run matmul --size "$size" --backend cuda --variant splitk
+"$bin" run matmul --size "$size" --backend cuda --variant cublas
+echo "== PyTorch in the same run"
+python3 bench-suite/peers/precision_peers.py "$size"
+echo "== the crossover in each precision"
+"$bin" sweep matmul --backends cpu,cuda --precision fp32,tf32,bf16,fp16 --budget 2 ${SWEEP_ARGS:-}
