@@ -5,6 +5,8 @@
 # precision_peers.py) with the error each makes, and a sweep that shows the crossover move with precision.
 #
 #   bash .gpu/run.sh exec bash bench-suite/peers/precision_goals.sh      # after ../shared/gpu/stage.sh
+#
+# NO_SWEEP=1 leaves the sweep out; SWEEP_ARGS adds its arguments (--json FILE --plot DIR).
 set -u
 bin=${GPUWORTHY_BIN:-/tmp/gpu/bin/gpuworthy}
 size=${SIZE:-8192}
@@ -16,5 +18,7 @@ echo "== gpuworthy: matmul ${size}^3 on cuda, each precision's rungs beside cuBL
 "$bin" run matmul --size "$size" --backend cuda --variant cublas
 echo "== PyTorch in the same run"
 python3 bench-suite/peers/precision_peers.py "$size"
-echo "== the crossover in each precision"
-"$bin" sweep matmul --backends cpu,cuda --precision fp32,tf32,bf16,fp16 --budget 2 ${SWEEP_ARGS:-}
+if [ -z "${NO_SWEEP:-}" ]; then
+  echo "== the crossover in each precision"
+  "$bin" sweep matmul --backends cpu,cuda --precision fp32,tf32,bf16,fp16 --budget 2 ${SWEEP_ARGS:-}
+fi

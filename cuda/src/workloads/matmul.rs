@@ -7,7 +7,7 @@
 //! labelled so in reports). The cuBLAS variants are offered only where `libcublas` is found.
 //!
 //! The precision ladder (compute capability 8.0 and newer): `mma-tf32`, `mma-bf16` and `mma-fp16` are our own
-//! tensor-core kernels (`mma.sync` with `ldmatrix` and a `cp.async` pipeline, `matmul.cu`), each beside cuBLAS in
+//! tensor-core kernels (`mma.sync` with `ldmatrix` and a `cp.async` pipeline, `matmul_tensor_cores.cu`), each beside cuBLAS in
 //! the same precision: `tf32`, `cublas-bf16` and `cublas-fp16` (`cublasGemmEx`, 16-bit A and B, `f32` C and sums).
 //! The 16-bit variants round the resident f32 inputs to bf16 or fp16 on the device at their first launch and keep
 //! them: later launches time the product of data resident in 16 bits, as a user holding bf16 tensors runs it.
@@ -55,7 +55,7 @@ pub(crate) const TENSOR_CORE_DEPTH_TF32: u32 = 32;
 pub(crate) const TENSOR_CORE_STAGES_TF32: u32 = 3;
 
 /// The dynamic shared memory a tensor-core kernel on elements of `element_bytes` takes: `stages` tiles of K
-/// `depth` deep, each A's rows and B's, padded by 16 bytes (`matmul.cu`: `tc_matmul`'s STAGE).
+/// `depth` deep, each A's rows and B's, padded by 16 bytes (`matmul_tensor_cores.cu`: `tc_matmul`'s STAGE).
 pub(crate) const fn tensor_core_shared_bytes(element_bytes: u32, depth: u32, stages: u32) -> u32 {
     let padding = 16 / element_bytes;
     let (rows, columns) = TENSOR_CORE_TILE;
@@ -73,7 +73,11 @@ const TENSOR_CORE_SHARED_BYTES: u32 =
     if SHARED_BYTES_TF32 > SHARED_BYTES_16BIT { SHARED_BYTES_TF32 } else { SHARED_BYTES_16BIT };
 
 /// The CUDA C source of this workload and the kernels it defines.
-pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch", "matmul_prefetch_split", "matmul_sum_slices", "matmul_mma_bf16", "matmul_mma_f16", "matmul_mma_tf32", "matmul_round_to_bf16", "matmul_round_to_f16"]);
+pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_warptile", "matmul_prefetch", "matmul_prefetch_split", "matmul_sum_slices"]);
+
+/// The tensor-core rungs' source, a file of its own: in `matmul.cu` its templates made every matmul variant's first
+/// call wait for NVRTC to compile them (4.6 s on an H200; measured: docs/results/nvidia-h200/precision/README.md).
+pub(crate) const TENSOR_CORE_SOURCE: KernelSource = kernel_file!("matmul_tensor_cores.cu", ["matmul_mma_bf16", "matmul_mma_f16", "matmul_mma_tf32", "matmul_round_to_bf16", "matmul_round_to_f16"]);
 
 /// The launch constants this workload's source takes from the host ([`crate::launch`]).
 pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC16_STAGES", TENSOR_CORE_STAGES_16BIT), ("TC32_STAGES", TENSOR_CORE_STAGES_TF32), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32)];

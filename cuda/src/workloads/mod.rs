@@ -32,9 +32,9 @@ macro_rules! backend_tables {
             vec![$(($name::VARIANTS.workload, $name::VARIANTS.kernels())),*]
         }
 
-        /// Every CUDA C file of the backend (one per workload, under `cuda/kernels/`) and the `extern "C" __global__`
-        /// kernels it defines.
-        pub const KERNEL_FILES: &[gpuworthy_core::KernelSource] = &[$($name::SOURCE),*];
+        /// Every CUDA C file of the backend (one per workload under `cuda/kernels/`, and matmul's tensor-core rungs
+        /// in one of their own) and the `extern "C" __global__` kernels it defines.
+        pub const KERNEL_FILES: &[gpuworthy_core::KernelSource] = &[$($name::SOURCE,)* matmul::TENSOR_CORE_SOURCE];
 
         /// Every constant the sources take from the host, by the name they use, workload by workload.
         pub(crate) const LAUNCH_DEFINES: &[&[(&str, u32)]] = &[$($name::LAUNCH_DEFINES),*];

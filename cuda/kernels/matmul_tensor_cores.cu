@@ -1,0 +1,482 @@
+// matmul on tensor cores: C = A * B for row-major A (M x K), B (K x N) and f32
+// C (M x N), in TF32, bf16 or fp16, products summed in f32. A file of its own:
+// compiled with the f32 rungs, these templates made every matmul variant's
+// first call wait for them (NVRTC took 4.6 s for the whole file on an H200;
+// docs/results/nvidia-h200/precision/README.md).
+
+// ---------------------------------------------------------------------------
+// The tensor-core rungs (compute capability 8.0 and newer): the same tiling,
+// with each warp's 64 x 64 block of C computed by `mma.sync` instructions
+// instead of FMAs. A tensor core multiplies a 16 x 16 tile of A by a 16 x 8
+// tile of B (16 x 8 x 8 in TF32) per instruction, from operands held in
+// registers in a layout fixed by the PTX ISA ("mma.m16n8k16 fragments"):
+//
+//   A (row-major): thread (g = lane / 4, t = lane % 4) holds rows g and g + 8,
+//                  columns 2t, 2t + 1 and 2t + 8, 2t + 9;
+//   B (column):    rows 2t, 2t + 1 and 2t + 8, 2t + 9 of column g;
+//   C (f32):       rows g and g + 8, columns 2t and 2t + 1.
+//
+// `ldmatrix` loads four 8 x 8 tiles of 16-bit values from shared memory
+// straight into that layout (`.trans` transposes them, which turns B's rows
+// into the column operand), so no thread shuffles values by hand. Tiles of A
+// and B travel from memory to shared memory with `cp.async` (no registers on
+// the way), STAGES tiles of K in flight: while the warps multiply tile k, the
+// copies of tiles k + 1 .. k + STAGES - 1 are outstanding, and one barrier
+// per tile both publishes the tile that landed and frees the stage the warps
+// finished with. Shared-memory
+// rows are padded by 16 bytes so that the eight rows an `ldmatrix` reads
+// fall in eight different bank groups. Blocks take their tiles of C in
+// groups of TC_GROUP rows of tiles, column by column, so that the blocks
+// running at once share rows of A and columns of B in L2.
+//
+// Precision: bf16 and fp16 multiply 16-bit inputs (the host rounds A and B
+// to them once, on the device: `matmul_round_to_bf16` / `_f16`); TF32 rounds
+// each f32 operand to TF32 to nearest (`cvt.rna.tf32.f32`) as it leaves
+// shared memory. Products are exact and summed in f32 in every precision.
+//
+// Launch: TC_THREADS (256) threads = 8 warps as 2 (rows) x 4 (columns), a
+// TC_BM x TC_BN (128 x 256) block of C per block, grid = (ceil(N / TC_BN),
+// ceil(M / TC_BM)), dynamic shared memory of TC16_STAGES (TC32_STAGES)
+// stages of TC16_BK (TC32_BK) deep tiles.
+// Any M, K, N: a row whose 16 bytes are not all in range or not aligned
+// (K or N not a multiple of 8 halves / 4 floats) is loaded element by
+// element with zeros past the edge, and stores are guarded.
+// ---------------------------------------------------------------------------
+#ifndef TC_THREADS
+#error "TC_THREADS is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_BM
+#error "TC_BM is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_BN
+#error "TC_BN is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC16_STAGES
+#error "TC16_STAGES is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC32_STAGES
+#error "TC32_STAGES is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC16_BK
+#error "TC16_BK is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC32_BK
+#error "TC32_BK is defined by the host: cuda/src/launch.rs"
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TC_AVAILABLE 1
+#endif
+
+// Each warp's block of C: 64 x 64, as 4 x 8 mma tiles of 16 x 8.
+#define TC_WARP_M 64
+#define TC_WARP_N 64
+// Rows of block tiles a group of blocks walks down before the next column.
+#define TC_GROUP 8
+static_assert(TC_THREADS == 256 && TC_BM == 2 * TC_WARP_M && TC_BN == 4 * TC_WARP_N,
+              "8 warps as 2 x 4 warp tiles of 64 x 64");
+
+__device__ __forceinline__ unsigned tc_shared_address(const void* p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void tc_copy16(void* shared, const void* global)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(tc_shared_address(shared)), "l"(global));
+#endif
+}
+
+__device__ __forceinline__ void tc_commit()
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int PENDING>
+__device__ __forceinline__ void tc_wait()
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+#endif
+}
+
+// Shared memory is addressed by 32-bit offsets (what `cvta.to.shared` gives): each thread computes its own once
+// and adds constants, where generic 64-bit pointers would cost registers and arithmetic in the inner loop.
+__device__ __forceinline__ void tc_ldmatrix_x4(unsigned (&r)[4], unsigned shared)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared));
+#endif
+}
+
+__device__ __forceinline__ void tc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned shared)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared));
+#endif
+}
+
+__device__ __forceinline__ unsigned tc_load_shared_32(unsigned shared)
+{
+    unsigned value = 0;
+#ifdef TC_AVAILABLE
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(shared));
+#endif
+    return value;
+}
+
+__device__ __forceinline__ void tc_copy16_to(unsigned shared, const void* global)
+{
+#ifdef TC_AVAILABLE
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(global));
+#endif
+}
+
+// An f32 (as its bits) rounded to TF32, to nearest with ties away from zero.
+__device__ __forceinline__ unsigned tc_to_tf32(unsigned bits)
+{
+    unsigned rounded = bits;
+#ifdef TC_AVAILABLE
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(__uint_as_float(bits)));
+#endif
+    return rounded;
+}
+
+// One warp's operands for one step of K: A's 4 row tiles, B's 8 column tiles.
+struct TcFragments {
+    unsigned a[4][4];
+    unsigned b[8][2];
+};
+
+// The 16-bit precisions: bf16 (BF16) or fp16 values, steps of 16.
+template <bool BF16>
+struct Tc16 {
+    using T = unsigned short;
+    static constexpr int BK = TC16_BK, STAGES = TC16_STAGES, STEP = 16;
+    static constexpr int A_STRIDE = BK + 8, B_STRIDE = TC_BN + 8;
+
+    // Lanes 0-15 address rows 0-15 of a row tile at column k, lanes 16-31 the same rows at k + 8; for B, lanes
+    // 0-15 address rows k .. k + 15 of a pair of column tiles' first 8 columns, lanes 16-31 of the next 8.
+    static __device__ __forceinline__ unsigned a_lane(int warp_row, int lane)
+    {
+        return ((warp_row + (lane & 15)) * A_STRIDE + (lane >> 4) * 8) * sizeof(T);
+    }
+    static __device__ __forceinline__ unsigned b_lane(int warp_col, int lane)
+    {
+        return ((lane & 15) * B_STRIDE + warp_col + (lane >> 4) * 8) * sizeof(T);
+    }
+
+    // The fragments of step k from this lane's addresses in the stage's A and B.
+    static __device__ __forceinline__ void load(TcFragments& f, unsigned a, unsigned b, int k)
+    {
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+            tc_ldmatrix_x4(f.a[mt], a + (mt * 16 * A_STRIDE + k) * sizeof(T));
+        }
+#pragma unroll
+        for (int np = 0; np < 4; ++np) {
+            unsigned r[4];
+            tc_ldmatrix_x4_trans(r, b + (k * B_STRIDE + np * 16) * sizeof(T));
+            f.b[2 * np][0] = r[0];
+            f.b[2 * np][1] = r[1];
+            f.b[2 * np + 1][0] = r[2];
+            f.b[2 * np + 1][1] = r[3];
+        }
+    }
+
+    static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+    {
+#ifdef TC_AVAILABLE
+        if constexpr (BF16) {
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        } else {
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        }
+#endif
+    }
+};
+
+// TF32: f32 values rounded to TF32 as they leave shared memory, steps of 8.
+// `ldmatrix` moves A's 32-bit values as pairs of 16-bit halves, which lands
+// each thread's f32 where the TF32 fragment wants it; B's fragment (rows t
+// and t + 4 of column g) is read element by element, the padding spreading a
+// warp's 32 reads over 32 banks.
+struct Tc32 {
+    using T = float;
+    static constexpr int BK = TC32_BK, STAGES = TC32_STAGES, STEP = 8;
+    static constexpr int A_STRIDE = BK + 4, B_STRIDE = TC_BN + 8;
+
+    static __device__ __forceinline__ unsigned a_lane(int warp_row, int lane)
+    {
+        return ((warp_row + (lane & 15)) * A_STRIDE + (lane >> 4) * 4) * sizeof(T);
+    }
+    // Row t, column g of the warp's columns: where (k + t, g) of the first column tile lies, less k.
+    static __device__ __forceinline__ unsigned b_lane(int warp_col, int lane)
+    {
+        return ((lane & 3) * B_STRIDE + warp_col + (lane >> 2)) * sizeof(T);
+    }
+
+    static __device__ __forceinline__ void load(TcFragments& f, unsigned a, unsigned b, int k)
+    {
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+            tc_ldmatrix_x4(f.a[mt], a + (mt * 16 * A_STRIDE + k) * sizeof(T));
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                f.a[mt][i] = tc_to_tf32(f.a[mt][i]);
+            }
+        }
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+            f.b[nt][0] = tc_to_tf32(tc_load_shared_32(b + (k * B_STRIDE + nt * 8) * sizeof(T)));
+            f.b[nt][1] = tc_to_tf32(tc_load_shared_32(b + ((k + 4) * B_STRIDE + nt * 8) * sizeof(T)));
+        }
+    }
+
+    static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+    {
+#ifdef TC_AVAILABLE
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+    }
+};
+
+// Copies one BK-deep tile of A and B (16 bytes = VECTOR elements at a time)
+// into the stage at shared address `stage` (A's tile, then B's): where the
+// whole tile is in range and rows are aligned (`interior`), each thread's
+// chunks with `cp.async` from addresses it computed once (`a_from`, `b_from`
+// are its first chunks' of tile 0, `a_to`, `b_to` its first chunks' offsets
+// in a stage); elsewhere chunk by chunk, `cp.async` where the chunk is in
+// range and aligned and elements with zeros past the edges otherwise.
+template <class P>
+__device__ __forceinline__ void tc_load_tile(unsigned stage, typename P::T* sA, typename P::T* sB,
+                                             const typename P::T* __restrict__ A, const typename P::T* __restrict__ B,
+                                             int M, int K, int N, int row0, int col0, int k0, bool interior,
+                                             bool rows_of_a_aligned, bool rows_of_b_aligned,
+                                             const typename P::T* a_from, const typename P::T* b_from,
+                                             unsigned a_to, unsigned b_to)
+{
+    using T = typename P::T;
+    constexpr int VECTOR = 16 / sizeof(T);
+    constexpr int A_CHUNKS_PER_ROW = P::BK / VECTOR;
+    constexpr int B_CHUNKS_PER_ROW = TC_BN / VECTOR;
+    constexpr int A_ROWS_PER_PASS = TC_THREADS / A_CHUNKS_PER_ROW, B_ROWS_PER_PASS = TC_THREADS / B_CHUNKS_PER_ROW;
+    static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (P::BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0,
+                  "every thread copies the same number of chunks");
+    if (interior) {
+#pragma unroll
+        for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + a_to + i * A_ROWS_PER_PASS * P::A_STRIDE * sizeof(T),
+                         a_from + k0 + (size_t)i * A_ROWS_PER_PASS * K);
+        }
+#pragma unroll
+        for (int i = 0; i < P::BK / B_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + b_to + i * B_ROWS_PER_PASS * P::B_STRIDE * sizeof(T),
+                         b_from + (size_t)(k0 + i * B_ROWS_PER_PASS) * N);
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < TC_BM * A_CHUNKS_PER_ROW / TC_THREADS; ++i) {
+        const int chunk = threadIdx.x + i * TC_THREADS;
+        const int r = chunk / A_CHUNKS_PER_ROW, c = (chunk % A_CHUNKS_PER_ROW) * VECTOR;
+        const int gr = row0 + r, gk = k0 + c;
+        T* dst = sA + r * P::A_STRIDE + c;
+        if (rows_of_a_aligned && gr < M && gk + VECTOR <= K) {
+            tc_copy16(dst, A + (size_t)gr * K + gk);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VECTOR; ++e) {
+                dst[e] = (gr < M && gk + e < K) ? A[(size_t)gr * K + gk + e] : T(0);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < P::BK * B_CHUNKS_PER_ROW / TC_THREADS; ++i) {
+        const int chunk = threadIdx.x + i * TC_THREADS;
+        const int r = chunk / B_CHUNKS_PER_ROW, c = (chunk % B_CHUNKS_PER_ROW) * VECTOR;
+        const int gk = k0 + r, gc = col0 + c;
+        T* dst = sB + r * P::B_STRIDE + c;
+        if (rows_of_b_aligned && gk < K && gc + VECTOR <= N) {
+            tc_copy16(dst, B + (size_t)gk * N + gc);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VECTOR; ++e) {
+                dst[e] = (gk < K && gc + e < N) ? B[(size_t)gk * N + gc + e] : T(0);
+            }
+        }
+    }
+}
+
+// Stores a warp's 64 x 64 accumulators into C, guarding the edges.
+__device__ __forceinline__ void tc_store(float* C, const float (&acc)[4][8][4], int M, int N, int row0, int col0)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const bool pairs_aligned = (N & 1) == 0;
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt) {
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+            const int c = col0 + nt * 8 + 2 * t;
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int r = row0 + mt * 16 + g + 8 * half;
+                if (r >= M) {
+                    continue;
+                }
+                float* out = C + (size_t)r * N + c;
+                const float v0 = acc[mt][nt][2 * half], v1 = acc[mt][nt][2 * half + 1];
+                if (pairs_aligned && c + 1 < N) {
+                    *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+                } else {
+                    if (c < N) out[0] = v0;
+                    if (c + 1 < N) out[1] = v1;
+                }
+            }
+        }
+    }
+}
+
+// C = A * B on tensor cores in precision P (the launch above).
+template <class P>
+__device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, const typename P::T* __restrict__ B,
+                                          float* __restrict__ C, int M, int K, int N)
+{
+#ifdef TC_AVAILABLE
+    using T = typename P::T;
+    constexpr int STAGE = TC_BM * P::A_STRIDE + P::BK * P::B_STRIDE;
+    constexpr int STEPS = P::BK / P::STEP;
+    static_assert(P::BK % P::STEP == 0, "whole mma steps per tile of K");
+    extern __shared__ __align__(16) unsigned char tc_shared[];
+    T* stages = reinterpret_cast<T*>(tc_shared);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int warp_row = (warp >> 2) * TC_WARP_M, warp_col = (warp & 3) * TC_WARP_N;
+
+    // Block b of the grid takes tile (row, column) walking TC_GROUP rows of tiles down each column in turn.
+    const int tile_columns = gridDim.x, tile_rows = gridDim.y;
+    const int block = blockIdx.y * tile_columns + blockIdx.x;
+    const int group = block / (TC_GROUP * tile_columns), first_row = group * TC_GROUP;
+    const int group_rows = min(tile_rows - first_row, TC_GROUP);
+    const int in_group = block % (TC_GROUP * tile_columns);
+    const int row0 = (first_row + in_group % group_rows) * TC_BM, col0 = (in_group / group_rows) * TC_BN;
+
+    constexpr int VECTOR = 16 / sizeof(T);
+    constexpr int A_CHUNKS_PER_ROW = P::BK / VECTOR, B_CHUNKS_PER_ROW = TC_BN / VECTOR;
+    const bool a_aligned = K % VECTOR == 0, b_aligned = N % VECTOR == 0;
+    const bool block_inside = a_aligned && b_aligned && row0 + TC_BM <= M && col0 + TC_BN <= N;
+    const int tiles = (K + P::BK - 1) / P::BK;
+    // This thread's first chunk of A and of B in tile 0, in memory and in a stage.
+    const int a_row = threadIdx.x / A_CHUNKS_PER_ROW, a_column = (threadIdx.x % A_CHUNKS_PER_ROW) * VECTOR;
+    const int b_row = threadIdx.x / B_CHUNKS_PER_ROW, b_column = (threadIdx.x % B_CHUNKS_PER_ROW) * VECTOR;
+    const T* a_from = A + (size_t)(row0 + a_row) * K + a_column;
+    const T* b_from = B + (size_t)b_row * N + col0 + b_column;
+    const unsigned a_to = (a_row * P::A_STRIDE + a_column) * sizeof(T);
+    const unsigned b_to = (TC_BM * P::A_STRIDE + b_row * P::B_STRIDE + b_column) * sizeof(T);
+    const unsigned shared = tc_shared_address(stages);
+    const unsigned a_lane = P::a_lane(warp_row, lane), b_lane = TC_BM * P::A_STRIDE * sizeof(T) + P::b_lane(warp_col, lane);
+    float acc[4][8][4] = {};
+
+    auto load_tile = [&](int tile) {
+        const int stage = tile % P::STAGES;
+        T* sA = stages + stage * STAGE;
+        tc_load_tile<P>(shared + stage * STAGE * sizeof(T), sA, sA + TC_BM * P::A_STRIDE, A, B, M, K, N, row0, col0,
+                        tile * P::BK, block_inside && (tile + 1) * P::BK <= K, a_aligned, b_aligned, a_from, b_from,
+                        a_to, b_to);
+    };
+#pragma unroll
+    for (int s = 0; s < P::STAGES - 1; ++s) {
+        if (s < tiles) {
+            load_tile(s);
+        }
+        tc_commit();
+    }
+#pragma unroll 1
+    for (int tile = 0; tile < tiles; ++tile) {
+        // Tile `tile` has landed (at most STAGES - 2 later groups pending); the barrier publishes it and frees the
+        // stage every warp finished multiplying in the previous trip, which the next copy refills.
+        tc_wait<P::STAGES - 2>();
+        __syncthreads();
+        if (tile + P::STAGES - 1 < tiles) {
+            load_tile(tile + P::STAGES - 1);
+        }
+        tc_commit();
+        const unsigned stage = shared + (tile % P::STAGES) * STAGE * sizeof(T);
+#pragma unroll
+        for (int step = 0; step < STEPS; ++step) {
+            TcFragments f;
+            P::load(f, stage + a_lane, stage + b_lane, step * P::STEP);
+#pragma unroll
+            for (int mt = 0; mt < 4; ++mt) {
+#pragma unroll
+                for (int nt = 0; nt < 8; ++nt) {
+                    // Down a column and back up the next, so that consecutive products share an operand.
+                    const int n = (mt & 1) ? 7 - nt : nt;
+                    P::mma(acc[mt][n], f.a[mt], f.b[n]);
+                }
+            }
+        }
+    }
+    tc_wait<0>();
+    tc_store(C, acc, M, N, row0 + warp_row, col0 + warp_col);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+matmul_mma_bf16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
+{
+    tc_matmul<Tc16<true>>(A, B, C, M, K, N);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+matmul_mma_f16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
+{
+    tc_matmul<Tc16<false>>(A, B, C, M, K, N);
+}
+
+extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+matmul_mma_tf32(const float* A, const float* B, float* C, int M, int K, int N)
+{
+    tc_matmul<Tc32>(A, B, C, M, K, N);
+}
+
+// f32 to bf16 / fp16, rounded to nearest even (fp16: ±inf past 65504), for the
+// 16-bit rungs and cuBLAS's. Grid-strided over n.
+extern "C" __global__ void matmul_round_to_bf16(const float* x, unsigned short* y, unsigned long long n)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned short h = 0;
+#ifdef TC_AVAILABLE
+        asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(h) : "f"(x[i]));
+#endif
+        y[i] = h;
+    }
+}
+
+extern "C" __global__ void matmul_round_to_f16(const float* x, unsigned short* y, unsigned long long n)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned short h = 0;
+#ifdef TC_AVAILABLE
+        asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(x[i]));
+#endif
+        y[i] = h;
+    }
+}
