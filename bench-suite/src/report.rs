@@ -18,18 +18,23 @@ pub fn stats(s: &Stats) -> String {
 
 /// One table of measurements of one workload and size on one backend.
 pub fn phase_table(title: &str, rows: &[Measurement]) -> String {
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|m| match m.precision {
+            Precision::Fp32 => m.variant.to_string(),
+            reduced => format!("{} ({reduced})", m.variant),
+        })
+        .collect();
+    // As wide as the longest label (`cublas-bf16 (bf16)`), at least 10.
+    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(10);
     let mut out = String::new();
     let _ = writeln!(out, "{title}");
     let _ = writeln!(
         out,
-        "  {:<10} {:>10} {:>10} {:>14} {:>14} {:>14} {:>14} {:>10} {:>10}  check",
+        "  {:<width$} {:>10} {:>10} {:>14} {:>14} {:>14} {:>14} {:>10} {:>10}  check",
         "variant", "compile", "first", "upload", "kernel", "download", "end-to-end", "GB/s", "GFLOP/s"
     );
-    for m in rows {
-        let label = match m.precision {
-            Precision::Fp32 => m.variant.to_string(),
-            reduced => format!("{} ({reduced})", m.variant),
-        };
+    for (m, label) in rows.iter().zip(&labels) {
         let check = match &m.check {
             None => "not checked".to_owned(),
             Some(Ok(())) => "ok".to_owned(),
@@ -37,7 +42,7 @@ pub fn phase_table(title: &str, rows: &[Measurement]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<10} {:>10} {:>10} {:>14} {:>14} {:>14} {:>14} {:>10.1} {:>10.1}  {check}",
+            "  {:<width$} {:>10} {:>10} {:>14} {:>14} {:>14} {:>14} {:>10.1} {:>10.1}  {check}",
             label,
             duration(m.compile),
             duration(m.first_call),

@@ -301,7 +301,7 @@ pub fn check_matmul(
     if let Some((index, (&e, &a))) = bad {
         let (i, j) = (index / n, index % n);
         let range = if precision == Precision::Fp16 && !a.is_finite() && e.is_finite() {
-            " (fp16 holds magnitudes up to 65504: this input's products or sums overflow it)"
+            " (fp16 holds magnitudes up to 65504: an input beyond it became infinite)"
         } else {
             ""
         };
@@ -464,9 +464,11 @@ mod tests {
 
     #[test]
     fn fp16_overflow_is_named() {
-        let input = MatmulInput::new(1, 2, 1, vec![300.0, 300.0], vec![300.0, 300.0]).unwrap();
+        let input = MatmulInput::new(1, 2, 1, vec![70000.0, 1.0], vec![1.0, 1.0]).unwrap();
         let expected = Matmul::reference(&input).unwrap();
-        let message = check_matmul(&input, &expected, &[f32::INFINITY], Precision::Fp16).unwrap_err().message;
+        let actual = computed_with(&input, |x| Precision::Fp16.round(x));
+        assert_eq!(actual, [f32::INFINITY], "70000 rounds past fp16's largest value");
+        let message = check_matmul(&input, &expected, &actual, Precision::Fp16).unwrap_err().message;
         assert!(message.contains("65504"), "{message}");
     }
 }

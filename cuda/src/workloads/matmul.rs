@@ -451,16 +451,12 @@ impl Implements<Matmul> for CudaBackend {
             }
             MatmulLaunch::TensorCores => {
                 let [round, kernel] = variant.kernels else { unreachable!("a 16-bit rung rounds, then multiplies") };
-                drop((a, b, c));
                 self.halves(r, variant.precision, round)?;
                 let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
                 let (a, b) = (halves.a.slice(..), halves.b.slice(..));
                 self.launch_tensor_core_kernel(&self.stream, kernel, &a, &b, &mut c.slice_mut(..), shape)
             }
-            MatmulLaunch::CublasGemmEx => {
-                drop((a, b, c));
-                self.gemm_16_bits(variant.precision, r, variant.kernels[0])
-            }
+            MatmulLaunch::CublasGemmEx => self.gemm_16_bits(variant.precision, r, variant.kernels[0]),
         }
     }
 
