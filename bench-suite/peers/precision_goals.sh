@@ -4,11 +4,11 @@
 # precision), the fp32 rungs beside SGEMM, then PyTorch's matmul in each precision (bench-suite/peers/
 # precision_peers.py) with the error each makes, and a sweep that shows the crossover move with precision.
 #
-#   bash .gpu/run.sh exec bash bench-suite/peers/precision_goals.sh      # after ../shared/gpu/stage.sh
+#   bash bench-suite/peers/precision_goals.sh      # on a GPU machine, after cargo build --release -p bench-suite
 #
 # NO_SWEEP=1 leaves the sweep out; SWEEP_ARGS adds its arguments (--json FILE --plot DIR).
 set -u
-bin=${GPUWORTHY_BIN:-/tmp/gpu/bin/gpuworthy}
+bin=${GPUWORTHY_BIN:-target/release/gpuworthy}
 size=${SIZE:-8192}
 echo "== gpuworthy: matmul ${size}^3 on cuda, each precision's rungs beside cuBLAS in it"
 "$bin" run matmul --size "$size" --backend cuda --precision tf32
