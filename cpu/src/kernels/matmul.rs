@@ -13,9 +13,12 @@
 //!   compute; the packed buffers start on a cache line.
 //! - `library`: the `matrixmultiply` crate's `sgemm`, a well-kept Rust GEMM of the same design, as the vendor
 //!   reference.
+//! - `bf16`: `blocked` with A and B rounded to bf16 as they are packed: the precision of a bf16 matmul (bf16 data,
+//!   `f32` products and sums) in `f32` arithmetic, reported as bf16. It does not use AVX512-BF16 or AMX, so it runs
+//!   at `blocked`'s speed: on a CPU it shows what bf16 costs in accuracy, not what it gains in time.
 
 use gpuworthy_core::workloads::Matmul;
-use gpuworthy_core::{Implements, Result};
+use gpuworthy_core::{Implements, Precision, Result};
 use rayon::prelude::*;
 
 use super::host_phases;
@@ -73,27 +76,60 @@ fn naive(a: &[f32], b: &[f32], c: &mut [f32], k: usize, n: usize) {
 
 /// Packs columns `j0..j0+nc` of rows `p0..p0+kc` of B (row-major, `n` columns) into slivers of `nr` columns: sliver
 /// `s` holds, for each row `p`, the `nr` values `B[p][j0 + s·nr ..]`, zero-padded past the matrix's edge.
-fn pack_b(b: &[f32], n: usize, (p0, kc): (usize, usize), (j0, nc): (usize, usize), nr: usize, packed: &mut [f32]) {
+/// Each value passes through `round` on its way ([`Rounding`]).
+fn pack_b<R: Rounding>(
+    b: &[f32],
+    n: usize,
+    (p0, kc): (usize, usize),
+    (j0, nc): (usize, usize),
+    nr: usize,
+    packed: &mut [f32],
+    round: R,
+) {
     packed.par_chunks_mut(kc * nr).enumerate().for_each(|(s, sliver)| {
         let j = j0 + s * nr;
         let width = nr.min(j0 + nc - j);
         for (p, dst) in sliver.chunks_exact_mut(nr).enumerate() {
             let row = &b[(p0 + p) * n + j..][..width];
-            dst[..width].copy_from_slice(row);
+            dst[..width].iter_mut().zip(row).for_each(|(d, &v)| *d = round(v));
             dst[width..].fill(0.0);
         }
     });
 }
 
+/// How packing rounds each value of A and B: the identity for `f32` products (which compiles to a copy), or to
+/// bf16 for the `bf16` variant, whose `f32` arithmetic then runs on bf16 data.
+trait Rounding: Fn(f32) -> f32 + Copy + Send + Sync {}
+impl<R: Fn(f32) -> f32 + Copy + Send + Sync> Rounding for R {}
+
+/// The values as they are.
+fn unrounded(x: f32) -> f32 {
+    x
+}
+
+/// The value rounded to bf16 (to nearest, ties to even).
+fn to_bf16(x: f32) -> f32 {
+    Precision::Bf16.round(x)
+}
+
 /// Packs rows `i0..i0+mc` of columns `p0..p0+kc` of A (row-major, `k` columns) into slivers of `mr` rows: sliver
 /// `s` holds, for each column `p`, the `mr` values `A[i0 + s·mr ..][p]`, zero-padded past the matrix's edge.
-fn pack_a(a: &[f32], k: usize, (i0, mc): (usize, usize), (p0, kc): (usize, usize), mr: usize, packed: &mut [f32]) {
+/// Each value passes through `round` on its way ([`Rounding`]).
+fn pack_a<R: Rounding>(
+    a: &[f32],
+    k: usize,
+    (i0, mc): (usize, usize),
+    (p0, kc): (usize, usize),
+    mr: usize,
+    packed: &mut [f32],
+    round: R,
+) {
     for (s, sliver) in packed.chunks_exact_mut(kc * mr).enumerate() {
         let i = i0 + s * mr;
         let height = mr.min(i0 + mc - i);
         for (p, dst) in sliver.chunks_exact_mut(mr).enumerate() {
             for (r, d) in dst.iter_mut().enumerate() {
-                *d = if r < height { a[(i + r) * k + p0 + p] } else { 0.0 };
+                *d = if r < height { round(a[(i + r) * k + p0 + p]) } else { 0.0 };
             }
         }
     }
@@ -222,12 +258,20 @@ const PACKED_FLOATS: usize = 16 << 20;
 /// cut into. On the H200 machine's 16 cores this brought it closer to NumPy at 1024 and past it at 4096 (measured:
 /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 fn blocked(level: Supported, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
-    blocked_packing_at_most(level, a, b, c, (m, k, n), PACKED_FLOATS, micro_tile(level.level()));
+    blocked_packing_at_most(level, a, b, c, (m, k, n), PACKED_FLOATS, micro_tile(level.level()), unrounded);
+}
+
+/// [`blocked`] on A and B rounded to bf16 as they are packed: bf16 data, `f32` products and sums (this CPU's
+/// bf16 instructions, AVX512-BF16 or AMX, are not used: the rung computes what they would, at `f32`'s speed).
+fn blocked_bf16(level: Supported, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
+    blocked_packing_at_most(level, a, b, c, (m, k, n), PACKED_FLOATS, micro_tile(level.level()), to_bf16);
 }
 
 /// [`blocked`], packing at most `packed_floats` of B at once (where that is less than one panel, one panel) and of A
-/// (where that is less than one row block's panels, one row block), in micro-tiles of `tile`, at SIMD `level`.
-fn blocked_packing_at_most(
+/// (where that is less than one row block's panels, one row block), in micro-tiles of `tile`, at SIMD `level`, each
+/// value of A and B passed through `round` as it is packed.
+#[allow(clippy::too_many_arguments)]
+fn blocked_packing_at_most<R: Rounding>(
     level: Supported,
     a: &[f32],
     b: &[f32],
@@ -235,6 +279,7 @@ fn blocked_packing_at_most(
     (m, k, n): (usize, usize, usize),
     packed_floats: usize,
     tile: MicroTile,
+    round: R,
 ) {
     if k == 0 {
         c.fill(0.0);
@@ -259,7 +304,7 @@ fn blocked_packing_at_most(
             Err(_) => &mut own,
         };
         let (packed_a, packed_b) = (line_aligned(&mut packed.a, a_len), line_aligned(&mut packed.b, b_len));
-        multiply_packing(level, a, b, c, (k, n), (mc, band_rows, tile, nr, depth), (packed_a, packed_b));
+        multiply_packing(level, a, b, c, (k, n), (mc, band_rows, tile, nr, depth), (packed_a, packed_b), round);
     });
 }
 
@@ -297,13 +342,14 @@ fn line_aligned(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
 /// panel (`slivers · KC · mr` floats apart), within a panel sliver after sliver (`kc · mr` floats each): the slivers
 /// of any run of rows in one panel are one contiguous slice, as [`block_kernel`] reads them. Every sliver of every
 /// panel is a task of its own.
-fn pack_a_band(
+fn pack_a_band<R: Rounding>(
     a: &[f32],
     k: usize,
     (i0, rows): (usize, usize),
     (d0, dk): (usize, usize),
     mr: usize,
     packed: &mut [f32],
+    round: R,
 ) {
     let slivers = rows.div_ceil(mr);
     packed.par_chunks_mut(slivers * KC * mr).take(dk.div_ceil(KC)).enumerate().for_each(|(i, panel)| {
@@ -311,7 +357,7 @@ fn pack_a_band(
         let kc = KC.min(d0 + dk - p0);
         panel[..slivers * kc * mr].par_chunks_mut(kc * mr).enumerate().for_each(|(s, sliver)| {
             let i = i0 + s * mr;
-            pack_a(a, k, (i, mr.min(i0 + rows - i)), (p0, kc), mr, sliver);
+            pack_a(a, k, (i, mr.min(i0 + rows - i)), (p0, kc), mr, sliver, round);
         });
     });
 }
@@ -320,7 +366,8 @@ fn pack_a_band(
 /// wide, A packed `depth` deep in bands of `band_rows` rows into `packed_a`, and for each band B packed `depth` deep
 /// one column block at a time into `packed_b`. The band is the outer loop, so that A is packed once; B is packed again
 /// for each band, which only products too large for one band do (above 64 MiB of A).
-fn multiply_packing(
+#[allow(clippy::too_many_arguments)]
+fn multiply_packing<R: Rounding>(
     level: Supported,
     a: &[f32],
     b: &[f32],
@@ -328,6 +375,7 @@ fn multiply_packing(
     (k, n): (usize, usize),
     (mc, band_rows, tile, nr, depth): (usize, usize, MicroTile, usize, usize),
     (packed_a, packed_b): (&mut [f32], &mut [f32]),
+    round: R,
 ) {
     let mr = tile.rows;
     let threads = rayon::current_num_threads();
@@ -339,7 +387,7 @@ fn multiply_packing(
             let row_blocks = rows_in_band.div_ceil(mc);
             let a_panel_floats = rows_in_band.div_ceil(mr) * KC * mr;
             let band_a = &mut packed_a[..panels * a_panel_floats];
-            pack_a_band(a, k, (band * band_rows, rows_in_band), (d0, dk), mr, band_a);
+            pack_a_band(a, k, (band * band_rows, rows_in_band), (d0, dk), mr, band_a, round);
             let band_a = &*band_a;
             for j0 in (0..n).step_by(NC) {
                 let nc = NC.min(n - j0);
@@ -352,7 +400,7 @@ fn multiply_packing(
                 band_b.par_chunks_mut(KC * width).enumerate().for_each(|(i, panel)| {
                     let p0 = d0 + i * KC;
                     let kc = KC.min(d0 + dk - p0);
-                    pack_b(b, n, (p0, kc), (j0, nc), nr, &mut panel[..kc * width]);
+                    pack_b(b, n, (p0, kc), (j0, nc), nr, &mut panel[..kc * width], round);
                 });
                 let band_b = &*band_b;
                 // Each task's block of C as one slice per row: blocks of `mc` rows, each row cut at the parts' edges.
@@ -417,8 +465,13 @@ fn library(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
 impl Implements<Matmul> for CpuBackend {
     host_phases!(Matmul, |input| vec![0.0; input.m * input.n]);
 
+    /// `bf16` is `blocked` on inputs rounded to bf16: reduced precision, checked at bf16's bound.
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "blocked", "library"]
+        vec!["naive", "blocked", "library", "bf16"]
+    }
+
+    fn precision(&self, variant: &str) -> Precision {
+        if variant == "bf16" { Precision::Bf16 } else { Precision::Fp32 }
     }
 
     /// `library` (matrixmultiply) below 512³ multiply-adds, where its lower start-up cost wins; `blocked` from there, where
@@ -433,7 +486,7 @@ impl Implements<Matmul> for CpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        if !matches!(variant, "naive" | "blocked" | "library") {
+        if !matches!(variant, "naive" | "blocked" | "library" | "bf16") {
             return Err(<Self as Implements<Matmul>>::unknown_variant(self, variant));
         }
         let (m, k, n) = (r.input.m, r.input.k, r.input.n);
@@ -444,6 +497,7 @@ impl Implements<Matmul> for CpuBackend {
         match variant {
             "naive" => naive(a, b, c, k, n),
             "blocked" => blocked(self.simd(), a, b, c, m, k, n),
+            "bf16" => blocked_bf16(self.simd(), a, b, c, m, k, n),
             _ => library(a, b, c, m, k, n),
         }
         Ok(())
@@ -518,13 +572,35 @@ mod tests {
                 {
                     let mut c = vec![f32::NAN; m * n];
                     let level = Supported::best();
-                    pool.install(|| blocked_packing_at_most(level, &input.a, &input.b, &mut c, (m, k, n), limit, tile));
+                    pool.install(|| {
+                        blocked_packing_at_most(level, &input.a, &input.b, &mut c, (m, k, n), limit, tile, unrounded);
+                    });
                     let check = Matmul::check(&input, &expected, &c, Precision::Fp32);
                     let how = format!("{threads} threads, packing at most {limit} floats, {tile:?}");
                     assert!(check.is_ok(), "{m}x{k}x{n}, {how}: {check:?}");
                 }
             }
         }
+    }
+
+    /// The `bf16` rung computes in bf16's precision, not `f32`'s: it passes bf16's check and fails `f32`'s, and it
+    /// equals `blocked` on inputs rounded to bf16 beforehand.
+    #[test]
+    fn the_bf16_rung_rounds_its_inputs_to_bf16() {
+        use gpuworthy_core::Workload;
+        use gpuworthy_core::workloads::MatmulParams;
+        let (m, k, n) = (40, 300, 70);
+        let input = Matmul::generate(&MatmulParams::new(m, k, n), 3).unwrap();
+        let expected = Matmul::reference(&input).unwrap();
+        let level = Supported::best();
+        let mut c = vec![f32::NAN; m * n];
+        blocked_bf16(level, &input.a, &input.b, &mut c, m, k, n);
+        assert!(Matmul::check(&input, &expected, &c, Precision::Bf16).is_ok());
+        assert!(Matmul::check(&input, &expected, &c, Precision::Fp32).is_err(), "the bf16 rung computed in f32");
+        let rounded = |x: &[f32]| x.iter().map(|&v| Precision::Bf16.round(v)).collect::<Vec<f32>>();
+        let mut on_rounded = vec![f32::NAN; m * n];
+        blocked(level, &rounded(&input.a), &rounded(&input.b), &mut on_rounded, m, k, n);
+        assert_eq!(c, on_rounded);
     }
 
     /// A product that starts while the thread's kept buffer is in use (as when a rayon worker waiting inside one
