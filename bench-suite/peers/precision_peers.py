@@ -12,20 +12,8 @@ import sys
 
 import torch
 
-
-def median_ms(fn, repeat=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+# The same timing as the other GPU peers: CUDA events, warm-up, the median (this folder is on the path).
+from gpu_peers import median_ms
 
 
 def main():
@@ -54,7 +42,7 @@ def main():
         torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
         torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
         x, y = a.to(dtype), b.to(dtype)
-        ms = median_ms(lambda: torch.matmul(x, y))
+        ms = median_ms(lambda: torch.matmul(x, y), repeat=20)
         result = torch.matmul(x, y).double()
         error = result - exact
         rho = (error.pow(2).sum() / norms_squared).sqrt().item()

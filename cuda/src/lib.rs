@@ -72,6 +72,9 @@ pub struct CudaBackend {
     /// (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     nvrtc_minimal: bool,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// Kernels already allowed more dynamic shared memory than the default 48 KiB: set once, since `prepare` runs
+    /// before every launch and a driver call there would be timed with the kernel.
+    large_shared: Mutex<std::collections::HashSet<&'static str>>,
     /// Expressions' faster kernels compiling on threads of their own, by their source ([`expr`]).
     faster_kernels: Mutex<HashMap<String, Arc<expr::FasterKernel>>>,
     staging: memory::Staging,
@@ -215,6 +218,7 @@ impl CudaBackend {
             toolchain: toolchain(),
             nvrtc_minimal: env::read_flag("GPUWORTHY_NVRTC_MINIMAL")?.unwrap_or(true) && nvrtc_version() >= (12, 4),
             functions: Mutex::new(HashMap::new()),
+            large_shared: Mutex::default(),
             faster_kernels: Mutex::new(HashMap::new()),
             staging: memory::Staging::default(),
             lanes: pipeline::Lanes::default(),

@@ -25,7 +25,7 @@ use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant,
 
 use super::{config, int, phased, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
-use crate::{CudaBackend, HostMemory, driver_error};
+use crate::{CudaBackend, HostMemory, driver_error, lock};
 use super::kernel_file;
 use gpuworthy_core::KernelSource;
 
@@ -401,12 +401,19 @@ impl Implements<Matmul> for CudaBackend {
             MatmulLaunch::TensorCores => {
                 self.prepare_kernels(variant)?;
                 let kernel = variant.kernels.last().expect("a tensor-core variant names its kernel");
-                self.function(kernel)?
-                    .set_attribute(
-                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        TENSOR_CORE_SHARED_BYTES as i32,
-                    )
-                    .map_err(driver_error(format!("allowing {kernel} {TENSOR_CORE_SHARED_BYTES} bytes of shared memory")))
+                let mut allowed = lock(&self.large_shared);
+                if !allowed.contains(kernel) {
+                    self.function(kernel)?
+                        .set_attribute(
+                            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            TENSOR_CORE_SHARED_BYTES as i32,
+                        )
+                        .map_err(driver_error(format!(
+                            "allowing {kernel} {TENSOR_CORE_SHARED_BYTES} bytes of shared memory"
+                        )))?;
+                    allowed.insert(kernel);
+                }
+                Ok(())
             }
         }
     }
