@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod dtype;
 pub mod env;
 pub mod error;
 pub mod expr;
@@ -45,6 +46,7 @@ pub use backend::{
     Backend, DeviceInfo, DeviceType, Implements, KernelClock, MAX_LAUNCHES_PER_TIMING, QueueGuard, QueueLock,
     launches_per, spin_up, time_synchronous,
 };
+pub use dtype::Dtype;
 pub use error::{Error, Result};
 pub use kind::BackendKind;
 pub use precision::Precision;

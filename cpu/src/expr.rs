@@ -11,6 +11,9 @@
 //! accumulators, and the blocks' partial results in a tree. While a block is computed, the inputs of the block
 //! [`PREFETCH_AHEAD`] ahead are asked for, so that memory stays busy during the passes that run in cache.
 //!
+//! Arrays of 16-bit elements ([`gpuworthy_core::Dtype`]) are widened to `f32` a block at a time, into a row of the
+//! task's own, and each output block is rounded as it is written: every pass still reads `f32` in cache.
+//!
 //! Resident data keeps its output arrays from one launch to the next, so that a launch writes into memory that is
 //! already mapped instead of allocating (and faulting in) hundreds of MiB each time; a whole run evaluates straight
 //! from the caller's arrays, with no copy of them.
@@ -19,7 +22,10 @@
 //! one thread: the baseline.
 
 use gpuworthy_core::expr::sign_f32;
-use gpuworthy_core::expr::{Arith, Compare, ExprInput, Expression, Func, Logic, Node, Outputs, Program, Reduce};
+use gpuworthy_core::Dtype;
+use gpuworthy_core::expr::{
+    Arith, ArrayView, Compare, ExprInput, Expression, Func, HostArray, Logic, Node, Outputs, Program, Reduce, as_slices,
+};
 use gpuworthy_core::{Error, Implements, Result};
 use rayon::prelude::*;
 
@@ -600,13 +606,13 @@ pub const PREFETCH_AHEAD: usize = 2;
 /// the rate of a cheap streaming program; two blocks ahead ([`PREFETCH_AHEAD`]) is the best of one, two and four
 /// (measured on the 2-core machine: docs/results/cpu-2-core-lavapipe/README.md#why-the-code-is-shaped-so).
 #[inline(always)]
-fn prefetch_block(inputs: &[&[f32]], start: usize, n: usize) {
+fn prefetch_block(inputs: &[ArrayView<'_>], start: usize, n: usize) {
     if start >= n {
         return;
     }
     let end = (start + BLOCK).min(n);
     for input in inputs {
-        for line in input[start..end].chunks(16) {
+        for line in input.slice(start..end).as_bytes().chunks(64) {
             prefetch(line.as_ptr());
         }
     }
@@ -614,7 +620,7 @@ fn prefetch_block(inputs: &[&[f32]], start: usize, n: usize) {
 
 /// A hint to bring the cache line holding `at` into the cache; nothing where the architecture has no such hint.
 #[inline(always)]
-fn prefetch(at: *const f32) {
+fn prefetch(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint: it never faults, whatever the address, and changes no value the program reads.
     unsafe {
@@ -669,66 +675,79 @@ fn fold_lanes(terms: &[f32], identity: f32, join: impl Fn(f32, f32) -> f32) -> f
     join(acc[0], tail)
 }
 
+/// An output element's storage on the CPU: `f32`, written with streaming stores past [`STREAM_ABOVE`], or the bits of
+/// a 16-bit type, rounded from a block's `f32` values as they are written.
+trait Stored: Copy + Default + Send + Sync {
+    /// Writes the block's `values` into `out`.
+    fn store(level: Supported, dtype: Dtype, values: &[f32], out: &mut [Self], stream: bool);
+}
+
+impl Stored for f32 {
+    fn store(level: Supported, _: Dtype, values: &[f32], out: &mut [f32], stream: bool) {
+        if stream { stream_copy(level, values, out) } else { out.copy_from_slice(values) }
+    }
+}
+
+impl Stored for u16 {
+    fn store(_: Supported, dtype: Dtype, values: &[f32], out: &mut [u16], _: bool) {
+        dtype.encode_slice(values, out);
+    }
+}
+
+/// The block of every input that starts at `start`, `len` long, as `f32` slices: `f32` arrays in place, 16-bit ones
+/// widened into `widened` (a row of [`BLOCK`] per input).
+fn block_inputs<'a>(inputs: &[ArrayView<'a>], start: usize, len: usize, widened: &'a mut [f32]) -> Vec<&'a [f32]> {
+    let mut rows = widened.chunks_mut(BLOCK);
+    inputs
+        .iter()
+        .map(|input| match input {
+            ArrayView::F32(values) => &values[start..start + len],
+            ArrayView::Half(dtype, bits) => {
+                let row = &mut rows.next().expect("a row per input")[..len];
+                dtype.decode_slice(&bits[start..start + len], row);
+                &*row
+            }
+        })
+        .collect()
+}
+
 /// Runs `program` on `inputs` block by block over the backend's thread pool; an elementwise program writes into the
-/// arrays of `reuse` where it holds one per output (resized to the input's length), else into new ones. With `fuse`,
-/// the nodes [`Fusions::plan`] takes in are computed in their readers' loops; without, each is a pass (for tests).
+/// arrays of `reuse` where it holds one per output (resized to the input's length), else into new ones, stored as
+/// `dtype`. 16-bit inputs are widened a block at a time into a row of the task's own, so that every pass reads
+/// `f32` in cache. With `fuse`, the nodes [`Fusions::plan`] takes in are computed in their readers' loops; without,
+/// each is a pass (for tests).
 fn run_blocks(
     level: Supported,
     program: &Program,
-    inputs: &[&[f32]],
+    inputs: &[ArrayView<'_>],
     scalars: &[f32],
+    dtype: Dtype,
     reuse: Option<Outputs>,
     fuse: bool,
 ) -> Result<Outputs> {
-    let n = program.length(inputs, scalars)?;
+    let lengths: Vec<usize> = inputs.iter().map(ArrayView::len).collect();
+    let n = program.length_of(&lengths, scalars)?;
+    if let Some(input) = inputs.iter().find(|i| i.dtype() != dtype) {
+        return Err(Error::invalid(format!("an input array is {}, the expression's arrays are {dtype}", input.dtype())));
+    }
     let evaluate = per_element_nodes(program);
     let fusions = if fuse { Fusions::plan(program, &evaluate) } else { Fusions::none(program.nodes.len()) };
     let blocks = n.div_ceil(BLOCK);
     match &program.reduction {
+        None if dtype.is_half() => {
+            let arrays = match reuse {
+                Some(Outputs::Half { dtype: d, arrays }) if d == dtype && arrays.len() == program.outputs.len() => arrays,
+                _ => program.outputs.iter().map(|_| Vec::new()).collect(),
+            };
+            let arrays = map_blocks(level, program, &evaluate, &fusions, inputs, scalars, dtype, n, arrays);
+            Ok(Outputs::Half { dtype, arrays })
+        }
         None => {
-            let mut outputs: Vec<Vec<f32>> = match reuse {
+            let arrays = match reuse {
                 Some(Outputs::Elementwise(arrays)) if arrays.len() == program.outputs.len() => arrays,
                 _ => program.outputs.iter().map(|_| Vec::new()).collect(),
             };
-            // Every element is written below: the old contents never matter.
-            outputs.iter_mut().for_each(|o| o.resize(n, 0.0));
-            // Each task writes its part of every output, [`task_blocks`] blocks long; the parts are disjoint, so the
-            // tasks run in parallel.
-            let task = BLOCK * task_blocks(program, &evaluate, blocks);
-            let stream = n > STREAM_ABOVE;
-            let mut parts: Vec<Vec<&mut [f32]>> = (0..n.div_ceil(task)).map(|_| Vec::new()).collect();
-            for output in &mut outputs {
-                for (part, chunk) in parts.iter_mut().zip(output.chunks_mut(task)) {
-                    part.push(chunk);
-                }
-            }
-            parts.into_par_iter().enumerate().for_each_init(
-                || Scratch::new(program.nodes.len()),
-                |scratch, (index, mut part)| {
-                    let first = index * task;
-                    for start in (first..(first + task).min(n)).step_by(BLOCK) {
-                        let len = BLOCK.min(n - start);
-                        if start == first {
-                            prefetch_block(inputs, start + BLOCK, n);
-                        }
-                        prefetch_block(inputs, start + PREFETCH_AHEAD * BLOCK, n);
-                        evaluate_block(level, program, &evaluate, &fusions, inputs, scalars, start, len, 0.0, scratch);
-                        for (chunk, output) in part.iter_mut().zip(&program.outputs) {
-                            let at = start - first;
-                            let values = scratch.row(output.node, inputs, start, len);
-                            if stream {
-                                stream_copy(level, values, &mut chunk[at..at + len]);
-                            } else {
-                                chunk[at..at + len].copy_from_slice(values);
-                            }
-                        }
-                    }
-                    if stream {
-                        stream_fence(level);
-                    }
-                },
-            );
-            Ok(Outputs::Elementwise(outputs))
+            Ok(Outputs::Elementwise(map_blocks(level, program, &evaluate, &fusions, inputs, scalars, dtype, n, arrays)))
         }
         Some(reduction) => {
             let kind = reduction.kind;
@@ -736,13 +755,14 @@ fn run_blocks(
                 .into_par_iter()
                 .with_min_len(task_blocks(program, &evaluate, blocks))
                 .map_init(
-                    || Scratch::new(program.nodes.len()),
-                    |scratch, block| {
+                    || (Scratch::new(program.nodes.len()), vec![0f32; inputs.len() * BLOCK]),
+                    |(scratch, widened), block| {
                         let start = block * BLOCK;
                         let len = BLOCK.min(n - start);
                         prefetch_block(inputs, start + PREFETCH_AHEAD * BLOCK, n);
-                        evaluate_block(level, program, &evaluate, &fusions, inputs, scalars, start, len, 0.0, scratch);
-                        combine(level, kind, scratch.row(reduction.body, inputs, start, len))
+                        let here = block_inputs(inputs, start, len, widened);
+                        evaluate_block(level, program, &evaluate, &fusions, &here, scalars, 0, len, 0.0, scratch);
+                        combine(level, kind, scratch.row(reduction.body, &here, 0, len))
                     },
                 )
                 .collect();
@@ -757,14 +777,84 @@ fn run_blocks(
     }
 }
 
+/// The elementwise part of [`run_blocks`]: every output's elements written into `outputs` (resized to `n`), stored
+/// as `T`.
+#[allow(clippy::too_many_arguments)]
+fn map_blocks<T: Stored>(
+    level: Supported,
+    program: &Program,
+    evaluate: &[bool],
+    fusions: &Fusions,
+    inputs: &[ArrayView<'_>],
+    scalars: &[f32],
+    dtype: Dtype,
+    n: usize,
+    mut outputs: Vec<Vec<T>>,
+) -> Vec<Vec<T>> {
+    // Every element is written below: the old contents never matter.
+    outputs.iter_mut().for_each(|o| o.resize(n, T::default()));
+    // Each task writes its part of every output, [`task_blocks`] blocks long; the parts are disjoint, so the
+    // tasks run in parallel.
+    let task = BLOCK * task_blocks(program, evaluate, n.div_ceil(BLOCK));
+    let stream = n > STREAM_ABOVE;
+    let mut parts: Vec<Vec<&mut [T]>> = (0..n.div_ceil(task)).map(|_| Vec::new()).collect();
+    for output in &mut outputs {
+        for (part, chunk) in parts.iter_mut().zip(output.chunks_mut(task)) {
+            part.push(chunk);
+        }
+    }
+    parts.into_par_iter().enumerate().for_each_init(
+        || (Scratch::new(program.nodes.len()), vec![0f32; inputs.len() * BLOCK]),
+        |(scratch, widened), (index, mut part)| {
+            let first = index * task;
+            for start in (first..(first + task).min(n)).step_by(BLOCK) {
+                let len = BLOCK.min(n - start);
+                if start == first {
+                    prefetch_block(inputs, start + BLOCK, n);
+                }
+                prefetch_block(inputs, start + PREFETCH_AHEAD * BLOCK, n);
+                let here = block_inputs(inputs, start, len, widened);
+                evaluate_block(level, program, evaluate, fusions, &here, scalars, 0, len, 0.0, scratch);
+                for (chunk, output) in part.iter_mut().zip(&program.outputs) {
+                    let at = start - first;
+                    let values = scratch.row(output.node, &here, 0, len);
+                    T::store(level, dtype, values, &mut chunk[at..at + len], stream);
+                }
+            }
+            if stream {
+                stream_fence(level);
+            }
+        },
+    );
+    outputs
+}
+
+/// The interpreter's `f32` arrays stored as `dtype`.
+fn store_interpreted(outputs: Outputs, dtype: Dtype) -> Outputs {
+    match outputs {
+        Outputs::Elementwise(arrays) if dtype.is_half() => Outputs::Half {
+            dtype,
+            arrays: arrays.iter().map(|a| a.iter().map(|&v| dtype.encode(v)).collect()).collect(),
+        },
+        other => other,
+    }
+}
+
 impl CpuBackend {
     /// `variant` of `input`'s program on its arrays, writing into `reuse`'s arrays where it can.
     fn evaluate(&self, variant: &str, input: &ExprInput, reuse: Option<Outputs>) -> Result<Outputs> {
         let program = &input.params.program;
-        let inputs = input.slices();
+        let (scalars, dtype) = (&input.params.scalars, input.params.dtype);
         match variant {
-            "scalar" => program.interpret(&inputs, &input.params.scalars),
-            "blocks" => self.install(|| run_blocks(self.simd(), program, &inputs, &input.params.scalars, reuse, true)),
+            "scalar" => {
+                let values = input.values();
+                let outputs = program.interpret(&as_slices(&values), scalars)?;
+                Ok(store_interpreted(outputs, dtype))
+            }
+            "blocks" => {
+                let inputs: Vec<ArrayView<'_>> = input.arrays.iter().map(HostArray::view).collect();
+                self.install(|| run_blocks(self.simd(), program, &inputs, scalars, dtype, reuse, true))
+            }
             other => Err(Implements::<Expression>::unknown_variant(self, other)),
         }
     }
@@ -801,7 +891,8 @@ impl Implements<Expression> for CpuBackend {
         Ok(())
     }
 
-    /// Evaluates straight from the caller's arrays: on the CPU, an upload would only copy them.
+    /// Evaluates straight from the caller's arrays (16-bit ones widened a block at a time): on the CPU, an upload
+    /// would only copy them.
     fn run(&self, variant: &str, input: &ExprInput) -> Result<Outputs> {
         <Expression as gpuworthy_core::Workload>::validate(input)?;
         self.evaluate(variant, input, None)
@@ -933,14 +1024,15 @@ mod tests {
                     let params = ExprParams::new(Arc::clone(&program), n, values);
                     let mut input = Expression::generate(&params, 11).unwrap();
                     for array in &mut input.arrays {
-                        let mut values = array.to_vec();
+                        let mut values = array.values().into_owned();
                         values[..special.len()].copy_from_slice(&special);
                         values[n - special.len()..].copy_from_slice(&special);
                         *array = values.into();
                     }
                     let run = |fuse| {
-                        let slices = input.slices();
-                        cpu.install(|| run_blocks(cpu.simd(), &program, &slices, &input.params.scalars, None, fuse))
+                        let views: Vec<ArrayView<'_>> = input.arrays.iter().map(HostArray::view).collect();
+                        let (scalars, dtype) = (&input.params.scalars, input.params.dtype);
+                        cpu.install(|| run_blocks(cpu.simd(), &program, &views, scalars, dtype, None, fuse))
                     };
                     let (Ok(Outputs::Elementwise(blocks)), Ok(Outputs::Elementwise(scalar))) = (run(true), run(false))
                     else {
@@ -968,14 +1060,14 @@ mod tests {
             ("y = a * x + y", &["a"][..], vec![3.0]),
         ] {
             let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
-            for n in CONFORMANCE_LENGTHS.into_iter().chain([BLOCK * 3 + 17]) {
-                let params = ExprParams::new(Arc::clone(&program), n, values.clone());
+            for (n, dtype) in CONFORMANCE_LENGTHS.into_iter().chain([BLOCK * 3 + 17]).flat_map(|n| Dtype::ALL.map(|d| (n, d))) {
+                let params = ExprParams::new(Arc::clone(&program), n, values.clone()).in_dtype(dtype);
                 let input = Expression::generate(&params, 5).unwrap();
                 let expected = Expression::reference(&input).unwrap();
                 for variant in Implements::<Expression>::variants(&cpu) {
                     let output = Implements::<Expression>::run(&cpu, variant, &input).unwrap();
                     Expression::check(&input, &expected, &output, gpuworthy_core::Precision::Fp32)
-                        .unwrap_or_else(|e| panic!("{source} at {n} with {variant}: {e}"));
+                        .unwrap_or_else(|e| panic!("{source} at {n} in {dtype} with {variant}: {e}"));
                 }
             }
         }

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::expr::codegen::{self, Dialect};
-use gpuworthy_core::expr::{ExprInput, ExprParams, Expression, Func, Outputs, Program, Reduce, Type};
-use gpuworthy_core::{Error, Implements, Result, Workload};
+use gpuworthy_core::expr::{ArrayView, ExprInput, ExprParams, Expression, Func, Outputs, Program, Reduce, Type};
+use gpuworthy_core::{Dtype, Error, Implements, Result, Workload};
 
 use crate::custom::find_custom_kernel;
 use crate::pipeline::{OutputFrom, Pipeline, expression_chunks};
@@ -119,6 +119,85 @@ impl Dialect for CudaC {
     }
 }
 
+/// How a generated kernel reads and writes an array stored as a [`Dtype`]: `f32` elements, four at a time as a
+/// `float4`; or 16-bit elements, four at a time as a `uint2` (8 bytes), widened to a `float4` as they are read and
+/// rounded to nearest even as they are written: f16 by the `cvt` instructions, bf16 in integer arithmetic (so that
+/// it needs no sm_80 instruction), both bit for bit as the CPU rounds. No header is included: NVRTC's minimal mode
+/// has none of `cuda_fp16.h`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stored(Dtype);
+
+impl Stored {
+    /// The C type of one element as stored.
+    fn element(self) -> &'static str {
+        if self.0.is_half() { "unsigned short" } else { "float" }
+    }
+
+    /// The helpers the reads and writes call.
+    fn helpers(self) -> &'static str {
+        match self.0 {
+            Dtype::F32 => "",
+            Dtype::F16 => {
+                "static __device__ __forceinline__ float gw_widen(unsigned short h) {\n    \
+                 float f;\n    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n    return f;\n}\n\
+                 static __device__ __forceinline__ unsigned short gw_narrow(float f) {\n    \
+                 unsigned short h;\n    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n    return h;\n}\n"
+            }
+            Dtype::Bf16 => {
+                "static __device__ __forceinline__ float gw_widen(unsigned short h) {\n    \
+                 return __uint_as_float((unsigned)h << 16);\n}\n\
+                 static __device__ __forceinline__ unsigned short gw_narrow(float f) {\n    \
+                 const unsigned b = __float_as_uint(f);\n    \
+                 return (unsigned short)(isnan(f) ? ((b >> 16) | 0x40u) : ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16));\n}\n"
+            }
+        }
+    }
+
+    /// The four elements at `q` (counted in fours) of array `pointer`, as a `float4`.
+    fn load4(self, pointer: &str, q: &str) -> String {
+        if self.0.is_half() {
+            format!(
+                "gw_widen4(reinterpret_cast<const uint2*>({pointer})[{q}])"
+            )
+        } else {
+            format!("reinterpret_cast<const float4*>({pointer})[{q}]")
+        }
+    }
+
+    /// Element `i` of array `pointer`, as a `float`.
+    fn load(self, pointer: &str, i: &str) -> String {
+        if self.0.is_half() { format!("gw_widen({pointer}[{i}])") } else { format!("{pointer}[{i}]") }
+    }
+
+    /// The statement that writes `value` (a `float4`) as the four elements at `q` of `pointer`.
+    fn store4(self, pointer: &str, q: &str, value: &str) -> String {
+        if self.0.is_half() {
+            format!("reinterpret_cast<uint2*>({pointer})[{q}] = gw_narrow4({value});")
+        } else {
+            format!("reinterpret_cast<float4*>({pointer})[{q}] = {value};")
+        }
+    }
+
+    /// `value` (a `float`) as stored.
+    fn narrow(self, value: &str) -> String {
+        if self.0.is_half() { format!("gw_narrow({value})") } else { value.to_owned() }
+    }
+
+    /// The helpers of both widths: one element's and four's.
+    fn all_helpers(self) -> String {
+        let mut s = self.helpers().to_owned();
+        if self.0.is_half() {
+            s.push_str(
+                "static __device__ __forceinline__ float4 gw_widen4(uint2 v) {\n    \
+                 return make_float4(gw_widen(v.x & 0xffffu), gw_widen(v.x >> 16), gw_widen(v.y & 0xffffu), gw_widen(v.y >> 16));\n}\n\
+                 static __device__ __forceinline__ uint2 gw_narrow4(float4 y) {\n    \
+                 return make_uint2(gw_narrow(y.x) | ((unsigned)gw_narrow(y.y) << 16), gw_narrow(y.z) | ((unsigned)gw_narrow(y.w) << 16));\n}\n",
+            );
+        }
+        s
+    }
+}
+
 fn statements(program: &Program, roots: &[usize]) -> String {
     codegen::statements(&CudaC, program, &program.reached(roots))
 }
@@ -158,8 +237,10 @@ struct Elementwise {
     targets: Vec<String>,
 }
 
-fn elementwise_parts(program: &Program) -> Elementwise {
+fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
     let mut s = String::from(HELPERS);
+    s.push_str(&stored.all_helpers());
+    let element = stored.element();
     let mut parameters = element_parameters(program);
     parameters.extend((0..program.outputs.len()).map(|j| format!("float& o{j}")));
     let _ = writeln!(s, "static __device__ __forceinline__ void gw_element({}) {{", parameters.join(", "));
@@ -175,7 +256,9 @@ fn elementwise_parts(program: &Program) -> Elementwise {
     let mut kernel_parameters: Vec<String> = written
         .iter()
         .enumerate()
-        .map(|(k, w)| if *w { format!("float*{restrict} p_in{k}") } else { format!("const float*{restrict} p_in{k}") })
+        .map(|(k, w)| {
+            if *w { format!("{element}*{restrict} p_in{k}") } else { format!("const {element}*{restrict} p_in{k}") }
+        })
         .collect();
     let targets: Vec<String> = program
         .outputs
@@ -184,7 +267,7 @@ fn elementwise_parts(program: &Program) -> Elementwise {
         .map(|(j, o)| match program.overwrites(o) {
             Some(k) => format!("p_in{k}"),
             None => {
-                kernel_parameters.push(format!("float*{restrict} p_out{j}"));
+                kernel_parameters.push(format!("{element}*{restrict} p_out{j}"));
                 format!("p_out{j}")
             }
         })
@@ -206,8 +289,9 @@ pub fn compiles_a_first_call_kernel(program: &Program) -> bool {
 /// NVRTC compiles it in the least time (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so). Its
 /// loads are not vectorised, which costs it about a fifth of the memory bandwidth; it only runs until the faster kernel
 /// is ready.
-pub fn first_call_source(program: &Program) -> String {
-    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program);
+pub fn first_call_source(program: &Program, dtype: Dtype) -> String {
+    let stored = Stored(dtype);
+    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {\n");
@@ -215,13 +299,13 @@ pub fn first_call_source(program: &Program) -> String {
         let _ = writeln!(s, "        float y{j};");
     }
     let args: Vec<String> = (0..program.inputs.len())
-        .map(|k| format!("p_in{k}[i]"))
+        .map(|k| stored.load(&format!("p_in{k}"), "i"))
         .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
         .chain((0..program.outputs.len()).map(|j| format!("y{j}")))
         .collect();
     let _ = writeln!(s, "        gw_element({});", args.join(", "));
     for (j, target) in targets.iter().enumerate() {
-        let _ = writeln!(s, "        {target}[i] = y{j};");
+        let _ = writeln!(s, "        {target}[i] = {};", stored.narrow(&format!("y{j}")));
     }
     s.push_str("    }\n}\n");
     s
@@ -232,9 +316,11 @@ pub fn first_call_source(program: &Program) -> String {
 ///
 /// The element function is inlined [`element_copies`] times, in one grid-stride loop over `float4`s that also takes
 /// the last, partial `float4` element by element: a separate loop for the tail would be one more copy for NVRTC to
-/// compile (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
-pub fn elementwise_source(program: &Program) -> String {
-    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program);
+/// compile (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so). Arrays of 16-bit elements are
+/// read and written four elements at a time as well, in 8 bytes ([`Stored`]).
+pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
+    let stored = Stored(dtype);
+    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
@@ -245,13 +331,17 @@ pub fn elementwise_source(program: &Program) -> String {
     }
     s.push_str("        if (whole) {\n");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "            x{k} = reinterpret_cast<const float4*>(p_in{k})[q];");
+        let _ = writeln!(s, "            x{k} = {};", stored.load4(&format!("p_in{k}"), "q"));
     }
     s.push_str("        } else {\n");
     for k in 0..program.inputs.len() {
+        let p = format!("p_in{k}");
         let _ = writeln!(
             s,
-            "            x{k} = make_float4(p_in{k}[i], i + 1 < n ? p_in{k}[i + 1] : 0.0f, i + 2 < n ? p_in{k}[i + 2] : 0.0f, 0.0f);"
+            "            x{k} = make_float4({}, i + 1 < n ? {} : 0.0f, i + 2 < n ? {} : 0.0f, 0.0f);",
+            stored.load(&p, "i"),
+            stored.load(&p, "i + 1"),
+            stored.load(&p, "i + 2")
         );
     }
     s.push_str("        }\n");
@@ -291,13 +381,16 @@ pub fn elementwise_source(program: &Program) -> String {
         s.push_str("        }\n        if (whole) {\n");
     }
     for (j, target) in targets.iter().enumerate() {
-        let _ = writeln!(s, "            reinterpret_cast<float4*>({target})[q] = y{j};");
+        let _ = writeln!(s, "            {}", stored.store4(target, "q", &format!("y{j}")));
     }
     s.push_str("        } else {\n");
     for (j, target) in targets.iter().enumerate() {
         let _ = writeln!(
             s,
-            "            {target}[i] = y{j}.x;\n            if (i + 1 < n) {target}[i + 1] = y{j}.y;\n            if (i + 2 < n) {target}[i + 2] = y{j}.z;"
+            "            {target}[i] = {};\n            if (i + 1 < n) {target}[i + 1] = {};\n            if (i + 2 < n) {target}[i + 2] = {};",
+            stored.narrow(&format!("y{j}.x")),
+            stored.narrow(&format!("y{j}.y")),
+            stored.narrow(&format!("y{j}.z"))
         );
     }
     s.push_str("        }\n    }\n}\n");
@@ -319,11 +412,13 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
 /// sets back to zero) combines the partials in a fixed order, applies the post-map, and writes the result at
 /// `partials[gridDim.x]`. One launch instead of two, which saves a second kernel's launch (measured:
 /// docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
-pub fn reduction_source(program: &Program) -> String {
+pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
+    let stored = Stored(dtype);
     let reduction = program.reduction.as_ref().expect("a reduction program");
     let kind = reduction.kind;
     let identity = number(kind.identity());
     let mut s = String::from(HELPERS);
+    s.push_str(&stored.all_helpers());
     let _ =
         writeln!(s, "static __device__ __forceinline__ float gw_term({}) {{", element_parameters(program).join(", "));
     s.push_str(&statements(program, &[reduction.body]));
@@ -337,7 +432,7 @@ pub fn reduction_source(program: &Program) -> String {
         joined = join(kind, "shared_values[threadIdx.x]", "shared_values[threadIdx.x + stride]")
     );
     let mut parameters: Vec<String> =
-        (0..program.inputs.len()).map(|k| format!("const float* __restrict__ p_in{k}")).collect();
+        (0..program.inputs.len()).map(|k| format!("const {}* __restrict__ p_in{k}", stored.element())).collect();
     parameters.push("float* __restrict__ partials".to_owned());
     parameters.extend((0..program.scalars.len()).map(|k| format!("float s{k}")));
     parameters.push("long long n".to_owned());
@@ -352,7 +447,7 @@ pub fn reduction_source(program: &Program) -> String {
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     s.push_str("#pragma unroll 4\n    for (long long q = first; q < n / 4; q += stride) {\n");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "        const float4 x{k} = reinterpret_cast<const float4*>(p_in{k})[q];");
+        let _ = writeln!(s, "        const float4 x{k} = {};", stored.load4(&format!("p_in{k}"), "q"));
     }
     for lane in ["x", "y", "z", "w"] {
         let args: Vec<String> =
@@ -363,7 +458,10 @@ pub fn reduction_source(program: &Program) -> String {
     let _ = writeln!(s, "        acc = {};", join(kind, "acc", &format!("({pairs})")));
     s.push_str("    }\n    for (long long i = n / 4 * 4 + first; i < n; i += stride) {\n");
     let args: Vec<String> =
-        (0..program.inputs.len()).map(|k| format!("p_in{k}[i]")).chain(scalar_args.iter().cloned()).collect();
+        (0..program.inputs.len())
+            .map(|k| stored.load(&format!("p_in{k}"), "i"))
+            .chain(scalar_args.iter().cloned())
+            .collect();
     let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", &format!("gw_term({})", args.join(", "))));
     s.push_str(&tree);
     let _ = writeln!(
@@ -492,14 +590,42 @@ fn ordering_events(
 /// than the launch.
 pub struct ExprOnDevice {
     program: Arc<Program>,
+    /// How the arrays are stored.
+    dtype: Dtype,
     kernels: ExprKernels,
     /// Which inputs an output overwrites (passed to the kernel as writable), worked out once at upload.
     overwritten: Vec<bool>,
     n: usize,
     scalars: Vec<f32>,
-    inputs: Vec<CudaSlice<f32>>,
-    /// The outputs that do not overwrite an input; for a reduction, the partials and the result.
-    outputs: Vec<CudaSlice<f32>>,
+    inputs: Vec<DeviceArray>,
+    /// The outputs that do not overwrite an input (as the inputs are stored); for a reduction, the partials and the
+    /// result (`f32`).
+    outputs: Vec<DeviceArray>,
+}
+
+/// An array of an expression on the device, as its elements are stored.
+enum DeviceArray {
+    F32(CudaSlice<f32>),
+    /// 16-bit elements (the type is the expression's), as their bits.
+    Half(CudaSlice<u16>),
+}
+
+impl DeviceArray {
+    /// Pushes the array as a kernel argument: its device address, read only.
+    fn arg<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
+        match self {
+            DeviceArray::F32(a) => launch.arg(a),
+            DeviceArray::Half(a) => launch.arg(a),
+        };
+    }
+
+    /// Pushes the array as a kernel argument the kernel writes.
+    fn arg_mut<'a>(&'a mut self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
+        match self {
+            DeviceArray::F32(a) => launch.arg(a),
+            DeviceArray::Half(a) => launch.arg(a),
+        };
+    }
 }
 
 impl CudaBackend {
@@ -514,13 +640,13 @@ impl CudaBackend {
     /// program's faster kernel would need compiling and a first-call kernel compiles sooner
     /// ([`compiles_a_first_call_kernel`]), the first-call kernel is compiled here and the faster one is started on a
     /// thread of its own ([`CudaBackend::faster_kernel`]); once it is ready every launch takes it.
-    fn expression_kernels(&self, program: &Program) -> Result<ExprKernels> {
+    fn expression_kernels(&self, program: &Program, dtype: Dtype) -> Result<ExprKernels> {
         let options = self.expression_options();
         if program.reduction.is_some() {
-            let main = self.custom_kernel(&reduction_source(program), "expr_reduce", options)?;
+            let main = self.custom_kernel(&reduction_source(program, dtype), "expr_reduce", options)?;
             return Ok(ExprKernels { main, faster: None });
         }
-        let source = elementwise_source(program);
+        let source = elementwise_source(program, dtype);
         if !compiles_a_first_call_kernel(program) {
             return Ok(ExprKernels { main: self.custom_kernel(&source, "expr_map", options)?, faster: None });
         }
@@ -531,7 +657,7 @@ impl CudaBackend {
         }
         // The first-call kernel first, then the faster one: NVRTC's first compilation in a process is its slowest,
         // and the first result waits for this one alone.
-        let main = self.custom_kernel(&first_call_source(program), "expr_map", options)?;
+        let main = self.custom_kernel(&first_call_source(program, dtype), "expr_map", options)?;
         Ok(ExprKernels { main, faster: Some(self.faster_kernel(source, options)) })
     }
 
@@ -565,17 +691,17 @@ impl CudaBackend {
     /// Makes ready the kernel that runs `program` from now on: waits for its faster kernel where one is compiling
     /// ([`CudaBackend::expression_kernels`]), or compiles it now, with no first-call kernel, where nothing has started
     /// it (a caller that times the kernel at once saves that compilation).
-    fn settle_expression(&self, program: &Program) -> Result<()> {
+    fn settle_expression(&self, program: &Program, dtype: Dtype) -> Result<()> {
         if !compiles_a_first_call_kernel(program) {
-            return self.expression_kernels(program).map(drop);
+            return self.expression_kernels(program, dtype).map(drop);
         }
-        let source = elementwise_source(program);
+        let source = elementwise_source(program, dtype);
         let compiling = lock(&self.faster_kernels).get(&source).cloned();
         match compiling {
             Some(faster) => {
                 faster.wait();
                 // Where it failed, the first-call kernel stays the kernel (it computes the same values).
-                if faster.ready().is_none() { self.expression_kernels(program).map(drop) } else { Ok(()) }
+                if faster.ready().is_none() { self.expression_kernels(program, dtype).map(drop) } else { Ok(()) }
             }
             None => self.custom_kernel(&source, "expr_map", self.expression_options()).map(drop),
         }
@@ -586,7 +712,7 @@ impl CudaBackend {
     /// are staged (the engine of [`crate::pipeline`]), written into `output`'s arrays where it has one per output.
     fn run_expression_pipelined(&self, input: &ExprInput, output: &mut Outputs) -> Result<()> {
         let program = &input.params.program;
-        let kernels = self.expression_kernels(program)?;
+        let kernels = self.expression_kernels(program, Dtype::F32)?;
         let n = input.params.n;
         let mut arrays = match std::mem::replace(output, Outputs::Elementwise(Vec::new())) {
             Outputs::Elementwise(arrays) if arrays.len() == program.outputs.len() => arrays,
@@ -617,7 +743,7 @@ impl CudaBackend {
             })
             .collect::<Result<Vec<_>>>()?;
         let job = Pipeline {
-            inputs: input.slices(),
+            inputs: input.arrays.iter().map(|a| a.as_f32().ok_or_else(|| Error::invalid("a pipelined run takes f32 arrays"))).collect::<Result<_>>()?,
             chunks,
             output_from,
             launch_on_backend_stream: false,
@@ -677,7 +803,7 @@ impl CudaBackend {
     /// a caller that runs one expression many times keeps this instead of generating and hashing its source at every
     /// call.
     pub fn prepare_expression(&self, program: Arc<Program>) -> Result<PreparedExpression> {
-        let kernels = self.expression_kernels(&program)?;
+        let kernels = self.expression_kernels(&program, Dtype::F32)?;
         Ok(PreparedExpression { program, kernels })
     }
 
@@ -843,35 +969,50 @@ impl Implements<Expression> for CudaBackend {
     /// Generates and compiles the program's kernels (NVRTC, or the disk cache): the compile phase.
     fn prepare_for(&self, variant: &str, params: &ExprParams) -> Result<()> {
         Implements::<Expression>::prepare(self, variant)?;
-        self.expression_kernels(&params.program).map(drop)
+        self.expression_kernels(&params.program, params.dtype).map(drop)
     }
 
     /// Waits for the faster kernel where the compile phase left one compiling ([`compiles_a_first_call_kernel`]), or
     /// compiles it directly where nothing did.
     fn settle(&self, variant: &str, params: &ExprParams) -> Result<()> {
         Implements::<Expression>::prepare(self, variant)?;
-        self.settle_expression(&params.program)
+        self.settle_expression(&params.program, params.dtype)
     }
 
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
         Expression::validate(input)?;
         let program = Arc::clone(&input.params.program);
         // Compile first: an expression NVRTC refuses is an error before any data moves.
-        let kernels = self.expression_kernels(&program)?;
+        let dtype = input.params.dtype;
+        let kernels = self.expression_kernels(&program, dtype)?;
         let n = input.params.n;
-        let inputs = input.arrays.iter().map(|a| self.buffer_from(a)).collect::<Result<Vec<_>>>()?;
+        let inputs = input
+            .arrays
+            .iter()
+            .map(|a| match a.view() {
+                ArrayView::F32(values) => self.buffer_from(values).map(DeviceArray::F32),
+                ArrayView::Half(_, bits) => self.to_device(bits).map(DeviceArray::Half),
+            })
+            .collect::<Result<Vec<_>>>()?;
         let outputs = if program.reduction.is_some() {
-            vec![self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?]
+            vec![DeviceArray::F32(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?)]
         } else {
             program
                 .outputs
                 .iter()
                 .filter(|o| program.overwrites(o).is_none())
-                .map(|_| self.buffer_zeroed(n))
+                .map(|_| {
+                    if dtype.is_half() {
+                        self.zeros::<u16>(n).map(DeviceArray::Half)
+                    } else {
+                        self.buffer_zeroed(n).map(DeviceArray::F32)
+                    }
+                })
                 .collect::<Result<Vec<_>>>()?
         };
         Ok(ExprOnDevice {
             overwritten: program.overwritten_inputs(),
+            dtype,
             program,
             kernels,
             n,
@@ -893,15 +1034,16 @@ impl Implements<Expression> for CudaBackend {
             return self.with_stream(|stream| {
                 let mut launch = stream.launch_builder(kernel.function());
                 for input in &data.inputs {
-                    launch.arg(input);
+                    input.arg(&mut launch);
                 }
-                launch.arg(&mut data.outputs[0]);
+                data.outputs[0].arg_mut(&mut launch);
                 for s in &data.scalars {
                     launch.arg(s);
                 }
                 launch.arg(&n);
-                // SAFETY: expr_reduce takes (const float* per input, float* partials, float per scalar, long long n):
-                // the inputs hold n elements (one at least), read as float4 below n / 4 * 4 and one by one above; the
+                // SAFETY: expr_reduce takes (a const pointer to the stored type per input, float* partials, float per
+                // scalar, long long n): the inputs hold n elements of the type the kernel was generated for (one at
+                // least), read four at a time below n / 4 * 4 and one by one above; the
                 // partials buffer holds REDUCE_BLOCKS + 2 floats: block b < blocks ≤ REDUCE_BLOCKS writes element b,
                 // the last block writes element `blocks`, and element REDUCE_BLOCKS + 1 is the counter (zero when
                 // allocated, set back to zero by every launch's last block).
@@ -921,23 +1063,22 @@ impl Implements<Expression> for CudaBackend {
             // then the outputs, the scalars and n.
             for (k, input) in data.inputs.iter_mut().enumerate() {
                 if overwritten[k] {
-                    launch.arg(input);
+                    input.arg_mut(&mut launch);
                 } else {
-                    let shared: &CudaSlice<f32> = input;
-                    launch.arg(shared);
+                    input.arg(&mut launch);
                 }
             }
             for output in &mut data.outputs {
-                launch.arg(output);
+                output.arg_mut(&mut launch);
             }
             for s in &data.scalars {
                 launch.arg(s);
             }
             launch.arg(&n);
-            // SAFETY: expr_map takes (a float pointer per input, one per output that overwrites none, float per
-            // scalar, long long n), in that order as pushed here: every buffer holds n elements (allocated with at
-            // least n, 256-byte aligned, so float4 access below n / 4 * 4 stays inside), and elements from
-            // n / 4 * 4 are accessed one by one below n.
+            // SAFETY: expr_map takes (a pointer to the stored type per input, one per output that overwrites none,
+            // float per scalar, long long n), in that order as pushed here: every buffer holds n elements of the type
+            // the kernel was generated for (allocated with at least n, 256-byte aligned, so the four-element access
+            // below n / 4 * 4 stays aligned and inside), and elements from n / 4 * 4 are accessed one by one below n.
             unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
         })
     }
@@ -951,7 +1092,9 @@ impl Implements<Expression> for CudaBackend {
     /// Through the pipelined engine for an elementwise expression when the backend moves data that way; a reduction's
     /// result is one value, so it runs phase by phase.
     fn run_into(&self, variant: &str, input: &ExprInput, output: &mut Outputs) -> Result<()> {
-        if self.host_memory() != HostMemory::Pipelined || input.params.program.reduction.is_some() {
+        // The pipelined engine stages f32 arrays; 16-bit ones run phase by phase.
+        let phased = input.params.program.reduction.is_some() || input.params.dtype.is_half();
+        if self.host_memory() != HostMemory::Pipelined || phased {
             *output = crate::workloads::phased::<Expression>(self, variant, input)?;
             return Ok(());
         }
@@ -964,19 +1107,26 @@ impl Implements<Expression> for CudaBackend {
         let program = &data.program;
         if program.reduction.is_some() {
             let count = Self::reduce_blocks(data.n) as usize;
-            let values = self.read_buffer(&data.outputs[0], count + 1)?;
+            let DeviceArray::F32(partials) = &data.outputs[0] else {
+                return Err(Error::invalid("a reduction's partials are f32"));
+            };
+            let values = self.read_buffer(partials, count + 1)?;
             return Ok(Outputs::Reduction(values[count]));
         }
-        let mut outputs = Vec::with_capacity(program.outputs.len());
+        let mut wide = Vec::new();
+        let mut half = Vec::new();
         let mut own = data.outputs.iter();
         for output in &program.outputs {
             let buffer = match program.overwrites(output) {
                 Some(k) => &data.inputs[k],
                 None => own.next().ok_or_else(|| Error::invalid("an expression output has no buffer"))?,
             };
-            outputs.push(self.read_buffer(buffer, data.n)?);
+            match buffer {
+                DeviceArray::F32(buffer) => wide.push(self.read_buffer(buffer, data.n)?),
+                DeviceArray::Half(buffer) => half.push(self.to_host(buffer, data.n)?),
+            }
         }
-        Ok(Outputs::Elementwise(outputs))
+        Ok(if data.dtype.is_half() { Outputs::Half { dtype: data.dtype, arrays: half } } else { Outputs::Elementwise(wide) })
     }
 }
 
@@ -1002,7 +1152,7 @@ mod tests {
     #[test]
     fn a_reduction_is_one_kernel_whose_last_block_finishes() {
         let program = Expr::parse("r = sqrt(sum(x * y))").unwrap().bind(&[]).unwrap();
-        let source = reduction_source(&program);
+        let source = reduction_source(&program, Dtype::F32);
         assert!(source.contains("void __launch_bounds__(256) expr_reduce("), "{source}");
         assert!(source.contains("atomicAdd(counter, 1u)") && source.contains("*counter = 0u;"), "{source}");
         assert!(source.contains("const float v3 = reduced;") && source.contains("sqrtf(v3)"), "{source}");
@@ -1015,13 +1165,13 @@ mod tests {
     #[test]
     fn an_elementwise_kernel_inlines_its_element_function_as_often_as_it_pays() {
         let heavy = Expr::parse("y = exp(-x*x) * sin(3*x)").unwrap().bind(&[]).unwrap();
-        let source = elementwise_source(&heavy);
+        let source = elementwise_source(&heavy, Dtype::F32);
         assert_eq!((element_copies(&heavy), source.matches("gw_element(").count()), (4, 5), "{source}");
         assert_eq!(source.matches("for (").count(), 1, "one grid-stride loop: {source}");
         let light = Expr::parse("y = tanh(x) * 0.75").unwrap().bind(&[]).unwrap();
         assert_eq!(element_copies(&light), 2);
         let program = Expr::parse("u = x*c - y*s; v = x*s + y*c").unwrap().bind(&["c", "s"]).unwrap();
-        let source = elementwise_source(&program);
+        let source = elementwise_source(&program, Dtype::F32);
         assert_eq!(source.matches("gw_element(").count(), 3, "a definition and two calls: {source}");
         assert_eq!(source.matches("for (").count(), 2, "the grid-stride loop and the loop over pairs: {source}");
         assert!(source.contains("#pragma unroll 1"), "{source}");
@@ -1042,15 +1192,15 @@ mod tests {
         for (text, scalars) in [("y = exp(-x*x) * sin(3*x)", &[][..]), ("y = sin(a*x) + y", &["a"][..])] {
             let program = Expr::parse(text).unwrap().bind(scalars).unwrap();
             assert!(compiles_a_first_call_kernel(&program), "{text}");
-            let source = first_call_source(&program);
+            let source = first_call_source(&program, Dtype::F32);
             assert_eq!(source.matches("gw_element(").count(), 2, "a definition and one call: {source}");
             assert_eq!(source.matches("for (").count(), 1, "{source}");
             assert!(!source.contains("float4"), "{source}");
-            assert_eq!(signature(&source), signature(&elementwise_source(&program)));
+            assert_eq!(signature(&source), signature(&elementwise_source(&program, Dtype::F32)));
         }
         let in_place = Expr::parse("y = sin(a*x) + y").unwrap().bind(&["a"]).unwrap();
         let k = in_place.inputs.iter().position(|name| name == "y").unwrap();
-        assert!(first_call_source(&in_place).contains(&format!("p_in{k}[i] = y0;")));
+        assert!(first_call_source(&in_place, Dtype::F32).contains(&format!("p_in{k}[i] = y0;")));
         for text in ["y = a*x + b", "s = sum(sin(x))"] {
             let program =
                 Expr::parse(text).unwrap().bind(&["a", "b"][..if text.contains('a') { 2 } else { 0 }]).unwrap();
@@ -1075,14 +1225,14 @@ mod tests {
                 continue;
             }
             tried += 1;
-            let kernels = cuda.expression_kernels(&program).unwrap();
+            let kernels = cuda.expression_kernels(&program, Dtype::F32).unwrap();
             let faster = kernels.faster.clone().expect("the faster kernel compiling");
             let first = ExprKernels { main: kernels.main.clone(), faster: None };
-            cuda.settle_expression(&program).unwrap();
+            cuda.settle_expression(&program, Dtype::F32).unwrap();
             let settled =
                 ExprKernels { main: faster.ready().expect("the faster kernel compiled").clone(), faster: None };
             assert!(kernels.current().function().cu_function() == settled.main.function().cu_function());
-            assert!(cuda.expression_kernels(&program).unwrap().faster.is_none(), "{source}: settled");
+            assert!(cuda.expression_kernels(&program, Dtype::F32).unwrap().faster.is_none(), "{source}: settled");
             for n in CONFORMANCE_LENGTHS.into_iter().chain([(1 << 20) + 3]) {
                 let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
                 let input = Expression::generate(&params, 7).unwrap();
@@ -1101,9 +1251,9 @@ mod tests {
         // Settled before any call, as a caller that times the kernel at once does: the faster kernel alone compiles.
         let direct = CudaBackend::new(0).unwrap().with_kernel_cache(crate::DiskCache::off());
         let program = Expr::parse("y = exp(-x*x) * sin(3*x) + 0.75").unwrap().bind(&[]).unwrap();
-        direct.settle_expression(&program).unwrap();
+        direct.settle_expression(&program, Dtype::F32).unwrap();
         assert_eq!(lock(&direct.modules).len(), 1, "one module: the faster kernel's");
-        assert!(direct.expression_kernels(&program).unwrap().faster.is_none());
+        assert!(direct.expression_kernels(&program, Dtype::F32).unwrap().faster.is_none());
     }
 
     /// Every function of the table is spelt by CUDA C's dialect: its math library's name or a helper of
@@ -1121,7 +1271,7 @@ mod tests {
             }
         }
         let program = Expr::parse("y = erf(x) + expm1(x) + log1p(x) + sinh(x) + cosh(x)").unwrap().bind(&[]).unwrap();
-        let source = elementwise_source(&program);
+        let source = elementwise_source(&program, Dtype::F32);
         for name in ["erff(", "expm1f(", "log1pf(", "sinhf(", "coshf("] {
             assert!(source.contains(name), "{name}: {source}");
         }
@@ -1130,7 +1280,7 @@ mod tests {
     #[test]
     fn the_generated_source_holds_no_text_of_the_expression() {
         let program = Expr::parse("secret_name = 0.1 * secret_input").unwrap().bind(&[]).unwrap();
-        let source = elementwise_source(&program);
+        let source = elementwise_source(&program, Dtype::F32);
         assert!(!source.contains("secret") && !source.contains("0.1"), "{source}");
         assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");
     }
@@ -1172,14 +1322,48 @@ mod tests {
         };
         for (source, scalars, values) in CASES {
             let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
-            for n in CONFORMANCE_LENGTHS.into_iter().chain([1 << 20, (1 << 22) + 3]) {
-                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
+            let lengths = CONFORMANCE_LENGTHS.into_iter().chain([1 << 20, (1 << 22) + 3]);
+            for (n, dtype) in lengths.flat_map(|n| Dtype::ALL.map(|d| (n, d))) {
+                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec()).in_dtype(dtype);
                 let input = Expression::generate(&params, 5).unwrap();
                 let expected = Expression::reference(&input).unwrap();
                 let output = Implements::<Expression>::run(&cuda, "generated", &input)
-                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                    .unwrap_or_else(|e| panic!("{source} at {n} in {dtype}: {e}"));
                 Expression::check(&input, &expected, &output, Precision::Fp32)
-                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                    .unwrap_or_else(|e| panic!("{source} at {n} in {dtype}: {e}"));
+            }
+        }
+    }
+
+    /// 16-bit arrays are widened exactly and rounded to nearest even in the kernels, as the CPU rounds: every bit
+    /// pattern of each type times a factor that makes ties, overflow past f16's 65504, subnormals and NaN, compared
+    /// bit for bit with the CPU's rounding of the same `f32` product, through the vectorised kernel and the
+    /// first-call one (a special function makes the first call take it).
+    #[test]
+    fn sixteen_bit_elements_round_in_the_kernels_as_on_the_cpu() {
+        let Some(cuda) = gpuworthy_core::BackendKind::Cuda.opened_or_skipped(CudaBackend::new(0)) else {
+            return;
+        };
+        for source in ["y = x * m", "y = where(exp(x) >= 0, x * m, x * m)"] {
+            let program = Arc::new(Expr::parse(source).unwrap().bind(&["m"]).unwrap());
+            for (dtype, factor) in [(Dtype::F16, 1.0 + 2f32.powi(-11)), (Dtype::Bf16, 1.0 + 2f32.powi(-8))] {
+                let bits: Vec<u16> = (0..=u16::MAX).collect();
+                let params = ExprParams::new(Arc::clone(&program), bits.len(), vec![factor]).in_dtype(dtype);
+                let array = gpuworthy_core::expr::HostArray::from_bits(dtype, bits).unwrap();
+                let input = ExprInput { params, arrays: vec![array] };
+                let Outputs::Half { arrays, .. } = Implements::<Expression>::run(&cuda, "generated", &input).unwrap()
+                else {
+                    panic!("{dtype}: not 16-bit outputs");
+                };
+                let x = input.arrays[0].values();
+                for (i, (&got, &x)) in arrays[0].iter().zip(x.iter()).enumerate() {
+                    let product = x * factor;
+                    let want = dtype.encode(product);
+                    let same = got == want
+                        || (product.is_nan() && dtype.decode(got).is_nan())
+                        || (product.is_subnormal() && dtype.decode(got) == 0.0);
+                    assert!(same, "{source} in {dtype}: {i:#06x} = {x:e}: got {got:#06x}, want {want:#06x}");
+                }
             }
         }
     }

@@ -45,6 +45,7 @@ pub const STAGING_CHUNK_BYTES: usize = 16 << 20;
 pub(crate) struct Staging {
     f32: Mutex<Option<StagingBuffer<f32>>>,
     u32: Mutex<Option<StagingBuffer<u32>>>,
+    u16: Mutex<Option<StagingBuffer<u16>>>,
 }
 
 /// A page-locked buffer of two halves and an event per half, recorded after the copy that uses the half.
@@ -128,6 +129,12 @@ pub(crate) trait Staged: DeviceRepr + ValidAsZeroBits + Copy + Default + Unpin +
 impl Staged for f32 {
     fn slot(staging: &Staging) -> &Mutex<Option<StagingBuffer<f32>>> {
         &staging.f32
+    }
+}
+
+impl Staged for u16 {
+    fn slot(staging: &Staging) -> &Mutex<Option<StagingBuffer<u16>>> {
+        &staging.u16
     }
 }
 

@@ -846,6 +846,11 @@ impl Expr {
         for (name, value) in named.outputs {
             match value {
                 ExprValue::Array(values) => outputs.set_item(name, PyArray1::from_vec(py, values))?,
+                // The package lends float32 arrays only, so no 16-bit output reaches here; were one to, its values
+                // come back widened, exactly.
+                half @ ExprValue::HalfArray(..) => {
+                    outputs.set_item(name, PyArray1::from_vec(py, half.widened().unwrap_or_default()))?
+                }
                 ExprValue::Value(v) => outputs.set_item(name, v)?,
             }
         }

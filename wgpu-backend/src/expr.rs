@@ -13,6 +13,10 @@
 //! one compute pass: every workgroup combines its threads' grid-stride terms in shared memory and writes one partial,
 //! then one workgroup combines the partials and applies the post-map.
 //!
+//! Arrays of 16-bit elements (`--dtype f16|bf16`) are bound as two words per four elements, widened to `f32` as they
+//! are read and rounded to nearest even, in integer arithmetic, as they are written (`Stored`): WGSL's `f16` type
+//! needs the `shader-f16` feature, and its `pack2x16float` may round either way, so neither is used.
+//!
 //! The source is written by the shared lowering ([`codegen`]) in two dialects of WGSL: `Guarded` and `Vec4`.
 //! Where Vulkan's bound on a builtin is too loose for the language, a helper computes the function itself: `atan`
 //! (Cephes), `erf` (Juffa's `erff`), `expm1`, `sinh` and `cosh` (Taylor polynomials where `exp` would cancel), and
@@ -24,7 +28,7 @@ use gpuworthy_core::expr::codegen::{self, Dialect};
 use gpuworthy_core::expr::{
     Arith, Compare, ExprInput, ExprParams, Expression, Func, Logic, Node, Outputs, Program, Reduce, Type,
 };
-use gpuworthy_core::{Backend, BackendKind, Error, Implements, Result, Workload};
+use gpuworthy_core::{Backend, BackendKind, Dtype, Error, Implements, Result, Workload};
 use wgpu::util::DeviceExt;
 
 use crate::WgpuBackend;
@@ -618,6 +622,85 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
     }
 }
 
+/// How a generated shader reads and writes four elements of an array stored as a [`Dtype`]: an `f32` array is bound
+/// as `array<vec4<f32>>`; a 16-bit one as `array<vec2<u32>>` (four elements in two words), widened to a `vec4<f32>`
+/// as it is read and rounded to nearest, ties to even, as it is written. The rounding is integer arithmetic on the
+/// bits rather than `pack2x16float`, which WGSL lets round either way and leaves undefined past f16's range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stored(Dtype);
+
+impl Stored {
+    /// The WGSL type an array is bound as.
+    fn array_type(self) -> &'static str {
+        if self.0.is_half() { "array<vec2<u32>>" } else { "array<vec4<f32>>" }
+    }
+
+    /// Four elements read by `word` (an element of the bound array), as a `vec4<f32>`.
+    fn load(self, word: &str) -> String {
+        match self.0 {
+            Dtype::F32 => word.to_owned(),
+            Dtype::F16 => format!("widen_f16({word})"),
+            Dtype::Bf16 => format!("widen_bf16({word})"),
+        }
+    }
+
+    /// `value` (a `vec4<f32>`) as an element of the bound array.
+    fn store(self, value: &str) -> String {
+        match self.0 {
+            Dtype::F32 => value.to_owned(),
+            Dtype::F16 => format!("narrow_f16({value})"),
+            Dtype::Bf16 => format!("narrow_bf16({value})"),
+        }
+    }
+
+    /// The helpers [`Stored::load`] and [`Stored::store`] call.
+    fn helpers(self) -> &'static str {
+        match self.0 {
+            Dtype::F32 => "",
+            Dtype::F16 => F16_HELPERS,
+            Dtype::Bf16 => BF16_HELPERS,
+        }
+    }
+
+    /// Bytes per element.
+    fn bytes(self) -> usize {
+        self.0.bytes()
+    }
+}
+
+/// f16 in two words: `unpack2x16float` widens exactly; the rounding rebiases the exponent and rounds the dropped 13
+/// bits to nearest even, takes f16's subnormals as `|x| · 2^24` rounded half to even (exact in `f32` there), and
+/// sends everything from 65520 up to infinity and a NaN to the quiet NaN.
+const F16_HELPERS: &str = r#"
+fn widen_f16(v: vec2<u32>) -> vec4<f32> { return vec4<f32>(unpack2x16float(v.x), unpack2x16float(v.y)); }
+fn narrow_f16(w: vec4<f32>) -> vec2<u32> {
+    let b = bitcast<vec4<u32>>(w);
+    let sign = (b >> vec4<u32>(16u)) & vec4<u32>(0x8000u);
+    let a = b & vec4<u32>(0x7fffffffu);
+    let normal = (a - vec4<u32>(0x38000000u) + vec4<u32>(0x0fffu) + ((a >> vec4<u32>(13u)) & vec4<u32>(1u))) >> vec4<u32>(13u);
+    let tiny = vec4<u32>(round(bitcast<vec4<f32>>(a & vec4<u32>(0x3fffffffu)) * 16777216.0));
+    var r = select(tiny, normal, a >= vec4<u32>(0x38800000u));
+    r = select(r, vec4<u32>(0x7c00u), a >= vec4<u32>(0x477ff000u));
+    r = select(r, vec4<u32>(0x7e00u), a > vec4<u32>(0x7f800000u));
+    let h = sign | r;
+    return vec2<u32>(h.x | (h.y << 16u), h.z | (h.w << 16u));
+}
+"#;
+
+/// bf16 in two words: an element is the upper half of an `f32`; the rounding adds just under half of the dropped
+/// 16 bits, and the kept bit's parity, and keeps a NaN a (quiet) NaN.
+const BF16_HELPERS: &str = r#"
+fn widen_bf16(v: vec2<u32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(vec4<u32>(v.x << 16u, v.x & 0xffff0000u, v.y << 16u, v.y & 0xffff0000u));
+}
+fn narrow_bf16(w: vec4<f32>) -> vec2<u32> {
+    let b = bitcast<vec4<u32>>(w);
+    let rounded = (b + vec4<u32>(0x7fffu) + ((b >> vec4<u32>(16u)) & vec4<u32>(1u))) >> vec4<u32>(16u);
+    let h = select(rounded, (b >> vec4<u32>(16u)) | vec4<u32>(0x40u), (b & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u));
+    return vec2<u32>(h.x | (h.y << 16u), h.z | (h.w << 16u));
+}
+"#;
+
 /// The WGSL of an elementwise program: entry point `expr_map`, four elements per invocation.
 ///
 /// Every array is bound as `array<vec4<f32>>`: an invocation loads one `vec4` of each input, computes its four
@@ -626,14 +709,17 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
 /// every output's value of one element). A chunk starts at a multiple of four elements, and every buffer is allocated
 /// padded to 16 bytes, so the last `vec4` of a length that is not a multiple of four reads and writes padding that
 /// no caller sees. The scalar form of this kernel fell well short of the copy peak through Vulkan
-/// (`docs/results/nvidia-h100/README.md`).
-pub fn elementwise_source(program: &Program) -> String {
+/// (`docs/results/nvidia-h100/README.md`). Arrays of 16-bit elements are bound as two words per four elements,
+/// widened as they are read and rounded as they are written ([`Stored`]).
+pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
+    let stored = Stored(dtype);
+    let array = stored.array_type();
     let mut s = params_struct(program);
     s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
     let overwritten: Vec<bool> = program.overwritten_inputs();
     for (k, written) in overwritten.iter().enumerate() {
         let access = if *written { "read_write" } else { "read" };
-        let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> in{k}: array<vec4<f32>>;", k + 1);
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> in{k}: {array};", k + 1);
     }
     let mut binding = program.inputs.len() + 1;
     let mut targets = Vec::new();
@@ -641,13 +727,14 @@ pub fn elementwise_source(program: &Program) -> String {
         match program.overwrites(output) {
             Some(k) => targets.push(format!("in{k}")),
             None => {
-                let _ = writeln!(s, "@group(0) @binding({binding}) var<storage, read_write> out{j}: array<vec4<f32>>;");
+                let _ = writeln!(s, "@group(0) @binding({binding}) var<storage, read_write> out{j}: {array};");
                 binding += 1;
                 targets.push(format!("out{j}"));
             }
         }
     }
     s.push_str(HELPERS);
+    s.push_str(stored.helpers());
     let outputs = program.outputs.len();
     let parameters: Vec<String> = (0..program.inputs.len()).map(|k| format!("a{k}: f32")).collect();
     let _ = writeln!(s, "fn gw_element({}) -> array<f32, {outputs}> {{", parameters.join(", "));
@@ -659,7 +746,7 @@ pub fn elementwise_source(program: &Program) -> String {
     s.push_str("fn expr_map(@builtin(global_invocation_id) id: vec3<u32>) {\n");
     s.push_str("    let q = id.x + id.y * params.row;\n    if (q >= (params.n + 3u) / 4u) { return; }\n");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "    let x{k} = in{k}[q];");
+        let _ = writeln!(s, "    let x{k} = {};", stored.load(&format!("in{k}[q]")));
     }
     let reached = program.reached(&roots);
     s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, &roots, false)));
@@ -670,11 +757,12 @@ pub fn elementwise_source(program: &Program) -> String {
         let _ = writeln!(s, "        let r{lane} = gw_element({});", args.join(", "));
     }
     for (j, target) in targets.iter().enumerate() {
-        let _ = writeln!(s, "        {target}[q] = vec4<f32>(rx[{j}], ry[{j}], rz[{j}], rw[{j}]);");
+        let lanes = format!("vec4<f32>(rx[{j}], ry[{j}], rz[{j}], rw[{j}])");
+        let _ = writeln!(s, "        {target}[q] = {};", stored.store(&lanes));
     }
     s.push_str("        return;\n    }\n");
     for (target, output) in targets.iter().zip(&program.outputs) {
-        let _ = writeln!(s, "    {target}[q] = w{};", output.node);
+        let _ = writeln!(s, "    {target}[q] = {};", stored.store(&format!("w{}", output.node)));
     }
     s.push_str("}\n");
     s
@@ -744,18 +832,20 @@ fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
 /// With `subgroups` (a device with subgroup operations), a workgroup combines a `sum`, `min` or `max` as the built-in
 /// `sum`'s `subgroup` variant does ([`workgroup_combine`]); a `prod`, and every reduction without them, through a tree
 /// in workgroup memory.
-pub fn reduction_source(program: &Program, subgroups: bool) -> String {
+pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> String {
+    let stored = Stored(dtype);
     let reduction = program.reduction.as_ref().expect("a reduction program");
     let kind = reduction.kind;
     let identity = number(kind.identity());
     let mut s = params_struct(program);
     s.push_str("@group(0) @binding(0) var<uniform> params: Params;\n");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{k}: array<vec4<f32>>;", k + 1);
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{k}: {};", k + 1, stored.array_type());
     }
     let partials = program.inputs.len() + 1;
     let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> partials: array<f32>;");
     s.push_str(HELPERS);
+    s.push_str(stored.helpers());
     let _ = writeln!(s, "var<workgroup> shared_values: array<f32, {WORKGROUP}>;");
     let parameters: Vec<String> = (0..program.inputs.len()).map(|k| format!("a{k}: f32")).collect();
     let _ = writeln!(s, "fn gw_term({}) -> f32 {{", parameters.join(", "));
@@ -828,7 +918,7 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
     );
     for j in 0..LOADS_IN_FLIGHT {
         for k in 0..program.inputs.len() {
-            let _ = writeln!(s, "        let x{k}_{j} = in{k}[q + {j}u * grid_stride];");
+            let _ = writeln!(s, "        let x{k}_{j} = {};", stored.load(&format!("in{k}[q + {j}u * grid_stride]")));
         }
     }
     // The common path: no value on the way special, every term combined with WGSL's operators; otherwise the trip's
@@ -853,7 +943,7 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
         let _ = writeln!(s, "        acc4 = {combined};");
     }
     s.push_str("    }\n");
-    let tail_args: Vec<String> = (0..program.inputs.len()).map(|k| format!("in{k}[q]")).collect();
+    let tail_args: Vec<String> = (0..program.inputs.len()).map(|k| stored.load(&format!("in{k}[q]"))).collect();
     let _ = writeln!(
         s,
         "    for (; q < quads; q = q + grid_stride) {{\n        acc = gw_fold(acc, 4u * q, {});\n    }}",
@@ -882,6 +972,8 @@ pub fn reduction_source(program: &Program, subgroups: bool) -> String {
 /// An expression's data on the device: the input buffers, the outputs (or the partials), and the program.
 pub struct ExprOnDevice {
     program: std::sync::Arc<Program>,
+    /// How the arrays are stored.
+    dtype: Dtype,
     /// The program's pipelines (the map, or a reduction's two passes), looked up once at upload.
     pipelines: Vec<CustomPipeline>,
     n: usize,
@@ -894,11 +986,12 @@ pub struct ExprOnDevice {
 }
 
 impl WgpuBackend {
-    /// The elements of one chunk: as many as one storage binding holds, at an offset every binding may start at.
-    fn expression_chunk(&self) -> usize {
+    /// The elements of one chunk of arrays stored as `dtype`: as many as one storage binding holds, at an offset
+    /// every binding may start at.
+    fn expression_chunk(&self, dtype: Dtype) -> usize {
         let alignment = u64::from(self.limits.min_storage_buffer_offset_alignment).max(16);
         let bytes = self.max_binding_bytes() / alignment * alignment;
-        (bytes / 4) as usize
+        (bytes / dtype.bytes() as u64) as usize
     }
 
     fn uniform_words(&self, program: &Program, n: u32, row: u32, base: u32, scalars: &[f32]) -> Result<wgpu::Buffer> {
@@ -915,15 +1008,15 @@ impl WgpuBackend {
         })
     }
 
-    fn expression_pipelines(&self, program: &Program) -> Result<Vec<CustomPipeline>> {
+    fn expression_pipelines(&self, program: &Program, dtype: Dtype) -> Result<Vec<CustomPipeline>> {
         if program.reduction.is_some() {
-            let source = reduction_source(program, self.has_subgroups());
+            let source = reduction_source(program, self.has_subgroups(), dtype);
             Ok(vec![
                 self.generated_pipeline(&source, "expr_partials")?,
                 self.generated_pipeline(&source, "expr_finish")?,
             ])
         } else {
-            Ok(vec![self.generated_pipeline(&elementwise_source(program), "expr_map")?])
+            Ok(vec![self.generated_pipeline(&elementwise_source(program, dtype), "expr_map")?])
         }
     }
 
@@ -932,7 +1025,10 @@ impl WgpuBackend {
     fn plan_expression(&self, data: &ExprOnDevice) -> Result<Vec<Dispatch>> {
         let program = &data.program;
         let pipelines = &data.pipelines;
-        let chunk = self.expression_chunk();
+        let chunk = self.expression_chunk(data.dtype);
+        let width = Stored(data.dtype).bytes();
+        // A vec4 of f32 or two words of 16-bit elements: the bytes of four elements.
+        let quad_bytes = 4 * width as u64;
         let bind_range = |pipeline: &CustomPipeline, ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)]| {
             self.bind_ranges_to(pipeline.pipeline(), pipeline.entry(), ranges)
         };
@@ -942,19 +1038,19 @@ impl WgpuBackend {
         let mut partial_base = 0u32;
         for &start in &starts {
             let len = chunk.min(data.n - start);
-            let offset = (start * 4) as u64;
+            let offset = (start * width) as u64;
             let (grid, row, size) = if program.reduction.is_some() {
                 // Four elements a load, as for the elementwise kernels: the last vec4 may run into the padding.
                 let quads = (len as u64).div_ceil(4);
                 let groups = quads.div_ceil(u64::from(WORKGROUP));
-                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0, Some(quads * 16))
+                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0, Some(quads * quad_bytes))
             } else {
                 // Four elements an invocation; the last vec4 of the buffer may run into its padding. The grid's
                 // rows are balanced as the built-in kernels' are (`grid_1d`): filling the first row to the limit left
                 // 65534 idle workgroups at 2^26 elements and made every expression a fifth slower than `square`.
                 let quads = (len as u64).div_ceil(4);
                 let (across, down) = grid_1d(quads.div_ceil(u64::from(WORKGROUP)), limit)?;
-                ((across, down), across * WORKGROUP, Some(quads * 16))
+                ((across, down), across * WORKGROUP, Some(quads * quad_bytes))
             };
             self.check_grid((grid.0, grid.1, 1))?;
             let uniform = self.uniform_words(program, len as u32, row, partial_base, &data.scalars)?;
@@ -1056,7 +1152,7 @@ impl Implements<Expression> for WgpuBackend {
     /// Generates, validates and builds the program's pipelines: the compile phase.
     fn prepare_for(&self, variant: &str, params: &ExprParams) -> Result<()> {
         Implements::<Expression>::prepare(self, variant)?;
-        self.expression_pipelines(&params.program).map(drop)
+        self.expression_pipelines(&params.program, params.dtype).map(drop)
     }
 
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
@@ -1064,27 +1160,29 @@ impl Implements<Expression> for WgpuBackend {
         Implements::<Expression>::check_size(self, &input.params)?;
         let program = std::sync::Arc::clone(&input.params.program);
         // Compile first, so that an expression the shader compiler refuses is an error before any data moves.
-        let pipelines = self.expression_pipelines(&program)?;
+        let dtype = input.params.dtype;
+        let pipelines = self.expression_pipelines(&program, dtype)?;
         let n = input.params.n;
         let inputs = input
             .arrays
             .iter()
             .enumerate()
-            .map(|(k, a)| self.storage_with(&format!("expression input {k}"), bytemuck::cast_slice(a)))
+            .map(|(k, a)| self.storage_with(&format!("expression input {k}"), a.as_bytes()))
             .collect::<Result<Vec<_>>>()?;
         let outputs = if program.reduction.is_some() {
-            let partials = n.div_ceil(self.expression_chunk().max(1)) * REDUCE_GROUPS as usize + 1;
+            let partials = n.div_ceil(self.expression_chunk(dtype).max(1)) * REDUCE_GROUPS as usize + 1;
             vec![self.storage_zeroed("expression partials", 4 * partials as u64)?]
         } else {
             program
                 .outputs
                 .iter()
                 .filter(|o| program.overwrites(o).is_none())
-                .map(|_| self.storage_zeroed("expression output", 4 * n as u64))
+                .map(|_| self.storage_zeroed("expression output", (dtype.bytes() * n) as u64))
                 .collect::<Result<Vec<_>>>()?
         };
         self.flush_uploads();
-        Ok(ExprOnDevice { program, pipelines, n, scalars: input.params.scalars.clone(), inputs, outputs, plan: None })
+        let scalars = input.params.scalars.clone();
+        Ok(ExprOnDevice { program, dtype, pipelines, n, scalars, inputs, outputs, plan: None })
     }
 
     fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
@@ -1105,26 +1203,37 @@ impl Implements<Expression> for WgpuBackend {
             let values: Vec<f32> = self.read_buffers(&[(&data.outputs[0], 4 * (count as u64 + 1))])?;
             return Ok(Outputs::Reduction(values[count]));
         }
-        let mut outputs = Vec::with_capacity(program.outputs.len());
+        let mut buffers = Vec::with_capacity(program.outputs.len());
         let mut own = data.outputs.iter();
         for output in &program.outputs {
-            let buffer = match program.overwrites(output) {
+            buffers.push(match program.overwrites(output) {
                 Some(k) => &data.inputs[k],
                 None => own.next().ok_or_else(|| Error::Device {
                     backend: BackendKind::Wgpu,
                     message: "an expression output has no buffer".into(),
                 })?,
-            };
-            outputs.push(if data.n == 0 { Vec::new() } else { self.read_buffers(&[(buffer, 4 * data.n as u64)])? });
+            });
         }
-        Ok(Outputs::Elementwise(outputs))
+        let bytes = (data.dtype.bytes() * data.n) as u64;
+        if data.dtype.is_half() {
+            let arrays = buffers
+                .iter()
+                .map(|b| if data.n == 0 { Ok(Vec::new()) } else { self.read_buffers::<u16>(&[(b, bytes)]) })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Outputs::Half { dtype: data.dtype, arrays });
+        }
+        let arrays = buffers
+            .iter()
+            .map(|b| if data.n == 0 { Ok(Vec::new()) } else { self.read_buffers::<f32>(&[(b, bytes)]) })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Outputs::Elementwise(arrays))
     }
 }
 
 impl WgpuBackend {
     /// How many partials a reduction's first pass writes for `data`: one per workgroup of each chunk.
     fn reduce_partials_count(&self, data: &ExprOnDevice) -> usize {
-        let chunk = self.expression_chunk().max(1);
+        let chunk = self.expression_chunk(data.dtype).max(1);
         (0..data.n)
             .step_by(chunk)
             .map(|start| {
@@ -1159,14 +1268,14 @@ mod tests {
     fn check_all(backend: &WgpuBackend, lengths: &[usize]) {
         for (source, scalars, values) in CASES {
             let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
-            for &n in lengths {
-                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
+            for (&n, dtype) in lengths.iter().flat_map(|n| Dtype::ALL.map(|d| (n, d))) {
+                let params = ExprParams::new(Arc::clone(&program), n, values.to_vec()).in_dtype(dtype);
                 let input = Expression::generate(&params, 5).unwrap();
                 let expected = Expression::reference(&input).unwrap();
                 let output = Implements::<Expression>::run(backend, "generated", &input)
-                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                    .unwrap_or_else(|e| panic!("{source} at {n} in {dtype}: {e}"));
                 Expression::check(&input, &expected, &output, Precision::Fp32)
-                    .unwrap_or_else(|e| panic!("{source} at {n}: {e}"));
+                    .unwrap_or_else(|e| panic!("{source} at {n} in {dtype}: {e}"));
             }
         }
     }
@@ -1183,10 +1292,40 @@ mod tests {
         check_all(&chunked, &[(1 << 18) * 2 + 5]);
     }
 
+    /// 16-bit arrays are widened exactly and rounded to nearest even in the shader, as the CPU rounds: every bit
+    /// pattern of each type times a factor that makes ties, overflow past f16's 65504, subnormals and NaN, compared
+    /// bit for bit with the CPU's rounding of the same `f32` product (a product that is an `f32` subnormal may be
+    /// flushed to zero, as the check allows).
+    #[test]
+    fn sixteen_bit_elements_round_in_the_shader_as_on_the_cpu() {
+        let Some(backend) = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new()) else {
+            return;
+        };
+        let program = Arc::new(Expr::parse("y = x * m").unwrap().bind(&["m"]).unwrap());
+        for (dtype, factor) in [(Dtype::F16, 1.0 + 2f32.powi(-11)), (Dtype::Bf16, 1.0 + 2f32.powi(-8))] {
+            let bits: Vec<u16> = (0..=u16::MAX).collect();
+            let params = ExprParams::new(Arc::clone(&program), bits.len(), vec![factor]).in_dtype(dtype);
+            let input = ExprInput { params, arrays: vec![gpuworthy_core::expr::HostArray::from_bits(dtype, bits).unwrap()] };
+            let Outputs::Half { arrays, .. } = Implements::<Expression>::run(&backend, "generated", &input).unwrap()
+            else {
+                panic!("{dtype}: not 16-bit outputs");
+            };
+            let x = input.arrays[0].values();
+            for (i, (&got, &x)) in arrays[0].iter().zip(x.iter()).enumerate() {
+                let product = x * factor;
+                let want = dtype.encode(product);
+                let same = got == want
+                    || (product.is_nan() && dtype.decode(got).is_nan())
+                    || (product.is_subnormal() && dtype.decode(got) == 0.0);
+                assert!(same, "{dtype}: element {i:#06x} = {x:e} times {factor}: got {got:#06x}, want {want:#06x}");
+            }
+        }
+    }
+
     #[test]
     fn an_elementwise_kernel_computes_on_vec4s_and_guards_only_where_a_value_is_special() {
         let program = Expr::parse("y = x / z + 2").unwrap().bind(&[]).unwrap();
-        let source = elementwise_source(&program);
+        let source = elementwise_source(&program, Dtype::F32);
         crate::validate_wgsl(&source, "expr_map").unwrap();
         let map = &source[source.find("fn expr_map").unwrap()..];
         // The common path: operators on vec4s, no helper, one test of the exponents before the guarded path.
@@ -1273,7 +1412,7 @@ mod tests {
     /// after it either way.
     #[test]
     fn a_reduction_whose_terms_need_no_test_has_no_branch_in_its_main_loop() {
-        let source = |text: &str| reduction_source(&Expr::parse(text).unwrap().bind(&[]).unwrap(), false);
+        let source = |text: &str| reduction_source(&Expr::parse(text).unwrap().bind(&[]).unwrap(), false, Dtype::F32);
         let plain = source("s = sum(x*x)");
         assert!(!plain.contains("t0.special ||") && plain.contains("acc = gw_fold(acc, 4u * q,"), "{plain}");
         let tested = source("m = max(abs(x - z))");
@@ -1350,15 +1489,15 @@ mod tests {
     #[test]
     fn the_generated_source_holds_no_text_of_the_expression() {
         let program = Expr::parse("secret_name = 0.1 * secret_input").unwrap().bind(&[]).unwrap();
-        let source = elementwise_source(&program);
+        let source = elementwise_source(&program, Dtype::F32);
         let kernel = source.split("fn expr_map").nth(1).unwrap();
         assert!(!source.contains("secret") && !kernel.contains("0.1"), "{source}");
         assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");
         crate::validate_wgsl(&source, "expr_map").unwrap();
         let sum = Expr::parse("s = sqrt(sum(x * x))").unwrap().bind(&[]).unwrap();
         for subgroups in [false, true] {
-            crate::validate_wgsl(&reduction_source(&sum, subgroups), "expr_partials").unwrap();
-            crate::validate_wgsl(&reduction_source(&sum, subgroups), "expr_finish").unwrap();
+            crate::validate_wgsl(&reduction_source(&sum, subgroups, Dtype::F32), "expr_partials").unwrap();
+            crate::validate_wgsl(&reduction_source(&sum, subgroups, Dtype::F32), "expr_finish").unwrap();
         }
     }
 }

@@ -40,11 +40,11 @@ use std::fmt;
 pub use functions::{Accuracy, Cost, FUNCTIONS, Func, FuncSpec, FunctionBound, erf, pow_f32, sign_f32, ulp};
 pub use ir::{Arith, Compare, Graph, Logic, MAX_POW_BY_MULTIPLICATION, Node, NodeId, Output, Reduce, Reduction, Type};
 pub use random::random_expression;
-pub use reference::{Bounded, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check};
+pub use reference::{Bounded, FunctionBounds, Outputs, Reference, SUM_SEQUENTIAL_TERMS, check, check_stored};
 pub use syntax::Span;
 pub use workload::{
-    CONFORMANCE_LENGTHS, ELEMENTWISE_BASE, ExprCost, ExprInput, ExprParams, Expression, HostArray, REDUCTION_BASE,
-    base_params, expression_ladder, instance_name,
+    ArrayView, CONFORMANCE_LENGTHS, ELEMENTWISE_BASE, ExprCost, ExprInput, ExprParams, Expression, HostArray,
+    REDUCTION_BASE, as_slices, base_params, expression_ladder, instance_name,
 };
 
 /// The limits every expression is held to, so that no input makes the parser, a compiler or a driver work without

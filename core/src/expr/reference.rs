@@ -16,6 +16,7 @@
 //! expressions with one operator, constant or operand changed must fail it.
 
 use crate::Mismatch;
+use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::shard::PartBytes;
 
@@ -98,6 +99,14 @@ pub enum Reference {
 pub enum Outputs {
     /// One vector per output, in the order of [`Program::outputs`].
     Elementwise(Vec<Vec<f32>>),
+    /// One vector per output of 16-bit elements of `dtype` (their bits), for arrays stored in a 16-bit type
+    /// ([`ExprParams::dtype`](super::ExprParams::dtype)).
+    Half {
+        /// The elements' type.
+        dtype: Dtype,
+        /// One vector of bits per output, in the order of [`Program::outputs`].
+        arrays: Vec<Vec<u16>>,
+    },
     /// The reduction's value.
     Reduction(f32),
 }
@@ -113,6 +122,15 @@ impl PartBytes for Outputs {
                 for array in arrays {
                     out.extend((array.len() as u64).to_le_bytes());
                     out.extend(array.to_part_bytes());
+                }
+                out
+            }
+            Outputs::Half { dtype, arrays } => {
+                let mut out = vec![b'H', *dtype as u8];
+                out.extend((arrays.len() as u64).to_le_bytes());
+                for array in arrays {
+                    out.extend((array.len() as u64).to_le_bytes());
+                    out.extend(array.iter().flat_map(|b| b.to_le_bytes()));
                 }
                 out
             }
@@ -142,7 +160,25 @@ impl PartBytes for Outputs {
                 }
                 Ok(Outputs::Elementwise(arrays))
             }
-            _ => Err(Error::invalid("an expression's part starts with neither R nor A")),
+            Some(b'H') => {
+                let dtype = match bytes.get(1) {
+                    Some(&t) if t == Dtype::F16 as u8 => Dtype::F16,
+                    Some(&t) if t == Dtype::Bf16 as u8 => Dtype::Bf16,
+                    _ => return Err(Error::invalid("an expression's 16-bit part names no 16-bit type")),
+                };
+                let count = take_u64(2)?;
+                let mut at = 10;
+                let mut arrays = Vec::new();
+                for _ in 0..count {
+                    let len = usize::try_from(take_u64(at)?).map_err(|_| short())?;
+                    let end = len.checked_mul(2).and_then(|b| b.checked_add(at + 8)).ok_or_else(short)?;
+                    let data = bytes.get(at + 8..end).ok_or_else(short)?;
+                    arrays.push(data.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect());
+                    at = end;
+                }
+                Ok(Outputs::Half { dtype, arrays })
+            }
+            _ => Err(Error::invalid("an expression's part starts with none of R, A and H")),
         }
     }
 }
@@ -200,6 +236,40 @@ impl Bounded {
             return actual.is_sign_negative() == self.value.is_sign_negative();
         }
         (actual - self.value).abs() <= self.error
+    }
+
+    /// Whether `actual`, an element stored as `dtype` and widened to `f32`, is a result a correct backend may give:
+    /// the rounding to `dtype` of an `f32` result [`Bounded::accepts`] takes. Rounding is monotone, so those are the
+    /// values between the roundings of the bound's ends (each taken outward to `f32` first): no wider, whatever the
+    /// type, and overflow past f16's 65504 is accepted exactly where a correct `f32` result rounds to infinity.
+    ///
+    /// ```
+    /// use gpuworthy_core::Dtype;
+    /// use gpuworthy_core::expr::Bounded;
+    ///
+    /// let third = Bounded { value: 1.0 / 3.0, error: 1e-7 };
+    /// assert!(third.accepts_stored(Dtype::Bf16.round(1.0 / 3.0), Dtype::Bf16));
+    /// assert!(!third.accepts_stored(Dtype::Bf16.round(0.3359375), Dtype::Bf16)); // the next bf16 up
+    /// assert!(!third.accepts_stored(1.0 / 3.0, Dtype::Bf16)); // not a bf16 at all
+    /// ```
+    pub fn accepts_stored(&self, actual: f32, dtype: Dtype) -> bool {
+        if !dtype.is_half() || !self.error.is_finite() || self.value.is_nan() || actual.is_nan() {
+            return self.accepts(actual);
+        }
+        if self.value.is_infinite() || (self.promises_signed_zero() && actual == 0.0) {
+            return self.accepts(actual);
+        }
+        let below = |x: f64| {
+            let f = x as f32;
+            if f64::from(f) > x { f.next_down() } else { f }
+        };
+        let above = |x: f64| {
+            let f = x as f32;
+            if f64::from(f) < x { f.next_up() } else { f }
+        };
+        let low = dtype.round(below(self.value - self.error));
+        let high = dtype.round(above(self.value + self.error));
+        low <= actual && actual <= high
     }
 
     /// Whether this is a zero whose sign the language promises: an exact zero computed exactly, by IEEE's rules for
@@ -458,6 +528,12 @@ impl Program {
     /// # }
     /// ```
     pub fn length(&self, inputs: &[&[f32]], scalars: &[f32]) -> Result<usize> {
+        let lengths: Vec<usize> = inputs.iter().map(|x| x.len()).collect();
+        self.length_of(&lengths, scalars)
+    }
+
+    /// [`Program::length`] from the input arrays' lengths alone, whatever their storage.
+    pub fn length_of(&self, inputs: &[usize], scalars: &[f32]) -> Result<usize> {
         if inputs.len() != self.inputs.len() {
             return Err(Error::invalid(format!(
                 "the expression reads {} input array(s) ({}), but {} were given",
@@ -474,12 +550,11 @@ impl Program {
                 scalars.len()
             )));
         }
-        let n = inputs.first().map_or(0, |x| x.len());
-        if let Some((name, x)) = self.inputs.iter().zip(inputs).find(|(_, x)| x.len() != n) {
+        let n = inputs.first().copied().unwrap_or(0);
+        if let Some((name, x)) = self.inputs.iter().zip(inputs).find(|(_, x)| **x != n) {
             return Err(Error::invalid(format!(
-                "the input arrays differ in length: `{}` has {n} elements, `{name}` has {}",
+                "the input arrays differ in length: `{}` has {n} elements, `{name}` has {x}",
                 self.inputs[0],
-                x.len()
             )));
         }
         Ok(n)
@@ -664,21 +739,31 @@ fn infinite_terms_decide_product(terms: &[Bounded]) -> Option<Bounded> {
 /// # }
 /// ```
 pub fn check(program: &Program, expected: &Reference, actual: &Outputs) -> std::result::Result<(), Mismatch> {
+    check_stored(program, expected, actual, Dtype::F32)
+}
+
+/// [`check`] of a result whose arrays are stored as `dtype`: an elementwise result must be [`Outputs::Half`] of that
+/// type for a 16-bit one, [`Outputs::Elementwise`] for `f32`, and each element is held to
+/// [`Bounded::accepts_stored`].
+pub fn check_stored(
+    program: &Program,
+    expected: &Reference,
+    actual: &Outputs,
+    dtype: Dtype,
+) -> std::result::Result<(), Mismatch> {
     match (expected, actual) {
-        (Reference::Elementwise(expected), Outputs::Elementwise(actual)) => {
-            if expected.len() != actual.len() {
-                return Err(Mismatch::new(format!("{} outputs, expected {}", actual.len(), expected.len())));
-            }
-            for ((output, want), got) in program.outputs.iter().zip(expected).zip(actual) {
-                crate::workload::check_lengths(want.len(), got.len())?;
-                if let Some(i) = want.iter().zip(got).position(|(w, g)| !w.accepts(*g)) {
-                    return Err(Mismatch::new(format!(
-                        "{}[{i}]: expected {:e} ± {:e}, got {:e}",
-                        output.name, want[i].value, want[i].error, got[i]
-                    )));
-                }
-            }
-            Ok(())
+        (Reference::Elementwise(expected), Outputs::Elementwise(actual)) if !dtype.is_half() => {
+            check_arrays(program, expected, actual, |g| *g, dtype)
+        }
+        (Reference::Elementwise(expected), Outputs::Half { dtype: stored, arrays }) if *stored == dtype => {
+            check_arrays(program, expected, arrays, |g| dtype.decode(*g), dtype)
+        }
+        (Reference::Elementwise(_), Outputs::Elementwise(_) | Outputs::Half { .. }) => {
+            let got = match actual {
+                Outputs::Half { dtype, .. } => dtype.name(),
+                _ => "f32",
+            };
+            Err(Mismatch::new(format!("the result's arrays are {got}, the expression's are {dtype}")))
         }
         (Reference::Reduction(want), Outputs::Reduction(got)) => {
             if want.accepts(*got) {
@@ -690,6 +775,33 @@ pub fn check(program: &Program, expected: &Reference, actual: &Outputs) -> std::
         }
         _ => Err(Mismatch::new("the result is not of the program's kind (elementwise or reduction)")),
     }
+}
+
+/// Each output array of `actual` against its bounded reference, elements widened by `widen`.
+fn check_arrays<T>(
+    program: &Program,
+    expected: &[Vec<Bounded>],
+    actual: &[Vec<T>],
+    widen: impl Fn(&T) -> f32,
+    dtype: Dtype,
+) -> std::result::Result<(), Mismatch> {
+    if expected.len() != actual.len() {
+        return Err(Mismatch::new(format!("{} outputs, expected {}", actual.len(), expected.len())));
+    }
+    for ((output, want), got) in program.outputs.iter().zip(expected).zip(actual) {
+        crate::workload::check_lengths(want.len(), got.len())?;
+        if let Some(i) = want.iter().zip(got).position(|(w, g)| !w.accepts_stored(widen(g), dtype)) {
+            let stored = if dtype.is_half() { format!(" (stored as {dtype})") } else { String::new() };
+            return Err(Mismatch::new(format!(
+                "{}[{i}]: expected {:e} ± {:e}{stored}, got {:e}",
+                output.name,
+                want[i].value,
+                want[i].error,
+                widen(&got[i])
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,16 +6,18 @@
 //! reference from the input rather than comparing with a plain `f32` result, so that every value is held to its own
 //! bound.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::rng;
 use crate::workload::{Cost, Mismatch, Precision, Resemblance, Sharding, Workload};
 
 use super::functions::Cost as FuncCost;
-use super::reference::{Bounded, Outputs, Reference, check};
+use super::reference::{Bounded, Outputs, Reference, check_stored};
 use super::{Func, Logic, Node, NodeId, Program};
 
 /// What an expression costs per element, counted from its graph: arithmetic apart from special functions.
@@ -214,7 +216,7 @@ pub fn instance_name(program: &Program) -> String {
 /// let mut params = ExprParams::new(Arc::new(program), 1000, vec![]);
 /// params.ranges[0] = (1.0, 2.0); // x drawn from [1, 2), where log is defined
 /// let input = Expression::generate(&params, 1)?;
-/// assert!(input.arrays[0].iter().all(|x| (1.0..2.0).contains(x)));
+/// assert!(input.arrays[0].values().iter().all(|x| (1.0..2.0).contains(x)));
 /// # Ok(())
 /// # }
 /// ```
@@ -229,6 +231,10 @@ pub struct ExprParams {
     pub ranges: Vec<(f32, f32)>,
     /// Each scalar's value, in the order of [`Program::scalars`].
     pub scalars: Vec<f32>,
+    /// How every input and output array is stored ([`Dtype`]): `f32`, or 16-bit elements widened to `f32` as they
+    /// are read and rounded as they are written. Scalars, numbers and arithmetic are `f32` whatever it is; a
+    /// reduction's value is an `f32`.
+    pub dtype: Dtype,
 }
 
 impl ExprParams {
@@ -245,7 +251,23 @@ impl ExprParams {
     /// ```
     pub fn new(program: Arc<Program>, n: usize, scalars: Vec<f32>) -> ExprParams {
         let ranges = vec![(-1.0, 1.0); program.inputs.len()];
-        ExprParams { program, n, ranges, scalars }
+        ExprParams { program, n, ranges, scalars, dtype: Dtype::F32 }
+    }
+
+    /// The same expression on arrays stored as `dtype`.
+    ///
+    /// ```
+    /// use gpuworthy_core::{Dtype, Workload};
+    /// use gpuworthy_core::expr::{ELEMENTWISE_BASE, Expression, base_params};
+    ///
+    /// let wide = base_params(ELEMENTWISE_BASE, 1000);
+    /// let narrow = wide.in_dtype(Dtype::Bf16);
+    /// assert_eq!(Expression::cost(&narrow).bytes * 2, Expression::cost(&wide).bytes); // half the bytes
+    /// assert_eq!(Expression::generate(&narrow, 1)?.arrays[0].dtype(), Dtype::Bf16);
+    /// # Ok::<(), gpuworthy_core::Error>(())
+    /// ```
+    pub fn in_dtype(&self, dtype: Dtype) -> ExprParams {
+        ExprParams { dtype, ..self.clone() }
     }
 
     /// The same expression at length `n`.
@@ -269,24 +291,33 @@ impl fmt::Display for ExprParams {
     }
 }
 
-/// An array of an expression's input: owned, or borrowed from the caller's memory for the length of one call, so that
-/// a caller who already holds the data (a NumPy array, a slice of a Rust program) is not made to copy it.
+/// An array of an expression's input: `f32` or 16-bit elements ([`Dtype`]), owned, or borrowed from the caller's
+/// memory for the length of one call, so that a caller who already holds the data (a NumPy array, a torch tensor, a
+/// slice of a Rust program) is not made to copy it.
 ///
-/// A borrowed array is made only by the unsafe [`HostArray::borrowing`], whose caller promises that the memory
-/// outlives it; a clone is always an owned copy, so nothing borrowed outlives the scope that lent it.
+/// A borrowed array is made only by the unsafe [`HostArray::borrowing`] and [`HostArray::borrowing_bits`], whose
+/// caller promises that the memory outlives it; a clone is always an owned copy, so nothing borrowed outlives the
+/// scope that lent it.
 ///
 /// ```
-/// use gpuworthy_core::expr::HostArray;
+/// use gpuworthy_core::Dtype;
+/// use gpuworthy_core::expr::{ArrayView, HostArray};
 ///
 /// let owned = HostArray::from(vec![1.0, 2.0]);
 /// assert!(!owned.is_borrowed());
-/// assert_eq!(&owned[..], &[1.0, 2.0]); // reads as a slice
+/// assert_eq!(owned.as_f32(), Some(&[1.0, 2.0][..]));
+/// let half = HostArray::rounded(Dtype::Bf16, &[1.0, 0.1]);
+/// assert_eq!((half.dtype(), half.len(), half.as_bytes().len()), (Dtype::Bf16, 2, 4));
+/// assert_eq!(half.values()[1], Dtype::Bf16.round(0.1)); // widened to f32, exactly
+/// assert!(matches!(half.view(), ArrayView::Half(Dtype::Bf16, bits) if bits.len() == 2));
 /// ```
 pub struct HostArray(Storage);
 
 enum Storage {
     Owned(Vec<f32>),
     Borrowed { data: *const f32, len: usize },
+    OwnedBits(Dtype, Vec<u16>),
+    BorrowedBits { dtype: Dtype, data: *const u16, len: usize },
 }
 
 // SAFETY: a borrowed array only reads memory that its maker promised stays valid and unwritten while it lives
@@ -294,6 +325,66 @@ enum Storage {
 unsafe impl Send for HostArray {}
 // SAFETY: as for `Send`: nothing is ever written through a `HostArray`.
 unsafe impl Sync for HostArray {}
+
+/// An array's elements as they are stored: what a backend uploads or reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArrayView<'a> {
+    /// `f32` elements.
+    F32(&'a [f32]),
+    /// 16-bit elements of the type, as their bits.
+    Half(Dtype, &'a [u16]),
+}
+
+impl<'a> ArrayView<'a> {
+    /// The storage type.
+    pub fn dtype(&self) -> Dtype {
+        match self {
+            ArrayView::F32(_) => Dtype::F32,
+            ArrayView::Half(dtype, _) => *dtype,
+        }
+    }
+
+    /// Elements.
+    pub fn len(&self) -> usize {
+        match self {
+            ArrayView::F32(values) => values.len(),
+            ArrayView::Half(_, bits) => bits.len(),
+        }
+    }
+
+    /// Whether it has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The stored bytes, in the machine's order: what an upload copies.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        match self {
+            ArrayView::F32(values) => bytemuck::cast_slice(values),
+            ArrayView::Half(_, bits) => bytemuck::cast_slice(bits),
+        }
+    }
+
+    /// The elements `range`, stored as they are.
+    pub fn slice(&self, range: Range<usize>) -> ArrayView<'a> {
+        match self {
+            ArrayView::F32(values) => ArrayView::F32(&values[range]),
+            ArrayView::Half(dtype, bits) => ArrayView::Half(*dtype, &bits[range]),
+        }
+    }
+
+    /// The values as `f32`: the slice itself, or the 16-bit elements widened (exactly) into a new vector.
+    pub fn values(&self) -> Cow<'a, [f32]> {
+        match self {
+            ArrayView::F32(values) => Cow::Borrowed(values),
+            ArrayView::Half(dtype, bits) => {
+                let mut out = vec![0.0; bits.len()];
+                dtype.decode_slice(bits, &mut out);
+                Cow::Owned(out)
+            }
+        }
+    }
+}
 
 impl HostArray {
     /// An array that reads `values` in place, with no copy.
@@ -309,11 +400,43 @@ impl HostArray {
     /// let values = vec![1.0f32, 2.0, 3.0];
     /// // SAFETY: `values` outlives `array` and is not written while it lives.
     /// let array = unsafe { HostArray::borrowing(&values) };
-    /// assert!(array.is_borrowed() && array.as_ptr() == values.as_ptr());
+    /// assert!(array.is_borrowed() && array.as_bytes().as_ptr() == values.as_ptr().cast());
     /// assert!(!array.clone().is_borrowed()); // a clone owns a copy
     /// ```
     pub unsafe fn borrowing(values: &[f32]) -> HostArray {
         HostArray(Storage::Borrowed { data: values.as_ptr(), len: values.len() })
+    }
+
+    /// An array of 16-bit elements of `dtype` that reads `bits` in place, with no copy; for [`Dtype::F32`], an owned
+    /// copy of no element is refused: an `f32` array is made by [`HostArray::borrowing`].
+    ///
+    /// # Safety
+    ///
+    /// As [`HostArray::borrowing`]: `bits` must stay valid and unwritten until the returned array is dropped.
+    pub unsafe fn borrowing_bits(dtype: Dtype, bits: &[u16]) -> Result<HostArray> {
+        if !dtype.is_half() {
+            return Err(Error::invalid("16-bit elements were given as f32 data: name their type (f16 or bf16)"));
+        }
+        Ok(HostArray(Storage::BorrowedBits { dtype, data: bits.as_ptr(), len: bits.len() }))
+    }
+
+    /// An owned array of 16-bit elements of `dtype`, from their bits.
+    pub fn from_bits(dtype: Dtype, bits: Vec<u16>) -> Result<HostArray> {
+        if !dtype.is_half() {
+            return Err(Error::invalid("16-bit elements were given as f32 data: name their type (f16 or bf16)"));
+        }
+        Ok(HostArray(Storage::OwnedBits(dtype, bits)))
+    }
+
+    /// `values` stored as `dtype`: rounded to nearest (ties to even) for a 16-bit type, copied for `f32`.
+    pub fn rounded(dtype: Dtype, values: &[f32]) -> HostArray {
+        if dtype.is_half() {
+            let mut bits = vec![0u16; values.len()];
+            dtype.encode_slice(values, &mut bits);
+            HostArray(Storage::OwnedBits(dtype, bits))
+        } else {
+            HostArray::from(values.to_vec())
+        }
     }
 
     /// Whether it reads memory it does not own.
@@ -327,18 +450,66 @@ impl HostArray {
     /// assert!(borrowed.is_borrowed() && !HostArray::from(values.to_vec()).is_borrowed());
     /// ```
     pub fn is_borrowed(&self) -> bool {
-        matches!(self.0, Storage::Borrowed { .. })
+        matches!(self.0, Storage::Borrowed { .. } | Storage::BorrowedBits { .. })
     }
-}
 
-impl std::ops::Deref for HostArray {
-    type Target = [f32];
-    fn deref(&self) -> &[f32] {
+    /// The elements as stored.
+    pub fn view(&self) -> ArrayView<'_> {
         match &self.0 {
-            Storage::Owned(values) => values,
+            Storage::Owned(values) => ArrayView::F32(values),
             // SAFETY: the pointer and length came from a live slice whose memory its lender keeps valid and unwritten
             // while this array lives (the contract of `borrowing`).
-            Storage::Borrowed { data, len } => unsafe { std::slice::from_raw_parts(*data, *len) },
+            Storage::Borrowed { data, len } => ArrayView::F32(unsafe { std::slice::from_raw_parts(*data, *len) }),
+            Storage::OwnedBits(dtype, bits) => ArrayView::Half(*dtype, bits),
+            // SAFETY: as above, the contract of `borrowing_bits`.
+            Storage::BorrowedBits { dtype, data, len } => {
+                ArrayView::Half(*dtype, unsafe { std::slice::from_raw_parts(*data, *len) })
+            }
+        }
+    }
+
+    /// The storage type.
+    pub fn dtype(&self) -> Dtype {
+        self.view().dtype()
+    }
+
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.view().len()
+    }
+
+    /// Whether it has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements, where they are `f32`.
+    pub fn as_f32(&self) -> Option<&[f32]> {
+        match self.view() {
+            ArrayView::F32(values) => Some(values),
+            ArrayView::Half(..) => None,
+        }
+    }
+
+    /// The stored bytes: what an upload copies.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.view().as_bytes()
+    }
+
+    /// The values as `f32` ([`ArrayView::values`]): borrowed for an `f32` array, widened for a 16-bit one.
+    pub fn values(&self) -> Cow<'_, [f32]> {
+        self.view().values()
+    }
+
+    /// An owned copy of the elements `range`, stored as they are.
+    pub fn part(&self, range: Range<usize>) -> HostArray {
+        HostArray::from_view(self.view().slice(range))
+    }
+
+    fn from_view(view: ArrayView<'_>) -> HostArray {
+        match view {
+            ArrayView::F32(values) => HostArray(Storage::Owned(values.to_vec())),
+            ArrayView::Half(dtype, bits) => HostArray(Storage::OwnedBits(dtype, bits.to_vec())),
         }
     }
 }
@@ -352,19 +523,19 @@ impl From<Vec<f32>> for HostArray {
 impl Clone for HostArray {
     /// An owned copy, borrowed or not.
     fn clone(&self) -> HostArray {
-        HostArray(Storage::Owned(self.to_vec()))
+        HostArray::from_view(self.view())
     }
 }
 
 impl PartialEq for HostArray {
     fn eq(&self, other: &HostArray) -> bool {
-        **self == **other
+        self.view() == other.view()
     }
 }
 
 impl fmt::Debug for HostArray {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
+        fmt::Debug::fmt(&self.view(), f)
     }
 }
 
@@ -388,17 +559,24 @@ pub struct ExprInput {
 }
 
 impl ExprInput {
-    /// The arrays as slices, for [`Program::reference`] and the backends.
+    /// The arrays' values as `f32` ([`HostArray::values`]): borrowed where they are `f32`, widened where they are 16
+    /// bits; for [`Program::reference`], the interpreter and the backends that compute from `f32` slices
+    /// ([`as_slices`]).
     ///
     /// ```
-    /// use gpuworthy_core::expr::{ExprInput, HostArray, REDUCTION_BASE, base_params};
+    /// use gpuworthy_core::expr::{ExprInput, HostArray, REDUCTION_BASE, as_slices, base_params};
     ///
     /// let input = ExprInput { params: base_params(REDUCTION_BASE, 2), arrays: vec![HostArray::from(vec![3.0, 4.0])] };
-    /// assert_eq!(input.slices(), [&[3.0, 4.0][..]]);
+    /// assert_eq!(as_slices(&input.values()), [&[3.0, 4.0][..]]);
     /// ```
-    pub fn slices(&self) -> Vec<&[f32]> {
-        self.arrays.iter().map(|a| &a[..]).collect()
+    pub fn values(&self) -> Vec<Cow<'_, [f32]>> {
+        self.arrays.iter().map(HostArray::values).collect()
     }
+}
+
+/// Slices of the arrays [`ExprInput::values`] gave.
+pub fn as_slices<'a>(values: &'a [Cow<'_, [f32]>]) -> Vec<&'a [f32]> {
+    values.iter().map(|v| &v[..]).collect()
 }
 
 /// The workload of a user's expression ([`crate::expr`]).
@@ -416,7 +594,7 @@ impl ExprInput {
 /// let input = Expression::generate(&ExprParams::new(Arc::new(program), 1000, vec![]), 1)?;
 /// let expected = Expression::reference(&input)?;
 /// let Outputs::Elementwise(y) = &expected else { unreachable!("y = 2 * x is elementwise") };
-/// assert_eq!(y[0][7], 2.0 * input.arrays[0][7]);
+/// assert_eq!(y[0][7], 2.0 * input.arrays[0].values()[7]);
 /// assert!(Expression::check(&input, &expected, &expected, Precision::Fp32).is_ok());
 /// # Ok(())
 /// # }
@@ -454,7 +632,7 @@ impl Workload for Expression {
             part,
             cut: |input, range| ExprInput {
                 params: part(&input.params, range.clone()),
-                arrays: input.arrays.iter().map(|a| HostArray::from(a[range.clone()].to_vec())).collect(),
+                arrays: input.arrays.iter().map(|a| a.part(range.clone())).collect(),
             },
             join: |input, parts| {
                 let program = &input.params.program;
@@ -467,6 +645,16 @@ impl Workload for Expression {
                             total = reduction.kind.combine(total, value);
                         }
                         Outputs::Reduction(program.finish_reduction(total, &input.params.scalars))
+                    }
+                    None if input.params.dtype.is_half() => {
+                        let mut outputs = vec![Vec::with_capacity(input.params.n); program.outputs.len()];
+                        for (_, part) in parts {
+                            let Outputs::Half { arrays, .. } = part else { return part };
+                            for (whole, array) in outputs.iter_mut().zip(arrays) {
+                                whole.extend(array);
+                            }
+                        }
+                        Outputs::Half { dtype: input.params.dtype, arrays: outputs }
                     }
                     None => {
                         let mut outputs = vec![Vec::with_capacity(input.params.n); program.outputs.len()];
@@ -493,11 +681,21 @@ impl Workload for Expression {
         if p.scalars.len() != p.program.scalars.len() || p.ranges.len() != p.program.inputs.len() {
             return Err(Error::invalid("the expression's parameters do not match its program"));
         }
-        p.program.length(&input.slices(), &p.scalars).and_then(|n| {
+        if let Some((name, array)) = p.program.inputs.iter().zip(&input.arrays).find(|(_, a)| a.dtype() != p.dtype) {
+            return Err(Error::invalid(format!(
+                "`{name}` holds {} elements, but the expression's arrays are {}: every array of one expression has \
+                 one type",
+                array.dtype(),
+                p.dtype
+            )));
+        }
+        let lengths: Vec<usize> = input.arrays.iter().map(HostArray::len).collect();
+        p.program.length_of(&lengths, &p.scalars).and_then(|n| {
             if n == p.n { Ok(()) } else { Err(Error::invalid(format!("the arrays hold {n} elements, not {}", p.n))) }
         })
     }
 
+    /// Uniform `f32` draws from each input's range, rounded to the arrays' type.
     fn generate(params: &ExprParams, seed: u64) -> Result<ExprInput> {
         crate::memory::check_host_memory::<Self>(params)?;
         if params.ranges.len() != params.program.inputs.len() {
@@ -507,16 +705,26 @@ impl Workload for Expression {
             .ranges
             .iter()
             .enumerate()
-            .map(|(k, &(low, high))| HostArray::from(rng::uniform_f32(seed, k as u64, params.n, low, high)))
+            .map(|(k, &(low, high))| {
+                let values = rng::uniform_f32(seed, k as u64, params.n, low, high);
+                if params.dtype.is_half() { HostArray::rounded(params.dtype, &values) } else { HostArray::from(values) }
+            })
             .collect();
         Ok(ExprInput { params: params.clone(), arrays })
     }
 
+    /// The bounded reference's values, stored as the arrays' type.
     fn reference(input: &ExprInput) -> Result<Outputs> {
         Self::validate(input)?;
-        let bounded = input.params.program.reference(&input.slices(), &input.params.scalars)?;
+        let values = input.values();
+        let bounded = input.params.program.reference(&as_slices(&values), &input.params.scalars)?;
         let value = |b: &Bounded| b.value as f32;
+        let dtype = input.params.dtype;
         Ok(match bounded {
+            Reference::Elementwise(outputs) if dtype.is_half() => Outputs::Half {
+                dtype,
+                arrays: outputs.iter().map(|o| o.iter().map(|b| dtype.encode(value(b))).collect()).collect(),
+            },
             Reference::Elementwise(outputs) => {
                 Outputs::Elementwise(outputs.iter().map(|o| o.iter().map(value).collect()).collect())
             }
@@ -524,12 +732,15 @@ impl Workload for Expression {
         })
     }
 
+    /// Each value within its bound ([`Bounded::accepts`]); a 16-bit element within the rounding of its bound to the
+    /// type ([`Bounded::accepts_stored`]).
     fn check(input: &ExprInput, _: &Outputs, actual: &Outputs, _: Precision) -> std::result::Result<(), Mismatch> {
         let program = &input.params.program;
+        let values = input.values();
         let reference = program
-            .reference(&input.slices(), &input.params.scalars)
+            .reference(&as_slices(&values), &input.params.scalars)
             .map_err(|e| Mismatch::new(format!("the reference could not be computed: {e}")))?;
-        check(program, &reference, actual)
+        check_stored(program, &reference, actual, input.params.dtype)
     }
 
     /// The reference evaluates every node of the program in `f64` with an error bound, through an interpreter:
@@ -538,17 +749,21 @@ impl Workload for Expression {
         (params.n as u64).saturating_mul(params.program.nodes.len() as u64).saturating_mul(REFERENCE_FLOPS_PER_NODE)
     }
 
+    /// The arrays, and for 16-bit arrays their values widened for the reference as well.
     fn host_bytes(params: &ExprParams) -> Option<u64> {
         let (read, written) = params.program.arrays();
-        (params.n as u64).checked_mul(4 * (read + written) as u64)
+        let widened = if params.dtype.is_half() { 4 * read as u64 } else { 0 };
+        (params.n as u64).checked_mul(params.dtype.bytes() as u64 * (read + written) as u64 + widened)
     }
 
+    /// Each array's elements at the arrays' width; a reduction's value is 4 bytes.
     fn cost(params: &ExprParams) -> Cost {
         let n = params.n as u64;
+        let width = params.dtype.bytes() as u64;
         let (read, written) = params.program.arrays();
-        let written_bytes = if params.program.reduction.is_some() { 4 } else { 4 * written as u64 * n };
+        let written_bytes = if params.program.reduction.is_some() { 4 } else { width * written as u64 * n };
         let per = params.program.cost_per_element();
-        Cost { bytes: 4 * read as u64 * n + written_bytes, flops: per.flops * n, elements: n }
+        Cost { bytes: width * read as u64 * n + written_bytes, flops: per.flops * n, elements: n }
     }
 
     /// On the CPU, each output's lines are read before they are written, but by `blocks` past
@@ -556,18 +771,23 @@ impl Workload for Expression {
     /// even those that overwrite an input elsewhere).
     fn traffic(params: &ExprParams, backend: crate::BackendKind, variant: &str) -> u64 {
         let outputs = if params.program.reduction.is_some() { 0 } else { params.program.outputs.len() as u64 };
-        let streamed = variant == "blocks" && params.n > crate::traffic::CPU_STREAM_ABOVE;
+        // 16-bit outputs are written with ordinary stores, half an `f32`'s bytes each.
+        let streamed = variant == "blocks" && params.n > crate::traffic::CPU_STREAM_ABOVE && !params.dtype.is_half();
         let line_reads = if backend == crate::BackendKind::Cpu {
-            crate::traffic::cpu_line_reads(outputs * params.n as u64, streamed)
+            crate::traffic::cpu_line_reads(outputs * params.n as u64, streamed) * params.dtype.bytes() as u64 / 4
         } else {
             0
         };
         Self::cost(params).bytes + line_reads
     }
 
-    /// `expr: ` and the program's canonical text ([`Program::canonical`]).
+    /// `expr: ` and the program's canonical text ([`Program::canonical`]); on 16-bit arrays, `expr (bf16): ...`.
     fn instance(params: &ExprParams) -> Option<String> {
-        Some(instance_name(&params.program))
+        let name = instance_name(&params.program);
+        Some(match params.dtype {
+            Dtype::F32 => name,
+            dtype => name.replacen("expr:", &format!("expr ({dtype}):"), 1),
+        })
     }
 
     /// The base expression of its kind ([`ELEMENTWISE_BASE`] or [`REDUCTION_BASE`]) at the same bytes moved, plus the
@@ -646,7 +866,7 @@ mod tests {
             let program = Arc::new(super::super::Expr::parse(source).unwrap().bind(&names).unwrap());
             let values = scalars.iter().map(|(_, v)| *v).collect();
             let input = Expression::generate(&ExprParams::new(program, 1000, values), 3).unwrap();
-            let run = |input: &ExprInput| input.params.program.interpret(&input.slices(), &input.params.scalars);
+            let run = |input: &ExprInput| input.params.program.interpret(&as_slices(&input.values()), &input.params.scalars);
             for shares in [&[1.0][..], &[1.0, 1.0], &[0.5, 0.0, 0.3, 0.2]] {
                 let parts = sharding.split(&input.params, shares).unwrap();
                 let outputs: Vec<_> =
@@ -742,9 +962,80 @@ mod tests {
         let err = Expression::check(&input, &expected, &Outputs::Elementwise(wrong), Precision::Fp32).unwrap_err();
         assert!(err.message.contains("y[17]"), "{err}");
         let mut short = input.clone();
-        short.arrays[0] = HostArray::from(input.arrays[0][1..].to_vec());
+        short.arrays[0] = input.arrays[0].part(1..1000);
         assert!(Expression::validate(&short).is_err());
         assert_eq!(expression_ladder(&p, true).iter().map(|p| p.n).collect::<Vec<_>>(), [1024, 16384, 262144, 4194304]);
+    }
+
+    /// On 16-bit arrays: inputs are generated in the type, the reference is stored in it, the check takes exactly
+    /// the roundings of a correct `f32` result (so a result one unit of the type off, a result left in `f32`, or
+    /// one rounded to the other 16-bit type fails), and parts join in the type.
+    #[test]
+    fn half_width_arrays_are_generated_checked_and_joined_in_their_type() {
+        for dtype in [Dtype::F16, Dtype::Bf16] {
+            let p = params("y = a * x + b; z = exp(x) * 3", &["a", "b"], vec![2.0, 1.0], 1000).in_dtype(dtype);
+            let input = Expression::generate(&p, 5).unwrap();
+            assert!(input.arrays.iter().all(|a| a.dtype() == dtype && a.len() == 1000));
+            let x = input.arrays[0].values();
+            assert!(x.iter().all(|&v| dtype.round(v) == v), "{dtype}: inputs are values of the type");
+            let expected = Expression::reference(&input).unwrap();
+            let Outputs::Half { arrays, .. } = &expected else { panic!("{expected:?}") };
+            assert_eq!(arrays[0][10], dtype.encode(2.0 * x[10] + 1.0), "{dtype}");
+            assert!(Expression::check(&input, &expected, &expected, Precision::Fp32).is_ok());
+            let mut off = arrays.clone();
+            off[1][3] += 1; // the next value of the type
+            let err = Expression::check(&input, &expected, &Outputs::Half { dtype, arrays: off }, Precision::Fp32)
+                .unwrap_err();
+            assert!(err.message.contains("z[3]") && err.message.contains(dtype.name()), "{err}");
+            let wide = Outputs::Elementwise(
+                arrays.iter().map(|a| a.iter().map(|&b| dtype.decode(b)).collect()).collect::<Vec<_>>(),
+            );
+            let err = Expression::check(&input, &expected, &wide, Precision::Fp32).unwrap_err();
+            assert!(err.message.contains("are f32"), "{err}");
+            let other = if dtype == Dtype::F16 { Dtype::Bf16 } else { Dtype::F16 };
+            let recast = Outputs::Half { dtype: other, arrays: arrays.clone() };
+            assert!(Expression::check(&input, &expected, &recast, Precision::Fp32).is_err());
+            let sharding = Expression::sharding().unwrap();
+            let parts = sharding.split(&input.params, &[0.3, 0.7]).unwrap();
+            let outputs: Vec<_> =
+                parts.iter().map(|r| (r.clone(), Expression::reference(&(sharding.cut)(&input, r.clone())).unwrap())).collect();
+            assert_eq!((sharding.join)(&input, outputs), expected, "{dtype}: parts join in the type");
+            assert_eq!(Expression::instance(&p).unwrap().split(':').next(), Some(format!("expr ({dtype})").as_str()));
+        }
+    }
+
+    /// Arrays of another type than the expression's are refused, by name.
+    #[test]
+    fn arrays_of_another_type_are_refused() {
+        let p = params("y = x + z", &[], vec![], 4).in_dtype(Dtype::Bf16);
+        let mut input = Expression::generate(&p, 1).unwrap();
+        input.arrays[1] = HostArray::from(vec![1.0; 4]);
+        let err = Expression::validate(&input).unwrap_err().to_string();
+        assert!(err.contains("`z` holds f32") && err.contains("bf16"), "{err}");
+        assert!(HostArray::from_bits(Dtype::F32, vec![0; 4]).is_err());
+    }
+
+    /// On 16-bit arrays, values near the type's limits: f16's overflow to infinity past 65504 is accepted exactly
+    /// where a correct `f32` result rounds there, and a NaN stays a NaN.
+    #[test]
+    fn half_width_results_overflow_where_their_type_does() {
+        let p = params("y = x * 1000", &[], vec![], 3).in_dtype(Dtype::F16);
+        let input = ExprInput {
+            params: p,
+            arrays: vec![HostArray::rounded(Dtype::F16, &[65.5, 70.0, f32::NAN])],
+        };
+        let expected = Expression::reference(&input).unwrap();
+        let Outputs::Half { arrays, .. } = &expected else { panic!() };
+        let values: Vec<f32> = arrays[0].iter().map(|&b| Dtype::F16.decode(b)).collect();
+        assert_eq!(values[..2], [65504.0, f32::INFINITY], "65500 rounds to 65504, 70000 past it");
+        assert!(values[2].is_nan());
+        assert!(Expression::check(&input, &expected, &expected, Precision::Fp32).is_ok());
+        for (i, wrong) in [(0, f32::INFINITY), (1, 65504.0)] {
+            let mut arrays = arrays.clone();
+            arrays[0][i] = Dtype::F16.encode(wrong);
+            let outputs = Outputs::Half { dtype: Dtype::F16, arrays };
+            assert!(Expression::check(&input, &expected, &outputs, Precision::Fp32).is_err(), "y[{i}] = {wrong}");
+        }
     }
 
     /// A borrowed array reads the lender's memory; its clone owns a copy that outlives the lender.
@@ -753,11 +1044,11 @@ mod tests {
         let lender = vec![1.0f32, 2.0, 3.0];
         // SAFETY: `lender` outlives `borrowed` and is not written while it lives.
         let borrowed = unsafe { HostArray::borrowing(&lender) };
-        assert!(borrowed.is_borrowed() && borrowed.as_ptr() == lender.as_ptr());
+        assert!(borrowed.is_borrowed() && borrowed.as_bytes().as_ptr() == lender.as_ptr().cast());
         let copy = borrowed.clone();
         drop(borrowed);
         drop(lender);
         assert!(!copy.is_borrowed());
-        assert_eq!(&copy[..], &[1.0, 2.0, 3.0]);
+        assert_eq!(copy.as_f32(), Some(&[1.0, 2.0, 3.0][..]));
     }
 }

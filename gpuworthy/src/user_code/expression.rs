@@ -14,7 +14,7 @@ use gpuworthy_core::expr::{
     ELEMENTWISE_BASE, Expr, ExprInput, ExprParams, Expression, Func, HostArray, Outputs, REDUCTION_BASE, base_params,
     expression_ladder, instance_name,
 };
-use gpuworthy_core::{Error, Result};
+use gpuworthy_core::{Dtype, Error, Result};
 
 use crate::Device;
 use crate::choose::catalog::WorkloadOf;
@@ -196,7 +196,9 @@ impl ExpressionRequest {
         use gpuworthy_core::Workload;
         let params = self.params(Self::DOMAIN_SAMPLE)?;
         let input = Expression::generate(&params, 1)?;
-        let Some(func) = params.program.nan_everywhere(&input.slices(), &params.scalars)? else { return Ok(None) };
+        let values = input.values();
+        let slices = gpuworthy_core::expr::as_slices(&values);
+        let Some(func) = params.program.nan_everywhere(&slices, &params.scalars)? else { return Ok(None) };
         let ranges: Vec<String> = params
             .program
             .inputs
@@ -230,8 +232,29 @@ impl ExpressionRequest {
 pub enum ExprValue {
     /// An elementwise output, one value per element.
     Array(Vec<f32>),
+    /// An elementwise output of 16-bit elements of the type, as their bits.
+    HalfArray(Dtype, Vec<u16>),
     /// A reduction's value.
     Value(f32),
+}
+
+impl ExprValue {
+    /// An array's values as `f32` (16-bit elements widened exactly); `None` for a reduction's value.
+    ///
+    /// ```
+    /// use gpuworthy::core::Dtype;
+    /// use gpuworthy::user_code::expression::ExprValue;
+    ///
+    /// let half = ExprValue::HalfArray(Dtype::Bf16, vec![0x3f80, 0x4000]); // 1 and 2 in bf16
+    /// assert_eq!(half.widened(), Some(vec![1.0, 2.0]));
+    /// ```
+    pub fn widened(&self) -> Option<Vec<f32>> {
+        match self {
+            ExprValue::Array(values) => Some(values.clone()),
+            ExprValue::HalfArray(dtype, bits) => Some(bits.iter().map(|&b| dtype.decode(b)).collect()),
+            ExprValue::Value(_) => None,
+        }
+    }
 }
 
 /// An expression's outputs by name, in the order the expression assigns them.
@@ -280,7 +303,7 @@ impl ExprOutputs {
     pub fn array(&self, name: &str) -> Option<&[f32]> {
         match self.get(name)? {
             ExprValue::Array(values) => Some(values),
-            ExprValue::Value(_) => None,
+            ExprValue::HalfArray(..) | ExprValue::Value(_) => None,
         }
     }
 
@@ -296,7 +319,7 @@ impl ExprOutputs {
     pub fn value(&self, name: &str) -> Option<f32> {
         match self.get(name)? {
             ExprValue::Value(v) => Some(*v),
-            ExprValue::Array(_) => None,
+            ExprValue::Array(_) | ExprValue::HalfArray(..) => None,
         }
     }
 }
@@ -342,7 +365,7 @@ pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str
 /// let expr = Expr::parse("y = 2*x").map_err(|e| e.into_error("y = 2*x"))?;
 /// let x = vec![1.0, 2.0];
 /// let y = gpuworthy::user_code::expression::with_input(&expr, &[("x", &x)], &[], |input| {
-///     assert!(input.arrays[0].is_borrowed() && input.arrays[0].as_ptr() == x.as_ptr());
+///     assert!(input.arrays[0].is_borrowed() && input.arrays[0].as_bytes().as_ptr() == x.as_ptr().cast());
 ///     Device::cpu()?.run::<Expression>("blocks", input)
 /// })?;
 /// # Ok::<(), gpuworthy::core::Error>(())
@@ -394,8 +417,8 @@ fn build_input(
         .map(|s| scalars.iter().find(|(n, _)| n == s).map(|(_, v)| *v))
         .collect::<Option<Vec<f32>>>()
         .ok_or_else(|| Error::invalid("a scalar of the expression has no value"))?;
-    let slices: Vec<&[f32]> = arrays.iter().map(|a| &a[..]).collect();
-    let n = program.length(&slices, &values)?;
+    let lengths: Vec<usize> = arrays.iter().map(HostArray::len).collect();
+    let n = program.length_of(&lengths, &values)?;
     Ok(ExprInput { params: ExprParams::new(Arc::new(program), n, values), arrays })
 }
 
@@ -419,6 +442,12 @@ pub fn named_outputs(input: &ExprInput, outputs: Outputs) -> ExprOutputs {
         Outputs::Elementwise(arrays) => {
             program.outputs.iter().map(|o| o.name.clone()).zip(arrays.into_iter().map(ExprValue::Array)).collect()
         }
+        Outputs::Half { dtype, arrays } => program
+            .outputs
+            .iter()
+            .map(|o| o.name.clone())
+            .zip(arrays.into_iter().map(|bits| ExprValue::HalfArray(dtype, bits)))
+            .collect(),
         Outputs::Reduction(value) => {
             program.reduction.iter().map(|r| (r.name.clone(), ExprValue::Value(value))).collect()
         }

@@ -98,7 +98,9 @@ impl WgpuBackend {
     /// (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
     pub(crate) fn storage_with(&self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
         let buffer = self.storage_zeroed(label, data.len() as u64)?;
-        let Some(size) = wgpu::BufferSize::new(data.len() as u64) else { return Ok(buffer) };
+        // A queue write is whole words: an array of an odd number of 16-bit elements is written with zeros after it.
+        let words = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let Some(size) = wgpu::BufferSize::new(words) else { return Ok(buffer) };
         let _queue = self.hold_queue();
         self.scoped(&format!("uploading {label}"), || {
             let Some(mut view) = self.queue().write_buffer_with(&buffer, 0, size) else { return };
@@ -106,7 +108,7 @@ impl WgpuBackend {
             // An address, not a pointer, so that the threads may share it; `WriteOnly<[u8]>` is not `Send`.
             let base = whole.as_raw_ptr().cast::<u8>().as_ptr() as usize;
             data.par_chunks(UPLOAD_CHUNK_BYTES).enumerate().for_each(|(i, source)| {
-                // SAFETY: the view maps `data.len()` writable bytes from `base` and lives until after this loop;
+                // SAFETY: the view maps `words` ≥ `data.len()` writable bytes from `base` and lives until after this loop;
                 // the chunks are disjoint, each thread writes only its own, and nothing reads the mapping.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
@@ -116,6 +118,8 @@ impl WgpuBackend {
                     );
                 }
             });
+            // SAFETY: the view maps `words` bytes from `base`; the bytes past the data, fewer than a word, are ours.
+            unsafe { std::ptr::write_bytes((base + data.len()) as *mut u8, 0, words as usize - data.len()) };
         })?;
         Ok(buffer)
     }
