@@ -21,8 +21,8 @@
 //! `scalar` is the core's plain interpreter ([`gpuworthy_core::expr::Program::interpret`]), one element at a time on
 //! one thread: the baseline.
 
-use gpuworthy_core::expr::sign_f32;
 use gpuworthy_core::Dtype;
+use gpuworthy_core::expr::sign_f32;
 use gpuworthy_core::expr::{
     Arith, ArrayView, Compare, ExprInput, Expression, Func, HostArray, Logic, Node, Outputs, Program, Reduce, as_slices,
 };
@@ -728,7 +728,10 @@ fn run_blocks(
     let lengths: Vec<usize> = inputs.iter().map(ArrayView::len).collect();
     let n = program.length_of(&lengths, scalars)?;
     if let Some(input) = inputs.iter().find(|i| i.dtype() != dtype) {
-        return Err(Error::invalid(format!("an input array is {}, the expression's arrays are {dtype}", input.dtype())));
+        return Err(Error::invalid(format!(
+            "an input array is {}, the expression's arrays are {dtype}",
+            input.dtype()
+        )));
     }
     let evaluate = per_element_nodes(program);
     let fusions = if fuse { Fusions::plan(program, &evaluate) } else { Fusions::none(program.nodes.len()) };
@@ -736,7 +739,9 @@ fn run_blocks(
     match &program.reduction {
         None if dtype.is_half() => {
             let arrays = match reuse {
-                Some(Outputs::Half { dtype: d, arrays }) if d == dtype && arrays.len() == program.outputs.len() => arrays,
+                Some(Outputs::Half { dtype: d, arrays }) if d == dtype && arrays.len() == program.outputs.len() => {
+                    arrays
+                }
                 _ => program.outputs.iter().map(|_| Vec::new()).collect(),
             };
             let arrays = map_blocks(level, program, &evaluate, &fusions, inputs, scalars, dtype, n, arrays);
@@ -1060,7 +1065,9 @@ mod tests {
             ("y = a * x + y", &["a"][..], vec![3.0]),
         ] {
             let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
-            for (n, dtype) in CONFORMANCE_LENGTHS.into_iter().chain([BLOCK * 3 + 17]).flat_map(|n| Dtype::ALL.map(|d| (n, d))) {
+            for (n, dtype) in
+                CONFORMANCE_LENGTHS.into_iter().chain([BLOCK * 3 + 17]).flat_map(|n| Dtype::ALL.map(|d| (n, d)))
+            {
                 let params = ExprParams::new(Arc::clone(&program), n, values.clone()).in_dtype(dtype);
                 let input = Expression::generate(&params, 5).unwrap();
                 let expected = Expression::reference(&input).unwrap();

@@ -156,9 +156,7 @@ impl Stored {
     /// The four elements at `q` (counted in fours) of array `pointer`, as a `float4`.
     fn load4(self, pointer: &str, q: &str) -> String {
         if self.0.is_half() {
-            format!(
-                "gw_widen4(reinterpret_cast<const uint2*>({pointer})[{q}])"
-            )
+            format!("gw_widen4(reinterpret_cast<const uint2*>({pointer})[{q}])")
         } else {
             format!("reinterpret_cast<const float4*>({pointer})[{q}]")
         }
@@ -253,13 +251,14 @@ fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
     let in_place = program.outputs.iter().any(|o| program.overwrites(o).is_some());
     let restrict = if in_place { "" } else { " __restrict__" };
     let written: Vec<bool> = program.overwritten_inputs();
-    let mut kernel_parameters: Vec<String> = written
-        .iter()
-        .enumerate()
-        .map(|(k, w)| {
-            if *w { format!("{element}*{restrict} p_in{k}") } else { format!("const {element}*{restrict} p_in{k}") }
-        })
-        .collect();
+    let mut kernel_parameters: Vec<String> =
+        written
+            .iter()
+            .enumerate()
+            .map(|(k, w)| {
+                if *w { format!("{element}*{restrict} p_in{k}") } else { format!("const {element}*{restrict} p_in{k}") }
+            })
+            .collect();
     let targets: Vec<String> = program
         .outputs
         .iter()
@@ -457,11 +456,10 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
     let pairs = join(kind, &format!("({})", join(kind, "tx", "ty")), &format!("({})", join(kind, "tz", "tw")));
     let _ = writeln!(s, "        acc = {};", join(kind, "acc", &format!("({pairs})")));
     s.push_str("    }\n    for (long long i = n / 4 * 4 + first; i < n; i += stride) {\n");
-    let args: Vec<String> =
-        (0..program.inputs.len())
-            .map(|k| stored.load(&format!("p_in{k}"), "i"))
-            .chain(scalar_args.iter().cloned())
-            .collect();
+    let args: Vec<String> = (0..program.inputs.len())
+        .map(|k| stored.load(&format!("p_in{k}"), "i"))
+        .chain(scalar_args.iter().cloned())
+        .collect();
     let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", &format!("gw_term({})", args.join(", "))));
     s.push_str(&tree);
     let _ = writeln!(
@@ -743,7 +741,11 @@ impl CudaBackend {
             })
             .collect::<Result<Vec<_>>>()?;
         let job = Pipeline {
-            inputs: input.arrays.iter().map(|a| a.as_f32().ok_or_else(|| Error::invalid("a pipelined run takes f32 arrays"))).collect::<Result<_>>()?,
+            inputs: input
+                .arrays
+                .iter()
+                .map(|a| a.as_f32().ok_or_else(|| Error::invalid("a pipelined run takes f32 arrays")))
+                .collect::<Result<_>>()?,
             chunks,
             output_from,
             launch_on_backend_stream: false,
@@ -1126,7 +1128,11 @@ impl Implements<Expression> for CudaBackend {
                 DeviceArray::Half(buffer) => half.push(self.to_host(buffer, data.n)?),
             }
         }
-        Ok(if data.dtype.is_half() { Outputs::Half { dtype: data.dtype, arrays: half } } else { Outputs::Elementwise(wide) })
+        Ok(if data.dtype.is_half() {
+            Outputs::Half { dtype: data.dtype, arrays: half }
+        } else {
+            Outputs::Elementwise(wide)
+        })
     }
 }
 

@@ -1,7 +1,8 @@
 //! Expressions on every backend: random well-typed expressions (every operator and function, depth up to 6), on
 //! inputs with NaN, infinities, signed zeros and subnormals mixed in, and a table of the semantic edge cases of the
 //! language, each run on every available device and checked against the bounded `f64` reference; and every function
-//! swept over every binade, held to its backend's column of the function table.
+//! swept over every binade, held to its backend's column of the function table. The random expressions run on arrays
+//! of every storage type in turn (`f32`, `f16`, `bf16`), each element held to the rounding of its bound to the type.
 //!
 //! A backend that cannot run here is skipped with its reason; `GPUWORTHY_REQUIRE` makes that a failure.
 
@@ -10,11 +11,12 @@ use std::time::Instant;
 
 use gpuworthy::Device;
 use gpuworthy::core::Backend;
+use gpuworthy::core::expr::HostArray;
 use gpuworthy::core::expr::{
     Bounded, Expr, ExprInput, ExprParams, Expression, FUNCTIONS, Func, FuncSpec, FunctionBound,
     MAX_POW_BY_MULTIPLICATION, Outputs, random_expression, ulp,
 };
-use gpuworthy::core::{Precision, Workload, rng};
+use gpuworthy::core::{Dtype, Precision, Workload, rng};
 
 /// Random expressions per backend.
 const EXPRESSIONS: u64 = 500;
@@ -43,11 +45,20 @@ fn inputs(program: &gpuworthy::core::expr::Program, seed: u64, special: &[f32]) 
         .collect()
 }
 
-fn run(device: &Device, source: &str, scalars: &[&str], values: &[f32], arrays: Option<Vec<Vec<f32>>>, n: usize) {
+/// Runs `source` on `device` with arrays stored as `dtype` (`arrays` rounded to it, or generated) and checks it.
+fn run(
+    device: &Device,
+    source: &str,
+    scalars: &[&str],
+    values: &[f32],
+    arrays: Option<Vec<Vec<f32>>>,
+    n: usize,
+    dtype: Dtype,
+) {
     let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
-    let params = ExprParams::new(Arc::clone(&program), n, values.to_vec());
+    let params = ExprParams::new(Arc::clone(&program), n, values.to_vec()).in_dtype(dtype);
     let input = match arrays {
-        Some(arrays) => ExprInput { params, arrays: arrays.into_iter().map(Into::into).collect() },
+        Some(arrays) => ExprInput { params, arrays: arrays.iter().map(|a| HostArray::rounded(dtype, a)).collect() },
         None => Expression::generate(&params, 1).unwrap(),
     };
     let expected = Expression::reference(&input).unwrap();
@@ -55,7 +66,7 @@ fn run(device: &Device, source: &str, scalars: &[&str], values: &[f32], arrays: 
     let output =
         device.run::<Expression>(variant, &input).unwrap_or_else(|e| panic!("{}: `{source}`: {e}", device.label()));
     Expression::check(&input, &expected, &output, Precision::Fp32)
-        .unwrap_or_else(|e| panic!("{} {variant}: `{source}`: {e}", device.label()));
+        .unwrap_or_else(|e| panic!("{} {variant}: `{source}` in {dtype}: {e}", device.label()));
 }
 
 #[test]
@@ -69,7 +80,8 @@ fn random_expressions_match_the_reference_on_every_backend() {
             let program = program.unwrap();
             let scalars: Vec<&str> = program.scalars.iter().map(String::as_str).collect();
             let values = vec![0.75; scalars.len()];
-            run(&device, &source, &scalars, &values, Some(inputs(&program, seed, &SPECIAL)), N);
+            let dtype = Dtype::ALL[seed as usize % Dtype::ALL.len()];
+            run(&device, &source, &scalars, &values, Some(inputs(&program, seed, &SPECIAL)), N, dtype);
         }
         eprintln!(
             "{}: {EXPRESSIONS} random expressions of depth up to 6 matched the reference in {:.1} s",
@@ -117,12 +129,12 @@ fn the_semantic_edge_cases_are_the_same_on_every_backend() {
     ];
     for device in devices() {
         for source in cases {
-            run(&device, source, &[], &[], Some(vec![x.clone()]), n);
+            run(&device, source, &[], &[], Some(vec![x.clone()]), n, Dtype::F32);
         }
         for source in ["s = sum(x)", "s = prod(x)", "s = min(x)", "s = max(x)", "s = sqrt(sum(x * x))"] {
             let program = Expr::parse(source).unwrap().bind(&[]).unwrap();
             for n in [0, 1, 4099] {
-                run(&device, source, &[], &[], None, n);
+                run(&device, source, &[], &[], None, n, Dtype::F32);
             }
             // A NaN term makes every reduction NaN.
             let params = ExprParams::new(Arc::new(program), 3, vec![]);
@@ -344,7 +356,7 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
         // negative bases over every binade.
         for exponent in -MAX_POW_BY_MULTIPLICATION as i32..=MAX_POW_BY_MULTIPLICATION as i32 {
             let x = binades(6, 7);
-            run(&device, &format!("y = pow(x, {exponent})"), &[], &[], Some(vec![x.clone()]), x.len());
+            run(&device, &format!("y = pow(x, {exponent})"), &[], &[], Some(vec![x.clone()]), x.len(), Dtype::F32);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -1305,7 +1305,8 @@ mod tests {
         for (dtype, factor) in [(Dtype::F16, 1.0 + 2f32.powi(-11)), (Dtype::Bf16, 1.0 + 2f32.powi(-8))] {
             let bits: Vec<u16> = (0..=u16::MAX).collect();
             let params = ExprParams::new(Arc::clone(&program), bits.len(), vec![factor]).in_dtype(dtype);
-            let input = ExprInput { params, arrays: vec![gpuworthy_core::expr::HostArray::from_bits(dtype, bits).unwrap()] };
+            let input =
+                ExprInput { params, arrays: vec![gpuworthy_core::expr::HostArray::from_bits(dtype, bits).unwrap()] };
             let Outputs::Half { arrays, .. } = Implements::<Expression>::run(&backend, "generated", &input).unwrap()
             else {
                 panic!("{dtype}: not 16-bit outputs");

@@ -866,7 +866,8 @@ mod tests {
             let program = Arc::new(super::super::Expr::parse(source).unwrap().bind(&names).unwrap());
             let values = scalars.iter().map(|(_, v)| *v).collect();
             let input = Expression::generate(&ExprParams::new(program, 1000, values), 3).unwrap();
-            let run = |input: &ExprInput| input.params.program.interpret(&as_slices(&input.values()), &input.params.scalars);
+            let run =
+                |input: &ExprInput| input.params.program.interpret(&as_slices(&input.values()), &input.params.scalars);
             for shares in [&[1.0][..], &[1.0, 1.0], &[0.5, 0.0, 0.3, 0.2]] {
                 let parts = sharding.split(&input.params, shares).unwrap();
                 let outputs: Vec<_> =
@@ -997,8 +998,10 @@ mod tests {
             assert!(Expression::check(&input, &expected, &recast, Precision::Fp32).is_err());
             let sharding = Expression::sharding().unwrap();
             let parts = sharding.split(&input.params, &[0.3, 0.7]).unwrap();
-            let outputs: Vec<_> =
-                parts.iter().map(|r| (r.clone(), Expression::reference(&(sharding.cut)(&input, r.clone())).unwrap())).collect();
+            let outputs: Vec<_> = parts
+                .iter()
+                .map(|r| (r.clone(), Expression::reference(&(sharding.cut)(&input, r.clone())).unwrap()))
+                .collect();
             assert_eq!((sharding.join)(&input, outputs), expected, "{dtype}: parts join in the type");
             assert_eq!(Expression::instance(&p).unwrap().split(':').next(), Some(format!("expr ({dtype})").as_str()));
         }
@@ -1020,10 +1023,7 @@ mod tests {
     #[test]
     fn half_width_results_overflow_where_their_type_does() {
         let p = params("y = x * 1000", &[], vec![], 3).in_dtype(Dtype::F16);
-        let input = ExprInput {
-            params: p,
-            arrays: vec![HostArray::rounded(Dtype::F16, &[65.5, 70.0, f32::NAN])],
-        };
+        let input = ExprInput { params: p, arrays: vec![HostArray::rounded(Dtype::F16, &[65.5, 70.0, f32::NAN])] };
         let expected = Expression::reference(&input).unwrap();
         let Outputs::Half { arrays, .. } = &expected else { panic!() };
         let values: Vec<f32> = arrays[0].iter().map(|&b| Dtype::F16.decode(b)).collect();
