@@ -217,6 +217,10 @@ pub struct ExpressionArgs {
     /// The range an input's values are drawn from (default -1:1), e.g. `--range x=0:1` for `log` or `sqrt`.
     #[arg(long = "range", value_name = "NAME=LOW:HIGH")]
     pub range: Vec<String>,
+    /// How the expression's arrays are stored: f32, or f16 or bf16 (half the bytes, computed in f32; each output
+    /// rounded to the type and checked to the rounding of its f32 bound).
+    #[arg(long, value_name = "TYPE", default_value = "f32", value_parser = |s: &str| s.parse::<gpuworthy::core::Dtype>().map_err(|e| e.to_string()))]
+    pub dtype: gpuworthy::core::Dtype,
 }
 
 impl ExpressionArgs {
@@ -232,13 +236,22 @@ impl ExpressionArgs {
             (None, None) => None,
         };
         if text.is_none() {
-            for (flag, used) in [("--set", !self.set.is_empty()), ("--range", !self.range.is_empty())] {
+            let half = self.dtype.is_half();
+            for (flag, used) in [("--set", !self.set.is_empty()), ("--range", !self.range.is_empty()), ("--dtype", half)]
+            {
                 if used {
                     return Err(Error::invalid(format!("{flag} applies to an expression: add --expr or --expr-file")));
                 }
             }
         }
         Ok(text)
+    }
+
+    /// The request of `source` (the text [`ExpressionArgs::source`] read) with these options: its scalars, ranges and
+    /// storage type.
+    pub fn request(&self, source: &str) -> Result<gpuworthy::user_code::expression::ExpressionRequest, Error> {
+        gpuworthy::user_code::expression::ExpressionRequest::from_command_line(source, &self.set, &self.range)
+            .map(|request| request.in_dtype(self.dtype))
     }
 }
 

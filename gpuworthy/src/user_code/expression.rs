@@ -47,6 +47,8 @@ pub struct ExpressionRequest {
     pub scalars: Vec<(String, f32)>,
     /// Each input's name and the range its values are drawn from (`[-1, 1)` for an input not named).
     pub ranges: Vec<(String, f32, f32)>,
+    /// How the arrays are stored (`--dtype`): `f32`, or 16-bit elements computed in `f32`.
+    pub dtype: Dtype,
 }
 
 /// Splits command-line items such as `a=2,b=1` (several items, each a comma-separated list) into `(name, value)`
@@ -120,9 +122,23 @@ impl ExpressionRequest {
                 Ok((name.to_owned(), low, high))
             })
             .collect::<Result<Vec<_>>>()?;
-        let request = ExpressionRequest { source: source.to_owned(), scalars, ranges };
+        let request = ExpressionRequest { source: source.to_owned(), scalars, ranges, dtype: Dtype::F32 };
         request.params(0)?;
         Ok(request)
+    }
+
+    /// The same request on arrays stored as `dtype` (`--dtype`).
+    ///
+    /// ```
+    /// use gpuworthy::core::Dtype;
+    /// use gpuworthy::user_code::expression::ExpressionRequest;
+    ///
+    /// let request = ExpressionRequest::from_command_line("y = a*x + b", &["a=2,b=1".into()], &[])?;
+    /// assert_eq!(request.in_dtype(Dtype::Bf16).params(1024)?.dtype, Dtype::Bf16);
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
+    pub fn in_dtype(self, dtype: Dtype) -> ExpressionRequest {
+        ExpressionRequest { dtype, ..self }
     }
 
     /// The parameters of the expression at length `n`: parsed, bound (the named scalars are scalars, the other
@@ -149,7 +165,7 @@ impl ExpressionRequest {
             .map(|s| self.scalars.iter().find(|(name, _)| name == s).map(|(_, v)| *v))
             .collect::<Option<Vec<f32>>>()
             .ok_or_else(|| Error::invalid("a scalar of the expression has no value"))?;
-        let mut params = ExprParams::new(Arc::new(program), n, scalars);
+        let mut params = ExprParams::new(Arc::new(program), n, scalars).in_dtype(self.dtype);
         for (name, low, high) in &self.ranges {
             let k = params.program.inputs.iter().position(|input| input == name).ok_or_else(|| {
                 let what = if params.program.scalars.contains(name) {

@@ -40,7 +40,7 @@ pub(crate) fn calibrate_command(
         }
         Some(source) => {
             let request =
-                ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+                expression.request(&source).map_err(usage)?;
             warn_about_domain(&request)?;
             calibrate_one_expression(&request)
         }

@@ -34,7 +34,7 @@ pub(crate) fn explain_command(
         return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_ref(), what_if })
             .map_err(usage)?;
     };
-    let request = ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+    let request = expression.request(&source).map_err(usage)?;
     warn_about_domain(&request)?;
     match on {
         Some(_) if what_if.is_some() => Err(Exit::usage(
@@ -161,8 +161,10 @@ fn explain_expression(request: &ExpressionRequest, size: &str, placement: Placem
     let cost = Expression::cost(&params);
     let per_element = params.program.cost_per_element();
     let auto = gpuworthy::choose::auto::Auto::open()?;
+    let stored = if params.dtype.is_half() { format!(" on {} arrays", params.dtype) } else { String::new() };
     out!(
-        "`{}` at {n} ({} bytes moved; per element {} arithmetic operation(s) and {} special function(s)), {placement}:",
+        "`{}`{stored} at {n} ({} bytes moved; per element {} arithmetic operation(s) and {} special function(s)), \
+         {placement}:",
         request.source.trim(),
         cost.bytes,
         per_element.flops,

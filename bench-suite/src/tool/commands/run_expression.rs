@@ -40,7 +40,7 @@ pub(crate) fn run_expression_command(source: &str, args: &RunArgs, options: &Mea
     }
     let how = ExpressionRun { only: args.variant.as_deref(), memory, no_sync: lessons.no_sync };
     let expression = &args.expression;
-    let request = ExpressionRequest::from_command_line(source, &expression.set, &expression.range).map_err(usage)?;
+    let request = expression.request(source).map_err(usage)?;
     warn_about_domain(&request)?;
     run_expression(&request, args.size.as_deref(), args.backend.clone(), &how, options)
 }
@@ -75,6 +75,11 @@ fn run_expression(
         None => 1 << 20,
     };
     let params = request.params(n).map_err(usage)?;
+    // The computation as the tables name it: its text, and its arrays' type where they are not f32.
+    let what = match params.dtype {
+        gpuworthy::core::Dtype::F32 => format!("`{source}` at {n}"),
+        dtype => format!("`{source}` on {dtype} arrays at {n}"),
+    };
     let program_is_elementwise = params.program.reduction.is_none();
     let devices = match target {
         None => Device::all_available().devices,
@@ -90,7 +95,7 @@ fn run_expression(
                 member.check_size::<Expression>(&params).map_err(usage)?;
             }
             let input = Expression::generate(&params, options.seed).map_err(usage)?;
-            return run_input_on_group::<Expression>(&group, &input, &format!("`{source}` at {n}"), options);
+            return run_input_on_group::<Expression>(&group, &input, &what, options);
         }
         Some(Target::Auto) => {
             let choice = gpuworthy::choose::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;
@@ -119,7 +124,7 @@ fn run_expression(
             .collect::<Result<_, _>>()?;
         failed |= rows.iter().any(|m| matches!(m.check, Some(Err(_))));
         let info = device.device();
-        let title = format!("`{source}` at {n} on {} ({}; {})", device.label(), info.name, info.driver);
+        let title = format!("{what} on {} ({}; {})", device.label(), info.name, info.driver);
         out!("{}", report::phase_table(&title, &rows).trim_end());
         out!("  kernel clock: {}", device.kernel_clock());
         if memory == Some(HostMemory::Pipelined) && program_is_elementwise {

@@ -21,7 +21,7 @@ use gpuworthy::core::expr::Expression;
 use gpuworthy::device::group::DeviceGroup;
 use gpuworthy::measure::size::{Ladder, SizeRequest, WorkloadOptions};
 use gpuworthy::model::sweep::{SweepOptions, WorkloadSweep};
-use gpuworthy::user_code::expression::{ExpressionRequest, expression_entry};
+use gpuworthy::user_code::expression::expression_entry;
 use gpuworthy::{Device, DeviceSpec};
 use indicatif::ProgressBar;
 
@@ -122,14 +122,18 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     swept.verdict()
 }
 
-/// The user's expression (`--expr`, `--expr-file`), as its text and the workload entry that sweeps it; `None` when
-/// none was given.
+/// The user's expression (`--expr`, `--expr-file`), as its heading (its text, and its arrays' type where not f32) and
+/// the workload entry that sweeps it; `None` when none was given.
 fn user_expression(expression: &ExpressionArgs) -> anyhow::Result<Option<(String, WorkloadOf<Expression>)>> {
     let Some(source) = expression.source().map_err(usage)? else { return Ok(None) };
-    let request = ExpressionRequest::from_command_line(&source, &expression.set, &expression.range).map_err(usage)?;
+    let request = expression.request(&source).map_err(usage)?;
     warn_about_domain(&request)?;
     let entry = expression_entry(&request).map_err(usage)?;
-    Ok(Some((source, entry)))
+    let heading = match request.dtype {
+        gpuworthy::core::Dtype::F32 => source.trim().to_owned(),
+        dtype => format!("{} (on {dtype} arrays)", source.trim()),
+    };
+    Ok(Some((heading, entry)))
 }
 
 /// The devices to compare: those asked for, else every backend's first; two devices of one backend are refused.
