@@ -237,7 +237,8 @@ impl ExpressionArgs {
         };
         if text.is_none() {
             let half = self.dtype.is_half();
-            for (flag, used) in [("--set", !self.set.is_empty()), ("--range", !self.range.is_empty()), ("--dtype", half)]
+            for (flag, used) in
+                [("--set", !self.set.is_empty()), ("--range", !self.range.is_empty()), ("--dtype", half)]
             {
                 if used {
                     return Err(Error::invalid(format!("{flag} applies to an expression: add --expr or --expr-file")));

@@ -36,10 +36,11 @@ const REDUCE_BLOCKS: u64 = 1024;
 /// the rest.
 const MAP_BLOCKS: u64 = 65535;
 
-/// The blocks of an elementwise kernel over `n` elements: a thread per `float4` (the last one partial), up to
-/// [`MAP_BLOCKS`].
-fn map_blocks(n: usize) -> u64 {
-    (n as u64).div_ceil(4).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS)
+/// The blocks of an elementwise kernel over `n` elements of `dtype`: a thread per group of 16 bytes (a `float4`, or
+/// eight 16-bit elements; the last one partial), up to [`MAP_BLOCKS`].
+fn map_blocks(n: usize, dtype: Dtype) -> u64 {
+    let group = Stored(dtype).group() as u64;
+    (n as u64).div_ceil(group).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS)
 }
 
 /// A number as CUDA C: its exact bits, so that no decimal printout rounds it and no text of the user's reaches the
@@ -120,8 +121,9 @@ impl Dialect for CudaC {
 }
 
 /// How a generated kernel reads and writes an array stored as a [`Dtype`]: `f32` elements, four at a time as a
-/// `float4`; or 16-bit elements, four at a time as a `uint2` (8 bytes), widened to a `float4` as they are read and
-/// rounded to nearest even as they are written: f16 by the `cvt` instructions, bf16 in integer arithmetic (so that
+/// `float4`; or 16-bit elements, eight at a time as a `uint4`, so that a thread moves 16 bytes a load either way
+/// (four 16-bit elements a thread, 8 bytes a load, left `y = a*x + b` on bf16 at 0.80x the copy peak on an H200),
+/// widened to `float`s as they are read and rounded to nearest even as they are written: f16 by the `cvt` instructions, bf16 in integer arithmetic (so that
 /// it needs no sm_80 instruction), both bit for bit as the CPU rounds. No header is included: NVRTC's minimal mode
 /// has none of `cuda_fp16.h`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,13 +155,25 @@ impl Stored {
         }
     }
 
-    /// The four elements at `q` (counted in fours) of array `pointer`, as a `float4`.
+    /// The four `f32` elements at `q` (counted in fours) of array `pointer`, as a `float4`.
     fn load4(self, pointer: &str, q: &str) -> String {
-        if self.0.is_half() {
-            format!("gw_widen4(reinterpret_cast<const uint2*>({pointer})[{q}])")
-        } else {
-            format!("reinterpret_cast<const float4*>({pointer})[{q}]")
+        debug_assert!(!self.0.is_half(), "16-bit arrays are read eight elements at a time");
+        format!("reinterpret_cast<const float4*>({pointer})[{q}]")
+    }
+
+    /// The statements that read the eight 16-bit elements at `q` (counted in eights) of `pointer`, one `uint4`, into
+    /// the floats `{name}_0` to `{name}_7`.
+    fn load8(self, pointer: &str, q: &str, name: &str) -> String {
+        let mut s = format!("const uint4 {name}_r = reinterpret_cast<const uint4*>({pointer})[{q}];\n");
+        for (w, word) in ["x", "y", "z", "w"].iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "{name}_{} = gw_widen({name}_r.{word} & 0xffffu); {name}_{} = gw_widen({name}_r.{word} >> 16);",
+                2 * w,
+                2 * w + 1
+            );
         }
+        s
     }
 
     /// Element `i` of array `pointer`, as a `float`.
@@ -167,13 +181,19 @@ impl Stored {
         if self.0.is_half() { format!("gw_widen({pointer}[{i}])") } else { format!("{pointer}[{i}]") }
     }
 
-    /// The statement that writes `value` (a `float4`) as the four elements at `q` of `pointer`.
+    /// The statement that writes `value` (a `float4`) as the four `f32` elements at `q` of `pointer`.
     fn store4(self, pointer: &str, q: &str, value: &str) -> String {
-        if self.0.is_half() {
-            format!("reinterpret_cast<uint2*>({pointer})[{q}] = gw_narrow4({value});")
-        } else {
-            format!("reinterpret_cast<float4*>({pointer})[{q}] = {value};")
-        }
+        debug_assert!(!self.0.is_half(), "16-bit arrays are written eight elements at a time");
+        format!("reinterpret_cast<float4*>({pointer})[{q}] = {value};")
+    }
+
+    /// The statement that writes the floats `{name}_0` to `{name}_7` as the eight 16-bit elements at `q` of `pointer`,
+    /// one `uint4`.
+    fn store8(self, pointer: &str, q: &str, name: &str) -> String {
+        let pairs: Vec<String> = (0..4)
+            .map(|w| format!("gw_narrow({name}_{}) | ((unsigned)gw_narrow({name}_{}) << 16)", 2 * w, 2 * w + 1))
+            .collect();
+        format!("reinterpret_cast<uint4*>({pointer})[{q}] = make_uint4({});", pairs.join(", "))
     }
 
     /// `value` (a `float`) as stored.
@@ -181,18 +201,9 @@ impl Stored {
         if self.0.is_half() { format!("gw_narrow({value})") } else { value.to_owned() }
     }
 
-    /// The helpers of both widths: one element's and four's.
-    fn all_helpers(self) -> String {
-        let mut s = self.helpers().to_owned();
-        if self.0.is_half() {
-            s.push_str(
-                "static __device__ __forceinline__ float4 gw_widen4(uint2 v) {\n    \
-                 return make_float4(gw_widen(v.x & 0xffffu), gw_widen(v.x >> 16), gw_widen(v.y & 0xffffu), gw_widen(v.y >> 16));\n}\n\
-                 static __device__ __forceinline__ uint2 gw_narrow4(float4 y) {\n    \
-                 return make_uint2(gw_narrow(y.x) | ((unsigned)gw_narrow(y.y) << 16), gw_narrow(y.z) | ((unsigned)gw_narrow(y.w) << 16));\n}\n",
-            );
-        }
-        s
+    /// Elements one thread reads at a time: 16 bytes, a `float4` or a `uint4` of eight 16-bit elements.
+    fn group(self) -> usize {
+        16 / self.0.bytes()
     }
 }
 
@@ -237,7 +248,7 @@ struct Elementwise {
 
 fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
     let mut s = String::from(HELPERS);
-    s.push_str(&stored.all_helpers());
+    s.push_str(stored.helpers());
     let element = stored.element();
     let mut parameters = element_parameters(program);
     parameters.extend((0..program.outputs.len()).map(|j| format!("float& o{j}")));
@@ -319,6 +330,9 @@ pub fn first_call_source(program: &Program, dtype: Dtype) -> String {
 /// read and written four elements at a time as well, in 8 bytes ([`Stored`]).
 pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
     let stored = Stored(dtype);
+    if dtype.is_half() {
+        return half_elementwise_source(program, stored);
+    }
     let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
@@ -396,6 +410,83 @@ pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
     s
 }
 
+/// [`elementwise_source`] on 16-bit arrays: eight elements a thread, one `uint4` of each input read before any is
+/// used and one of each output written, the element function inlined [`element_copies`] times in a loop over the
+/// eight (not unrolled, each trip's elements chosen by selects, so that they stay in registers); the last, partial
+/// group element by element.
+fn half_elementwise_source(program: &Program, stored: Stored) -> String {
+    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
+    let copies = element_copies(program);
+    let trips = 8 / copies;
+    let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
+    s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
+    s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
+    s.push_str("    for (long long q = first; q < (n + 7) / 8; q += stride) {\n");
+    s.push_str("        const long long i = 8 * q;\n        const bool whole = i + 8 <= n;\n");
+    let eight = |name: &str| (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "        float {};", eight(&format!("x{k}")));
+    }
+    s.push_str("        if (whole) {\n");
+    for k in 0..program.inputs.len() {
+        for line in stored.load8(&format!("p_in{k}"), "q", &format!("x{k}")).lines() {
+            let _ = writeln!(s, "            {line}");
+        }
+    }
+    s.push_str("        } else {\n");
+    for k in 0..program.inputs.len() {
+        for e in 0..8 {
+            let load = stored.load(&format!("p_in{k}"), &format!("i + {e}"));
+            let _ = writeln!(s, "            x{k}_{e} = i + {e} < n ? {load} : 0.0f;");
+        }
+    }
+    s.push_str("        }\n");
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(s, "        float {};", eight(&format!("y{j}")));
+    }
+    // Element `copy` of trip `t`: the selects that pick it from the eight without indexing an array.
+    let pick = |name: String, copy: usize| -> String {
+        let mut chosen = format!("{name}_{}", (trips - 1) * copies + copy);
+        for t in (0..trips - 1).rev() {
+            chosen = format!("(t == {t} ? {name}_{} : {chosen})", t * copies + copy);
+        }
+        chosen
+    };
+    s.push_str("#pragma unroll 1\n");
+    let _ = writeln!(s, "        for (int t = 0; t < {trips}; ++t) {{");
+    for j in 0..program.outputs.len() {
+        let copies: Vec<String> = (0..copies).map(|c| format!("o{j}_{c}")).collect();
+        let _ = writeln!(s, "            float {};", copies.join(", "));
+    }
+    for copy in 0..copies {
+        let args: Vec<String> = (0..program.inputs.len())
+            .map(|k| pick(format!("x{k}"), copy))
+            .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+            .chain((0..program.outputs.len()).map(|j| format!("o{j}_{copy}")))
+            .collect();
+        let _ = writeln!(s, "            gw_element({});", args.join(", "));
+    }
+    for t in 0..trips {
+        let assign: Vec<String> = (0..program.outputs.len())
+            .flat_map(|j| (0..copies).map(move |c| format!("y{j}_{} = o{j}_{c};", t * copies + c)))
+            .collect();
+        let _ = writeln!(s, "            if (t == {t}) {{ {} }}", assign.join(" "));
+    }
+    s.push_str("        }\n        if (whole) {\n");
+    for (j, target) in targets.iter().enumerate() {
+        let _ = writeln!(s, "            {}", stored.store8(target, "q", &format!("y{j}")));
+    }
+    s.push_str("        } else {\n");
+    for (j, target) in targets.iter().enumerate() {
+        for e in 0..7 {
+            let value = stored.narrow(&format!("y{j}_{e}"));
+            let _ = writeln!(s, "            if (i + {e} < n) {target}[i + {e}] = {value};");
+        }
+    }
+    s.push_str("        }\n    }\n}\n");
+    s
+}
+
 fn join(kind: Reduce, a: &str, b: &str) -> String {
     match kind {
         Reduce::Sum => format!("{a} + {b}"),
@@ -417,7 +508,7 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
     let kind = reduction.kind;
     let identity = number(kind.identity());
     let mut s = String::from(HELPERS);
-    s.push_str(&stored.all_helpers());
+    s.push_str(stored.helpers());
     let _ =
         writeln!(s, "static __device__ __forceinline__ float gw_term({}) {{", element_parameters(program).join(", "));
     s.push_str(&statements(program, &[reduction.body]));
@@ -444,18 +535,37 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
     let _ = writeln!(s, "    float acc = {identity};");
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
-    s.push_str("#pragma unroll 4\n    for (long long q = first; q < n / 4; q += stride) {\n");
-    for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "        const float4 x{k} = {};", stored.load4(&format!("p_in{k}"), "q"));
-    }
-    for lane in ["x", "y", "z", "w"] {
+    // A group of 16 bytes a load: a float4, or eight 16-bit elements in a uint4.
+    let group = stored.group();
+    let _ =
+        writeln!(s, "#pragma unroll {}\n    for (long long q = first; q < n / {group}; q += stride) {{", 16 / group);
+    let lanes: Vec<String> = if stored.0.is_half() {
+        for k in 0..program.inputs.len() {
+            let _ =
+                writeln!(s, "        float {};", (0..8).map(|e| format!("x{k}_{e}")).collect::<Vec<_>>().join(", "));
+            for line in stored.load8(&format!("p_in{k}"), "q", &format!("x{k}")).lines() {
+                let _ = writeln!(s, "        {line}");
+            }
+        }
+        (0..8).map(|e| format!("_{e}")).collect()
+    } else {
+        for k in 0..program.inputs.len() {
+            let _ = writeln!(s, "        const float4 x{k} = {};", stored.load4(&format!("p_in{k}"), "q"));
+        }
+        ["x", "y", "z", "w"].iter().map(|lane| format!(".{lane}")).collect()
+    };
+    for (l, lane) in lanes.iter().enumerate() {
         let args: Vec<String> =
-            (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).chain(scalar_args.iter().cloned()).collect();
-        let _ = writeln!(s, "        const float t{lane} = gw_term({});", args.join(", "));
+            (0..program.inputs.len()).map(|k| format!("x{k}{lane}")).chain(scalar_args.iter().cloned()).collect();
+        let _ = writeln!(s, "        const float t{l} = gw_term({});", args.join(", "));
     }
-    let pairs = join(kind, &format!("({})", join(kind, "tx", "ty")), &format!("({})", join(kind, "tz", "tw")));
-    let _ = writeln!(s, "        acc = {};", join(kind, "acc", &format!("({pairs})")));
-    s.push_str("    }\n    for (long long i = n / 4 * 4 + first; i < n; i += stride) {\n");
+    // The terms combined in pairs, then pairs of pairs, before they join the thread's running value.
+    let mut level: Vec<String> = (0..lanes.len()).map(|l| format!("t{l}")).collect();
+    while level.len() > 1 {
+        level = level.chunks(2).map(|p| format!("({})", join(kind, &p[0], &p[1]))).collect();
+    }
+    let _ = writeln!(s, "        acc = {};", join(kind, "acc", &level[0]));
+    let _ = writeln!(s, "    }}\n    for (long long i = n / {group} * {group} + first; i < n; i += stride) {{");
     let args: Vec<String> = (0..program.inputs.len())
         .map(|k| stored.load(&format!("p_in{k}"), "i"))
         .chain(scalar_args.iter().cloned())
@@ -756,7 +866,7 @@ impl CudaBackend {
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();
             let len = r.len() as i64;
-            let blocks = map_blocks(r.len());
+            let blocks = map_blocks(r.len(), Dtype::F32);
             let mut inputs: Vec<InputView<'_>> =
                 devices
                     .iter_mut()
@@ -873,7 +983,7 @@ impl CudaBackend {
             // An elementwise kernel goes straight onto the owner's stream, as the owner's own kernels do: ordered with
             // its work, with no event to record or wait for. (It is not this backend's work, so it stays out of the
             // backend's queue and timing windows.)
-            let blocks = map_blocks(n) as u32;
+            let blocks = map_blocks(n, Dtype::F32) as u32;
             let mut pointers: Vec<u64> = inputs.iter().chain(outputs).copied().collect();
             let mut values: Vec<f32> = scalars.to_vec();
             let mut count = n_arg;
@@ -906,7 +1016,7 @@ impl CudaBackend {
             .map_err(driver_error("recording the arrays' stream"))?;
         let what = "launching an expression's kernel on another library's arrays";
         let reduction = program.reduction.is_some();
-        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n) };
+        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n, Dtype::F32) };
         let mut partials = if reduction { Some(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?) } else { None };
         self.with_stream(|own| {
             own.wait(&before).map_err(driver_error("waiting for the arrays' stream"))?;
@@ -1057,7 +1167,7 @@ impl Implements<Expression> for CudaBackend {
         if data.n == 0 {
             return Ok(());
         }
-        let blocks = map_blocks(data.n);
+        let blocks = map_blocks(data.n, data.dtype);
         let overwritten = &data.overwritten;
         self.with_stream(|stream| {
             let mut launch = stream.launch_builder(kernel.function());
@@ -1338,6 +1448,27 @@ mod tests {
                 Expression::check(&input, &expected, &output, Precision::Fp32)
                     .unwrap_or_else(|e| panic!("{source} at {n} in {dtype}: {e}"));
             }
+        }
+    }
+
+    /// On 16-bit arrays a thread moves 16 bytes a load as on f32 ones: a `uint4` of eight elements of each input
+    /// and each output, the element function inlined as often as on f32 arrays, in a loop over the eight; a
+    /// reduction reads a `uint4` a trip and combines its eight terms in a tree.
+    #[test]
+    fn sixteen_bit_kernels_move_sixteen_bytes_a_load() {
+        for dtype in [Dtype::F16, Dtype::Bf16] {
+            for (text, copies) in [("y = a * x + z", 2), ("y = a * exp(x) * sin(z)", 4)] {
+                let program = Expr::parse(text).unwrap().bind(&["a"]).unwrap();
+                let source = elementwise_source(&program, dtype);
+                assert_eq!(source.matches("reinterpret_cast<const uint4*>").count(), 2, "{source}");
+                assert_eq!(source.matches("reinterpret_cast<uint4*>").count(), 1, "{source}");
+                assert_eq!(source.matches("gw_element(").count(), 1 + copies, "{text}: {source}");
+                assert!(!source.contains("float4"), "{source}");
+            }
+            let sum = Expr::parse("s = sum(x * x)").unwrap().bind(&[]).unwrap();
+            let source = reduction_source(&sum, dtype);
+            assert!(source.contains("q < n / 8") && source.contains("reinterpret_cast<const uint4*>(p_in0)[q]"));
+            assert_eq!(source.matches("gw_term(x0_").count(), 8, "{source}");
         }
     }
 

@@ -39,8 +39,7 @@ pub(crate) fn calibrate_command(
             Err(Exit::usage("--evaluate measures the expressions calibration never saw: drop --expr"))
         }
         Some(source) => {
-            let request =
-                expression.request(&source).map_err(usage)?;
+            let request = expression.request(&source).map_err(usage)?;
             warn_about_domain(&request)?;
             calibrate_one_expression(&request)
         }
