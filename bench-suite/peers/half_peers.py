@@ -3,7 +3,8 @@ of the same tensors (the copy peak in bytes), torch eager and torch.compile, on 
 expr_peers.py, their arrays bfloat16 or float16 and computed in float32 as gpuworthy computes them (each input
 widened, the result rounded once to the storage type; a sum's value is float32).
 
-One line per dtype, peer and expression: median time over --repeat calls after 3 warm-ups, CUDA events around each
+Two copies give the copy peak in bytes: the 16-bit tensor's own copy, and a float32 copy of the same bytes. One line
+per dtype, peer and expression: median time over --repeat calls after 3 warm-ups, CUDA events around each
 call, GB/s with gpuworthy's cost model (2 bytes x (inputs + outputs) x n; a sum reads 2n and writes 4 bytes) and
 `err`, the largest error of every 4099th element against a float64 reference of the same 16-bit inputs, in units of
 the storage type's rounding (`!` past 1 unit; relative, past 1e-4, for a sum). On a GPU machine:
@@ -53,11 +54,15 @@ def run(args):
             "R1": float((x.double() * x.double()).sum()),
         }
         out = torch.empty_like(x)
-        try:
-            ms = timer(lambda: out.copy_(x))
-            say(f"{name}: device-to-device copy (copy peak)", f"{ms * 1e3:10.1f} us  {4 * n / ms / 1e6:8.1f} GB/s")
-        except Exception as e:
-            say(f"{name}: device-to-device copy", failure(e))
+        # The copy peak in bytes: the tensor's own copy, and a float32 copy of the same bytes (torch copies 16-bit
+        # tensors with narrower loads, which is not what the memory can do).
+        wide, wide_out = x.view(torch.float32), torch.empty(n // 2, dtype=torch.float32, device="cuda")
+        for label, src, dst in (("copy", x, out), ("copy as float32", wide, wide_out)):
+            try:
+                ms = timer(lambda: dst.copy_(src))
+                say(f"{name}: device-to-device {label}", f"{ms * 1e3:10.1f} us  {4 * n / ms / 1e6:8.1f} GB/s")
+            except Exception as e:
+                say(f"{name}: device-to-device {label}", failure(e))
 
         def widened(f):
             def g(x, y):
@@ -90,7 +95,7 @@ def run(args):
                     raise
                 except Exception as e:
                     say(label, failure(e))
-        del x, y, out
+        del x, y, out, wide, wide_out
         torch.cuda.empty_cache()
 
 

@@ -123,10 +123,10 @@ impl Dialect for CudaC {
 /// How a generated kernel reads and writes an array stored as a [`Dtype`]: `f32` elements, four at a time as a
 /// `float4`; or 16-bit elements, eight at a time as a `uint4`, so that a thread moves 16 bytes a load either way
 /// (four 16-bit elements a thread, 8 bytes a load, left `y = a*x + b` on bf16 at 2996 GB/s on an H200, where f32
-/// arrays moved 4188: docs/results/nvidia-h200/half/),
-/// widened to `float`s as they are read and rounded to nearest even as they are written: f16 by the `cvt` instructions, bf16 in integer arithmetic (so that
-/// it needs no sm_80 instruction), both bit for bit as the CPU rounds. No header is included: NVRTC's minimal mode
-/// has none of `cuda_fp16.h`'s.
+/// arrays moved 4188: docs/results/nvidia-h200/half/). Elements are widened to `float`s as they are read and rounded
+/// to nearest even as they are written: f16 by the `cvt` instructions, bf16 by `cvt` from sm_80 on and in integer
+/// arithmetic before, bit for bit as the CPU rounds. No header is included: NVRTC's minimal mode has none of
+/// `cuda_fp16.h`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stored(Dtype);
 
@@ -149,9 +149,13 @@ impl Stored {
             Dtype::Bf16 => {
                 "static __device__ __forceinline__ float gw_widen(unsigned short h) {\n    \
                  return __uint_as_float((unsigned)h << 16);\n}\n\
-                 static __device__ __forceinline__ unsigned short gw_narrow(float f) {\n    \
+                 static __device__ __forceinline__ unsigned short gw_narrow(float f) {\n\
+                 #if __CUDA_ARCH__ >= 800\n    \
+                 unsigned short h;\n    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n    return h;\n\
+                 #else\n    \
                  const unsigned b = __float_as_uint(f);\n    \
-                 return (unsigned short)(isnan(f) ? ((b >> 16) | 0x40u) : ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16));\n}\n"
+                 return (unsigned short)(isnan(f) ? ((b >> 16) | 0x40u) : ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16));\n\
+                 #endif\n}\n"
             }
         }
     }
@@ -417,7 +421,9 @@ pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
 /// group element by element.
 fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
-    let copies = element_copies(program);
+    // Eight copies, no loop, where no special function makes NVRTC's time grow with them: the loop's selects cost a
+    // cheap element as much as its arithmetic.
+    let copies = if program.cost_per_element().special == 0 { 8 } else { element_copies(program) };
     let trips = 8 / copies;
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
@@ -455,6 +461,7 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     };
     s.push_str("#pragma unroll 1\n");
     let _ = writeln!(s, "        for (int t = 0; t < {trips}; ++t) {{");
+    debug_assert!(copies * trips == 8);
     for j in 0..program.outputs.len() {
         let copies: Vec<String> = (0..copies).map(|c| format!("o{j}_{c}")).collect();
         let _ = writeln!(s, "            float {};", copies.join(", "));
@@ -1453,12 +1460,13 @@ mod tests {
     }
 
     /// On 16-bit arrays a thread moves 16 bytes a load as on f32 ones: a `uint4` of eight elements of each input
-    /// and each output, the element function inlined as often as on f32 arrays, in a loop over the eight; a
+    /// and each output, the element function inlined eight times where it calls no special function, else as often
+    /// as on f32 arrays in a loop over the eight; a
     /// reduction reads a `uint4` a trip and combines its eight terms in a tree.
     #[test]
     fn sixteen_bit_kernels_move_sixteen_bytes_a_load() {
         for dtype in [Dtype::F16, Dtype::Bf16] {
-            for (text, copies) in [("y = a * x + z", 2), ("y = a * exp(x) * sin(z)", 4)] {
+            for (text, copies) in [("y = a * x + z", 8), ("y = a * exp(x) * sin(z)", 4)] {
                 let program = Expr::parse(text).unwrap().bind(&["a"]).unwrap();
                 let source = elementwise_source(&program, dtype);
                 assert_eq!(source.matches("reinterpret_cast<const uint4*>").count(), 2, "{source}");

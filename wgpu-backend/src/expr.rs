@@ -669,8 +669,9 @@ impl Stored {
 }
 
 /// f16 in two words: `unpack2x16float` widens exactly; the rounding rebiases the exponent and rounds the dropped 13
-/// bits to nearest even, takes f16's subnormals as `|x| · 2^24` rounded half to even (exact in `f32` there), and
-/// sends everything from 65520 up to infinity and a NaN to the quiet NaN.
+/// bits to nearest even, takes f16's subnormals by adding 0.5 (whose `f32` spacing, 2^-24, is theirs: the addition
+/// rounds `|x|` to the nearest subnormal, ties to even, and the sum's low bits are its count of 2^-24), and sends
+/// everything from 65520 up to infinity and a NaN to the quiet NaN.
 const F16_HELPERS: &str = r#"
 fn widen_f16(v: vec2<u32>) -> vec4<f32> { return vec4<f32>(unpack2x16float(v.x), unpack2x16float(v.y)); }
 fn narrow_f16(w: vec4<f32>) -> vec2<u32> {
@@ -678,7 +679,7 @@ fn narrow_f16(w: vec4<f32>) -> vec2<u32> {
     let sign = (b >> vec4<u32>(16u)) & vec4<u32>(0x8000u);
     let a = b & vec4<u32>(0x7fffffffu);
     let normal = (a - vec4<u32>(0x38000000u) + vec4<u32>(0x0fffu) + ((a >> vec4<u32>(13u)) & vec4<u32>(1u))) >> vec4<u32>(13u);
-    let tiny = vec4<u32>(round(bitcast<vec4<f32>>(a & vec4<u32>(0x3fffffffu)) * 16777216.0));
+    let tiny = bitcast<vec4<u32>>(bitcast<vec4<f32>>(a) + vec4<f32>(0.5)) - vec4<u32>(0x3f000000u);
     var r = select(tiny, normal, a >= vec4<u32>(0x38800000u));
     r = select(r, vec4<u32>(0x7c00u), a >= vec4<u32>(0x477ff000u));
     r = select(r, vec4<u32>(0x7e00u), a > vec4<u32>(0x7f800000u));
