@@ -121,7 +121,7 @@ impl Dtype {
                 bits.reinterpret_cast::<half::f16>().convert_to_f32_slice(out);
             }
             Dtype::Bf16 | Dtype::F32 => {
-                out.iter_mut().zip(bits).for_each(|(o, &b)| *o = f32::from_bits(u32::from(b) << 16))
+                out.iter_mut().zip(bits).for_each(|(o, &b)| *o = f32::from_bits(u32::from(b) << 16));
             }
         }
     }

@@ -461,9 +461,10 @@ impl HostArray {
             // while this array lives (the contract of `borrowing`).
             Storage::Borrowed { data, len } => ArrayView::F32(unsafe { std::slice::from_raw_parts(*data, *len) }),
             Storage::OwnedBits(dtype, bits) => ArrayView::Half(*dtype, bits),
-            // SAFETY: as above, the contract of `borrowing_bits`.
             Storage::BorrowedBits { dtype, data, len } => {
-                ArrayView::Half(*dtype, unsafe { std::slice::from_raw_parts(*data, *len) })
+                // SAFETY: as above, the contract of `borrowing_bits`.
+                let bits = unsafe { std::slice::from_raw_parts(*data, *len) };
+                ArrayView::Half(*dtype, bits)
             }
         }
     }
