@@ -27,12 +27,14 @@ use crate::model::{ComputeRates, RateSample};
 /// An expression with its scalars' values and its inputs' ranges, not yet at a length.
 ///
 /// ```
+/// use gpuworthy::core::Dtype;
 /// use gpuworthy::user_code::expression::ExpressionRequest;
 ///
 /// let request = ExpressionRequest {
 ///     source: "y = a * log(x)".to_owned(),
 ///     scalars: vec![("a".to_owned(), 2.0)],
 ///     ranges: vec![("x".to_owned(), 1.0, 2.0)],
+///     dtype: Dtype::F32,
 /// };
 /// let params = request.params(1 << 20)?;
 /// assert_eq!((params.n, params.program.inputs.len()), (1 << 20, 1));

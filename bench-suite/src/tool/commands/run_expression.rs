@@ -128,7 +128,11 @@ fn run_expression(
         out!("{}", report::phase_table(&title, &rows).trim_end());
         out!("  kernel clock: {}", device.kernel_clock());
         if memory == Some(HostMemory::Pipelined) && program_is_elementwise {
-            out!("  {}", pipelined_note());
+            if params.dtype.is_half() {
+                out!("  end-to-end phase by phase: the pipelined engine stages f32 arrays, not {} ones", params.dtype);
+            } else {
+                out!("  {}", pipelined_note());
+            }
         }
         if no_sync {
             let clocks = rows
