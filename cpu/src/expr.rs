@@ -22,6 +22,7 @@
 //! one thread: the baseline.
 
 use gpuworthy_core::Dtype;
+use gpuworthy_core::expr::limits::MAX_ARRAYS;
 use gpuworthy_core::expr::sign_f32;
 use gpuworthy_core::expr::{
     Arith, ArrayView, Compare, ExprInput, Expression, Func, HostArray, Logic, Node, Outputs, Program, Reduce, as_slices,
@@ -695,20 +696,27 @@ impl Stored for u16 {
 }
 
 /// The block of every input that starts at `start`, `len` long, as `f32` slices: `f32` arrays in place, 16-bit ones
-/// widened into `widened` (a row of [`BLOCK`] per input).
-fn block_inputs<'a>(inputs: &[ArrayView<'a>], start: usize, len: usize, widened: &'a mut [f32]) -> Vec<&'a [f32]> {
+/// widened into `widened` (a row of [`BLOCK`] per input). The slices are kept in an array on the stack (an
+/// expression reads at most [`MAX_ARRAYS`] arrays), so that a block allocates nothing.
+fn block_inputs<'a>(
+    inputs: &[ArrayView<'a>],
+    start: usize,
+    len: usize,
+    widened: &'a mut [f32],
+) -> ([&'a [f32]; MAX_ARRAYS], usize) {
+    let mut here: [&[f32]; MAX_ARRAYS] = [&[]; MAX_ARRAYS];
     let mut rows = widened.chunks_mut(BLOCK);
-    inputs
-        .iter()
-        .map(|input| match input {
+    for (slot, input) in here.iter_mut().zip(inputs) {
+        *slot = match input {
             ArrayView::F32(values) => &values[start..start + len],
             ArrayView::Half(dtype, bits) => {
                 let row = &mut rows.next().expect("a row per input")[..len];
                 dtype.decode_slice(&bits[start..start + len], row);
                 &*row
             }
-        })
-        .collect()
+        };
+    }
+    (here, inputs.len().min(MAX_ARRAYS))
 }
 
 /// Runs `program` on `inputs` block by block over the backend's thread pool; an elementwise program writes into the
@@ -765,9 +773,10 @@ fn run_blocks(
                         let start = block * BLOCK;
                         let len = BLOCK.min(n - start);
                         prefetch_block(inputs, start + PREFETCH_AHEAD * BLOCK, n);
-                        let here = block_inputs(inputs, start, len, widened);
-                        evaluate_block(level, program, &evaluate, &fusions, &here, scalars, 0, len, 0.0, scratch);
-                        combine(level, kind, scratch.row(reduction.body, &here, 0, len))
+                        let (slots, count) = block_inputs(inputs, start, len, widened);
+                        let here = &slots[..count];
+                        evaluate_block(level, program, &evaluate, &fusions, here, scalars, 0, len, 0.0, scratch);
+                        combine(level, kind, scratch.row(reduction.body, here, 0, len))
                     },
                 )
                 .collect();
@@ -818,11 +827,12 @@ fn map_blocks<T: Stored>(
                     prefetch_block(inputs, start + BLOCK, n);
                 }
                 prefetch_block(inputs, start + PREFETCH_AHEAD * BLOCK, n);
-                let here = block_inputs(inputs, start, len, widened);
-                evaluate_block(level, program, evaluate, fusions, &here, scalars, 0, len, 0.0, scratch);
+                let (slots, count) = block_inputs(inputs, start, len, widened);
+                let here = &slots[..count];
+                evaluate_block(level, program, evaluate, fusions, here, scalars, 0, len, 0.0, scratch);
                 for (chunk, output) in part.iter_mut().zip(&program.outputs) {
                     let at = start - first;
-                    let values = scratch.row(output.node, &here, 0, len);
+                    let values = scratch.row(output.node, here, 0, len);
                     T::store(level, dtype, values, &mut chunk[at..at + len], stream);
                 }
             }

@@ -407,8 +407,8 @@ impl HostArray {
         HostArray(Storage::Borrowed { data: values.as_ptr(), len: values.len() })
     }
 
-    /// An array of 16-bit elements of `dtype` that reads `bits` in place, with no copy; for [`Dtype::F32`], an owned
-    /// copy of no element is refused: an `f32` array is made by [`HostArray::borrowing`].
+    /// An array of 16-bit elements of `dtype` that reads `bits` in place, with no copy. [`Dtype::F32`] is refused:
+    /// an `f32` array is made by [`HostArray::borrowing`].
     ///
     /// # Safety
     ///
