@@ -361,3 +361,40 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// 16-bit arrays are widened exactly and rounded to nearest even on every backend, as the CPU's conversions round:
+/// every bit pattern of each type times a factor that makes ties, overflow past f16's 65504, subnormals and NaN,
+/// compared bit for bit with the rounding of the same `f32` product (one that is an `f32` subnormal may be flushed to
+/// zero, as the check allows). The second expression calls a special function, which sends CUDA's first calls through
+/// its one-element-a-thread kernel and WGSL's vectors with a NaN through the guarded path.
+#[test]
+fn sixteen_bit_elements_round_alike_on_every_backend() {
+    for device in devices() {
+        for source in ["y = x * m", "y = where(exp(x) >= 0, x * m, x * m)"] {
+            let program = Arc::new(Expr::parse(source).unwrap().bind(&["m"]).unwrap());
+            for (dtype, factor) in [(Dtype::F16, 1.0 + 2f32.powi(-11)), (Dtype::Bf16, 1.0 + 2f32.powi(-8))] {
+                let bits: Vec<u16> = (0..=u16::MAX).collect();
+                let params = ExprParams::new(Arc::clone(&program), bits.len(), vec![factor]).in_dtype(dtype);
+                let input = ExprInput { params, arrays: vec![HostArray::from_bits(dtype, bits).unwrap()] };
+                let variant = device.best_variant::<Expression>(&input.params);
+                let output = device.run::<Expression>(variant, &input).unwrap();
+                let Outputs::Half { arrays, .. } = output else {
+                    panic!("{}: `{source}` in {dtype}: not 16-bit outputs", device.label());
+                };
+                let x = input.arrays[0].values();
+                for (i, (&got, &x)) in arrays[0].iter().zip(x.iter()).enumerate() {
+                    let product = x * factor;
+                    let want = dtype.encode(product);
+                    let same = got == want
+                        || (product.is_nan() && dtype.decode(got).is_nan())
+                        || (product.is_subnormal() && dtype.decode(got) == 0.0);
+                    assert!(
+                        same,
+                        "{}: `{source}` in {dtype}: {i:#06x} = {x:e}: got {got:#06x}, want {want:#06x}",
+                        device.label()
+                    );
+                }
+            }
+        }
+    }
+}
