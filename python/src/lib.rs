@@ -684,6 +684,20 @@ fn interruptible<T: Send>(
     }
 }
 
+/// A call's outputs as Python values by name: `float32` arrays, `uint16` arrays of a 16-bit type's bits (which the
+/// Python side views as that type), and reductions' values as floats.
+fn outputs_dict<'py>(py: Python<'py>, named: ExprOutputs) -> PyResult<Bound<'py, PyDict>> {
+    let outputs = PyDict::new(py);
+    for (name, value) in named.outputs {
+        match value {
+            ExprValue::Array(values) => outputs.set_item(name, PyArray1::from_vec(py, values))?,
+            ExprValue::HalfArray(_, bits) => outputs.set_item(name, PyArray1::from_vec(py, bits))?,
+            ExprValue::Value(v) => outputs.set_item(name, v)?,
+        }
+    }
+    Ok(outputs)
+}
+
 /// An output of a call on device arrays: its name, and the input it overwrites (`None` for an output of its own).
 type OutputPlan = (String, Option<String>);
 
@@ -711,7 +725,8 @@ fn argument<'py>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<Argument<'py
         let f32_type = numpy::dtype::<f32>(value.py());
         if !dtype.is_equiv_to(&f32_type) {
             return Err(PyValueError::new_err(format!(
-                "`{name}` is an array of dtype {}: gpuworthy computes in float32; pass `{name}.astype(numpy.float32)`",
+                "`{name}` is an array of dtype {}: gpuworthy reads float32 arrays, or arrays all of one 16-bit type \
+                 (float16, bfloat16); pass `{name}.astype(numpy.float32)`",
                 dtype.str()?
             )));
         }
@@ -842,19 +857,51 @@ impl Expr {
             gpuworthy::user_code::expression::with_input(&self.parsed, &arrays, &scalars, |input| run_on(chosen, input))
         });
         let (named, record) = outcome.map_err(to_python)?;
-        let outputs = PyDict::new(py);
-        for (name, value) in named.outputs {
-            match value {
-                ExprValue::Array(values) => outputs.set_item(name, PyArray1::from_vec(py, values))?,
-                // The package lends float32 arrays only, so no 16-bit output reaches here; were one to, its values
-                // come back widened, exactly.
-                half @ ExprValue::HalfArray(..) => {
-                    outputs.set_item(name, PyArray1::from_vec(py, half.widened().unwrap_or_default()))?
-                }
-                ExprValue::Value(v) => outputs.set_item(name, v)?,
-            }
+        Ok((outputs_dict(py, named)?, record.to_string()))
+    }
+
+    /// Runs the expression on `device` with arrays of 16-bit elements of `dtype` (`"f16"` or `"bf16"`), each given
+    /// as a one-dimensional C-contiguous `uint16` array of its bits (the Python side views NumPy's `float16` and
+    /// torch's `bfloat16` so), and scalars by name. The arrays are read in place; the array outputs come back as
+    /// `uint16` arrays of the same type's bits. Returns the outputs by name and the JSON record, as `call`.
+    #[pyo3(signature = (device, dtype, arrays, scalars))]
+    fn call_stored<'py>(
+        &self,
+        py: Python<'py>,
+        device: &str,
+        dtype: &str,
+        arrays: &Bound<'py, PyDict>,
+        scalars: &Bound<'py, PyDict>,
+    ) -> PyResult<(Bound<'py, PyDict>, String)> {
+        let storage: gpuworthy::core::Dtype = dtype.parse().map_err(to_python)?;
+        let mut held = Vec::with_capacity(arrays.len());
+        for (key, value) in arrays.iter() {
+            let name: String = key.extract()?;
+            let typed = value.cast::<PyArray1<u16>>().map_err(|_| {
+                PyTypeError::new_err(format!("`{name}` must be a one-dimensional uint16 array of {storage} bits"))
+            })?;
+            held.push((name, typed.try_readonly().map_err(|e| PyValueError::new_err(e.to_string()))?));
         }
-        Ok((outputs, record.to_string()))
+        let mut bits = Vec::with_capacity(held.len());
+        for (name, array) in &held {
+            let slice = array.as_slice().map_err(|_| {
+                PyValueError::new_err(format!("`{name}` is not contiguous in memory: pass a contiguous copy"))
+            })?;
+            bits.push((name.as_str(), slice));
+        }
+        let mut numbers = Vec::with_capacity(scalars.len());
+        for (key, value) in scalars.iter() {
+            numbers.push((key.extract::<String>()?, value.extract::<f64>()? as f32));
+        }
+        let numbers: Vec<(&str, f32)> = numbers.iter().map(|(name, v)| (name.as_str(), *v)).collect();
+        let chosen = device_named(device)?;
+        let outcome = py.detach(|| -> gpuworthy::core::Result<_> {
+            gpuworthy::user_code::expression::with_stored_input(&self.parsed, storage, &bits, &numbers, |input| {
+                run_on(chosen, input)
+            })
+        });
+        let (named, record) = outcome.map_err(to_python)?;
+        Ok((outputs_dict(py, named)?, record.to_string()))
     }
 
     /// Measures the expression at `size` elements (`"2^24"`, `"16M"`) with its scalars (`sets`: `"a=2"`) and input

@@ -368,7 +368,7 @@ impl ExprOutputs {
 /// # Ok::<(), gpuworthy::core::Error>(())
 /// ```
 pub fn expression_input(expr: &Expr, inputs: &[(&str, &[f32])], scalars: &[(&str, f32)]) -> Result<ExprInput> {
-    build_input(expr, inputs, scalars, |array| HostArray::from(array.to_vec()))
+    build_input(expr, inputs, scalars, Dtype::F32, |array| Ok(HostArray::from(array.to_vec())))
 }
 
 /// Calls `f` with the input of the [`Expression`] workload for `expr` with these named arrays and scalars (checked as
@@ -397,24 +397,60 @@ pub fn with_input<T>(
     // SAFETY: every array borrowed here reads a slice of `inputs`, which outlives this function; the input holding
     // them is dropped before it returns, `f` sees it only by reference (it cannot move the arrays out), and a clone
     // made inside `f` owns copies. Nothing is written through the arrays.
-    let input = build_input(expr, inputs, scalars, |array| unsafe { HostArray::borrowing(array) })?;
+    let input = build_input(expr, inputs, scalars, Dtype::F32, |array| Ok(unsafe { HostArray::borrowing(array) }))?;
     f(&input)
 }
 
-/// [`expression_input`]'s checks, with each array made by `array`.
-fn build_input(
+/// [`with_input`] for arrays of 16-bit elements of `dtype` ([`Dtype::F16`] or [`Dtype::Bf16`]), given as their bits
+/// (a NumPy `float16` array viewed as `uint16`, a torch `bfloat16` tensor viewed as `int16`): the expression runs on
+/// that storage, as `--dtype` runs it, and its array outputs come back as [`ExprValue::HalfArray`] of the same type.
+/// Every array the expression reads is of that one type; `dtype` [`Dtype::F32`] is refused (that is [`with_input`]).
+///
+/// ```
+/// use gpuworthy::Device;
+/// use gpuworthy::core::Dtype;
+/// use gpuworthy::core::expr::{Expr, Expression};
+/// use gpuworthy::user_code::expression::{ExprValue, named_outputs, with_stored_input};
+///
+/// let expr = Expr::parse("y = 2*x + 1").map_err(|e| e.into_error("y = 2*x + 1"))?;
+/// let bf16 = |values: &[f32]| values.iter().map(|&v| Dtype::Bf16.encode(v)).collect::<Vec<u16>>();
+/// let x = bf16(&[1.0, 2.5]); // bf16 bits
+/// let out = with_stored_input(&expr, Dtype::Bf16, &[("x", &x)], &[], |input| {
+///     let outputs = Device::cpu()?.run::<Expression>("blocks", input)?;
+///     Ok(named_outputs(input, outputs))
+/// })?;
+/// assert_eq!(out.get("y"), Some(&ExprValue::HalfArray(Dtype::Bf16, bf16(&[3.0, 6.0]))));
+/// # Ok::<(), gpuworthy::core::Error>(())
+/// ```
+pub fn with_stored_input<T>(
     expr: &Expr,
-    inputs: &[(&str, &[f32])],
+    dtype: Dtype,
+    inputs: &[(&str, &[u16])],
     scalars: &[(&str, f32)],
-    array: impl Fn(&[f32]) -> HostArray,
+    f: impl FnOnce(&ExprInput) -> Result<T>,
+) -> Result<T> {
+    // SAFETY: as in `with_input`: every array borrowed here reads a slice of `inputs`, which outlives this function,
+    // and the input holding them is dropped before it returns; `f` sees it only by reference. Nothing is written
+    // through the arrays.
+    let input = build_input(expr, inputs, scalars, dtype, |bits| unsafe { HostArray::borrowing_bits(dtype, bits) })?;
+    f(&input)
+}
+
+/// [`expression_input`]'s checks, with each array made by `array` and stored as `dtype`.
+fn build_input<E>(
+    expr: &Expr,
+    inputs: &[(&str, &[E])],
+    scalars: &[(&str, f32)],
+    dtype: Dtype,
+    array: impl Fn(&[E]) -> Result<HostArray>,
 ) -> Result<ExprInput> {
     let names: Vec<&str> = scalars.iter().map(|(name, _)| *name).collect();
     let program = expr.bind(&names).map_err(|e| Error::invalid(e.to_string()))?;
     let mut arrays = Vec::with_capacity(program.inputs.len());
     for name in &program.inputs {
-        let given: Vec<&[f32]> = inputs.iter().filter(|(n, _)| n == name).map(|(_, a)| *a).collect();
+        let given: Vec<&[E]> = inputs.iter().filter(|(n, _)| n == name).map(|(_, a)| *a).collect();
         match given.as_slice() {
-            [given] => arrays.push(array(given)),
+            [given] => arrays.push(array(given)?),
             [] => {
                 return Err(Error::invalid(format!(
                     "the expression reads the array `{name}`, which was not given (a scalar needs a value instead)"
@@ -437,7 +473,7 @@ fn build_input(
         .ok_or_else(|| Error::invalid("a scalar of the expression has no value"))?;
     let lengths: Vec<usize> = arrays.iter().map(HostArray::len).collect();
     let n = program.length_of(&lengths, &values)?;
-    Ok(ExprInput { params: ExprParams::new(Arc::new(program), n, values), arrays })
+    Ok(ExprInput { params: ExprParams::new(Arc::new(program), n, values).in_dtype(dtype), arrays })
 }
 
 /// `outputs` of `input`'s program, by name.

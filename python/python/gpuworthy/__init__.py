@@ -601,15 +601,17 @@ class Expr:
             device: ``"auto"`` (where this machine's calibration predicts it fastest; arrays already on a GPU are
                 computed where they are), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"wgpu"`` or ``"wgpu:ADAPTER"``.
             dtype: the results' dtype (``numpy.float64`` ..., or a torch dtype for torch tensors); ``None`` gives
-                float32, the precision the kernels compute in.
+                float32, the precision the kernels compute in, or the inputs' 16-bit type when they share one.
             strict: ``True`` refuses every array that is not already one-dimensional, C-contiguous float32 (nothing
                 is converted behind your back).
             **arguments: each array the expression reads, and each scalar, by name. An array is anything NumPy
                 reads (an array of any real dtype and shape, a strided view, a broadcast, a 0-d array, a Python
                 sequence, a torch CPU tensor, anything with ``__array__`` or ``__dlpack__``), or an array on a CUDA
                 GPU (a CuPy array, a torch CUDA tensor, a JAX array: computed on its GPU with ``device="auto"``,
-                ``"cuda"`` or ``"cuda:N"``). Float32 C-contiguous arrays are read in place; others are converted
-                once to float32 (on their GPU for GPU arrays), a phase ``last_run`` reports. The arrays broadcast
+                ``"cuda"`` or ``"cuda:N"``). Float32 C-contiguous arrays are read in place; host arrays all of one
+                16-bit type (NumPy ``float16``, torch ``float16`` or ``bfloat16``, ``ml_dtypes.bfloat16``) are
+                computed on that storage and give results in it; others are converted once to float32 (on their GPU
+                for GPU arrays), a phase ``last_run`` reports. The arrays broadcast
                 together as in NumPy, and array outputs come back in that shape. A scalar is a Python or NumPy
                 number.
 
@@ -640,6 +642,11 @@ class Expr:
         on_gpu = {name: value for name, value in arguments.items() if _arrays.library_of(value) is not None}
         if on_gpu:
             return self._call_on_gpu(device, on_gpu, arguments, wanted, strict)
+        stored = _arrays.prepare_stored(arguments, strict)
+        if stored is not None:
+            outputs, record = self._compiled.call_stored(device, stored.dtype, stored.bits, stored.scalars)
+            self._last_run = json.dumps({**json.loads(record), **stored.record()})
+            return _one_or_all(stored.restore(outputs, wanted))
         if strict:
             outputs, self._last_run = self._compiled.call(device, **arguments)
             return _one_or_all(outputs)

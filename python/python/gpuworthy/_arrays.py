@@ -1,9 +1,12 @@
-"""The arrays users have, made into what the kernels read: one-dimensional, C-contiguous float32.
+"""The arrays users have, made into what the kernels read: one-dimensional, C-contiguous float32, or 16-bit.
 
-The kernels compute in float32 over flat arrays; users hold NumPy's default float64, integers, booleans, images,
+The kernels compute in float32 over flat arrays of float32, or of one 16-bit type (float16, bfloat16) widened as read
+and rounded as written; users hold NumPy's default float64, integers, booleans, images,
 strided views, broadcasts, Python lists, torch tensors and JAX arrays. This module is the one place where one becomes
 the other: float32 data that is already contiguous is read in place; anything else is converted once (the conversion is
 timed as its own phase and reported in ``last_run``), and the result is given back in the inputs' common shape.
+Host arrays all of one 16-bit type keep it: their bits go to the kernels as they are, half the bytes of float32, and
+the results come back in that type.
 
 Host values become NumPy arrays; values on a CUDA GPU stay there and are converted by their own library (CuPy or
 torch), so a bf16 tensor is widened on its GPU, not copied through the host.
@@ -87,6 +90,8 @@ def host_array(name: str, value: Any) -> np.ndarray:
         except (TypeError, ValueError, RuntimeError) as e:
             array = _through_dlpack_or_torch(name, value, e)
     kind = array.dtype.kind
+    if storage_of(array) == "bf16":
+        return array  # ml_dtypes' bfloat16 (kind "V"): NumPy widens it to float32 exactly
     if kind == "c":
         raise ValueError(f"`{name}` is complex ({array.dtype}): gpuworthy computes real numbers; pass its `.real`")
     if kind not in "fiub":
@@ -194,6 +199,130 @@ def output_dtype(dtype: Any) -> Any:
     if resolved.kind != "f":
         raise ValueError(f"dtype={resolved} is not a floating type: the results are float32 values; pass float32 or float64")
     return resolved
+
+
+# ---- arrays of a 16-bit type on the host -----------------------------------------------------------------------------
+
+
+def storage_of(value: Any) -> Optional[str]:
+    """``"f16"`` or ``"bf16"`` for a host array stored in that 16-bit floating type (NumPy's ``float16``, a torch CPU
+    tensor of ``float16`` or ``bfloat16``, an ``ml_dtypes.bfloat16`` array as JAX gives on the host), else ``None``."""
+    if type(value).__module__.split(".")[0] == "torch":
+        return {"torch.float16": "f16", "torch.bfloat16": "bf16"}.get(str(getattr(value, "dtype", "")))
+    dtype = getattr(value, "dtype", None)
+    if not isinstance(dtype, np.dtype) or not dtype.isnative:
+        return None
+    if dtype == np.float16:
+        return "f16"
+    if dtype.name == "bfloat16" and dtype.itemsize == 2:
+        return "bf16"
+    return None
+
+
+@dataclass
+class Stored:
+    """A call's arrays, all of one 16-bit type, as the kernels read them: each one's bits as a flat C-contiguous
+    ``uint16`` array, read in place where the array already is one; the outputs come back in the same type."""
+
+    dtype: str
+    bits: Dict[str, np.ndarray]
+    scalars: Dict[str, float]
+    shape: Tuple[int, ...]
+    # How an output's bits become the inputs' kind of array: the torch dtype, or the NumPy dtype to view them as.
+    like: Any
+    conversions: Dict[str, str] = field(default_factory=dict)
+    conversion_s: float = 0.0
+
+    def record(self) -> Dict[str, Any]:
+        """What ``last_run`` adds: the storage type, and each argument gathered or broadcast with the time it took."""
+        record: Dict[str, Any] = {"dtype": self.dtype}
+        if self.conversions:
+            record.update(conversions=dict(self.conversions), conversion_s=self.conversion_s)
+        return record
+
+    def restore(self, outputs: Dict[str, Any], dtype: Any) -> Dict[str, Any]:
+        """The outputs in the inputs' shape and type (or ``dtype`` where one was asked for); reductions' values stay
+        numbers."""
+        restored: Dict[str, Any] = {}
+        for name, value in outputs.items():
+            if isinstance(value, np.ndarray):
+                value = self._as_inputs_type(value.reshape(self.shape))
+                if dtype is not None:
+                    value = _converted(value, dtype)
+            restored[name] = value
+        return restored
+
+    def _as_inputs_type(self, bits: np.ndarray) -> Any:
+        if isinstance(self.like, np.dtype):
+            return bits.view(self.like)
+        import torch
+
+        return torch.from_numpy(bits.view(np.int16)).view(self.like)
+
+
+def _converted(value: Any, dtype: Any) -> Any:
+    """A 16-bit result in ``dtype``: a torch dtype for a torch tensor, a NumPy dtype for a NumPy array."""
+    is_torch_dtype = type(dtype).__module__ == "torch"
+    if isinstance(value, np.ndarray):
+        if is_torch_dtype:
+            raise TypeError(f"dtype={dtype} is a torch dtype: NumPy results take a NumPy dtype (numpy.float64 ...)")
+        return value if value.dtype == dtype else value.astype(dtype)
+    if not is_torch_dtype:
+        raise TypeError(f"dtype={dtype} is a NumPy dtype: torch results take a torch dtype (torch.float32 ...)")
+    return value if value.dtype == dtype else value.to(dtype)
+
+
+def _bits(value: Any) -> Tuple[np.ndarray, Any]:
+    """A 16-bit host array's bits as a ``uint16`` NumPy view of the same shape and strides (no copy), and what views
+    them back into the array's own type."""
+    if isinstance(value, np.ndarray):
+        return value.view(np.uint16), value.dtype
+    import torch
+
+    tensor = value.detach()
+    return tensor.view(torch.int16).numpy().view(np.uint16), tensor.dtype
+
+
+def prepare_stored(arguments: Dict[str, Any], strict: bool) -> Optional[Stored]:
+    """The call on 16-bit storage, when every array argument is a host array of one 16-bit type from one library
+    ([`storage_of`]): broadcast to the common shape and flattened, read in place when contiguous. ``None`` when the
+    arrays are anything else (float32, a mix of types: the float32 path converts those). With ``strict``, an array that
+    would need gathering or broadcasting is refused, as for float32."""
+    arrays = {name: value for name, value in arguments.items() if not is_number(value)}
+    types = {storage_of(value) for value in arrays.values()}
+    if len(types) != 1 or None in types:
+        return None
+    views = {name: _bits(value) for name, value in arrays.items()}
+    likes = {str(like) for _, like in views.values()}
+    if len(likes) != 1:
+        return None
+    shape = broadcast_shape({name: bits.shape for name, (bits, _) in views.items()})
+    stored = Stored(
+        dtype=types.pop() or "",
+        bits={},
+        scalars={name: float(value) for name, value in arguments.items() if is_number(value)},
+        shape=shape,
+        like=next(iter(views.values()))[1],
+    )
+    started = time.perf_counter()
+    for name, (bits, _) in views.items():
+        steps: List[str] = []
+        if bits.shape != shape:
+            steps.append(f"broadcast from {bits.shape} to {shape}")
+            bits = np.broadcast_to(bits, shape)
+        elif not bits.flags.c_contiguous:
+            steps.append("gathered into a contiguous copy")
+        if strict and (steps or bits.ndim != 1):
+            raise ValueError(
+                f"`{name}` would need converting ({', '.join(steps) or f'flattened from {bits.ndim} dimensions'}); "
+                "strict=True reads only one-dimensional, C-contiguous arrays: pass a contiguous 1-D array"
+            )
+        if steps:
+            stored.conversions[name] = ", ".join(steps)
+        stored.bits[name] = np.ascontiguousarray(bits).reshape(-1)
+    if stored.conversions:
+        stored.conversion_s = time.perf_counter() - started
+    return stored
 
 
 # ---- arrays on a CUDA GPU ------------------------------------------------------------------------------------------

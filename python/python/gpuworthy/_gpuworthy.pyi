@@ -83,6 +83,10 @@ class _Expr:
         """The expression's text."""
     def call(self, device: str = "auto", **kwargs: Any) -> Tuple[Dict[str, Any], str]:
         """Runs it on NumPy float32 arrays and numbers by name: the outputs by name and a JSON record of where it ran."""
+    def call_stored(
+        self, device: str, dtype: str, arrays: Dict[str, Any], scalars: Dict[str, float]
+    ) -> Tuple[Dict[str, Any], str]:
+        """Runs it on uint16 arrays of a 16-bit type's bits ("f16", "bf16"): outputs as that type's bits, and the record."""
     def measure(
         self,
         size: str,
