@@ -9,7 +9,7 @@ use gpuworthy::measure::{Measurement, Stats};
 
 pub use gpuworthy::measure::duration;
 use gpuworthy::model::rows::{Row, best, cpu_label, labels, sizes};
-use gpuworthy::model::sweep::{HostWinner, Winner, WorkloadSweep};
+use gpuworthy::model::sweep::{HostWinner, OverCpu, Winner, WorkloadSweep};
 
 /// A median with its interquartile spread: `4.21 µs ±3%`.
 pub fn stats(s: &Stats) -> String {
@@ -57,6 +57,16 @@ pub fn phase_table(title: &str, rows: &[Measurement]) -> String {
     out
 }
 
+/// A speed-up as the tables print it: one decimal from 1x, two significant digits below (`0.098x`), so that a GPU
+/// ten times slower than the CPU does not read `0.1x` beside one five times slower.
+fn times(speedup: f64) -> String {
+    if speedup >= 1.0 || !speedup.is_normal() {
+        return format!("{speedup:.1}x");
+    }
+    let decimals = (1 - speedup.log10().floor() as i32).clamp(2, 6) as usize;
+    format!("{speedup:.decimals$}x")
+}
+
 /// The per-size table of one workload: each backend's best kernel and end-to-end time (through its faster transfer
 /// mode, `p` marking the pipelined path), the winner and speed-up with data resident and with data on the host.
 pub fn table(sweep: &WorkloadSweep) -> String {
@@ -70,7 +80,11 @@ pub fn table(sweep: &WorkloadSweep) -> String {
             let _ = write!(out, " {:>12}", format!("{b} e2e"));
         }
     }
-    let _ = writeln!(out, "  {:<24} {:<24}", "resident: winner", "host: winner");
+    let _ = writeln!(
+        out,
+        "  {:<24} {:<24} {:<20} {:<20}",
+        "resident: winner", "host: winner", "resident: gpu/cpu", "host: gpu/cpu"
+    );
     let t = |s: f64| duration(Duration::from_secs_f64(s));
     for size in sizes(rows) {
         let _ = write!(out, "{size:<16}");
@@ -103,8 +117,21 @@ pub fn table(sweep: &WorkloadSweep) -> String {
             HostWinner::CpuNotMeasured => "cpu not measured".to_owned(),
             HostWinner::NoneMeasured => show(None),
         };
-        let _ = writeln!(out, "  {:<24} {:<24}", show(sweep.resident_winner(&size)), host_winner);
+        let over_cpu = |o: Option<OverCpu>| o.map_or("-".to_owned(), |o| format!("{} {}", o.gpu.label, times(o.speedup)));
+        let _ = writeln!(
+            out,
+            "  {:<24} {:<24} {:<20} {:<20}",
+            show(sweep.resident_winner(&size)),
+            host_winner,
+            over_cpu(sweep.gpu_over_cpu_resident(&size)),
+            over_cpu(sweep.gpu_over_cpu_from_host(&size)),
+        );
     }
+    let _ = writeln!(
+        out,
+        "  winner: the fastest and its lead over the next backend; gpu/cpu: the fastest GPU's speed-up over the CPU \
+         (below 1x the CPU is faster)"
+    );
     if rows.iter().any(|r| r.host_transfer() == "pipelined") {
         let _ = writeln!(out, "  p: end-to-end through the pipelined path (chunks overlapped on several streams)");
     }
@@ -155,6 +182,26 @@ mod tests {
         assert!(text.contains("FAILED") && text.contains("cuda/v at 10: FAILED: element 3"), "{text}");
         let line = text.lines().find(|l| l.starts_with("10")).unwrap();
         assert!(!line.contains("cuda 2.0x"), "a failed variant won: {line}");
+    }
+
+    #[test]
+    fn speed_ups_below_one_keep_two_significant_digits() {
+        let shown: Vec<String> = [11.6, 1.0, 0.5, 0.098, 0.0123].into_iter().map(times).collect();
+        assert_eq!(shown, ["11.6x", "1.0x", "0.50x", "0.098x", "0.012x"]);
+    }
+
+    #[test]
+    fn the_table_sets_the_fastest_gpu_against_the_cpu() {
+        let rows = vec![
+            row("16777216", BackendKind::Cpu, 418e-6, 418e-6),
+            row("16777216", BackendKind::Cuda, 35.9e-6, 4.28e-3),
+            row("16777216", BackendKind::Wgpu, 36.3e-6, 15.0e-3),
+        ];
+        let text = table(&WorkloadSweep { workload: "square".into(), rows, ..WorkloadSweep::default() });
+        let line = text.lines().find(|l| l.starts_with("16777216")).unwrap();
+        // The winner leads the runner-up by 1.0x; the CPU is 11.6 times slower resident, 10 times faster from the host.
+        assert!(line.contains("cuda 1.0x") && line.contains("cuda 11.6x") && line.contains("cuda 0.098x"), "{line}");
+        assert!(text.contains("gpu/cpu: the fastest GPU's speed-up over the CPU"), "{text}");
     }
 
     #[test]

@@ -143,6 +143,40 @@ impl WorkloadSweep {
     }
 }
 
+impl WorkloadSweep {
+    /// The fastest GPU's kernel at `size` against the CPU's, each with its data where it computes: how many times
+    /// faster than the CPU the GPU is once the data lives on it. `None` without the CPU or a GPU at that size.
+    pub fn gpu_over_cpu_resident(&self, size: &str) -> Option<OverCpu<'_>> {
+        over_cpu(&self.rows, size, |r| r.kernel_s)
+    }
+
+    /// The fastest GPU's whole run from the host at `size` (through its faster transfer mode, [`Row::host_time`])
+    /// against the CPU's pass over data already on the host: below 1, sending the data is not worth it.
+    pub fn gpu_over_cpu_from_host(&self, size: &str) -> Option<OverCpu<'_>> {
+        over_cpu(&self.rows, size, Row::host_time)
+    }
+}
+
+/// The fastest GPU at one size set against the CPU, by one measure of time: the question the tool asks, which a
+/// winner's lead over its runner-up does not answer (two GPUs close together, both far ahead of the CPU).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OverCpu<'a> {
+    /// The fastest GPU's best row.
+    pub gpu: &'a Row,
+    /// The CPU's time over the GPU's: above 1 the GPU is that many times faster, below 1 slower.
+    pub speedup: f64,
+}
+
+/// The fastest GPU at `size` by `time` against the CPU's best, among rows that passed their check.
+fn over_cpu<'a>(rows: &'a [Row], size: &str, time: impl Fn(&Row) -> f64 + Copy) -> Option<OverCpu<'a>> {
+    let cpu = best(rows, size, &cpu_label(), time)?;
+    let gpu = labels(rows, |r| r.size == size && r.label != cpu_label())
+        .iter()
+        .filter_map(|label| best(rows, size, label, time))
+        .min_by(|a, b| time(a).total_cmp(&time(b)))?;
+    Some(OverCpu { gpu, speedup: time(cpu) / time(gpu) })
+}
+
 /// The backend that was fastest at one size, by one measure of time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Winner<'a> {
@@ -410,5 +444,33 @@ mod tests {
         let mut only_failed = row("20", BackendKind::Cpu, 1.0, 1.0);
         only_failed.check = Check::Failed("short".into());
         assert_eq!(sweep(vec![only_failed]).host_winner("20"), HostWinner::NoneMeasured);
+    }
+
+    /// Two GPUs close together and far ahead of the CPU: the winner's lead is small, the speed-up over the CPU is not,
+    /// and from the host the same GPUs lose to the CPU.
+    #[test]
+    fn the_gpu_is_set_against_the_cpu_not_only_against_the_runner_up() {
+        let s = sweep(vec![
+            row("16M", BackendKind::Cpu, 418e-6, 418e-6),
+            row("16M", BackendKind::Cuda, 36e-6, 4.28e-3),
+            row("16M", BackendKind::Wgpu, 37e-6, 15e-3),
+            row("64M", BackendKind::Cuda, 136e-6, 12.9e-3),
+        ]);
+        assert!((s.resident_winner("16M").unwrap().over_runner_up.unwrap() - 37.0 / 36.0).abs() < 1e-9);
+        let resident = s.gpu_over_cpu_resident("16M").unwrap();
+        assert_eq!(resident.gpu.label.as_str(), "cuda");
+        assert!((resident.speedup - 418.0 / 36.0).abs() < 1e-9, "{}", resident.speedup);
+        let host = s.gpu_over_cpu_from_host("16M").unwrap();
+        assert_eq!(host.gpu.label.as_str(), "cuda");
+        assert!((host.speedup - 418e-6 / 4.28e-3).abs() < 1e-9 && host.speedup < 1.0, "{}", host.speedup);
+        // No CPU at a size, or no GPU: nothing to set against.
+        assert_eq!(s.gpu_over_cpu_resident("64M"), None);
+        assert_eq!(sweep(vec![row("1", BackendKind::Cpu, 1.0, 1.0)]).gpu_over_cpu_from_host("1"), None);
+        // A GPU whose check failed is not the GPU the CPU is set against.
+        let mut failed = row("1", BackendKind::Cuda, 0.1, 0.1);
+        failed.check = Check::Failed("wrong".into());
+        let s = sweep(vec![row("1", BackendKind::Cpu, 1.0, 1.0), failed, row("1", BackendKind::Wgpu, 0.5, 2.0)]);
+        let resident = s.gpu_over_cpu_resident("1").unwrap();
+        assert_eq!((resident.gpu.label.as_str(), resident.speedup), ("wgpu", 2.0));
     }
 }
