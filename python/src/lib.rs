@@ -817,8 +817,8 @@ fn by_kind<'a>(arguments: &'a [(String, Argument<'_>)]) -> PyResult<ArraysAndSca
 impl Expr {
     /// The expression with its scalars' values and its inputs' ranges, as the command line's `--set` and `--range`
     /// give them.
-    fn request(&self, sets: &[String], ranges: &[String]) -> gpuworthy::core::Result<ExpressionRequest> {
-        ExpressionRequest::from_command_line(&self.source, sets, ranges)
+    fn request(&self, sets: &[String], ranges: &[String], storage: &str) -> gpuworthy::core::Result<ExpressionRequest> {
+        Ok(ExpressionRequest::from_command_line(&self.source, sets, ranges)?.in_dtype(storage.parse()?))
     }
 }
 
@@ -906,8 +906,9 @@ impl Expr {
 
     /// Measures the expression at `size` elements (`"2^24"`, `"16M"`) with its scalars (`sets`: `"a=2"`) and input
     /// ranges (`ranges`: `"x=0:1"`) on `backend` (or where auto places it), phase by phase and checked against the
-    /// reference, as the command line's `run --expr`: JSON, a list of records, one per variant (`variant="all"`).
-    #[pyo3(signature = (size, sets, ranges, backend="auto", variant=None, quick=false, seed=1))]
+    /// reference, as the command line's `run --expr`: JSON, a list of records, one per variant (`variant="all"`). The
+    /// arrays are stored as `storage` (`f32`, `f16`, `bf16`: the command line's `--dtype`).
+    #[pyo3(signature = (size, sets, ranges, backend="auto", variant=None, quick=false, seed=1, storage="f32"))]
     #[allow(clippy::too_many_arguments)]
     fn measure(
         &self,
@@ -919,6 +920,7 @@ impl Expr {
         variant: Option<&str>,
         quick: bool,
         seed: u64,
+        storage: &str,
     ) -> PyResult<String> {
         use gpuworthy::core::Workload;
         use gpuworthy::core::expr::Expression;
@@ -926,7 +928,7 @@ impl Expr {
         let options =
             MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
         let records = py.detach(|| -> gpuworthy::core::Result<Vec<Value>> {
-            let params = self.request(&sets, &ranges)?.params(gpuworthy::measure::size::parse_count(size)?)?;
+            let params = self.request(&sets, &ranges, storage)?.params(gpuworthy::measure::size::parse_count(size)?)?;
             let (device, reason) = match chosen {
                 Some(device) => (device, None),
                 None => {
@@ -953,8 +955,8 @@ impl Expr {
     }
 
     /// Auto's choice for the expression at `size` elements and why (beside a reference machine's GPUs with `on`,
-    /// changed by the what-ifs), as the command line's `explain --expr`: JSON, a record.
-    #[pyo3(signature = (size, sets, ranges, placement="host", on=None, gpu_memory_gb_per_s=None, gpu_compute=None, link_gb_per_s=None, unified=false))]
+    /// changed by the what-ifs), as the command line's `explain --expr`: JSON, a record; arrays stored as `storage`.
+    #[pyo3(signature = (size, sets, ranges, placement="host", on=None, gpu_memory_gb_per_s=None, gpu_compute=None, link_gb_per_s=None, unified=false, storage="f32"))]
     #[allow(clippy::too_many_arguments)]
     fn explain(
         &self,
@@ -968,12 +970,13 @@ impl Expr {
         gpu_compute: Option<f64>,
         link_gb_per_s: Option<f64>,
         unified: bool,
+        storage: &str,
     ) -> PyResult<String> {
         use gpuworthy::core::expr::Expression;
         let placement = placement_named(placement)?;
         let on = reference_machine(on, (gpu_memory_gb_per_s, gpu_compute, link_gb_per_s, unified))?;
         let record = py.detach(|| -> gpuworthy::core::Result<Value> {
-            let params = self.request(&sets, &ranges)?.params(gpuworthy::measure::size::parse_count(size)?)?;
+            let params = self.request(&sets, &ranges, storage)?.params(gpuworthy::measure::size::parse_count(size)?)?;
             explain_record::<Expression>(&params, placement, &on, |cpu| {
                 gpuworthy::user_code::expression::calibrate_expressions(std::slice::from_ref(cpu), &())
             })
@@ -982,8 +985,8 @@ impl Expr {
     }
 
     /// Sweeps the expression over sizes on devices, as the command line's `sweep --expr`: JSON, a record of rows,
-    /// notes, crossovers and verdict.
-    #[pyo3(signature = (sets, ranges, sizes=None, backends=None, quick=true, budget_s=4.0, progress=None))]
+    /// notes, crossovers and verdict; arrays stored as `storage`.
+    #[pyo3(signature = (sets, ranges, sizes=None, backends=None, quick=true, budget_s=4.0, progress=None, storage="f32"))]
     #[allow(clippy::too_many_arguments)]
     fn sweep(
         &self,
@@ -995,8 +998,9 @@ impl Expr {
         quick: bool,
         budget_s: f64,
         progress: Option<Py<PyAny>>,
+        storage: &str,
     ) -> PyResult<String> {
-        let request = self.request(&sets, &ranges).map_err(to_python)?;
+        let request = self.request(&sets, &ranges, storage).map_err(to_python)?;
         sweep_with(py, sizes, backends, (quick, budget_s), progress, |sweep| {
             sweep(&gpuworthy::user_code::expression::expression_entry(&request)?)
         })

@@ -135,3 +135,23 @@ def test_torch_cpu_tensors_keep_their_sixteen_bit_type():
         assert isinstance(y, torch.Tensor) and y.dtype == dtype
         assert torch.equal(y, 2 * x)
         assert TWICE(x=x, dtype=torch.float32, device="cpu").dtype == torch.float32
+
+
+@pytest.mark.parametrize("dtype", ["bf16", np.float16, "float16"])
+def test_measure_sweep_and_explain_take_the_storage_type(dtype):
+    f = gpuworthy.expr("y = a*x + b")
+    narrow = f.measure(1 << 12, "cpu", quick=True, dtype=dtype, a=2.0, b=1.0)
+    wide = f.measure(1 << 12, "cpu", quick=True, a=2.0, b=1.0)
+    assert narrow.passed and narrow.bytes * 2 == wide.bytes, (narrow.bytes, wide.bytes)
+    swept = f.sweep(sizes=[1 << 10], backends=["cpu"], progress=False, dtype=dtype, a=2.0, b=1.0)
+    assert swept.rows and all(r["bytes"] * 2 == wide.bytes // 4 for r in swept.rows)
+    explained = f.explain(1 << 20, dtype=dtype, a=2.0, b=1.0)
+    assert explained.bytes * 2 == f.explain(1 << 20, a=2.0, b=1.0).bytes
+
+
+def test_an_unknown_storage_type_is_refused_with_the_names_it_takes():
+    f = gpuworthy.expr("y = 2*x")
+    with pytest.raises(ValueError, match="f16|bf16"):
+        f.measure(1 << 10, "cpu", quick=True, dtype="int8")
+    with pytest.raises(TypeError, match="storage type"):
+        f.measure(1 << 10, "cpu", quick=True, dtype=object())

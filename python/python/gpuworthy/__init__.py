@@ -667,6 +667,7 @@ class Expr:
         quick: bool = ...,
         seed: int = ...,
         ranges: Optional[Dict[str, Tuple[float, float]]] = ...,
+        dtype: Any = ...,
         **scalars: float,
     ) -> List[RunResult]: ...
 
@@ -679,6 +680,7 @@ class Expr:
         quick: bool = ...,
         seed: int = ...,
         ranges: Optional[Dict[str, Tuple[float, float]]] = ...,
+        dtype: Any = ...,
         **scalars: float,
     ) -> RunResult: ...
 
@@ -690,15 +692,20 @@ class Expr:
         quick: bool = False,
         seed: int = 1,
         ranges: Optional[Dict[str, Tuple[float, float]]] = None,
+        dtype: Any = None,
         **scalars: float,
     ) -> Union[RunResult, List[RunResult]]:
         """Measures the expression at ``size`` elements on ``backend`` as :func:`run` measures a workload (the
         command line's ``run --expr``): generated inputs (drawn from ``[-1, 1)``, or ``ranges={"x": (0.5, 2)}``),
         ``scalars`` by name (``a=2.0``), every phase timed, the result checked against the ``f64`` reference.
+        ``dtype`` stores the arrays as 16-bit elements (``"bf16"``, ``"f16"``, ``numpy.float16``,
+        ``torch.bfloat16``: the command line's ``--dtype``), computed in float32 and checked to the type's rounding.
         Returns a :class:`RunResult` (a list for ``variant="all"``)."""
         sets, spans = _request(scalars, ranges)
         records = json.loads(
-            self._compiled.measure(_required_size(size), sets, spans, backend, variant, quick, seed)
+            self._compiled.measure(
+                _required_size(size), sets, spans, backend, variant, quick, seed, _storage_name(dtype)
+            )
         )
         results = [RunResult._from({**r, "workload": self.source}) for r in records]
         return results if variant == "all" else results[0]
@@ -711,15 +718,18 @@ class Expr:
         budget_s: float = 4.0,
         progress: Any = True,
         ranges: Optional[Dict[str, Tuple[float, float]]] = None,
+        dtype: Any = None,
         **scalars: float,
     ) -> SweepResult:
         """Sweeps the expression over sizes on backends and finds where a GPU starts to win, as :func:`sweep` does for
-        a workload (the command line's ``sweep --expr``); ``scalars`` and ``ranges`` as for :meth:`measure`."""
+        a workload (the command line's ``sweep --expr``); ``scalars``, ``ranges`` and ``dtype`` as for
+        :meth:`measure`."""
         sets, spans = _request(scalars, ranges)
         asked = None if sizes is None else [_required_size(size) for size in sizes]
+        storage = _storage_name(dtype)
         with _progress.Progress(progress, f"sweeping {self.source}") as callback:
             text = self._compiled.sweep(
-                sets, spans, asked, None if backends is None else list(backends), quick, budget_s, callback
+                sets, spans, asked, None if backends is None else list(backends), quick, budget_s, callback, storage
             )
         return _sweep_result(json.loads(text), asked)
 
@@ -734,14 +744,24 @@ class Expr:
         link: Optional[float] = None,
         unified: bool = False,
         ranges: Optional[Dict[str, Tuple[float, float]]] = None,
+        dtype: Any = None,
         **scalars: float,
     ) -> Explanation:
         """Where auto would run the expression at ``size`` elements and why, predicted without measuring, as
-        :func:`explain` does for a workload (``on=`` and the what-ifs included)."""
+        :func:`explain` does for a workload (``on=`` and the what-ifs included; ``dtype`` as for :meth:`measure`)."""
         sets, spans = _request(scalars, ranges)
         record = json.loads(
             self._compiled.explain(
-                _required_size(size), sets, spans, placement, on, gpu_memory, gpu_compute, link, bool(unified)
+                _required_size(size),
+                sets,
+                spans,
+                placement,
+                on,
+                gpu_memory,
+                gpu_compute,
+                link,
+                bool(unified),
+                _storage_name(dtype),
             )
         )
         record["predictions"] = [Prediction(**p) for p in record["predictions"]]
@@ -879,6 +899,22 @@ def _request(
         sets.append(f"{name}={float(value)!r}")
     spans = [f"{name}={float(low)!r}:{float(high)!r}" for name, (low, high) in (ranges or {}).items()]
     return sets, spans
+
+
+def _storage_name(dtype: Any) -> str:
+    """The arrays' storage type as the command line's ``--dtype`` names it, from a name (``"bf16"``), a NumPy dtype
+    (``numpy.float16``, ml_dtypes' ``bfloat16``) or a torch dtype (``torch.bfloat16``); ``None`` is float32. An
+    unknown name is refused by the package with the names it takes."""
+    if dtype is None:
+        return "f32"
+    if isinstance(dtype, str):
+        return dtype
+    if type(dtype).__module__ == "torch":
+        return str(dtype).replace("torch.", "")
+    try:
+        return str(np.dtype(dtype).name)
+    except TypeError:
+        raise TypeError(f"dtype={dtype!r} is not a storage type: pass 'f32', 'f16' or 'bf16'") from None
 
 
 def _one_or_all(outputs: Dict[str, Any]) -> Any:

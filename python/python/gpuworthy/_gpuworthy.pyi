@@ -96,6 +96,7 @@ class _Expr:
         variant: Optional[str] = None,
         quick: bool = False,
         seed: int = 1,
+        storage: str = "f32",
     ) -> str:
         """Measures it at a size with generated inputs, phase by phase: a JSON list of records, one per variant."""
     def explain(
@@ -109,6 +110,7 @@ class _Expr:
         gpu_compute: Optional[float] = None,
         link_gb_per_s: Optional[float] = None,
         unified: bool = False,
+        storage: str = "f32",
     ) -> str:
         """Auto's choice for it at a size and why, with every device's prediction: a JSON record."""
     def sweep(
@@ -120,6 +122,7 @@ class _Expr:
         quick: bool = True,
         budget_s: float = 4.0,
         progress: Optional[Callable[[int, int, Optional[str]], None]] = None,
+        storage: str = "f32",
     ) -> str:
         """It swept over sizes: rows, notes, crossovers and verdict, as a JSON record."""
     def plan(self, scalars: List[str]) -> Tuple[List[Tuple[str, Optional[str]]], bool]:
