@@ -117,7 +117,8 @@ pub fn table(sweep: &WorkloadSweep) -> String {
             HostWinner::CpuNotMeasured => "cpu not measured".to_owned(),
             HostWinner::NoneMeasured => show(None),
         };
-        let over_cpu = |o: Option<OverCpu>| o.map_or("-".to_owned(), |o| format!("{} {}", o.gpu.label, times(o.speedup)));
+        let over_cpu =
+            |o: Option<OverCpu>| o.map_or("-".to_owned(), |o| format!("{} {}", o.gpu.label, times(o.speedup)));
         let _ = writeln!(
             out,
             "  {:<24} {:<24} {:<20} {:<20}",

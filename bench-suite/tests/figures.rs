@@ -70,6 +70,22 @@ fn figures_at(text: &str) -> Vec<(usize, String, String)> {
             j += 1;
         }
         let number: String = chars[i..j].iter().collect();
+        // A range (`9.7-9.8 ms`, `50–57 s`) quotes two figures in the unit after the second.
+        let range_end = (matches!(chars.get(j), Some('-' | '–')) && chars.get(j + 1).is_some_and(char::is_ascii_digit))
+            .then(|| {
+                let mut k = j + 1;
+                while k < chars.len()
+                    && (chars[k].is_ascii_digit()
+                        || (chars[k] == '.' && chars.get(k + 1).is_some_and(char::is_ascii_digit)))
+                {
+                    k += 1;
+                }
+                k
+            });
+        let (second, j) = match range_end {
+            Some(k) => (Some((j + 1, chars[j + 1..k].iter().collect::<String>())), k),
+            None => (None, j),
+        };
         let unit = if chars.get(j) == Some(&'%') {
             Some("%")
         } else {
@@ -97,7 +113,11 @@ fn figures_at(text: &str) -> Vec<(usize, String, String)> {
                 } else {
                     format!("{number} {unit}")
                 };
+                let unit_text = figure.strip_prefix(number.as_str()).unwrap_or_default().to_owned();
                 found.push((i, number, figure));
+                if let Some((at, second)) = second {
+                    found.push((at, second.clone(), format!("{second}{unit_text}")));
+                }
             }
         }
         i = j.max(i + 1);
@@ -336,7 +356,9 @@ impl Source {
             }
             _ => {}
         }
-        source.read_written(&text);
+        // A results README is prose: its lines are not run headings and the rows under them.
+        let prose = path.extension().is_some_and(|e| e == "md");
+        source.read_written(&text, prose);
         source.text = text;
         source
     }
@@ -408,7 +430,7 @@ impl Source {
 
     /// The figures the file writes: each number with the unit beside it, or, for a bare number, each unit that heads
     /// a column in the lines above it (up to a blank line), as its tables print them; each with its row's words.
-    fn read_written(&mut self, text: &str) {
+    fn read_written(&mut self, text: &str, prose: bool) {
         let mut headers: Vec<&'static str> = Vec::new();
         let mut title = std::collections::BTreeSet::new();
         for line in text.lines() {
@@ -420,9 +442,10 @@ impl Source {
             // A title names what the lines after it measure, until the next: a section (`== square`), a command
             // (`$ gpuworthy ...`), or a run's heading (`matmul 8192x8192x8192 on cuda (...)`, a size before " on ").
             let trimmed = line.trim_start();
-            let heading = line.split_once(" on ").is_some_and(|(before, _)| {
-                keys(before).iter().any(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-            });
+            let heading = !prose
+                && line.split_once(" on ").is_some_and(|(before, _)| {
+                    keys(before).iter().any(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                });
             if heading {
                 title = keys(line);
             } else if trimmed.starts_with("==") || trimmed.starts_with('$') || trimmed.starts_with('#') {
@@ -467,6 +490,26 @@ impl Source {
                     .find(|u| if **u == "%" { rest.starts_with('%') } else { unit_follows(&rest, u) });
                 // A spread (`±4%`, `±12 µs`) is another quantity than the median beside it.
                 let beside = if i > 0 && chars[i - 1] == '±' { beside.map(|_| &"±") } else { beside };
+                // The first number of a range (`11.1-13.1 ms`) has the unit after the second; a number after its
+                // unit (ncu's `Duration  us  33.38`) has that unit.
+                let beside = beside.or_else(|| {
+                    let second =
+                        rest.strip_prefix(['-', '–']).filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))?;
+                    let after = second.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                    UNITS
+                        .iter()
+                        .chain(["%"].iter())
+                        .find(|u| if **u == "%" { after.starts_with('%') } else { unit_follows(after, u) })
+                });
+                let beside = beside.or_else(|| {
+                    let before: String = chars[..i].iter().collect();
+                    let mut words = before.split_whitespace().rev();
+                    let (word, earlier) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
+                    // `Duration  us  33.38`, not `102 ns  2368.7`, where the unit is the figure's before it.
+                    let labels = before.ends_with(char::is_whitespace)
+                        && !earlier.starts_with(|c: char| c.is_ascii_digit());
+                    UNITS.iter().find(|u| labels && **u == word)
+                });
                 match beside {
                     Some(unit) => self.written.push((number, unit, row_index)),
                     None if !rest.starts_with(|c: char| c.is_alphabetic() || c == 'x' || c == '^') => {
