@@ -288,6 +288,8 @@ fn same_row(row: &std::collections::BTreeSet<String>, quote: &std::collections::
 /// A results file as the check reads it: its text; each figure it writes, as written, with the words of its row; and
 /// for an export (`.csv`, `.json`) each value by quantity, in the unit the export writes, with its record's words.
 struct Source {
+    /// Where the file is.
+    path: PathBuf,
     text: String,
     /// Each number the file writes with its unit (beside it, or heading its column) and its row's index in `rows`.
     written: Vec<(String, &'static str, usize)>,
@@ -321,6 +323,7 @@ impl Source {
     fn read(path: &Path) -> Source {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let mut source = Source {
+            path: path.to_path_buf(),
             text: String::new(),
             written: Vec::new(),
             exported: Vec::new(),
@@ -506,8 +509,8 @@ impl Source {
                     let mut words = before.split_whitespace().rev();
                     let (word, earlier) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
                     // `Duration  us  33.38`, not `102 ns  2368.7`, where the unit is the figure's before it.
-                    let labels = before.ends_with(char::is_whitespace)
-                        && !earlier.starts_with(|c: char| c.is_ascii_digit());
+                    let labels =
+                        before.ends_with(char::is_whitespace) && !earlier.starts_with(|c: char| c.is_ascii_digit());
                     UNITS.iter().find(|u| labels && **u == word)
                 });
                 match beside {
@@ -578,6 +581,31 @@ fn quoted_in(
     quote: &std::collections::BTreeSet<String>,
     phase: Option<&str>,
 ) -> bool {
+    let mut found = false;
+    matches(number, unit, sources, quote, phase, &mut |_| found = true);
+    found
+}
+
+/// What a quoted figure was found as in an export: the file, the record's words (workload, size, variant, device)
+/// and the column's phase. Two quotations of one record's quantity from two files are two runs' values of it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Measured {
+    file: PathBuf,
+    record: Vec<String>,
+    phase: Option<&'static str>,
+    family: &'static str,
+}
+
+/// Calls `found` for every place of `sources` where the quotation's figure is what the file says ([`quoted_in`]):
+/// `None` for a written figure, `Some` with the record for an export's value.
+fn matches(
+    number: &str,
+    unit: &str,
+    sources: &[&Source],
+    quote: &std::collections::BTreeSet<String>,
+    phase: Option<&str>,
+    found: &mut dyn FnMut(Option<Measured>),
+) {
     let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
     let same_unit = |u: &str| u == unit || (matches!(u, "µs" | "us") && matches!(unit, "µs" | "us"));
     let family_of_quote = family(unit);
@@ -594,10 +622,10 @@ fn quoted_in(
             || !WORKLOADS.iter().any(|w| row.contains(*w))
             || workloads_named.iter().any(|w| row.contains(*w))
     };
-    sources.iter().any(|source| {
+    for source in sources {
         let in_row = |row: usize| !names_a_row || same_row(&source.rows[row], quote);
-        source.written.iter().any(|(n, u, row)| {
-            let matches = if same_unit(u) {
+        for (n, u, row) in &source.written {
+            let same = if same_unit(u) {
                 n == number
             } else {
                 match (family(u), family_of_quote, n.parse::<f64>()) {
@@ -605,17 +633,28 @@ fn quoted_in(
                     _ => false,
                 }
             };
-            matches && in_row(*row)
-        }) || source.exported.iter().any(|(quantity, value, row, column)| {
+            if same && in_row(*row) {
+                found(None);
+            }
+        }
+        for (quantity, value, row, column) in &source.exported {
             let from = family(quantity).filter(|(k, _)| family_of_quote.is_some_and(|(kind, _)| kind == *k));
             let same_phase = phase.is_none() || column.is_none() || *column == phase;
-            same_phase
+            if same_phase
                 && from.is_some_and(|(_, from)| converted(*value, from))
                 && in_row(*row)
                 && same_workload(&source.rows[*row])
                 && source.record_named(*row, quote)
-        })
-    })
+            {
+                found(Some(Measured {
+                    file: source.path.clone(),
+                    record: source.rows[*row].iter().cloned().collect(),
+                    phase: *column,
+                    family: from.map_or("", |(k, _)| k),
+                }));
+            }
+        }
+    }
 }
 
 /// The crossovers of `text`: each size (`65536`, `64x64`, `64x64x64`) written just before the backend it was measured
@@ -812,7 +851,16 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
         if let Some(k) = before {
             words.extend(keys(&units[*k].1));
         }
-        quoted.push(Quotation { line: *line, crossovers: crossovers(unit), figures, files, ambiguous, sources, words });
+        quoted.push(Quotation {
+            line: *line,
+            text: unit.clone(),
+            crossovers: crossovers(unit),
+            figures,
+            files,
+            ambiguous,
+            sources,
+            words,
+        });
     }
     quoted
 }
@@ -821,6 +869,8 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
 /// figures it quotes, and the files it cites, read.
 struct Quotation {
     line: usize,
+    /// The paragraph, list item or table row itself.
+    text: String,
     crossovers: Vec<String>,
     /// Each figure's number as written, its unit (`%` for a percentage), and the phase it is said to time.
     figures: Vec<(String, String, Option<&'static str>)>,
@@ -909,6 +959,106 @@ fn every_figure_quoted_beside_a_results_file_is_in_that_file() {
     // Counted among the figures checked against a cited file, so that a scan that stopped finding citations fails.
     assert!(checked > 1000, "only {checked} figures checked against a cited file: the scan is broken");
     assert!(wrong.is_empty(), "figures not found in the files cited beside them:\n{}", wrong.join("\n"));
+}
+
+/// Whether a quotation says which run it quotes (`run 2`, `runs 1 to 3`, `sweep-2`, `the first sweep`), so that two
+/// runs' values of one quantity may stand side by side.
+fn names_its_run(text: &str) -> bool {
+    // What the reader reads: the link targets (`](results/.../run-2/...)`) are not words of the text.
+    let mut read = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        read.push_str(&rest[..at]);
+        rest = rest[at + 2..].split_once(')').map_or("", |(_, after)| after);
+    }
+    read.push_str(rest);
+    let lower = read.to_lowercase();
+    ["run 1", "run 2", "run 3", "runs 1", "runs 2", "run-1", "run-2", "run-3", "sweep-2", "first sweep", "second sweep"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// One quantity, one figure: where two quotations of the guide quote the same measured quantity (one record of an
+/// export: the machine's workload, size, variant and device, in one phase) from two files, with two values, each
+/// must name its run; otherwise the reader meets one quantity with two values.
+fn second_values(documents: &[(String, String, PathBuf)], results: &[PathBuf]) -> Vec<String> {
+    type Key = (PathBuf, Vec<String>, Option<&'static str>, &'static str);
+    let mut seen: std::collections::BTreeMap<Key, Vec<(PathBuf, String, bool)>> = Default::default();
+    for (name, text, base) in documents {
+        for quotation in quotations(text, base, results) {
+            let unit_text = quotation.text.as_str();
+            for (number, unit, phase) in &quotation.figures {
+                let mut records = Vec::new();
+                matches(number, unit, &quotation.sources(), &quotation.words, *phase, &mut |m| records.extend(m));
+                // A figure that fits several records is not pinned to one quantity.
+                let files: std::collections::BTreeSet<&PathBuf> = records.iter().map(|m| &m.file).collect();
+                if records.len() != 1 || files.len() != 1 {
+                    continue;
+                }
+                let m = &records[0];
+                let machine = m.file.ancestors().find(|a| a.parent().is_some_and(|p| p.ends_with("results")));
+                let key = (machine.unwrap_or(&m.file).to_path_buf(), m.record.clone(), m.phase, m.family);
+                let at = format!("{name}:{}: {number} {unit}", quotation.line);
+                seen.entry(key).or_default().push((m.file.clone(), at, names_its_run(unit_text)));
+            }
+        }
+    }
+    let mut wrong = Vec::new();
+    for ((_, record, phase, _), quotes) in seen {
+        let files: std::collections::BTreeSet<&PathBuf> = quotes.iter().map(|(f, _, _)| f).collect();
+        if files.len() > 1 && quotes.iter().any(|(_, _, named)| !named) {
+            let listed: Vec<&str> = quotes.iter().map(|(_, at, _)| at.as_str()).collect();
+            wrong.push(format!("{record:?} {}: {}", phase.unwrap_or("-"), listed.join("; ")));
+        }
+    }
+    wrong
+}
+
+#[test]
+fn one_quantity_is_quoted_with_one_value_or_with_its_runs_named() {
+    let results = files_under(&root().join("docs").join("results"));
+    let documents: Vec<(String, String, PathBuf)> = documents()
+        .into_iter()
+        .map(|d| {
+            let name = d.strip_prefix(root()).unwrap().display().to_string();
+            (name, std::fs::read_to_string(&d).unwrap(), d.parent().unwrap().to_path_buf())
+        })
+        .collect();
+    let wrong = second_values(&documents, &results);
+    assert!(wrong.is_empty(), "one quantity quoted with two values, a run not named:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_planted_second_value_of_one_quantity_is_found_unless_its_run_is_named() {
+    let dir = std::env::temp_dir().join(format!("gpuworthy-second-values-{}", std::process::id()));
+    let header = "workload,size,backend,variant,label,kernel_s,upload_s\n";
+    for (run, kernel) in [("run-1", "4.18e-4"), ("run-2", "4.31e-4")] {
+        std::fs::create_dir_all(dir.join("results/m").join(run)).unwrap();
+        let csv =
+            format!("{header}square,16777216,cpu,simd,cpu,{kernel},1e-3\nsquare,16777216,cuda,vec4,cuda,3.6e-5,5e-3\n");
+        std::fs::write(dir.join("results/m").join(run).join("sweep.csv"), csv).unwrap();
+    }
+    let results = files_under(&dir.join("results"));
+    let one = "At 2^24 the CPU's `simd` kernel took 418 µs ([csv](results/m/run-1/sweep.csv)).";
+    let other = "Square at 2^24: the `simd` kernel takes 431 µs on the CPU ([csv](results/m/run-2/sweep.csv)).";
+    let named = "In run 2, square at 2^24: the `simd` kernel takes 431 µs ([csv](results/m/run-2/sweep.csv)).";
+    let guide = |texts: &[&str]| -> Vec<(String, String, PathBuf)> {
+        texts.iter().enumerate().map(|(k, t)| (format!("doc{k}.md"), t.to_string(), dir.clone())).collect()
+    };
+    // Each figure is its file's, so the first check passes them all.
+    for text in [one, other, named] {
+        assert!(misquoted(text, &dir, &results).is_empty(), "{text}");
+    }
+    let found = second_values(&guide(&[one, other]), &results);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("418 µs") && found[0].contains("431 µs") && found[0].contains("kernel"), "{found:?}");
+    // Named runs may stand side by side once both say which they are; one quotation alone is one value.
+    let first_named = "In run 1, square at 2^24: the `simd` kernel took 418 µs ([csv](results/m/run-1/sweep.csv)).";
+    assert!(second_values(&guide(&[first_named, named]), &results).is_empty());
+    assert!(second_values(&guide(&[one]), &results).is_empty());
+    // The same value quoted twice, or two quantities of one record (the kernel and the upload), are not two values.
+    let upload = "At 2^24 the CPU's `simd` upload took 1.00 ms ([csv](results/m/run-2/sweep.csv)).";
+    assert!(second_values(&guide(&[one, one, upload]), &results).is_empty());
 }
 
 /// `number` changed as a reviewer would change it to test the check: times 1.5, or its last digit moved by one,
