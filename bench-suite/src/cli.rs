@@ -248,6 +248,50 @@ impl ExpressionArgs {
         Ok(text)
     }
 
+    /// These options for a built-in workload run on 16-bit arrays (`run square --dtype bf16`): the expression that
+    /// states the workload (square `y = x*x`, saxpy `y = a*x + y` with the specification's `a`, sum `s = sum(x)`), whose
+    /// generated kernels read and write 16-bit elements on every backend, checked as any expression is. `None` where
+    /// nothing is to be translated (an expression was given, or the arrays are f32); an error for a 16-bit type with
+    /// another workload, or with several, naming those it applies to. The built-in kernels themselves are f32.
+    ///
+    /// ```
+    /// use bench_suite::cli::ExpressionArgs;
+    ///
+    /// let args = ExpressionArgs { dtype: "bf16".parse()?, ..Default::default() };
+    /// let saxpy = args.for_workloads(&["saxpy"])?.expect("saxpy is one expression");
+    /// assert_eq!((saxpy.expr.as_deref(), saxpy.set.as_slice()), (Some("y = a*x + y"), &["a=2.5".to_owned()][..]));
+    /// assert!(args.for_workloads(&["softmax"]).is_err());
+    /// assert!(ExpressionArgs::default().for_workloads(&["square"])?.is_none()); // f32: the built-in kernels
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
+    pub fn for_workloads(&self, workloads: &[&str]) -> Result<Option<ExpressionArgs>, Error> {
+        if !self.dtype.is_half() || self.expr.is_some() || self.expr_file.is_some() {
+            return Ok(None);
+        }
+        const STATED: [(&str, &str); 3] = [("square", "y = x*x"), ("saxpy", "y = a*x + y"), ("sum", "s = sum(x)")];
+        let names = || STATED.map(|(name, _)| name).join(", ");
+        let [workload] = workloads else {
+            return Err(Error::invalid(format!(
+                "--dtype {} applies to an expression, or to one of {}: name one workload",
+                self.dtype,
+                names()
+            )));
+        };
+        let Some((_, source)) = STATED.iter().find(|(name, _)| name == workload) else {
+            return Err(Error::invalid(format!(
+                "--dtype {} applies to an expression, or to {}, which one expression states; {workload} computes on \
+                 f32 arrays only",
+                self.dtype,
+                names()
+            )));
+        };
+        let mut set = self.set.clone();
+        if *workload == "saxpy" && !set.iter().any(|s| s.split(',').any(|p| p.trim_start().starts_with("a="))) {
+            set.push(format!("a={}", gpuworthy::core::workloads::SaxpyParams::DEFAULT_A));
+        }
+        Ok(Some(ExpressionArgs { expr: Some((*source).to_owned()), set, ..self.clone() }))
+    }
+
     /// The request of `source` (the text [`ExpressionArgs::source`] read) with these options: its scalars, ranges and
     /// storage type.
     pub fn request(&self, source: &str) -> Result<gpuworthy::user_code::expression::ExpressionRequest, Error> {

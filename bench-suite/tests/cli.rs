@@ -819,3 +819,20 @@ fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused(
         assert!(String::from_utf8_lossy(&out.stderr).contains(what), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[test]
+fn sixteen_bit_arrays_apply_to_expressions_and_to_the_workloads_one_expression_states() {
+    rejected(&["run", "softmax", "--dtype", "bf16"], "square, saxpy, sum");
+    rejected(&["sweep", "square", "sum", "--dtype", "f16"], "name one workload");
+    rejected(&["run", "square", "--dtype", "int8"], "bf16");
+    for (workload, expression) in [("square", "`y = x*x` on bf16 arrays"), ("saxpy", "`y = a*x + y` on bf16 arrays")] {
+        let out = gpuworthy(&["run", workload, "--size", "4096", "--backend", "cpu", "--dtype", "bf16", "--quick"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{workload}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("runs as the expression") && stdout.contains(expression), "{stdout}");
+        let checked =
+            stdout.lines().filter(|l| ["scalar", "blocks"].iter().any(|v| l.trim_start().starts_with(v))).count();
+        assert!(checked == 2 && !stdout.contains("FAILED"), "{stdout}");
+        assert!(stdout.lines().filter(|l| l.ends_with(" ok")).count() == 2, "{stdout}");
+    }
+}

@@ -241,10 +241,10 @@ fn keys(text: &str) -> std::collections::BTreeSet<String> {
     for word in cleaned.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '^'))) {
         let word = word.trim_matches(|c: char| matches!(c, '-' | '_')).to_lowercase();
         if let Some((base, power)) = word.split_once('^') {
-            if let (Ok(2), Ok(power)) = (base.parse::<u32>(), power.parse::<u32>()) {
-                if power < 64 {
-                    found.insert((1u64 << power).to_string());
-                }
+            if let (Ok(2), Ok(power)) = (base.parse::<u32>(), power.parse::<u32>())
+                && power < 64
+            {
+                found.insert((1u64 << power).to_string());
             }
             continue;
         }
@@ -529,10 +529,11 @@ impl Source {
                 .collect();
             for (k, word) in words.iter().enumerate() {
                 let after_a_number = k > 0 && words[k - 1].chars().next().is_some_and(|c| c.is_ascii_digit());
-                if let Some(unit) = UNITS.iter().chain(["%"].iter()).find(|u| *u == word) {
-                    if !after_a_number && !headers.contains(unit) {
-                        headers.push(unit);
-                    }
+                if let Some(unit) = UNITS.iter().chain(["%"].iter()).find(|u| *u == word)
+                    && !after_a_number
+                    && !headers.contains(unit)
+                {
+                    headers.push(unit);
                 }
             }
         }

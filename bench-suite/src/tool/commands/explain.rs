@@ -29,6 +29,8 @@ pub(crate) fn explain_command(
     on: Option<OnMachine>,
     what_if: gpuworthy::model::reference::WhatIf,
 ) -> anyhow::Result<()> {
+    let stated = expression.for_workloads(&workload.as_deref().into_iter().collect::<Vec<_>>()).map_err(usage)?;
+    let expression = stated.as_ref().unwrap_or(expression);
     let Some(source) = expression.source().map_err(usage)? else {
         let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
         return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_ref(), what_if })

@@ -27,7 +27,14 @@ use crate::tool::shared::{chosen_label, pipelined_note};
 const COPY_PROBE_BYTES: usize = 256 << 20;
 
 /// `gpuworthy run`: one workload at one size on one device (or auto's), every variant, every phase.
-pub(crate) fn run_workload(args: RunArgs) -> anyhow::Result<()> {
+pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
+    if let Some(expression) =
+        args.expression.for_workloads(&args.workload.as_deref().into_iter().collect::<Vec<_>>()).map_err(usage)?
+    {
+        println!("{}", sixteen_bit_note(args.workload.as_deref().unwrap_or_default(), &expression));
+        args.expression = expression;
+        args.workload = None;
+    }
     let options = measure_options(&args);
     let rank = gpuworthy::device::rank::Rank::from_env().map_err(usage)?;
     if let Some(source) = &args.expression.source().map_err(usage)? {
@@ -351,4 +358,14 @@ pub(crate) fn print_clocks(
         out!("  without a synchronisation the host clock stops when the launch is queued, not when the kernel ends");
     }
     Ok(())
+}
+
+/// What `run` and `sweep` print before a built-in workload on 16-bit arrays: that it runs as its expression.
+pub(crate) fn sixteen_bit_note(workload: &str, expression: &crate::cli::ExpressionArgs) -> String {
+    format!(
+        "note: {workload} on {} arrays runs as the expression `{}`, whose generated kernels read and write 16-bit \
+         elements on every backend; the built-in {workload} kernels are f32",
+        expression.dtype,
+        expression.expr.as_deref().unwrap_or_default()
+    )
 }

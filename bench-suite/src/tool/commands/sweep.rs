@@ -46,6 +46,15 @@ pub(crate) fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         params,
         precision,
     } = args;
+    // A built-in workload on 16-bit arrays is swept as the expression that states it.
+    let names: Vec<&str> = workloads.iter().map(String::as_str).collect();
+    let (workloads, expression) = match expression.for_workloads(&names).map_err(usage)? {
+        Some(stated) => {
+            println!("{}", super::run::sixteen_bit_note(names[0], &stated));
+            (Vec::new(), stated)
+        }
+        None => (workloads, expression),
+    };
     // An expression of the user's own is swept alone, as one more workload.
     let expression = user_expression(&expression)?;
     let (devices, groups): (Vec<_>, Vec<_>) = backends.into_iter().partition(|b| matches!(b, SweepBackend::Device(_)));
