@@ -14,14 +14,19 @@
 //! - `library`: the `matrixmultiply` crate's `sgemm`, a well-kept Rust GEMM of the same design, as the vendor
 //!   reference.
 //! - `bf16`: `blocked` with A and B rounded to bf16 as they are packed: the precision of a bf16 matmul (bf16 data,
-//!   `f32` products and sums) in `f32` arithmetic, reported as bf16. It does not use AVX512-BF16 or AMX, so it runs
-//!   at `blocked`'s speed: on a CPU it shows what bf16 costs in accuracy, not what it gains in time.
+//!   `f32` products and sums) in `f32` arithmetic, reported as bf16. It runs at `blocked`'s speed on any CPU: it
+//!   shows what bf16 costs in accuracy, not what it gains in time.
+//! - `avx512-bf16`: bf16 products through AVX512-BF16's `vdpbf16ps`, two multiply-adds per lane and instruction
+//!   ([`avx512_bf16`]); listed only on a CPU that has the instructions.
 
 use gpuworthy_core::workloads::Matmul;
 use gpuworthy_core::{Implements, Precision, Result};
 use rayon::prelude::*;
 
 use super::host_phases;
+
+#[cfg(target_arch = "x86_64")]
+mod avx512_bf16;
 use crate::CpuBackend;
 use crate::simd::{self, Supported, simd_kernel};
 
@@ -462,16 +467,33 @@ fn library(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
     }
 }
 
+/// Whether the rung written in AVX512-BF16's bf16 dot products runs here: the CPU has them, and the SIMD level in
+/// use is AVX-512 (`GPUWORTHY_CPU_SIMD=avx2` or `portable` leaves it out with the other AVX-512 code).
+fn has_bf16_instructions(level: Supported) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return level.level() == simd::Level::Avx512 && avx512_bf16::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = level;
+        false
+    }
+}
+
 impl Implements<Matmul> for CpuBackend {
     host_phases!(Matmul, |input| vec![0.0; input.m * input.n]);
 
-    /// `bf16` is `blocked` on inputs rounded to bf16: reduced precision, checked at bf16's bound.
+    /// `bf16` is `blocked` on inputs rounded to bf16, `avx512-bf16` bf16 products in the CPU's bf16 instructions
+    /// (where it has them): reduced precision, checked at bf16's bound.
     fn variants(&self) -> Vec<&'static str> {
-        vec!["naive", "blocked", "library", "bf16"]
+        let mut variants = vec!["naive", "blocked", "library", "bf16"];
+        if has_bf16_instructions(self.simd()) {
+            variants.push("avx512-bf16");
+        }
+        variants
     }
 
     fn precision(&self, variant: &str) -> Precision {
-        if variant == "bf16" { Precision::Bf16 } else { Precision::Fp32 }
+        if matches!(variant, "bf16" | "avx512-bf16") { Precision::Bf16 } else { Precision::Fp32 }
     }
 
     /// `library` (matrixmultiply) below 512³ multiply-adds, where its lower start-up cost wins; `blocked` from there, where
@@ -486,7 +508,9 @@ impl Implements<Matmul> for CpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        if !matches!(variant, "naive" | "blocked" | "library" | "bf16") {
+        let known = matches!(variant, "naive" | "blocked" | "library" | "bf16")
+            || (variant == "avx512-bf16" && has_bf16_instructions(self.simd()));
+        if !known {
             return Err(<Self as Implements<Matmul>>::unknown_variant(self, variant));
         }
         let (m, k, n) = (r.input.m, r.input.k, r.input.n);
@@ -498,6 +522,8 @@ impl Implements<Matmul> for CpuBackend {
             "naive" => naive(a, b, c, k, n),
             "blocked" => blocked(self.simd(), a, b, c, m, k, n),
             "bf16" => blocked_bf16(self.simd(), a, b, c, m, k, n),
+            #[cfg(target_arch = "x86_64")]
+            "avx512-bf16" => avx512_bf16::matmul(a, b, c, m, k, n),
             _ => library(a, b, c, m, k, n),
         }
         Ok(())
@@ -601,6 +627,48 @@ mod tests {
         let mut on_rounded = vec![f32::NAN; m * n];
         blocked(level, &rounded(&input.a), &rounded(&input.b), &mut on_rounded, m, k, n);
         assert_eq!(c, on_rounded);
+    }
+
+    /// The `avx512-bf16` rung, where the CPU has the instructions, computes in bf16's precision on every shape the
+    /// packing pads (an odd `k`, edges of rows and columns, one element, several blocks of `k`): it passes bf16's
+    /// check and fails `f32`'s, and it equals the `bf16` rung's inputs multiplied in `f64` to within `f32` sums.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx512_bf16_rung_multiplies_bf16_inputs_on_every_shape() {
+        use gpuworthy_core::Workload;
+        use gpuworthy_core::workloads::MatmulParams;
+        if !avx512_bf16::available() {
+            eprintln!("this CPU has no AVX512-BF16: the avx512-bf16 rung is not listed here, and not tested");
+            assert!(!<CpuBackend as Implements<Matmul>>::variants(&CpuBackend::new().unwrap()).contains(&"avx512-bf16"));
+            return;
+        }
+        let shapes = [(1, 1, 1), (3, 0, 5), (1, 7, 3), (17, 33, 15), (40, 300, 70), (33, 1025, 47), (96, 512, 64), (5, 2, 129)];
+        for (m, k, n) in shapes {
+            let input = Matmul::generate(&MatmulParams::new(m, k, n), 11).unwrap();
+            let expected = Matmul::reference(&input).unwrap();
+            let mut c = vec![f32::NAN; m * n];
+            avx512_bf16::matmul(&input.a, &input.b, &mut c, m, k, n);
+            let check = Matmul::check(&input, &expected, &c, Precision::Bf16);
+            assert!(check.is_ok(), "{m}x{k}x{n}: {check:?}");
+            // The products of bf16-rounded inputs, summed in f64: the rung's sums differ only by f32 rounding.
+            let rounded = |x: &[f32]| x.iter().map(|&v| f64::from(Precision::Bf16.round(v))).collect::<Vec<f64>>();
+            let (a, b) = (rounded(&input.a), rounded(&input.b));
+            for i in 0..m {
+                for j in 0..n {
+                    let exact: f64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                    let scale: f64 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
+                    let error = (f64::from(c[i * n + j]) - exact).abs();
+                    assert!(error <= scale * 2f64.powi(-22), "{m}x{k}x{n} at ({i}, {j}): {} against {exact}", c[i * n + j]);
+                }
+            }
+        }
+        let (m, k, n) = (64, 512, 48);
+        let input = Matmul::generate(&MatmulParams::new(m, k, n), 5).unwrap();
+        let expected = Matmul::reference(&input).unwrap();
+        let mut c = vec![f32::NAN; m * n];
+        avx512_bf16::matmul(&input.a, &input.b, &mut c, m, k, n);
+        assert!(Matmul::check(&input, &expected, &c, Precision::Fp32).is_err(), "the avx512-bf16 rung computed in f32");
+        assert!(<CpuBackend as Implements<Matmul>>::variants(&CpuBackend::new().unwrap()).contains(&"avx512-bf16"));
     }
 
     /// A product that starts while the thread's kept buffer is in use (as when a rayon worker waiting inside one
