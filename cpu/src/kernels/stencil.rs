@@ -1,6 +1,6 @@
 //! `stencil`: the 3×3 box blur. `scalar` visits each output pixel and its nine clamped neighbours on one thread.
 //! `simd` gives bands of rows to rayon tasks; for each output row it first adds the three input rows (above, the
-//! row, below, clamped) into a row of column sums, then adds three neighbouring column sums: six additions per pixel
+//! row, below, clamped) into a row of column sums, then adds three neighbouring column sums: four additions per pixel
 //! instead of eight, all in vectors, and every input row is read from cache three times instead of memory nine.
 //! Images past the caches are written with streaming stores (8 bytes of memory traffic per pixel instead of 12),
 //! faster at 8192x8192 on a 16-core Xeon host (measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).

@@ -1,0 +1,69 @@
+"""Chapter 13: square 2^26's kernel time against the threads per block.
+
+Reads the CUDA sweep of `nvidia-h200/guide/block-size.txt` (`naive` and `vec4`, 32 to 1024 threads per block) and the
+wgpu sweep of the same GPU in `nvidia-h200/guide/block-size-wgpu.txt` (the WGSL shaders' workgroup size), and plots each
+variant's kernel median against the block size, both axes logarithmic.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Dict, List, Tuple
+
+import matplotlib.pyplot as plt
+
+import _chart
+
+CUDA = "nvidia-h200/guide/block-size.txt"
+WGPU = "nvidia-h200/guide/block-size-wgpu.txt"
+
+
+def sweep(text: str, command: str) -> Dict[str, List[Tuple[int, float]]]:
+    """The kernel medians of the block `command` prints, by variant: (block size, seconds), as `naive b32` or
+    `vec4 wg128` rows name them."""
+    block = next(b for b in re.split(r"\n(?=\$ )", text) if b.startswith(f"$ {command}\n"))
+    found: Dict[str, List[Tuple[int, float]]] = {}
+    for line in block.splitlines():
+        row = re.match(r"\s+(\w+) (?:b|wg)(\d+)\s", line)
+        if row and len(_chart.times_in(line)) >= 6:
+            found.setdefault(row.group(1), []).append((int(row.group(2)), _chart.times_in(line)[3]))
+    return found
+
+
+cuda = {}
+for variant in ("naive", "vec4"):
+    cuda.update(sweep(_chart.read(CUDA), f"gpuworthy run square --size 2^26 --backend cuda --variant {variant} --quick "
+                                         "--no-validate --block-size 32,64,128,256,512,1024"))
+wgpu = sweep(_chart.read(WGPU), "gpuworthy run square --size 2^26 --backend wgpu --quick --no-validate "
+                                "--block-size 32,64,128,256,512,1024")
+
+figure, ax = plt.subplots()
+styles = {"naive": "o", "vec4": "s"}
+for backend, lines, colour, dash in [("cuda", cuda, _chart.COLOURS["cuda"], "-"),
+                                     ("wgpu", wgpu, _chart.COLOURS["wgpu"], "--")]:
+    for variant, points in lines.items():
+        sizes, times = zip(*sorted(points))
+        ax.plot(sizes, [t * 1e6 for t in times], dash, marker=styles[variant], color=colour,
+                label=f"{backend} {variant}")
+sizes = sorted({s for lines in (cuda, wgpu) for points in lines.values() for s, _ in points})
+ax.set_xscale("log", base=2)
+ax.set_xticks(sizes)
+ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda s, _: f"{s:g}"))
+ax.set_yscale("log")
+ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda t, _: f"{t:g}"))
+ax.yaxis.set_minor_formatter(plt.NullFormatter())
+every = [t * 1e6 for lines in (cuda, wgpu) for points in lines.values() for _, t in points]
+low, high = 10 ** math.floor(math.log10(min(every))), max(every) * 1.5
+ax.set_ylim(low, high)
+ax.set_yticks([m * 10 ** e for e in range(int(math.log10(low)), int(math.log10(high)) + 1) for m in (1, 2, 5)
+               if low <= m * 10 ** e <= high])
+ax.set_xlabel("threads per block (CUDA) or invocations per workgroup (wgpu)")
+ax.set_ylabel("kernel time, square 2^26 (µs, logarithmic)")
+ax.legend()
+figure.suptitle(
+    "One thread per element needs large blocks to keep the memory busy;\n"
+    "CUDA's grid-stride vec4 kernel hardly depends on the block size",
+    fontsize=12,
+)
+_chart.save(figure, "13-block-size", f"{CUDA} and docs/results/{WGPU}")
