@@ -1,0 +1,84 @@
+"""Chapter 18: what gpuworthy costs against the libraries a reader comes from, on the H200.
+
+Left: square 2^26, the kernel time of gpuworthy's CUDA `naive` and `vec4` (the first run of square on cuda in
+`nvidia-h200/variants-and-torch.txt`) beside `torch.square` and a device-to-device copy of the same bytes (the torch
+lines of the same file).
+
+Right: the host's cost of one Python call on 1024 floats resident on the GPU, `gpuworthy.expr(...)` against CuPy's
+`ElementwiseKernel`, in runs 1 and 2 of `nvidia-h200/python/overhead.txt`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, Tuple
+
+TIME = r"([0-9]+(?:\.[0-9]+)?\s*(?:µs|us|ms))"
+
+import matplotlib.pyplot as plt
+
+import _chart
+
+KERNELS = "nvidia-h200/variants-and-torch.txt"
+CALLS = "nvidia-h200/python/overhead.txt"
+
+# Left: the first square 2^26 run on cuda, and the torch lines.
+text = _chart.read(KERNELS)
+square = re.search(r"^square 67108864 on cuda .*?\n(.*?)\n  kernel clock", text, re.M | re.S).group(1)  # type: ignore[union-attr]
+bars: List[Tuple[str, str, str]] = []  # (label, the time as the file writes it, colour)
+for variant, shade in [("naive", "#98df8a"), ("vec4", _chart.COLOURS["cuda"])]:
+    line = next(l for l in square.splitlines() if re.match(rf"\s+{variant}\s", l))
+    bars.append((f"gpuworthy cuda {variant}", re.findall(TIME, line)[3], shade))
+for name, label, shade in [("torch.square, 2^26", "torch.square", _chart.COLOURS["torch"]),
+                           ("device-to-device copy, 2^26 floats", "device-to-device copy", "#bbbbbb")]:
+    line = next(l for l in text.splitlines() if l.startswith(name))
+    bars.append((label, re.findall(TIME, line[len(name):])[0], shade))
+
+# Right: the first two runs of the call-cost bench.
+runs = re.split(r"\n(?=\$ )", _chart.read(CALLS))[:2]
+calls = []  # (run, gpuworthy's time, CuPy's time, as the file writes them)
+for block in runs:
+    run = re.search(r"# (run \d+)", block).group(1)  # type: ignore[union-attr]
+    ours = re.search(rf"^gpuworthy\.expr.*:\s*{TIME} per call", block, re.M).group(1)  # type: ignore[union-attr]
+    theirs = re.search(rf"^cupy\.ElementwiseKernel.*:\s*{TIME} per call", block, re.M).group(1)  # type: ignore[union-attr]
+    calls.append((run, ours, theirs))
+
+figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1.7, 1]})
+
+
+
+def micro(written: str) -> float:
+    """A time as the file writes it, in µs."""
+    return _chart.seconds(written) * 1e6
+
+
+def shown(written: str) -> str:
+    """A time with the file's digits, `us` written `µs`."""
+    return " " + re.sub(r"\s*us$", " µs", written)
+
+
+left.barh([label for label, _, _ in bars], [micro(t) for _, t, _ in bars], color=[c for _, _, c in bars])
+left.invert_yaxis()
+for y, (_, t, _) in enumerate(bars):
+    left.text(micro(t), y, shown(t), va="center", fontsize=9)
+left.set_xlim(right=max(micro(t) for _, t, _ in bars) * 1.2)
+left.set_xlabel("kernel µs on the GPU")
+left.set_title("square 2^26 on the H200", fontsize=10, loc="left")
+
+height = 0.38
+for k, (who, colour) in enumerate([("gpuworthy.expr", _chart.COLOURS["cuda"]), ("CuPy ElementwiseKernel", "#9467bd")]):
+    ys = [i + (k - 0.5) * height for i in range(len(calls))]
+    written = [call[1 + k] for call in calls]
+    right.barh(ys, [micro(t) for t in written], height=height, color=colour, label=who)
+    for y, t in zip(ys, written):
+        right.text(micro(t), y, shown(t), va="center", fontsize=9)
+right.set_yticks(range(len(calls)), [run for run, _, _ in calls])
+right.invert_yaxis()
+right.set_xlim(right=max(max(micro(o), micro(t)) for _, o, t in calls) * 1.35)
+right.set_xlabel("host µs per Python call, 1024 floats")
+right.set_title("one call from Python", fontsize=10, loc="left")
+right.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+
+figure.suptitle("gpuworthy's vec4 square takes the time of torch.square and of a copy of the same bytes,\n"
+                "and its Python call costs what CuPy's does", fontsize=12)
+_chart.save(figure, "18-coming-from", f"{KERNELS} and docs/results/{CALLS}")
