@@ -18,13 +18,8 @@ for block in text.split("$ gpuworthy")[1:]:
         runs.append((backend, _chart.times_in(row.group(1))[:3]))
 
 fig, ax = _chart.plt.subplots()
-height = 0.25
-for k, (clock, shade) in enumerate(zip(CLOCKS, SHADES)):
-    ys = [i + (k - 1) * height for i in range(len(runs))]
-    values = [times[k] * 1e6 for _, times in runs]
-    ax.barh(ys, values, height=height, color=shade, label=clock)
-    for y, v in zip(ys, values):
-        ax.text(v, y, f" {v:.3g} µs", va="center", fontsize=9)
+series = [(clock, [times[k] * 1e6 for _, times in runs], shade) for k, (clock, shade) in enumerate(zip(CLOCKS, SHADES))]
+_chart.grouped_bars(ax, len(runs), series, "µs")
 ax.set_yticks(range(len(runs)), [f"{backend} square 2^24" for backend, _ in runs])
 ax.invert_yaxis()
 ax.set_xscale("log")

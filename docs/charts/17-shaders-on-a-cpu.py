@@ -25,14 +25,11 @@ lavapipe = next(times for name, times in runs if name.startswith("wgpu"))
 ratio = lavapipe[3] / cpu[3]
 
 fig, ax = _chart.plt.subplots(figsize=(9, 4.2))
-height = 0.38
-for k, (name, times) in enumerate(runs):
-    colour = _chart.COLOURS["wgpu" if name.startswith("wgpu") else "cpu"]
-    ys = [p + (k - 0.5) * height for p in range(len(PHASES))]
-    values = [times[column] * 1e3 for _, column in PHASES]
-    ax.barh(ys, values, height=height, color=colour, label=name)
-    for y, v in zip(ys, values):
-        ax.text(v, y, f" {v:.3g} ms", va="center", fontsize=9)
+series = [
+    (name, [times[column] * 1e3 for _, column in PHASES], _chart.COLOURS["wgpu" if name.startswith("wgpu") else "cpu"])
+    for name, times in runs
+]
+_chart.grouped_bars(ax, len(PHASES), series, "ms")
 ax.set_yticks(range(len(PHASES)), [f"square 2^24\n{phase}" for phase, _ in PHASES])
 ax.invert_yaxis()
 ax.set_xlabel("ms")

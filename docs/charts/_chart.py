@@ -75,3 +75,14 @@ def bars(ax: "plt.Axes", labels: List[str], values: List[float], colours: List[s
 def pairs(text: str, pattern: str) -> List[Tuple[str, ...]]:
     """Every match of `pattern` in `text`, as tuples."""
     return re.findall(pattern, text)
+
+
+def grouped_bars(ax: "plt.Axes", groups: int, series: List[Tuple[str, List[float], str]], unit: str) -> None:
+    """Horizontal bars in `groups` rows, one bar a row for each of `series` (name, values, colour), side by side
+    within the row, each with its value written at its end."""
+    height = 0.75 / len(series)
+    for k, (name, values, colour) in enumerate(series):
+        ys = [g + (k - (len(series) - 1) / 2) * height for g in range(groups)]
+        ax.barh(ys, values, height=height, color=colour, label=name)
+        for y, v in zip(ys, values):
+            ax.text(v, y, f" {v:.3g} {unit}", va="center", fontsize=9)
