@@ -6,7 +6,7 @@
 
 // ---------------------------------------------------------------------------
 // The tensor-core rungs (compute capability 8.0 and newer): the same tiling,
-// with each warp's 64 x 64 block of C computed by `mma.sync` instructions
+// with each warp's block of C computed by `mma.sync` instructions
 // instead of FMAs. A tensor core multiplies a 16 x 16 tile of A by a 16 x 8
 // tile of B (16 x 8 x 8 in TF32) per instruction, from operands held in
 // registers in a layout fixed by the PTX ISA ("mma.m16n8k16 fragments"):
@@ -30,14 +30,17 @@
 // running at once share rows of A and columns of B in L2.
 //
 // Precision: bf16 and fp16 multiply 16-bit inputs (the host rounds A and B
-// to them once, on the device: `matmul_round_to_bf16` / `_f16`); TF32 rounds
-// each f32 operand to TF32 to nearest (`cvt.rna.tf32.f32`) as it leaves
-// shared memory. Products are exact and summed in f32 in every precision.
+// to them once, on the device: `matmul_round_to_bf16` / `_f16`); TF32 hands
+// the tensor core each f32 operand, whose low 13 bits it ignores (truncation:
+// `tc_to_tf32`). Products are exact and summed in f32 in every precision.
 //
-// Launch: TC_THREADS (256) threads = 8 warps as 2 (rows) x 4 (columns), a
-// TC_BM x TC_BN (128 x 256) block of C per block, grid = (ceil(N / TC_BN),
-// ceil(M / TC_BM)), dynamic shared memory of TC16_STAGES (TC32_STAGES)
-// stages of TC16_BK (TC32_BK) deep tiles.
+// Launch: TC_THREADS threads = warps as (TC_BM / TC_WARP_M) rows x (TC_BN /
+// TC_WARP_N) columns of warp tiles, a TC_BM x TC_BN block of C per block, at
+// least TC_MIN_BLOCKS blocks an SM (the register budget follows), grid =
+// (ceil(N / TC_BN), ceil(M / TC_BM)), dynamic shared memory of TC16_STAGES
+// (TC32_STAGES) stages of TC16_BK (TC32_BK) deep tiles. The host chooses
+// these (cuda/src/workloads/matmul.rs); bench-suite/peers/tensor_core_lab.py
+// times other choices from this same file.
 // Any M, K, N: a row whose 16 bytes are not all in range or not aligned
 // (K or N not a multiple of 8 halves / 4 floats) is loaded element by
 // element with zeros past the edge, and stores are guarded.
@@ -50,6 +53,15 @@
 #endif
 #ifndef TC_BN
 #error "TC_BN is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_WARP_M
+#error "TC_WARP_M is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_WARP_N
+#error "TC_WARP_N is defined by the host: cuda/src/launch.rs"
+#endif
+#ifndef TC_MIN_BLOCKS
+#error "TC_MIN_BLOCKS is defined by the host: cuda/src/launch.rs"
 #endif
 #ifndef TC16_STAGES
 #error "TC16_STAGES is defined by the host: cuda/src/launch.rs"
@@ -68,13 +80,15 @@
 #define TC_AVAILABLE 1
 #endif
 
-// Each warp's block of C: 64 x 64, as 4 x 8 mma tiles of 16 x 8.
-#define TC_WARP_M 64
-#define TC_WARP_N 64
+// Each warp's block of C: TC_WARP_M x TC_WARP_N, as TC_MT x TC_NT mma tiles of 16 x 8.
+#define TC_MT (TC_WARP_M / 16)
+#define TC_NT (TC_WARP_N / 8)
+#define TC_WARPS_N (TC_BN / TC_WARP_N)
 // Rows of block tiles a group of blocks walks down before the next column.
 #define TC_GROUP 8
-static_assert(TC_THREADS == 256 && TC_BM == 2 * TC_WARP_M && TC_BN == 4 * TC_WARP_N,
-              "8 warps as 2 x 4 warp tiles of 64 x 64");
+static_assert(TC_BM % TC_WARP_M == 0 && TC_BN % TC_WARP_N == 0 && TC_WARP_M % 16 == 0 && TC_WARP_N % 16 == 0,
+              "whole warp tiles of whole mma tiles (column tiles in pairs, for ldmatrix.x4.trans)");
+static_assert((TC_BM / TC_WARP_M) * TC_WARPS_N * 32 == TC_THREADS, "one warp per warp tile");
 
 __device__ __forceinline__ unsigned tc_shared_address(const void* p)
 {
@@ -139,20 +153,23 @@ __device__ __forceinline__ void tc_copy16_to(unsigned shared, const void* global
 #endif
 }
 
-// An f32 (as its bits) rounded to TF32, to nearest with ties away from zero.
+// An f32 (as its bits) as a TF32 operand: as it is. The tensor core reads
+// the 10 mantissa bits TF32 keeps and ignores the 13 below them, which
+// truncates; rounding each operand to nearest first (`cvt.rna.tf32.f32` as
+// it left shared memory) cost 16% of the kernel's time at 8192^3 on an H200
+// (147 TFLOP/s rounded, 175 truncated; measured:
+// docs/results/nvidia-h200/precision/README.md), and truncation is within
+// the TF32 check's bound, which allows a directed rounding
+// (core/src/precision.rs: `input_unit_roundoff`), as cuBLAS's TF32 needs too.
 __device__ __forceinline__ unsigned tc_to_tf32(unsigned bits)
 {
-    unsigned rounded = bits;
-#ifdef TC_AVAILABLE
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(__uint_as_float(bits)));
-#endif
-    return rounded;
+    return bits;
 }
 
-// One warp's operands for one step of K: A's 4 row tiles, B's 8 column tiles.
+// One warp's operands for one step of K: A's TC_MT row tiles, B's TC_NT column tiles.
 struct TcFragments {
-    unsigned a[4][4];
-    unsigned b[8][2];
+    unsigned a[TC_MT][4];
+    unsigned b[TC_NT][2];
 };
 
 // The 16-bit precisions: bf16 (BF16) or fp16 values, steps of 16.
@@ -177,11 +194,11 @@ struct Tc16 {
     static __device__ __forceinline__ void load(TcFragments& f, unsigned a, unsigned b, int k)
     {
 #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) {
+        for (int mt = 0; mt < TC_MT; ++mt) {
             tc_ldmatrix_x4(f.a[mt], a + (mt * 16 * A_STRIDE + k) * sizeof(T));
         }
 #pragma unroll
-        for (int np = 0; np < 4; ++np) {
+        for (int np = 0; np < TC_NT / 2; ++np) {
             unsigned r[4];
             tc_ldmatrix_x4_trans(r, b + (k * B_STRIDE + np * 16) * sizeof(T));
             f.b[2 * np][0] = r[0];
@@ -232,7 +249,7 @@ struct Tc32 {
     static __device__ __forceinline__ void load(TcFragments& f, unsigned a, unsigned b, int k)
     {
 #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) {
+        for (int mt = 0; mt < TC_MT; ++mt) {
             tc_ldmatrix_x4(f.a[mt], a + (mt * 16 * A_STRIDE + k) * sizeof(T));
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
@@ -240,7 +257,7 @@ struct Tc32 {
             }
         }
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
+        for (int nt = 0; nt < TC_NT; ++nt) {
             f.b[nt][0] = tc_to_tf32(tc_load_shared_32(b + (k * B_STRIDE + nt * 8) * sizeof(T)));
             f.b[nt][1] = tc_to_tf32(tc_load_shared_32(b + ((k + 4) * B_STRIDE + nt * 8) * sizeof(T)));
         }
@@ -277,8 +294,9 @@ __device__ __forceinline__ void tc_load_tile(unsigned stage, typename P::T* sA, 
     constexpr int A_CHUNKS_PER_ROW = P::BK / VECTOR;
     constexpr int B_CHUNKS_PER_ROW = TC_BN / VECTOR;
     constexpr int A_ROWS_PER_PASS = TC_THREADS / A_CHUNKS_PER_ROW, B_ROWS_PER_PASS = TC_THREADS / B_CHUNKS_PER_ROW;
-    static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (P::BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0,
-                  "every thread copies the same number of chunks");
+    static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (P::BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0 &&
+                      TC_THREADS % A_CHUNKS_PER_ROW == 0 && TC_THREADS % B_CHUNKS_PER_ROW == 0,
+                  "every thread copies the same number of chunks, whole rows a pass");
     if (interior) {
 #pragma unroll
         for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
@@ -324,15 +342,16 @@ __device__ __forceinline__ void tc_load_tile(unsigned stage, typename P::T* sA, 
     }
 }
 
-// Stores a warp's 64 x 64 accumulators into C, guarding the edges.
-__device__ __forceinline__ void tc_store(float* C, const float (&acc)[4][8][4], int M, int N, int row0, int col0)
+// Stores a warp's TC_WARP_M x TC_WARP_N accumulators into C, guarding the edges.
+__device__ __forceinline__ void tc_store(float* C, const float (&acc)[TC_MT][TC_NT][4], int M, int N, int row0,
+                                         int col0)
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const bool pairs_aligned = (N & 1) == 0;
 #pragma unroll
-    for (int mt = 0; mt < 4; ++mt) {
+    for (int mt = 0; mt < TC_MT; ++mt) {
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
+        for (int nt = 0; nt < TC_NT; ++nt) {
             const int c = col0 + nt * 8 + 2 * t;
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
@@ -366,7 +385,7 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
     extern __shared__ __align__(16) unsigned char tc_shared[];
     T* stages = reinterpret_cast<T*>(tc_shared);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int warp_row = (warp >> 2) * TC_WARP_M, warp_col = (warp & 3) * TC_WARP_N;
+    const int warp_row = (warp / TC_WARPS_N) * TC_WARP_M, warp_col = (warp % TC_WARPS_N) * TC_WARP_N;
 
     // Block b of the grid takes tile (row, column) walking TC_GROUP rows of tiles down each column in turn.
     const int tile_columns = gridDim.x, tile_rows = gridDim.y;
@@ -390,7 +409,7 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
     const unsigned b_to = (TC_BM * P::A_STRIDE + b_row * P::B_STRIDE + b_column) * sizeof(T);
     const unsigned shared = tc_shared_address(stages);
     const unsigned a_lane = P::a_lane(warp_row, lane), b_lane = TC_BM * P::A_STRIDE * sizeof(T) + P::b_lane(warp_col, lane);
-    float acc[4][8][4] = {};
+    float acc[TC_MT][TC_NT][4] = {};
 
     auto load_tile = [&](int tile) {
         const int stage = tile % P::STAGES;
@@ -422,11 +441,11 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
             TcFragments f;
             P::load(f, stage + a_lane, stage + b_lane, step * P::STEP);
 #pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
+            for (int mt = 0; mt < TC_MT; ++mt) {
 #pragma unroll
-                for (int nt = 0; nt < 8; ++nt) {
-                    // Down a column and back up the next, so that consecutive products share an operand.
-                    const int n = (mt & 1) ? 7 - nt : nt;
+                for (int nt = 0; nt < TC_NT; ++nt) {
+                    // Along a row of tiles and back along the next, so that consecutive products share an operand.
+                    const int n = (mt & 1) ? TC_NT - 1 - nt : nt;
                     P::mma(acc[mt][n], f.a[mt], f.b[n]);
                 }
             }
@@ -437,19 +456,19 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS)
 matmul_mma_bf16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
 {
     tc_matmul<Tc16<true>>(A, B, C, M, K, N);
 }
 
-extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS)
 matmul_mma_f16(const unsigned short* A, const unsigned short* B, float* C, int M, int K, int N)
 {
     tc_matmul<Tc16<false>>(A, B, C, M, K, N);
 }
 
-extern "C" __global__ void __launch_bounds__(TC_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS)
 matmul_mma_tf32(const float* A, const float* B, float* C, int M, int K, int N)
 {
     tc_matmul<Tc32>(A, B, C, M, K, N);

@@ -34,6 +34,26 @@ pub fn compile_options(major: i32, minor: i32) -> Vec<String> {
     vec![format!("--gpu-architecture={kind}_{major}{minor}"), "--std=c++17".into(), "-lineinfo".into()]
 }
 
+/// Which code a file is compiled into: for the device's architecture family (`sm_90`, what every file but a few
+/// needs), or for its exact architecture (`sm_90a`: instructions such as Hopper's `wgmma`, which the family target
+/// does not have; the code loads on that architecture only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// `sm_XY` (or `compute_XY`).
+    Family,
+    /// `sm_XYa` (or `compute_XYa`).
+    ArchitectureSpecific,
+}
+
+/// [`compile_options`] for `target`.
+fn target_options(major: i32, minor: i32, target: Target) -> Vec<String> {
+    let mut options = compile_options(major, minor);
+    if target == Target::ArchitectureSpecific {
+        options[0].push('a');
+    }
+    options
+}
+
 /// The prefix of the option that asks NVRTC for a binary of a real architecture.
 const REAL_ARCHITECTURE: &str = "--gpu-architecture=sm_";
 
@@ -146,19 +166,14 @@ impl CudaBackend {
         // `-lineinfo` writes (which `ncu --import-source yes` and compute-sanitizer read) name the file a reader can
         // open, when the program runs from the project's root.
         let path = format!("{SOURCE_FOLDER}/{}", file.file);
-        self.compile_module(file.source, &path, &define_options(), kernel).map(|loaded| loaded.module)
-    }
-
-    /// `source` compiled by NVRTC for this device with its [`compile_options`] and `extra`, and loaded: see
-    /// [`ModuleCompiler::compile`].
-    pub(crate) fn compile_module(
-        &self,
-        source: &str,
-        program: &str,
-        extra: &[String],
-        kernel: &str,
-    ) -> Result<LoadedModule> {
-        self.module_compiler().compile(source, program, extra, kernel)
+        let target = if crate::workloads::ARCHITECTURE_SPECIFIC_FILES.contains(&file.file) {
+            Target::ArchitectureSpecific
+        } else {
+            Target::Family
+        };
+        self.module_compiler()
+            .compile_for(target, file.source, &path, &define_options(), kernel)
+            .map(|loaded| loaded.module)
     }
 
     /// What compiling and loading a module for this backend needs, apart from the backend, for a thread of its own.
@@ -186,9 +201,9 @@ pub(crate) struct ModuleCompiler {
 }
 
 impl ModuleCompiler {
-    /// The options `source` compiles with ([`compile_options`] and `extra`), and its key in the caches.
-    fn options_and_key(&self, source: &str, extra: &[String]) -> (Vec<String>, String) {
-        let mut options = compile_options(self.capability.0, self.capability.1);
+    /// The options `source` compiles with for `target` ([`compile_options`] and `extra`), and its key in the caches.
+    fn options_and_key(&self, source: &str, extra: &[String], target: Target) -> (Vec<String>, String) {
+        let mut options = target_options(self.capability.0, self.capability.1, target);
         options.extend(extra.iter().cloned());
         let key = module_key(source, &options, &self.toolchain);
         (options, key)
@@ -197,7 +212,7 @@ impl ModuleCompiler {
     /// The module of `source` and `extra` where it is loaded already or a previous process left it on disk; `None`
     /// where it would have to be compiled.
     pub(crate) fn find(&self, source: &str, extra: &[String]) -> Option<LoadedModule> {
-        let (_, key) = self.options_and_key(source, extra);
+        let (_, key) = self.options_and_key(source, extra, Target::Family);
         self.find_by_key(&key)
     }
 
@@ -226,7 +241,19 @@ impl ModuleCompiler {
     /// ([`DiskCache`]), by a hash of the source, every option (the architecture among them) and the toolchain, not by
     /// a name: two sources never share an entry, and the same source compiled twice is compiled once.
     pub(crate) fn compile(&self, source: &str, program: &str, extra: &[String], kernel: &str) -> Result<LoadedModule> {
-        let (options, key) = self.options_and_key(source, extra);
+        self.compile_for(Target::Family, source, program, extra, kernel)
+    }
+
+    /// [`ModuleCompiler::compile`] into `target`'s code.
+    pub(crate) fn compile_for(
+        &self,
+        target: Target,
+        source: &str,
+        program: &str,
+        extra: &[String],
+        kernel: &str,
+    ) -> Result<LoadedModule> {
+        let (options, key) = self.options_and_key(source, extra, target);
         if let Some(loaded) = self.find_by_key(&key) {
             return Ok(loaded);
         }

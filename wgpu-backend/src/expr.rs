@@ -14,8 +14,10 @@
 //! then one workgroup combines the partials and applies the post-map.
 //!
 //! Arrays of 16-bit elements (`--dtype f16|bf16`) are bound as two words per four elements, widened to `f32` as they
-//! are read and rounded to nearest even, in integer arithmetic, as they are written (`Stored`): WGSL's `f16` type
-//! needs the `shader-f16` feature, and its `pack2x16float` may round either way, so neither is used.
+//! are read and rounded to nearest even as they are written (`Stored`). WGSL's `f16` type needs the `shader-f16`
+//! feature, so it is not used; its `pack2x16float` may round either way, so f16 is rounded by it only where a probe
+//! found that this adapter's rounds to nearest even ([`F16Narrowing`]), and in integer arithmetic elsewhere (and
+//! always for bf16, which WGSL has no conversion for).
 //!
 //! The source is written by the shared lowering ([`codegen`]) in two dialects of WGSL: `Guarded` and `Vec4`.
 //! Where Vulkan's bound on a builtin is too loose for the language, a helper computes the function itself: `atan`
@@ -688,6 +690,12 @@ fn narrow_f16(w: vec4<f32>) -> vec2<u32> {
 }
 "#;
 
+/// f16 in two words, rounded by `pack2x16float` where the probe found it exact ([`F16Narrowing::Pack`]).
+const F16_PACK_HELPERS: &str = r#"
+fn widen_f16(v: vec2<u32>) -> vec4<f32> { return vec4<f32>(unpack2x16float(v.x), unpack2x16float(v.y)); }
+fn narrow_f16(w: vec4<f32>) -> vec2<u32> { return vec2<u32>(pack2x16float(w.xy), pack2x16float(w.zw)); }
+"#;
+
 /// bf16 in two words: an element is the upper half of an `f32`; the rounding adds just under half of the dropped
 /// 16 bits, and the kept bit's parity, and keeps a NaN a (quiet) NaN.
 const BF16_HELPERS: &str = r#"
@@ -702,6 +710,80 @@ fn narrow_bf16(w: vec4<f32>) -> vec2<u32> {
 }
 "#;
 
+/// How the generated shaders round `f32` values to f16 as they store them.
+///
+/// `pack2x16float` is one instruction; the integer rounding some twenty. On an H200 through Vulkan, `y = 2*x + 1` on
+/// 2^26 f16 elements ran at 3197 GB/s with the integer rounding and 3594 with `pack2x16float`, as fast as a copy of
+/// the same bytes (3599; measured: docs/results/nvidia-h200/half/README.md). WGSL lets `pack2x16float` round either
+/// way and leaves values past f16's range undefined, so the backend takes it only where [`probe_f16_pack`] found it
+/// rounding every case to nearest even.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum F16Narrowing {
+    /// `pack2x16float`: this adapter rounds to nearest even, overflows to infinity and keeps subnormals.
+    Pack,
+    /// The rounding in integer arithmetic on the bits (`F16_HELPERS`).
+    Integer,
+}
+
+/// The probe's `pack2x16float` over an array of `f32`, one word per value (the f16 in its low half).
+const PACK_PROBE: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<u32>;
+@compute @workgroup_size(64)
+fn pack_probe(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x < arrayLength(&x)) { y[id.x] = pack2x16float(vec2<f32>(x[id.x], 0.0)); }
+}
+"#;
+
+/// The values the probe packs: every finite f16 value of either sign, the midpoint between it and the next (ties,
+/// which must go to the even neighbour; the last is 65520, which must overflow to infinity) and the `f32` values on
+/// either side of each midpoint (which must not round as ties), infinities, NaN, and `f32` values far past f16's
+/// range or below its smallest subnormal. 253,958 values, one dispatch.
+fn pack_probe_values() -> Vec<f32> {
+    let mut values = Vec::with_capacity(8 * 0x7c00 + 6);
+    for bits in 0u16..0x7c00 {
+        let here = Dtype::F16.decode(bits);
+        let midpoint = (here + Dtype::F16.decode(bits + 1)) / 2.0; // exact: one bit more than f16's
+        let (below, above) = (f32::from_bits(midpoint.to_bits() - 1), f32::from_bits(midpoint.to_bits() + 1));
+        for x in [here, midpoint, below, above] {
+            values.extend([x, -x]);
+        }
+    }
+    values.extend([f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, -1e9, 1e-30]);
+    values
+}
+
+/// Runs `pack2x16float` over [`pack_probe_values`] on `backend` and compares each result with Rust's rounding to
+/// nearest even (`Dtype::encode`): any NaN for a NaN, the same bits otherwise. The integer rounding where a value
+/// differs, or where the probe itself fails.
+pub fn probe_f16_pack(backend: &WgpuBackend) -> F16Narrowing {
+    let run = || -> Result<bool> {
+        let values = pack_probe_values();
+        let pipeline = backend.custom_pipeline(PACK_PROBE, "pack_probe")?;
+        let x = backend.storage_buffer("pack probe input", &values)?;
+        let y = backend.zeroed_storage_buffer("pack probe output", 4 * values.len().next_multiple_of(4) as u64)?;
+        let group = backend.bind_buffers(&pipeline, &[(0, &x), (1, &y)])?;
+        let words = values.len().next_multiple_of(4) as u32;
+        backend.dispatch(&pipeline, &group, (words.div_ceil(64), 1, 1))?;
+        let packed: Vec<u32> = backend.read_buffer(&y, values.len())?;
+        Ok(values.iter().zip(&packed).all(|(&x, &word)| {
+            let (got, want) = ((word & 0xffff) as u16, Dtype::F16.encode(x));
+            got == want || (x.is_nan() && Dtype::F16.decode(got).is_nan())
+        }))
+    };
+    match run() {
+        Ok(true) => F16Narrowing::Pack,
+        _ => F16Narrowing::Integer,
+    }
+}
+
+impl WgpuBackend {
+    /// How this adapter's expression shaders round to f16: [`probe_f16_pack`]'s answer, found on first use.
+    pub fn f16_narrowing(&self) -> F16Narrowing {
+        *self.f16_narrowing.get_or_init(|| probe_f16_pack(self))
+    }
+}
+
 /// The WGSL of an elementwise program: entry point `expr_map`, four elements per invocation.
 ///
 /// Every array is bound as `array<vec4<f32>>`: an invocation loads one `vec4` of each input, computes its four
@@ -712,7 +794,9 @@ fn narrow_bf16(w: vec4<f32>) -> vec2<u32> {
 /// no caller sees. The scalar form of this kernel fell well short of the copy peak through Vulkan
 /// (`docs/results/nvidia-h100/README.md`). Arrays of 16-bit elements are bound as two words per four elements,
 /// widened as they are read and rounded as they are written ([`Stored`]).
-pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
+///
+/// `narrowing` says how f16 outputs are rounded ([`F16Narrowing`]); f32 and bf16 arrays ignore it.
+pub fn elementwise_source(program: &Program, dtype: Dtype, narrowing: F16Narrowing) -> String {
     let stored = Stored(dtype);
     // 16-bit arrays: eight elements an invocation, 16 bytes a load as for f32 ([`elements_per_invocation`]).
     let array = if dtype.is_half() { "array<vec4<u32>>" } else { stored.array_type() };
@@ -736,7 +820,7 @@ pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
         }
     }
     s.push_str(HELPERS);
-    s.push_str(stored.helpers());
+    s.push_str(if dtype == Dtype::F16 && narrowing == F16Narrowing::Pack { F16_PACK_HELPERS } else { stored.helpers() });
     let outputs = program.outputs.len();
     let parameters: Vec<String> = (0..program.inputs.len()).map(|k| format!("a{k}: f32")).collect();
     let _ = writeln!(s, "fn gw_element({}) -> array<f32, {outputs}> {{", parameters.join(", "));
@@ -1068,7 +1152,8 @@ impl WgpuBackend {
                 self.generated_pipeline(&source, "expr_finish")?,
             ])
         } else {
-            Ok(vec![self.generated_pipeline(&elementwise_source(program, dtype), "expr_map")?])
+            let source = elementwise_source(program, dtype, self.f16_narrowing());
+            Ok(vec![self.generated_pipeline(&source, "expr_map")?])
         }
     }
 
@@ -1305,6 +1390,44 @@ mod tests {
     use gpuworthy_core::expr::{CONFORMANCE_LENGTHS, Expr};
     use std::sync::Arc;
 
+    /// Both roundings to f16 the shaders can take agree with Rust's on every case the probe packs: the integer one
+    /// always (it is the fallback wherever `pack2x16float` is not exact), `pack2x16float` where the probe chose it.
+    /// The conformance tests then round every f16 bit pattern through whichever this adapter uses.
+    #[test]
+    fn both_roundings_to_f16_round_to_nearest_even_where_they_are_used() {
+        let Some(backend) = BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new()) else { return };
+        let mut values = pack_probe_values();
+        values.resize(values.len().next_multiple_of(4), 0.0);
+        for (helpers, used) in [(F16_HELPERS, true), (F16_PACK_HELPERS, backend.f16_narrowing() == F16Narrowing::Pack)] {
+            if !used {
+                eprintln!("{}: pack2x16float does not round to nearest even here: not used", backend.adapter_info().name);
+                continue;
+            }
+            let source = format!(
+                "@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;\n\
+                 @group(0) @binding(1) var<storage, read_write> y: array<vec2<u32>>;\n{helpers}\n\
+                 @compute @workgroup_size(64) fn narrow(@builtin(global_invocation_id) id: vec3<u32>) {{\n\
+                 if (id.x < arrayLength(&x)) {{ y[id.x] = narrow_f16(x[id.x]); }} }}"
+            );
+            let pipeline = backend.custom_pipeline(&source, "narrow").unwrap();
+            let x = backend.storage_buffer("x", &values).unwrap();
+            let y = backend.zeroed_storage_buffer("y", 2 * values.len() as u64).unwrap();
+            let group = backend.bind_buffers(&pipeline, &[(0, &x), (1, &y)]).unwrap();
+            backend.dispatch(&pipeline, &group, ((values.len() as u32 / 4).div_ceil(64), 1, 1)).unwrap();
+            let words: Vec<u32> = backend.read_buffer(&y, values.len() / 2).unwrap();
+            for (i, &x) in values.iter().enumerate() {
+                let got = (words[i / 2] >> (16 * (i % 2))) as u16;
+                let want = Dtype::F16.encode(x);
+                assert!(
+                    got == want || (x.is_nan() && Dtype::F16.decode(got).is_nan()),
+                    "{}: {x:e} ({:#010x}) rounded to {got:#06x}, want {want:#06x}",
+                    if helpers == F16_PACK_HELPERS { "pack2x16float" } else { "integer rounding" },
+                    x.to_bits()
+                );
+            }
+        }
+    }
+
     const CASES: [(&str, &[&str], &[f32]); 11] = [
         ("y = erf(x) + expm1(x) + log1p(abs(x)) + sinh(x * 3) - cosh(x * 3)", &[], &[]),
         ("y = atan(x * 3); z = atan2(x, y - 0.5) + asin(x * 0.9) + acos(x * 0.9)", &[], &[]),
@@ -1349,7 +1472,7 @@ mod tests {
     #[test]
     fn an_elementwise_kernel_computes_on_vec4s_and_guards_only_where_a_value_is_special() {
         let program = Expr::parse("y = x / z + 2").unwrap().bind(&[]).unwrap();
-        let source = elementwise_source(&program, Dtype::F32);
+        let source = elementwise_source(&program, Dtype::F32, F16Narrowing::Integer);
         crate::validate_wgsl(&source, "expr_map").unwrap();
         let map = &source[source.find("fn expr_map").unwrap()..];
         // The common path: operators on vec4s, no helper, one test of the exponents before the guarded path.
@@ -1513,7 +1636,7 @@ mod tests {
     #[test]
     fn the_generated_source_holds_no_text_of_the_expression() {
         let program = Expr::parse("secret_name = 0.1 * secret_input").unwrap().bind(&[]).unwrap();
-        let source = elementwise_source(&program, Dtype::F32);
+        let source = elementwise_source(&program, Dtype::F32, F16Narrowing::Integer);
         let kernel = source.split("fn expr_map").nth(1).unwrap();
         assert!(!source.contains("secret") && !kernel.contains("0.1"), "{source}");
         assert!(source.contains(&format!("{:#010x}", 0.1f32.to_bits())), "{source}");

@@ -95,6 +95,8 @@ pub struct WgpuBackend {
     pipelines: Mutex<HashMap<&'static str, Arc<wgpu::ComputePipeline>>>,
     /// Pipelines made from callers' WGSL ([`WgpuBackend::custom_pipeline`]), by a hash of source and entry point.
     custom_pipelines: Mutex<HashMap<u64, Arc<wgpu::ComputePipeline>>>,
+    /// How the expression shaders round `f32` to f16 here, found once by [`expr`]'s probe of `pack2x16float`.
+    f16_narrowing: std::sync::OnceLock<expr::F16Narrowing>,
     /// Mappable buffers for downloads, by size, reused while sizes repeat.
     staging: Mutex<HashMap<u64, Vec<wgpu::Buffer>>>,
     timer: Option<Timer>,
@@ -312,6 +314,7 @@ impl WgpuBackend {
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
             custom_pipelines: Mutex::new(HashMap::new()),
+            f16_narrowing: std::sync::OnceLock::new(),
             staging: Mutex::new(HashMap::new()),
             timer,
             shader_checks,

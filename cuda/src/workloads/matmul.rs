@@ -44,6 +44,11 @@ pub(crate) const MATMUL_WARPTILE_COLUMNS: u32 = 256;
 pub(crate) const TENSOR_CORE_THREADS: u32 = 256;
 /// The block of C a tensor-core kernel computes: rows, columns.
 pub(crate) const TENSOR_CORE_TILE: (u32, u32) = (128, 256);
+/// The block of C one warp of a tensor-core kernel computes: rows, columns.
+pub(crate) const TENSOR_CORE_WARP_TILE: (u32, u32) = (64, 64);
+/// Blocks of a tensor-core kernel an SM must hold at once (`__launch_bounds__`): the registers a thread may take
+/// follow from it.
+pub(crate) const TENSOR_CORE_MIN_BLOCKS: u32 = 1;
 /// The depth of one tile of K in the 16-bit kernels (four `mma` steps of 16).
 pub(crate) const TENSOR_CORE_DEPTH_16BIT: u32 = 64;
 /// Tiles of K the 16-bit kernels keep in flight in shared memory: four ran no faster on an H200 and need more shared
@@ -53,6 +58,20 @@ pub(crate) const TENSOR_CORE_STAGES_16BIT: u32 = 3;
 pub(crate) const TENSOR_CORE_DEPTH_TF32: u32 = 32;
 /// Tiles of K the TF32 kernel keeps in flight in shared memory.
 pub(crate) const TENSOR_CORE_STAGES_TF32: u32 = 3;
+
+/// Warpgroups (128 threads each) of a block of the Hopper rungs (`matmul_wgmma.cu`): each computes 64 rows of the
+/// block's tile of C, so a block computes 192 rows. Three beat two (128 rows) by 13% in bf16 at 8192³ on an H200, and
+/// four (256 rows, 128 registers a thread) lost to three (measured: docs/results/nvidia-h200/precision/README.md).
+pub(crate) const WGMMA_WARPGROUPS: u32 = 3;
+/// The columns of C a Hopper block computes: 128 (`wgmma.m64n128k16`); 256 needed all 255 registers a thread and
+/// ran 27% slower.
+pub(crate) const WGMMA_COLUMNS: u32 = 128;
+/// Tiles of K (64 deep) a Hopper block keeps in shared memory: one being copied, one multiplied, one whose products
+/// may still run, and one more in flight.
+pub(crate) const WGMMA_STAGES: u32 = 4;
+/// The shared memory of a Hopper block: its stages of A's and B's tiles of 16-bit values, and 1024 bytes to align
+/// the first stage for the 128-byte swizzle (160 KiB).
+const WGMMA_SHARED_BYTES: u32 = WGMMA_STAGES * (64 * WGMMA_WARPGROUPS + WGMMA_COLUMNS) * 64 * 2 + 1024;
 
 /// The dynamic shared memory a tensor-core kernel on elements of `element_bytes` takes: `stages` tiles of K
 /// `depth` deep, each A's rows and B's, padded by 16 bytes (`matmul_tensor_cores.cu`: `tc_matmul`'s STAGE).
@@ -67,6 +86,33 @@ const SHARED_BYTES_16BIT: u32 = tensor_core_shared_bytes(2, TENSOR_CORE_DEPTH_16
 /// The shared memory of the TF32 kernel: 153 KiB.
 const SHARED_BYTES_TF32: u32 = tensor_core_shared_bytes(4, TENSOR_CORE_DEPTH_TF32, TENSOR_CORE_STAGES_TF32);
 
+/// How our tensor-core kernels are launched: the block of C each block computes (rows, columns), its threads, and
+/// its dynamic shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TensorCoreShape {
+    tile: (u32, u32),
+    threads: u32,
+    shared_bytes: u32,
+}
+
+impl TensorCoreShape {
+    /// The shape of a tensor-core variant's multiplying kernel.
+    fn of(variant: &Variant<MatmulLaunch>) -> TensorCoreShape {
+        match (variant.launch, variant.precision) {
+            (MatmulLaunch::Hopper, _) => TensorCoreShape {
+                tile: (64 * WGMMA_WARPGROUPS, WGMMA_COLUMNS),
+                threads: 128 * WGMMA_WARPGROUPS,
+                shared_bytes: WGMMA_SHARED_BYTES,
+            },
+            (_, precision) => TensorCoreShape {
+                tile: TENSOR_CORE_TILE,
+                threads: TENSOR_CORE_THREADS,
+                shared_bytes: if precision == Precision::Tf32 { SHARED_BYTES_TF32 } else { SHARED_BYTES_16BIT },
+            },
+        }
+    }
+}
+
 /// The shared memory the larger of the tensor-core kernels needs: a device that cannot give a block this much
 /// (Hopper offers 227 KiB; the A100 163, compute capability 8.6 and 8.9 99) is not offered them.
 const TENSOR_CORE_SHARED_BYTES: u32 =
@@ -79,8 +125,16 @@ pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive
 /// call wait for NVRTC to compile them (4.6 s on an H200; measured: docs/results/nvidia-h200/precision/README.md).
 pub(crate) const TENSOR_CORE_SOURCE: KernelSource = kernel_file!("matmul_tensor_cores.cu", ["matmul_mma_bf16", "matmul_mma_f16", "matmul_mma_tf32", "matmul_round_to_bf16", "matmul_round_to_f16"]);
 
+/// The Hopper rungs' source: `wgmma` exists only in the architecture-specific target `sm_90a`, which this file alone
+/// is compiled for ([`ARCHITECTURE_SPECIFIC_FILES`]).
+pub(crate) const WGMMA_SOURCE: KernelSource = kernel_file!("matmul_wgmma.cu", ["matmul_wgmma_bf16", "matmul_wgmma_f16"]);
+
+/// The files compiled for the device's architecture-specific target (`sm_90a` rather than `sm_90`): their kernels
+/// load only on that exact architecture.
+pub(crate) const ARCHITECTURE_SPECIFIC_FILES: &[&str] = &[WGMMA_SOURCE.file];
+
 /// The launch constants this workload's source takes from the host ([`crate::launch`]).
-pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC16_STAGES", TENSOR_CORE_STAGES_16BIT), ("TC32_STAGES", TENSOR_CORE_STAGES_TF32), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32)];
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC_WARP_M", TENSOR_CORE_WARP_TILE.0), ("TC_WARP_N", TENSOR_CORE_WARP_TILE.1), ("TC_MIN_BLOCKS", TENSOR_CORE_MIN_BLOCKS), ("TC16_STAGES", TENSOR_CORE_STAGES_16BIT), ("TC32_STAGES", TENSOR_CORE_STAGES_TF32), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32), ("WG_WARPGROUPS", WGMMA_WARPGROUPS), ("WG_BN", WGMMA_COLUMNS), ("WG_STAGES", WGMMA_STAGES)];
 
 /// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
 pub(crate) struct Blas {
@@ -197,6 +251,9 @@ pub(crate) enum MatmulLaunch {
     TensorCores,
     /// `cublasGemmEx` on 16-bit A and B (rounded by `kernels[0]`), `f32` C and sums.
     CublasGemmEx,
+    /// A Hopper kernel of ours (`wgmma`, compute capability 9.0 exactly): `kernels[0]` rounds the inputs to 16 bits,
+    /// `kernels[1]` multiplies them.
+    Hopper,
 }
 
 // The launch shapes of the hand-written kernels, from the constants the CUDA sources take as defines.
@@ -232,6 +289,10 @@ pub(crate) static VARIANTS: VariantTable<MatmulLaunch> = VariantTable {
         Variant::new("mma-fp16", &["matmul_round_to_f16", "matmul_mma_f16"], MatmulLaunch::TensorCores)
             .in_precision(Precision::Fp16),
         Variant::new("cublas-fp16", &["matmul_round_to_f16"], MatmulLaunch::CublasGemmEx).in_precision(Precision::Fp16),
+        Variant::new("wgmma-bf16", &["matmul_round_to_bf16", "matmul_wgmma_bf16"], MatmulLaunch::Hopper)
+            .in_precision(Precision::Bf16),
+        Variant::new("wgmma-fp16", &["matmul_round_to_f16", "matmul_wgmma_f16"], MatmulLaunch::Hopper)
+            .in_precision(Precision::Fp16),
     ],
 };
 
@@ -246,6 +307,12 @@ impl CudaBackend {
             MatmulLaunch::CublasFp32 => cublas_present(),
             MatmulLaunch::CublasTf32 | MatmulLaunch::CublasGemmEx => cublas_present() && tensor_cores,
             MatmulLaunch::TensorCores => tensor_cores && self.shared_optin >= TENSOR_CORE_SHARED_BYTES,
+            // `sm_90a` code loads on compute capability 9.0 only; NVRTC knows the target from CUDA 12.0.
+            MatmulLaunch::Hopper => {
+                self.capability == (9, 0)
+                    && crate::nvrtc_version() >= (12, 0)
+                    && self.shared_optin >= WGMMA_SHARED_BYTES
+            }
         }
     }
 
@@ -286,27 +353,28 @@ impl CudaBackend {
     }
 
     /// Launches our tensor-core `kernel` on `stream`: `c` (m × n) = `a` (m × k) · `b` (k × n), with `a` and `b`
-    /// of f32 (TF32) or 16-bit values.
+    /// of f32 (TF32) or 16-bit values, in blocks of `shape`.
     #[allow(clippy::too_many_arguments)]
     fn launch_tensor_core_kernel<T: cudarc::driver::DeviceRepr>(
         &self,
         stream: &Arc<CudaStream>,
         kernel: &'static str,
+        shape: TensorCoreShape,
         a: &CudaView<'_, T>,
         b: &CudaView<'_, T>,
         c: &mut CudaViewMut<'_, f32>,
         (m, k, n): (usize, usize, usize),
     ) -> Result<()> {
         let function = self.function(kernel)?;
-        let (rows, columns) = (u64::from(TENSOR_CORE_TILE.0), u64::from(TENSOR_CORE_TILE.1));
-        let shared = if size_of::<T>() == 4 { SHARED_BYTES_TF32 } else { SHARED_BYTES_16BIT };
-        let cfg = config(((n as u64).div_ceil(columns), (m as u64).div_ceil(rows)), (TENSOR_CORE_THREADS, 1), shared)?;
+        let (rows, columns) = (u64::from(shape.tile.0), u64::from(shape.tile.1));
+        let grid = ((n as u64).div_ceil(columns), (m as u64).div_ceil(rows));
+        let cfg = config(grid, (shape.threads, 1), shape.shared_bytes)?;
         let (m, k, n) = (int("M", m)?, int("K", k)?, int("N", n)?);
         let mut launch = stream.launch_builder(&function);
         launch.arg(a).arg(b).arg(c).arg(&m).arg(&k).arg(&n);
         // SAFETY: the kernels take (const T* A, const T* B, float* C, int M, int K, int N) with T float (TF32) or
-        // 16-bit; a holds M·K values, b K·N, c M·N floats; the grid covers C in 128 × 256 block tiles of 256
-        // threads, and the dynamic shared memory is the kernel's stages, which `prepare` allowed it.
+        // 16-bit; a holds M·K values, b K·N, c M·N floats; the grid covers C in the shape's block tiles and threads,
+        // and the dynamic shared memory is the kernel's stages, which `prepare` allowed it.
         unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())
     }
@@ -398,19 +466,18 @@ impl Implements<Matmul> for CudaBackend {
                 self.prepare_kernels(variant)?;
                 self.blas().map(drop)
             }
-            MatmulLaunch::TensorCores => {
+            MatmulLaunch::TensorCores | MatmulLaunch::Hopper => {
                 self.prepare_kernels(variant)?;
                 let kernel = variant.kernels.last().expect("a tensor-core variant names its kernel");
+                let shared = TensorCoreShape::of(variant).shared_bytes;
                 let mut allowed = lock(&self.large_shared);
                 if !allowed.contains(kernel) {
                     self.function(kernel)?
                         .set_attribute(
                             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            TENSOR_CORE_SHARED_BYTES as i32,
+                            shared as i32,
                         )
-                        .map_err(driver_error(format!(
-                            "allowing {kernel} {TENSOR_CORE_SHARED_BYTES} bytes of shared memory"
-                        )))?;
+                        .map_err(driver_error(format!("allowing {kernel} {shared} bytes of shared memory")))?;
                     allowed.insert(kernel);
                 }
                 Ok(())
@@ -454,14 +521,16 @@ impl Implements<Matmul> for CudaBackend {
             MatmulLaunch::CublasFp32 => self.gemm(&self.blas()?.fp32, r),
             MatmulLaunch::CublasTf32 => self.gemm(&self.blas()?.tf32, r),
             MatmulLaunch::TensorCores if variant.precision == Precision::Tf32 => {
-                self.launch_tensor_core_kernel(&self.stream, variant.kernels[0], &a, &b, &mut c, shape)
+                let blocks = TensorCoreShape::of(variant);
+                self.launch_tensor_core_kernel(&self.stream, variant.kernels[0], blocks, &a, &b, &mut c, shape)
             }
-            MatmulLaunch::TensorCores => {
+            MatmulLaunch::TensorCores | MatmulLaunch::Hopper => {
                 let [round, kernel] = variant.kernels else { unreachable!("a 16-bit rung rounds, then multiplies") };
                 self.halves(r, variant.precision, round)?;
                 let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
                 let (a, b) = (halves.a.slice(..), halves.b.slice(..));
-                self.launch_tensor_core_kernel(&self.stream, kernel, &a, &b, &mut c.slice_mut(..), shape)
+                let blocks = TensorCoreShape::of(variant);
+                self.launch_tensor_core_kernel(&self.stream, kernel, blocks, &a, &b, &mut c.slice_mut(..), shape)
             }
             MatmulLaunch::CublasGemmEx => self.gemm_16_bits(variant.precision, r, variant.kernels[0]),
         }
@@ -507,7 +576,10 @@ impl Implements<Matmul> for CudaBackend {
             })
             .collect();
         let blas = match variant.launch {
-            MatmulLaunch::Kernel { .. } | MatmulLaunch::SplitK { .. } | MatmulLaunch::TensorCores => None,
+            MatmulLaunch::Kernel { .. }
+            | MatmulLaunch::SplitK { .. }
+            | MatmulLaunch::TensorCores
+            | MatmulLaunch::Hopper => None,
             _ => Some(self.blas()?),
         };
         let job = Pipeline {
@@ -537,8 +609,10 @@ impl Implements<Matmul> for CudaBackend {
                     self.launch_split_matmul(stream, variant.kernels, (block, tile), &a, &b.slice(..), &mut c, shape)
                 }
                 (MatmulLaunch::TensorCores, _) => {
-                    self.launch_tensor_core_kernel(stream, variant.kernels[0], &a, &b.slice(..), &mut c, shape)
+                    let blocks = TensorCoreShape::of(variant);
+                    self.launch_tensor_core_kernel(stream, variant.kernels[0], blocks, &a, &b.slice(..), &mut c, shape)
                 }
+                (MatmulLaunch::Hopper, _) => unreachable!("the 16-bit rungs run phased"),
                 (launch, Some(blas)) => {
                     // `stream` is the backend's here (launch_on_backend_stream): the one the handles run on.
                     let handle = if launch == MatmulLaunch::CublasTf32 { &blas.tf32 } else { &blas.fp32 };

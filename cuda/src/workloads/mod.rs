@@ -22,7 +22,7 @@ macro_rules! kernel_file {
 }
 pub(crate) use kernel_file;
 
-pub(crate) use matmul::Blas;
+pub(crate) use matmul::{ARCHITECTURE_SPECIFIC_FILES, Blas};
 
 macro_rules! backend_tables {
     ([] $($name:ident: $workload:ty),* $(,)?) => {
@@ -33,8 +33,9 @@ macro_rules! backend_tables {
         }
 
         /// Every CUDA C file of the backend (one per workload under `cuda/kernels/`, and matmul's tensor-core rungs
-        /// in one of their own) and the `extern "C" __global__` kernels it defines.
-        pub const KERNEL_FILES: &[gpuworthy_core::KernelSource] = &[$($name::SOURCE,)* matmul::TENSOR_CORE_SOURCE];
+        /// and Hopper rungs in files of their own) and the `extern "C" __global__` kernels it defines.
+        pub const KERNEL_FILES: &[gpuworthy_core::KernelSource] =
+            &[$($name::SOURCE,)* matmul::TENSOR_CORE_SOURCE, matmul::WGMMA_SOURCE];
 
         /// Every constant the sources take from the host, by the name they use, workload by workload.
         pub(crate) const LAUNCH_DEFINES: &[&[(&str, u32)]] = &[$($name::LAUNCH_DEFINES),*];

@@ -38,3 +38,11 @@ for checks in all none; do
     "h_u4_c1_fast 2112 1 $B 1024 $B $N4 256" "h_u2_c1_fast 2112 1 $B 1024 $B $N4 256" \
     "h_u4_c2_fast 2112 1 $B 1024 $B $N4 256" "h_u4_c4_fast 2112 1 $B 1024 $B $N4 256" "h_u4_c8_fast 2112 1 $B 1024 $B $N4 256" 2>&1 | grep -v XDG
 done
+# 16-bit arrays (half.wgsl): 2^26 elements of 2 bytes, eight an invocation.
+H8=$((1<<23)); HB=$((H8*16)); HM=$((2*HB))
+for checks in all none; do
+  export GPUWORTHY_WGPU_CHECKS=$checks
+  echo "===== 16-bit, GPUWORTHY_WGPU_CHECKS=$checks"
+  $L $D/half.wgsl "@copy 0 0 $HB $HB $HM" "h_copy 32768 1 $HB $HB $HM $H8" "h_f16_int 32768 1 $HB $HB $HM $H8" \
+    "h_f16_pack 32768 1 $HB $HB $HM $H8" "h_bf16 32768 1 $HB $HB $HM $H8" 2>&1 | grep -v XDG
+done

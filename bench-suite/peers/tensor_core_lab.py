@@ -1,0 +1,224 @@
+"""Tile shapes of the tensor-core matmul kernels, timed without rebuilding the Rust workspace.
+
+Compiles `cuda/kernels/matmul_tensor_cores.cu` with CuPy's NVRTC once per shape (the launch constants the host
+passes as `-D` options: cuda/src/workloads/matmul.rs), runs each kernel on the same resident inputs (bf16, fp16,
+or f32 for TF32), checks its result against PyTorch's product of the same inputs, and times it with CUDA events
+beside `cublasGemmEx` in the same precision with f32 output (what gpuworthy's `cublas-bf16` / `cublas-fp16` call),
+and PyTorch's matmul, in the same run.
+
+    python3 bench-suite/peers/tensor_core_lab.py [SIZE] [PRECISION ...]   # default 8192, bf16 fp16 tf32
+    ... --ceiling        first, the rate of `mma.sync` alone (no memory), a few warps an SM
+    ... --wgmma-only     the Hopper rung's shapes only (`cuda/kernels/matmul_wgmma.cu`, sm_90a)
+
+A shape that wins here moves into the host's constants; the rungs are then checked by the conformance tests and
+measured by `gpuworthy run matmul --precision ...`. Needs an NVIDIA GPU of compute capability 8.0 or newer, CuPy
+and PyTorch.
+"""
+
+import pathlib
+import statistics
+import sys
+
+import cupy
+import numpy
+import torch
+
+KERNELS_DIR = pathlib.Path(__file__).resolve().parents[2] / "cuda" / "kernels"
+SOURCE = (KERNELS_DIR / "matmul_tensor_cores.cu").read_text()
+WGMMA_SOURCE = (KERNELS_DIR / "matmul_wgmma.cu").read_text()
+
+# The Hopper rung's shapes: (warpgroups, block columns, stages, extra options); 64 rows of C a warpgroup.
+WGMMA_SHAPES = {
+    "wgmma 192x128 k64x4 (3 wg)": (3, 128, 4, ()),
+    "wgmma 128x256 k64x4 producer+2": (2, 256, 4, ("-DWG_PRODUCER",)),
+    "wgmma 128x256 k64x3 producer+2": (2, 256, 3, ("-DWG_PRODUCER",)),
+    "wgmma 192x128 k64x4 producer+3": (3, 128, 4, ("-DWG_PRODUCER",)),
+    "wgmma 128x128 k64x5 producer+2": (2, 128, 5, ("-DWG_PRODUCER",)),
+}
+
+# The ceiling of `mma.sync` itself: every warp issues independent m16n8k16 products on registers, no memory.
+PEAK_SOURCE = r"""
+extern "C" __global__ void mma_peak(float* out, int iterations)
+{
+    unsigned a[4], b[2];
+    for (int i = 0; i < 4; ++i) a[i] = 0x3f803f80u ^ (threadIdx.x * 7 + i);
+    for (int i = 0; i < 2; ++i) b[i] = 0x3f803f80u ^ (threadIdx.x * 3 + i);
+    float acc[8][4] = {};
+    for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                         : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        }
+    }
+    float s = 0.0f;
+    for (int j = 0; j < 8; ++j) s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+    if (s == 1234.5f) out[0] = s;
+}
+"""
+
+
+def mma_sync_ceiling():
+    """TFLOP/s of bf16 `mma.sync` with no memory traffic, for a few warps per SM."""
+    kernel = cupy.RawModule(code=PEAK_SOURCE, options=("--std=c++17",)).get_function("mma_peak")
+    sms = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["multiProcessorCount"]
+    out = cupy.zeros(1, dtype=cupy.float32)
+    iterations = 4096
+    for blocks_per_sm, threads in ((1, 128), (1, 256), (2, 256), (4, 256)):
+        blocks = sms * blocks_per_sm
+        ms, lo, hi = median_ms(lambda: kernel((blocks,), (threads,), (out, numpy.int32(iterations))), repeats=7)
+        flops = blocks * (threads // 32) * iterations * 8 * 2.0 * 16 * 8 * 16
+        print(f"  mma.sync bf16 ceiling, {blocks_per_sm * threads // 32:2d} warps an SM: {flops / ms / 1e9:8.1f} TFLOP/s")
+
+# name: (threads, block rows, block columns, warp rows, warp columns, min blocks per SM,
+#        16-bit tile depth, 16-bit stages, TF32 tile depth, TF32 stages)
+SHAPES = {
+    "128x256 w64x64 k64x3 (now)": (256, 128, 256, 64, 64, 1, 64, 3, 32, 3),
+    "128x256 w64x64 k32x4": (256, 128, 256, 64, 64, 1, 32, 4, 16, 4),
+    "128x256 w64x64 k32x3": (256, 128, 256, 64, 64, 1, 32, 3, 16, 3),
+    "256x128 w64x64 k32x4": (256, 256, 128, 64, 64, 1, 32, 4, 16, 4),
+    "256x128 w64x64 k64x3": (256, 256, 128, 64, 64, 1, 64, 3, 32, 3),
+    "128x128 4w w64x64 k32x4 2/SM": (128, 128, 128, 64, 64, 2, 32, 4, 16, 4),
+    "128x128 4w w64x64 k64x3 2/SM": (128, 128, 128, 64, 64, 2, 64, 3, 32, 3),
+    "128x128 8w w64x32 k32x4 2/SM": (256, 128, 128, 64, 32, 2, 32, 4, 16, 4),
+    "128x128 8w w32x64 k32x4 2/SM": (256, 128, 128, 32, 64, 2, 32, 4, 16, 4),
+    "128x256 8w w64x64 k32x2 2/SM": (256, 128, 256, 64, 64, 2, 32, 2, 16, 2),
+}
+
+MODULES = {}
+
+
+def module_of(shape, extra=()):
+    """The kernel file compiled with `shape`'s constants and `extra` options, once per shape."""
+    if (shape, extra) not in MODULES:
+        threads, bm, bn, wm, wn, min_blocks, bk16, st16, bk32, st32 = shape
+        defines = dict(TC_THREADS=threads, TC_BM=bm, TC_BN=bn, TC_WARP_M=wm, TC_WARP_N=wn, TC_MIN_BLOCKS=min_blocks,
+                       TC16_BK=bk16, TC16_STAGES=st16, TC32_BK=bk32, TC32_STAGES=st32)
+        options = ("--std=c++17", "-lineinfo") + tuple(f"-D{k}={v}" for k, v in defines.items()) + extra
+        MODULES[(shape, extra)] = cupy.RawModule(code=SOURCE, options=options)
+    return MODULES[(shape, extra)]
+
+
+KERNELS = {"bf16": "matmul_mma_bf16", "fp16": "matmul_mma_f16", "tf32": "matmul_mma_tf32"}
+
+
+def shared_bytes(shape, element_bytes):
+    _, bm, bn, _, _, _, bk16, st16, bk32, st32 = shape
+    depth, stages = (bk32, st32) if element_bytes == 4 else (bk16, st16)
+    return stages * element_bytes * (bm * (depth + 16 // element_bytes) + depth * (bn + 8))
+
+
+def median_ms(launch, repeats=15):
+    for _ in range(3):
+        launch()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats):
+        start.record()
+        launch()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times), min(times), max(times)
+
+
+def cublas_gemm_ex(precision, a, b, c, size):
+    """`cublasGemmEx` as gpuworthy calls it: row-major C (f32) = A B as column-major C^T = B^T A^T."""
+    from cupy_backends.cuda.libs import cublas
+
+    handle = cupy.cuda.device.get_cublas_handle()
+    data = {"bf16": 14, "fp16": 2}[precision]  # CUDA_R_16BF, CUDA_R_16F
+    one, zero = numpy.array(1.0, numpy.float32), numpy.array(0.0, numpy.float32)
+    compute = 68 if precision != "tf32" else 77  # CUBLAS_COMPUTE_32F, _32F_FAST_TF32
+    data = 0 if precision == "tf32" else data  # CUDA_R_32F
+
+    def launch():
+        cublas.gemmEx(handle, 0, 0, size, size, size, one.ctypes.data, b.data.ptr, data, size, a.data.ptr, data,
+                      size, zero.ctypes.data, c.data.ptr, 0, size, compute, 99)  # CUBLAS_GEMM_DEFAULT_TENSOR_OP
+
+    return launch
+
+
+def main():
+    words = [w for w in sys.argv[1:] if not w.startswith("--")]
+    size = int(words[0]) if words else 8192
+    precisions = words[1:] or ["bf16", "fp16", "tf32"]
+    shapes = {} if "--wgmma-only" in sys.argv else SHAPES
+    device = cupy.cuda.Device()
+    name = cupy.cuda.runtime.getDeviceProperties(device.id)["name"].decode()
+    print(f"device: {name}, CuPy {cupy.__version__}, torch {torch.__version__}; matmul {size}^3, median of 15")
+    flops = 2.0 * size**3
+    if "--ceiling" in sys.argv:
+        mma_sync_ceiling()
+    torch.manual_seed(0)
+    a32 = torch.rand(size, size, device="cuda") * 2 - 1
+    b32 = torch.rand(size, size, device="cuda") * 2 - 1
+    for precision in precisions:
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32}[precision]
+        a_t, b_t = a32.to(dtype), b32.to(dtype)
+        if precision == "tf32":
+            a_c, b_c = cupy.from_dlpack(a_t), cupy.from_dlpack(b_t)
+        else:
+            a_c, b_c = cupy.from_dlpack(a_t.view(torch.int16)), cupy.from_dlpack(b_t.view(torch.int16))
+        reference = a_t.double() @ b_t.double()
+        scale = (a_t.double().abs() @ b_t.double().abs()).max().item()
+        c = cupy.empty((size, size), dtype=cupy.float32)
+        print(f"== {precision}")
+        try:
+            ms, lo, hi = median_ms(cublas_gemm_ex(precision, a_c, b_c, c, size))
+            error = (torch.from_dlpack(c).double() - reference).abs().max().item() / scale
+            print(f"  {'cublasGemmEx (f32 C)':32} {ms * 1e3:9.1f} us  {flops / ms / 1e9:8.1f} TFLOP/s  "
+                  f"[{lo * 1e3:.1f}, {hi * 1e3:.1f}]  max|err|/scale {error:.2e}")
+        except Exception as e:  # the peer is informative; the shapes are what this lab is for
+            print(f"  cublasGemmEx: {type(e).__name__}: {e}")
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        ms, lo, hi = median_ms(lambda: torch.matmul(a_t, b_t))
+        print(f"  {'torch.matmul (' + str(dtype).split('.')[-1] + ' C)':32} {ms * 1e3:9.1f} us  "
+              f"{flops / ms / 1e9:8.1f} TFLOP/s  [{lo * 1e3:.1f}, {hi * 1e3:.1f}]")
+        element_bytes = 4 if precision == "tf32" else 2
+        runs = [(label, shape, ()) for label, shape in shapes.items()]
+        if precision != "tf32" and cupy.cuda.Device().compute_capability == "90":
+            for label, (warpgroups, columns, stages, extra) in WGMMA_SHAPES.items():
+                rows = 64 * warpgroups
+                shared = stages * (rows + columns) * 64 * 2 + 1024
+                try:
+                    options = ("--std=c++17", "-lineinfo", "--gpu-architecture=sm_90a", f"-DWG_BN={columns}",
+                               f"-DWG_STAGES={stages}", f"-DWG_WARPGROUPS={warpgroups}") + extra
+                    module = cupy.RawModule(code=WGMMA_SOURCE, options=options)
+                    kernel = module.get_function("matmul_wgmma_bf16" if precision == "bf16" else "matmul_wgmma_f16")
+                    kernel.max_dynamic_shared_size_bytes = shared
+                    grid = ((size + columns - 1) // columns, (size + rows - 1) // rows)
+                    args = (a_c, b_c, c, numpy.int32(size), numpy.int32(size), numpy.int32(size))
+                    c.fill(0)
+                    threads = 128 * (warpgroups + ("-DWG_PRODUCER" in extra))
+                    ms, lo, hi = median_ms(lambda: kernel(grid, (threads,), args, shared_mem=shared))
+                    error = (torch.from_dlpack(c).double() - reference).abs().max().item() / scale
+                    print(f"  {label:32} {ms * 1e3:9.1f} us  {flops / ms / 1e9:8.1f} TFLOP/s  "
+                          f"[{lo * 1e3:.1f}, {hi * 1e3:.1f}]  max|err|/scale {error:.2e}  {kernel.num_regs} regs, "
+                          f"{kernel.local_size_bytes} B local, {shared // 1024} KiB shared")
+                except Exception as e:
+                    print(f"  {label:32} failed: {type(e).__name__}: {str(e)[:1500]}")
+        for label, shape, extra in runs:
+            threads, bm, bn = shape[:3]
+            shared = shared_bytes(shape, element_bytes)
+            try:
+                kernel = module_of(shape, extra).get_function(KERNELS[precision])
+                kernel.max_dynamic_shared_size_bytes = shared
+                grid = ((size + bn - 1) // bn, (size + bm - 1) // bm)
+                args = (a_c, b_c, c, numpy.int32(size), numpy.int32(size), numpy.int32(size))
+                c.fill(0)
+                ms, lo, hi = median_ms(lambda: kernel(grid, (threads,), args, shared_mem=shared))
+                error = (torch.from_dlpack(c).double() - reference).abs().max().item() / scale
+                regs = kernel.num_regs
+                spill = kernel.local_size_bytes
+                print(f"  {label:32} {ms * 1e3:9.1f} us  {flops / ms / 1e9:8.1f} TFLOP/s  "
+                      f"[{lo * 1e3:.1f}, {hi * 1e3:.1f}]  max|err|/scale {error:.2e}  {regs} regs, "
+                      f"{spill} B local, {shared // 1024} KiB shared")
+            except Exception as e:
+                print(f"  {label:32} failed: {type(e).__name__}: {str(e)[:300]}")
+
+
+if __name__ == "__main__":
+    main()
