@@ -83,6 +83,13 @@ pub enum Command {
         /// sharing the work, the CPU with them); four and eight are shown beside as what-ifs.
         #[arg(long, requires = "on", value_parser = clap::value_parser!(u16).range(1..=64))]
         gpus: Option<u16>,
+        /// The precisions auto may choose from besides fp32, comma-separated: tf32, bf16, fp16.
+        #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<gpuworthy::core::Precision>().map_err(|e| e.to_string()), conflicts_with = "on")]
+        precision: Vec<gpuworthy::core::Precision>,
+        /// The relative error you accept, e.g. 1e-2: auto may choose the precisions whose error bound at this size is
+        /// within it.
+        #[arg(long, value_name = "T", value_parser = parse_tolerance, conflicts_with = "on")]
+        tolerance: Option<f64>,
     },
     /// Places the workloads of one or more sweeps on a roofline: each one's arithmetic intensity (flops per byte) and
     /// rate at its largest size, under each device's measured roofs (the best GB/s and GFLOP/s the sweep reached),
@@ -174,6 +181,11 @@ pub struct RunArgs {
     /// tensor-core rungs and their cuBLAS peers; every precision when omitted).
     #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<gpuworthy::core::Precision>().map_err(|e| e.to_string()), conflicts_with = "variant")]
     pub precision: Vec<gpuworthy::core::Precision>,
+    /// The relative error you accept, e.g. 1e-2: only the precisions whose error bound at this size is within it
+    /// (the root-mean-square error relative to the products' norms; fp32 always). With --backend auto, the
+    /// precisions auto may choose from: it chooses fp32 unless --tolerance or --precision allows more.
+    #[arg(long, value_name = "T", value_parser = parse_tolerance, conflicts_with = "variant")]
+    pub tolerance: Option<f64>,
     /// Fewer repetitions.
     #[arg(long)]
     pub quick: bool,
@@ -426,6 +438,15 @@ pub struct LessonArgs {
     /// 32,64,128,256,512,1024.
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(32..=1024))]
     pub block_size: Vec<u32>,
+}
+
+/// Parses `--tolerance`: a relative error in (0, 1).
+pub fn parse_tolerance(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim().parse().map_err(|_| format!("`{text}` is not a number (e.g. 1e-2)"))?;
+    if !(value > 0.0 && value < 1.0) {
+        return Err(format!("a tolerance is a relative error between 0 and 1 (e.g. 1e-2), not {text}"));
+    }
+    Ok(value)
 }
 
 /// Parses `run --backend`: `auto` or a device.

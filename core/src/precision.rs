@@ -79,6 +79,23 @@ impl Precision {
         (2.0f64).powi(-24)
     }
 
+    /// The root-mean-square error, relative to the products' norms, that a product with `k`-long sums in this
+    /// precision is allowed ([`crate::workloads::check_matmul`]'s whole-result bound, rho): the inputs' rounding
+    /// `2u + u²` and the accumulation's (`4√k·v` for `f32` sums rounded to nearest, `k·v` for a tensor core's)
+    /// combined, plus the reference's own `v`. What `--tolerance` is compared with: a precision is allowed where this
+    /// bound is within the tolerance, and every result a calibration fitted passed its check at this bound.
+    pub fn relative_error_bound(self, k: usize) -> f64 {
+        let (u, v) = (self.input_unit_roundoff(), self.accumulator_unit_roundoff());
+        let sums = if self == Precision::Fp32 { 4.0 * (k as f64).sqrt() * v } else { k as f64 * v };
+        (2.0 * u + u * u).hypot(sums) + v
+    }
+
+    /// The precisions whose [`Precision::relative_error_bound`] at `k` is within `tolerance`, widest first (`f32`
+    /// always: a user's tolerance never takes away the full precision).
+    pub fn within_tolerance(tolerance: f64, k: usize) -> Vec<Precision> {
+        Precision::ALL.into_iter().filter(|p| *p == Precision::Fp32 || p.relative_error_bound(k) <= tolerance).collect()
+    }
+
     /// The bytes one stored input element takes: 4 for `f32` and TF32 (whose data stays `f32` in memory), 2 for
     /// bf16 and fp16.
     pub fn input_bytes(self) -> u64 {
@@ -196,5 +213,17 @@ mod tests {
                 assert!((r - x as f64).abs() <= p.input_unit_roundoff() * (x as f64).abs(), "{p} {x} -> {r}");
             }
         }
+    }
+
+    #[test]
+    fn a_tolerance_allows_the_precisions_whose_bound_it_covers() {
+        // At K = 8192: bf16's bound is about 2^-7, TF32's 2^-9, fp16's 2^-10 (each with the tensor core's k·v).
+        let bound = |p: Precision| p.relative_error_bound(8192);
+        assert!(bound(Precision::Bf16) > 7.8e-3 && bound(Precision::Bf16) < 8.0e-3, "{}", bound(Precision::Bf16));
+        assert!(bound(Precision::Fp32) < 1e-4 && bound(Precision::Fp16) < bound(Precision::Tf32));
+        assert_eq!(Precision::within_tolerance(1e-2, 8192), Precision::ALL.to_vec());
+        assert_eq!(Precision::within_tolerance(3e-3, 8192), [Precision::Fp32, Precision::Tf32, Precision::Fp16]);
+        assert_eq!(Precision::within_tolerance(1e-3, 8192), [Precision::Fp32]);
+        assert_eq!(Precision::within_tolerance(0.0, 8192), [Precision::Fp32], "f32 is never taken away");
     }
 }

@@ -1,4 +1,5 @@
-"""Chapter 26: matmul 8192x8192x8192 on an H200, TFLOP/s of each precision's rung beside cuBLAS in that precision.
+"""Chapter 26: matmul 8192x8192x8192 on an H200, TFLOP/s of each precision's fastest rung of ours beside cuBLAS in
+that precision.
 
 Reads `nvidia-h200/precision/precision-8192.txt`: the variant rows of its `run` tables, with their precision in
 brackets (none for fp32) and their GFLOP/s column.
@@ -35,7 +36,10 @@ for line in _chart.read(SOURCE).splitlines():
         continue
     variant, precision = row.group(1), row.group(2) or "fp32"
     gflops = float(line.split()[-2])
-    rates[(precision, "cublas" if is_cublas(variant) else "ours")] = (variant, gflops / 1e3)
+    key = (precision, "cublas" if is_cublas(variant) else "ours")
+    # Our fastest rung of each precision (bf16 and fp16 have two: `mma.sync` and Hopper's `wgmma`).
+    if key not in rates or rates[key][1] < gflops / 1e3:
+        rates[key] = (variant, gflops / 1e3)
 
 figure, ax = plt.subplots()
 width = 0.38
@@ -54,7 +58,7 @@ ax.set_ylim(0, max(v for _, v in rates.values()) * 1.2)
 ax.legend(loc="upper left")
 ax.set_title(
     "matmul 8192x8192x8192 on an H200: tensor cores multiply the rate in TF32, more in bf16 and fp16;\n"
-    "our tensor-core rungs reach about half of cuBLAS in the same precision",
+    "our Hopper rung (wgmma) reaches two thirds of cuBLAS in bf16 and fp16, our TF32 rung half",
     fontsize=11,
 )
 _chart.save(figure, "26-precision", SOURCE)

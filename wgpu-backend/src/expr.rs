@@ -820,7 +820,11 @@ pub fn elementwise_source(program: &Program, dtype: Dtype, narrowing: F16Narrowi
         }
     }
     s.push_str(HELPERS);
-    s.push_str(if dtype == Dtype::F16 && narrowing == F16Narrowing::Pack { F16_PACK_HELPERS } else { stored.helpers() });
+    s.push_str(if dtype == Dtype::F16 && narrowing == F16Narrowing::Pack {
+        F16_PACK_HELPERS
+    } else {
+        stored.helpers()
+    });
     let outputs = program.outputs.len();
     let parameters: Vec<String> = (0..program.inputs.len()).map(|k| format!("a{k}: f32")).collect();
     let _ = writeln!(s, "fn gw_element({}) -> array<f32, {outputs}> {{", parameters.join(", "));
@@ -1398,9 +1402,13 @@ mod tests {
         let Some(backend) = BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new()) else { return };
         let mut values = pack_probe_values();
         values.resize(values.len().next_multiple_of(4), 0.0);
-        for (helpers, used) in [(F16_HELPERS, true), (F16_PACK_HELPERS, backend.f16_narrowing() == F16Narrowing::Pack)] {
+        for (helpers, used) in [(F16_HELPERS, true), (F16_PACK_HELPERS, backend.f16_narrowing() == F16Narrowing::Pack)]
+        {
             if !used {
-                eprintln!("{}: pack2x16float does not round to nearest even here: not used", backend.adapter_info().name);
+                eprintln!(
+                    "{}: pack2x16float does not round to nearest even here: not used",
+                    backend.adapter_info().name
+                );
                 continue;
             }
             let source = format!(

@@ -75,10 +75,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Calibrate { evaluate, json, expressions, expression } => {
             calibrate::calibrate_command(evaluate, json, expressions, &expression)
         }
-        Command::Explain { workload, expression, size, resident, pinned, on, what_if, gpus } => {
+        Command::Explain { workload, expression, size, resident, pinned, on, what_if, gpus, precision, tolerance } => {
             let placement = explain::placement_of(resident, pinned);
             let on = on.map(|machine| explain_on::OnMachine { machine, gpus: gpus.map_or(1, usize::from) });
-            explain::explain_command(workload, &expression, &size, placement, on, what_if.what_if())
+            let allowance = explain::Allowance { precisions: precision, tolerance };
+            explain::explain_command(workload, &expression, &size, placement, on, what_if.what_if(), &allowance)
         }
         Command::Devices => devices::devices(),
         Command::Sweep(args) => sweep::sweep(args),

@@ -132,6 +132,23 @@ impl Auto {
         Auto { devices, pipelined, model: Some(model), uncalibrated: None, trials: Mutex::default() }
     }
 
+    /// This `Auto`, choosing also among variants that compute in `precisions` (`f32` ones always): a caller who
+    /// accepts bf16 for a matmul gets a bf16 rung where it is predicted fastest, and one who does not never does
+    /// ([`Model::allowing`]). Without a model the conservative default is `f32` whatever is allowed.
+    ///
+    /// ```
+    /// use gpuworthy::{Device, choose::auto::Auto, model::Model};
+    /// use gpuworthy::core::Precision;
+    ///
+    /// let auto = Auto::with_model(vec![Device::cpu()?], Model::default()).allowing(&[Precision::Bf16]);
+    /// assert_eq!(auto.model.as_ref().unwrap().allowed, [Precision::Bf16]);
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
+    pub fn allowing(mut self, precisions: &[gpuworthy_core::Precision]) -> Auto {
+        self.model = self.model.map(|m| m.allowing(precisions));
+        self
+    }
+
     /// With no model on these devices, for the reason `why` (said in every choice's reason): the conservative default
     /// decides.
     pub fn without_model(devices: Vec<Device>, why: impl Into<String>) -> Auto {
@@ -648,12 +665,13 @@ mod tests {
             let kernel = Curve { fit, points: Vec::new(), traffic: Vec::new() };
             WorkloadModel::kernels_only(
                 "square",
-                vec![VariantModel { variant: "simd".into(), full_precision: true, kernel }],
+                vec![VariantModel { variant: "simd".into(), full_precision: true, precision: None, kernel }],
             )
         };
         Model {
             rates: Vec::new(),
             error: None,
+            allowed: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
                 backend: BackendKind::Cpu,

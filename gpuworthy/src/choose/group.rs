@@ -321,6 +321,7 @@ mod tests {
                 vec![VariantModel {
                     variant: "v".into(),
                     full_precision: true,
+                    precision: None,
                     kernel: Curve {
                         fit: CostFit { fixed_s, per_byte_s, per_flop_s: 0.0 },
                         points: Vec::new(),
@@ -334,6 +335,7 @@ mod tests {
         Model {
             rates: Vec::new(),
             error: None,
+            allowed: Vec::new(),
             devices: vec![device("cpu", false, 1e-9 / 8.0, 0.0), device("gpu", true, 0.25e-9 / 8.0, 1e-3)],
         }
     }

@@ -38,7 +38,7 @@ use std::fmt;
 
 #[cfg(doc)]
 use gpuworthy_core::Backend;
-use gpuworthy_core::{BackendKind, Cost, Resemblance};
+use gpuworthy_core::{BackendKind, Cost, Precision, Resemblance};
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceLabel;
@@ -51,10 +51,41 @@ use crate::model::rows::Row;
 pub struct VariantModel {
     /// The variant.
     pub variant: VariantName,
-    /// Whether it computes in full `f32` precision; `auto` chooses only these.
+    /// Whether it computes in full `f32` precision; `auto` chooses only these unless its caller allows others
+    /// ([`Model::allowing`]).
     pub full_precision: bool,
+    /// The precision it computes in (calibrations written before there were four say only whether it was full:
+    /// [`VariantModel::precision`] reads those).
+    #[serde(default, with = "precision_by_name")]
+    pub precision: Option<Precision>,
     /// The kernel's time.
     pub kernel: Curve,
+}
+
+/// A variant's precision in a calibration file, by the name reports use (`bf16`); a name this build does not know
+/// reads as none, so that the variant falls back on its `full_precision` flag.
+mod precision_by_name {
+    use gpuworthy_core::Precision;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(precision: &Option<Precision>, serializer: S) -> Result<S::Ok, S::Error> {
+        match precision {
+            Some(p) => serializer.serialize_some(p.label()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Precision>, D::Error> {
+        Ok(Option::<String>::deserialize(deserializer)?.and_then(|name| Precision::from_label(&name)))
+    }
+}
+
+impl VariantModel {
+    /// The precision it computes in: as calibrated, or for an older calibration `f32` where it was full precision
+    /// and TF32 (then the only reduced one) where it was not.
+    pub fn precision(&self) -> Precision {
+        self.precision.unwrap_or(if self.full_precision { Precision::Fp32 } else { Precision::Tf32 })
+    }
 }
 
 /// One workload on one device: its transfers and each variant's kernel.
@@ -453,9 +484,28 @@ pub struct Model {
     /// Each device's arithmetic and special-function rates, where calibration measured them (expressions).
     #[serde(default)]
     pub rates: Vec<ComputeRates>,
+    /// The reduced precisions its predictions may choose besides `f32` ([`Model::allowing`]): none unless the caller
+    /// allowed them. Not stored: a caller's allowance, not the machine's.
+    #[serde(skip)]
+    pub allowed: Vec<Precision>,
 }
 
 impl Model {
+    /// This model, its predictions also choosing variants that compute in `precisions` (`f32` ones always): what
+    /// `auto` does for a caller who accepts a lower precision (`--precision bf16`, or `--tolerance 1e-2`, which
+    /// [`Precision::within_tolerance`] turns into precisions). Only variants whose results passed their
+    /// precision's check were fitted, so a precision allowed here is one whose error was measured within its bound.
+    pub fn allowing(mut self, precisions: &[Precision]) -> Model {
+        self.allowed = precisions.iter().copied().filter(|p| p.is_reduced()).collect();
+        self
+    }
+
+    /// Whether a prediction may choose `variant`: `f32` always, a reduced precision where it was allowed.
+    pub fn allows(&self, variant: &VariantModel) -> bool {
+        let precision = variant.precision();
+        !precision.is_reduced() || self.allowed.contains(&precision)
+    }
+
     /// Fits the model to a sweep's rows (any workloads, devices and variants); rows that failed their check, and
     /// variants measured at fewer than two sizes, are left out.
     pub fn from_rows(rows: &[Row]) -> Model {
@@ -506,6 +556,7 @@ impl Model {
                         Some(VariantModel {
                             variant: variant.into(),
                             full_precision: samples[0].is_full_precision(),
+                            precision: Some(samples[0].precision),
                             kernel,
                         })
                     })
@@ -588,7 +639,7 @@ impl Model {
                 let candidates: Vec<(&VariantModel, f64)> = w
                     .variants
                     .iter()
-                    .filter(|v| v.full_precision)
+                    .filter(|v| self.allows(v))
                     .map(|v| {
                         let moved = moved(device.backend, &v.variant);
                         let bound = device.stream_bound_of(w, &v.variant, moved.unwrap_or(cost.bytes));
@@ -933,8 +984,12 @@ mod tests {
     /// A CPU at 20 GB/s with no overhead, and a GPU at 2 TB/s behind a 10 µs launch and 10 GB/s transfers.
     fn synthetic() -> Model {
         let curve = |fit: CostFit| Curve { fit, points: Vec::new(), traffic: Vec::new() };
-        let variant =
-            |kernel: CostFit| VariantModel { variant: "v".into(), full_precision: true, kernel: curve(kernel) };
+        let variant = |kernel: CostFit| VariantModel {
+            variant: "v".into(),
+            full_precision: true,
+            precision: None,
+            kernel: curve(kernel),
+        };
         let workload = |upload: CostFit, kernel: CostFit| WorkloadModel {
             upload: curve(upload),
             download: curve(upload),
@@ -944,6 +999,7 @@ mod tests {
         Model {
             rates: Vec::new(),
             error: None,
+            allowed: Vec::new(),
             devices: vec![
                 DeviceModel {
                     label: DeviceLabel::named("cpu"),
@@ -1052,8 +1108,8 @@ mod tests {
         };
         let w = &mut gpu.workloads[0];
         w.variants = vec![
-            VariantModel { variant: "rows".into(), full_precision: true, kernel: through(2e12) },
-            VariantModel { variant: "tiled".into(), full_precision: true, kernel: through(2.2e12) },
+            VariantModel { variant: "rows".into(), full_precision: true, precision: None, kernel: through(2e12) },
+            VariantModel { variant: "tiled".into(), full_precision: true, precision: None, kernel: through(2.2e12) },
         ];
         let bytes = 512u64 << 20;
         let cost = Cost { bytes, flops: bytes / 8, elements: bytes / 8 };
@@ -1089,8 +1145,18 @@ mod tests {
         };
         let w = &mut model.devices[1].workloads[0];
         w.variants = vec![
-            VariantModel { variant: "wide".into(), full_precision: true, kernel: through([42e-6, 75e-6, 142e-6]) },
-            VariantModel { variant: "tiled".into(), full_precision: true, kernel: through([50e-6, 90e-6, 170e-6]) },
+            VariantModel {
+                variant: "wide".into(),
+                full_precision: true,
+                precision: None,
+                kernel: through([42e-6, 75e-6, 142e-6]),
+            },
+            VariantModel {
+                variant: "tiled".into(),
+                full_precision: true,
+                precision: None,
+                kernel: through([50e-6, 90e-6, 170e-6]),
+            },
         ];
         let at = matmul(2048);
         let gpu_kernel = |model: &Model| {
@@ -1141,7 +1207,7 @@ mod tests {
         let cuda = gpu("cuda", [3.3e-6, 3.5e-6, 3.9e-6, 3.4e-6, 3.6e-6], 4.4e-6);
         let wgpu = gpu("wgpu", [4.0e-6, 4.1e-6, 4.2e-6, 4.1e-6, 4.3e-6], 4.1e-6);
         assert!((cuda.launch_floor().unwrap() - 3.55e-6).abs() < 1e-12, "{:?}", cuda.launch_floor());
-        let model = Model { devices: vec![cuda, wgpu], error: None, rates: Vec::new() };
+        let model = Model { devices: vec![cuda, wgpu], ..Model::default() };
         let resemblance = |elements: u64| Resemblance {
             like: "expr: base".into(),
             cost: Cost { bytes: 8 * elements, flops: 2 * elements, elements },
@@ -1296,10 +1362,16 @@ mod tests {
 
     /// A CPU device model with square's `scalar` and `simd` kernels on these curves.
     fn cpu_square(scalar: Curve, simd: Curve) -> Model {
-        let variant = |name: &str, kernel: Curve| VariantModel { variant: name.into(), full_precision: true, kernel };
+        let variant = |name: &str, kernel: Curve| VariantModel {
+            variant: name.into(),
+            full_precision: true,
+            precision: None,
+            kernel,
+        };
         Model {
             rates: Vec::new(),
             error: None,
+            allowed: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),
                 backend: BackendKind::Cpu,
@@ -1312,6 +1384,28 @@ mod tests {
                 cache_bytes: None,
             }],
         }
+    }
+
+    #[test]
+    fn a_reduced_precision_is_chosen_only_where_it_is_allowed() {
+        let curve = |per_byte_s: f64| Curve {
+            fit: CostFit { per_byte_s, ..CostFit::default() },
+            points: Vec::new(),
+            traffic: Vec::new(),
+        };
+        // `simd` is bf16 here and ten times faster than `scalar` (f32).
+        let mut model = cpu_square(curve(1e-9), curve(1e-10));
+        let simd = &mut model.devices[0].workloads[0].variants[1];
+        (simd.full_precision, simd.precision) = (false, Some(Precision::Bf16));
+        let pick = |m: &Model| m.predict("square", &cost(1 << 20, 0), Placement::Host)[0].variant.clone();
+        assert_eq!(pick(&model), "scalar", "f32 unless allowed");
+        assert_eq!(pick(&model.clone().allowing(&[Precision::Tf32, Precision::Fp16])), "scalar", "not bf16");
+        assert_eq!(pick(&model.clone().allowing(&[Precision::Bf16])), "simd");
+        assert_eq!(pick(&model.clone().allowing(&Precision::within_tolerance(1e-2, 8192))), "simd");
+        assert_eq!(pick(&model.clone().allowing(&Precision::within_tolerance(1e-3, 8192))), "scalar");
+        // A calibration written before there were four precisions: not full precision reads as TF32.
+        let old = VariantModel { variant: "tf32".into(), full_precision: false, precision: None, kernel: curve(1.0) };
+        assert_eq!(old.precision(), Precision::Tf32);
     }
 
     #[test]

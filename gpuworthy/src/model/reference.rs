@@ -132,7 +132,7 @@ pub fn combine(local: &Model, reference: &Model) -> Model {
         .cloned()
         .collect();
     rates.extend(reference.rates.iter().filter(|r| gpus.contains(&&r.label)).cloned());
-    Model { devices, error: reference.error.clone(), rates }
+    Model { devices, error: reference.error.clone(), rates, allowed: local.allowed.clone() }
 }
 
 /// A GPU that was never measured, described by how it differs from a reference machine's: its memory's streaming

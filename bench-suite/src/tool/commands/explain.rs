@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::cli::ExpressionArgs;
 use crate::report;
+use gpuworthy::core::Precision;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::measure::size::ParseSize;
 use gpuworthy::model::Placement;
@@ -17,7 +18,16 @@ use gpuworthy::user_code::expression::ExpressionRequest;
 
 use super::explain_on::{OnMachine, explain_expression_on, explain_on};
 use crate::tool::exit::{Exit, usage};
-use crate::tool::shared::{chosen_label, warn_about_domain};
+use crate::tool::shared::{allowed_precisions, chosen_label, describe_allowed, sum_length, warn_about_domain};
+
+/// The precisions `explain` lets auto choose besides `f32` (`--precision`, `--tolerance`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Allowance {
+    /// Named precisions.
+    pub(crate) precisions: Vec<Precision>,
+    /// The relative error accepted.
+    pub(crate) tolerance: Option<f64>,
+}
 
 /// `gpuworthy explain`: where a built-in workload or an expression should run at a size, on this machine or, with
 /// `--on`, on a reference machine (and a GPU described by the what-if flags).
@@ -28,12 +38,13 @@ pub(crate) fn explain_command(
     placement: Placement,
     on: Option<OnMachine>,
     what_if: gpuworthy::model::reference::WhatIf,
+    allowance: &Allowance,
 ) -> anyhow::Result<()> {
     let stated = expression.for_workloads(&workload.as_deref().into_iter().collect::<Vec<_>>()).map_err(usage)?;
     let expression = stated.as_ref().unwrap_or(expression);
     let Some(source) = expression.source().map_err(usage)? else {
         let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
-        return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_ref(), what_if })
+        return visit_workload_named(&workload, &mut Explain { size, placement, on: on.as_ref(), what_if, allowance })
             .map_err(usage)?;
     };
     let request = expression.request(&source).map_err(usage)?;
@@ -46,6 +57,46 @@ pub(crate) fn explain_command(
         Some(on) => explain_expression_on(&request, size, placement, &on),
         None => explain_expression(&request, size, placement),
     }
+}
+
+/// Where auto would run `workload` at `cost` with each precision the model has for it allowed beside `f32`, and each
+/// precision's error bound at this size: the choice per precision. Nothing where every variant is `f32`.
+fn print_choice_by_precision(
+    model: &gpuworthy::model::Model,
+    workload: &str,
+    cost: &gpuworthy::core::Cost,
+    placement: Placement,
+) -> anyhow::Result<()> {
+    let mut reduced: Vec<Precision> = model
+        .devices
+        .iter()
+        .flat_map(|d| d.workloads.iter().filter(|w| w.workload == workload))
+        .flat_map(|w| w.variants.iter().map(|v| v.precision()))
+        .filter(|p| p.is_reduced())
+        .collect();
+    reduced.sort_by_key(|p| Precision::ALL.iter().position(|q| q == p));
+    reduced.dedup();
+    if reduced.is_empty() {
+        return Ok(());
+    }
+    let k = sum_length(cost);
+    let time = |s: f64| report::duration(Duration::from_secs_f64(s));
+    out!("by precision (auto's choice with each allowed beside fp32; error bound at sums of {k}):");
+    for precision in std::iter::once(Precision::Fp32).chain(reduced) {
+        let allowed = model.clone().allowing(&[precision]);
+        let Some(best) = allowed.predict(workload, cost, placement).into_iter().next() else { continue };
+        let at = if placement.moves_data() { best.total_s } else { best.kernel_s };
+        out!(
+            "  {:<5} bound {:.1e}: {} {}{}, {}",
+            precision.name(),
+            precision.relative_error_bound(k),
+            best.device,
+            best.variant,
+            if best.pipelined { " (pipelined)" } else { "" },
+            time(at)
+        );
+    }
+    Ok(())
 }
 
 /// Where `--resident` and `--pinned` put a workload's data.
@@ -67,6 +118,8 @@ struct Explain<'a> {
     on: Option<&'a OnMachine>,
     /// How the GPU differs from the reference machine's, if it does.
     what_if: gpuworthy::model::reference::WhatIf,
+    /// The precisions auto may choose besides `f32`.
+    allowance: &'a Allowance,
 }
 
 impl WorkloadVisitor for Explain<'_> {
@@ -84,26 +137,33 @@ impl WorkloadVisitor for Explain<'_> {
                     Ok(gpuworthy::model::calibration::calibrate_cpu_for::<W>(cpu, progress))
                 })
             }
-            None => explain::<W>(self.size, self.placement),
+            None => explain::<W>(self.size, self.placement, self.allowance),
         }
     }
 }
 
 /// `gpuworthy explain`: the model's prediction for each device, auto's choice and why, the predicted crossovers.
-fn explain<W: CommandLineWorkload>(size: &str, placement: Placement) -> anyhow::Result<()> {
+fn explain<W: CommandLineWorkload>(size: &str, placement: Placement, allowance: &Allowance) -> anyhow::Result<()> {
     let params = W::Params::parse_size(size).map_err(usage)?;
     // Refused like `run`: a size whose input could not be made on this machine is not predicted.
     gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
     let cost = W::cost(&params);
-    let auto = gpuworthy::choose::auto::Auto::open()?;
+    let allowed = allowed_precisions(&cost, &allowance.precisions, allowance.tolerance).unwrap_or_default();
+    let auto = gpuworthy::choose::auto::Auto::open()?.allowing(&allowed);
     if let Some(why) = &auto.uncalibrated {
         eprintln!("gpuworthy: warning: {why}");
     }
     let choice = auto.choose::<W>(&params, placement)?;
     out!("{} {params} ({} bytes moved, {} flops), {placement}:", W::NAME, cost.bytes, cost.flops);
+    if allowed.iter().any(|p| p.is_reduced()) {
+        out!("auto may choose: {}", describe_allowed(&cost, &allowed));
+    }
     let chosen = (choice.device.label(), choice.variant, choice.pipelined);
     print_predictions(&choice.predictions, Some(&chosen), placement)?;
     out!("auto: {} ({})", chosen_label(&choice), choice.reason);
+    if let Some(model) = &auto.model {
+        print_choice_by_precision(model, W::NAME, &cost, placement)?;
+    }
     let gpus = choice
         .predictions
         .iter()

@@ -21,7 +21,7 @@ use gpuworthy::model::Placement;
 use gpuworthy::{Device, DeviceSpec, HostMemory};
 
 use crate::tool::exit::{Exit, usage};
-use crate::tool::shared::{chosen_label, pipelined_note};
+use crate::tool::shared::{allowed_precisions, chosen_label, describe_allowed, pipelined_note};
 
 /// Bytes per copy when measuring a device's copy bandwidth: large enough to leave every cache behind.
 const COPY_PROBE_BYTES: usize = 256 << 20;
@@ -45,7 +45,8 @@ pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
         }
         return super::run_expression::run_expression_command(source, &args, &options);
     }
-    let RunArgs { workload, size, backend, variant, precision, pinned, pipelined, params, lessons, .. } = args;
+    let RunArgs { workload, size, backend, variant, precision, tolerance, pinned, pipelined, params, lessons, .. } =
+        args;
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
     check_flags(&workload, &backend, pinned, pipelined, &lessons)?;
@@ -55,14 +56,15 @@ pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
         };
         if variant.is_some()
             || !precision.is_empty()
+            || tolerance.is_some()
             || pinned
             || pipelined
             || !lessons.block_size.is_empty()
             || lessons.launches.is_some()
         {
             return Err(Exit::usage(
-                "a rank runs its device's best variant, pageable: --variant, --precision, --pinned, --pipelined, \
-                 --block-size and --launches are for one process's run",
+                "a rank runs its device's best variant, pageable: --variant, --precision, --tolerance, --pinned, \
+                 --pipelined, --block-size and --launches are for one process's run",
             ));
         }
         return super::run_rank::run_as_rank(rank, &workload, spec, size.as_deref(), &params.options(), options.seed);
@@ -81,6 +83,7 @@ pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
         size: size.as_deref(),
         variant: variant.as_deref(),
         precisions: precision,
+        tolerance,
         params: params.options(),
         lessons: &lessons,
         options,
@@ -186,6 +189,8 @@ struct RunRequest<'a> {
     variant: Option<&'a str>,
     /// Only the variants in these precisions (`--precision`); every variant when empty.
     precisions: Vec<Precision>,
+    /// The relative error accepted (`--tolerance`): only the precisions whose bound at the size is within it.
+    tolerance: Option<f64>,
     /// The workload's options beyond its size.
     params: WorkloadOptions,
     /// The timing lessons asked for.
@@ -223,10 +228,27 @@ fn run_on<W: CommandLineWorkload>(
     };
     params.apply(&request.params).map_err(usage)?;
     let mut transfer_note = request.transfer_note.clone();
+    let cost = W::cost(&params);
+    let allowed = allowed_precisions(&cost, &request.precisions, request.tolerance);
+    if allowed.as_ref().is_some_and(|a| a.is_empty()) {
+        let named: Vec<&str> = request.precisions.iter().map(|p| p.name()).collect();
+        return Err(Exit::usage(format!(
+            "none of {} is within the tolerance at this size: {}",
+            named.join(", "),
+            describe_allowed(&cost, &request.precisions)
+        )));
+    }
     let (devices, chosen) = match target {
         Ok(devices) => (devices, None),
         Err(()) => {
-            let choice = gpuworthy::choose::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
+            let choice = match allowed.as_deref().filter(|a| a.iter().any(|p| p.is_reduced())) {
+                Some(allowed) => {
+                    out!("auto may choose: {}", describe_allowed(&cost, allowed));
+                    let auto = gpuworthy::choose::auto::Auto::open()?.allowing(allowed);
+                    auto.decide::<W>(&params, Placement::Host, None)?
+                }
+                None => gpuworthy::choose::auto::global()?.decide::<W>(&params, Placement::Host, None)?,
+            };
             out!("auto: {} ({})", chosen_label(&choice), choice.reason);
             if choice.pipelined {
                 transfer_note = Some(pipelined_note());
@@ -238,7 +260,7 @@ fn run_on<W: CommandLineWorkload>(
     let variants = match (variant, chosen) {
         (Some(v), _) => vec![v.to_owned()],
         (None, Some(v)) => vec![v.to_owned()],
-        (None, None) => in_precisions::<W>(backend, &request.precisions)?,
+        (None, None) => in_precisions::<W>(backend, allowed.as_deref().unwrap_or(&[]))?,
     };
     backend.check_size::<W>(&params).map_err(usage)?;
     let input = W::generate(&params, options.seed).map_err(usage)?;
