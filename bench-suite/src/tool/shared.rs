@@ -104,13 +104,10 @@ pub(crate) fn allowed_precisions(
     Some(base.into_iter().filter(|p| within.as_ref().is_none_or(|w| w.contains(p))).collect())
 }
 
-/// The precisions of `allowed` with their error bounds at `cost`, as `fp32, bf16 (bound 7.8e-3)`, and the length
-/// of the sums the bounds were taken at.
+/// The precisions of `allowed` with their error bounds at `cost`, as `fp32 (bound 2.2e-5), bf16 (bound 7.8e-3)`, and
+/// the length of the sums the bounds were taken at.
 pub(crate) fn describe_allowed(cost: &gpuworthy::core::Cost, allowed: &[gpuworthy::core::Precision]) -> String {
     let k = sum_length(cost);
-    let each: Vec<String> = allowed
-        .iter()
-        .map(|p| if p.is_reduced() { format!("{p} (bound {:.1e})", p.relative_error_bound(k)) } else { p.to_string() })
-        .collect();
+    let each: Vec<String> = allowed.iter().map(|p| format!("{p} (bound {:.1e})", p.relative_error_bound(k))).collect();
     format!("{} (relative error bounds at sums of {k})", each.join(", "))
 }

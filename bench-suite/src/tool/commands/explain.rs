@@ -60,12 +60,14 @@ pub(crate) fn explain_command(
 }
 
 /// Where auto would run `workload` at `cost` with each precision the model has for it allowed beside `f32`, and each
-/// precision's error bound at this size: the choice per precision. Nothing where every variant is `f32`.
+/// precision's error bound at this size: the choice per precision, each predicted by `predict` (auto's own
+/// prediction, preferring each device's documented variant). Nothing where every variant is `f32`.
 fn print_choice_by_precision(
     model: &gpuworthy::model::Model,
     workload: &str,
     cost: &gpuworthy::core::Cost,
     placement: Placement,
+    predict: &dyn Fn(&gpuworthy::model::Model) -> Vec<gpuworthy::model::Prediction>,
 ) -> anyhow::Result<()> {
     let mut reduced: Vec<Precision> = model
         .devices
@@ -84,7 +86,7 @@ fn print_choice_by_precision(
     out!("by precision (auto's choice with each allowed beside fp32; error bound at sums of {k}):");
     for precision in std::iter::once(Precision::Fp32).chain(reduced) {
         let allowed = model.clone().allowing(&[precision]);
-        let Some(best) = allowed.predict(workload, cost, placement).into_iter().next() else { continue };
+        let Some(best) = predict(&allowed).into_iter().next() else { continue };
         let at = if placement.moves_data() { best.total_s } else { best.kernel_s };
         out!(
             "  {:<5} bound {:.1e}: {} {}{}, {}",
@@ -162,7 +164,13 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement, allowance: 
     print_predictions(&choice.predictions, Some(&chosen), placement)?;
     out!("auto: {} ({})", chosen_label(&choice), choice.reason);
     if let Some(model) = &auto.model {
-        print_choice_by_precision(model, W::NAME, &cost, placement)?;
+        let devices = &auto.devices;
+        let preferred = |label: &gpuworthy::DeviceLabel| {
+            devices.iter().find(|d| d.label() == *label).map(|d| d.best_variant::<W>(&params))
+        };
+        let moved = |kind: gpuworthy::core::BackendKind, variant: &str| Some(W::traffic(&params, kind, variant));
+        let predict = |m: &gpuworthy::model::Model| m.predict_preferring(W::NAME, &cost, placement, &preferred, &moved);
+        print_choice_by_precision(model, W::NAME, &cost, placement, &predict)?;
     }
     let gpus = choice
         .predictions
