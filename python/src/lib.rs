@@ -166,6 +166,10 @@ struct RunRequest<'a> {
     options: MeasureOptions,
     /// Kernels per transfer to time as well (the command line's `--launches`).
     launches: Option<usize>,
+    /// The precisions named (`precision=`), empty for none.
+    precisions: Vec<gpuworthy::core::Precision>,
+    /// The relative error accepted (`tolerance=`).
+    tolerance: Option<f64>,
 }
 
 impl WorkloadVisitor for RunRequest<'_> {
@@ -175,12 +179,38 @@ impl WorkloadVisitor for RunRequest<'_> {
             Some(s) => W::Params::parse_size(s)?,
             None => W::quick_ladder().pop().ok_or_else(|| Error::invalid("the workload has no default size"))?,
         };
+        let allowed =
+            gpuworthy::choose::auto::allowed_precisions(&W::cost(&params), &self.precisions, self.tolerance);
+        let in_allowed = |device: &Device, v: &&'static str| {
+            allowed.as_ref().is_none_or(|a| a.contains(&device.precision::<W>(v)))
+        };
         let (device, variants, reason) = match (&self.device, self.variant) {
-            (Some(device), Some("all")) => (device.clone(), device.variants::<W>(), None),
+            (Some(device), Some("all")) => {
+                let variants: Vec<&str> = device.variants::<W>().into_iter().filter(|v| in_allowed(device, v)).collect();
+                if variants.is_empty() {
+                    return Err(Error::invalid(format!(
+                        "{} has no variant of {} in the precisions allowed",
+                        device.label(),
+                        W::NAME
+                    )));
+                }
+                (device.clone(), variants, None)
+            }
+            (Some(_), _) if allowed.is_some() => {
+                return Err(Error::invalid(
+                    "precision and tolerance choose among variants: pass backend=\"auto\" (auto may choose them) or \
+                     variant=\"all\" (every variant of the device in them)",
+                ));
+            }
             (Some(device), Some(v)) => (device.clone(), vec![v], None),
             (Some(device), None) => (device.clone(), vec![device.best_variant::<W>(&params)], None),
             (None, variant) => {
-                let choice = gpuworthy::choose::auto::global()?.decide::<W>(&params, Placement::Host, None)?;
+                let choice = match allowed.as_deref() {
+                    Some(allowed) => gpuworthy::choose::auto::Auto::open()?
+                        .allowing(allowed)
+                        .decide::<W>(&params, Placement::Host, None)?,
+                    None => gpuworthy::choose::auto::global()?.decide::<W>(&params, Placement::Host, None)?,
+                };
                 let variants = match variant {
                     Some("all") => choice.device.variants::<W>(),
                     Some(v) => vec![v],
@@ -214,9 +244,11 @@ impl WorkloadVisitor for RunRequest<'_> {
 /// Measures a built-in workload at a size on a device (or where auto places it), phase by phase: JSON, a list of
 /// records, one per variant.
 /// `pinned` and `pipelined` move a CUDA device's data through pinned staging memory (the command line's `--pinned`
-/// and `--pipelined`); `launches` also times that many kernels between one upload and one download.
+/// and `--pipelined`); `launches` also times that many kernels between one upload and one download. `precision`
+/// (comma-separated names) and `tolerance` (a relative error) allow auto lower precisions, as `--precision` and
+/// `--tolerance` do, and filter `variant="all"`.
 #[pyfunction]
-#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None))]
+#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None, precision=None, tolerance=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -229,7 +261,16 @@ fn run(
     pinned: bool,
     pipelined: bool,
     launches: Option<usize>,
+    precision: Option<&str>,
+    tolerance: Option<f64>,
 ) -> PyResult<String> {
+    let precisions = gpuworthy::core::Precision::parse_list(precision.unwrap_or_default()).map_err(to_python)?;
+    if tolerance.is_some_and(|t| !(t > 0.0 && t < 1.0)) {
+        return Err(PyValueError::new_err(format!(
+            "a tolerance is a relative error between 0 and 1 (e.g. 1e-2), not {}",
+            tolerance.unwrap_or_default()
+        )));
+    }
     let device = match (pinned, pipelined) {
         (false, false) => device_named(backend)?,
         _ => {
@@ -249,7 +290,7 @@ fn run(
     }
     let options = MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
     let records = py.detach(|| {
-        let mut request = RunRequest { size, device, variant, options, launches };
+        let mut request = RunRequest { size, device, variant, options, launches, precisions, tolerance };
         visit_workload_named(workload, &mut request)?
     });
     Ok(Value::Array(records.map_err(to_python)?).to_string())

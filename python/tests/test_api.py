@@ -221,3 +221,21 @@ def test_a_machine_without_a_display_prints_no_false_error():
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "error:" not in done.stderr and "error:" not in done.stdout, done.stderr
+
+
+def test_precision_and_tolerance_choose_among_the_variants() -> None:
+    """``precision`` keeps a device's variants in the precisions named, ``tolerance`` those whose error bound at the
+    size is within it (bf16's is about 7.8e-3); a named device without ``variant="all"`` has nothing to choose among."""
+    in_bf16 = gpuworthy.run("matmul", (64, 64, 64), backend="cpu", variant="all", quick=True, precision="bf16")
+    assert in_bf16 and {r.variant for r in in_bf16} <= {"bf16", "avx512-bf16"}
+    assert all(r.passed for r in in_bf16)
+    tight = gpuworthy.run("matmul", (64, 64, 64), backend="cpu", variant="all", quick=True, tolerance=1e-3)
+    assert "blocked" in {r.variant for r in tight} and "bf16" not in {r.variant for r in tight}
+    loose = gpuworthy.run("matmul", (64, 64, 64), backend="cpu", variant="all", quick=True, tolerance=1e-2)
+    assert "bf16" in {r.variant for r in loose}
+    with pytest.raises(ValueError, match="choose among variants"):
+        gpuworthy.run("matmul", 64, backend="cpu", tolerance=1e-2)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        gpuworthy.run("matmul", 64, backend="cpu", variant="all", tolerance=2.0)
+    with pytest.raises(ValueError):
+        gpuworthy.run("matmul", 64, backend="cpu", variant="all", precision="fp64")

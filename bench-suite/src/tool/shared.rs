@@ -80,29 +80,7 @@ pub(crate) fn chosen_label(choice: &gpuworthy::choose::auto::Choice) -> String {
     format!("{} {}{path}", choice.device.label(), choice.variant)
 }
 
-/// The length of the sums each output element of a workload of `cost` accumulates: its flops per output element,
-/// halved (K for a matmul, at least 1): what a precision's error bound grows with
-/// ([`gpuworthy::core::Precision::relative_error_bound`]).
-pub(crate) fn sum_length(cost: &gpuworthy::core::Cost) -> usize {
-    (cost.flops / (2 * cost.elements.max(1))).max(1) as usize
-}
-
-/// The precisions a command may use, from `--precision` and `--tolerance` at `cost`: `None` where neither was given
-/// (every variant of a named device; `f32` alone for auto); else the named ones (every one where none was named)
-/// whose error bound at this size is within the tolerance, `f32` always where it was not left out by name.
-pub(crate) fn allowed_precisions(
-    cost: &gpuworthy::core::Cost,
-    named: &[gpuworthy::core::Precision],
-    tolerance: Option<f64>,
-) -> Option<Vec<gpuworthy::core::Precision>> {
-    use gpuworthy::core::Precision;
-    if named.is_empty() && tolerance.is_none() {
-        return None;
-    }
-    let within = tolerance.map(|t| Precision::within_tolerance(t, sum_length(cost)));
-    let base = if named.is_empty() { Precision::ALL.to_vec() } else { named.to_vec() };
-    Some(base.into_iter().filter(|p| within.as_ref().is_none_or(|w| w.contains(p))).collect())
-}
+pub(crate) use gpuworthy::choose::auto::{allowed_precisions, sum_length};
 
 /// The precisions of `allowed` with their error bounds at `cost`, as `fp32 (bound 2.2e-5), bf16 (bound 7.8e-3)`, and
 /// the length of the sums the bounds were taken at.

@@ -78,6 +78,41 @@ struct TrialKey {
 /// tried again.
 type Trials = HashMap<TrialKey, Option<Verdict>>;
 
+/// The length of the sums each output element of a workload of `cost` accumulates: its flops per output element,
+/// halved (K for a matmul), at least 1: what a precision's error bound grows with
+/// ([`gpuworthy_core::Precision::relative_error_bound`]).
+pub fn sum_length(cost: &gpuworthy_core::Cost) -> usize {
+    (cost.flops / (2 * cost.elements.max(1))).max(1) as usize
+}
+
+/// The precisions a caller allows, from the precisions it named and the relative error it accepts, at `cost`: `None`
+/// where it gave neither (`f32` alone for auto, every variant of a named device); else the named ones (every one where
+/// none was named) whose [`gpuworthy_core::Precision::relative_error_bound`] at this size is within `tolerance`, `f32`
+/// always unless it was left out by name. What [`Auto::allowing`] takes.
+///
+/// ```
+/// use gpuworthy::core::{Cost, Precision};
+/// use gpuworthy::choose::auto::allowed_precisions;
+///
+/// let matmul_8192 = Cost { bytes: 3 * 4 * 8192 * 8192, flops: 2 * 8192u64.pow(3), elements: 8192 * 8192 };
+/// assert_eq!(allowed_precisions(&matmul_8192, &[], None), None);
+/// let allowed = allowed_precisions(&matmul_8192, &[], Some(3e-3)).unwrap();
+/// assert_eq!(allowed, [Precision::Fp32, Precision::Tf32, Precision::Fp16], "bf16's bound is 7.8e-3");
+/// ```
+pub fn allowed_precisions(
+    cost: &gpuworthy_core::Cost,
+    named: &[gpuworthy_core::Precision],
+    tolerance: Option<f64>,
+) -> Option<Vec<gpuworthy_core::Precision>> {
+    use gpuworthy_core::Precision;
+    if named.is_empty() && tolerance.is_none() {
+        return None;
+    }
+    let within = tolerance.map(|t| Precision::within_tolerance(t, sum_length(cost)));
+    let base = if named.is_empty() { Precision::ALL.to_vec() } else { named.to_vec() };
+    Some(base.into_iter().filter(|p| within.as_ref().is_none_or(|w| w.contains(p))).collect())
+}
+
 /// Without a calibration, data resident on a GPU of at least this many bytes stays there.
 pub const DEFAULT_RESIDENT_BYTES: u64 = 256 << 20;
 

@@ -215,6 +215,8 @@ def run(  # type: ignore[overload-overlap]
     pinned: bool = ...,
     pipelined: bool = ...,
     launches: Optional[int] = ...,
+    precision: Union[str, Sequence[str], None] = ...,
+    tolerance: Optional[float] = ...,
 ) -> List[RunResult]: ...
 
 
@@ -229,6 +231,8 @@ def run(
     pinned: bool = ...,
     pipelined: bool = ...,
     launches: Optional[int] = ...,
+    precision: Union[str, Sequence[str], None] = ...,
+    tolerance: Optional[float] = ...,
 ) -> RunResult: ...
 
 
@@ -242,6 +246,8 @@ def run(
     pinned: bool = False,
     pipelined: bool = False,
     launches: Optional[int] = None,
+    precision: Union[str, Sequence[str], None] = None,
+    tolerance: Optional[float] = None,
 ) -> Union[RunResult, List[RunResult]]:
     """Measures a built-in workload (``square``, ``saxpy``, ``sum``, ``softmax``, ``matmul``, ``mandelbrot``,
     ``histogram``, ``stencil``) at ``size`` (``1 << 24``, ``(1024, 1024)``, ``(M, K, N)`` or the command line's
@@ -253,12 +259,20 @@ def run(
     line's ``--pinned`` and ``--pipelined``); ``launches=k`` also times k kernels between one upload and one download
     (``launches``: the time per kernel, and with one kernel per transfer), the lesson of ``--launches``.
 
+    Auto chooses among ``f32`` variants unless you allow lower precisions: ``precision="bf16"`` (or a list of
+    ``"tf32"``, ``"bf16"``, ``"fp16"``) names them, ``tolerance=1e-2`` allows every precision whose error bound at this
+    size (the root-mean-square error relative to the products' norms) is within it; as ``--precision`` and
+    ``--tolerance`` do on the command line. With ``variant="all"`` they keep the device's variants in those precisions.
+
     Raises ``ValueError`` for a bad request (an unknown workload, variant or device, a malformed size, a size too
     large for this machine's memory or the device's limits, a bad ``GPUWORTHY_*`` variable), :class:`Unavailable` for
     a backend that cannot run here, ``RuntimeError`` for a device's failure.
     """
+    precisions = precision if precision is None or isinstance(precision, str) else ",".join(precision)
     records = json.loads(
-        _gpuworthy.run(workload, _size_text(size), backend, variant, quick, seed, pinned, pipelined, launches)
+        _gpuworthy.run(
+            workload, _size_text(size), backend, variant, quick, seed, pinned, pipelined, launches, precisions, tolerance
+        )
     )
     results = [RunResult._from(r) for r in records]
     return results if variant == "all" else results[0]

@@ -39,6 +39,8 @@ def run(
     pinned: bool = False,
     pipelined: bool = False,
     launches: Optional[int] = None,
+    precision: Optional[str] = None,
+    tolerance: Optional[float] = None,
 ) -> str:
     """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
 
