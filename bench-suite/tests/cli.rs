@@ -199,6 +199,21 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
     let cases: &[BadInput] = &[
         (&[], &["run", "sum", "--size", "2^40"], 2, "too large"),
         (&[], &["run", "sum", "--size", "2^62"], 2, "too large"),
+        (&[], &["run", "sum", "--size", "2^62", "--tolerance", "1e-2"], 2, "too large"),
+        (
+            &[],
+            &["run", "matmul", "--size", "1000000x1000000x1000000", "--backend", "auto", "--precision", "bf16"],
+            2,
+            "too large",
+        ),
+        (&[], &["run", "matmul", "--size", "64", "--tolerance", "0"], 2, "between 0 and 1"),
+        (&[], &["explain", "matmul", "--size", "64", "--tolerance", "nan"], 2, "between 0 and 1"),
+        (
+            &[],
+            &["run", "matmul", "--size", "64", "--precision", "bf16", "--tolerance", "1e-3"],
+            2,
+            "within the tolerance",
+        ),
         (&[], &["run", "square", "--size", "99999999999999"], 2, "too large"),
         (&[], &["run", "sum", "--size", "64G"], 2, "too large"),
         (&[], &["run", "mandelbrot", "--size", "10000000x10000000"], 2, "too large"),

@@ -179,8 +179,13 @@ impl WorkloadVisitor for RunRequest<'_> {
             Some(s) => W::Params::parse_size(s)?,
             None => W::quick_ladder().pop().ok_or_else(|| Error::invalid("the workload has no default size"))?,
         };
-        let allowed =
-            gpuworthy::choose::auto::allowed_precisions(&W::cost(&params), &self.precisions, self.tolerance);
+        // A precision's bound depends on the size's cost, computed only for a size the machine could hold.
+        let allowed = if self.precisions.is_empty() && self.tolerance.is_none() {
+            None
+        } else {
+            gpuworthy::core::memory::check_host_memory::<W>(&params)?;
+            gpuworthy::choose::auto::allowed_precisions(&W::cost(&params), &self.precisions, self.tolerance)
+        };
         let in_allowed = |device: &Device, v: &&'static str| {
             allowed.as_ref().is_none_or(|a| a.contains(&device.precision::<W>(v)))
         };

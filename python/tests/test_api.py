@@ -239,3 +239,5 @@ def test_precision_and_tolerance_choose_among_the_variants() -> None:
         gpuworthy.run("matmul", 64, backend="cpu", variant="all", tolerance=2.0)
     with pytest.raises(ValueError):
         gpuworthy.run("matmul", 64, backend="cpu", variant="all", precision="fp64")
+    with pytest.raises(ValueError, match="too large"):
+        gpuworthy.run("sum", "2^62", backend="cpu", variant="all", tolerance=1e-2)

@@ -228,14 +228,19 @@ fn run_on<W: CommandLineWorkload>(
     };
     params.apply(&request.params).map_err(usage)?;
     let mut transfer_note = request.transfer_note.clone();
-    let cost = W::cost(&params);
-    let allowed = allowed_precisions(&cost, &request.precisions, request.tolerance);
+    // A precision's bound depends on the size's cost, which is computed only for a size the machine could hold.
+    let allowed = if request.precisions.is_empty() && request.tolerance.is_none() {
+        None
+    } else {
+        gpuworthy::core::memory::check_host_memory::<W>(&params).map_err(usage)?;
+        allowed_precisions(&W::cost(&params), &request.precisions, request.tolerance)
+    };
     if allowed.as_ref().is_some_and(|a| a.is_empty()) {
         let named: Vec<&str> = request.precisions.iter().map(|p| p.name()).collect();
         return Err(Exit::usage(format!(
             "none of {} is within the tolerance at this size: {}",
             named.join(", "),
-            describe_allowed(&cost, &request.precisions)
+            describe_allowed(&W::cost(&params), &request.precisions)
         )));
     }
     let (devices, chosen) = match target {
@@ -243,7 +248,7 @@ fn run_on<W: CommandLineWorkload>(
         Err(()) => {
             let choice = match allowed.as_deref().filter(|a| a.iter().any(|p| p.is_reduced())) {
                 Some(allowed) => {
-                    out!("auto may choose: {}", describe_allowed(&cost, allowed));
+                    out!("auto may choose: {}", describe_allowed(&W::cost(&params), allowed));
                     let auto = gpuworthy::choose::auto::Auto::open()?.allowing(allowed);
                     auto.decide::<W>(&params, Placement::Host, None)?
                 }
