@@ -186,12 +186,12 @@ impl WorkloadVisitor for RunRequest<'_> {
             gpuworthy::core::memory::check_host_memory::<W>(&params)?;
             gpuworthy::choose::auto::allowed_precisions(&W::cost(&params), &self.precisions, self.tolerance)
         };
-        let in_allowed = |device: &Device, v: &&'static str| {
-            allowed.as_ref().is_none_or(|a| a.contains(&device.precision::<W>(v)))
-        };
+        let in_allowed =
+            |device: &Device, v: &&'static str| allowed.as_ref().is_none_or(|a| a.contains(&device.precision::<W>(v)));
         let (device, variants, reason) = match (&self.device, self.variant) {
             (Some(device), Some("all")) => {
-                let variants: Vec<&str> = device.variants::<W>().into_iter().filter(|v| in_allowed(device, v)).collect();
+                let variants: Vec<&str> =
+                    device.variants::<W>().into_iter().filter(|v| in_allowed(device, v)).collect();
                 if variants.is_empty() {
                     return Err(Error::invalid(format!(
                         "{} has no variant of {} in the precisions allowed",
@@ -211,9 +211,11 @@ impl WorkloadVisitor for RunRequest<'_> {
             (Some(device), None) => (device.clone(), vec![device.best_variant::<W>(&params)], None),
             (None, variant) => {
                 let choice = match allowed.as_deref() {
-                    Some(allowed) => gpuworthy::choose::auto::Auto::open()?
-                        .allowing(allowed)
-                        .decide::<W>(&params, Placement::Host, None)?,
+                    Some(allowed) => gpuworthy::choose::auto::Auto::open()?.allowing(allowed).decide::<W>(
+                        &params,
+                        Placement::Host,
+                        None,
+                    )?,
                     None => gpuworthy::choose::auto::global()?.decide::<W>(&params, Placement::Host, None)?,
                 };
                 let variants = match variant {
