@@ -214,6 +214,12 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
             2,
             "within the tolerance",
         ),
+        (
+            &[],
+            &["run", "matmul", "--size", "64", "--backend", "cpu+wgpu", "--tolerance", "1e-2"],
+            2,
+            "best f32 variant",
+        ),
         (&[], &["run", "square", "--size", "99999999999999"], 2, "too large"),
         (&[], &["run", "sum", "--size", "64G"], 2, "too large"),
         (&[], &["run", "mandelbrot", "--size", "10000000x10000000"], 2, "too large"),

@@ -71,6 +71,12 @@ pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
     }
     let memory = host_memory(pinned, pipelined);
     if let Target::Group(group) = &backend {
+        if variant.is_some() || !precision.is_empty() || tolerance.is_some() {
+            return Err(Exit::usage(format!(
+                "the group {group} runs each member's best f32 variant: --variant, --precision and --tolerance are \
+                 for one device or auto"
+            )));
+        }
         return super::run_group::run_on_group(&workload, group, size.as_deref(), &params.options(), &options);
     }
     let devices = match backend {
