@@ -32,7 +32,6 @@ WGMMA_SHAPES = {
     "wgmma 192x128 k64x4 (3 wg, in use)": (3, 128, 4, ()),
     "wgmma 128x128 k64x4 (2 wg)": (2, 128, 4, ()),
     "wgmma 256x128 k64x3 (4 wg)": (4, 128, 3, ()),
-    "wgmma 128x256 k64x3 (2 wg)": (2, 256, 3, ()),
 }
 
 # The ceiling of `mma.sync` itself: every warp issues independent m16n8k16 products on registers, no memory.
