@@ -112,6 +112,8 @@ pub struct WgpuBackend {
     queue_lock: QueueLock,
     /// Threads per workgroup of the elementwise shaders (`square`, `saxpy`): their overridable constant `WG`.
     elementwise_workgroup: u32,
+    /// Whether the cooperative-matrix rung of matmul runs here, or why not ([`cooperative_f16`]).
+    cooperative_f16: std::result::Result<(), String>,
 }
 
 /// The loop trips Mesa's llvmpipe lets one shader invocation run, summed over all its loops: past it, every loop
@@ -121,6 +123,53 @@ const LLVMPIPE_LOOP_TRIPS: u64 = 65535;
 /// Invocations per workgroup of the elementwise shaders unless [`WgpuBackend::with_elementwise_workgroup_size`] says
 /// otherwise: the `WG` the shaders declare.
 pub const DEFAULT_ELEMENTWISE_WORKGROUP: u32 = 256;
+
+/// Workgroup memory the cooperative-matrix shader declares: the staged slices of A (128 x 40 halves) and B
+/// (32 x 136 halves) and one 16 x 16 f32 tile per subgroup for the stores past C's edge.
+const COOPERATIVE_WORKGROUP_BYTES: u32 = (128 * 40 + 32 * 136) * 2 + 8 * 256 * 4;
+
+/// Whether the cooperative-matrix shader (`matmul_coop.wgsl`) can run on `adapter` with the `features` it grants,
+/// or the first reason it cannot: wgpu's experimental cooperative-matrix feature (Vulkan's
+/// `VK_KHR_cooperative_matrix`, Metal's SIMD-group matrices), `shader-f16`, subgroups exactly 32 invocations wide
+/// (the shader's eight subgroups of a 256-invocation workgroup own fixed blocks of its tile), a reported
+/// 16 x 16 x 16 configuration with f16 inputs and f32 sums, and the workgroup size and memory it declares.
+fn cooperative_f16(
+    adapter: &wgpu::Adapter,
+    features: wgpu::Features,
+    limits: &wgpu::Limits,
+) -> std::result::Result<(), String> {
+    let info = adapter.get_info();
+    for (feature, name) in [
+        (wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, "no cooperative matrices in wgpu on this adapter"),
+        (wgpu::Features::SHADER_F16, "no shader-f16"),
+        (wgpu::Features::SUBGROUP, "no subgroups"),
+    ] {
+        if !features.contains(feature) {
+            return Err(name.to_owned());
+        }
+    }
+    if (info.subgroup_min_size, info.subgroup_max_size) != (32, 32) {
+        return Err(format!(
+            "subgroups of {}-{} invocations; the shader is written for 32",
+            info.subgroup_min_size, info.subgroup_max_size
+        ));
+    }
+    let wanted = |p: &wgpu::CooperativeMatrixProperties| {
+        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+            && p.ab_type == wgpu::CooperativeScalarType::F16
+            && p.cr_type == wgpu::CooperativeScalarType::F32
+    };
+    if !adapter.cooperative_matrix_properties().iter().any(wanted) {
+        return Err("no 16x16x16 configuration with f16 inputs and f32 sums".to_owned());
+    }
+    if limits.max_compute_invocations_per_workgroup < 256 || limits.max_compute_workgroup_size_x < 256 {
+        return Err("fewer than 256 invocations per workgroup".to_owned());
+    }
+    if limits.max_compute_workgroup_storage_size < COOPERATIVE_WORKGROUP_BYTES {
+        return Err(format!("less than {COOPERATIVE_WORKGROUP_BYTES} bytes of workgroup memory"));
+    }
+    Ok(())
+}
 
 /// The loop-trip limit of an adapter's driver: llvmpipe's, or none known.
 fn loop_trip_limit(adapter: &wgpu::AdapterInfo) -> Option<u64> {
@@ -227,14 +276,35 @@ impl WgpuBackend {
 
     fn on(adapter: &wgpu::Adapter, options: &WgpuOptions) -> Result<Self> {
         let adapter_info = adapter.get_info();
-        let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP;
-        let features = adapter.features() & wanted;
         // The adapter's own limits, not wgpu's conservative defaults: the largest buffers and bindings it allows.
         let limits = adapter.limits();
+        let wanted = wgpu::Features::TIMESTAMP_QUERY
+            | wgpu::Features::SUBGROUP
+            | wgpu::Features::SHADER_F16
+            | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        let mut features = adapter.features() & wanted;
+        let cooperative_f16 = cooperative_f16(adapter, features, &limits);
+        if cooperative_f16.is_err() {
+            // Asked for only where the one shader that uses it can run.
+            features.remove(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+        }
+        let experimental_features = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            // SAFETY: wgpu asks callers of experimental features to accept that its implementation of them may have
+            // bugs. One shader uses this one (`matmul_coop.wgsl`): its cooperative loads and stores address
+            // workgroup arrays and storage buffers within their bounds for every shape the host launches (the
+            // inputs are padded to whole tiles, stores past C's edge go through workgroup memory), it runs only on
+            // adapters whose subgroups are 32 invocations wide (eight per workgroup, as the shader assumes) and with
+            // a 16 x 16 x 16 f16 x f16 + f32 configuration the driver reports, and the conformance tests check its
+            // every result against the reference.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("gpuworthy"),
             required_features: features,
             required_limits: limits.clone(),
+            experimental_features,
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
@@ -297,6 +367,14 @@ impl WgpuBackend {
                 ),
                 ("timestamp_query".into(), features.contains(wgpu::Features::TIMESTAMP_QUERY).to_string()),
                 ("subgroups".into(), features.contains(wgpu::Features::SUBGROUP).to_string()),
+                ("shader_f16".into(), features.contains(wgpu::Features::SHADER_F16).to_string()),
+                (
+                    "cooperative_matrix".into(),
+                    match &cooperative_f16 {
+                        Ok(()) => "16x16x16 f16 x f16 + f32 (matmul coop-f16)".to_owned(),
+                        Err(why) => format!("none ({why})"),
+                    },
+                ),
                 ("shader_checks".into(), shader_checks.to_string()),
                 (
                     "max_loop_trips_per_invocation".into(),
@@ -323,7 +401,13 @@ impl WgpuBackend {
             loop_trip_limit,
             queue_lock: QueueLock::default(),
             elementwise_workgroup: DEFAULT_ELEMENTWISE_WORKGROUP,
+            cooperative_f16,
         })
+    }
+
+    /// Whether matmul's cooperative-matrix rung (`coop-f16`) runs on this adapter, or why not.
+    pub fn cooperative_f16(&self) -> std::result::Result<(), &str> {
+        self.cooperative_f16.as_ref().map(|_| ()).map_err(String::as_str)
     }
 
     /// This backend with `threads` invocations per workgroup for the elementwise shaders (`square` and `saxpy`, both

@@ -1,19 +1,40 @@
-//! Every shader parses and validates with naga, and defines the entry points the backend expects: no adapter needed,
-//! so a WGSL error is caught on any machine.
+//! Every shader parses and validates with naga, defines the entry points the backend expects and translates to
+//! SPIR-V: no adapter needed, so a WGSL error (or a shader naga's writer cannot translate) is caught on any machine,
+//! the shaders of features this machine's adapter lacks included.
 
 use gpuworthy_core::KernelSource;
 use gpuworthy_wgpu::{SHADERS, variant_kernels};
+use naga::valid::Capabilities;
+
+/// The capabilities beyond the defaults a shader file needs, which the backend asks the adapter for: subgroup
+/// operations for the subgroup sum; f16, cooperative matrices and the subgroup index for matmul's `coop-f16`.
+fn capabilities_of(file: &str) -> Capabilities {
+    match file {
+        "sum_subgroup.wgsl" => Capabilities::SUBGROUP,
+        "matmul_coop.wgsl" => {
+            Capabilities::SHADER_FLOAT16
+                | Capabilities::SHADER_FLOAT16_IN_FLOAT32
+                | Capabilities::COOPERATIVE_MATRIX
+                | Capabilities::SUBGROUP
+        }
+        _ => Capabilities::empty(),
+    }
+}
+
+fn validated(shader: &KernelSource) -> (naga::Module, naga::valid::ModuleInfo) {
+    let module = naga::front::wgsl::parse_str(shader.source)
+        .unwrap_or_else(|e| panic!("{} does not parse:\n{}", shader.file, e.emit_to_string(shader.source)));
+    let capabilities = Capabilities::default() | capabilities_of(shader.file);
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{} does not validate:\n{}", shader.file, e.emit_to_string(shader.source)));
+    (module, info)
+}
 
 #[test]
 fn every_shader_parses_validates_and_defines_its_entry_points() {
     for shader in SHADERS.iter() {
-        let module = naga::front::wgsl::parse_str(shader.source)
-            .unwrap_or_else(|e| panic!("{} does not parse:\n{}", shader.file, e.emit_to_string(shader.source)));
-        // Subgroup operations are a capability the backend asks the adapter for; the others need none.
-        let capabilities = naga::valid::Capabilities::default() | naga::valid::Capabilities::SUBGROUP;
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{} does not validate:\n{}", shader.file, e.emit_to_string(shader.source)));
+        let (module, _) = validated(shader);
         for entry in shader.kernels {
             let found = module.entry_points.iter().any(|e| e.name == *entry && e.stage == naga::ShaderStage::Compute);
             assert!(found, "{} has no compute entry point `{entry}`", shader.file);
@@ -23,13 +44,37 @@ fn every_shader_parses_validates_and_defines_its_entry_points() {
 }
 
 #[test]
-fn only_the_subgroup_shader_needs_subgroups() {
-    for shader in SHADERS.iter().filter(|s| s.file != "sum_subgroup.wgsl") {
+fn only_the_shaders_listed_need_capabilities_beyond_the_defaults() {
+    for shader in SHADERS.iter().filter(|s| capabilities_of(s.file).is_empty()) {
         let module = naga::front::wgsl::parse_str(shader.source).expect("parses");
-        let without_subgroups = naga::valid::Capabilities::default();
         let valid =
-            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), without_subgroups).validate(&module);
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), Capabilities::default()).validate(&module);
         assert!(valid.is_ok(), "{} needs a capability beyond the defaults", shader.file);
+    }
+}
+
+/// Vulkan runs SPIR-V that naga writes from the WGSL with the bounds checks wgpu's Vulkan backend asks for (index
+/// clamps by default, none for trusted shaders): naga's writer must take every shader under both policies. (Its version 30
+/// panicked on a cooperative store whose index was not bound to a `let` first.)
+#[test]
+fn every_shader_translates_to_spirv_under_the_bounds_checks_wgpu_asks_for() {
+    use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
+    for shader in SHADERS.iter() {
+        let (module, info) = validated(shader);
+        // The overridable constants at their defaults (the workgroup size of the elementwise shaders), as a
+        // pipeline that sets none would have them.
+        let (module, info) =
+            naga::back::pipeline_constants::process_overrides(&module, &info, None, &Default::default())
+                .unwrap_or_else(|e| panic!("{}: overrides: {e}", shader.file));
+        for policy in [BoundsCheckPolicy::Unchecked, BoundsCheckPolicy::Restrict] {
+            let bounds_check_policies =
+                BoundsCheckPolicies { index: policy, buffer: policy, ..BoundsCheckPolicies::default() };
+            let options =
+                naga::back::spv::Options { lang_version: (1, 3), bounds_check_policies, ..Default::default() };
+            let words = naga::back::spv::write_vec(&module, &info, &options, None)
+                .unwrap_or_else(|e| panic!("{} does not translate to SPIR-V ({policy:?}): {e}", shader.file));
+            assert!(words.len() > 5, "{}: an empty SPIR-V module", shader.file);
+        }
     }
 }
 
