@@ -14,6 +14,9 @@
 //!   its workload, variant and device are among those the quotation names, and its phase (upload, kernel, ...) the one
 //!   the sentence names before the figure.
 //!
+//! - the file cited: a figure whose own sentence names some of the paragraph's files (a link, or the file's name) is
+//!   looked for in those alone; one whose sentence names none, in every file the paragraph cites.
+//!
 //! A table row that cites no file takes the files of the paragraph just before its table, whose words it is read
 //! with. A figure after a hedge (`about`, `under`, `up to`, ...) is a goal or an estimate, not a quotation, and is
 //! left alone; so are code blocks, whose outputs are examples, and a whole power of two of KiB, MiB or GiB, a buffer's
@@ -834,19 +837,28 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
         }
         let sources: Vec<std::sync::Arc<Source>> = files.iter().map(|f| Source::cached(f)).collect();
         let chars: Vec<char> = unit.chars().collect();
-        let figures = figures_at(unit)
+        let located: Vec<(usize, String, String)> = figures_at(unit)
             .into_iter()
             .map(|(at, number, figure)| {
                 let unit = figure.rsplit(' ').next().filter(|_| !figure.ends_with('%')).unwrap_or("%").to_owned();
-                (number, unit, phase_before(&chars, at))
+                (at, number, unit)
             })
             // A whole power of two of KiB, MiB or GiB is a buffer's size, set by the run (`256 MiB` of 2^26
             // floats), not a measurement.
-            .filter(|(number, unit, _)| {
+            .filter(|(_, number, unit)| {
                 !(matches!(unit.as_str(), "KiB" | "MiB" | "GiB")
                     && number.parse::<u64>().is_ok_and(u64::is_power_of_two))
             })
             .collect();
+        let figure_sources = located
+            .iter()
+            .map(|(at, _, _)| {
+                let sentence = sentence_around(&chars, *at);
+                let named = |f: &PathBuf| f.file_name().is_some_and(|name| sentence.contains(&*name.to_string_lossy()));
+                files.iter().enumerate().filter(|(_, f)| named(f)).map(|(k, _)| k).collect()
+            })
+            .collect();
+        let figures = located.into_iter().map(|(at, number, unit)| (number, unit, phase_before(&chars, at))).collect();
         // A table row is read with the paragraph before its table, which names what its rows measure.
         let mut words = keys(unit);
         if let Some(k) = before {
@@ -860,10 +872,20 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
             files,
             ambiguous,
             sources,
+            figure_sources,
             words,
         });
     }
     quoted
+}
+
+/// The sentence of `text` around character `at`: from the end of the sentence before (a `.`, `?` or `!` followed
+/// by white space) to the end of its own, or the text's ends.
+fn sentence_around(text: &[char], at: usize) -> String {
+    let ends_here = |i: usize| matches!(text[i], '.' | '?' | '!') && text.get(i + 1).is_none_or(|c| c.is_whitespace());
+    let start = (0..at).rev().find(|&i| ends_here(i)).map_or(0, |i| i + 1);
+    let end = (at..text.len()).find(|&i| ends_here(i)).map_or(text.len(), |i| i + 1);
+    text[start..end].iter().collect()
 }
 
 /// One paragraph, list item or table row of the guide that cites results files: its first line, the crossovers and
@@ -879,6 +901,9 @@ struct Quotation {
     /// File names in backticks that fit several results files.
     ambiguous: Vec<String>,
     sources: Vec<std::sync::Arc<Source>>,
+    /// For each figure, the indices in `sources` of the files its own sentence cites (empty: the sentence cites
+    /// none, and the figure is looked for in every file the quotation cites).
+    figure_sources: Vec<Vec<usize>>,
     /// The words that name the rows it quotes ([`keys`]).
     words: std::collections::BTreeSet<String>,
 }
@@ -886,6 +911,16 @@ struct Quotation {
 impl Quotation {
     fn sources(&self) -> Vec<&Source> {
         self.sources.iter().map(|s| &**s).collect()
+    }
+
+    /// The files figure `i` is looked for in: those its sentence cites, or, where it cites none, every file of the
+    /// quotation. A paragraph that cites a run's sweep for one figure and another file for the next is read as it is
+    /// written: each figure from its own sentence's file.
+    fn sources_of(&self, i: usize) -> Vec<&Source> {
+        match self.figure_sources.get(i) {
+            Some(own) if !own.is_empty() => own.iter().map(|&k| &*self.sources[k]).collect(),
+            _ => self.sources(),
+        }
     }
 
     fn names(&self) -> String {
@@ -909,8 +944,8 @@ fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
                 wrong.push(format!("{}: crossover {size} (not in {})", quotation.line, quotation.names()));
             }
         }
-        for (number, unit, phase) in &quotation.figures {
-            if !quoted_in(number, unit, &quotation.sources(), &quotation.words, *phase) {
+        for (i, (number, unit, phase)) in quotation.figures.iter().enumerate() {
+            if !quoted_in(number, unit, &quotation.sources_of(i), &quotation.words, *phase) {
                 let figure = if unit == "%" { format!("{number}%") } else { format!("{number} {unit}") };
                 // With GPUWORTHY_FIGURES_EXPLAIN set, where the same figure is written, and the words of its row
                 // against the quotation's: what to name in the sentence, or which file to cite.
@@ -988,9 +1023,9 @@ fn second_values(documents: &[(String, String, PathBuf)], results: &[PathBuf]) -
     for (name, text, base) in documents {
         for quotation in quotations(text, base, results) {
             let unit_text = quotation.text.as_str();
-            for (number, unit, phase) in &quotation.figures {
+            for (i, (number, unit, phase)) in quotation.figures.iter().enumerate() {
                 let mut records = Vec::new();
-                matches(number, unit, &quotation.sources(), &quotation.words, *phase, &mut |m| records.extend(m));
+                matches(number, unit, &quotation.sources_of(i), &quotation.words, *phase, &mut |m| records.extend(m));
                 // A figure that fits several records is not pinned to one quantity.
                 let files: std::collections::BTreeSet<&PathBuf> = records.iter().map(|m| &m.file).collect();
                 if records.len() != 1 || files.len() != 1 {
@@ -1088,8 +1123,8 @@ fn the_check_refuses_the_guides_figures_when_they_are_changed() {
         let text = std::fs::read_to_string(&document).unwrap();
         let name = document.strip_prefix(root()).unwrap().display().to_string();
         for quotation in quotations(&text, document.parent().unwrap(), &results) {
-            let sources = quotation.sources();
-            for (number, unit, phase) in &quotation.figures {
+            for (i, (number, unit, phase)) in quotation.figures.iter().enumerate() {
+                let sources = quotation.sources_of(i);
                 if !quoted_in(number, unit, &sources, &quotation.words, *phase) {
                     continue; // the other test reports it
                 }
