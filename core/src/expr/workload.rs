@@ -509,8 +509,8 @@ impl HostArray {
 
     fn from_view(view: ArrayView<'_>) -> HostArray {
         match view {
-            ArrayView::F32(values) => HostArray(Storage::Owned(values.to_vec())),
-            ArrayView::Half(dtype, bits) => HostArray(Storage::OwnedBits(dtype, bits.to_vec())),
+            ArrayView::F32(values) => HostArray(Storage::Owned(crate::shard::copy_of(values))),
+            ArrayView::Half(dtype, bits) => HostArray(Storage::OwnedBits(dtype, crate::shard::copy_of(bits))),
         }
     }
 }
@@ -635,7 +635,7 @@ impl Workload for Expression {
                 params: part(&input.params, range.clone()),
                 arrays: input.arrays.iter().map(|a| a.part(range.clone())).collect(),
             },
-            join: |input, parts| {
+            join: |input, mut parts| {
                 let program = &input.params.program;
                 match &program.reduction {
                     Some(reduction) => {
@@ -647,25 +647,33 @@ impl Workload for Expression {
                         }
                         Outputs::Reduction(program.finish_reduction(total, &input.params.scalars))
                     }
+                    // Each output's parts concatenated on every core ([`crate::shard::concatenate_slices`]); a part of
+                    // the wrong kind is returned as it is, for the check to fail. A part with fewer arrays than the
+                    // program's outputs joins short, and the check says so.
                     None if input.params.dtype.is_half() => {
-                        let mut outputs = vec![Vec::with_capacity(input.params.n); program.outputs.len()];
-                        for (_, part) in parts {
-                            let Outputs::Half { arrays, .. } = part else { return part };
-                            for (whole, array) in outputs.iter_mut().zip(arrays) {
-                                whole.extend(array);
+                        if let Some(k) = parts.iter().position(|(_, p)| !matches!(p, Outputs::Half { .. })) {
+                            return parts.swap_remove(k).1;
+                        }
+                        let mut per_output: Vec<Vec<&[u16]>> = vec![Vec::new(); program.outputs.len()];
+                        for (_, part) in &parts {
+                            if let Outputs::Half { arrays, .. } = part {
+                                per_output.iter_mut().zip(arrays).for_each(|(pieces, array)| pieces.push(array));
                             }
                         }
-                        Outputs::Half { dtype: input.params.dtype, arrays: outputs }
+                        let arrays = per_output.iter().map(|p| crate::shard::concatenate_slices(p)).collect();
+                        Outputs::Half { dtype: input.params.dtype, arrays }
                     }
                     None => {
-                        let mut outputs = vec![Vec::with_capacity(input.params.n); program.outputs.len()];
-                        for (_, part) in parts {
-                            let Outputs::Elementwise(arrays) = part else { return part };
-                            for (whole, array) in outputs.iter_mut().zip(arrays) {
-                                whole.extend(array);
+                        if let Some(k) = parts.iter().position(|(_, p)| !matches!(p, Outputs::Elementwise(_))) {
+                            return parts.swap_remove(k).1;
+                        }
+                        let mut per_output: Vec<Vec<&[f32]>> = vec![Vec::new(); program.outputs.len()];
+                        for (_, part) in &parts {
+                            if let Outputs::Elementwise(arrays) = part {
+                                per_output.iter_mut().zip(arrays).for_each(|(pieces, array)| pieces.push(array));
                             }
                         }
-                        Outputs::Elementwise(outputs)
+                        Outputs::Elementwise(per_output.iter().map(|p| crate::shard::concatenate_slices(p)).collect())
                     }
                 }
             },

@@ -105,7 +105,7 @@ impl Workload for Histogram {
             unit: "values",
             units: |p| p.n,
             part: |p, r| HistogramParams { n: r.len(), ..*p },
-            cut: |input, r| HistogramInput { bins: input.bins, x: input.x[r].to_vec() },
+            cut: |input, r| HistogramInput { bins: input.bins, x: crate::shard::copy_of(&input.x[r]) },
             join: |input, parts| {
                 let mut bins = vec![0u32; input.bins];
                 for (_, part) in parts {

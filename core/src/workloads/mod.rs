@@ -46,7 +46,7 @@ where
         unit: "elements",
         units: |p| p.0,
         part: |_, r| Len(r.len()),
-        cut: |x, r| x[r].to_vec(),
+        cut: |x, r| crate::shard::copy_of(&x[r]),
         join,
         unit_costs: None,
     }

@@ -71,7 +71,7 @@ impl Workload for Saxpy {
             unit: "elements",
             units: |p| p.n,
             part: |p, r| SaxpyParams { n: r.len(), ..*p },
-            cut: |input, r| SaxpyInput { a: input.a, x: input.x[r.clone()].to_vec(), y: input.y[r].to_vec() },
+            cut: |input, r| SaxpyInput { a: input.a, x: crate::shard::copy_of(&input.x[r.clone()]), y: crate::shard::copy_of(&input.y[r]) },
             join: |_, parts| concatenate(parts),
             unit_costs: None,
         })

@@ -121,7 +121,7 @@ impl Workload for Softmax {
             cut: |input, r| SoftmaxInput {
                 rows: r.len(),
                 cols: input.cols,
-                data: input.data[r.start * input.cols..r.end * input.cols].to_vec(),
+                data: crate::shard::copy_of(&input.data[r.start * input.cols..r.end * input.cols]),
             },
             join: |_, parts| concatenate(parts),
             unit_costs: None,

@@ -74,17 +74,20 @@ impl Workload for Stencil {
                 StencilInput {
                     height: rows.len(),
                     width: input.width,
-                    data: input.data[rows.start * input.width..rows.end * input.width].to_vec(),
+                    data: crate::shard::copy_of(&input.data[rows.start * input.width..rows.end * input.width]),
                 }
             },
             join: |input, parts| {
-                let mut out = Vec::with_capacity(input.data.len());
-                for (rows, part) in parts {
-                    let (_, leading) = with_halo(&rows, input.height);
-                    // A member's output of the wrong length joins short or long, and the check then says so.
-                    out.extend(part.iter().skip(leading * input.width).take(rows.len() * input.width));
-                }
-                out
+                let own: Vec<&[f32]> = parts
+                    .iter()
+                    .map(|(rows, part)| {
+                        let (_, leading) = with_halo(rows, input.height);
+                        // A member's output of the wrong length joins short or long, and the check then says so.
+                        let start = (leading * input.width).min(part.len());
+                        &part[start..(start + rows.len() * input.width).min(part.len())]
+                    })
+                    .collect();
+                crate::shard::concatenate_slices(&own)
             },
             unit_costs: None,
         })
