@@ -95,36 +95,28 @@ var<workgroup> slice_a: array<f16, 5120>; // TILE_M x A_STRIDE
 var<workgroup> slice_b: array<f16, 4352>; // TILE_K x B_STRIDE
 var<workgroup> edge: array<f32, 2048>; // one 16 x 16 tile of C per subgroup, for tiles past C's edge
 
-// Eight halves (one load) into the staged slice of A from `at`.
-fn stage_a(at: u32, v: vec4<u32>) {
+// The eight halves one load brought, in order.
+fn halves(v: vec4<u32>) -> array<f16, 8> {
     let p = vec2<f16>(unpack2x16float(v.x));
     let q = vec2<f16>(unpack2x16float(v.y));
     let r = vec2<f16>(unpack2x16float(v.z));
     let s = vec2<f16>(unpack2x16float(v.w));
-    slice_a[at] = p.x;
-    slice_a[at + 1u] = p.y;
-    slice_a[at + 2u] = q.x;
-    slice_a[at + 3u] = q.y;
-    slice_a[at + 4u] = r.x;
-    slice_a[at + 5u] = r.y;
-    slice_a[at + 6u] = s.x;
-    slice_a[at + 7u] = s.y;
+    return array<f16, 8>(p.x, p.y, q.x, q.y, r.x, r.y, s.x, s.y);
 }
 
-// Eight halves (one load) into the staged slice of B from `at`.
+// One load's eight halves into the staged slice of A, or of B, from `at`.
+fn stage_a(at: u32, v: vec4<u32>) {
+    let h = halves(v);
+    for (var e = 0u; e < 8u; e += 1u) {
+        slice_a[at + e] = h[e];
+    }
+}
+
 fn stage_b(at: u32, v: vec4<u32>) {
-    let p = vec2<f16>(unpack2x16float(v.x));
-    let q = vec2<f16>(unpack2x16float(v.y));
-    let r = vec2<f16>(unpack2x16float(v.z));
-    let s = vec2<f16>(unpack2x16float(v.w));
-    slice_b[at] = p.x;
-    slice_b[at + 1u] = p.y;
-    slice_b[at + 2u] = q.x;
-    slice_b[at + 3u] = q.y;
-    slice_b[at + 4u] = r.x;
-    slice_b[at + 5u] = r.y;
-    slice_b[at + 6u] = s.x;
-    slice_b[at + 7u] = s.y;
+    let h = halves(v);
+    for (var e = 0u; e < 8u; e += 1u) {
+        slice_b[at + e] = h[e];
+    }
 }
 
 // The 16 x 16 tile of the staged A at (row, kk), and of the staged B at (kk, col).

@@ -90,8 +90,9 @@ fn loop_trips(variant: &str, k: u64) -> u64 {
     match variant {
         "naive" => loop_run(k),
         "tiled" | "wide" => loop_run(slices) + slices * loop_run(16),
-        // Slices of 32, two 16-deep steps inside, and eight stores of eight elements past C's edge.
-        "coop-f16" => loop_run(k.div_ceil(32)) + k.div_ceil(32) * loop_run(2) + 8 * loop_run(8),
+        // Slices of 32, each with four loads of eight halves staged and two 16-deep steps, and eight stores of eight
+        // elements past C's edge.
+        "coop-f16" => loop_run(k.div_ceil(32)) + k.div_ceil(32) * (4 * loop_run(8) + loop_run(2)) + 8 * loop_run(8),
         _ => loop_run(slices) + slices * (loop_run(4) + loop_run(16)),
     }
 }
