@@ -62,4 +62,4 @@ figure.suptitle(
     "where memory bounds the kernel; exp·sin and Vulkan's rounding gain less",
     fontsize=12,
 )
-_chart.save(figure, "26-half-arrays", SOURCE)
+_chart.save(figure, "27-half-arrays", SOURCE)
