@@ -4,10 +4,8 @@
 // Its own file: a module that enables `wgpu_cooperative_matrix` cannot even be created on an adapter without the
 // feature, and the f32 rungs of `matmul.wgsl` must still work there.
 //
-// Two kernels:
-//   matmul_round_to_f16  rounds an f32 matrix to f16 (to nearest even) into a copy padded with zeros to whole
-//                        tiles, once per resident input: the product then reads whole tiles without a bounds test,
-//                        eight halves (one vec4<u32>) per load, and the zeros add nothing to the sums;
+// A and B are the padded f16 copies `matmul_round_to_f16` (in `matmul_f16.wgsl`) makes once per resident input,
+// so the product reads whole tiles without a bounds test, eight halves (one vec4<u32>) per load:
 //   matmul_coop_f16      one workgroup of 256 invocations (eight subgroups of 32) computes a 128 x 128 tile of C.
 //                        Each step along K stages a 128 x 32 slice of A and a 32 x 128 slice of B in workgroup
 //                        memory; each subgroup owns a 64 x 32 block of C as eight 16 x 16 f32 accumulators and
@@ -18,56 +16,6 @@
 
 enable f16;
 enable wgpu_cooperative_matrix;
-
-// ---------------------------------------------------------------------------------------------------------------
-// Rounding to f16, padded.
-
-struct Rounding {
-    rows: u32,
-    cols: u32,
-    // Columns of the padded copy, a multiple of 8.
-    padded_cols: u32,
-    // Eight-half units of the padded copy: padded rows x padded_cols / 8.
-    units: u32,
-}
-
-@group(0) @binding(4) var<uniform> rounding: Rounding;
-@group(0) @binding(5) var<storage, read> wide: array<f32>;
-@group(0) @binding(6) var<storage, read_write> narrow: array<vec4<u32>>;
-
-// wide[row][col] rounded to f16, or 0 outside the matrix.
-fn narrowed(row: u32, col: u32) -> f16 {
-    if (row < rounding.rows && col < rounding.cols) {
-        return f16(wide[row * rounding.cols + col]);
-    }
-    return 0.0h;
-}
-
-// Two neighbours of one row, rounded, as one word. `pack2x16float` of values f16 holds exactly is exact whatever
-// rounding the driver gives it (naga 30 has no bitcast between vec2<f16> and u32, which would say it directly).
-fn narrowed_pair(row: u32, col: u32) -> u32 {
-    return pack2x16float(vec2<f32>(f32(narrowed(row, col)), f32(narrowed(row, col + 1u))));
-}
-
-@compute @workgroup_size(256)
-fn matmul_round_to_f16(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    let unit = gid.x + gid.y * groups.x * 256u;
-    if (unit >= rounding.units) {
-        return;
-    }
-    let per_row = rounding.padded_cols / 8u;
-    let row = unit / per_row;
-    let col = (unit % per_row) * 8u;
-    narrow[unit] = vec4<u32>(
-        narrowed_pair(row, col),
-        narrowed_pair(row, col + 2u),
-        narrowed_pair(row, col + 4u),
-        narrowed_pair(row, col + 6u),
-    );
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The product.

@@ -405,6 +405,11 @@ impl WgpuBackend {
         })
     }
 
+    /// Whether the device has `shader-f16` (WGSL's `f16` type and 16-bit storage), which matmul's 16-bit rungs need.
+    pub fn has_shader_f16(&self) -> bool {
+        self.features.contains(wgpu::Features::SHADER_F16)
+    }
+
     /// Whether matmul's cooperative-matrix rung (`coop-f16`) runs on this adapter, or why not.
     pub fn cooperative_f16(&self) -> std::result::Result<(), &str> {
         self.cooperative_f16.as_ref().map(|_| ()).map_err(String::as_str)

@@ -7,10 +7,12 @@ use gpuworthy_wgpu::{SHADERS, variant_kernels};
 use naga::valid::Capabilities;
 
 /// The capabilities beyond the defaults a shader file needs, which the backend asks the adapter for: subgroup
-/// operations for the subgroup sum; f16, cooperative matrices and the subgroup index for matmul's `coop-f16`.
+/// operations for the subgroup sum; f16 for matmul's 16-bit rungs, and cooperative matrices and the subgroup index
+/// for `coop-f16`.
 fn capabilities_of(file: &str) -> Capabilities {
     match file {
         "sum_subgroup.wgsl" => Capabilities::SUBGROUP,
+        "matmul_f16.wgsl" => Capabilities::SHADER_FLOAT16 | Capabilities::SHADER_FLOAT16_IN_FLOAT32,
         "matmul_coop.wgsl" => {
             Capabilities::SHADER_FLOAT16
                 | Capabilities::SHADER_FLOAT16_IN_FLOAT32

@@ -4,9 +4,11 @@
 //! thread: each loaded value reused eight times). Matrices larger than one binding are refused
 //! with the limit named: splitting a matrix product is a different algorithm, not a chunking.
 //!
-//! `coop-f16` is the precision rung: A and B rounded to f16 (by the first launch on a resident input, kept for the
-//! next, as the CUDA 16-bit rungs do) and multiplied through cooperative matrices (tensor cores) with f32 sums,
-//! checked at fp16's bound. It is offered only where [`WgpuBackend::cooperative_f16`] holds: wgpu 30 exposes
+//! `tiled-f16` and `coop-f16` are the precision rungs: A and B rounded to f16 (by the first launch on a resident
+//! input, kept for the next, as the CUDA 16-bit rungs do) into copies padded to whole tiles, multiplied with f32
+//! products and sums, checked at fp16's bound. `tiled-f16` is `tiled` on the f16 copies, offered wherever the adapter
+//! has `shader-f16` (lavapipe included): half the bytes, the same arithmetic. `coop-f16` multiplies through
+//! cooperative matrices (tensor cores) and is offered only where [`WgpuBackend::cooperative_f16`] holds: wgpu 30 exposes
 //! cooperative matrices as an experimental feature, on Vulkan through `VK_KHR_cooperative_matrix` and on Metal, in
 //! square 8 x 8 or 16 x 16 shapes, f16 or f32 but not bf16.
 
@@ -37,10 +39,10 @@ struct Rounding {
     units: u32,
 }
 
-/// The shape the cooperative-matrix kernel reads: C's, and the row lengths of the padded A and B.
+/// The shape the 16-bit rungs' kernels read: C's, and the row lengths of the padded A and B.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct CoopShape {
+struct PaddedShape {
     m: u32,
     n: u32,
     padded_k: u32,
@@ -48,9 +50,9 @@ struct CoopShape {
 }
 
 /// The block of C one workgroup of the cooperative-matrix kernel computes, and the depth of one staged slice of K:
-/// the f16 copies are padded to whole blocks and slices.
-const COOP_TILE: usize = 128;
-const COOP_SLICE: usize = 32;
+/// the f16 copies both 16-bit rungs read are padded to whole blocks and slices (`tiled-f16`'s 16 x 16 tiles fit).
+const PADDED_TILE: usize = 128;
+const PADDED_SLICE: usize = 32;
 
 /// Resident data of `matmul`.
 #[derive(Debug)]
@@ -59,7 +61,7 @@ pub struct MatmulResident {
     k: usize,
     n: usize,
     buffers: Option<Buffers>,
-    /// A and B rounded to f16 and padded, made by the first launch of `coop-f16` on this input.
+    /// A and B rounded to f16 and padded, made by the first launch of a 16-bit rung on this input, kept for both.
     halves: Option<Halves>,
     groups: super::BindGroups,
 }
@@ -90,6 +92,8 @@ fn loop_trips(variant: &str, k: u64) -> u64 {
     match variant {
         "naive" => loop_run(k),
         "tiled" | "wide" => loop_run(slices) + slices * loop_run(16),
+        // 16-deep tiles over K padded to 32.
+        "tiled-f16" => loop_run(2 * k.div_ceil(32)) + 2 * k.div_ceil(32) * loop_run(16),
         // Slices of 32, each with four loads of eight halves staged and two 16-deep steps, and eight stores of eight
         // elements past C's edge.
         "coop-f16" => loop_run(k.div_ceil(32)) + k.div_ceil(32) * (4 * loop_run(8) + loop_run(2)) + 8 * loop_run(8),
@@ -100,7 +104,8 @@ fn loop_trips(variant: &str, k: u64) -> u64 {
 /// The WGSL this workload runs and the entry points it defines.
 pub(crate) const SHADERS: &[KernelSource] = &[
     shader!("matmul.wgsl", ["matmul_naive", "matmul_tiled", "matmul_register", "matmul_wide"]),
-    shader!("matmul_coop.wgsl", ["matmul_round_to_f16", "matmul_coop_f16"]),
+    shader!("matmul_f16.wgsl", ["matmul_round_to_f16", "matmul_tiled_f16"]),
+    shader!("matmul_coop.wgsl", ["matmul_coop_f16"]),
 ];
 
 /// The variants of `matmul`, with the (rows, columns) of the block of C one workgroup computes.
@@ -111,24 +116,29 @@ pub(crate) static VARIANTS: VariantTable<(u64, u64)> = VariantTable {
         Variant::new("tiled", &["matmul_tiled"], (16, 16)),
         Variant::new("register", &["matmul_register"], (64, 64)),
         Variant::new("wide", &["matmul_wide"], (128, 128)),
-        Variant::new("coop-f16", &["matmul_round_to_f16", "matmul_coop_f16"], (COOP_TILE as u64, COOP_TILE as u64))
+        Variant::new("tiled-f16", &["matmul_round_to_f16", "matmul_tiled_f16"], (16, 16)).in_precision(Precision::Fp16),
+        Variant::new("coop-f16", &["matmul_round_to_f16", "matmul_coop_f16"], (PADDED_TILE as u64, PADDED_TILE as u64))
             .in_precision(Precision::Fp16),
     ],
 };
 
 impl WgpuBackend {
-    /// The variant called `name` if this adapter runs it: `coop-f16` only where cooperative matrices do.
+    /// The variant called `name` if this adapter runs it: the 16-bit rungs only where the adapter has
+    /// `shader-f16`, and `coop-f16` only where cooperative matrices run too.
     fn matmul_variant(&self, name: &str) -> Result<&'static Variant<(u64, u64)>> {
         let variant = VARIANTS.lookup::<Matmul, _>(self, name)?;
-        if variant.precision == Precision::Fp16
-            && let Err(why) = self.cooperative_f16()
-        {
-            return Err(Error::Unavailable {
+        let missing = match name {
+            "coop-f16" => self.cooperative_f16().err().map(|why| format!("cooperative matrices with f16 inputs ({why})")),
+            _ if variant.precision == Precision::Fp16 && !self.has_shader_f16() => Some("shader-f16".to_owned()),
+            _ => None,
+        };
+        match missing {
+            Some(what) => Err(Error::Unavailable {
                 backend: gpuworthy_core::BackendKind::Wgpu,
-                reason: format!("matmul {name} needs cooperative matrices with f16 inputs on this adapter: {why}"),
-            });
+                reason: format!("matmul {name} needs {what} on this adapter"),
+            }),
+            None => Ok(variant),
         }
-        Ok(variant)
     }
 
     /// Rounds the resident A and B to f16 into copies padded to whole tiles ([`Halves`]), once per input.
@@ -136,7 +146,7 @@ impl WgpuBackend {
         let (Some(b), None) = (&r.buffers, &r.halves) else { return Ok(()) };
         let (m, k, n) = (r.m, r.k, r.n);
         let (padded_m, padded_k, padded_n) =
-            (m.next_multiple_of(COOP_TILE), k.next_multiple_of(COOP_SLICE), n.next_multiple_of(COOP_TILE));
+            (m.next_multiple_of(PADDED_TILE), k.next_multiple_of(PADDED_SLICE), n.next_multiple_of(PADDED_TILE));
         let copies = [("A", &b.a, m, k, padded_m, padded_k), ("B", &b.b, k, n, padded_k, padded_n)];
         for (what, _, _, _, rows, cols) in copies {
             self.fits_one_binding(&format!("matrix {what} in f16, padded to {rows} x {cols}"), 2 * (rows * cols) as u64)?;
@@ -155,9 +165,9 @@ impl WgpuBackend {
             narrow.push(target);
         }
         self.dispatch_each(entry, &groups, grids, None)?;
-        let shape = CoopShape { m: m as u32, n: n as u32, padded_k: padded_k as u32, padded_n: padded_n as u32 };
+        let shape = PaddedShape { m: m as u32, n: n as u32, padded_k: padded_k as u32, padded_n: padded_n as u32 };
         let [a, b] = <[wgpu::Buffer; 2]>::try_from(narrow).expect("two copies made above");
-        r.halves = Some(Halves { shape: self.uniform("coop shape", &shape)?, a, b });
+        r.halves = Some(Halves { shape: self.uniform("padded shape", &shape)?, a, b });
         Ok(())
     }
 }

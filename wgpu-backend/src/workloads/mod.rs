@@ -375,7 +375,9 @@ pub(crate) fn right_at_the_limit_and_refused_past_it<W: Workload>(
 {
     let reference = W::reference(at).unwrap();
     let output = Implements::<W>::run(backend, variant, at);
-    let check = output.map(|output| W::check(at, &reference, &output, gpuworthy_core::Precision::Fp32));
+    // Checked at the variant's own precision: a 16-bit rung at fp16's bound.
+    let precision = Implements::<W>::precision(backend, variant);
+    let check = output.map(|output| W::check(at, &reference, &output, precision));
     assert!(matches!(check, Ok(Ok(()))), "{} {variant} at the limit: {check:?}", W::NAME);
     let refused = Implements::<W>::run(backend, variant, past);
     assert!(matches!(refused, Err(Error::TooLarge { .. })), "{} {variant} past the limit: {refused:?}", W::NAME);
