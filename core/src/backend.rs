@@ -11,6 +11,7 @@
 //! types (the resident data) that trait objects cannot carry, and the set of backends is fixed.
 
 use std::fmt;
+use std::ops::Range;
 use std::str::FromStr;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::kind::BackendKind;
-use crate::workload::{Precision, Workload};
+use crate::workload::{PartOutput, Precision, Workload};
 
 impl BackendKind {
     /// The backends named in the environment variable `GPUWORTHY_REQUIRE` (comma-separated, e.g. `cpu,wgpu`).
@@ -392,6 +393,20 @@ pub trait Implements<W: Workload>: Backend {
         Ok(())
     }
 
+    /// Runs `variant` on the units `units` of `input` (a member's part of a group's run) and writes the part's output
+    /// into `output`, its place in the group's whole output ([`crate::InPlace`]). A backend that reads the caller's
+    /// arrays where they lie and writes into `output` directly overrides it (the CPU's and CUDA's elementwise work),
+    /// saving the cut's copy and the join's; the default cuts the part, runs it and copies its output in.
+    fn run_part(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        units: Range<usize>,
+        output: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        run_part_by_cut(self, variant, input, units, output)
+    }
+
     /// The error for a variant name this backend does not offer.
     fn unknown_variant(&self, variant: &str) -> Error {
         Error::UnknownVariant {
@@ -401,6 +416,25 @@ pub trait Implements<W: Workload>: Backend {
             available: self.variants(),
         }
     }
+}
+
+/// [`Implements::run_part`]'s default, for a backend that overrides it for some inputs only: the part cut from
+/// `input` ([`crate::Sharding::cut`]), run, and its output copied into `output` ([`crate::InPlace::fill`]).
+pub fn run_part_by_cut<W: Workload, B: Implements<W> + ?Sized>(
+    backend: &B,
+    variant: &str,
+    input: &W::Input,
+    units: Range<usize>,
+    output: &mut PartOutput<'_>,
+) -> Result<()> {
+    let sharding = W::sharding().ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
+    let in_place = sharding
+        .in_place
+        .as_ref()
+        .ok_or_else(|| Error::invalid(format!("{}'s parts are joined, not written in place", W::NAME)))?;
+    let part = (sharding.cut)(input, units.clone());
+    let part_output = backend.run(variant, &part)?;
+    (in_place.fill)(input, units, &part_output, output)
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ pub use error::{Error, Result};
 pub use kind::BackendKind;
 pub use precision::Precision;
 pub use variants::{KernelSource, Variant, VariantTable};
-pub use workload::{Cost, Mismatch, Resemblance, Sharding, Tolerance, Workload};
+pub use workload::{Cost, InPlace, Mismatch, PartOutput, Resemblance, Sharding, Tolerance, Workload};
 
 /// The one list of workloads: calls the macro `$callback` with every workload's name and type, so that code which
 /// must do something for each workload (the names below, run-time dispatch by name, the facade's `Device`, the

@@ -136,6 +136,36 @@ pub fn concatenate_slices<T: Copy + Default + Send + Sync>(pieces: &[&[T]]) -> V
     out
 }
 
+/// An array of `len` default values whose pages are mapped in on every core: a group's whole output, which its
+/// members then write into at once. A fresh array's pages are mapped on first touch, and faulting them in during a
+/// driver's copy out of its staging buffers made downloads several times slower.
+pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
+    let mut out = vec![T::default(); len];
+    out.par_chunks_mut(COPY_CHUNK).for_each(|chunk| chunk.fill(T::default()));
+    out
+}
+
+/// `from` copied into `to` (of the same length) on every core: a member's part written into its place in a group's
+/// whole output.
+pub fn copy_into<T: Copy + Send + Sync>(to: &mut [T], from: &[T]) {
+    to.par_chunks_mut(COPY_CHUNK).zip(from.par_chunks(COPY_CHUNK)).for_each(|(t, f)| t.copy_from_slice(f));
+}
+
+/// `whole` split into one slice per range of units, each `per_unit` values a unit: the parts' places in a group's
+/// whole output. The ranges are consecutive from 0 (as [`ranges`] makes them); values past the last range stay out of
+/// every slice.
+pub fn split_units<'a, T>(whole: &'a mut [T], ranges: &[Range<usize>], per_unit: usize) -> Vec<&'a mut [T]> {
+    let mut rest = whole;
+    let mut slices = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let len = (range.len() * per_unit).min(rest.len());
+        let (here, after) = std::mem::take(&mut rest).split_at_mut(len);
+        slices.push(here);
+        rest = after;
+    }
+    slices
+}
+
 /// A member's output as bytes, for members in processes of their own that hand their parts to one another through
 /// a rendezvous (a directory, later a socket): little-endian, with the lengths the reader needs to refuse a part that
 /// was cut short.
@@ -231,6 +261,18 @@ mod tests {
         assert_eq!(concatenate(parts), whole);
         let pieces: Vec<&[u32]> = vec![&whole[..3], &[], &whole[3..]];
         assert_eq!(concatenate_slices(&pieces), whole);
+    }
+
+    #[test]
+    fn units_split_a_whole_output_into_consecutive_places() {
+        let mut whole: Vec<u32> = (0..12).collect();
+        let slices = split_units(&mut whole, &[0..1, 1..1, 1..4], 3);
+        let seen: Vec<Vec<u32>> = slices.into_iter().map(|s| s.to_vec()).collect();
+        assert_eq!(seen, vec![vec![0, 1, 2], vec![], (3..12).collect::<Vec<_>>()]);
+        let mut to = vec![0u32; 2 * COPY_CHUNK + 3];
+        let from: Vec<u32> = (0..to.len() as u32).collect();
+        copy_into(&mut to, &from);
+        assert_eq!(to, from);
     }
 
     #[test]

@@ -35,6 +35,136 @@ pub struct Sharding<W: Workload> {
     /// than one outside it), so that shares split the work rather than the units; `None` where every unit costs
     /// the same.
     pub unit_costs: Option<UnitCosts<W>>,
+    /// Where the whole output is made of the parts' outputs laid one after another ([`InPlace`]): the members write
+    /// their parts straight into one output, and the group joins nothing. `None` where a join computes (a
+    /// reduction's combine, a histogram's sum).
+    pub in_place: Option<InPlace<W>>,
+}
+
+/// A part's own slices of a group's whole output, borrowed: one per output array, in order. What
+/// [`crate::Implements::run_part`] writes into.
+#[derive(Debug)]
+pub enum PartOutput<'a> {
+    /// Slices of `f32` arrays.
+    F32(Vec<&'a mut [f32]>),
+    /// Slices of `u32` arrays (counts).
+    U32(Vec<&'a mut [u32]>),
+    /// Slices of arrays of 16-bit elements, as their bits.
+    Bits(Vec<&'a mut [u16]>),
+}
+
+/// The element types a [`PartOutput`] holds, for [`PartOutput::fill`].
+pub trait PartElement: Copy + Send + Sync + 'static {
+    /// The slices of this type in `output`, or `None` where it holds another type.
+    fn slices<'b, 'a>(output: &'b mut PartOutput<'a>) -> Option<&'b mut Vec<&'a mut [Self]>>;
+}
+
+impl PartElement for f32 {
+    fn slices<'b, 'a>(output: &'b mut PartOutput<'a>) -> Option<&'b mut Vec<&'a mut [f32]>> {
+        if let PartOutput::F32(slices) = output { Some(slices) } else { None }
+    }
+}
+
+impl PartElement for u32 {
+    fn slices<'b, 'a>(output: &'b mut PartOutput<'a>) -> Option<&'b mut Vec<&'a mut [u32]>> {
+        if let PartOutput::U32(slices) = output { Some(slices) } else { None }
+    }
+}
+
+impl PartElement for u16 {
+    fn slices<'b, 'a>(output: &'b mut PartOutput<'a>) -> Option<&'b mut Vec<&'a mut [u16]>> {
+        if let PartOutput::Bits(slices) = output { Some(slices) } else { None }
+    }
+}
+
+impl<'a> PartOutput<'a> {
+    /// A part's own output (`arrays`, as a run of the cut made them) copied into these slices on every core; arrays
+    /// of another type, number or length than the slices are an error that says so, never a partial copy passed off
+    /// as whole.
+    pub fn fill<T: PartElement>(&mut self, arrays: &[&[T]]) -> Result<()> {
+        let Some(slices) = T::slices(self) else {
+            return Err(crate::Error::invalid(format!(
+                "a member's part of {} values for an output of another type",
+                std::any::type_name::<T>()
+            )));
+        };
+        let lengths = |lens: Vec<usize>| lens.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+        if slices.len() != arrays.len() || slices.iter().zip(arrays).any(|(s, a)| s.len() != a.len()) {
+            return Err(crate::Error::invalid(format!(
+                "a member's part has arrays of [{}] elements where its place in the output holds [{}]",
+                lengths(arrays.iter().map(|a| a.len()).collect()),
+                lengths(slices.iter().map(|s| s.len()).collect()),
+            )));
+        }
+        for (slice, array) in slices.iter_mut().zip(arrays) {
+            crate::shard::copy_into(slice, array);
+        }
+        Ok(())
+    }
+
+    /// The one `f32` slice of a place in a one-array output, which must hold `len` values: a place of another type
+    /// or shape is an error that says so.
+    pub fn single_f32(&mut self, len: usize) -> Result<&mut [f32]> {
+        let slices = self.f32_slices()?;
+        let shape: Vec<usize> = slices.iter().map(|s| s.len()).collect();
+        match slices.as_mut_slice() {
+            [out] if out.len() == len => Ok(&mut **out),
+            _ => {
+                Err(crate::Error::invalid(format!("a part of {len} values into a place of arrays of {shape:?} values")))
+            }
+        }
+    }
+
+    /// The `f32` slices, for a backend that writes them directly; an output of another type is an error.
+    pub fn f32_slices<'b>(&'b mut self) -> Result<&'b mut Vec<&'a mut [f32]>> {
+        match self {
+            PartOutput::F32(slices) => Ok(slices),
+            _ => Err(crate::Error::invalid("an output of f32 values was expected")),
+        }
+    }
+}
+
+/// A whole output borrowed as one place per range of units, for [`InPlace::split`].
+pub type SplitOutput<W> =
+    for<'a> fn(&<W as Workload>::Input, &'a mut <W as Workload>::Output, &[Range<usize>]) -> Vec<PartOutput<'a>>;
+
+/// A part's output copied into its place, for [`InPlace::fill`].
+pub type FillPlace<W> =
+    fn(&<W as Workload>::Input, Range<usize>, &<W as Workload>::Output, &mut PartOutput<'_>) -> Result<()>;
+
+/// How a group's members write their parts straight into one whole output ([`Sharding::in_place`]): the output
+/// allocated once, borrowed by each member for its range of units, so that nothing joins the parts afterwards (on a
+/// two-H200 host, joining two GPUs' halves of 2^28 floats cost 46.7 ms of a 277 ms run; measured:
+/// docs/results/nvidia-h200-x2/groups/groups-runs-3.txt).
+pub struct InPlace<W: Workload> {
+    /// The whole output of `input`, at its full size and with unspecified values, for the members to write into;
+    /// `None` where this input's output is not its parts' outputs laid end to end (an expression that reduces).
+    pub output: fn(&W::Input) -> Option<W::Output>,
+    /// The whole output (made by `output` for `input`) borrowed as one [`PartOutput`] per range of units, in order;
+    /// the ranges are consecutive from unit 0 and cover every unit.
+    pub split: SplitOutput<W>,
+    /// The output of a run of the cut of `units` (as [`Sharding::cut`] makes it) copied into its place: what a
+    /// backend that cannot write into the caller's memory does ([`crate::Implements::run_part`]'s default).
+    pub fill: FillPlace<W>,
+}
+
+/// The [`InPlace`] of a workload whose output is one array of `f32` or `u32` (`F32`, `U32`: the [`PartOutput`]
+/// variant): `len` gives its length for an input, and `per_unit` the values a unit of the split holds (1 for
+/// elements, a matrix's width for rows); both are closures of the input that capture nothing.
+#[macro_export]
+macro_rules! array_in_place {
+    ($variant:ident, len: $len:expr, per_unit: $per_unit:expr $(,)?) => {
+        $crate::workload::InPlace {
+            output: |input| Some($crate::shard::zeroed($len(input))),
+            split: |input, output, ranges| {
+                $crate::shard::split_units(output.as_mut_slice(), ranges, $per_unit(input))
+                    .into_iter()
+                    .map(|slice| $crate::workload::PartOutput::$variant(vec![slice]))
+                    .collect()
+            },
+            fill: |_, _, part, slices| slices.fill(&[part.as_slice()]),
+        }
+    };
 }
 
 impl<W: Workload> Sharding<W> {
@@ -323,6 +453,21 @@ pub fn checked_area(what: &str, rows: usize, cols: usize) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A part is copied into its place whole or not at all: another type, count or length is refused by name.
+    #[test]
+    fn a_part_fills_its_place_only_when_their_shapes_match() {
+        let mut whole = vec![0.0f32; 6];
+        let (first, second) = whole.split_at_mut(2);
+        let mut place = PartOutput::F32(vec![second]);
+        let short = place.fill(&[&[1.0f32, 2.0][..]]).unwrap_err().to_string();
+        assert!(short.contains("[2]") && short.contains("[4]"), "{short}");
+        assert!(place.fill(&[&[1u32, 2, 3, 4][..]]).unwrap_err().to_string().contains("another type"));
+        assert!(place.fill::<f32>(&[]).is_err(), "no arrays for one place");
+        place.fill(&[&[1.0f32, 2.0, 3.0, 4.0][..]]).unwrap();
+        assert!(PartOutput::F32(vec![first]).single_f32(3).is_err());
+        assert_eq!(whole, [0.0, 0.0, 1.0, 2.0, 3.0, 4.0]);
+    }
 
     #[test]
     fn tolerance_handles_special_values() {

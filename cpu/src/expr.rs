@@ -21,13 +21,15 @@
 //! `scalar` is the core's plain interpreter ([`gpuworthy_core::expr::Program::interpret`]), one element at a time on
 //! one thread: the baseline.
 
+use std::ops::Range;
+
 use gpuworthy_core::Dtype;
 use gpuworthy_core::expr::limits::MAX_ARRAYS;
 use gpuworthy_core::expr::sign_f32;
 use gpuworthy_core::expr::{
     Arith, ArrayView, Compare, ExprInput, Expression, Func, HostArray, Logic, Node, Outputs, Program, Reduce, as_slices,
 };
-use gpuworthy_core::{Error, Implements, Result};
+use gpuworthy_core::{Error, Implements, PartOutput, Result};
 use rayon::prelude::*;
 
 use crate::kernels::{stream_copy, stream_fence};
@@ -922,6 +924,39 @@ impl Implements<Expression> for CpuBackend {
 
     fn download(&self, (_, output): &mut Self::Resident) -> Result<Outputs> {
         output.clone().ok_or_else(|| Error::invalid("nothing was launched on this expression's data"))
+    }
+
+    /// Evaluates the part straight from the caller's arrays (borrowed, not cut) and copies the result into its place.
+    fn run_part(
+        &self,
+        variant: &str,
+        input: &ExprInput,
+        units: Range<usize>,
+        place: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        <Expression as gpuworthy_core::Workload>::validate(input)?;
+        if units.end > input.params.n || units.start > units.end {
+            return Err(Error::invalid(format!("units {units:?} of {} elements", input.params.n)));
+        }
+        let sharding = <Expression as gpuworthy_core::Workload>::sharding()
+            .ok_or_else(|| Error::invalid("expressions split over groups"))?;
+        let arrays = input
+            .arrays
+            .iter()
+            .map(|array| match array.view().slice(units.clone()) {
+                // SAFETY: `part` below lives only inside this call, while `input` (which owns or borrows these
+                // elements) is borrowed by it; nothing writes to them meanwhile.
+                ArrayView::F32(values) => Ok(unsafe { HostArray::borrowing(values) }),
+                // SAFETY: as above.
+                ArrayView::Half(dtype, bits) => unsafe { HostArray::borrowing_bits(dtype, bits) },
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let part = ExprInput { params: (sharding.part)(&input.params, units), arrays };
+        match self.evaluate(variant, &part, None)? {
+            Outputs::Elementwise(arrays) => place.fill(&arrays.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+            Outputs::Half { arrays, .. } => place.fill(&arrays.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+            Outputs::Reduction(_) => Err(Error::invalid("a reduction has no place in an output of arrays")),
+        }
     }
 }
 

@@ -15,12 +15,13 @@
 //! negative base and a fractional exponent is NaN, `rintf` rounds half to even); `sign` is spelled out.
 
 use std::fmt::Write;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
 use gpuworthy_core::expr::codegen::{self, Dialect};
 use gpuworthy_core::expr::{ArrayView, ExprInput, ExprParams, Expression, Func, Outputs, Program, Reduce, Type};
-use gpuworthy_core::{Dtype, Error, Implements, Result, Workload};
+use gpuworthy_core::{Dtype, Error, Implements, PartOutput, Result, Workload};
 
 use crate::custom::find_custom_kernel;
 use crate::pipeline::{OutputFrom, Pipeline, expression_chunks};
@@ -828,7 +829,6 @@ impl CudaBackend {
     /// are staged (the engine of [`crate::pipeline`]), written into `output`'s arrays where it has one per output.
     fn run_expression_pipelined(&self, input: &ExprInput, output: &mut Outputs) -> Result<()> {
         let program = &input.params.program;
-        let kernels = self.expression_kernels(program, Dtype::F32)?;
         let n = input.params.n;
         let mut arrays = match std::mem::replace(output, Outputs::Elementwise(Vec::new())) {
             Outputs::Elementwise(arrays) if arrays.len() == program.outputs.len() => arrays,
@@ -837,8 +837,28 @@ impl CudaBackend {
         for array in &mut arrays {
             crate::memory::host_output(array, n);
         }
+        let inputs = f32_inputs(input, 0..n)?;
+        let result = self.pipeline_expression(input, inputs, arrays.iter_mut().map(Vec::as_mut_slice).collect());
+        *output = Outputs::Elementwise(arrays);
+        result
+    }
+
+    /// The pipelined engine over the expression of `input` with its arrays given as slices: `inputs` (one per input,
+    /// each of the same length) read where they lie, `outputs` (one per output, of that length) written in place.
+    /// What a whole run and a group member's part share.
+    fn pipeline_expression(&self, input: &ExprInput, inputs: Vec<&[f32]>, outputs: Vec<&mut [f32]>) -> Result<()> {
+        let program = &input.params.program;
+        let kernels = self.expression_kernels(program, Dtype::F32)?;
+        let n = inputs.first().map_or(0, |x| x.len());
+        if inputs.iter().any(|x| x.len() != n)
+            || outputs.iter().any(|y| y.len() != n)
+            || outputs.len() != program.outputs.len()
+        {
+            return Err(Error::invalid(
+                "a pipelined expression's arrays differ in length from one another or its outputs",
+            ));
+        }
         if n == 0 {
-            *output = Outputs::Elementwise(arrays);
             return Ok(());
         }
         let overwritten = program.overwritten_inputs();
@@ -858,17 +878,7 @@ impl CudaBackend {
                     .ok_or_else(|| Error::invalid("an expression output has no buffer")),
             })
             .collect::<Result<Vec<_>>>()?;
-        let job = Pipeline {
-            inputs: input
-                .arrays
-                .iter()
-                .map(|a| a.as_f32().ok_or_else(|| Error::invalid("a pipelined run takes f32 arrays")))
-                .collect::<Result<_>>()?,
-            chunks,
-            output_from,
-            launch_on_backend_stream: false,
-            outputs: arrays.iter_mut().map(Vec::as_mut_slice).collect(),
-        };
+        let job = Pipeline { inputs, chunks, output_from, launch_on_backend_stream: false, outputs };
         let scalars = &input.params.scalars;
         let what = "launching an expression's kernel on a chunk";
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
@@ -913,9 +923,7 @@ impl CudaBackend {
             // starts at a multiple of 64 elements of a 256-byte aligned allocation, so float4 access below
             // len / 4 * 4 stays aligned and inside, and the tail is accessed one element at a time.
             unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
-        })?;
-        *output = Outputs::Elementwise(arrays);
-        Ok(())
+        })
     }
 
     /// Blocks of a reduction's first pass for `n` elements.
@@ -1071,6 +1079,20 @@ impl CudaBackend {
     }
 }
 
+/// The `f32` arrays of `input`, each cut to `units`: what the pipelined engine reads.
+fn f32_inputs(input: &ExprInput, units: Range<usize>) -> Result<Vec<&[f32]>> {
+    input
+        .arrays
+        .iter()
+        .map(|a| {
+            let values = a.as_f32().ok_or_else(|| Error::invalid("a pipelined run takes f32 arrays"))?;
+            values
+                .get(units.clone())
+                .ok_or_else(|| Error::invalid(format!("units {units:?} of {} elements", values.len())))
+        })
+        .collect()
+}
+
 impl Implements<Expression> for CudaBackend {
     type Resident = ExprOnDevice;
 
@@ -1201,6 +1223,26 @@ impl Implements<Expression> for CudaBackend {
             // below n / 4 * 4 stays aligned and inside), and elements from n / 4 * 4 are accessed one by one below n.
             unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
         })
+    }
+
+    /// A pipelined elementwise expression on `f32` arrays reads its part of the caller's arrays where they lie and
+    /// writes into the group's output in place; other parts (16-bit arrays, a backend that is not pipelined) are cut
+    /// and copied in, as by default.
+    fn run_part(
+        &self,
+        variant: &str,
+        input: &ExprInput,
+        units: Range<usize>,
+        place: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        let elementwise_f32 = input.params.program.reduction.is_none() && !input.params.dtype.is_half();
+        if self.host_memory() != HostMemory::Pipelined || !elementwise_f32 {
+            return gpuworthy_core::backend::run_part_by_cut::<Expression, _>(self, variant, input, units, place);
+        }
+        Implements::<Expression>::prepare(self, variant)?;
+        Expression::validate(input)?;
+        let inputs = f32_inputs(input, units)?;
+        self.pipeline_expression(input, inputs, std::mem::take(place.f32_slices()?))
     }
 
     fn run(&self, variant: &str, input: &ExprInput) -> Result<Outputs> {

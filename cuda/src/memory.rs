@@ -267,25 +267,29 @@ impl CudaBackend {
 
     /// Copies the first `len` elements of `device` to the host, through the configured host memory, and waits.
     pub(crate) fn to_host<T: Staged>(&self, device: &CudaSlice<T>, len: usize) -> Result<Vec<T>> {
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        let what = format!("copying {} bytes to the host", len * size_of::<T>());
-        let _queue = self.hold_queue();
-        let view = device.slice(..len);
         // Mapped in on every core first (see `fresh_host_vec`): faulting pages in during the driver's copy makes a
         // pageable download several times slower, and a pinned one's copies out of staging wait for the faults.
         let mut host = fresh_host_vec::<T>(len);
+        self.copy_to_host(device, &mut host)?;
+        Ok(host)
+    }
+
+    /// Copies the first `host.len()` elements of `device` into `host` (memory the caller owns, such as a group
+    /// member's place in one output), through the configured host memory, and waits.
+    pub(crate) fn copy_to_host<T: Staged>(&self, device: &CudaSlice<T>, host: &mut [T]) -> Result<()> {
+        if host.is_empty() {
+            return Ok(());
+        }
+        let what = format!("copying {} bytes to the host", std::mem::size_of_val(host));
+        let _queue = self.hold_queue();
+        let view = device.slice(..host.len());
         match self.host_memory {
             HostMemory::Pageable => {
-                self.stream.memcpy_dtoh(&view, &mut host).map_err(driver_error(&what))?;
-                self.stream.synchronize().map_err(driver_error(&what))?;
+                self.stream.memcpy_dtoh(&view, host).map_err(driver_error(&what))?;
+                self.stream.synchronize().map_err(driver_error(&what))
             }
-            HostMemory::Pinned | HostMemory::Pipelined => {
-                self.download_pipelined(device, &mut host, &what)?;
-            }
+            HostMemory::Pinned | HostMemory::Pipelined => self.download_pipelined(device, host, &what),
         }
-        Ok(host)
     }
 
     /// Measures raw copy rates for `bytes` bytes each way, pageable and pinned, as the median of `repetitions`

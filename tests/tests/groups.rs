@@ -3,8 +3,9 @@
 //! downloaded and joined), each result checked against the reference by its own check.
 //!
 //! The groups are the opened devices together (`cpu+wgpu` on a machine with lavapipe), the CPU with each other
-//! device, every CUDA GPU where there are two or more (`cuda:*`), and the CPU alone (a group of one, which still cuts
-//! and joins). A backend that cannot open is skipped loudly, and fails where `GPUWORTHY_REQUIRE` lists it.
+//! device, every CUDA GPU where there are two or more (`cuda:*`, pageable and pipelined), the CPU with a pipelined
+//! GPU, and the CPU alone (a group of one). Workloads whose output is their parts' outputs end to end run in place
+//! (each member writes into its place in one output), and the rest cut and join. A backend that cannot open is skipped loudly, and fails where `GPUWORTHY_REQUIRE` lists it.
 
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
 use gpuworthy::device::group::DeviceGroup;
@@ -22,8 +23,14 @@ fn groups() -> Vec<DeviceGroup> {
     if devices.len() > 2 {
         groups.push(DeviceGroup::new(devices.clone()).unwrap());
     }
+    let pipelined = gpuworthy::HostMemory::Pipelined;
+    if devices.iter().any(|d| d.kind() == BackendKind::Cuda) {
+        // Each GPU pipelining its part straight from the caller's arrays into its place in the output.
+        groups.push(DeviceGroup::open_with_host_memory("cpu+cuda", pipelined).expect("the CUDA GPU opens pipelined"));
+    }
     if gpuworthy::cuda::CudaBackend::device_count() >= 2 {
         groups.push(DeviceGroup::open("cuda:*").expect("every CUDA GPU opens"));
+        groups.push(DeviceGroup::open_with_host_memory("cuda:*", pipelined).expect("every CUDA GPU opens pipelined"));
     }
     groups
 }
@@ -69,6 +76,17 @@ impl WorkloadVisitor for OnGroups {
                     W::NAME
                 );
             }
+            // In place, the whole output as allocated, before any member wrote its place, fails the check: a member
+            // that wrote nothing cannot pass. (An output with nothing to write is the exception.)
+            let whole = sharding.in_place.as_ref().and_then(|in_place| (in_place.output)(&input));
+            if let Some(unwritten) = &whole {
+                assert!(
+                    format!("{unwritten:?}") == format!("{expected:?}")
+                        || W::check(&input, &expected, unwritten, Precision::Fp32).is_err(),
+                    "{} {params}: an output no member wrote passed the check",
+                    W::NAME
+                );
+            }
             for group in self.groups.iter().filter(|g| g.supports::<W>()) {
                 for shares in shares(group.members().len()) {
                     self.runs += 1;
@@ -80,6 +98,13 @@ impl WorkloadVisitor for OnGroups {
                             .all(|w| w[0].member < w[1].member && w[0].units.end == w[1].units.start);
                         if !told {
                             return Err(format!("the members' reports are out of order: {:?}", run.members));
+                        }
+                        if run.in_place != whole.is_some() {
+                            return Err(format!(
+                                "in place: {}, where the workload writes in place: {}",
+                                run.in_place,
+                                whole.is_some()
+                            ));
                         }
                         W::check(&input, &expected, &run.output, Precision::Fp32).map_err(|e| e.to_string())
                     });

@@ -678,6 +678,47 @@ impl Workload for Expression {
                 }
             },
             unit_costs: None,
+            // An elementwise program's outputs are its parts' outputs end to end; a reduction's is their combine.
+            in_place: Some(crate::workload::InPlace {
+                output: |input| {
+                    let (program, n) = (&input.params.program, input.params.n);
+                    if program.reduction.is_some() {
+                        return None;
+                    }
+                    let count = program.outputs.len();
+                    Some(match input.params.dtype {
+                        dtype if dtype.is_half() => {
+                            Outputs::Half { dtype, arrays: (0..count).map(|_| crate::shard::zeroed(n)).collect() }
+                        }
+                        _ => Outputs::Elementwise((0..count).map(|_| crate::shard::zeroed(n)).collect()),
+                    })
+                },
+                split: |_, output, ranges| {
+                    fn per_part<'a, T>(arrays: &'a mut [Vec<T>], ranges: &[Range<usize>]) -> Vec<Vec<&'a mut [T]>> {
+                        let mut parts: Vec<Vec<&'a mut [T]>> = ranges.iter().map(|_| Vec::new()).collect();
+                        for array in arrays {
+                            for (part, slice) in parts.iter_mut().zip(crate::shard::split_units(array, ranges, 1)) {
+                                part.push(slice);
+                            }
+                        }
+                        parts
+                    }
+                    match output {
+                        Outputs::Elementwise(arrays) => {
+                            per_part(arrays, ranges).into_iter().map(crate::workload::PartOutput::F32).collect()
+                        }
+                        Outputs::Half { arrays, .. } => {
+                            per_part(arrays, ranges).into_iter().map(crate::workload::PartOutput::Bits).collect()
+                        }
+                        Outputs::Reduction(_) => Vec::new(),
+                    }
+                },
+                fill: |_, _, part, slices| match part {
+                    Outputs::Elementwise(arrays) => slices.fill(&arrays.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+                    Outputs::Half { arrays, .. } => slices.fill(&arrays.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+                    Outputs::Reduction(_) => Err(Error::invalid("a member returned a reduction's value for arrays")),
+                },
+            }),
         })
     }
 

@@ -116,6 +116,7 @@ impl Workload for Histogram {
                 bins
             },
             unit_costs: None,
+            in_place: None,
         })
     }
 

@@ -305,6 +305,11 @@ impl Workload for Mandelbrot {
             cut: |p, r| p.rows(r),
             join: |_, parts| concatenate(parts),
             unit_costs: Some(MandelbrotParams::row_costs),
+            in_place: Some(crate::array_in_place!(
+                U32,
+                len: |p: &MandelbrotParams| p.height * p.width,
+                per_unit: |p: &MandelbrotParams| p.width,
+            )),
         })
     }
 

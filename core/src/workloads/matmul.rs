@@ -97,6 +97,11 @@ impl Workload for Matmul {
             },
             join: |_, parts| concatenate(parts),
             unit_costs: None,
+            in_place: Some(crate::array_in_place!(
+                F32,
+                len: |input: &MatmulInput| input.m * input.n,
+                per_unit: |input: &MatmulInput| input.n,
+            )),
         })
     }
 

@@ -49,6 +49,7 @@ where
         cut: |x, r| crate::shard::copy_of(&x[r]),
         join,
         unit_costs: None,
+        in_place: None,
     }
 }
 
@@ -136,7 +137,8 @@ mod tests {
     }
 
     /// Every workload splits, and the references of its cuts, joined, pass its check against its reference: with
-    /// one part, equal parts, uneven parts and a part given nothing; and a join that loses its last part fails.
+    /// one part, equal parts, uneven parts and a part given nothing; a join that loses its last part fails; and
+    /// where the workload writes in place, the cuts filled into their places make the joined output.
     #[test]
     fn every_workload_splits_and_its_cuts_join_into_its_reference() {
         fn splits<W: Workload>() {
@@ -160,6 +162,17 @@ mod tests {
                     let joined = (sharding.join)(&input, outputs.clone());
                     let checked = W::check(&input, &expected, &joined, Precision::Fp32);
                     assert!(checked.is_ok(), "{} {params} {shares:?}: {checked:?}", W::NAME);
+                    // Written in place, each cut's output filled into its place makes the joined output exactly.
+                    if let Some((in_place, mut whole)) =
+                        sharding.in_place.as_ref().and_then(|p| Some((p, (p.output)(&input)?)))
+                    {
+                        let places = (in_place.split)(&input, &mut whole, &parts);
+                        assert_eq!(places.len(), parts.len(), "{} {params}: a place per part", W::NAME);
+                        for ((range, output), mut place) in outputs.iter().zip(places) {
+                            (in_place.fill)(&input, range.clone(), output, &mut place).unwrap();
+                        }
+                        assert_eq!(format!("{whole:?}"), format!("{joined:?}"), "{} {params} {shares:?}", W::NAME);
+                    }
                     let nonempty = outputs.iter().filter(|(r, _)| !r.is_empty()).count();
                     if nonempty >= 2 {
                         let lost: Vec<_> =

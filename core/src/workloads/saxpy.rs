@@ -74,6 +74,7 @@ impl Workload for Saxpy {
             cut: |input, r| SaxpyInput { a: input.a, x: crate::shard::copy_of(&input.x[r.clone()]), y: crate::shard::copy_of(&input.y[r]) },
             join: |_, parts| concatenate(parts),
             unit_costs: None,
+            in_place: Some(crate::array_in_place!(F32, len: |input: &SaxpyInput| input.x.len(), per_unit: |_| 1)),
         })
     }
 

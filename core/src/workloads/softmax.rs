@@ -125,6 +125,11 @@ impl Workload for Softmax {
             },
             join: |_, parts| concatenate(parts),
             unit_costs: None,
+            in_place: Some(crate::array_in_place!(
+                F32,
+                len: |input: &SoftmaxInput| input.rows * input.cols,
+                per_unit: |input: &SoftmaxInput| input.cols,
+            )),
         })
     }
 

@@ -29,7 +29,10 @@ impl Workload for Square {
     type Output = Vec<f32>;
 
     fn sharding() -> Option<Sharding<Self>> {
-        Some(element_sharding(|_, parts| concatenate(parts)))
+        Some(Sharding {
+            in_place: Some(crate::array_in_place!(F32, len: |x: &Vec<f32>| x.len(), per_unit: |_| 1)),
+            ..element_sharding(|_, parts| concatenate(parts))
+        })
     }
 
     fn params(input: &Vec<f32>) -> Len {

@@ -90,6 +90,21 @@ impl Workload for Stencil {
                 crate::shard::concatenate_slices(&own)
             },
             unit_costs: None,
+            // A part's output has its halo rows too: only its own rows go to its place.
+            in_place: Some(crate::workload::InPlace {
+                output: |input| Some(crate::shard::zeroed(input.height * input.width)),
+                split: |input, output, ranges| {
+                    crate::shard::split_units(output.as_mut_slice(), ranges, input.width)
+                        .into_iter()
+                        .map(|slice| crate::workload::PartOutput::F32(vec![slice]))
+                        .collect()
+                },
+                fill: |input, rows, part, slices| {
+                    let (_, leading) = with_halo(&rows, input.height);
+                    let start = (leading * input.width).min(part.len());
+                    slices.fill(&[&part[start..(start + rows.len() * input.width).min(part.len())]])
+                },
+            }),
         })
     }
 

@@ -48,6 +48,20 @@ simd_kernel! {
     }
 }
 
+/// `x[units]` and the one `f32` slice of a group member's place in the output, which must be as long: a place of
+/// another shape, or units past `x`'s end, are an error that says so.
+pub(crate) fn part_slices<'x, 'p>(
+    x: &'x [f32],
+    units: std::ops::Range<usize>,
+    place: &'p mut gpuworthy_core::PartOutput<'_>,
+) -> gpuworthy_core::Result<(&'x [f32], &'p mut [f32])> {
+    let x = x
+        .get(units.clone())
+        .ok_or_else(|| gpuworthy_core::Error::invalid(format!("units {units:?} of {} elements", x.len())))?;
+    let len = x.len();
+    Ok((x, place.single_f32(len)?))
+}
+
 /// The CPU's resident data: the backend's own copy of the input and the output of the last launch.
 #[derive(Debug, Clone)]
 pub struct HostResident<I, O> {

@@ -1,11 +1,13 @@
 //! `saxpy` on the CPU: `scalar`, the loop anyone writes first, and `simd` (see [`super::elementwise`]).
 
-use gpuworthy_core::workloads::Saxpy;
-use gpuworthy_core::{Implements, Result};
+use std::ops::Range;
+
+use gpuworthy_core::workloads::{Saxpy, SaxpyInput};
+use gpuworthy_core::{Implements, PartOutput, Result, Workload};
 use rayon::prelude::*;
 
 use super::elementwise::{PARALLEL_FROM, VARIANTS};
-use super::{CHUNK_1D, host_phases};
+use super::{CHUNK_1D, host_phases, part_slices};
 use crate::CpuBackend;
 use crate::simd::simd_kernel;
 
@@ -44,7 +46,21 @@ impl Implements<Saxpy> for CpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let (a, x, y) = (r.input.a, &r.input.x, &mut r.output);
+        self.saxpy_in_place(variant, r.input.a, &r.input.x, &mut r.output)
+    }
+
+    /// `y` copied into the group's output in place (on every core), then updated there: no cut, no join.
+    fn run_part(&self, variant: &str, input: &SaxpyInput, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
+        Saxpy::validate(input)?;
+        let (y, out) = part_slices(&input.y, units.clone(), place)?;
+        gpuworthy_core::shard::copy_into(out, y);
+        self.saxpy_in_place(variant, input.a, &input.x[units], out)
+    }
+}
+
+impl CpuBackend {
+    /// `y += a * x` by `variant`; `x` and `y` have the same length.
+    fn saxpy_in_place(&self, variant: &str, a: f32, x: &[f32], y: &mut [f32]) -> Result<()> {
         match variant {
             "scalar" => x.iter().zip(y.iter_mut()).for_each(|(x, y)| *y += a * x),
             "simd" if x.len() < PARALLEL_FROM => saxpy_chunk(self.simd(), a, x, y),

@@ -1,11 +1,13 @@
 //! `square` on the CPU: `scalar`, the loop anyone writes first, and `simd` (see [`super::elementwise`]).
 
 use gpuworthy_core::workloads::Square;
-use gpuworthy_core::{Implements, Result};
+use std::ops::Range;
+
+use gpuworthy_core::{Implements, PartOutput, Result};
 use rayon::prelude::*;
 
 use super::elementwise::{PARALLEL_FROM, VARIANTS};
-use super::{CHUNK_1D, STREAM_ABOVE, host_phases};
+use super::{CHUNK_1D, STREAM_ABOVE, host_phases, part_slices};
 use crate::CpuBackend;
 use crate::simd::simd_kernel;
 
@@ -53,7 +55,33 @@ impl Implements<Square> for CpuBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let (x, y) = (&r.input, &mut r.output);
+        self.square_into(variant, &r.input, &mut r.output)
+    }
+
+    /// Straight from the caller's array into a fresh output: on the CPU an upload would only copy the input.
+    fn run(&self, variant: &str, x: &Vec<f32>) -> Result<Vec<f32>> {
+        let mut y = Vec::new();
+        Implements::<Square>::run_into(self, variant, x, &mut y)?;
+        Ok(y)
+    }
+
+    fn run_into(&self, variant: &str, x: &Vec<f32>, y: &mut Vec<f32>) -> Result<()> {
+        if y.len() != x.len() {
+            *y = vec![0.0; x.len()];
+        }
+        self.square_into(variant, x, y)
+    }
+
+    /// Reads `x[units]` where it lies and writes the group's output in place.
+    fn run_part(&self, variant: &str, x: &Vec<f32>, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
+        let (x, y) = part_slices(x, units, place)?;
+        self.square_into(variant, x, y)
+    }
+}
+
+impl CpuBackend {
+    /// `y = x * x` by `variant`; `x` and `y` have the same length.
+    fn square_into(&self, variant: &str, x: &[f32], y: &mut [f32]) -> Result<()> {
         match variant {
             "scalar" => x.iter().zip(y.iter_mut()).for_each(|(x, y)| *y = x * x),
             "simd" if x.len() < PARALLEL_FROM => square_chunk(self.simd(), x, y, false),

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
-use gpuworthy_core::{Result, Variant};
+use gpuworthy_core::{Error, PartOutput, Result, Variant};
 
 use super::config;
 use crate::pipeline::{OutputFrom, Pipeline, element_chunks};
-use crate::{CudaBackend, driver_error};
+use crate::{CudaBackend, HostMemory, driver_error};
 
 /// Resident data of `square` and `saxpy`.
 #[derive(Debug)]
@@ -76,6 +76,38 @@ impl CudaBackend {
         self.launch_elementwise(&self.stream, variant, a, &r.x.slice(..), &mut r.y.slice_mut(..), r.n)
     }
 
+    /// A group member's part of `square` or `saxpy` ([`Implements::run_part`]): `x` and `y`, the part's slices of
+    /// the caller's arrays, read where they lie, and the result written into `place`, the part's slice of the
+    /// group's output. Pipelined where the backend moves data so; else uploaded, launched and downloaded phase by
+    /// phase, still with no copy of the input or of the output on the host.
+    pub(super) fn run_elementwise_part(
+        &self,
+        variant: &Variant<Grid>,
+        a: Option<f32>,
+        x: &[f32],
+        y: Option<&[f32]>,
+        place: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        let out = place.single_f32(x.len())?;
+        if self.host_memory() == HostMemory::Pipelined {
+            return self.run_elementwise_pipelined(variant, a, x, y, out);
+        }
+        self.prepare_kernels(variant)?;
+        if x.is_empty() {
+            return Ok(());
+        }
+        let y = match y {
+            Some(y) => self.to_device(y)?,
+            None => self.zeros(x.len())?,
+        };
+        let mut r = ElementwiseResident { n: x.len(), a: a.unwrap_or(0.0), x: self.to_device(x)?, y };
+        {
+            let _queue = self.hold_queue();
+            self.launch_resident(variant, a.is_some(), &mut r)?;
+        }
+        self.copy_to_host(&r.y, out)
+    }
+
     /// A pipelined run (see [`HostMemory::Pipelined`]) into `output`: `x` (and saxpy's `y`) uploaded chunk by chunk,
     /// each chunk's result downloaded while the next ones are staged, copied and computed. `a` is saxpy's scalar.
     pub(super) fn run_elementwise_pipelined(
@@ -84,11 +116,17 @@ impl CudaBackend {
         a: Option<f32>,
         x: &[f32],
         y: Option<&[f32]>,
-        output: &mut Vec<f32>,
+        output: &mut [f32],
     ) -> Result<()> {
         self.prepare_kernels(variant)?;
         let n = x.len();
-        crate::memory::host_output(output, n);
+        if output.len() != n || y.is_some_and(|y| y.len() != n) {
+            return Err(Error::invalid(format!(
+                "an elementwise run of {n} elements into an output of {} (and a y of {:?})",
+                output.len(),
+                y.map(<[f32]>::len)
+            )));
+        }
         if n == 0 {
             return Ok(());
         }
@@ -107,7 +145,7 @@ impl CudaBackend {
             chunks,
             output_from: vec![output_from],
             launch_on_backend_stream: false,
-            outputs: vec![output.as_mut_slice()],
+            outputs: vec![output],
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();

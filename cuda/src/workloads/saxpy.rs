@@ -2,7 +2,9 @@
 //! the device (see [`super::elementwise`], which both elementwise workloads share).
 
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput};
-use gpuworthy_core::{Implements, KernelSource, Result, Variant, VariantTable, Workload};
+use std::ops::Range;
+
+use gpuworthy_core::{Error, Implements, KernelSource, PartOutput, Result, Variant, VariantTable, Workload};
 
 use super::elementwise::{ElementwiseResident, Grid};
 use super::{phased, run_into_fresh};
@@ -67,7 +69,19 @@ impl Implements<Saxpy> for CudaBackend {
         }
         Saxpy::validate(input)?;
         let variant = VARIANTS.lookup::<Saxpy, _>(self, variant)?;
+        crate::memory::host_output(output, input.x.len());
         self.run_elementwise_pipelined(variant, Some(input.a), &input.x, Some(&input.y), output)
+    }
+
+    /// Reads `x[units]` and `y[units]` where they lie and writes into the group's output in place.
+    fn run_part(&self, variant: &str, input: &SaxpyInput, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
+        Saxpy::validate(input)?;
+        let (x, y) = match (input.x.get(units.clone()), input.y.get(units.clone())) {
+            (Some(x), Some(y)) => (x, y),
+            _ => return Err(Error::invalid(format!("units {units:?} of {} elements", input.x.len()))),
+        };
+        let variant = VARIANTS.lookup::<Saxpy, _>(self, variant)?;
+        self.run_elementwise_part(variant, Some(input.a), x, Some(y), place)
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {

@@ -2,7 +2,9 @@
 //! the device (see [`super::elementwise`], which both elementwise workloads share).
 
 use gpuworthy_core::workloads::Square;
-use gpuworthy_core::{Implements, KernelSource, Result, Variant, VariantTable};
+use std::ops::Range;
+
+use gpuworthy_core::{Error, Implements, KernelSource, PartOutput, Result, Variant, VariantTable};
 
 use super::elementwise::{ElementwiseResident, Grid};
 use super::{phased, run_into_fresh};
@@ -59,7 +61,14 @@ impl Implements<Square> for CudaBackend {
             *output = phased::<Square>(self, variant, x)?;
             return Ok(());
         }
+        crate::memory::host_output(output, x.len());
         self.run_elementwise_pipelined(VARIANTS.lookup::<Square, _>(self, variant)?, None, x, None, output)
+    }
+
+    /// Reads `x[units]` where it lies and writes into the group's output in place.
+    fn run_part(&self, variant: &str, x: &Vec<f32>, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
+        let x = x.get(units.clone()).ok_or_else(|| Error::invalid(format!("units {units:?} of {} elements", x.len())))?;
+        self.run_elementwise_part(VARIANTS.lookup::<Square, _>(self, variant)?, None, x, None, place)
     }
 
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {

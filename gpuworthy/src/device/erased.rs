@@ -6,7 +6,9 @@
 
 use std::any::Any;
 
-use gpuworthy_core::{Error, Implements, Precision, Result, Workload};
+use std::ops::Range;
+
+use gpuworthy_core::{Error, Implements, PartOutput, Precision, Result, Workload};
 
 use crate::measure::{
     CheckResult, ClockComparison, MeasureOptions, Measurement, Stats, compare_clocks, measure, measure_end_to_end,
@@ -40,6 +42,9 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output>;
     /// [`Implements::run_into`].
     fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()>;
+    /// [`Implements::run_part`].
+    fn run_part(&self, variant: &str, input: &W::Input, units: Range<usize>, output: &mut PartOutput<'_>)
+    -> Result<()>;
     /// [`measure`] on the concrete backend.
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement>;
     /// [`measure_end_to_end`] on the concrete backend.
@@ -105,6 +110,16 @@ where
 
     fn run_into(&self, variant: &str, input: &W::Input, output: &mut W::Output) -> Result<()> {
         Implements::<W>::run_into(self, variant, input, output)
+    }
+
+    fn run_part(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        units: Range<usize>,
+        output: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        Implements::<W>::run_part(self, variant, input, units, output)
     }
 
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement> {

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use gpuworthy_core::{Backend, BackendKind, Error, Result, Workload};
 
+use crate::HostMemory;
 use crate::Resident;
 use crate::device::spec::DeviceSpec;
 use crate::device::{Device, DeviceLabel, DeviceWorkload};
@@ -61,6 +62,13 @@ pub struct GroupRun<W: Workload> {
     pub split: Duration,
     /// Joining the parts' outputs into the whole, on the host, after every member finished.
     pub join: Duration,
+    /// Whether the members wrote their parts straight into one whole output ([`gpuworthy_core::InPlace`]): then
+    /// nothing is joined (`join` is zero), and a member whose backend reads the input where it lies cuts nothing
+    /// either (`split` is zero; a member that cuts does so inside its own time).
+    pub in_place: bool,
+    /// In place, allocating the whole output and mapping its pages in, before the members start (part of
+    /// `parallel`); zero otherwise.
+    pub allocate: Duration,
 }
 
 /// Data uploaded to a group ([`DeviceGroup::upload`]): each member's part resident on it. Dropping it frees every
@@ -157,10 +165,19 @@ impl DeviceGroup {
 
     /// Opens every member `text` names ([`DeviceGroup::parse`]); a member that cannot open is an error naming it.
     pub fn open(text: &str) -> Result<DeviceGroup> {
+        DeviceGroup::open_with_host_memory(text, HostMemory::Pageable)
+    }
+
+    /// [`DeviceGroup::open`] with every member that has a choice of host memory (CUDA's) moving its data through
+    /// `memory`; the others move pageable memory, the only kind they have. A group run from the host with
+    /// [`HostMemory::Pipelined`] has each GPU pipeline its own part.
+    pub fn open_with_host_memory(text: &str, memory: HostMemory) -> Result<DeviceGroup> {
         let mut members = Vec::new();
         let mut names = Vec::new();
         for spec in DeviceGroup::parse(text)? {
-            let device = Device::open(spec.clone()).map_err(|e| naming(&format!("member {spec} of `{text}`"), e))?;
+            let memory = if memory.available_on(spec.kind()) { memory } else { HostMemory::Pageable };
+            let device = Device::open_with_host_memory(spec.clone(), memory)
+                .map_err(|e| naming(&format!("member {spec} of `{text}`"), e))?;
             members.push(device);
             names.push(spec.to_string());
         }
@@ -233,6 +250,10 @@ impl DeviceGroup {
             .map(|(i, (device, range))| (i, device, range))
             .collect();
         let started = Instant::now();
+        let whole = sharding.in_place.as_ref().and_then(|in_place| Some(((in_place.output)(input)?, in_place)));
+        if let Some((whole, in_place)) = whole {
+            return self.run_in_place(input, &sharding, in_place, (whole, started), work);
+        }
         // Each member cuts its own part on its own thread, so the cuts overlap one another and the other members'
         // runs; the time a member spends cutting is its `cut` time, not its run's.
         let results = in_parallel(work, |(member, device, range): (usize, &Device, Range<usize>)| {
@@ -259,7 +280,45 @@ impl DeviceGroup {
         }
         let join_start = Instant::now();
         let output = (sharding.join)(input, outputs);
-        Ok(GroupRun { output, members, parallel, split, join: join_start.elapsed() })
+        let join = join_start.elapsed();
+        Ok(GroupRun { output, members, parallel, split, join, in_place: false, allocate: Duration::ZERO })
+    }
+
+    /// [`DeviceGroup::run`] for a workload whose output is its parts' outputs end to end: `whole` (allocated from
+    /// `started` on, its values unspecified) is lent to the members in pieces, each member writes its part into its piece
+    /// ([`Device::run_part`], reading the input where it lies where its backend can), and nothing is joined.
+    fn run_in_place<W: DeviceWorkload>(
+        &self,
+        input: &W::Input,
+        sharding: &gpuworthy_core::Sharding<W>,
+        in_place: &gpuworthy_core::InPlace<W>,
+        (mut whole, started): (W::Output, Instant),
+        work: Vec<(usize, &Device, Range<usize>)>,
+    ) -> Result<GroupRun<W>> {
+        let allocate = started.elapsed();
+        let params = W::params(input);
+        let ranges: Vec<Range<usize>> = work.iter().map(|(_, _, range)| range.clone()).collect();
+        let places = (in_place.split)(input, &mut whole, &ranges);
+        if places.len() != work.len() {
+            return Err(Error::invalid(format!(
+                "{}: the output split into {} places for {} parts",
+                W::NAME,
+                places.len(),
+                work.len()
+            )));
+        }
+        let members = in_parallel(work.into_iter().zip(places).collect(), |((member, device, range), mut place)| {
+            let name = &self.names[member];
+            let variant = device.best_variant::<W>(&(sharding.part)(&params, range.clone()));
+            let start = Instant::now();
+            device
+                .run_part::<W>(variant, input, range.clone(), &mut place)
+                .map_err(|e| naming(&format!("member {name} ({variant}, {} {range:?})", sharding.unit), e))?;
+            Ok(MemberRun { member, label: device.label(), variant, units: range, time: start.elapsed() })
+        })?;
+        let parallel = started.elapsed();
+        let (split, join) = (Duration::ZERO, Duration::ZERO);
+        Ok(GroupRun { output: whole, members, parallel, split, join, in_place: true, allocate })
     }
 
     /// Uploads `input` over the members in parts by `shares` (as [`DeviceGroup::run`] splits it), every member at

@@ -399,6 +399,19 @@ impl Device {
         self.implementation::<W>()?.run_into(variant, input, output)
     }
 
+    /// Runs `variant` on the units `units` of `input` and writes their output into `output`, its place in a
+    /// group's whole output ([`Implements::run_part`]): a group member's run, reading the input where it lies where
+    /// the backend can.
+    pub fn run_part<W: DeviceWorkload>(
+        &self,
+        variant: &str,
+        input: &W::Input,
+        units: std::ops::Range<usize>,
+        output: &mut gpuworthy_core::PartOutput<'_>,
+    ) -> Result<()> {
+        self.implementation::<W>()?.run_part(variant, input, units, output)
+    }
+
     /// Measures every phase of `variant` on `input` with the harness ([`measure`](crate::measure::measure)), timed on the backend itself (no
     /// dispatch through this enum inside the timed loops).
     pub fn measure<W: DeviceWorkload>(

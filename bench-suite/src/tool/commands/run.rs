@@ -77,7 +77,7 @@ pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
                  for one device or auto"
             )));
         }
-        return super::run_group::run_on_group(&workload, group, size.as_deref(), &params.options(), &options);
+        return super::run_group::run_on_group(&workload, group, memory, size.as_deref(), &params.options(), &options);
     }
     let devices = match backend {
         Target::Device(spec) => Ok(open_devices(spec, memory, &lessons.block_size)?),

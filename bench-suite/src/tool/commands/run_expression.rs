@@ -90,7 +90,8 @@ fn run_expression(
             vec![Device::open(spec).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?]
         }
         Some(Target::Group(group)) => {
-            let group = DeviceGroup::open(&group).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
+            let group = DeviceGroup::open_with_host_memory(&group, memory.unwrap_or_default())
+                .map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
             for member in group.members() {
                 member.check_size::<Expression>(&params).map_err(usage)?;
             }

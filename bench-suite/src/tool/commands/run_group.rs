@@ -8,6 +8,7 @@
 //! measurement itself is the facade's ([`gpuworthy::choose::group_run`]), which the Python package reports as well.
 
 use anyhow::Context;
+use gpuworthy::HostMemory;
 use gpuworthy::choose::group_run::{calibrated, measure_from_host, measure_resident};
 use gpuworthy::core::Precision;
 use gpuworthy::device::DeviceWorkload;
@@ -22,11 +23,13 @@ use crate::tool::exit::{Exit, usage};
 pub(crate) fn run_on_group(
     workload: &str,
     group: &str,
+    memory: HostMemory,
     size: Option<&str>,
     params: &WorkloadOptions,
     options: &MeasureOptions,
 ) -> anyhow::Result<()> {
-    let group = DeviceGroup::open(group).map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
+    let group = DeviceGroup::open_with_host_memory(group, memory)
+        .map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
     let mut visitor = OnGroup { group: &group, size, params, options };
     visit_workload_named(workload, &mut visitor).map_err(usage)?
 }
@@ -112,15 +115,26 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         );
     }
     let group_time = host.group_time();
-    out!(
-        "  group: {} (median of {repeats}; the members at once {}, of which cutting their parts from the input at \
-         most {}; joining the parts {}), {:.2}x the fastest member alone",
-        duration(group_time),
-        duration(median.parallel),
-        duration(median.split),
-        duration(median.join),
-        host.speedup()
-    );
+    if median.in_place {
+        out!(
+            "  group: {} (median of {repeats}; in place: the whole output allocated in {}, then each member read its \
+             part of the input where it lies, or cut it on its own thread, and wrote into its place; nothing \
+             joined), {:.2}x the fastest member alone",
+            duration(group_time),
+            duration(median.allocate),
+            host.speedup()
+        );
+    } else {
+        out!(
+            "  group: {} (median of {repeats}; the members at once {}, of which cutting their parts from the input at \
+             most {}; joining the parts {}), {:.2}x the fastest member alone",
+            duration(group_time),
+            duration(median.parallel),
+            duration(median.split),
+            duration(median.join),
+            host.speedup()
+        );
+    }
     let resident = measure_resident::<W>(group, input, shares, repeats)?;
     out!(
         "  resident: upload to every member at once {}; a launch {} on the host's clock, its slowest member's kernel {} \
