@@ -145,6 +145,15 @@ pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
     out
 }
 
+/// `previous` where it holds `len` values (its contents do not matter: the members overwrite every one), else a fresh
+/// [`zeroed`] array: a group's output kept from one run to the next.
+pub fn reused_or_zeroed<T: Copy + Default + Send + Sync>(previous: Option<Vec<T>>, len: usize) -> Vec<T> {
+    match previous {
+        Some(kept) if kept.len() == len => kept,
+        _ => zeroed(len),
+    }
+}
+
 /// `from` copied into `to` (of the same length) on every core: a member's part written into its place in a group's
 /// whole output.
 pub fn copy_into<T: Copy + Send + Sync>(to: &mut [T], from: &[T]) {

@@ -124,6 +124,10 @@ impl<'a> PartOutput<'a> {
     }
 }
 
+/// The whole output for an input, reusing an earlier one, for [`InPlace::output`].
+pub type WholeOutput<W> =
+    fn(&<W as Workload>::Input, Option<<W as Workload>::Output>) -> Option<<W as Workload>::Output>;
+
 /// A whole output borrowed as one place per range of units, for [`InPlace::split`].
 pub type SplitOutput<W> =
     for<'a> fn(&<W as Workload>::Input, &'a mut <W as Workload>::Output, &[Range<usize>]) -> Vec<PartOutput<'a>>;
@@ -137,9 +141,11 @@ pub type FillPlace<W> =
 /// two-H200 host, joining two GPUs' halves of 2^28 floats cost 46.7 ms of a 277 ms run; measured:
 /// docs/results/nvidia-h200-x2/groups/groups-runs-3.txt).
 pub struct InPlace<W: Workload> {
-    /// The whole output of `input`, at its full size and with unspecified values, for the members to write into;
-    /// `None` where this input's output is not its parts' outputs laid end to end (an expression that reduces).
-    pub output: fn(&W::Input) -> Option<W::Output>,
+    /// The whole output of `input`, at its full size and with unspecified values, for the members to write into:
+    /// `previous` (an earlier run's output, kept as NumPy's `out=` keeps one) where its shape is this input's, else a
+    /// fresh one; `None` where this input's output is not its parts' outputs laid end to end (an expression that
+    /// reduces).
+    pub output: WholeOutput<W>,
     /// The whole output (made by `output` for `input`) borrowed as one [`PartOutput`] per range of units, in order;
     /// the ranges are consecutive from unit 0 and cover every unit.
     pub split: SplitOutput<W>,
@@ -155,7 +161,7 @@ pub struct InPlace<W: Workload> {
 macro_rules! array_in_place {
     ($variant:ident, len: $len:expr, per_unit: $per_unit:expr $(,)?) => {
         $crate::workload::InPlace {
-            output: |input| Some($crate::shard::zeroed($len(input))),
+            output: |input, previous| Some($crate::shard::reused_or_zeroed(previous, $len(input))),
             split: |input, output, ranges| {
                 $crate::shard::split_units(output.as_mut_slice(), ranges, $per_unit(input))
                     .into_iter()

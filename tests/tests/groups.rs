@@ -78,7 +78,7 @@ impl WorkloadVisitor for OnGroups {
             }
             // In place, the whole output as allocated, before any member wrote its place, fails the check: a member
             // that wrote nothing cannot pass. (An output with nothing to write is the exception.)
-            let whole = sharding.in_place.as_ref().and_then(|in_place| (in_place.output)(&input));
+            let whole = sharding.in_place.as_ref().and_then(|in_place| (in_place.output)(&input, None));
             if let Some(unwritten) = &whole {
                 assert!(
                     format!("{unwritten:?}") == format!("{expected:?}")

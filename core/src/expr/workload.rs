@@ -680,17 +680,29 @@ impl Workload for Expression {
             unit_costs: None,
             // An elementwise program's outputs are its parts' outputs end to end; a reduction's is their combine.
             in_place: Some(crate::workload::InPlace {
-                output: |input| {
+                output: |input, previous| {
                     let (program, n) = (&input.params.program, input.params.n);
                     if program.reduction.is_some() {
                         return None;
                     }
                     let count = program.outputs.len();
-                    Some(match input.params.dtype {
-                        dtype if dtype.is_half() => {
-                            Outputs::Half { dtype, arrays: (0..count).map(|_| crate::shard::zeroed(n)).collect() }
+                    /// `count` arrays of `n` values, each the kept one where it has `n`.
+                    fn kept<T: Copy + Default + Send + Sync>(
+                        arrays: Vec<Vec<T>>,
+                        count: usize,
+                        n: usize,
+                    ) -> Vec<Vec<T>> {
+                        let mut arrays = arrays.into_iter().map(Some).collect::<Vec<_>>();
+                        arrays.resize_with(count, || None);
+                        arrays.into_iter().take(count).map(|a| crate::shard::reused_or_zeroed(a, n)).collect()
+                    }
+                    Some(match (input.params.dtype, previous) {
+                        (dtype, Some(Outputs::Half { dtype: was, arrays })) if dtype == was => {
+                            Outputs::Half { dtype, arrays: kept(arrays, count, n) }
                         }
-                        _ => Outputs::Elementwise((0..count).map(|_| crate::shard::zeroed(n)).collect()),
+                        (dtype, _) if dtype.is_half() => Outputs::Half { dtype, arrays: kept(Vec::new(), count, n) },
+                        (_, Some(Outputs::Elementwise(arrays))) => Outputs::Elementwise(kept(arrays, count, n)),
+                        _ => Outputs::Elementwise(kept(Vec::new(), count, n)),
                     })
                 },
                 split: |_, output, ranges| {

@@ -164,7 +164,7 @@ mod tests {
                     assert!(checked.is_ok(), "{} {params} {shares:?}: {checked:?}", W::NAME);
                     // Written in place, each cut's output filled into its place makes the joined output exactly.
                     if let Some((in_place, mut whole)) =
-                        sharding.in_place.as_ref().and_then(|p| Some((p, (p.output)(&input)?)))
+                        sharding.in_place.as_ref().and_then(|p| Some((p, (p.output)(&input, None)?)))
                     {
                         let places = (in_place.split)(&input, &mut whole, &parts);
                         assert_eq!(places.len(), parts.len(), "{} {params}: a place per part", W::NAME);

@@ -92,7 +92,7 @@ impl Workload for Stencil {
             unit_costs: None,
             // A part's output has its halo rows too: only its own rows go to its place.
             in_place: Some(crate::workload::InPlace {
-                output: |input| Some(crate::shard::zeroed(input.height * input.width)),
+                output: |input, previous| Some(crate::shard::reused_or_zeroed(previous, input.height * input.width)),
                 split: |input, output, ranges| {
                     crate::shard::split_units(output.as_mut_slice(), ranges, input.width)
                         .into_iter()

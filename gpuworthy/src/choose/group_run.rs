@@ -49,14 +49,16 @@ pub fn calibrated() -> Option<Auto> {
 
 /// Measures `input` on `group` from the host: each member alone on the whole input, the shares (predicted by
 /// `calibrated`'s model where it knows every member, else in proportion to each member's speed alone), and the
-/// median of `repeats` runs of the group with those shares.
+/// median of `repeats` runs of the group with those shares. With `reuse_output`, every timed run (alone and the
+/// group's) writes into an output kept from the run before, as `out=` does, so that none maps fresh pages.
 pub fn measure_from_host<W: DeviceWorkload>(
     group: &DeviceGroup,
     input: &W::Input,
     repeats: usize,
     calibrated: Option<&Auto>,
+    reuse_output: bool,
 ) -> Result<FromHost<W>> {
-    let alone = group.time_each_alone::<W>(input)?;
+    let alone = group.time_each_alone::<W>(input, reuse_output)?;
     let labels: Vec<_> = group.members().iter().map(|m| m.label()).collect();
     let predicted = calibrated.and_then(|auto| predict_group::<W>(auto, &W::params(input), Placement::Host, &labels));
     let (shares, shares_from) = match predicted {
@@ -69,9 +71,18 @@ pub fn measure_from_host<W: DeviceWorkload>(
         ),
         None => (shares_from_times(&alone), "in proportion to each member's time alone".to_owned()),
     };
-    let mut runs = Vec::with_capacity(repeats.max(1));
+    let mut runs: Vec<GroupRun<W>> = Vec::with_capacity(repeats.max(1));
+    let mut kept = None;
+    if reuse_output {
+        // The output the timed runs write into, mapped by a run that is not timed.
+        kept = Some(group.run::<W>(input, &shares)?.output);
+    }
     for _ in 0..repeats.max(1) {
-        runs.push(group.run::<W>(input, &shares)?);
+        let run = group.run_reusing::<W>(input, &shares, kept.take())?;
+        if reuse_output {
+            kept = Some(run.output.clone());
+        }
+        runs.push(run);
     }
     runs.sort_by_key(|r| r.parallel + r.join);
     let median = runs.swap_remove(runs.len() / 2);

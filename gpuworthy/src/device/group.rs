@@ -234,6 +234,18 @@ impl DeviceGroup {
     /// ([`gpuworthy_core::Sharding::split`]), every member at once on a thread of its own, each cutting its own part;
     /// the parts' outputs are joined in order. Errors name the member that failed; a workload that does not split is refused by name.
     pub fn run<W: DeviceWorkload>(&self, input: &W::Input, shares: &[f64]) -> Result<GroupRun<W>> {
+        self.run_reusing::<W>(input, shares, None)
+    }
+
+    /// [`DeviceGroup::run`] into `previous`, an earlier run's output kept for reuse (as NumPy's `out=`), where the
+    /// workload writes in place and its shape is this input's: the members then write into memory already mapped,
+    /// and the run allocates nothing.
+    pub fn run_reusing<W: DeviceWorkload>(
+        &self,
+        input: &W::Input,
+        shares: &[f64],
+        previous: Option<W::Output>,
+    ) -> Result<GroupRun<W>> {
         let sharding = self.sharding_for::<W>(shares)?;
         let params = W::params(input);
         let units = (sharding.units)(&params);
@@ -250,7 +262,8 @@ impl DeviceGroup {
             .map(|(i, (device, range))| (i, device, range))
             .collect();
         let started = Instant::now();
-        let whole = sharding.in_place.as_ref().and_then(|in_place| Some(((in_place.output)(input)?, in_place)));
+        let whole =
+            sharding.in_place.as_ref().and_then(|in_place| Some(((in_place.output)(input, previous)?, in_place)));
         if let Some((whole, in_place)) = whole {
             return self.run_in_place(input, &sharding, in_place, (whole, started), work);
         }
@@ -406,18 +419,25 @@ impl DeviceGroup {
     }
 
     /// Each member's time for the whole of `input` alone: one run to warm up (compilation, first-touch allocation),
-    /// then one timed, from the host's data to the host's output (a group's run pays the transfers too).
-    pub fn time_each_alone<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<Duration>> {
+    /// then one timed, from the host's data to the host's output (a group's run pays the transfers too); with
+    /// `reuse_output`, the timed run writes into the warm-up's output ([`Device::run_into`]), as a group's run into a
+    /// kept output does.
+    pub fn time_each_alone<W: DeviceWorkload>(&self, input: &W::Input, reuse_output: bool) -> Result<Vec<Duration>> {
         let params = W::params(input);
         let mut times = Vec::with_capacity(self.members.len());
         for (device, name) in self.members.iter().zip(&self.names) {
             let variant = device.best_variant::<W>(&params);
             let timed = || -> Result<Duration> {
+                let mut output = device.run::<W>(variant, input)?;
                 let start = Instant::now();
-                device.run::<W>(variant, input)?;
+                if reuse_output {
+                    device.run_into::<W>(variant, input, &mut output)?;
+                } else {
+                    device.run::<W>(variant, input)?;
+                }
                 Ok(start.elapsed())
             };
-            let time = timed().and_then(|_| timed()).map_err(|e| naming(&format!("timing member {name} alone"), e))?;
+            let time = timed().map_err(|e| naming(&format!("timing member {name} alone"), e))?;
             times.push(time);
         }
         Ok(times)
@@ -426,7 +446,7 @@ impl DeviceGroup {
     /// Shares for `W` on `input` from measurement ([`DeviceGroup::time_each_alone`]): each member's in proportion to
     /// its speed, so that every member would finish together if they did not slow each other.
     pub fn measure_shares<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<f64>> {
-        Ok(shares_from_times(&self.time_each_alone::<W>(input)?))
+        Ok(shares_from_times(&self.time_each_alone::<W>(input, false)?))
     }
 }
 

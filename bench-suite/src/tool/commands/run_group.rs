@@ -78,7 +78,7 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         return Err(Exit::usage(format!("{} does not split over a device group", W::NAME)));
     };
     let repeats = options.min_repetitions.clamp(3, 9);
-    let host = measure_from_host::<W>(group, input, repeats, calibrated().as_ref())?;
+    let host = measure_from_host::<W>(group, input, repeats, calibrated().as_ref(), options.reuse_output)?;
     let (alone, shares, median) = (&host.alone, &host.shares, &host.median);
     let total: f64 = shares.iter().sum();
     let by_cost = if sharding.unit_costs.is_some() { ", where its estimated cost divides so" } else { "" };
@@ -134,6 +134,9 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
             duration(median.join),
             host.speedup()
         );
+    }
+    if options.reuse_output {
+        out!("  every timed run, the group's and each member's alone, wrote into the output of the run before it");
     }
     let resident = measure_resident::<W>(group, input, shares, repeats)?;
     out!(
