@@ -204,6 +204,12 @@ pub struct RunArgs {
     /// make a fresh output and move it in).
     #[arg(long)]
     pub reuse_output: bool,
+    /// With a device group: page-lock the input's arrays and the output in place once, before the timed runs (as
+    /// PyTorch's `tensor.pin_memory()`), so that each GPU copies straight from and to them with no staging copy on
+    /// the cores; every timed run, the group's and each member's alone, writes into that one output (implies
+    /// --reuse-output). Locking's own time is reported beside the runs.
+    #[arg(long)]
+    pub page_locked: bool,
     /// Workload parameters beyond the size.
     #[command(flatten)]
     pub params: WorkloadArgs,

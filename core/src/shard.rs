@@ -136,13 +136,57 @@ pub fn concatenate_slices<T: Copy + Default + Send + Sync>(pieces: &[&[T]]) -> V
     out
 }
 
-/// An array of `len` default values whose pages are mapped in on every core: a group's whole output, which its
-/// members then write into at once. A fresh array's pages are mapped on first touch, and faulting them in during a
-/// driver's copy out of its staging buffers made downloads several times slower.
+/// The bytes of memory one task of [`zeroed`] maps in: one transparent huge page.
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+/// An array of `len` default values (zeros) whose pages are mapped in on every core before anything is written to
+/// it: a download's output, a group's whole output that its members then write into at once.
+///
+/// A fresh large array is zero pages the kernel maps in on first touch, and mapping in 256 MiB costs more than
+/// copying it (measured on the H200 machine's host: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so);
+/// faulting them in during a copy puts that work on the copy's critical path. So the array is advised to use huge
+/// pages (2 MiB: 128 faults for 256 MiB instead of 65 536), then touched once per 4 KiB page, one huge page per task
+/// (tasks aligned to the huge pages, so that no two fault in the same one) on every core. Filling it with
+/// `T::default()` in parallel instead took 49.4 ms for 1 GiB on a two-H200 host (measured:
+/// docs/results/nvidia-h200-x2/groups/groups-runs-4.txt).
 pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
     let mut out = vec![T::default(); len];
-    out.par_chunks_mut(COPY_CHUNK).for_each(|chunk| chunk.fill(T::default()));
+    prefer_huge_pages(&mut out);
+    let to_boundary = (out.as_ptr() as usize).next_multiple_of(HUGE_PAGE_BYTES) - out.as_ptr() as usize;
+    let (head, rest) = out.split_at_mut((to_boundary / size_of::<T>().max(1)).min(len));
+    rayon::join(
+        || touch_pages(head),
+        || rest.par_chunks_mut((HUGE_PAGE_BYTES / size_of::<T>().max(1)).max(1)).for_each(touch_pages),
+    );
     out
+}
+
+/// Writes one element of every 4 KiB of `task`, which maps its pages in.
+fn touch_pages<T: Copy + Default>(task: &mut [T]) {
+    for page in task.chunks_mut((4096 / size_of::<T>().max(1)).max(1)) {
+        // A volatile write of the value already there: the compiler may not drop it, and it maps the page in.
+        // SAFETY: `page` is a non-empty, aligned, initialised slice of this array, borrowed mutably here.
+        unsafe { std::ptr::write_volatile(page.as_mut_ptr(), T::default()) };
+    }
+}
+
+/// Asks the kernel to back `buffer`'s untouched pages with 2 MiB pages where it can (Linux's transparent huge pages
+/// in `madvise` mode). Elsewhere, and for small buffers, nothing.
+fn prefer_huge_pages<T>(buffer: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        let start = buffer.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(buffer);
+        let (first, last) = (start.next_multiple_of(HUGE_PAGE_BYTES), end / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES);
+        if last > first {
+            // SAFETY: [first, last) lies inside `buffer`'s allocation, which this function borrows mutably; the
+            // advice changes how its pages are backed, never their contents. A failure (no transparent huge pages)
+            // leaves the pages as they were, which is only slower.
+            unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buffer;
 }
 
 /// `previous` where it holds `len` values (its contents do not matter: the members overwrite every one), else a fresh

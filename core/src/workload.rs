@@ -115,6 +115,15 @@ impl<'a> PartOutput<'a> {
         }
     }
 
+    /// The bytes of each slice: what a caller page-locks ([`crate::Backend::page_lock`]).
+    pub fn bytes(&self) -> Vec<&[u8]> {
+        match self {
+            PartOutput::F32(slices) => slices.iter().map(|s| bytemuck::cast_slice(s)).collect(),
+            PartOutput::U32(slices) => slices.iter().map(|s| bytemuck::cast_slice(s)).collect(),
+            PartOutput::Bits(slices) => slices.iter().map(|s| bytemuck::cast_slice(s)).collect(),
+        }
+    }
+
     /// The `f32` slices, for a backend that writes them directly; an output of another type is an error.
     pub fn f32_slices<'b>(&'b mut self) -> Result<&'b mut Vec<&'a mut [f32]>> {
         match self {
@@ -131,6 +140,9 @@ pub type WholeOutput<W> =
 /// A whole output borrowed as one place per range of units, for [`InPlace::split`].
 pub type SplitOutput<W> =
     for<'a> fn(&<W as Workload>::Input, &'a mut <W as Workload>::Output, &[Range<usize>]) -> Vec<PartOutput<'a>>;
+
+/// The bytes of an input's host arrays, for [`InPlace::input_bytes`].
+pub type InputBytes<W> = for<'a> fn(&'a <W as Workload>::Input) -> Vec<&'a [u8]>;
 
 /// A part's output copied into its place, for [`InPlace::fill`].
 pub type FillPlace<W> =
@@ -152,14 +164,18 @@ pub struct InPlace<W: Workload> {
     /// The output of a run of the cut of `units` (as [`Sharding::cut`] makes it) copied into its place: what a
     /// backend that cannot write into the caller's memory does ([`crate::Implements::run_part`]'s default).
     pub fill: FillPlace<W>,
+    /// The bytes of each of `input`'s host arrays (none for an input made of parameters alone, as Mandelbrot's): what
+    /// a caller page-locks so that devices copy straight from them.
+    pub input_bytes: InputBytes<W>,
 }
 
 /// The [`InPlace`] of a workload whose output is one array of `f32` or `u32` (`F32`, `U32`: the [`PartOutput`]
-/// variant): `len` gives its length for an input, and `per_unit` the values a unit of the split holds (1 for
-/// elements, a matrix's width for rows); both are closures of the input that capture nothing.
+/// variant): `len` gives its length for an input, `per_unit` the values a unit of the split holds (1 for elements, a
+/// matrix's width for rows), and `inputs` the input's host arrays as bytes; all are closures of the input that capture
+/// nothing.
 #[macro_export]
 macro_rules! array_in_place {
-    ($variant:ident, len: $len:expr, per_unit: $per_unit:expr $(,)?) => {
+    ($variant:ident, len: $len:expr, per_unit: $per_unit:expr, inputs: $inputs:expr $(,)?) => {
         $crate::workload::InPlace {
             output: |input, previous| Some($crate::shard::reused_or_zeroed(previous, $len(input))),
             split: |input, output, ranges| {
@@ -169,6 +185,7 @@ macro_rules! array_in_place {
                     .collect()
             },
             fill: |_, _, part, slices| slices.fill(&[part.as_slice()]),
+            input_bytes: $inputs,
         }
     };
 }

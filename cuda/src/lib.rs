@@ -373,6 +373,11 @@ impl Backend for CudaBackend {
         samples.sort_by(f64::total_cmp);
         Ok(8.0 * len as f64 / samples[samples.len() / 2] / 1e9)
     }
+
+    unsafe fn page_lock(&self, bytes: &[u8]) -> Result<Option<gpuworthy_core::backend::PageLock>> {
+        // SAFETY: the caller keeps `bytes` allocated until the lock drops (this method's contract).
+        unsafe { self.page_lock_host(bytes) }
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,10 @@
 //! [`CudaBackend::transfer_rates`] measures the raw copy rates with no staging, the figure to compare with `torch`'s
 //! `pin_memory()` copies.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
+use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr, PinnedHostSlice, ValidAsZeroBits, sys};
 use gpuworthy_core::Result;
 use rayon::prelude::*;
 
@@ -54,29 +54,12 @@ pub(crate) struct StagingBuffer<T: DeviceRepr> {
     events: [CudaEvent; 2],
 }
 
-/// The bytes of memory one task of [`fresh_host_vec`] maps in: one transparent huge page.
-const HUGE_PAGE_BYTES: usize = 2 << 20;
-
-/// A host vector of `len` default values (zeros) for a download, with its pages mapped in on every core.
-///
-/// A fresh large vector is zero pages the kernel maps in on first touch, and mapping in 256 MiB costs more than
-/// copying it (measured on the H200 machine's host: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
-/// Touching the pages while a download's data is copied in does that work on the copy's critical path, and with huge
-/// pages the cores that copy parts of one 2 MiB page wait for the one that faults it in. So the vector is advised to
-/// use huge pages and then touched once per 4 KiB page, one huge page per task (aligned to the huge pages) on every core, before any copy: the
-/// kernel zeroes each huge page once, in parallel, and the copies afterwards run at the memory's speed.
+/// A host vector of `len` default values (zeros) for a download, with its pages mapped in on every core, backed by
+/// huge pages where the system has them ([`gpuworthy_core::shard::zeroed`]): a fresh large vector is zero pages the
+/// kernel maps in on first touch, and mapping in 256 MiB costs more than copying it (measured on the H200 machine's
+/// host: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
 pub(crate) fn fresh_host_vec<T: Staged>(len: usize) -> Vec<T> {
-    let mut host = vec![T::default(); len];
-    prefer_huge_pages(&mut host);
-    // Tasks start on huge-page boundaries, so that no two of them fault in the same huge page: the elements before
-    // the vector's first boundary are one task of their own.
-    let to_boundary = (host.as_ptr() as usize).next_multiple_of(HUGE_PAGE_BYTES) - host.as_ptr() as usize;
-    let (head, rest) = host.split_at_mut((to_boundary / size_of::<T>()).min(len));
-    rayon::join(
-        || touch_pages(head),
-        || rest.par_chunks_mut((HUGE_PAGE_BYTES / size_of::<T>()).max(1)).for_each(touch_pages),
-    );
-    host
+    gpuworthy_core::shard::zeroed(len)
 }
 
 /// Makes `output` a vector of `len` elements for a run to write every element of: kept as it is (old contents and
@@ -86,36 +69,6 @@ pub(crate) fn host_output<T: Staged>(output: &mut Vec<T>, len: usize) {
     if output.len() != len {
         *output = fresh_host_vec(len);
     }
-}
-
-/// Writes one element of every 4 KiB of `task`, which maps its pages in.
-fn touch_pages<T: Staged>(task: &mut [T]) {
-    for page in task.chunks_mut((4096 / size_of::<T>()).max(1)) {
-        // A volatile write of the value already there: the compiler may not drop it, and it maps the page in.
-        // SAFETY: `page` is a non-empty, aligned, initialised slice of this vector, borrowed mutably here.
-        unsafe { std::ptr::write_volatile(page.as_mut_ptr(), T::default()) };
-    }
-}
-
-/// Asks the kernel to back `buffer`'s untouched pages with 2 MiB pages where it can (Linux's transparent huge pages
-/// in `madvise` mode): a fresh 256 MiB vector then takes 128 page faults on first touch instead of 65 536, which is
-/// most of a download's time once the copy engine runs at its full rate. Elsewhere, and for small buffers, nothing.
-fn prefer_huge_pages<T>(buffer: &mut [T]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = buffer.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(buffer);
-        let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if last > first {
-            // SAFETY: [first, last) lies inside `buffer`'s allocation, which this function borrows mutably; the
-            // advice changes how its pages are backed, never their contents. A failure (no transparent huge pages)
-            // leaves the pages as they were, which is only slower.
-            unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = buffer;
 }
 
 /// The staging buffer of one element type, held for one transfer.
@@ -290,6 +243,62 @@ impl CudaBackend {
             }
             HostMemory::Pinned | HostMemory::Pipelined => self.download_pipelined(device, host, &what),
         }
+    }
+
+    /// Page-locks the host pages that hold `bytes` for every context of the process
+    /// (`CU_MEMHOSTREGISTER_PORTABLE`, so that every GPU's copies go straight to them), until the lock drops; `None`
+    /// where they were locked already (by the caller, or as part of another lock) or `bytes` is empty.
+    ///
+    /// # Safety
+    ///
+    /// `bytes` stays allocated at the same address until the lock is dropped.
+    pub(crate) unsafe fn page_lock_host(&self, bytes: &[u8]) -> Result<Option<gpuworthy_core::backend::PageLock>> {
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        const PAGE: usize = 4096;
+        // Whole pages: the start rounded down and the end up stay inside the allocation's own pages (a large array
+        // is a mapping of whole pages of its own).
+        let start = bytes.as_ptr() as usize / PAGE * PAGE;
+        let end = (bytes.as_ptr() as usize + bytes.len()).next_multiple_of(PAGE);
+        let what = format!("page-locking {} bytes of host memory", bytes.len());
+        self.context.bind_to_thread().map_err(driver_error(&what))?;
+        // SAFETY: [start, end) covers the caller's pages, which stay allocated while the lock lives (this function's
+        // contract); registering changes how they are backed, never their contents.
+        let status = unsafe {
+            sys::cuMemHostRegister_v2(start as *mut std::ffi::c_void, end - start, sys::CU_MEMHOSTREGISTER_PORTABLE)
+        };
+        match status {
+            sys::CUresult::CUDA_SUCCESS => {}
+            sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => return Ok(None),
+            error => return Err(driver_error(what)(cudarc::driver::DriverError(error))),
+        }
+        let context = Arc::clone(&self.context);
+        Ok(Some(gpuworthy_core::backend::PageLock::new(end - start, move || {
+            // A failure to unlock leaves the pages locked until the process ends: nothing to report it to.
+            if context.bind_to_thread().is_ok() {
+                // SAFETY: `start` is the address registered above, still allocated (the lock's contract).
+                unsafe { sys::cuMemHostUnregister(start as *mut std::ffi::c_void) };
+            }
+        })))
+    }
+
+    /// Whether every page of `host` is page-locked (registered, or allocated so): then copies may go straight to
+    /// and from it, asynchronously, without staging. Only its first and last element are asked about, so a slice
+    /// that spans two locks and an unlocked gap between them is not one this answers for: the locks
+    /// [`CudaBackend::page_lock_host`] makes cover whole arrays.
+    pub(crate) fn is_page_locked<T>(&self, host: &[T]) -> bool {
+        let Some(last) = host.len().checked_sub(1) else { return true };
+        if self.context.bind_to_thread().is_err() {
+            return false;
+        }
+        [host.as_ptr(), host[last..].as_ptr()].into_iter().all(|p| {
+            let mut flags = 0u32;
+            // SAFETY: the driver only reads its own table of locked ranges for this address; an address it does not
+            // know is an error, not an access.
+            let status = unsafe { sys::cuMemHostGetFlags(&mut flags, p as *mut std::ffi::c_void) };
+            status == sys::CUresult::CUDA_SUCCESS
+        })
     }
 
     /// Measures raw copy rates for `bytes` bytes each way, pageable and pinned, as the median of `repetitions`

@@ -187,3 +187,31 @@ fn expressions_match_their_reference_on_every_group() {
     assert!(runs > 0, "no group ran an expression");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Runs from the host with the arrays page-locked in place (and so an output kept from run to run): on a group with
+/// a CUDA GPU its copies go straight from and to the caller's arrays; every result matches its reference, alone and
+/// together. A workload that does not write in place has no output to lock, and is refused by name.
+#[test]
+fn runs_on_page_locked_arrays_match_their_reference() {
+    use gpuworthy::choose::group_run::{HostArrays, measure_from_host};
+    use gpuworthy_core::workloads::{Len, Square, Sum};
+    let arrays = HostArrays { reuse_output: true, page_locked: true };
+    let input = Square::generate(&Len((1 << 21) + 5), SEED).unwrap();
+    let expected = Square::reference(&input).unwrap();
+    for group in groups() {
+        let host = measure_from_host::<Square>(&group, &input, 2, None, arrays)
+            .unwrap_or_else(|e| panic!("{}: {e}", group.label()));
+        Square::check(&input, &expected, &host.median.output, Precision::Fp32)
+            .unwrap_or_else(|e| panic!("{}: {e}", group.label()));
+        let cuda = group.members().iter().any(|m| m.backend().kind() == BackendKind::Cuda);
+        assert_eq!(
+            host.page_lock.is_some_and(|(bytes, _)| bytes > 0),
+            cuda,
+            "{}: locked only with a GPU",
+            group.label()
+        );
+    }
+    let sum = Sum::generate(&Len(1000), SEED).unwrap();
+    let refused = measure_from_host::<Sum>(&groups()[0], &sum, 1, None, arrays).err().expect("sum is not in place");
+    assert!(refused.to_string().contains("not written in place"), "{refused}");
+}

@@ -730,6 +730,16 @@ impl Workload for Expression {
                     Outputs::Half { arrays, .. } => slices.fill(&arrays.iter().map(Vec::as_slice).collect::<Vec<_>>()),
                     Outputs::Reduction(_) => Err(Error::invalid("a member returned a reduction's value for arrays")),
                 },
+                input_bytes: |input| {
+                    input
+                        .arrays
+                        .iter()
+                        .map(|array| match array.view() {
+                            ArrayView::F32(values) => bytemuck::cast_slice(values),
+                            ArrayView::Half(_, bits) => bytemuck::cast_slice(bits),
+                        })
+                        .collect()
+                },
             }),
         })
     }

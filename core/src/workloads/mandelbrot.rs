@@ -309,6 +309,7 @@ impl Workload for Mandelbrot {
                 U32,
                 len: |p: &MandelbrotParams| p.height * p.width,
                 per_unit: |p: &MandelbrotParams| p.width,
+                inputs: |_| Vec::new(),
             )),
         })
     }

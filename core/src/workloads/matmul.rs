@@ -101,6 +101,7 @@ impl Workload for Matmul {
                 F32,
                 len: |input: &MatmulInput| input.m * input.n,
                 per_unit: |input: &MatmulInput| input.n,
+                inputs: |input| vec![bytemuck::cast_slice(&input.a), bytemuck::cast_slice(&input.b)],
             )),
         })
     }

@@ -74,7 +74,12 @@ impl Workload for Saxpy {
             cut: |input, r| SaxpyInput { a: input.a, x: crate::shard::copy_of(&input.x[r.clone()]), y: crate::shard::copy_of(&input.y[r]) },
             join: |_, parts| concatenate(parts),
             unit_costs: None,
-            in_place: Some(crate::array_in_place!(F32, len: |input: &SaxpyInput| input.x.len(), per_unit: |_| 1)),
+            in_place: Some(crate::array_in_place!(
+                F32,
+                len: |input: &SaxpyInput| input.x.len(),
+                per_unit: |_| 1,
+                inputs: |input| vec![bytemuck::cast_slice(&input.x), bytemuck::cast_slice(&input.y)],
+            )),
         })
     }
 

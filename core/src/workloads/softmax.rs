@@ -129,6 +129,7 @@ impl Workload for Softmax {
                 F32,
                 len: |input: &SoftmaxInput| input.rows * input.cols,
                 per_unit: |input: &SoftmaxInput| input.cols,
+                inputs: |input| vec![bytemuck::cast_slice(&input.data)],
             )),
         })
     }

@@ -30,7 +30,12 @@ impl Workload for Square {
 
     fn sharding() -> Option<Sharding<Self>> {
         Some(Sharding {
-            in_place: Some(crate::array_in_place!(F32, len: |x: &Vec<f32>| x.len(), per_unit: |_| 1)),
+            in_place: Some(crate::array_in_place!(
+                F32,
+                len: |x: &Vec<f32>| x.len(),
+                per_unit: |_| 1,
+                inputs: |x| vec![bytemuck::cast_slice(x)],
+            )),
             ..element_sharding(|_, parts| concatenate(parts))
         })
     }

@@ -104,6 +104,7 @@ impl Workload for Stencil {
                     let start = (leading * input.width).min(part.len());
                     slices.fill(&[&part[start..(start + rows.len() * input.width).min(part.len())]])
                 },
+                input_bytes: |input| vec![bytemuck::cast_slice(&input.data)],
             }),
         })
     }

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, Result};
+use gpuworthy_core::{Backend, Error, Result};
 
 use crate::choose::auto::Auto;
 use crate::choose::group::predict_group;
@@ -27,6 +27,8 @@ pub struct FromHost<W: DeviceWorkload> {
     pub shares_from: String,
     /// The group's median run (by its members' time and the join).
     pub median: GroupRun<W>,
+    /// Where the arrays were page-locked: the bytes locked and how long locking took, once, before the timed runs.
+    pub page_lock: Option<(usize, Duration)>,
 }
 
 impl<W: DeviceWorkload> FromHost<W> {
@@ -47,18 +49,46 @@ pub fn calibrated() -> Option<Auto> {
     Auto::open().ok().filter(|auto| auto.model.is_some())
 }
 
+/// How a group's run from the host treats the host's arrays ([`measure_from_host`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostArrays {
+    /// Every timed run, the group's and each member's alone, writes into an output kept from the run before, as
+    /// `out=` does, so that none maps fresh pages.
+    pub reuse_output: bool,
+    /// The input's arrays and the kept output are page-locked in place once, before the timed runs (as
+    /// `tensor.pin_memory()`), so that the GPUs copy straight from and to them, with no staging copy on the cores.
+    /// Implies `reuse_output`.
+    pub page_locked: bool,
+}
+
 /// Measures `input` on `group` from the host: each member alone on the whole input, the shares (predicted by
 /// `calibrated`'s model where it knows every member, else in proportion to each member's speed alone), and the
-/// median of `repeats` runs of the group with those shares. With `reuse_output`, every timed run (alone and the
-/// group's) writes into an output kept from the run before, as `out=` does, so that none maps fresh pages.
+/// median of `repeats` runs of the group with those shares, the host's arrays treated as `arrays` says.
 pub fn measure_from_host<W: DeviceWorkload>(
     group: &DeviceGroup,
     input: &W::Input,
     repeats: usize,
     calibrated: Option<&Auto>,
-    reuse_output: bool,
+    arrays: HostArrays,
 ) -> Result<FromHost<W>> {
-    let alone = group.time_each_alone::<W>(input, reuse_output)?;
+    let reuse = arrays.reuse_output || arrays.page_locked;
+    // The output the timed runs write into: allocated (and mapped) before any of them.
+    let in_place = W::sharding().and_then(|s| s.in_place);
+    let mut kept = if reuse { in_place.as_ref().and_then(|p| (p.output)(input, None)) } else { None };
+    let mut locks = Vec::new();
+    let mut page_lock = None;
+    if arrays.page_locked {
+        let output = kept.as_mut().ok_or_else(|| {
+            Error::invalid(format!("{} is not written in place: there is no output to page-lock", W::NAME))
+        })?;
+        // SAFETY: `input` is borrowed for this whole function, and the kept output is only ever moved (never
+        // freed) until the locks are dropped below: a run that fails puts it back into `kept`
+        // ([`DeviceGroup::run_reusing`]), and `locks`, declared after `kept`, drops first on every early return.
+        let (held, took) = unsafe { group.page_lock::<W>(input, output) }?;
+        locks = held;
+        page_lock = Some((locks.iter().map(|l| l.bytes()).sum::<usize>(), took));
+    }
+    let alone = group.time_each_alone::<W>(input, kept.as_mut())?;
     let labels: Vec<_> = group.members().iter().map(|m| m.label()).collect();
     let predicted = calibrated.and_then(|auto| predict_group::<W>(auto, &W::params(input), Placement::Host, &labels));
     let (shares, shares_from) = match predicted {
@@ -72,21 +102,19 @@ pub fn measure_from_host<W: DeviceWorkload>(
         None => (shares_from_times(&alone), "in proportion to each member's time alone".to_owned()),
     };
     let mut runs: Vec<GroupRun<W>> = Vec::with_capacity(repeats.max(1));
-    let mut kept = None;
-    if reuse_output {
-        // The output the timed runs write into, mapped by a run that is not timed.
-        kept = Some(group.run::<W>(input, &shares)?.output);
-    }
     for _ in 0..repeats.max(1) {
-        let run = group.run_reusing::<W>(input, &shares, kept.take())?;
-        if reuse_output {
-            kept = Some(run.output.clone());
+        let mut run = group.run_reusing::<W>(input, &shares, &mut kept)?;
+        if reuse {
+            // The run keeps a copy for the check; its output itself goes on to the next run.
+            let copy = run.output.clone();
+            kept = Some(std::mem::replace(&mut run.output, copy));
         }
         runs.push(run);
     }
+    drop(locks);
     runs.sort_by_key(|r| r.parallel + r.join);
     let median = runs.swap_remove(runs.len() / 2);
-    Ok(FromHost { alone, shares, shares_from, median })
+    Ok(FromHost { alone, shares, shares_from, median, page_lock })
 }
 
 /// A group's resident phases, measured ([`measure_resident`]).

@@ -234,17 +234,19 @@ impl DeviceGroup {
     /// ([`gpuworthy_core::Sharding::split`]), every member at once on a thread of its own, each cutting its own part;
     /// the parts' outputs are joined in order. Errors name the member that failed; a workload that does not split is refused by name.
     pub fn run<W: DeviceWorkload>(&self, input: &W::Input, shares: &[f64]) -> Result<GroupRun<W>> {
-        self.run_reusing::<W>(input, shares, None)
+        self.run_reusing::<W>(input, shares, &mut None)
     }
 
-    /// [`DeviceGroup::run`] into `previous`, an earlier run's output kept for reuse (as NumPy's `out=`), where the
-    /// workload writes in place and its shape is this input's: the members then write into memory already mapped,
-    /// and the run allocates nothing.
+    /// [`DeviceGroup::run`] into `kept`, an earlier run's output kept for reuse (as NumPy's `out=`), where the
+    /// workload writes in place and its shape is this input's: the members then write into memory already mapped
+    /// (and page-locked, where the caller locked it: [`DeviceGroup::page_lock`]), and the run allocates nothing. The
+    /// output is taken from `kept` into the run's; a run that fails puts it back, so that memory the caller locked is
+    /// never freed behind its back.
     pub fn run_reusing<W: DeviceWorkload>(
         &self,
         input: &W::Input,
         shares: &[f64],
-        previous: Option<W::Output>,
+        kept: &mut Option<W::Output>,
     ) -> Result<GroupRun<W>> {
         let sharding = self.sharding_for::<W>(shares)?;
         let params = W::params(input);
@@ -262,10 +264,20 @@ impl DeviceGroup {
             .map(|(i, (device, range))| (i, device, range))
             .collect();
         let started = Instant::now();
-        let whole =
-            sharding.in_place.as_ref().and_then(|in_place| Some(((in_place.output)(input, previous)?, in_place)));
-        if let Some((whole, in_place)) = whole {
-            return self.run_in_place(input, &sharding, in_place, (whole, started), work);
+        if let Some(in_place) = sharding.in_place.as_ref() {
+            if let Some(mut whole) = (in_place.output)(input, kept.take()) {
+                let run = self.run_in_place(input, &sharding, in_place, (&mut whole, started), work);
+                return match run {
+                    Ok((members, parallel, allocate)) => {
+                        let (split, join) = (Duration::ZERO, Duration::ZERO);
+                        Ok(GroupRun { output: whole, members, parallel, split, join, in_place: true, allocate })
+                    }
+                    Err(e) => {
+                        *kept = Some(whole);
+                        Err(e)
+                    }
+                };
+            }
         }
         // Each member cuts its own part on its own thread, so the cuts overlap one another and the other members'
         // runs; the time a member spends cutting is its `cut` time, not its run's.
@@ -298,20 +310,21 @@ impl DeviceGroup {
     }
 
     /// [`DeviceGroup::run`] for a workload whose output is its parts' outputs end to end: `whole` (allocated from
-    /// `started` on, its values unspecified) is lent to the members in pieces, each member writes its part into its piece
-    /// ([`Device::run_part`], reading the input where it lies where its backend can), and nothing is joined.
+    /// `started` on, its values unspecified) is lent to the members in pieces, each member writes its part into its
+    /// piece ([`Device::run_part`], reading the input where it lies where its backend can), and nothing is joined.
+    /// Returns the members' runs, the time from `started` to the last member's end, and the allocation's time.
     fn run_in_place<W: DeviceWorkload>(
         &self,
         input: &W::Input,
         sharding: &gpuworthy_core::Sharding<W>,
         in_place: &gpuworthy_core::InPlace<W>,
-        (mut whole, started): (W::Output, Instant),
+        (whole, started): (&mut W::Output, Instant),
         work: Vec<(usize, &Device, Range<usize>)>,
-    ) -> Result<GroupRun<W>> {
+    ) -> Result<(Vec<MemberRun>, Duration, Duration)> {
         let allocate = started.elapsed();
         let params = W::params(input);
         let ranges: Vec<Range<usize>> = work.iter().map(|(_, _, range)| range.clone()).collect();
-        let places = (in_place.split)(input, &mut whole, &ranges);
+        let places = (in_place.split)(input, whole, &ranges);
         if places.len() != work.len() {
             return Err(Error::invalid(format!(
                 "{}: the output split into {} places for {} parts",
@@ -329,9 +342,7 @@ impl DeviceGroup {
                 .map_err(|e| naming(&format!("member {name} ({variant}, {} {range:?})", sharding.unit), e))?;
             Ok(MemberRun { member, label: device.label(), variant, units: range, time: start.elapsed() })
         })?;
-        let parallel = started.elapsed();
-        let (split, join) = (Duration::ZERO, Duration::ZERO);
-        Ok(GroupRun { output: whole, members, parallel, split, join, in_place: true, allocate })
+        Ok((members, started.elapsed(), allocate))
     }
 
     /// Uploads `input` over the members in parts by `shares` (as [`DeviceGroup::run`] splits it), every member at
@@ -419,22 +430,26 @@ impl DeviceGroup {
     }
 
     /// Each member's time for the whole of `input` alone: one run to warm up (compilation, first-touch allocation),
-    /// then one timed, from the host's data to the host's output (a group's run pays the transfers too); with
-    /// `reuse_output`, the timed run writes into the warm-up's output ([`Device::run_into`]), as a group's run into a
-    /// kept output does.
-    pub fn time_each_alone<W: DeviceWorkload>(&self, input: &W::Input, reuse_output: bool) -> Result<Vec<Duration>> {
+    /// then one timed, from the host's data to the host's output (a group's run pays the transfers too). With
+    /// `output`, both write into it ([`Device::run_into`]), as a group's runs into a kept output do; where its shape
+    /// is the result's, a backend writes into it in place, page-locked memory and all.
+    pub fn time_each_alone<W: DeviceWorkload>(
+        &self,
+        input: &W::Input,
+        mut output: Option<&mut W::Output>,
+    ) -> Result<Vec<Duration>> {
         let params = W::params(input);
         let mut times = Vec::with_capacity(self.members.len());
         for (device, name) in self.members.iter().zip(&self.names) {
             let variant = device.best_variant::<W>(&params);
-            let timed = || -> Result<Duration> {
-                let mut output = device.run::<W>(variant, input)?;
+            let mut timed = || -> Result<Duration> {
+                let mut run = || match output.as_deref_mut() {
+                    Some(output) => device.run_into::<W>(variant, input, output),
+                    None => device.run::<W>(variant, input).map(drop),
+                };
+                run()?;
                 let start = Instant::now();
-                if reuse_output {
-                    device.run_into::<W>(variant, input, &mut output)?;
-                } else {
-                    device.run::<W>(variant, input)?;
-                }
+                run()?;
                 Ok(start.elapsed())
             };
             let time = timed().map_err(|e| naming(&format!("timing member {name} alone"), e))?;
@@ -446,7 +461,40 @@ impl DeviceGroup {
     /// Shares for `W` on `input` from measurement ([`DeviceGroup::time_each_alone`]): each member's in proportion to
     /// its speed, so that every member would finish together if they did not slow each other.
     pub fn measure_shares<W: DeviceWorkload>(&self, input: &W::Input) -> Result<Vec<f64>> {
-        Ok(shares_from_times(&self.time_each_alone::<W>(input, false)?))
+        Ok(shares_from_times(&self.time_each_alone::<W>(input, None)?))
+    }
+
+    /// Page-locks `input`'s host arrays and `output`'s ([`gpuworthy_core::InPlace`]) through the first member that
+    /// can (a CUDA GPU; the lock serves every GPU of the process), so that the members' copies go straight from and
+    /// to them ([`Backend::page_lock`]): the locks, and how long locking took. No locks where no member can lock
+    /// memory; an error for a workload whose output is not written in place.
+    ///
+    /// # Safety
+    ///
+    /// `input`'s and `output`'s arrays stay allocated, at the same addresses, until every returned lock is dropped
+    /// (the group's runs into `output` through [`DeviceGroup::run_reusing`] keep them so).
+    pub unsafe fn page_lock<W: DeviceWorkload>(
+        &self,
+        input: &W::Input,
+        output: &mut W::Output,
+    ) -> Result<(Vec<gpuworthy_core::backend::PageLock>, Duration)> {
+        let in_place = W::sharding().and_then(|s| s.in_place).ok_or_else(|| {
+            Error::invalid(format!("{}'s output is not written in place, so there is no output to page-lock", W::NAME))
+        })?;
+        let started = Instant::now();
+        let Some(locker) = self.members.iter().find(|m| m.backend().kind() == BackendKind::Cuda) else {
+            return Ok((Vec::new(), started.elapsed()));
+        };
+        let units = W::sharding().map_or(0, |s| (s.units)(&W::params(input)));
+        let places = (in_place.split)(input, output, &[0..units]);
+        let mut locks = Vec::new();
+        for bytes in (in_place.input_bytes)(input).into_iter().chain(places.iter().flat_map(|p| p.bytes())) {
+            // SAFETY: the caller keeps these arrays allocated until the locks drop (this function's contract).
+            if let Some(lock) = unsafe { locker.backend().page_lock(bytes) }? {
+                locks.push(lock);
+            }
+        }
+        Ok((locks, started.elapsed()))
     }
 }
 

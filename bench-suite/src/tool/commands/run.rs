@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::cli::{LessonArgs, RunArgs, Target};
 use crate::report;
 use anyhow::Context;
+use gpuworthy::choose::group_run::HostArrays;
 use gpuworthy::core::{Backend, Precision};
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::measure::size::{ParseSize, WorkloadOptions};
@@ -45,11 +46,24 @@ pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
         }
         return super::run_expression::run_expression_command(source, &args, &options);
     }
-    let RunArgs { workload, size, backend, variant, precision, tolerance, pinned, pipelined, params, lessons, .. } =
-        args;
+    let RunArgs {
+        workload,
+        size,
+        backend,
+        variant,
+        precision,
+        tolerance,
+        pinned,
+        pipelined,
+        page_locked,
+        params,
+        lessons,
+        ..
+    } = args;
     let workload = workload.ok_or_else(|| Exit::usage("name a workload, or give --expr"))?;
     let backend = backend.unwrap_or(Target::Device(DeviceSpec::Cpu));
     check_flags(&workload, &backend, pinned, pipelined, &lessons)?;
+    page_locked_applies(page_locked, &backend)?;
     if let Some(rank) = rank {
         let Target::Device(spec) = backend else {
             return Err(Exit::usage("a rank runs on one device: give each rank its own --backend DEVICE"));
@@ -77,7 +91,16 @@ pub(crate) fn run_workload(mut args: RunArgs) -> anyhow::Result<()> {
                  for one device or auto"
             )));
         }
-        return super::run_group::run_on_group(&workload, group, memory, size.as_deref(), &params.options(), &options);
+        let arrays = HostArrays { reuse_output: options.reuse_output, page_locked };
+        return super::run_group::run_on_group(
+            &workload,
+            group,
+            memory,
+            arrays,
+            size.as_deref(),
+            &params.options(),
+            &options,
+        );
     }
     let devices = match backend {
         Target::Device(spec) => Ok(open_devices(spec, memory, &lessons.block_size)?),
@@ -118,6 +141,35 @@ pub(crate) fn host_memory(pinned: bool, pipelined: bool) -> HostMemory {
     }
 }
 
+/// Refuses `--page-locked` off a device group: it locks the arrays a group's members and each member alone share.
+pub(crate) fn page_locked_applies(page_locked: bool, target: &Target) -> anyhow::Result<()> {
+    if page_locked && !matches!(target, Target::Group(_)) {
+        return Err(Exit::usage(
+            "--page-locked applies to a device group's run (`--backend cuda:0,1`, `cpu+cuda`), which reports each \
+             member alone on the same locked arrays; for one device's transfers, --pinned and --pipelined",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses `--pinned` or `--pipelined` (`flag`) for a target with no CUDA device: a device of another backend,
+/// auto, or a group with no CUDA member (a group's CUDA members move their parts through that memory).
+pub(crate) fn host_memory_flag_applies(flag: &str, target: &Target) -> anyhow::Result<()> {
+    match target {
+        Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
+        Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
+        Target::Auto => Err(Exit::usage(format!("{flag} applies to CUDA devices, not auto"))),
+        Target::Group(group) => {
+            let members = gpuworthy::device::group::DeviceGroup::parse(group).map_err(usage)?;
+            if members.iter().any(|m| matches!(m, DeviceSpec::Cuda { .. })) {
+                Ok(())
+            } else {
+                Err(Exit::usage(format!("{flag} applies to CUDA devices, and the group {group} has none")))
+            }
+        }
+    }
+}
+
 /// Refuses, before any device is opened, the flags of a built-in workload's run that its target cannot take:
 /// `--pinned` and `--pipelined` off CUDA, `--block-size` off the GPUs or on a workload that is not elementwise.
 fn check_flags(
@@ -127,12 +179,7 @@ fn check_flags(
     pipelined: bool,
     lessons: &LessonArgs,
 ) -> anyhow::Result<()> {
-    let cuda_only = |flag: &str, target: &Target| match target {
-        Target::Device(DeviceSpec::Cuda { .. }) => Ok(()),
-        Target::Device(spec) => Err(Exit::usage(format!("{flag} applies to CUDA devices, not {spec}"))),
-        Target::Auto => Err(Exit::usage(format!("{flag} applies to CUDA devices, not auto"))),
-        Target::Group(group) => Err(Exit::usage(format!("{flag} applies to one CUDA device, not the group {group}"))),
-    };
+    let cuda_only = host_memory_flag_applies;
     if pinned {
         cuda_only("--pinned", backend)?;
     }

@@ -19,6 +19,7 @@ use super::run::{host_memory, print_clocks};
 use super::run_group::run_input_on_group;
 use crate::tool::exit::{Exit, usage};
 use crate::tool::shared::{chosen_label, pipelined_note, warn_about_domain};
+use gpuworthy::choose::group_run::HostArrays;
 
 /// `gpuworthy run --expr SOURCE`: refuses the flags that do not apply to an expression, reads the expression's
 /// scalars and ranges, and runs it ([`run_expression`]).
@@ -27,9 +28,12 @@ pub(crate) fn run_expression_command(source: &str, args: &RunArgs, options: &Mea
         HostMemory::Pageable => None,
         memory => Some(memory),
     };
-    if memory.is_some() && !matches!(args.backend, Some(Target::Device(DeviceSpec::Cuda { .. }))) {
+    if memory.is_some() {
         let flag = if args.pipelined { "--pipelined" } else { "--pinned" };
-        return Err(Exit::usage(format!("{flag} applies to CUDA devices: add --backend cuda")));
+        match &args.backend {
+            Some(target) => super::run::host_memory_flag_applies(flag, target)?,
+            None => return Err(Exit::usage(format!("{flag} applies to CUDA devices: add --backend cuda"))),
+        }
     }
     if matches!(args.backend, Some(Target::Group(_))) && args.variant.is_some() {
         return Err(Exit::usage("--variant names one device's variant; a group's members each run their best"));
@@ -38,7 +42,13 @@ pub(crate) fn run_expression_command(source: &str, args: &RunArgs, options: &Mea
     if !args.params.options().is_empty() || !lessons.block_size.is_empty() || lessons.launches.is_some() {
         return Err(Exit::usage("workload options, --block-size and --launches do not apply to --expr"));
     }
-    let how = ExpressionRun { only: args.variant.as_deref(), memory, no_sync: lessons.no_sync };
+    if let Some(target) = &args.backend {
+        super::run::page_locked_applies(args.page_locked, target)?;
+    } else if args.page_locked {
+        return Err(Exit::usage("--page-locked applies to a device group's run: add --backend cuda:0,1 (or cpu+cuda)"));
+    }
+    let arrays = HostArrays { reuse_output: args.reuse_output, page_locked: args.page_locked };
+    let how = ExpressionRun { only: args.variant.as_deref(), memory, arrays, no_sync: lessons.no_sync };
     let expression = &args.expression;
     let request = expression.request(source).map_err(usage)?;
     warn_about_domain(&request)?;
@@ -53,6 +63,8 @@ struct ExpressionRun<'a> {
     only: Option<&'a str>,
     /// Pinned or pipelined transfers on a CUDA device; `None` for the default.
     memory: Option<HostMemory>,
+    /// How a group's run treats the host's arrays.
+    arrays: HostArrays,
     /// Whether to show the three clocks of one launch (`--no-sync`).
     no_sync: bool,
 }
@@ -66,7 +78,7 @@ fn run_expression(
     how: &ExpressionRun<'_>,
     options: &MeasureOptions,
 ) -> anyhow::Result<()> {
-    let ExpressionRun { only, memory, no_sync } = *how;
+    let ExpressionRun { only, memory, arrays, no_sync } = *how;
     use gpuworthy::core::Workload;
     use gpuworthy::core::expr::Expression;
     let source = request.source.as_str();
@@ -96,7 +108,7 @@ fn run_expression(
                 member.check_size::<Expression>(&params).map_err(usage)?;
             }
             let input = Expression::generate(&params, options.seed).map_err(usage)?;
-            return run_input_on_group::<Expression>(&group, &input, &what, options);
+            return run_input_on_group::<Expression>(&group, &input, &what, arrays, options);
         }
         Some(Target::Auto) => {
             let choice = gpuworthy::choose::auto::global()?.decide::<Expression>(&params, Placement::Host, None)?;

@@ -9,7 +9,7 @@
 
 use anyhow::Context;
 use gpuworthy::HostMemory;
-use gpuworthy::choose::group_run::{calibrated, measure_from_host, measure_resident};
+use gpuworthy::choose::group_run::{HostArrays, calibrated, measure_from_host, measure_resident};
 use gpuworthy::core::Precision;
 use gpuworthy::device::DeviceWorkload;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
@@ -24,18 +24,20 @@ pub(crate) fn run_on_group(
     workload: &str,
     group: &str,
     memory: HostMemory,
+    arrays: HostArrays,
     size: Option<&str>,
     params: &WorkloadOptions,
     options: &MeasureOptions,
 ) -> anyhow::Result<()> {
     let group = DeviceGroup::open_with_host_memory(group, memory)
         .map_err(|e| if e.is_unavailable() { e.into() } else { usage(e) })?;
-    let mut visitor = OnGroup { group: &group, size, params, options };
+    let mut visitor = OnGroup { group: &group, arrays, size, params, options };
     visit_workload_named(workload, &mut visitor).map_err(usage)?
 }
 
 struct OnGroup<'a> {
     group: &'a DeviceGroup,
+    arrays: HostArrays,
     size: Option<&'a str>,
     params: &'a WorkloadOptions,
     options: &'a MeasureOptions,
@@ -61,7 +63,7 @@ impl WorkloadVisitor for OnGroup<'_> {
             member.check_size::<W>(&params).map_err(usage)?;
         }
         let input = W::generate(&params, self.options.seed).map_err(usage)?;
-        run_input_on_group::<W>(self.group, &input, &params.to_string(), self.options)
+        run_input_on_group::<W>(self.group, &input, &params.to_string(), self.arrays, self.options)
     }
 }
 
@@ -72,13 +74,15 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
     group: &DeviceGroup,
     input: &W::Input,
     shown: &str,
+    arrays: HostArrays,
     options: &MeasureOptions,
 ) -> anyhow::Result<()> {
     let Some(sharding) = W::sharding() else {
         return Err(Exit::usage(format!("{} does not split over a device group", W::NAME)));
     };
     let repeats = options.min_repetitions.clamp(3, 9);
-    let host = measure_from_host::<W>(group, input, repeats, calibrated().as_ref(), options.reuse_output)?;
+    let host = measure_from_host::<W>(group, input, repeats, calibrated().as_ref(), arrays)
+        .map_err(|e| if matches!(e, gpuworthy::core::Error::InvalidInput(_)) { usage(e) } else { e.into() })?;
     let (alone, shares, median) = (&host.alone, &host.shares, &host.median);
     let total: f64 = shares.iter().sum();
     let by_cost = if sharding.unit_costs.is_some() { ", where its estimated cost divides so" } else { "" };
@@ -135,7 +139,16 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
             host.speedup()
         );
     }
-    if options.reuse_output {
+    if let Some((0, _)) = host.page_lock {
+        out!("  no member page-locks host memory (only CUDA GPUs do): the arrays stayed pageable");
+    } else if let Some((bytes, took)) = host.page_lock {
+        out!(
+            "  the input and the output page-locked in place once, before the timed runs: {:.1} MiB in {}",
+            bytes as f64 / (1 << 20) as f64,
+            duration(took)
+        );
+    }
+    if arrays.reuse_output || arrays.page_locked {
         out!("  every timed run, the group's and each member's alone, wrote into the output of the run before it");
     }
     let resident = measure_resident::<W>(group, input, shares, repeats)?;
