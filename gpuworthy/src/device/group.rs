@@ -264,20 +264,20 @@ impl DeviceGroup {
             .map(|(i, (device, range))| (i, device, range))
             .collect();
         let started = Instant::now();
-        if let Some(in_place) = sharding.in_place.as_ref() {
-            if let Some(mut whole) = (in_place.output)(input, kept.take()) {
-                let run = self.run_in_place(input, &sharding, in_place, (&mut whole, started), work);
-                return match run {
-                    Ok((members, parallel, allocate)) => {
-                        let (split, join) = (Duration::ZERO, Duration::ZERO);
-                        Ok(GroupRun { output: whole, members, parallel, split, join, in_place: true, allocate })
-                    }
-                    Err(e) => {
-                        *kept = Some(whole);
-                        Err(e)
-                    }
-                };
-            }
+        if let Some(in_place) = sharding.in_place.as_ref()
+            && let Some(mut whole) = (in_place.output)(input, kept.take())
+        {
+            let run = self.run_in_place(input, &sharding, in_place, (&mut whole, started), work);
+            return match run {
+                Ok((members, parallel, allocate)) => {
+                    let (split, join) = (Duration::ZERO, Duration::ZERO);
+                    Ok(GroupRun { output: whole, members, parallel, split, join, in_place: true, allocate })
+                }
+                Err(e) => {
+                    *kept = Some(whole);
+                    Err(e)
+                }
+            };
         }
         // Each member cuts its own part on its own thread, so the cuts overlap one another and the other members'
         // runs; the time a member spends cutting is its `cut` time, not its run's.
@@ -486,7 +486,7 @@ impl DeviceGroup {
             return Ok((Vec::new(), started.elapsed()));
         };
         let units = W::sharding().map_or(0, |s| (s.units)(&W::params(input)));
-        let places = (in_place.split)(input, output, &[0..units]);
+        let places = (in_place.split)(input, output, std::slice::from_ref(&(0..units)));
         let mut locks = Vec::new();
         for bytes in (in_place.input_bytes)(input).into_iter().chain(places.iter().flat_map(|p| p.bytes())) {
             // SAFETY: the caller keeps these arrays allocated until the locks drop (this function's contract).
