@@ -7,7 +7,8 @@ the ratio of a group to one device can be set beside gpuworthy's in the same run
     gpuworthy run square --size 2^28 --backend 'cuda:*'
 
 Figures: square from pageable host memory and back (the host path: a host tensor in, a host tensor out), the same
-through pinned memory, a resident sum and the resident square (kernels alone), matmul 16384^3 fp32 with A split by
+through pinned memory, the same pipelined through three streams per GPU (the peer of gpuworthy's pipelined runs), the
+host's links carrying both directions at once (the bound of such a run), a resident sum and the resident square (kernels alone), matmul 16384^3 fp32 with A split by
 rows, and a peer copy between two GPUs. Times are medians of wall-clock runs with every GPU synchronised, since a
 group's time is its slowest member's.
 """
@@ -63,6 +64,53 @@ def host_square(devices, x, out, pinned):
     return lambda: on_all(devices, work)
 
 
+def host_square_pipelined(devices, x, out, chunk=1 << 22, lanes=3):
+    """As host_square from pinned memory, each GPU's range cut into chunks that flow through `lanes` streams, so that
+    uploads, kernels and downloads overlap (what gpuworthy's pipelined path does): the peer of a pipelined run."""
+    parts = split(x.numel(), len(devices))
+    buffers = [torch.empty(hi - lo, device=d) for (lo, hi), d in zip(parts, devices)]
+    streams = [[torch.cuda.Stream(d) for _ in range(lanes)] for d in devices]
+
+    def work(i, d):
+        lo, hi = parts[i]
+        with torch.cuda.device(d):
+            for k, start in enumerate(range(lo, hi, chunk)):
+                end = min(start + chunk, hi)
+                with torch.cuda.stream(streams[i][k % lanes]):
+                    g = buffers[i][start - lo:end - lo]
+                    g.copy_(x[start:end], non_blocking=True)
+                    torch.square(g, out=g)
+                    out[start:end].copy_(g, non_blocking=True)
+            for s in streams[i]:
+                s.synchronize()
+
+    return lambda: on_all(devices, work)
+
+
+def links_both_ways(devices, n):
+    """Each GPU uploads its share of n floats from pinned memory while it downloads as many into pinned memory, on two
+    streams: what the host's links carry in both directions at once, in decimal GB/s (the bound of a run from the
+    host that moves as many bytes each way, such as square)."""
+    parts = split(n, len(devices))
+    src, dst = torch.rand(n).pin_memory(), torch.empty(n).pin_memory()
+    ups = [torch.empty(hi - lo, device=d) for (lo, hi), d in zip(parts, devices)]
+    downs = [torch.rand(hi - lo, device=d) for (lo, hi), d in zip(parts, devices)]
+    streams = [(torch.cuda.Stream(d), torch.cuda.Stream(d)) for d in devices]
+
+    def work(i, d):
+        lo, hi = parts[i]
+        up, down = streams[i]
+        with torch.cuda.device(d):
+            with torch.cuda.stream(up):
+                ups[i].copy_(src[lo:hi], non_blocking=True)
+            with torch.cuda.stream(down):
+                dst[lo:hi].copy_(downs[i], non_blocking=True)
+            up.synchronize()
+            down.synchronize()
+
+    return 2 * 4 * n / median_s(lambda: on_all(devices, work)) / 1e9
+
+
 def main():
     gpus = torch.cuda.device_count()
     devices = [torch.device("cuda", i) for i in range(gpus)]
@@ -80,7 +128,13 @@ def main():
             one = median_s(host_square(devices[:1], x, out, pinned))
             many = median_s(host_square(devices, x, out, pinned))
             line(f"square 2^{log2} host->GPU->host{' (pinned)' if pinned else ''}", one, many, gpus)
+        one = median_s(host_square_pipelined(devices[:1], x, out))
+        many = median_s(host_square_pipelined(devices, x, out))
+        line(f"square 2^{log2} host->GPU->host (pinned, pipelined)", one, many, gpus)
         del x, out
+        one, many = links_both_ways(devices[:1], n), links_both_ways(devices, n)
+        print(f"{f'links both ways at once, 2^{log2} floats each way':<52} one GPU {one:7.1f} GB/s   {gpus} GPUs "
+              f"{many:7.1f} GB/s   {many / one:5.2f}x", flush=True)
 
     n = 1 << 30
     whole = torch.rand(n, device=devices[0])

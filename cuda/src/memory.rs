@@ -71,6 +71,14 @@ pub(crate) fn host_output<T: Staged>(output: &mut Vec<T>, len: usize) {
     }
 }
 
+/// The host memory this process page-locked through [`CudaBackend::page_lock_host`], as address ranges.
+static LOCKED: Mutex<Vec<std::ops::Range<usize>>> = Mutex::new(Vec::new());
+
+/// The locked range that holds `len` bytes from `start`, if one does.
+fn locked_range_holding(start: usize, len: usize) -> Option<std::ops::Range<usize>> {
+    lock(&LOCKED).iter().find(|range| range.start <= start && start + len <= range.end).cloned()
+}
+
 /// The staging buffer of one element type, held for one transfer.
 type StagingGuard<'a, T> = std::sync::MutexGuard<'a, Option<StagingBuffer<T>>>;
 
@@ -247,34 +255,36 @@ impl CudaBackend {
 
     /// Page-locks the host pages that hold `bytes` for every context of the process
     /// (`CU_MEMHOSTREGISTER_PORTABLE`, so that every GPU's copies go straight to them), until the lock drops; `None`
-    /// where they were locked already (by the caller, or as part of another lock) or `bytes` is empty.
+    /// where they lie inside memory this process locked already, or `bytes` is empty.
     ///
     /// # Safety
     ///
     /// `bytes` stays allocated at the same address until the lock is dropped.
     pub(crate) unsafe fn page_lock_host(&self, bytes: &[u8]) -> Result<Option<gpuworthy_core::backend::PageLock>> {
-        if bytes.is_empty() {
+        if bytes.is_empty() || locked_range_holding(bytes.as_ptr() as usize, bytes.len()).is_some() {
             return Ok(None);
         }
-        const PAGE: usize = 4096;
-        // Whole pages: the start rounded down and the end up stay inside the allocation's own pages (a large array
-        // is a mapping of whole pages of its own).
-        let start = bytes.as_ptr() as usize / PAGE * PAGE;
-        let end = (bytes.as_ptr() as usize + bytes.len()).next_multiple_of(PAGE);
+        // The range exactly (the driver locks the pages it touches): rounding it out to whole pages here could take in
+        // a neighbouring array's page, which a lock of its own may hold already.
+        let (start, end) = (bytes.as_ptr() as usize, bytes.as_ptr() as usize + bytes.len());
         let what = format!("page-locking {} bytes of host memory", bytes.len());
         self.context.bind_to_thread().map_err(driver_error(&what))?;
-        // SAFETY: [start, end) covers the caller's pages, which stay allocated while the lock lives (this function's
+        // SAFETY: [start, end) is the caller's memory, which stays allocated while the lock lives (this function's
         // contract); registering changes how they are backed, never their contents.
         let status = unsafe {
             sys::cuMemHostRegister_v2(start as *mut std::ffi::c_void, end - start, sys::CU_MEMHOSTREGISTER_PORTABLE)
         };
         match status {
             sys::CUresult::CUDA_SUCCESS => {}
+            // Locked by someone else (the caller's own `pin_memory`): copies stage as for any memory this process
+            // did not lock, which is correct, only not direct.
             sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => return Ok(None),
             error => return Err(driver_error(what)(cudarc::driver::DriverError(error))),
         }
+        lock(&LOCKED).push(start..end);
         let context = Arc::clone(&self.context);
         Ok(Some(gpuworthy_core::backend::PageLock::new(end - start, move || {
+            lock(&LOCKED).retain(|range| range.start != start);
             // A failure to unlock leaves the pages locked until the process ends: nothing to report it to.
             if context.bind_to_thread().is_ok() {
                 // SAFETY: `start` is the address registered above, still allocated (the lock's contract).
@@ -283,22 +293,12 @@ impl CudaBackend {
         })))
     }
 
-    /// Whether every page of `host` is page-locked (registered, or allocated so): then copies may go straight to
-    /// and from it, asynchronously, without staging. Only its first and last element are asked about, so a slice
-    /// that spans two locks and an unlocked gap between them is not one this answers for: the locks
-    /// [`CudaBackend::page_lock_host`] makes cover whole arrays.
+    /// Whether all of `host` lies in memory this process page-locked ([`CudaBackend::page_lock_host`]): then copies
+    /// may go straight to and from it, asynchronously, without staging. The process keeps its own list of what it
+    /// locked rather than asking the driver about each address, which answers an error for memory it does not know
+    /// (and a sanitizer counts each such answer as an error).
     pub(crate) fn is_page_locked<T>(&self, host: &[T]) -> bool {
-        let Some(last) = host.len().checked_sub(1) else { return true };
-        if self.context.bind_to_thread().is_err() {
-            return false;
-        }
-        [host.as_ptr(), host[last..].as_ptr()].into_iter().all(|p| {
-            let mut flags = 0u32;
-            // SAFETY: the driver only reads its own table of locked ranges for this address; an address it does not
-            // know is an error, not an access.
-            let status = unsafe { sys::cuMemHostGetFlags(&mut flags, p as *mut std::ffi::c_void) };
-            status == sys::CUresult::CUDA_SUCCESS
-        })
+        host.is_empty() || locked_range_holding(host.as_ptr() as usize, std::mem::size_of_val(host)).is_some()
     }
 
     /// Measures raw copy rates for `bytes` bytes each way, pageable and pinned, as the median of `repetitions`
