@@ -370,6 +370,7 @@ impl WorkloadVisitor for GroupRequest<'_> {
             "parallel_s": host.median.parallel.as_secs_f64(),
             "split_s": host.median.split.as_secs_f64(),
             "join_s": host.median.join.as_secs_f64(),
+            "in_place": host.median.in_place,
             "speedup": host.speedup(),
             "repeats": repeats,
             "resident": {
@@ -380,6 +381,9 @@ impl WorkloadVisitor for GroupRequest<'_> {
                 "download_s": resident.download.as_secs_f64(),
                 "join_s": resident.join.as_secs_f64(),
                 "speedup": resident.speedup(),
+                "with_combine_s": resident.with_combine.as_secs_f64(),
+                "with_combine_alone_s": resident.with_combine_alone.as_secs_f64(),
+                "speedup_with_combine": resident.speedup_with_combine(),
             },
             "check": check,
         }))

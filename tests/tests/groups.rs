@@ -110,15 +110,20 @@ impl WorkloadVisitor for OnGroups {
                     });
                     // The same parts resident: uploaded, launched (once: saxpy updates y in place), downloaded and
                     // joined.
-                    let resident = (|| -> gpuworthy_core::Result<W::Output> {
+                    // Then fresh parts through the host-clock step: launched from one thread, downloaded and joined.
+                    let resident = (|| -> gpuworthy_core::Result<(W::Output, W::Output)> {
                         let mut parts = group.upload::<W>(&input, &shares)?;
                         let launch = group.launch::<W>(&mut parts)?;
                         assert_eq!(launch.kernels.len(), parts.parts().len(), "a kernel time per part");
-                        Ok(group.download::<W>(&mut parts, &input)?.0)
+                        let downloaded = group.download::<W>(&mut parts, &input)?.0;
+                        let mut fresh = group.upload::<W>(&input, &shares)?;
+                        Ok((downloaded, group.launch_and_join::<W>(&mut fresh, &input)?.0))
                     })()
                     .map_err(|e| e.to_string())
-                    .and_then(|output| {
-                        W::check(&input, &expected, &output, Precision::Fp32).map_err(|e| format!("resident: {e}"))
+                    .and_then(|(output, stepped)| {
+                        W::check(&input, &expected, &output, Precision::Fp32).map_err(|e| format!("resident: {e}"))?;
+                        W::check(&input, &expected, &stepped, Precision::Fp32)
+                            .map_err(|e| format!("resident, launched and joined on the host's clock: {e}"))
                     });
                     let outcome = outcome.and(resident);
                     if let Err(why) = outcome {

@@ -127,6 +127,12 @@ pub struct Resident<O> {
     pub slowest: Duration,
     /// The fastest member's kernel on the whole input alone (median).
     pub fastest_alone: Duration,
+    /// A launch of every part with its download and the parts' join, on the host's clock (median): the group's
+    /// resident step with its combine ([`DeviceGroup::launch_and_join`]).
+    pub with_combine: Duration,
+    /// The fastest member alone on the whole input, a launch and its download on the host's clock (median): the
+    /// same step on one device.
+    pub with_combine_alone: Duration,
     /// The parts downloaded at once.
     pub download: Duration,
     /// The parts joined.
@@ -139,6 +145,12 @@ impl<O> Resident<O> {
     /// The group's kernel against the fastest member's alone.
     pub fn speedup(&self) -> f64 {
         self.fastest_alone.as_secs_f64() / self.slowest.as_secs_f64().max(1e-12)
+    }
+
+    /// The group's launch with its combine against the fastest member's launch with its download, both on the host's
+    /// clock.
+    pub fn speedup_with_combine(&self) -> f64 {
+        self.with_combine_alone.as_secs_f64() / self.with_combine.as_secs_f64().max(1e-12)
     }
 }
 
@@ -164,12 +176,18 @@ pub fn measure_resident<W: DeviceWorkload>(
         let mut resident = member.upload::<W>(input)?;
         member.launch::<W>(variant, &mut resident)?;
         let mut kernels = Vec::with_capacity(repeats);
+        let mut steps = Vec::with_capacity(repeats);
         for _ in 0..repeats {
             kernels.push(member.time_on_device(&mut || member.launch::<W>(variant, &mut resident))?);
+            let start = Instant::now();
+            member.launch::<W>(variant, &mut resident)?;
+            member.download::<W>(&mut resident)?;
+            steps.push(start.elapsed());
         }
-        alone.push(median(kernels));
+        alone.push((median(kernels), median(steps)));
     }
-    let fastest_alone = alone.iter().copied().min().unwrap_or_default();
+    let fastest = alone.iter().min_by_key(|(kernel, _)| *kernel).copied().unwrap_or_default();
+    let (fastest_alone, with_combine_alone) = fastest;
     let upload_start = Instant::now();
     let mut resident = group.upload::<W>(input, shares)?;
     let upload = upload_start.elapsed();
@@ -177,6 +195,8 @@ pub fn measure_resident<W: DeviceWorkload>(
     let launches: Vec<_> = (0..repeats).map(|_| group.launch::<W>(&mut resident)).collect::<Result<_>>()?;
     let wall = median(launches.iter().map(|l| l.wall).collect());
     let slowest = median(launches.iter().map(|l| l.slowest()).collect());
+    let steps = (0..repeats).map(|_| group.launch_and_join::<W>(&mut resident, input).map(|(_, t)| t));
+    let with_combine = median(steps.collect::<Result<_>>()?);
     let (_, download, join) = group.download::<W>(&mut resident, input)?;
     drop(resident);
     // The result checked is one launch's on freshly uploaded parts: a launch may update its data in place (saxpy's
@@ -184,5 +204,5 @@ pub fn measure_resident<W: DeviceWorkload>(
     let mut fresh = group.upload::<W>(input, shares)?;
     group.launch::<W>(&mut fresh)?;
     let (output, _, _) = group.download::<W>(&mut fresh, input)?;
-    Ok(Resident { upload, wall, slowest, fastest_alone, download, join, output })
+    Ok(Resident { upload, wall, slowest, fastest_alone, with_combine, with_combine_alone, download, join, output })
 }

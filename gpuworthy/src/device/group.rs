@@ -386,6 +386,70 @@ impl DeviceGroup {
         Ok(GroupLaunch { wall: started.elapsed(), kernels })
     }
 
+    /// One launch of every member's part, each part downloaded and the parts joined: a resident run's launch with its
+    /// combine (a reduction's partials added), on the host's clock, with nothing else around it. Every GPU member's
+    /// launch is enqueued from this thread (it returns at once, so the GPUs start microseconds apart), then each GPU
+    /// part is downloaded in turn (the first waits for its kernel, the others are done by then); a member whose
+    /// launch computes on the calling thread (the CPU) runs on a thread of its own meanwhile. Spawning a thread per
+    /// member and timing each on its own clock, as [`DeviceGroup::launch`] does, cost a group of two H200s about
+    /// 200 µs a launch of `sum` 2^30 beside its 513 µs kernel (measured:
+    /// docs/results/nvidia-h200-x2/groups/groups-runs-3.txt).
+    pub fn launch_and_join<W: DeviceWorkload>(
+        &self,
+        resident: &mut GroupResident<W>,
+        input: &W::Input,
+    ) -> Result<(W::Output, Duration)> {
+        let join =
+            W::sharding().map(|s| s.join).ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
+        let started = Instant::now();
+        let (gpu_parts, host_parts): (Vec<_>, Vec<_>) =
+            resident.parts.iter_mut().partition(|part| self.members[part.member].is_gpu());
+        let mut outputs = std::thread::scope(|scope| -> Result<Vec<(Range<usize>, W::Output)>> {
+            let host_threads: Vec<_> = host_parts
+                .into_iter()
+                .map(|part| {
+                    let device = &self.members[part.member];
+                    scope.spawn(move || -> Result<(Range<usize>, W::Output)> {
+                        device.launch::<W>(part.variant, &mut part.resident)?;
+                        Ok((part.units.clone(), device.download::<W>(&mut part.resident)?))
+                    })
+                })
+                .collect();
+            let mut gpu_parts = gpu_parts;
+            let launched: Result<()> = gpu_parts.iter_mut().try_for_each(|part| {
+                let device = &self.members[part.member];
+                device
+                    .launch::<W>(part.variant, &mut part.resident)
+                    .map_err(|e| naming(&format!("launching on member {}", self.names[part.member]), e))
+            });
+            // Every enqueued launch is waited for, by its download, even after an error. Arrays (the parts of an
+            // output written end to end) download at once, each on a thread; a reduction's partials, a few bytes
+            // each, one after another on this thread.
+            let download = |part: &mut MemberPart<W>| {
+                let device = &self.members[part.member];
+                let output = device
+                    .download::<W>(&mut part.resident)
+                    .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e));
+                output.map(|o| (part.units.clone(), o))
+            };
+            let mut outputs = if W::sharding().is_some_and(|s| s.in_place.is_some()) {
+                let threads: Vec<_> = gpu_parts.into_iter().map(|part| scope.spawn(move || download(part))).collect();
+                let joined = threads.into_iter().map(|t| t.join());
+                joined.map(|r| r.unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked")))).collect()
+            } else {
+                gpu_parts.into_iter().map(download).collect::<Vec<_>>()
+            };
+            for thread in host_threads {
+                outputs.push(thread.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked"))));
+            }
+            launched?;
+            outputs.into_iter().collect()
+        })?;
+        outputs.sort_by_key(|(units, _)| units.start);
+        let output = join(input, outputs);
+        Ok((output, started.elapsed()))
+    }
+
     /// Downloads every member's part at once and joins them into the whole output (`input` is the one uploaded,
     /// which the join reads for the output's shape): the output, the downloads' wall time and the join's.
     pub fn download<W: DeviceWorkload>(

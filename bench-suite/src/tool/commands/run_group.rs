@@ -163,6 +163,13 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         duration(resident.download),
         duration(resident.join)
     );
+    out!(
+        "  resident, a launch with its download and join on the host's clock: {} (the fastest member alone, a launch \
+         and its download: {}, {:.2}x)",
+        duration(resident.with_combine),
+        duration(resident.with_combine_alone),
+        resident.speedup_with_combine()
+    );
     let resident = resident.output;
     if options.validate {
         let expected = W::reference(input).map_err(usage)?;
