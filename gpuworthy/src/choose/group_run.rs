@@ -119,6 +119,8 @@ pub fn measure_from_host<W: DeviceWorkload>(
 
 /// A group's resident phases, measured ([`measure_resident`]).
 pub struct Resident<O> {
+    /// Each member's share of the resident parts: in proportion to its kernel alone on the whole input.
+    pub shares: Vec<f64>,
     /// The parts uploaded to every member at once.
     pub upload: Duration,
     /// A launch of every part on the host's clock (median).
@@ -157,10 +159,14 @@ impl<O> Resident<O> {
 /// The group's resident phases: the parts uploaded to every member at once, `repeats` launches (each the wall time
 /// of all members and the slowest member's kernel on its own timer, medians) beside the fastest member's kernel on
 /// the whole input alone, and the parts downloaded and joined; the output is one launch's on freshly uploaded parts.
+///
+/// The parts are in proportion to each member's resident kernel alone on the whole input, not to its run from the
+/// host: a resident launch pays no transfer, and shares taken from runs from the host (noisy, and dominated by the
+/// links) left one of two equal H200s with 55.4% of `s = sum(x*x)` at 2^30 and its kernel 545 µs against the other's
+/// (measured: docs/results/nvidia-h200-x2/groups/groups-runs-6.txt).
 pub fn measure_resident<W: DeviceWorkload>(
     group: &DeviceGroup,
     input: &W::Input,
-    shares: &[f64],
     repeats: usize,
 ) -> Result<Resident<W::Output>> {
     let repeats = repeats.max(1);
@@ -188,6 +194,8 @@ pub fn measure_resident<W: DeviceWorkload>(
     }
     let fastest = alone.iter().min_by_key(|(kernel, _)| *kernel).copied().unwrap_or_default();
     let (fastest_alone, with_combine_alone) = fastest;
+    let shares = shares_from_times(&alone.iter().map(|(kernel, _)| *kernel).collect::<Vec<_>>());
+    let shares = &shares;
     let upload_start = Instant::now();
     let mut resident = group.upload::<W>(input, shares)?;
     let upload = upload_start.elapsed();
@@ -204,5 +212,16 @@ pub fn measure_resident<W: DeviceWorkload>(
     let mut fresh = group.upload::<W>(input, shares)?;
     group.launch::<W>(&mut fresh)?;
     let (output, _, _) = group.download::<W>(&mut fresh, input)?;
-    Ok(Resident { upload, wall, slowest, fastest_alone, with_combine, with_combine_alone, download, join, output })
+    Ok(Resident {
+        shares: shares.clone(),
+        upload,
+        wall,
+        slowest,
+        fastest_alone,
+        with_combine,
+        with_combine_alone,
+        download,
+        join,
+        output,
+    })
 }

@@ -151,7 +151,15 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
     if arrays.reuse_output || arrays.page_locked {
         out!("  every timed run, the group's and each member's alone, wrote into the output of the run before it");
     }
-    let resident = measure_resident::<W>(group, input, shares, repeats)?;
+    let resident = measure_resident::<W>(group, input, repeats)?;
+    let resident_shares: Vec<String> = {
+        let total: f64 = resident.shares.iter().sum();
+        resident.shares.iter().map(|s| format!("{:.1}%", 100.0 * s / total)).collect()
+    };
+    out!(
+        "  resident parts in proportion to each member's kernel alone on the whole input: {}",
+        resident_shares.join(" / ")
+    );
     out!(
         "  resident: upload to every member at once {}; a launch {} on the host's clock, its slowest member's kernel {} \
          on its own timer (the fastest member alone on the whole input: {}, {:.2}x); download {} and join {}",
