@@ -139,6 +139,9 @@ pub fn concatenate_slices<T: Copy + Default + Send + Sync>(pieces: &[&[T]]) -> V
 /// The bytes of memory one task of [`zeroed`] maps in: one transparent huge page.
 const HUGE_PAGE_BYTES: usize = 2 << 20;
 
+/// Arrays smaller than this are left to map their pages in as they are written ([`zeroed`]).
+const SMALL_ARRAY_BYTES: usize = 2 * HUGE_PAGE_BYTES;
+
 /// An array of `len` default values (zeros) whose pages are mapped in on every core before anything is written to
 /// it: a download's output, a group's whole output that its members then write into at once.
 ///
@@ -151,6 +154,11 @@ const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// docs/results/nvidia-h200-x2/groups/groups-runs-4.txt).
 pub fn zeroed<T: Copy + Default + Send + Sync>(len: usize) -> Vec<T> {
     let mut out = vec![T::default(); len];
+    if std::mem::size_of_val(out.as_slice()) < SMALL_ARRAY_BYTES {
+        // A few pages map in on first touch for less than waking the thread pool costs: a reduction's few partial
+        // values are downloaded into such an array on every launch.
+        return out;
+    }
     prefer_huge_pages(&mut out);
     let to_boundary = (out.as_ptr() as usize).next_multiple_of(HUGE_PAGE_BYTES) - out.as_ptr() as usize;
     let (head, rest) = out.split_at_mut((to_boundary / size_of::<T>().max(1)).min(len));
@@ -314,6 +322,22 @@ mod tests {
         assert_eq!(concatenate(parts), whole);
         let pieces: Vec<&[u32]> = vec![&whole[..3], &[], &whole[3..]];
         assert_eq!(concatenate_slices(&pieces), whole);
+    }
+
+    /// Small arrays and large ones (touched a huge page a task, from an unaligned start) are zeros of their length,
+    /// and a kept array of the right length is reused as it is.
+    #[test]
+    fn fresh_arrays_are_zeros_and_kept_ones_are_reused() {
+        for len in [0, 1, 1000, SMALL_ARRAY_BYTES / 4 + 3, 3 * HUGE_PAGE_BYTES / 4 + 5] {
+            let array = zeroed::<f32>(len);
+            assert_eq!(array.len(), len);
+            assert!(array.iter().all(|v| *v == 0.0), "{len}");
+        }
+        let kept = vec![7u16; 10];
+        let address = kept.as_ptr();
+        let reused = reused_or_zeroed(Some(kept), 10);
+        assert_eq!((reused.as_ptr(), reused[3]), (address, 7));
+        assert_eq!(reused_or_zeroed(Some(reused), 11), vec![0u16; 11]);
     }
 
     #[test]
