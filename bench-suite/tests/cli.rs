@@ -835,7 +835,15 @@ fn a_workload_runs_split_over_a_device_group_and_a_group_that_cannot_is_refused(
     let twice = gpuworthy(&["run", "square", "--backend", "cpu+cpu"]);
     let variant = gpuworthy(&["run", "--expr", "y = 2 * x", "--backend", "cpu+wgpu", "--variant", "simd"]);
     let pinned = gpuworthy(&["run", "square", "--backend", "cpu+wgpu", "--pinned"]);
-    for (out, what) in [(&twice, "named twice"), (&variant, "each run their best"), (&pinned, "not the group")] {
+    let locked = gpuworthy(&["run", "square", "--backend", "cpu", "--page-locked"]);
+    let locked_sum = gpuworthy(&["run", "sum", "--size", "4096", "--backend", "cpu:*", "--page-locked", "--quick"]);
+    for (out, what) in [
+        (&twice, "named twice"),
+        (&variant, "each run their best"),
+        (&pinned, "the group cpu+wgpu has none"),
+        (&locked, "applies to a device group's run"),
+        (&locked_sum, "sum is not written in place"),
+    ] {
         assert_eq!(out.status.code(), Some(2), "{what}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8_lossy(&out.stderr).contains(what), "{}", String::from_utf8_lossy(&out.stderr));
     }

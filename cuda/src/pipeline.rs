@@ -279,21 +279,9 @@ impl CudaBackend {
                 lane.stream.memcpy_htod(staged, &mut target).map_err(driver_error(what))?;
             }
             lane.uploaded.record(&lane.stream).map_err(driver_error(what))?;
-            let lane = &lanes[l];
-            let launch_stream = if job.launch_on_backend_stream { &self.stream } else { &lane.stream };
-            if job.launch_on_backend_stream {
-                launch_stream.wait(&lane.uploaded).map_err(driver_error(what))?;
-            }
-            if chunk.reads_neighbours {
-                for back in 1..=2.min(c) {
-                    // Recorded for chunk c - back and not recorded again until chunk c - back + PIPELINE_LANES > c.
-                    launch_stream.wait(&lanes[(c - back) % PIPELINE_LANES].uploaded).map_err(driver_error(what))?;
-                }
-            }
-            launch(launch_stream, c, devices, &mut job.output_from)?;
-            if job.launch_on_backend_stream {
-                lane.follow(&self.stream, what)?;
-            }
+            self.launch_chunk(&lanes, c, chunk.reads_neighbours, job.launch_on_backend_stream, what, &mut |stream| {
+                launch(stream, c, devices, &mut job.output_from)
+            })?;
             let lane = &mut lanes[l];
             for (staging, from) in lane.outputs.iter_mut().zip(&job.output_from).filter(|_| !chunk.download.is_empty())
             {
@@ -368,19 +356,9 @@ impl CudaBackend {
                     .map_err(driver_error(what))?;
             }
             lane.uploaded.record(&lane.stream).map_err(driver_error(what))?;
-            let launch_stream = if job.launch_on_backend_stream { &self.stream } else { &lane.stream };
-            if job.launch_on_backend_stream {
-                launch_stream.wait(&lane.uploaded).map_err(driver_error(what))?;
-            }
-            if chunk.reads_neighbours {
-                for back in 1..=2.min(c) {
-                    launch_stream.wait(&lanes[(c - back) % PIPELINE_LANES].uploaded).map_err(driver_error(what))?;
-                }
-            }
-            launch(launch_stream, c, devices, &mut job.output_from)?;
-            if job.launch_on_backend_stream {
-                lane.follow(&self.stream, what)?;
-            }
+            self.launch_chunk(lanes, c, chunk.reads_neighbours, job.launch_on_backend_stream, what, &mut |stream| {
+                launch(stream, c, devices, &mut job.output_from)
+            })?;
             let range = chunk.download.clone();
             for (from, host) in job.output_from.iter().zip(job.outputs.iter_mut()).filter(|_| !range.is_empty()) {
                 let target = &mut host[range.clone()];
@@ -404,6 +382,36 @@ impl CudaBackend {
                 }
             }
             lane.finished.record(&lane.stream).map_err(driver_error(what))?;
+        }
+        Ok(())
+    }
+
+    /// Chunk `c`'s launch, after its lane recorded its uploads: on the lane's stream, or on the backend's (ordered
+    /// after the lane's uploads and before its downloads) where the job asks, waiting first for the two chunks
+    /// before it where the chunk reads its neighbours' elements.
+    fn launch_chunk(
+        &self,
+        lanes: &[Lane],
+        c: usize,
+        reads_neighbours: bool,
+        on_backend_stream: bool,
+        what: &str,
+        launch: &mut dyn FnMut(&Arc<CudaStream>) -> Result<()>,
+    ) -> Result<()> {
+        let lane = &lanes[c % PIPELINE_LANES];
+        let launch_stream = if on_backend_stream { &self.stream } else { &lane.stream };
+        if on_backend_stream {
+            launch_stream.wait(&lane.uploaded).map_err(driver_error(what))?;
+        }
+        if reads_neighbours {
+            for back in 1..=2.min(c) {
+                // Recorded for chunk c - back and not recorded again until chunk c - back + PIPELINE_LANES > c.
+                launch_stream.wait(&lanes[(c - back) % PIPELINE_LANES].uploaded).map_err(driver_error(what))?;
+            }
+        }
+        launch(launch_stream)?;
+        if on_backend_stream {
+            lane.follow(&self.stream, what)?;
         }
         Ok(())
     }
