@@ -200,6 +200,8 @@ def test_a_workload_split_over_a_device_group_is_measured_and_checked():
         assert r.group == "+".join(m.name for m in r.members)
         assert sum(m.share for m in r.members) == pytest.approx(1.0)
         assert r.group_s > 0 and r.speedup > 0 and r.resident["slowest_kernel_s"] > 0
+        # Square's output is its parts end to end: the members write into it in place, and nothing is joined.
+        assert r.in_place and r.join_s == 0 and r.resident["with_combine_s"] > 0
         assert "<table>" in r._repr_html_()
     with pytest.raises(ValueError) as e:
         gpuworthy.run_group("square", "cpu", 1 << 10)

@@ -298,9 +298,11 @@ class GroupResult:
     From the host: each member alone on the whole input (``alone_s``), the shares (``shares_from`` says whether the
     calibration balanced them or each member's time alone did), and the median of ``repeats`` group runs:
     ``group_s`` is the members at once (``parallel_s``, of which cutting their parts ``split_s``) plus joining the
-    parts (``join_s``); ``speedup`` is the fastest member alone over the group. ``resident`` holds the phases with
-    the data kept on the members: upload, a launch on the host's clock, the slowest member's kernel on its own
-    timer, the fastest member alone, download and join. ``check`` is ``"passed"`` when both joined results matched
+    parts (``join_s``); ``in_place`` says the members wrote their parts straight into one output instead (nothing
+    cut by the group, nothing joined); ``speedup`` is the fastest member alone over the group. ``resident`` holds the
+    phases with the data kept on the members: upload, a launch on the host's clock, the slowest member's kernel on
+    its own timer, the fastest member alone, download and join, and a launch with its download and join on the
+    host's clock beside the fastest member's launch and download (``with_combine_s``, ``with_combine_alone_s``). ``check`` is ``"passed"`` when both joined results matched
     the reference."""
 
     workload: str
@@ -313,6 +315,7 @@ class GroupResult:
     parallel_s: float
     split_s: float
     join_s: float
+    in_place: bool
     speedup: float
     repeats: int
     resident: Dict[str, float]
