@@ -242,6 +242,23 @@ impl DeviceGroup {
     /// (and page-locked, where the caller locked it: [`DeviceGroup::page_lock`]), and the run allocates nothing. The
     /// output is taken from `kept` into the run's; a run that fails puts it back, so that memory the caller locked is
     /// never freed behind its back.
+    ///
+    /// ```
+    /// use gpuworthy::core::{Workload, workloads::{Len, Square}};
+    /// use gpuworthy::device::group::DeviceGroup;
+    ///
+    /// let group = DeviceGroup::open("cpu")?; // on a GPU host: "cuda:0,1", "cpu+cuda"
+    /// let x = Square::generate(&Len(1 << 16), 1)?;
+    /// let mut kept = None;
+    /// let first = group.run_reusing::<Square>(&x, &[1.0], &mut kept)?;
+    /// assert!(first.in_place && first.join.is_zero()); // written in place: nothing joined
+    /// let memory = first.output.as_ptr();
+    /// kept = Some(first.output);
+    /// let second = group.run_reusing::<Square>(&x, &[1.0], &mut kept)?;
+    /// assert_eq!(second.output.as_ptr(), memory); // the same output, written again
+    /// assert_eq!(second.output[5], x[5] * x[5]);
+    /// # Ok::<(), gpuworthy::core::Error>(())
+    /// ```
     pub fn run_reusing<W: DeviceWorkload>(
         &self,
         input: &W::Input,
