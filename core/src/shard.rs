@@ -197,6 +197,13 @@ fn prefer_huge_pages<T>(buffer: &mut [T]) {
     let _ = buffer;
 }
 
+/// The elements `units` of `array`: a group member's part of an input, read where it lies; units past the array's
+/// end are an error that says so.
+pub fn units_of<T>(array: &[T], units: Range<usize>) -> Result<&[T]> {
+    let len = array.len();
+    array.get(units.clone()).ok_or_else(|| Error::invalid(format!("units {units:?} of an array of {len} elements")))
+}
+
 /// `previous` where it holds `len` values (its contents do not matter: the members overwrite every one), else a fresh
 /// [`zeroed`] array: a group's output kept from one run to the next.
 pub fn reused_or_zeroed<T: Copy + Default + Send + Sync>(previous: Option<Vec<T>>, len: usize) -> Vec<T> {
@@ -346,6 +353,8 @@ mod tests {
         let slices = split_units(&mut whole, &[0..1, 1..1, 1..4], 3);
         let seen: Vec<Vec<u32>> = slices.into_iter().map(|s| s.to_vec()).collect();
         assert_eq!(seen, vec![vec![0, 1, 2], vec![], (3..12).collect::<Vec<_>>()]);
+        assert_eq!(units_of(&[1, 2, 3], 1..3).unwrap(), [2, 3]);
+        assert!(units_of(&[1, 2, 3], 2..4).unwrap_err().to_string().contains("array of 3 elements"));
         let mut to = vec![0u32; 2 * COPY_CHUNK + 3];
         let from: Vec<u32> = (0..to.len() as u32).collect();
         copy_into(&mut to, &from);

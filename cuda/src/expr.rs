@@ -1086,9 +1086,7 @@ fn f32_inputs(input: &ExprInput, units: Range<usize>) -> Result<Vec<&[f32]>> {
         .iter()
         .map(|a| {
             let values = a.as_f32().ok_or_else(|| Error::invalid("a pipelined run takes f32 arrays"))?;
-            values
-                .get(units.clone())
-                .ok_or_else(|| Error::invalid(format!("units {units:?} of {} elements", values.len())))
+            gpuworthy_core::shard::units_of(values, units.clone())
         })
         .collect()
 }

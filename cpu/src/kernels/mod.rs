@@ -55,9 +55,7 @@ pub(crate) fn part_slices<'x, 'p>(
     units: std::ops::Range<usize>,
     place: &'p mut gpuworthy_core::PartOutput<'_>,
 ) -> gpuworthy_core::Result<(&'x [f32], &'p mut [f32])> {
-    let x = x
-        .get(units.clone())
-        .ok_or_else(|| gpuworthy_core::Error::invalid(format!("units {units:?} of {} elements", x.len())))?;
+    let x = gpuworthy_core::shard::units_of(x, units)?;
     let len = x.len();
     Ok((x, place.single_f32(len)?))
 }

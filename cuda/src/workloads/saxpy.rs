@@ -4,7 +4,8 @@
 use gpuworthy_core::workloads::{Saxpy, SaxpyInput};
 use std::ops::Range;
 
-use gpuworthy_core::{Error, Implements, KernelSource, PartOutput, Result, Variant, VariantTable, Workload};
+use gpuworthy_core::shard::units_of;
+use gpuworthy_core::{Implements, KernelSource, PartOutput, Result, Variant, VariantTable, Workload};
 
 use super::elementwise::{ElementwiseResident, Grid};
 use super::{phased, run_into_fresh};
@@ -76,10 +77,7 @@ impl Implements<Saxpy> for CudaBackend {
     /// Reads `x[units]` and `y[units]` where they lie and writes into the group's output in place.
     fn run_part(&self, variant: &str, input: &SaxpyInput, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
         Saxpy::validate(input)?;
-        let (x, y) = match (input.x.get(units.clone()), input.y.get(units.clone())) {
-            (Some(x), Some(y)) => (x, y),
-            _ => return Err(Error::invalid(format!("units {units:?} of {} elements", input.x.len()))),
-        };
+        let (x, y) = (units_of(&input.x, units.clone())?, units_of(&input.y, units)?);
         let variant = VARIANTS.lookup::<Saxpy, _>(self, variant)?;
         self.run_elementwise_part(variant, Some(input.a), x, Some(y), place)
     }

@@ -4,7 +4,7 @@
 use gpuworthy_core::workloads::Square;
 use std::ops::Range;
 
-use gpuworthy_core::{Error, Implements, KernelSource, PartOutput, Result, Variant, VariantTable};
+use gpuworthy_core::{Implements, KernelSource, PartOutput, Result, Variant, VariantTable};
 
 use super::elementwise::{ElementwiseResident, Grid};
 use super::{phased, run_into_fresh};
@@ -67,7 +67,7 @@ impl Implements<Square> for CudaBackend {
 
     /// Reads `x[units]` where it lies and writes into the group's output in place.
     fn run_part(&self, variant: &str, x: &Vec<f32>, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
-        let x = x.get(units.clone()).ok_or_else(|| Error::invalid(format!("units {units:?} of {} elements", x.len())))?;
+        let x = gpuworthy_core::shard::units_of(x, units)?;
         self.run_elementwise_part(VARIANTS.lookup::<Square, _>(self, variant)?, None, x, None, place)
     }
 

@@ -559,14 +559,15 @@ impl DeviceGroup {
         input: &W::Input,
         output: &mut W::Output,
     ) -> Result<(Vec<gpuworthy_core::backend::PageLock>, Duration)> {
-        let in_place = W::sharding().and_then(|s| s.in_place).ok_or_else(|| {
+        let sharding = W::sharding();
+        let units = sharding.as_ref().map_or(0, |s| (s.units)(&W::params(input)));
+        let in_place = sharding.and_then(|s| s.in_place).ok_or_else(|| {
             Error::invalid(format!("{}'s output is not written in place, so there is no output to page-lock", W::NAME))
         })?;
         let started = Instant::now();
         let Some(locker) = self.members.iter().find(|m| m.backend().kind() == BackendKind::Cuda) else {
             return Ok((Vec::new(), started.elapsed()));
         };
-        let units = W::sharding().map_or(0, |s| (s.units)(&W::params(input)));
         let places = (in_place.split)(input, output, std::slice::from_ref(&(0..units)));
         let mut locks = Vec::new();
         for bytes in (in_place.input_bytes)(input).into_iter().chain(places.iter().flat_map(|p| p.bytes())) {
