@@ -9,10 +9,12 @@ the ratio of a group to one device can be set beside gpuworthy's in the same run
 Figures: square from pageable host memory and back (the host path: a host tensor in, a host tensor out), the same
 through pinned memory, the same pipelined through three streams per GPU (the peer of gpuworthy's pipelined runs), the
 host's links carrying both directions at once (the bound of such a run), a resident sum and the resident square (kernels alone), matmul 16384^3 fp32 with A split by
-rows, and a peer copy between two GPUs. Times are medians of wall-clock runs with every GPU synchronised, since a
+rows, a peer copy between two GPUs each way, and NCCL's all-reduce of one value and of 256 MiB through
+`torch.cuda.nccl` (one process, the peer of `gpuworthy collectives`; `--collectives` measures those alone). Times are medians of wall-clock runs with every GPU synchronised, since a
 group's time is its slowest member's.
 """
 
+import sys
 import threading
 import time
 
@@ -111,12 +113,43 @@ def links_both_ways(devices, n):
     return 2 * 4 * n / median_s(lambda: on_all(devices, work)) / 1e9
 
 
+def collectives(devices, repeat=20):
+    """NCCL's all-reduce (a sum, in place) over every GPU from one process, and peer copies each way."""
+    print(f"NCCL {'.'.join(map(str, torch.cuda.nccl.version()))} through torch.cuda.nccl, one process, "
+          f"{len(devices)} GPUs, median of {repeat}:", flush=True)
+    for count in (1, 1 << 26):
+        tensors = [torch.full((count,), float(i + 1), device=d) for i, d in enumerate(devices)]
+
+        def all_reduce():
+            torch.cuda.nccl.all_reduce(tensors)
+            for d in devices:
+                torch.cuda.synchronize(d)
+
+        t = median_s(all_reduce, repeat)
+        bytes_ = 4 * count
+        algbw = bytes_ / t / 1e9
+        busbw = algbw * 2 * (len(devices) - 1) / len(devices)
+        print(f"  all-reduce (sum) of {bytes_} B: {t * 1e6:9.1f} us   {algbw:7.1f} GB/s algorithm bandwidth "
+              f"({busbw:.1f} GB/s on each link)", flush=True)
+        del tensors
+    for a, b in ((0, 1), (1, 0)):
+        src = torch.rand(1 << 26, device=devices[a])
+        dst = torch.empty(1 << 26, device=devices[b])
+        copy = median_s(lambda: (dst.copy_(src), torch.cuda.synchronize(devices[b])), repeat)
+        print(f"  peer copy GPU{a}->GPU{b}, 256 MiB: {copy * 1e3:9.3f} ms   {256 * 2**20 / copy / 1e9:7.1f} GB/s",
+              flush=True)
+        del src, dst
+
+
 def main():
     gpus = torch.cuda.device_count()
     devices = [torch.device("cuda", i) for i in range(gpus)]
     print(f"{gpus} x {torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}")
     if gpus < 2:
         print("one GPU: nothing to compare")
+        return
+    collectives(devices)
+    if "--collectives" in sys.argv[1:]:
         return
     for log2 in (26, 28):
         n = 1 << log2
@@ -178,11 +211,6 @@ def main():
     many = median_s(lambda: on_all(devices, matmul_rows), repeat=5)
     line("matmul 16384^3 fp32 resident, A split by rows", one, many, gpus)
     del a, b, c
-
-    src = torch.rand(1 << 26, device=devices[0])
-    dst = torch.empty(1 << 26, device=devices[1])
-    copy = median_s(lambda: (dst.copy_(src), torch.cuda.synchronize(devices[1])))
-    print(f"{'peer copy GPU0->GPU1, 256 MiB':<52} {copy * 1e3:9.3f} ms   {256 * 2**20 / copy / 1e9:7.1f} GB/s", flush=True)
 
 
 if __name__ == "__main__":

@@ -111,6 +111,19 @@ pub enum Command {
         #[arg(long, short, default_value = "cuda", value_name = "DEVICE", value_parser = parse_device)]
         backend: DeviceSpec,
     },
+    /// Measures the GPUs' own traffic through NCCL: an all-reduce of one value and of an array, and peer copies, over
+    /// a group of CUDA devices in this process, or this process's device as one rank (GPUWORTHY_RANK, ...).
+    Collectives {
+        /// The CUDA devices: a group (cuda:0,1, cuda:*), or one device (cuda:N) when this process is a rank.
+        #[arg(long, short, default_value = "cuda:*", value_name = "DEVICES")]
+        backend: String,
+        /// Bytes of the large all-reduce and of each peer copy: 256M, 2^28, ...
+        #[arg(long, short, default_value = "256M")]
+        size: String,
+        /// Timed runs of each, after one to warm up and check.
+        #[arg(long, default_value_t = 20)]
+        repeats: usize,
+    },
 }
 
 /// A GPU that was never measured, for `explain --on`: the reference machine's GPU changed as these say (a laptop

@@ -865,3 +865,64 @@ fn sixteen_bit_arrays_apply_to_expressions_and_to_the_workloads_one_expression_s
         assert!(stdout.lines().filter(|l| l.ends_with(" ok")).count() == 2, "{stdout}");
     }
 }
+
+/// `collectives` refuses anything but CUDA devices (a group in one process, one device as a rank) before probing a
+/// library; without CUDA or NCCL it names what is missing; on a host with two CUDA GPUs it measures and checks NCCL's
+/// all-reduce and the peer copies, in one process and as two ranks of a world of two processes.
+#[test]
+fn collectives_run_over_cuda_gpus_in_one_process_and_as_ranks() {
+    let refused: [BadInput; 5] = [
+        (&[], &["collectives", "--backend", "cpu+wgpu"], 2, "group of CUDA devices"),
+        (&[], &["collectives", "--backend", "cuda:0"], 2, "group of CUDA devices"),
+        (&[], &["collectives", "--size", "0"], 2, "at least one byte"),
+        (&[], &["collectives", "--repeats", "0"], 2, "at least 1"),
+        (
+            &[("GPUWORTHY_RANK", "0"), ("GPUWORTHY_WORLD_SIZE", "2"), ("GPUWORTHY_RENDEZVOUS", "/nonexistent")],
+            &["collectives", "--backend", "cuda:0,1"],
+            2,
+            "one CUDA device",
+        ),
+    ];
+    for (env, args, code, needle) in refused {
+        expect(&gpuworthy_with(env, args), &args.join(" "), code, needle);
+    }
+    let devices = String::from_utf8_lossy(&gpuworthy(&["devices"]).stdout).into_owned();
+    let two_gpus = available("cuda") && devices.contains("[--backend cuda:1]");
+    let small = ["collectives", "--backend", "cuda:0,1", "--size", "16M", "--repeats", "3"];
+    let out = gpuworthy(&small);
+    if !two_gpus {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "collectives ran without two CUDA GPUs");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(stderr.contains("NCCL") || stderr.contains("CUDA") || stderr.contains("libcuda"), "{stderr}");
+        eprintln!("SKIPPED: collectives need two CUDA GPUs and NCCL; refused with: {}", stderr.trim());
+        return;
+    }
+    expect(&out, "collectives over cuda:0,1", 0, "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for needle in ["all-reduce (sum) of 4 B", "all-reduce (sum) of 16.0 MiB", "peer copy cuda:0 -> cuda:1", "ok:"] {
+        assert!(stdout.contains(needle), "collectives: no `{needle}` in {stdout}");
+    }
+    let rendezvous = std::env::temp_dir().join(format!("gpuworthy-collective-{}", std::process::id()));
+    std::fs::create_dir_all(&rendezvous).unwrap();
+    let ranks: Vec<_> = (0..2)
+        .map(|rank| {
+            Command::new(binary())
+                .env("GPUWORTHY_RANK", rank.to_string())
+                .env("GPUWORTHY_WORLD_SIZE", "2")
+                .env("GPUWORTHY_RENDEZVOUS", &rendezvous)
+                .args(["collectives", "--backend", &format!("cuda:{rank}"), "--size", "16M", "--repeats", "3"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("a rank starts")
+        })
+        .collect();
+    for (rank, child) in ranks.into_iter().enumerate() {
+        let out = child.wait_with_output().expect("a rank ends");
+        expect(&out, &format!("collectives as rank {rank}"), 0, "");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(&format!("rank {rank} of 2")) && stdout.contains("ok:"), "rank {rank}: {stdout}");
+    }
+    std::fs::remove_dir_all(&rendezvous).ok();
+}

@@ -745,6 +745,19 @@ impl DeviceArray {
     }
 }
 
+impl ExprOnDevice {
+    /// A reduction's result where a download reads it (after the blocks' partials), `None` for an elementwise
+    /// expression.
+    pub(crate) fn reduction_value(&mut self) -> Option<(&mut CudaSlice<f32>, usize)> {
+        self.program.reduction.as_ref()?;
+        let at = CudaBackend::reduce_blocks(self.n) as usize;
+        match self.outputs.first_mut() {
+            Some(DeviceArray::F32(partials)) => Some((partials, at)),
+            _ => None,
+        }
+    }
+}
+
 impl CudaBackend {
     /// The options of every generated kernel: `-minimal` leaves out the runtime API's headers (textures, device-side
     /// launches, the runtime's types), which a generated kernel never uses and NVRTC otherwise parses on every

@@ -22,6 +22,7 @@ use gpuworthy_core::{
     Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result, env,
 };
 
+pub mod collective;
 mod custom;
 pub mod disk_cache;
 pub mod expr;

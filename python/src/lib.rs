@@ -327,7 +327,7 @@ impl WorkloadVisitor for GroupRequest<'_> {
         let input = W::generate(&params, self.options.seed)?;
         let repeats = self.options.min_repetitions.clamp(3, 9);
         let host = measure_from_host::<W>(self.group, &input, repeats, calibrated().as_ref(), Default::default())?;
-        let resident = measure_resident::<W>(self.group, &input, repeats)?;
+        let resident = measure_resident::<W>(self.group, &input, repeats, None)?;
         let check = match self.options.validate {
             false => "not checked".to_owned(),
             true => {

@@ -220,3 +220,53 @@ fn runs_on_page_locked_arrays_match_their_reference() {
     let refused = measure_from_host::<Sum>(&groups()[0], &sum, 1, None, arrays).err().expect("sum is not in place");
     assert!(refused.to_string().contains("not written in place"), "{refused}");
 }
+
+/// A reduction's combine on the GPUs: over every CUDA GPU (two or more), the members' values added by an NCCL
+/// all-reduce match the reference for the built-in sum and for expression reductions, at sizes that split unevenly;
+/// an elementwise expression has no value to add and is refused by name, and a group with a CPU member has no
+/// collective. Without two CUDA GPUs and NCCL the GPU half is skipped loudly.
+#[test]
+fn a_reduction_combined_through_nccl_matches_its_reference() {
+    use gpuworthy::device::collective::Collective;
+    use gpuworthy_core::expr::{ExprParams, Expression};
+    use gpuworthy_core::workloads::{Len, Sum};
+    use std::sync::Arc;
+    let cpu_pair = DeviceGroup::new(vec![available_devices()[0].clone(), available_devices()[0].clone()]).unwrap();
+    let refused = Collective::open(&cpu_pair).unwrap_err().to_string();
+    assert!(refused.contains("not a CUDA device"), "{refused}");
+    if gpuworthy::cuda::CudaBackend::device_count() < 2 {
+        eprintln!("SKIPPED: an NCCL combine needs two CUDA GPUs");
+        return;
+    }
+    let group = DeviceGroup::open("cuda:*").expect("every CUDA GPU opens");
+    let collective = match Collective::open(&group) {
+        Ok(collective) => collective,
+        Err(e) if e.is_unavailable() => return eprintln!("SKIPPED: NCCL: {e}"),
+        Err(e) => panic!("opening NCCL over {}: {e}", group.label()),
+    };
+    let shares = vec![1.0; group.members().len()];
+    for n in [1000usize, (1 << 22) + 3] {
+        let input = Sum::generate(&Len(n), SEED).unwrap();
+        let mut parts = group.upload::<Sum>(&input, &shares).unwrap();
+        assert!(Collective::keeps_value_on_gpus(&mut parts));
+        let (total, _) = group.launch_and_all_reduce::<Sum>(&collective, &mut parts).unwrap();
+        Sum::check(&input, &Sum::reference(&input).unwrap(), &total, Precision::Fp32)
+            .unwrap_or_else(|e| panic!("sum at {n}: {e}"));
+    }
+    for source in ["s = sum(x * z)", "y = 3 * x + z"] {
+        let program = Arc::new(gpuworthy_core::expr::Expr::parse(source).unwrap().bind(&[]).unwrap());
+        let input = Expression::generate(&ExprParams::new(program, 65537, Vec::new()), SEED).unwrap();
+        let mut parts = group.upload::<Expression>(&input, &shares).unwrap();
+        let reduces = Collective::keeps_value_on_gpus(&mut parts);
+        assert_eq!(reduces, source.contains("sum"), "`{source}`");
+        let outcome = group.launch_and_all_reduce::<Expression>(&collective, &mut parts);
+        if reduces {
+            let (output, _) = outcome.unwrap_or_else(|e| panic!("`{source}`: {e}"));
+            Expression::check(&input, &Expression::reference(&input).unwrap(), &output, Precision::Fp32)
+                .unwrap_or_else(|e| panic!("`{source}`: {e}"));
+        } else {
+            let refused = outcome.unwrap_err().to_string();
+            assert!(refused.contains("not a reduction"), "{refused}");
+        }
+    }
+}

@@ -33,7 +33,7 @@ mod exit;
 mod progress;
 mod shared;
 
-use commands::{calibrate, devices, explain, explain_on, roofline, run, sweep, transfers};
+use commands::{calibrate, collectives, devices, explain, explain_on, roofline, run, sweep, transfers};
 use exit::{Exit, is_broken_pipe};
 
 /// Runs the tool with these arguments (the first is the program's name, as in `std::env::args_os`) and gives its
@@ -84,6 +84,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Devices => devices::devices(),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Transfers { size, backend } => transfers::transfers(&size, backend),
+        Command::Collectives { backend, size, repeats } => collectives::collectives(&backend, &size, repeats),
         Command::Roofline { files, plot } => roofline::roofline(&files, plot.as_deref()),
         Command::Run(args) => run::run_workload(args),
     }

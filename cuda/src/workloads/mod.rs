@@ -23,6 +23,7 @@ macro_rules! kernel_file {
 pub(crate) use kernel_file;
 
 pub(crate) use matmul::{ARCHITECTURE_SPECIFIC_FILES, Blas};
+pub(crate) use sum::SumResident;
 
 macro_rules! backend_tables {
     ([] $($name:ident: $workload:ty),* $(,)?) => {

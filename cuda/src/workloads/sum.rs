@@ -31,6 +31,13 @@ pub struct SumResident {
     total: CudaSlice<f64>,
 }
 
+impl SumResident {
+    /// The total a launch adds into and a download reads.
+    pub(crate) fn total_mut(&mut self) -> &mut CudaSlice<f64> {
+        &mut self.total
+    }
+}
+
 const BLOCK: u32 = SUM_BLOCK;
 
 /// How many blocks a sum kernel runs.

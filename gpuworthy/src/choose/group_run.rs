@@ -14,6 +14,7 @@ use gpuworthy_core::{Backend, Error, Result};
 use crate::choose::auto::Auto;
 use crate::choose::group::predict_group;
 use crate::device::DeviceWorkload;
+use crate::device::collective::Collective;
 use crate::device::group::{DeviceGroup, GroupRun, shares_from_times};
 use crate::model::Placement;
 
@@ -135,6 +136,10 @@ pub struct Resident<O> {
     /// The fastest member alone on the whole input, a launch and its download on the host's clock (median): the
     /// same step on one device.
     pub with_combine_alone: Duration,
+    /// With a collective over the group's GPUs and a reduction whose value stays on them: a launch with its combine
+    /// done by an NCCL all-reduce on the GPUs and the value downloaded from one ([`DeviceGroup::launch_and_all_reduce`],
+    /// median), and that step's output, to be checked like the others.
+    pub with_all_reduce: Option<(Duration, O)>,
     /// The parts downloaded at once.
     pub download: Duration,
     /// The parts joined.
@@ -164,10 +169,14 @@ impl<O> Resident<O> {
 /// host: a resident launch pays no transfer, and shares taken from runs from the host (noisy, and dominated by the
 /// links) left one of two equal H200s with 55.4% of `s = sum(x*x)` at 2^30 and its kernel 545 µs against the other's
 /// (measured: docs/results/nvidia-h200-x2/groups/groups-runs-6.txt).
+///
+/// With `collective` (opened over the group's members), a reduction's step is also measured with its combine on the
+/// GPUs ([`Resident::with_all_reduce`]); any other workload leaves it out.
 pub fn measure_resident<W: DeviceWorkload>(
     group: &DeviceGroup,
     input: &W::Input,
     repeats: usize,
+    collective: Option<&Collective>,
 ) -> Result<Resident<W::Output>> {
     let repeats = repeats.max(1);
     let median = |mut times: Vec<Duration>| {
@@ -207,6 +216,21 @@ pub fn measure_resident<W: DeviceWorkload>(
     let with_combine = median(steps.collect::<Result<_>>()?);
     let (_, download, join) = group.download::<W>(&mut resident, input)?;
     drop(resident);
+    let with_all_reduce = match collective {
+        Some(collective) if W::sharding().is_some_and(|s| s.in_place.is_none()) => {
+            // On parts of their own: an all-reduce leaves every member holding the whole sum.
+            let mut parts = group.upload::<W>(input, shares)?;
+            if Collective::keeps_value_on_gpus(&mut parts) {
+                let (output, _) = group.launch_and_all_reduce::<W>(collective, &mut parts)?;
+                let steps = (0..repeats).map(|_| group.launch_and_all_reduce::<W>(collective, &mut parts));
+                let times = steps.map(|step| step.map(|(_, t)| t)).collect::<Result<_>>()?;
+                Some((median(times), output))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
     // The result checked is one launch's on freshly uploaded parts: a launch may update its data in place (saxpy's
     // y), so the timed launches' result is not the reference's.
     let mut fresh = group.upload::<W>(input, shares)?;
@@ -220,6 +244,7 @@ pub fn measure_resident<W: DeviceWorkload>(
         fastest_alone,
         with_combine,
         with_combine_alone,
+        with_all_reduce,
         download,
         join,
         output,

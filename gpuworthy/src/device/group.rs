@@ -82,6 +82,12 @@ impl<W: Workload> GroupResident<W> {
     pub fn parts(&self) -> Vec<(usize, Range<usize>, &'static str)> {
         self.parts.iter().map(|p| (p.member, p.units.clone(), p.variant)).collect()
     }
+
+    /// Each part's member, variant and resident data, in member order (for a collective over the parts).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn parts_mut(&mut self) -> Vec<(usize, &'static str, &mut Resident<W>)> {
+        self.parts.iter_mut().map(|p| (p.member, p.variant, &mut p.resident)).collect()
+    }
 }
 
 /// One member's resident part.

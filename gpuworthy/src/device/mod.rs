@@ -20,6 +20,7 @@
 //! ([`foreign`]), and one computation over several devices: in one process ([`group`]) or a process per device
 //! ([`rank`]). It stands on [`crate::measure`] only.
 
+pub mod collective;
 pub mod device_workload;
 pub mod dispatch;
 pub mod erased;
@@ -579,6 +580,12 @@ impl<W: Workload> Resident<W> {
     /// The device the data lives on.
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// The backend's own resident data (for a collective that reaches into it).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn data_mut(&mut self) -> &mut (dyn Any + Send) {
+        self.data.as_mut()
     }
 }
 

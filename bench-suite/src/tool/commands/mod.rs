@@ -7,6 +7,7 @@
 //! commands say the same way lives in [`crate::tool::shared`], progress in [`crate::tool::progress`].
 
 pub(crate) mod calibrate;
+pub(crate) mod collectives;
 pub(crate) mod devices;
 pub(crate) mod explain;
 pub(crate) mod explain_on;

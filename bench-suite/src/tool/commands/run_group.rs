@@ -10,7 +10,8 @@
 use anyhow::Context;
 use gpuworthy::HostMemory;
 use gpuworthy::choose::group_run::{HostArrays, calibrated, measure_from_host, measure_resident};
-use gpuworthy::core::Precision;
+use gpuworthy::core::{BackendKind, Precision};
+use gpuworthy::device::collective::Collective;
 use gpuworthy::device::DeviceWorkload;
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::device::group::DeviceGroup;
@@ -151,7 +152,8 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
     if arrays.reuse_output || arrays.page_locked {
         out!("  every timed run, the group's and each member's alone, wrote into the output of the run before it");
     }
-    let resident = measure_resident::<W>(group, input, repeats)?;
+    let collective = nccl_over(group)?;
+    let resident = measure_resident::<W>(group, input, repeats, collective.as_ref())?;
     let resident_shares: Vec<String> = {
         let total: f64 = resident.shares.iter().sum();
         resident.shares.iter().map(|s| format!("{:.1}%", 100.0 * s / total)).collect()
@@ -178,11 +180,24 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         duration(resident.with_combine_alone),
         resident.speedup_with_combine()
     );
+    if let Some((step, _)) = &resident.with_all_reduce {
+        out!(
+            "  resident, a launch with its combine through NCCL (an all-reduce on the GPUs, the value downloaded from \
+             the first): {} ({:.2}x the fastest member alone; the host's combine above: {})",
+            duration(*step),
+            resident.with_combine_alone.as_secs_f64() / step.as_secs_f64().max(1e-12),
+            duration(resident.with_combine)
+        );
+    }
+    let all_reduced = resident.with_all_reduce.map(|(_, output)| output);
     let resident = resident.output;
     if options.validate {
         let expected = W::reference(input).map_err(usage)?;
-        for (output, what) in [(&median.output, "the joined result"), (&resident, "the resident parts' joined result")]
-        {
+        let mut outputs = vec![(&median.output, "the joined result"), (&resident, "the resident parts' joined result")];
+        if let Some(output) = &all_reduced {
+            outputs.push((output, "the resident parts' result combined through NCCL"));
+        }
+        for (output, what) in outputs {
             if let Err(mismatch) = W::check(input, &expected, output, Precision::Fp32) {
                 return Err(Exit::check_failed(format!("FAILED: {what}: {mismatch}")));
             }
@@ -190,6 +205,23 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         out!("  ok: the joined result matches the reference, from the host and from the resident parts");
     }
     Ok(())
+}
+
+/// A collective over `group` where every member is a CUDA GPU (two or more), for a reduction's combine on the GPUs;
+/// `None` for any other group, and where NCCL is missing (said, not an error: the host's combine still runs).
+fn nccl_over(group: &DeviceGroup) -> anyhow::Result<Option<Collective>> {
+    let all_cuda = group.members().iter().all(|m| m.backend().kind() == BackendKind::Cuda);
+    if !all_cuda || group.members().len() < 2 {
+        return Ok(None);
+    }
+    match Collective::open(group) {
+        Ok(collective) => Ok(Some(collective)),
+        Err(e) if e.is_unavailable() => {
+            out!("  no combine through NCCL: {e}");
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The built-in workloads a group can run.

@@ -88,7 +88,7 @@ impl WorkloadVisitor for GroupSweep<'_> {
             progress.set_message(format!("{} {params} on {}", W::NAME, group.label()));
             let input = W::generate(&params, 1).map_err(usage)?;
             let host = measure_from_host::<W>(group, &input, 3, self.calibrated, Default::default())?;
-            let resident = measure_resident::<W>(group, &input, 3)?;
+            let resident = measure_resident::<W>(group, &input, 3, None)?;
             let expected = W::reference(&input).map_err(usage)?;
             for (output, path) in [(&host.median.output, "from the host"), (&resident.output, "resident")] {
                 if let Err(mismatch) = W::check(&input, &expected, output, Precision::Fp32) {
