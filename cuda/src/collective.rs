@@ -283,8 +283,8 @@ fn all_reduce_one<T: NcclType + DeviceRepr + ValidAsZeroBits>(
 fn enable_peer_access(from: &CudaBackend, to: &CudaBackend) -> Result<()> {
     let mut can = 0;
     let (a, b) = (from.context().ordinal() as i32, to.context().ordinal() as i32);
-    // SAFETY: writes one int through a valid pointer; the ordinals are devices the driver opened.
-    unsafe { sys::cuDeviceCanAccessPeer(&mut can, a, b) }
+    // SAFETY: writes one int through a valid pointer; both are devices the driver opened.
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, from.context().cu_device(), to.context().cu_device()) }
         .result()
         .map_err(driver_error("asking whether two devices reach each other"))?;
     if can == 0 {
@@ -293,12 +293,31 @@ fn enable_peer_access(from: &CudaBackend, to: &CudaBackend) -> Result<()> {
     from.context().bind_to_thread().map_err(driver_error("binding a device's context"))?;
     // SAFETY: the current context is `from`'s (bound above) and `to`'s context is alive for the call.
     match unsafe { sys::cuCtxEnablePeerAccess(to.context().cu_ctx(), 0) } {
-        sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
-        other => Err(Error::Device {
-            backend: BackendKind::Cuda,
-            message: format!("enabling peer access from cuda:{a} to cuda:{b}: {other:?}"),
-        }),
+        sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+        other => {
+            return Err(Error::Device {
+                backend: BackendKind::Cuda,
+                message: format!("enabling peer access from cuda:{a} to cuda:{b}: {other:?}"),
+            });
+        }
     }
+    // Every buffer here comes from the device's default memory pool (allocated on the stream), which the context's
+    // peer access does not reach: the pool itself must let the other device in, or a peer copy of its memory goes
+    // through the host (38.4 GB/s between two H200s, against 380 GB/s for PyTorch's plain allocations).
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: writes one pool handle through a valid pointer, for a device the driver opened.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, to.context().cu_device()) }
+        .result()
+        .map_err(driver_error("reading a device's memory pool"))?;
+    let access = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: a },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: `pool` is `to`'s default pool (read above) and `access` one valid descriptor of a device that can reach
+    // it (asked above).
+    unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }
+        .result()
+        .map_err(driver_error(format!("letting cuda:{a} reach cuda:{b}'s memory pool")))
 }
 
 /// An [`Error::Unavailable`] for NCCL with this reason.

@@ -1283,8 +1283,14 @@ impl Implements<Expression> for CudaBackend {
             let DeviceArray::F32(partials) = &data.outputs[0] else {
                 return Err(Error::invalid("a reduction's partials are f32"));
             };
-            let values = self.read_buffer(partials, count + 1)?;
-            return Ok(Outputs::Reduction(values[count]));
+            // The result alone, four bytes straight into a value here, as the built-in sum's download reads its
+            // total, rather than the blocks' partials (4 KiB) into a fresh vector with it.
+            let mut value = [0.0f32];
+            let what = "copying an expression's reduction to the host";
+            let _queue = self.hold_queue();
+            self.stream.memcpy_dtoh(&partials.slice(count..count + 1), &mut value).map_err(driver_error(what))?;
+            self.stream.synchronize().map_err(driver_error(what))?;
+            return Ok(Outputs::Reduction(value[0]));
         }
         let mut wide = Vec::new();
         let mut half = Vec::new();
