@@ -891,7 +891,7 @@ impl CudaBackend {
                     .ok_or_else(|| Error::invalid("an expression output has no buffer")),
             })
             .collect::<Result<Vec<_>>>()?;
-        let job = Pipeline { inputs, chunks, output_from, launch_on_backend_stream: false, outputs };
+        let job = Pipeline { inputs, chunks, output_from, launch_on_backend_stream: false, outputs, output_offset: 0 };
         let scalars = &input.params.scalars;
         let what = "launching an expression's kernel on a chunk";
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {

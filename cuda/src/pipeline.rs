@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
-use gpuworthy_core::Result;
+use gpuworthy_core::{Error, Result};
 use rayon::prelude::*;
 
 use crate::{CudaBackend, driver_error, lock};
@@ -117,8 +117,18 @@ pub(crate) struct Pipeline<'a, O> {
     /// Launch every chunk on the backend's stream instead of its lane's (for a library handle bound to that stream:
     /// cuBLAS), ordered after the chunk's upload and before its download by the lane's events.
     pub launch_on_backend_stream: bool,
-    /// Where each output is written on the host, at the same range, in the order of `output_from`.
+    /// Where each output is written on the host, in the order of `output_from`: a chunk's `download` range less
+    /// `output_offset`.
     pub outputs: Vec<&'a mut [O]>,
+    /// The device element at which the host outputs begin: 0 where the host holds the whole output, more where it
+    /// holds the rows after a halo the device computes from but does not own (a group member's band of the stencil).
+    pub output_offset: usize,
+}
+
+/// Where a chunk's `download` range of the device's output lands in the host outputs that begin at device element
+/// `offset` ([`Pipeline::output_offset`], checked before the chunks run).
+fn on_host(download: &Range<usize>, offset: usize) -> Range<usize> {
+    download.start - offset..download.end - offset
 }
 
 /// The launch of one chunk's kernels: on the lane's stream, for the chunk of this index, over the whole device inputs
@@ -225,6 +235,19 @@ impl CudaBackend {
         if job.chunks.is_empty() {
             return Ok(());
         }
+        let outside = job.chunks.iter().find(|c| {
+            !c.download.is_empty()
+                && (c.download.start < job.output_offset
+                    || job.outputs.iter().any(|o| c.download.end - job.output_offset > o.len()))
+        });
+        if let Some(chunk) = outside {
+            return Err(Error::invalid(format!(
+                "a pipelined chunk downloads elements {:?} of a host output that holds {:?} from {}",
+                chunk.download,
+                job.outputs.iter().map(|o| o.len()).collect::<Vec<_>>(),
+                job.output_offset
+            )));
+        }
         if job.inputs.iter().all(|x| self.is_page_locked(x)) && job.outputs.iter().all(|y| self.is_page_locked(y)) {
             return self.pipelined_direct(job, devices, launch);
         }
@@ -237,6 +260,7 @@ impl CudaBackend {
             lane.follow(&self.stream, what)?;
         }
         let count = job.chunks.len();
+        let offset = job.output_offset;
         let mut host_outputs: Vec<&mut [u8]> =
             job.outputs.iter_mut().map(|o| bytemuck::cast_slice_mut::<O, u8>(o)).collect();
         for c in 0..count {
@@ -247,7 +271,7 @@ impl CudaBackend {
             // the host's thread pool per chunk, not one per copy (with one per copy, the engine's copies ran
             // slower per byte than the same copies in an OpenMP program on the same host; measured:
             // docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
-            let previous = c.checked_sub(PIPELINE_LANES).map(|p| &job.chunks[p].download);
+            let previous = c.checked_sub(PIPELINE_LANES).map(|p| on_host(&job.chunks[p].download, offset));
             if previous.is_some() {
                 lanes[l].finished.synchronize().map_err(driver_error(what))?;
             }
@@ -255,7 +279,7 @@ impl CudaBackend {
             let mut copies: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(MAX_INPUTS + host_outputs.len());
             if let Some(download) = previous.filter(|d| !d.is_empty()) {
                 for (staging, host) in staging_out.iter().zip(host_outputs.iter_mut()) {
-                    copies.push(staged_output(staging, download, size_of::<O>(), host, what)?);
+                    copies.push(staged_output(staging, &download, size_of::<O>(), host, what)?);
                 }
             }
             let mut uploads = Vec::with_capacity(MAX_INPUTS);
@@ -303,7 +327,8 @@ impl CudaBackend {
             lane.finished.record(&lane.stream).map_err(driver_error(what))?;
         }
         for c in count.saturating_sub(PIPELINE_LANES)..count {
-            drain(&mut lanes[c % PIPELINE_LANES], &job.chunks[c].download, size_of::<O>(), &mut host_outputs, what)?;
+            let download = on_host(&job.chunks[c].download, offset);
+            drain(&mut lanes[c % PIPELINE_LANES], &download, size_of::<O>(), &mut host_outputs, what)?;
         }
         Ok(())
     }
@@ -360,8 +385,9 @@ impl CudaBackend {
                 launch(stream, c, devices, &mut job.output_from)
             })?;
             let range = chunk.download.clone();
+            let in_host = on_host(&range, job.output_offset);
             for (from, host) in job.output_from.iter().zip(job.outputs.iter_mut()).filter(|_| !range.is_empty()) {
-                let target = &mut host[range.clone()];
+                let target = &mut host[in_host.clone()];
                 match from {
                     OutputFrom::Input(k) => {
                         let source = devices[*k].slice(range.clone());

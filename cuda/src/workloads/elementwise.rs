@@ -146,6 +146,7 @@ impl CudaBackend {
             output_from: vec![output_from],
             launch_on_backend_stream: false,
             outputs: vec![output],
+            output_offset: 0,
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();

@@ -96,6 +96,7 @@ impl Implements<Mandelbrot> for CudaBackend {
             output_from: vec![OutputFrom::Buffer(&mut counts)],
             launch_on_backend_stream: false,
             outputs: vec![output.as_mut_slice()],
+            output_offset: 0,
         };
         self.pipelined(job, &mut [], &mut |stream, c, _, output_from| {
             let [OutputFrom::Buffer(counts)] = output_from else { unreachable!("mandelbrot streams its counts") };

@@ -552,13 +552,56 @@ impl Implements<Matmul> for CudaBackend {
             return Ok(());
         }
         Matmul::validate(input)?;
-        let MatmulInput { m, k, n, .. } = *input;
-        for (what, d) in [("M", m), ("K", k), ("N", n)] {
+        crate::memory::host_output(output, input.m * input.n);
+        self.matmul_pipelined(variant, input, 0..input.m, output)
+    }
+
+    /// Pipelined (and not a 16-bit rung), a group member's rows of A are read straight from the caller's A and its
+    /// rows of C written into its place in the group's output, B uploaded whole; otherwise cut and copied in, as by
+    /// default.
+    fn run_part(
+        &self,
+        variant: &str,
+        input: &MatmulInput,
+        rows: Range<usize>,
+        place: &mut gpuworthy_core::PartOutput<'_>,
+    ) -> Result<()> {
+        let sixteen_bits = matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16);
+        if self.host_memory() != HostMemory::Pipelined || sixteen_bits {
+            return gpuworthy_core::backend::run_part_by_cut::<Matmul, _>(self, variant, input, rows, place);
+        }
+        Matmul::validate(input)?;
+        if rows.start > rows.end || rows.end > input.m {
+            return Err(Error::invalid(format!("rows {rows:?} of an A of {} rows", input.m)));
+        }
+        let output = place.single_f32(rows.len() * input.n)?;
+        self.matmul_pipelined(variant, input, rows, output)
+    }
+
+    fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {
+        self.to_host(&r.c, r.m * r.n)
+    }
+}
+
+impl CudaBackend {
+    /// Rows `rows` of C = A·B into `output` (`rows.len()` rows of C), pipelined by row blocks of those rows of A: B
+    /// is uploaded whole first, then each chunk of A's rows (a multiple of 128, the block tiles' height) is uploaded
+    /// while the rows of C before it are computed and downloaded. The cuBLAS variants run on the backend's stream,
+    /// which the engine orders after each chunk's upload and before its download.
+    fn matmul_pipelined(
+        &self,
+        variant: &str,
+        input: &MatmulInput,
+        rows: Range<usize>,
+        output: &mut [f32],
+    ) -> Result<()> {
+        let MatmulInput { k, n, .. } = *input;
+        let m = rows.len();
+        for (what, d) in [("M", input.m), ("K", k), ("N", n)] {
             int(what, d)?;
         }
         let variant = self.matmul_variant(variant)?;
         Implements::<Matmul>::prepare(self, variant.name)?;
-        crate::memory::host_output(output, m * n);
         if m * n == 0 || k == 0 {
             output.fill(0.0); // no products: C is zeros (a reused output held another result)
             return Ok(());
@@ -583,11 +626,12 @@ impl Implements<Matmul> for CudaBackend {
             _ => Some(self.blas()?),
         };
         let job = Pipeline {
-            inputs: vec![&input.a],
+            inputs: vec![&input.a[rows.start * k..rows.end * k]],
             chunks,
             output_from: vec![OutputFrom::Buffer(&mut c)],
             launch_on_backend_stream: blas.is_some(), // cuBLAS's handles are bound to the backend's stream
-            outputs: vec![output.as_mut_slice()],
+            outputs: vec![output],
+            output_offset: 0,
         };
         self.pipelined(job, &mut devices, &mut |stream, ci, devices, output_from| {
             let [OutputFrom::Buffer(c)] = output_from else { unreachable!("matmul streams its own output buffer") };
@@ -622,10 +666,6 @@ impl Implements<Matmul> for CudaBackend {
             }
         })?;
         Ok(())
-    }
-
-    fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {
-        self.to_host(&r.c, r.m * r.n)
     }
 }
 

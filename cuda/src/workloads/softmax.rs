@@ -186,6 +186,7 @@ impl Implements<Softmax> for CudaBackend {
             output_from: vec![OutputFrom::Buffer(&mut y)],
             launch_on_backend_stream: false,
             outputs: vec![output.as_mut_slice()],
+            output_offset: 0,
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let [OutputFrom::Buffer(y)] = output_from else { unreachable!("softmax streams its own output buffer") };

@@ -84,57 +84,39 @@ impl Implements<Stencil> for CudaBackend {
         run_into_fresh::<Stencil>(self, variant, input)
     }
 
-    /// Pipelined by rows with halos (see [`HostMemory::Pipelined`]): chunk c uploads its rows and computes the rows
-    /// whose neighbours are all on the device by then, from the last row of chunk c - 1 to the last but one of its
-    /// own (the last chunk finishes the image), waiting for the uploads of the two chunks before it, which ran on
-    /// other streams.
+    /// Pipelined by rows with halos (see [`CudaBackend::stencil_pipelined`]).
     fn run_into(&self, variant: &str, input: &StencilInput, output: &mut Vec<f32>) -> Result<()> {
         if self.host_memory() != HostMemory::Pipelined {
             *output = phased::<Stencil>(self, variant, input)?;
             return Ok(());
         }
         Stencil::validate(input)?;
-        let variant = VARIANTS.lookup::<Stencil, _>(self, variant)?;
-        self.prepare_kernels(variant)?;
-        let (height, width) = (input.height, input.width);
-        int("image height", height)?;
-        int("image width", width)?;
-        crate::memory::host_output(output, height * width);
-        if height * width == 0 {
-            return Ok(());
+        crate::memory::host_output(output, input.height * input.width);
+        self.stencil_pipelined(variant, input, 0..input.height, output)
+    }
+
+    /// Pipelined, a group member's band of rows reads its rows and their halo rows straight from the caller's image
+    /// and writes its rows into its place in the group's output (page-locked arrays and all); phase by phase, the
+    /// band is cut with its halo and copied in, as by default.
+    fn run_part(
+        &self,
+        variant: &str,
+        input: &StencilInput,
+        rows: Range<usize>,
+        place: &mut gpuworthy_core::PartOutput<'_>,
+    ) -> Result<()> {
+        if self.host_memory() != HostMemory::Pipelined {
+            return gpuworthy_core::backend::run_part_by_cut::<Stencil, _>(self, variant, input, rows, place);
         }
-        // At least two rows a chunk, so that the rows a kernel reads above its first are in the chunk before.
-        let uploaded: Vec<_> = split(height, units_per_chunk(4 * width, height, 2)).collect();
-        let last = uploaded.len() - 1;
-        let computed: Vec<Range<usize>> = uploaded
-            .iter()
-            .enumerate()
-            .map(|(c, r)| {
-                let begin = if c == 0 { 0 } else { r.start - 1 };
-                let end = if c == last { height } else { r.end - 1 };
-                begin..end
-            })
-            .collect();
-        let elements = |r: &Range<usize>| r.start * width..r.end * width;
-        let mut devices = vec![self.uninit::<f32>(height * width)?];
-        let mut dst = self.uninit::<f32>(height * width)?;
-        let chunks = uploaded
-            .iter()
-            .zip(&computed)
-            .map(|(up, out)| Chunk { uploads: vec![elements(up)], reads_neighbours: true, download: elements(out) })
-            .collect();
-        let job = Pipeline {
-            inputs: vec![&input.data],
-            chunks,
-            output_from: vec![OutputFrom::Buffer(&mut dst)],
-            launch_on_backend_stream: false,
-            outputs: vec![output.as_mut_slice()],
-        };
-        self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
-            let [OutputFrom::Buffer(dst)] = output_from else { unreachable!("stencil streams its own output buffer") };
-            self.launch_stencil(stream, variant, &devices[0], dst, (height, width), computed[c].clone())
-        })?;
-        Ok(())
+        Stencil::validate(input)?;
+        if rows.start > rows.end || rows.end > input.height {
+            return Err(gpuworthy_core::Error::invalid(format!(
+                "rows {rows:?} of an image of {} rows",
+                input.height
+            )));
+        }
+        let output = place.single_f32(rows.len() * input.width)?;
+        self.stencil_pipelined(variant, input, rows, output)
     }
 
     fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
@@ -142,7 +124,86 @@ impl Implements<Stencil> for CudaBackend {
     }
 }
 
+/// How a pipelined band of the stencil moves: the image's rows it uploads (`first..last`, the band and its halo rows),
+/// the rows it owns (in the band's rows), and per chunk the band's rows uploaded and the rows computed.
+#[derive(Debug)]
+struct BandPlan {
+    first: usize,
+    last: usize,
+    owned: Range<usize>,
+    uploaded: Vec<Range<usize>>,
+    computed: Vec<Range<usize>>,
+}
+
+/// The plan of output rows `rows` (not empty, inside `height`) of an image `width` wide: chunk c computes the owned
+/// rows whose neighbours are uploaded by then, from the last row of chunk c - 1 to the last but one of its own (the
+/// last chunk finishes the band); a chunk holds two rows at least, so that the row a kernel reads above its first is
+/// in the chunk before.
+fn band_plan(height: usize, width: usize, rows: Range<usize>) -> BandPlan {
+    let (first, last) = (rows.start.saturating_sub(1), (rows.end + 1).min(height));
+    let band_height = last - first;
+    let owned = rows.start - first..rows.end - first;
+    let uploaded: Vec<_> = split(band_height, units_per_chunk(4 * width, band_height, 2)).collect();
+    let final_chunk = uploaded.len() - 1;
+    let computed = uploaded
+        .iter()
+        .enumerate()
+        .map(|(c, r)| {
+            let begin = if c == 0 { 0 } else { r.start - 1 }.max(owned.start);
+            let end = if c == final_chunk { band_height } else { r.end - 1 }.min(owned.end);
+            begin..end.max(begin)
+        })
+        .collect();
+    BandPlan { first, last, owned, uploaded, computed }
+}
+
 impl CudaBackend {
+    /// The output rows `rows` of the stencil over `input`, pipelined into `output` (`rows.len()` rows): the band and
+    /// its halo rows (one above, one below, where the image has them) are uploaded chunk by chunk into a band-sized
+    /// image on the device, and chunk c computes the band's rows whose neighbours are all on the device by then,
+    /// from the last row of chunk c - 1 to the last but one of its own (the last chunk finishes the band), waiting for
+    /// the uploads of the two chunks before it, which ran on other streams. The kernels clamp at the band's edges,
+    /// which only the rows it does not own lie on, except where the band's edge is the image's.
+    fn stencil_pipelined(
+        &self,
+        variant: &str,
+        input: &StencilInput,
+        rows: Range<usize>,
+        output: &mut [f32],
+    ) -> Result<()> {
+        let variant = VARIANTS.lookup::<Stencil, _>(self, variant)?;
+        self.prepare_kernels(variant)?;
+        let (height, width) = (input.height, input.width);
+        int("image height", height)?;
+        int("image width", width)?;
+        if rows.is_empty() || width == 0 {
+            return Ok(());
+        }
+        let BandPlan { first, last, owned, uploaded, computed } = band_plan(height, width, rows);
+        let band_height = last - first;
+        let elements = |r: &Range<usize>| r.start * width..r.end * width;
+        let mut devices = vec![self.uninit::<f32>(band_height * width)?];
+        let mut dst = self.uninit::<f32>(band_height * width)?;
+        let chunks = uploaded
+            .iter()
+            .zip(&computed)
+            .map(|(up, out)| Chunk { uploads: vec![elements(up)], reads_neighbours: true, download: elements(out) })
+            .collect();
+        let job = Pipeline {
+            inputs: vec![&input.data[first * width..last * width]],
+            chunks,
+            output_from: vec![OutputFrom::Buffer(&mut dst)],
+            launch_on_backend_stream: false,
+            outputs: vec![output],
+            output_offset: owned.start * width,
+        };
+        self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
+            let [OutputFrom::Buffer(dst)] = output_from else { unreachable!("stencil streams its own output buffer") };
+            self.launch_stencil(stream, variant, &devices[0], dst, (band_height, width), computed[c].clone())
+        })?;
+        Ok(())
+    }
+
     /// Launches `variant` on `stream` for the output rows `rows` of a `shape` = (height, width) image held whole in
     /// `src` and `dst`.
     fn launch_stencil(
@@ -173,5 +234,39 @@ impl CudaBackend {
         // before this launch on this stream or on one it waited for.
         unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every band, of one chunk or of many, whole image or a group member's: each owned row is computed exactly once,
+    /// in order, by a chunk by which both its neighbours (or the image's edge) are uploaded, and the halo rows are
+    /// uploaded but never computed.
+    #[test]
+    fn a_band_computes_each_of_its_rows_once_after_its_neighbours_arrive() {
+        for (height, width) in [(1, 1), (2, 3), (7, 5), (64, 1 << 20), (101, 1 << 21)] {
+            let cuts = [0..height, 0..height / 2, height / 2..height, height / 3..height / 3 + 1, 1..height];
+            for rows in cuts.into_iter().filter(|r| !r.is_empty() && r.end <= height) {
+                let plan = band_plan(height, width, rows.clone());
+                assert_eq!(plan.first, rows.start.saturating_sub(1));
+                assert_eq!(plan.last, (rows.end + 1).min(height));
+                let band_height = plan.last - plan.first;
+                assert_eq!(plan.uploaded.iter().map(Range::len).sum::<usize>(), band_height);
+                let mut next = plan.owned.start;
+                for (up, done) in plan.uploaded.iter().zip(&plan.computed) {
+                    for row in done.clone() {
+                        assert_eq!(row, next, "{height}x{width} rows {rows:?}: row {row} out of order");
+                        next += 1;
+                        let below = row + 1;
+                        let image_edge = plan.first + below == height;
+                        assert!(below < up.end || image_edge, "{height}x{width} rows {rows:?}: row {row} early");
+                    }
+                }
+                assert_eq!(next, plan.owned.end, "{height}x{width} rows {rows:?}: rows left uncomputed");
+                assert_eq!(plan.owned.len(), rows.len());
+            }
+        }
     }
 }

@@ -114,6 +114,7 @@ impl Implements<Sum> for CudaBackend {
             output_from: Vec::new(),
             launch_on_backend_stream: false,
             outputs: Vec::new(),
+            output_offset: 0,
         };
         self.pipelined(job, &mut devices, &mut |stream, c, devices, _| {
             let r = ranges[c].clone();

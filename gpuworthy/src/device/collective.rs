@@ -89,8 +89,12 @@ impl Collective {
                     published[0].len()
                 ))
             })?;
-            let inner =
-                gpuworthy_cuda::collective::Collective::for_rank(std::sync::Arc::clone(backend), rank.rank, rank.world, &id);
+            let inner = gpuworthy_cuda::collective::Collective::for_rank(
+                std::sync::Arc::clone(backend),
+                rank.rank,
+                rank.world,
+                &id,
+            );
             // Joined (or failed), every rank has read the identifier: rank 0 clears the key for the next run.
             if rank.rank == 0 {
                 rank.clear(ID_KEY)?;
@@ -145,9 +149,10 @@ impl Collective {
     /// [`DeviceGroup::launch_and_all_reduce`] needs.
     pub fn keeps_value_on_gpus<W: DeviceWorkload>(resident: &mut crate::device::group::GroupResident<W>) -> bool {
         #[cfg(feature = "cuda")]
-        return resident.parts_mut().into_iter().all(|(_, _, data)| {
-            gpuworthy_cuda::collective::DeviceValue::of_reduction(data.data_mut()).is_some()
-        });
+        return resident
+            .parts_mut()
+            .into_iter()
+            .all(|(_, _, data)| gpuworthy_cuda::collective::DeviceValue::of_reduction(data.data_mut()).is_some());
         #[cfg(not(feature = "cuda"))]
         {
             let _ = resident;
@@ -189,9 +194,9 @@ impl DeviceGroup {
         {
             use gpuworthy_cuda::collective::DeviceValue;
             let mut parts = resident.parts_mut();
-            let launched: Result<()> = parts.iter_mut().try_for_each(|(member, variant, data)| {
-                self.members()[*member].launch::<W>(variant, data)
-            });
+            let launched: Result<()> = parts
+                .iter_mut()
+                .try_for_each(|(member, variant, data)| self.members()[*member].launch::<W>(variant, data));
             launched?;
             let values = parts
                 .iter_mut()
