@@ -455,6 +455,20 @@ pub trait Implements<W: Workload>: Backend {
         run_part_by_cut(self, variant, input, units, output)
     }
 
+    /// Waits for the work on `resident`, a group member's part of `input` (its `units`, as uploaded), and copies its
+    /// output into `output`, its place in the group's whole output ([`crate::InPlace`]). A backend that copies from
+    /// the device straight into the place overrides it (CUDA's elementwise work, matmul and the stencil); the default
+    /// downloads the part's output and copies it in.
+    fn download_part(
+        &self,
+        resident: &mut Self::Resident,
+        input: &W::Input,
+        units: Range<usize>,
+        output: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        download_part_by_copy(self, resident, input, units, output)
+    }
+
     /// The error for a variant name this backend does not offer.
     fn unknown_variant(&self, variant: &str) -> Error {
         Error::UnknownVariant {
@@ -482,6 +496,24 @@ pub fn run_part_by_cut<W: Workload, B: Implements<W> + ?Sized>(
         .ok_or_else(|| Error::invalid(format!("{}'s parts are joined, not written in place", W::NAME)))?;
     let part = (sharding.cut)(input, units.clone());
     let part_output = backend.run(variant, &part)?;
+    (in_place.fill)(input, units, &part_output, output)
+}
+
+/// [`Implements::download_part`]'s default, for a backend that overrides it for some data only: the part's output
+/// downloaded ([`Implements::download`]) and copied into `output` ([`crate::InPlace::fill`]).
+pub fn download_part_by_copy<W: Workload, B: Implements<W> + ?Sized>(
+    backend: &B,
+    resident: &mut B::Resident,
+    input: &W::Input,
+    units: Range<usize>,
+    output: &mut PartOutput<'_>,
+) -> Result<()> {
+    let sharding = W::sharding().ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
+    let in_place = sharding
+        .in_place
+        .as_ref()
+        .ok_or_else(|| Error::invalid(format!("{}'s parts are joined, not written in place", W::NAME)))?;
+    let part_output = backend.download(resident)?;
     (in_place.fill)(input, units, &part_output, output)
 }
 

@@ -13,8 +13,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr, PinnedHostSlice, ValidAsZeroBits, sys};
-use gpuworthy_core::Result;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaView, DeviceRepr, PinnedHostSlice, ValidAsZeroBits, sys};
+use gpuworthy_core::{Error, Result};
 use rayon::prelude::*;
 
 use crate::{CudaBackend, driver_error, lock};
@@ -194,7 +194,7 @@ impl CudaBackend {
 
     /// Downloads the first `host.len()` elements of `device` into `host` through the pinned staging buffer: chunk
     /// i + 1 is copied from the device while the cores copy chunk i out of the other half.
-    fn download_pipelined<T: Staged>(&self, device: &CudaSlice<T>, host: &mut [T], what: &str) -> Result<()> {
+    fn download_pipelined<T: Staged>(&self, device: &CudaView<'_, T>, host: &mut [T], what: &str) -> Result<()> {
         let (mut guard, chunk) = self.staging_for::<T>(host.len(), what)?;
         let StagingBuffer { memory, events } = guard.as_mut().expect("allocated by staging_for");
         let staging = memory.as_mut_slice().map_err(driver_error(what))?;
@@ -238,18 +238,36 @@ impl CudaBackend {
     /// Copies the first `host.len()` elements of `device` into `host` (memory the caller owns, such as a group
     /// member's place in one output), through the configured host memory, and waits.
     pub(crate) fn copy_to_host<T: Staged>(&self, device: &CudaSlice<T>, host: &mut [T]) -> Result<()> {
+        self.copy_range_to_host(device, 0, host)
+    }
+
+    /// Copies elements `from..from + host.len()` of `device` into `host`, and waits: straight into `host` where it is
+    /// ordinary memory and the backend moves data pageable, or where it is page-locked (the copy engine writes it
+    /// directly, no staging), else through the pinned staging.
+    pub(crate) fn copy_range_to_host<T: Staged>(
+        &self,
+        device: &CudaSlice<T>,
+        from: usize,
+        host: &mut [T],
+    ) -> Result<()> {
         if host.is_empty() {
             return Ok(());
         }
+        if from + host.len() > device.len() {
+            return Err(Error::invalid(format!(
+                "elements {from}..{} of a device buffer of {}",
+                from + host.len(),
+                device.len()
+            )));
+        }
         let what = format!("copying {} bytes to the host", std::mem::size_of_val(host));
         let _queue = self.hold_queue();
-        let view = device.slice(..host.len());
-        match self.host_memory {
-            HostMemory::Pageable => {
-                self.stream.memcpy_dtoh(&view, host).map_err(driver_error(&what))?;
-                self.stream.synchronize().map_err(driver_error(&what))
-            }
-            HostMemory::Pinned | HostMemory::Pipelined => self.download_pipelined(device, host, &what),
+        let view = device.slice(from..from + host.len());
+        if self.host_memory == HostMemory::Pageable || self.is_page_locked(host) {
+            self.stream.memcpy_dtoh(&view, host).map_err(driver_error(&what))?;
+            self.stream.synchronize().map_err(driver_error(&what))
+        } else {
+            self.download_pipelined(&view, host, &what)
         }
     }
 

@@ -23,7 +23,7 @@ use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, De
 use gpuworthy_core::workloads::{Matmul, MatmulInput};
 use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant, VariantTable, Workload};
 
-use super::{config, int, phased, run_into_fresh};
+use super::{config, int, phased, run_band, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error, lock};
 use super::kernel_file;
@@ -567,19 +567,24 @@ impl Implements<Matmul> for CudaBackend {
         place: &mut gpuworthy_core::PartOutput<'_>,
     ) -> Result<()> {
         let sixteen_bits = matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16);
-        if self.host_memory() != HostMemory::Pipelined || sixteen_bits {
-            return gpuworthy_core::backend::run_part_by_cut::<Matmul, _>(self, variant, input, rows, place);
-        }
-        Matmul::validate(input)?;
-        if rows.start > rows.end || rows.end > input.m {
-            return Err(Error::invalid(format!("rows {rows:?} of an A of {} rows", input.m)));
-        }
-        let output = place.single_f32(rows.len() * input.n)?;
-        self.matmul_pipelined(variant, input, rows, output)
+        let in_place = self.host_memory() == HostMemory::Pipelined && !sixteen_bits;
+        let band = |output: &mut [f32]| self.matmul_pipelined(variant, input, rows.clone(), output);
+        run_band::<Matmul>(self, (variant, input), rows.clone(), place, (in_place, input.m, input.n), band)
     }
 
     fn download(&self, r: &mut MatmulResident) -> Result<Vec<f32>> {
         self.to_host(&r.c, r.m * r.n)
+    }
+
+    /// Straight from the device into the member's rows of the group's C.
+    fn download_part(
+        &self,
+        r: &mut MatmulResident,
+        _input: &MatmulInput,
+        _rows: Range<usize>,
+        place: &mut gpuworthy_core::PartOutput<'_>,
+    ) -> Result<()> {
+        self.copy_to_host(&r.c, place.single_f32(r.m * r.n)?)
     }
 }
 

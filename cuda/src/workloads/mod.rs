@@ -52,6 +52,30 @@ use crate::{CudaBackend, driver_error};
 
 pub(crate) use launch_config as config;
 
+/// A group member's band of `rows` (of `rows_in_all`, each `row_len` output values) written by `band` straight into
+/// its place in the group's output, where `in_place` (the backend pipelines this run); otherwise cut, run and copied
+/// in, as by default ([`gpuworthy_core::backend::run_part_by_cut`]). The input and the rows are checked first.
+pub(crate) fn run_band<W: Workload>(
+    backend: &CudaBackend,
+    (variant, input): (&str, &W::Input),
+    rows: std::ops::Range<usize>,
+    place: &mut gpuworthy_core::PartOutput<'_>,
+    (in_place, rows_in_all, row_len): (bool, usize, usize),
+    band: impl FnOnce(&mut [f32]) -> Result<()>,
+) -> Result<()>
+where
+    CudaBackend: Implements<W>,
+{
+    if !in_place {
+        return gpuworthy_core::backend::run_part_by_cut::<W, _>(backend, variant, input, rows, place);
+    }
+    W::validate(input)?;
+    if rows.start > rows.end || rows.end > rows_in_all {
+        return Err(gpuworthy_core::Error::invalid(format!("rows {rows:?} of {} {rows_in_all}", W::NAME)));
+    }
+    band(place.single_f32(rows.len() * row_len)?)
+}
+
 /// Upload, one launch and download: the run of every host-memory mode but [`crate::HostMemory::Pipelined`] (the
 /// trait's default `run`, which a workload that overrides `run` calls through this).
 pub(crate) fn phased<W: Workload>(backend: &CudaBackend, variant: &str, input: &W::Input) -> Result<W::Output>

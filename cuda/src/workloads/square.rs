@@ -74,4 +74,15 @@ impl Implements<Square> for CudaBackend {
     fn download(&self, r: &mut ElementwiseResident) -> Result<Vec<f32>> {
         self.to_host(&r.y, r.n)
     }
+
+    /// Straight from the device into the member's place in the group's output.
+    fn download_part(
+        &self,
+        r: &mut ElementwiseResident,
+        _input: &Vec<f32>,
+        _units: Range<usize>,
+        place: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        self.copy_to_host(&r.y, place.single_f32(r.n)?)
+    }
 }

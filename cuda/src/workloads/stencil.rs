@@ -8,7 +8,7 @@ use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use gpuworthy_core::workloads::{Stencil, StencilInput};
 use gpuworthy_core::{Implements, Result, Variant, VariantTable, Workload};
 
-use super::{config, int, phased, run_into_fresh};
+use super::{config, int, phased, run_band, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
 use crate::{CudaBackend, HostMemory, driver_error};
 use super::kernel_file;
@@ -105,22 +105,33 @@ impl Implements<Stencil> for CudaBackend {
         rows: Range<usize>,
         place: &mut gpuworthy_core::PartOutput<'_>,
     ) -> Result<()> {
-        if self.host_memory() != HostMemory::Pipelined {
-            return gpuworthy_core::backend::run_part_by_cut::<Stencil, _>(self, variant, input, rows, place);
-        }
-        Stencil::validate(input)?;
-        if rows.start > rows.end || rows.end > input.height {
-            return Err(gpuworthy_core::Error::invalid(format!(
-                "rows {rows:?} of an image of {} rows",
-                input.height
-            )));
-        }
-        let output = place.single_f32(rows.len() * input.width)?;
-        self.stencil_pipelined(variant, input, rows, output)
+        let in_place = self.host_memory() == HostMemory::Pipelined;
+        let shape = (in_place, input.height, input.width);
+        let band = |output: &mut [f32]| self.stencil_pipelined(variant, input, rows.clone(), output);
+        run_band::<Stencil>(self, (variant, input), rows.clone(), place, shape, band)
     }
 
     fn download(&self, r: &mut StencilResident) -> Result<Vec<f32>> {
         self.to_host(&r.dst, r.height * r.width)
+    }
+
+    /// The band's own rows, after its halo row above (where it has one), straight from the device into the member's
+    /// rows of the group's output.
+    fn download_part(
+        &self,
+        r: &mut StencilResident,
+        _input: &StencilInput,
+        rows: Range<usize>,
+        place: &mut gpuworthy_core::PartOutput<'_>,
+    ) -> Result<()> {
+        let leading = rows.start - rows.start.saturating_sub(1);
+        if leading + rows.len() > r.height {
+            return Err(gpuworthy_core::Error::invalid(format!(
+                "rows {rows:?} of a band of {} rows uploaded",
+                r.height
+            )));
+        }
+        self.copy_range_to_host(&r.dst, leading * r.width, place.single_f32(rows.len() * r.width)?)
     }
 }
 

@@ -38,6 +38,14 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     fn launch(&self, variant: &str, resident: &mut (dyn Any + Send)) -> Result<()>;
     /// [`Implements::download`] of data this backend uploaded.
     fn download(&self, resident: &mut (dyn Any + Send)) -> Result<W::Output>;
+    /// [`Implements::download_part`] of data this backend uploaded.
+    fn download_part(
+        &self,
+        resident: &mut (dyn Any + Send),
+        input: &W::Input,
+        units: Range<usize>,
+        output: &mut PartOutput<'_>,
+    ) -> Result<()>;
     /// [`Implements::run`].
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output>;
     /// [`Implements::run_into`].
@@ -102,6 +110,16 @@ where
 
     fn download(&self, resident: &mut (dyn Any + Send)) -> Result<W::Output> {
         Implements::<W>::download(self, downcast::<W, B>(self, resident)?)
+    }
+
+    fn download_part(
+        &self,
+        resident: &mut (dyn Any + Send),
+        input: &W::Input,
+        units: Range<usize>,
+        output: &mut PartOutput<'_>,
+    ) -> Result<()> {
+        Implements::<W>::download_part(self, downcast::<W, B>(self, resident)?, input, units, output)
     }
 
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {

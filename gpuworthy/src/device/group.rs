@@ -425,6 +425,9 @@ impl DeviceGroup {
         let join =
             W::sharding().map(|s| s.join).ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
         let started = Instant::now();
+        if let Some(in_place) = W::sharding().and_then(|s| s.in_place) {
+            return self.launch_into_places(resident, input, &in_place).map(|output| (output, started.elapsed()));
+        }
         let (gpu_parts, host_parts): (Vec<_>, Vec<_>) =
             resident.parts.iter_mut().partition(|part| self.members[part.member].is_gpu());
         let mut outputs = std::thread::scope(|scope| -> Result<Vec<(Range<usize>, W::Output)>> {
@@ -445,9 +448,9 @@ impl DeviceGroup {
                     .launch::<W>(part.variant, &mut part.resident)
                     .map_err(|e| naming(&format!("launching on member {}", self.names[part.member]), e))
             });
-            // Every enqueued launch is waited for, by its download, even after an error. Arrays (the parts of an
-            // output written end to end) download at once, each on a thread; a reduction's partials, a few bytes
-            // each, one after another on this thread.
+            // Every enqueued launch is waited for, by its download, even after an error. A reduction's partials, a
+            // few bytes each (a workload written in place is downloaded into its places instead), one after another
+            // on this thread.
             let download = |part: &mut MemberPart<W>| {
                 let device = &self.members[part.member];
                 let output = device
@@ -455,13 +458,7 @@ impl DeviceGroup {
                     .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e));
                 output.map(|o| (part.units.clone(), o))
             };
-            let mut outputs = if W::sharding().is_some_and(|s| s.in_place.is_some()) {
-                let threads: Vec<_> = gpu_parts.into_iter().map(|part| scope.spawn(move || download(part))).collect();
-                let joined = threads.into_iter().map(|t| t.join());
-                joined.map(|r| r.unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked")))).collect()
-            } else {
-                gpu_parts.into_iter().map(download).collect::<Vec<_>>()
-            };
+            let mut outputs = gpu_parts.into_iter().map(download).collect::<Vec<_>>();
             for thread in host_threads {
                 outputs.push(thread.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked"))));
             }
@@ -484,6 +481,12 @@ impl DeviceGroup {
         let join =
             W::sharding().map(|s| s.join).ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
         let started = Instant::now();
+        if let Some(in_place) = W::sharding().and_then(|s| s.in_place)
+            && let Some(whole) = (in_place.output)(input, None)
+        {
+            let output = self.download_into_places(resident.parts.iter_mut().collect(), input, &in_place, whole)?;
+            return Ok((output, started.elapsed(), Duration::ZERO));
+        }
         let outputs = in_parallel(resident.parts.iter_mut().collect(), |part| {
             let device = &self.members[part.member];
             let output = device
@@ -495,6 +498,88 @@ impl DeviceGroup {
         let join_start = Instant::now();
         let output = join(input, outputs);
         Ok((output, downloaded, join_start.elapsed()))
+    }
+
+    /// [`DeviceGroup::launch_and_join`] for a workload written in place: a member that computes on the calling
+    /// thread (the CPU) launches on a thread of its own, every GPU's launch is enqueued from this thread, the whole
+    /// output is allocated while they run, and every member downloads its part at once straight into its place, so
+    /// nothing is joined. An input whose output is not its parts end to end (an expression that reduces) downloads
+    /// each part's few bytes in turn on this thread and joins them.
+    fn launch_into_places<W: DeviceWorkload>(
+        &self,
+        resident: &mut GroupResident<W>,
+        input: &W::Input,
+        in_place: &gpuworthy_core::InPlace<W>,
+    ) -> Result<W::Output> {
+        let launched = std::thread::scope(|scope| -> Result<()> {
+            let (gpu_parts, host_parts): (Vec<_>, Vec<_>) =
+                resident.parts.iter_mut().partition(|part| self.members[part.member].is_gpu());
+            let host_threads: Vec<_> = host_parts
+                .into_iter()
+                .map(|part| {
+                    let device = &self.members[part.member];
+                    scope.spawn(move || device.launch::<W>(part.variant, &mut part.resident))
+                })
+                .collect();
+            let launched: Result<()> = gpu_parts.into_iter().try_for_each(|part| {
+                self.members[part.member]
+                    .launch::<W>(part.variant, &mut part.resident)
+                    .map_err(|e| naming(&format!("launching on member {}", self.names[part.member]), e))
+            });
+            for thread in host_threads {
+                thread.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked")))?;
+            }
+            launched
+        });
+        let download = |part: &mut MemberPart<W>| {
+            let output = self.members[part.member]
+                .download::<W>(&mut part.resident)
+                .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e));
+            output.map(|o| (part.units.clone(), o))
+        };
+        if let Err(e) = launched {
+            // Every launch enqueued is waited for before the error returns, by its download.
+            resident.parts.iter_mut().for_each(|part| drop(download(part)));
+            return Err(e);
+        }
+        match (in_place.output)(input, None) {
+            Some(whole) => self.download_into_places(resident.parts.iter_mut().collect(), input, in_place, whole),
+            None => {
+                let join = W::sharding()
+                    .map(|s| s.join)
+                    .ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
+                let outputs = resident.parts.iter_mut().map(download).collect::<Result<Vec<_>>>()?;
+                Ok(join(input, outputs))
+            }
+        }
+    }
+
+    /// Every part in `parts` downloaded at once, each member straight into its place in `whole`, the whole output of
+    /// a workload written in place ([`Device::download_part`]).
+    fn download_into_places<W: DeviceWorkload>(
+        &self,
+        parts: Vec<&mut MemberPart<W>>,
+        input: &W::Input,
+        in_place: &gpuworthy_core::InPlace<W>,
+        mut whole: W::Output,
+    ) -> Result<W::Output> {
+        let ranges: Vec<Range<usize>> = parts.iter().map(|part| part.units.clone()).collect();
+        let places = (in_place.split)(input, &mut whole, &ranges);
+        if places.len() != parts.len() {
+            return Err(Error::invalid(format!(
+                "{}: the output split into {} places for {} parts",
+                W::NAME,
+                places.len(),
+                parts.len()
+            )));
+        }
+        in_parallel(parts.into_iter().zip(places).collect(), |(part, mut place)| {
+            let device = &self.members[part.member];
+            device
+                .download_part::<W>(&mut part.resident, input, part.units.clone(), &mut place)
+                .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e))
+        })?;
+        Ok(whole)
     }
 
     /// `W`'s sharding where the group can run it with `shares`: it splits, one share per member, and every member

@@ -374,6 +374,19 @@ impl Device {
         self.implementation::<W>()?.download(&mut *resident.data)
     }
 
+    /// [`Device::download`] of a group member's part of `input` (its `units`) into `output`, its place in the group's
+    /// whole output ([`gpuworthy_core::InPlace`]).
+    pub fn download_part<W: DeviceWorkload>(
+        &self,
+        resident: &mut Resident<W>,
+        input: &W::Input,
+        units: std::ops::Range<usize>,
+        output: &mut gpuworthy_core::PartOutput<'_>,
+    ) -> Result<()> {
+        self.owns(resident)?;
+        self.implementation::<W>()?.download_part(&mut *resident.data, input, units, output)
+    }
+
     /// Upload, one launch of `variant`, download: the whole job for one input.
     pub fn run<W: DeviceWorkload>(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
         self.implementation::<W>()?.run(variant, input)
@@ -628,6 +641,16 @@ impl<W: DeviceWorkload> Implements<W> for Device {
 
     fn download(&self, resident: &mut Resident<W>) -> Result<W::Output> {
         Device::download(self, resident)
+    }
+
+    fn download_part(
+        &self,
+        resident: &mut Resident<W>,
+        input: &W::Input,
+        units: std::ops::Range<usize>,
+        output: &mut gpuworthy_core::PartOutput<'_>,
+    ) -> Result<()> {
+        Device::download_part::<W>(self, resident, input, units, output)
     }
 
     fn run(&self, variant: &str, input: &W::Input) -> Result<W::Output> {
