@@ -249,7 +249,9 @@ fn a_reduction_combined_through_nccl_matches_its_reference() {
         let input = Sum::generate(&Len(n), SEED).unwrap();
         let mut parts = group.upload::<Sum>(&input, &shares).unwrap();
         assert!(Collective::keeps_value_on_gpus(&mut parts));
-        let (total, _) = group.launch_and_all_reduce::<Sum>(&collective, &mut parts).unwrap();
+        let step = group.launch_and_all_reduce::<Sum>(&collective, &mut parts).unwrap();
+        assert!(step.launches + step.all_reduce + step.download <= step.total, "{step:?}");
+        let total = step.output;
         Sum::check(&input, &Sum::reference(&input).unwrap(), &total, Precision::Fp32)
             .unwrap_or_else(|e| panic!("sum at {n}: {e}"));
     }
@@ -261,7 +263,7 @@ fn a_reduction_combined_through_nccl_matches_its_reference() {
         assert_eq!(reduces, source.contains("sum"), "`{source}`");
         let outcome = group.launch_and_all_reduce::<Expression>(&collective, &mut parts);
         if reduces {
-            let (output, _) = outcome.unwrap_or_else(|e| panic!("`{source}`: {e}"));
+            let output = outcome.unwrap_or_else(|e| panic!("`{source}`: {e}")).output;
             Expression::check(&input, &Expression::reference(&input).unwrap(), &output, Precision::Fp32)
                 .unwrap_or_else(|e| panic!("`{source}`: {e}"));
         } else {

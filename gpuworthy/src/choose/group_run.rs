@@ -14,7 +14,7 @@ use gpuworthy_core::{Backend, Error, Result};
 use crate::choose::auto::Auto;
 use crate::choose::group::predict_group;
 use crate::device::DeviceWorkload;
-use crate::device::collective::Collective;
+use crate::device::collective::{AllReduceStep, Collective};
 use crate::device::group::{DeviceGroup, GroupRun, shares_from_times};
 use crate::model::Placement;
 
@@ -136,10 +136,10 @@ pub struct Resident<O> {
     /// The fastest member alone on the whole input, a launch and its download on the host's clock (median): the
     /// same step on one device.
     pub with_combine_alone: Duration,
-    /// With a collective over the group's GPUs and a reduction whose value stays on them: a launch with its combine
-    /// done by an NCCL all-reduce on the GPUs and the value downloaded from one ([`DeviceGroup::launch_and_all_reduce`],
-    /// median), and that step's output, to be checked like the others.
-    pub with_all_reduce: Option<(Duration, O)>,
+    /// With a collective over the group's GPUs and a reduction whose value stays on them: the step of median total
+    /// time with its combine done by an NCCL all-reduce on the GPUs and the value downloaded from one
+    /// ([`DeviceGroup::launch_and_all_reduce`]), its phases, and its output, to be checked like the others.
+    pub with_all_reduce: Option<AllReduceStep<O>>,
     /// The parts downloaded at once.
     pub download: Duration,
     /// The parts joined.
@@ -221,10 +221,11 @@ pub fn measure_resident<W: DeviceWorkload>(
             // On parts of their own: an all-reduce leaves every member holding the whole sum.
             let mut parts = group.upload::<W>(input, shares)?;
             if Collective::keeps_value_on_gpus(&mut parts) {
-                let (output, _) = group.launch_and_all_reduce::<W>(collective, &mut parts)?;
+                group.launch_and_all_reduce::<W>(collective, &mut parts)?;
                 let steps = (0..repeats).map(|_| group.launch_and_all_reduce::<W>(collective, &mut parts));
-                let times = steps.map(|step| step.map(|(_, t)| t)).collect::<Result<_>>()?;
-                Some((median(times), output))
+                let mut steps = steps.collect::<Result<Vec<_>>>()?;
+                steps.sort_by_key(|step| step.total);
+                Some(steps.swap_remove(steps.len() / 2))
             } else {
                 None
             }

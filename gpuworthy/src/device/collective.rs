@@ -161,16 +161,33 @@ impl Collective {
     }
 }
 
+/// One resident step of a reduction with its combine on the GPUs ([`DeviceGroup::launch_and_all_reduce`]), on the
+/// host's clock, and where its time went.
+#[derive(Debug, Clone)]
+pub struct AllReduceStep<O> {
+    /// The reduction's value.
+    pub output: O,
+    /// From the first launch to the value on the host.
+    pub total: Duration,
+    /// Enqueueing every member's launch.
+    pub launches: Duration,
+    /// Enqueueing the all-reduce: NCCL's group of one call per member (returns before the GPUs run it, unless NCCL
+    /// waits).
+    pub all_reduce: Duration,
+    /// The first member's download of the sum: waiting for its kernel, the all-reduce, and the copy.
+    pub download: Duration,
+}
+
 impl DeviceGroup {
     /// [`DeviceGroup::launch_and_join`] with the combine on the GPUs: every member's launch enqueued, the members'
     /// values added by an NCCL all-reduce on their own streams, and the sum downloaded from the first member alone.
     /// For a reduction (`sum`, an expression that reduces) resident on every member of `collective`'s group; the
-    /// time is the host's, from the first launch to the value on the host.
+    /// times are the host's, from the first launch to the value on the host, with each phase's share.
     pub fn launch_and_all_reduce<W: DeviceWorkload>(
         &self,
         collective: &Collective,
         resident: &mut crate::device::group::GroupResident<W>,
-    ) -> Result<(W::Output, Duration)> {
+    ) -> Result<AllReduceStep<W::Output>> {
         if collective.names() != self.names() {
             return Err(Error::invalid(format!(
                 "the collective joins {}, not this group's members {}",
@@ -198,6 +215,7 @@ impl DeviceGroup {
                 .iter_mut()
                 .try_for_each(|(member, variant, data)| self.members()[*member].launch::<W>(variant, data));
             launched?;
+            let launches = started.elapsed();
             let values = parts
                 .iter_mut()
                 .map(|(_, _, data)| {
@@ -207,9 +225,11 @@ impl DeviceGroup {
                 })
                 .collect::<Result<Vec<_>>>()?;
             collective.inner.all_reduce_values(values)?;
+            let all_reduce = started.elapsed() - launches;
             let (member, _, data) = &mut parts[0];
             let output = self.members()[*member].download::<W>(data)?;
-            Ok((output, started.elapsed()))
+            let total = started.elapsed();
+            Ok(AllReduceStep { output, total, launches, all_reduce, download: total - launches - all_reduce })
         }
         #[cfg(not(feature = "cuda"))]
         {

@@ -180,16 +180,20 @@ pub(crate) fn run_input_on_group<W: DeviceWorkload>(
         duration(resident.with_combine_alone),
         resident.speedup_with_combine()
     );
-    if let Some((step, _)) = &resident.with_all_reduce {
+    if let Some(step) = &resident.with_all_reduce {
         out!(
             "  resident, a launch with its combine through NCCL (an all-reduce on the GPUs, the value downloaded from \
-             the first): {} ({:.2}x the fastest member alone; the host's combine above: {})",
-            duration(*step),
-            resident.with_combine_alone.as_secs_f64() / step.as_secs_f64().max(1e-12),
-            duration(resident.with_combine)
+             the first): {} ({:.2}x the fastest member alone; the host's combine above: {}): the launches enqueued in \
+             {}, the all-reduce in {}, the value downloaded {} later",
+            duration(step.total),
+            resident.with_combine_alone.as_secs_f64() / step.total.as_secs_f64().max(1e-12),
+            duration(resident.with_combine),
+            duration(step.launches),
+            duration(step.all_reduce),
+            duration(step.download)
         );
     }
-    let all_reduced = resident.with_all_reduce.map(|(_, output)| output);
+    let all_reduced = resident.with_all_reduce.map(|step| step.output);
     let resident = resident.output;
     if options.validate {
         let expected = W::reference(input).map_err(usage)?;
