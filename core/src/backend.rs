@@ -489,14 +489,20 @@ pub fn run_part_by_cut<W: Workload, B: Implements<W> + ?Sized>(
     units: Range<usize>,
     output: &mut PartOutput<'_>,
 ) -> Result<()> {
-    let sharding = W::sharding().ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
-    let in_place = sharding
-        .in_place
-        .as_ref()
-        .ok_or_else(|| Error::invalid(format!("{}'s parts are joined, not written in place", W::NAME)))?;
+    let (sharding, in_place) = written_in_place::<W>()?;
     let part = (sharding.cut)(input, units.clone());
     let part_output = backend.run(variant, &part)?;
     (in_place.fill)(input, units, &part_output, output)
+}
+
+/// `W`'s sharding and its [`crate::InPlace`], or an error saying which of the two it lacks.
+fn written_in_place<W: Workload>() -> Result<(crate::Sharding<W>, crate::InPlace<W>)> {
+    let mut sharding = W::sharding().ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
+    let in_place = sharding
+        .in_place
+        .take()
+        .ok_or_else(|| Error::invalid(format!("{}'s parts are joined, not written in place", W::NAME)))?;
+    Ok((sharding, in_place))
 }
 
 /// [`Implements::download_part`]'s default, for a backend that overrides it for some data only: the part's output
@@ -508,11 +514,7 @@ pub fn download_part_by_copy<W: Workload, B: Implements<W> + ?Sized>(
     units: Range<usize>,
     output: &mut PartOutput<'_>,
 ) -> Result<()> {
-    let sharding = W::sharding().ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
-    let in_place = sharding
-        .in_place
-        .as_ref()
-        .ok_or_else(|| Error::invalid(format!("{}'s parts are joined, not written in place", W::NAME)))?;
+    let (_, in_place) = written_in_place::<W>()?;
     let part_output = backend.download(resident)?;
     (in_place.fill)(input, units, &part_output, output)
 }

@@ -114,6 +114,26 @@ impl GroupLaunch {
     }
 }
 
+/// `whole` (a workload's whole output, [`gpuworthy_core::InPlace::output`]) lent in one place per range of units, in
+/// order; an error where the workload's split does not give one place per range.
+fn places_in<'a, W: Workload>(
+    in_place: &gpuworthy_core::InPlace<W>,
+    input: &W::Input,
+    whole: &'a mut W::Output,
+    ranges: &[Range<usize>],
+) -> Result<Vec<gpuworthy_core::PartOutput<'a>>> {
+    let places = (in_place.split)(input, whole, ranges);
+    if places.len() != ranges.len() {
+        return Err(Error::invalid(format!(
+            "{}: the output split into {} places for {} parts",
+            W::NAME,
+            places.len(),
+            ranges.len()
+        )));
+    }
+    Ok(places)
+}
+
 /// `work` done on a thread per item, all at once; the results in order, or the first error in item order (every
 /// thread is waited for either way, so nothing runs on after an error is returned).
 fn in_parallel<I: Send, T: Send>(items: Vec<I>, work: impl Fn(I) -> Result<T> + Sync) -> Result<Vec<T>> {
@@ -347,15 +367,7 @@ impl DeviceGroup {
         let allocate = started.elapsed();
         let params = W::params(input);
         let ranges: Vec<Range<usize>> = work.iter().map(|(_, _, range)| range.clone()).collect();
-        let places = (in_place.split)(input, whole, &ranges);
-        if places.len() != work.len() {
-            return Err(Error::invalid(format!(
-                "{}: the output split into {} places for {} parts",
-                W::NAME,
-                places.len(),
-                work.len()
-            )));
-        }
+        let places = places_in::<W>(in_place, input, whole, &ranges)?;
         let members = in_parallel(work.into_iter().zip(places).collect(), |((member, device, range), mut place)| {
             let name = &self.names[member];
             let variant = device.best_variant::<W>(&(sharding.part)(&params, range.clone()));
@@ -564,15 +576,7 @@ impl DeviceGroup {
         mut whole: W::Output,
     ) -> Result<W::Output> {
         let ranges: Vec<Range<usize>> = parts.iter().map(|part| part.units.clone()).collect();
-        let places = (in_place.split)(input, &mut whole, &ranges);
-        if places.len() != parts.len() {
-            return Err(Error::invalid(format!(
-                "{}: the output split into {} places for {} parts",
-                W::NAME,
-                places.len(),
-                parts.len()
-            )));
-        }
+        let places = places_in::<W>(in_place, input, &mut whole, &ranges)?;
         in_parallel(parts.into_iter().zip(places).collect(), |(part, mut place)| {
             let device = &self.members[part.member];
             device
