@@ -210,12 +210,9 @@ impl DeviceGroup {
         #[cfg(feature = "cuda")]
         {
             use gpuworthy_cuda::collective::DeviceValue;
-            let mut parts = resident.parts_mut();
-            let launched: Result<()> = parts
-                .iter_mut()
-                .try_for_each(|(member, variant, data)| self.members()[*member].launch::<W>(variant, data));
-            launched?;
+            self.launch_every_part(resident)?;
             let launches = started.elapsed();
+            let mut parts = resident.parts_mut();
             let values = parts
                 .iter_mut()
                 .map(|(_, _, data)| {

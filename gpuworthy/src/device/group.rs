@@ -421,12 +421,12 @@ impl DeviceGroup {
         Ok(GroupLaunch { wall: started.elapsed(), kernels })
     }
 
-    /// One launch of every member's part, each part downloaded and the parts joined: a resident run's launch with its
-    /// combine (a reduction's partials added), on the host's clock, with nothing else around it. Every GPU member's
-    /// launch is enqueued from this thread (it returns at once, so the GPUs start microseconds apart), then each GPU
-    /// part is downloaded in turn (the first waits for its kernel, the others are done by then); a member whose
-    /// launch computes on the calling thread (the CPU) runs on a thread of its own meanwhile. Spawning a thread per
-    /// member and timing each on its own clock, as [`DeviceGroup::launch`] does, cost a group of two H200s about
+    /// One launch of every member's part with its download and combine: a resident run's step on the host's clock,
+    /// with nothing else around it. Every part is launched (the CPU on a thread of its own, the GPUs from this one); then a workload
+    /// written in place has its whole output allocated while the GPUs run and every member downloads straight into
+    /// its place at once, and any other (a reduction's partials, a few bytes each) downloads each part in turn on
+    /// this thread (the first waits for its kernel, the others are done by then) and joins them. Spawning a thread
+    /// per member and timing each on its own clock, as [`DeviceGroup::launch`] does, cost a group of two H200s about
     /// 200 µs a launch of `sum` 2^30 beside its 513 µs kernel (measured:
     /// docs/results/nvidia-h200-x2/groups/groups-runs-3.txt).
     pub fn launch_and_join<W: DeviceWorkload>(
@@ -434,51 +434,30 @@ impl DeviceGroup {
         resident: &mut GroupResident<W>,
         input: &W::Input,
     ) -> Result<(W::Output, Duration)> {
-        let join =
-            W::sharding().map(|s| s.join).ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
+        let sharding = W::sharding().ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
         let started = Instant::now();
-        if let Some(in_place) = W::sharding().and_then(|s| s.in_place) {
-            return self.launch_into_places(resident, input, &in_place).map(|output| (output, started.elapsed()));
+        let launched = self.launch_every_part(resident);
+        let download = |part: &mut MemberPart<W>| {
+            let output = self.members[part.member]
+                .download::<W>(&mut part.resident)
+                .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e));
+            output.map(|o| (part.units.clone(), o))
+        };
+        if let Err(e) = launched {
+            // Every launch enqueued is waited for before the error returns, by its download.
+            resident.parts.iter_mut().for_each(|part| drop(download(part)));
+            return Err(e);
         }
-        let (gpu_parts, host_parts): (Vec<_>, Vec<_>) =
-            resident.parts.iter_mut().partition(|part| self.members[part.member].is_gpu());
-        let mut outputs = std::thread::scope(|scope| -> Result<Vec<(Range<usize>, W::Output)>> {
-            let host_threads: Vec<_> = host_parts
-                .into_iter()
-                .map(|part| {
-                    let device = &self.members[part.member];
-                    scope.spawn(move || -> Result<(Range<usize>, W::Output)> {
-                        device.launch::<W>(part.variant, &mut part.resident)?;
-                        Ok((part.units.clone(), device.download::<W>(&mut part.resident)?))
-                    })
-                })
-                .collect();
-            let mut gpu_parts = gpu_parts;
-            let launched: Result<()> = gpu_parts.iter_mut().try_for_each(|part| {
-                let device = &self.members[part.member];
-                device
-                    .launch::<W>(part.variant, &mut part.resident)
-                    .map_err(|e| naming(&format!("launching on member {}", self.names[part.member]), e))
-            });
-            // Every enqueued launch is waited for, by its download, even after an error. A reduction's partials, a
-            // few bytes each (a workload written in place is downloaded into its places instead), one after another
-            // on this thread.
-            let download = |part: &mut MemberPart<W>| {
-                let device = &self.members[part.member];
-                let output = device
-                    .download::<W>(&mut part.resident)
-                    .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e));
-                output.map(|o| (part.units.clone(), o))
-            };
-            let mut outputs = gpu_parts.into_iter().map(download).collect::<Vec<_>>();
-            for thread in host_threads {
-                outputs.push(thread.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked"))));
+        let whole = sharding.in_place.as_ref().and_then(|in_place| Some((in_place, (in_place.output)(input, None)?)));
+        let output = match whole {
+            Some((in_place, whole)) => {
+                self.download_into_places(resident.parts.iter_mut().collect(), input, in_place, whole)?
             }
-            launched?;
-            outputs.into_iter().collect()
-        })?;
-        outputs.sort_by_key(|(units, _)| units.start);
-        let output = join(input, outputs);
+            None => {
+                let outputs = resident.parts.iter_mut().map(download).collect::<Result<Vec<_>>>()?;
+                (sharding.join)(input, outputs)
+            }
+        };
         Ok((output, started.elapsed()))
     }
 
@@ -512,18 +491,11 @@ impl DeviceGroup {
         Ok((output, downloaded, join_start.elapsed()))
     }
 
-    /// [`DeviceGroup::launch_and_join`] for a workload written in place: a member that computes on the calling
-    /// thread (the CPU) launches on a thread of its own, every GPU's launch is enqueued from this thread, the whole
-    /// output is allocated while they run, and every member downloads its part at once straight into its place, so
-    /// nothing is joined. An input whose output is not its parts end to end (an expression that reduces) downloads
-    /// each part's few bytes in turn on this thread and joins them.
-    fn launch_into_places<W: DeviceWorkload>(
-        &self,
-        resident: &mut GroupResident<W>,
-        input: &W::Input,
-        in_place: &gpuworthy_core::InPlace<W>,
-    ) -> Result<W::Output> {
-        let launched = std::thread::scope(|scope| -> Result<()> {
+    /// Launches every part: a member that computes on the calling thread (the CPU) on a thread of its own, every
+    /// GPU's launch enqueued from this thread (it returns at once, so the GPUs start microseconds apart); returns once
+    /// the CPU members are done, the GPUs' work still running.
+    pub(crate) fn launch_every_part<W: DeviceWorkload>(&self, resident: &mut GroupResident<W>) -> Result<()> {
+        std::thread::scope(|scope| -> Result<()> {
             let (gpu_parts, host_parts): (Vec<_>, Vec<_>) =
                 resident.parts.iter_mut().partition(|part| self.members[part.member].is_gpu());
             let host_threads: Vec<_> = host_parts
@@ -542,28 +514,7 @@ impl DeviceGroup {
                 thread.join().unwrap_or_else(|_| Err(Error::invalid("a member's thread panicked")))?;
             }
             launched
-        });
-        let download = |part: &mut MemberPart<W>| {
-            let output = self.members[part.member]
-                .download::<W>(&mut part.resident)
-                .map_err(|e| naming(&format!("downloading from member {}", self.names[part.member]), e));
-            output.map(|o| (part.units.clone(), o))
-        };
-        if let Err(e) = launched {
-            // Every launch enqueued is waited for before the error returns, by its download.
-            resident.parts.iter_mut().for_each(|part| drop(download(part)));
-            return Err(e);
-        }
-        match (in_place.output)(input, None) {
-            Some(whole) => self.download_into_places(resident.parts.iter_mut().collect(), input, in_place, whole),
-            None => {
-                let join = W::sharding()
-                    .map(|s| s.join)
-                    .ok_or_else(|| Error::invalid(format!("{} does not split", W::NAME)))?;
-                let outputs = resident.parts.iter_mut().map(download).collect::<Result<Vec<_>>>()?;
-                Ok(join(input, outputs))
-            }
-        }
+        })
     }
 
     /// Every part in `parts` downloaded at once, each member straight into its place in `whole`, the whole output of
