@@ -35,6 +35,11 @@ pub enum Command {
         /// with the fastest measured (the regret).
         #[arg(long)]
         evaluate: bool,
+        /// With --evaluate: instead of each device's choice, evaluate auto's choice of device set (each device
+        /// alone, every GPU of a kind together, the CPU beside them; data on the host) against the fastest set
+        /// measured, over the built-in workloads that split.
+        #[arg(long, requires = "evaluate", conflicts_with = "expressions")]
+        sets: bool,
         /// With --evaluate: write every point as JSON.
         #[arg(long)]
         json: Option<PathBuf>,

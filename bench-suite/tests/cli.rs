@@ -417,6 +417,11 @@ fn calibrate_refuses_what_it_cannot_do() {
     let missing = std::env::temp_dir().join(format!("gpuworthy-cli-none-{}.json", std::process::id()));
     let out = gpuworthy_with(&[("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())], &["calibrate", "--evaluate"]);
     expect(&out, "calibrate --evaluate without a calibration", 1, "run `gpuworthy calibrate` first");
+    rejected(&["calibrate", "--sets"], "--evaluate");
+    rejected(&["calibrate", "--evaluate", "--sets", "--expressions"], "cannot be used with");
+    let out =
+        gpuworthy_with(&[("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())], &["calibrate", "--evaluate", "--sets"]);
+    expect(&out, "calibrate --evaluate --sets without a calibration", 1, "run `gpuworthy calibrate` first");
     let env = [("GPUWORTHY_CALIBRATION", missing.to_str().unwrap())];
     let out = gpuworthy_with(&env, &["calibrate", "--expr", "y = 2*x"]);
     expect(&out, "calibrate --expr without a calibration", 1, "run `gpuworthy calibrate` first");

@@ -272,3 +272,62 @@ fn a_reduction_combined_through_nccl_matches_its_reference() {
         }
     }
 }
+
+/// Calibration measures how the host slows each set's members (every GPU kind present, beside the CPU), and the set
+/// evaluation runs every set auto chooses among, each checked, with auto's set against the fastest: on this machine's
+/// devices, from a calibration of square made here.
+#[test]
+fn the_hosts_contention_is_measured_and_autos_set_is_timed_against_every_set() {
+    use gpuworthy::choose::auto::Auto;
+    use gpuworthy::choose::group::{open_set, predict_group};
+    use gpuworthy::choose::set_evaluation::evaluate_sets_over;
+    use gpuworthy::model::Placement;
+    use gpuworthy::model::calibration::{Calibration, CalibrationDevices, calibrate_workload};
+    use gpuworthy::model::contention::measure_contention;
+    use gpuworthy_core::workloads::{Len, Square};
+
+    let devices = available_devices();
+    let others: Vec<_> = devices.iter().filter(|d| d.kind() != BackendKind::Cpu).collect();
+    if others.is_empty() {
+        eprintln!("SKIPPING the host's contention: only the CPU opened here, so there is no set to measure");
+        return;
+    }
+    let contention = measure_contention(&devices, &());
+    assert_eq!(contention.len(), others.len(), "one per kind beside the CPU: {contention:?}");
+    for measured in &contention {
+        eprintln!("the host's contention beside the CPU: {}", measured.describe().join("; "));
+        assert!(measured.sets.iter().any(|s| s.gpus == 1 && s.with_cpu), "{measured:?}");
+        for set in &measured.sets {
+            assert!(set.gpu_slowdown >= 1.0 && set.gpu_slowdown.is_finite() && set.set_s > 0.0, "{set:?}");
+            assert_eq!(set.cpu_slowdown.is_some(), set.with_cpu, "{set:?}");
+            assert!(set.cpu_slowdown.is_none_or(|c| c >= 1.0 && c.is_finite()), "{set:?}");
+        }
+    }
+    let started = std::time::Instant::now();
+    let part = calibrate_workload::<Square>(&CalibrationDevices::of(&devices), &());
+    let mut calibration = Calibration::from_parts(&devices, vec![part], started);
+    calibration.model.contention = contention;
+    let auto = Auto::with_model(devices.clone(), calibration.model);
+    let evaluation = evaluate_sets_over::<Square>(&auto, &[Len(1 << 12), Len(1 << 20)], &());
+    assert!(evaluation.failures.is_empty(), "{:?}", evaluation.failures);
+    assert_eq!(evaluation.points.len(), 2);
+    for point in &evaluation.points {
+        for device in &devices {
+            assert!(point.set(device.label().as_str()).is_some(), "{} alone is measured: {point:?}", device.label());
+        }
+        let (chosen, fastest) = (point.set(&point.auto_set).unwrap(), point.set(&point.fastest_set).unwrap());
+        assert!(point.sets.iter().all(|s| s.measured_s >= fastest.measured_s && s.predicted_s > 0.0), "{point:?}");
+        assert!((point.regret - chosen.measured_s / fastest.measured_s).abs() < 1e-9 && point.regret >= 1.0);
+    }
+    // A set of the CPU with another device, predicted with the contention and opened as predicted, runs and is right.
+    let cpu = devices.iter().find(|d| d.kind() == BackendKind::Cpu).unwrap().label();
+    let input = Square::generate(&Len(1 << 20), SEED).unwrap();
+    for other in &others {
+        let members = [cpu.clone(), other.label()];
+        let predicted = predict_group::<Square>(&auto, &Len(1 << 20), Placement::Host, &members).unwrap();
+        assert!(predicted.slowdowns.is_some() || predicted.members.iter().any(|m| m.fraction == 0.0), "{predicted:?}");
+        let (opened, shares) = open_set(&auto, &predicted).unwrap();
+        let run = DeviceGroup::new(opened).unwrap().run::<Square>(&input, &shares).unwrap();
+        assert_eq!(run.output, Square::reference(&input).unwrap(), "{}", predicted.name());
+    }
+}

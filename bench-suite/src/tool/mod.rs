@@ -72,12 +72,12 @@ pub fn exit_status(args: impl IntoIterator<Item = OsString>) -> u8 {
 /// Runs the command the command line asked for.
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Calibrate { evaluate, json, expressions, expression } => {
-            calibrate::calibrate_command(evaluate, json, expressions, &expression)
+        Command::Calibrate { evaluate, sets, json, expressions, expression } => {
+            calibrate::calibrate_command(evaluate, sets, json, expressions, &expression)
         }
         Command::Explain { workload, expression, size, resident, pinned, on, what_if, gpus, precision, tolerance } => {
             let placement = explain::placement_of(resident, pinned);
-            let on = on.map(|machine| explain_on::OnMachine { machine, gpus: gpus.map_or(1, usize::from) });
+            let on = on.map(|machine| explain_on::OnMachine { machine, gpus: gpus.map(usize::from) });
             let allowance = explain::Allowance { precisions: precision, tolerance };
             explain::explain_command(workload, &expression, &size, placement, on, what_if.what_if(), &allowance)
         }

@@ -706,6 +706,7 @@ mod tests {
         Model {
             rates: Vec::new(),
             error: None,
+            contention: Vec::new(),
             allowed: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),

@@ -69,6 +69,10 @@ pub trait WorkloadEntry: Send + Sync {
 
     /// Compares auto's choices with the fastest measured at the sizes calibration left out ([`evaluate_workload`]).
     fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Evaluation;
+
+    /// Compares auto's choices of device set with the fastest set measured, data on the host
+    /// ([`crate::choose::set_evaluation::evaluate_sets_over`]).
+    fn evaluate_sets(&self, auto: &Auto, progress: &dyn Progress) -> crate::choose::set_evaluation::SetEvaluation;
 }
 
 /// The [`WorkloadEntry`] of workload `W`.
@@ -204,6 +208,10 @@ impl<W: DeviceWorkload> WorkloadEntry for WorkloadOf<W> {
     fn evaluate(&self, calibration: &Calibration, auto: &Auto, progress: &dyn Progress) -> Evaluation {
         evaluate_workload_over::<W>(calibration, auto, &self.ladders().0, progress)
     }
+
+    fn evaluate_sets(&self, auto: &Auto, progress: &dyn Progress) -> crate::choose::set_evaluation::SetEvaluation {
+        crate::choose::set_evaluation::evaluate_sets_over::<W>(auto, &self.ladders().0, progress)
+    }
 }
 
 /// A list of workloads: the built-in ones, and any a program adds.
@@ -268,6 +276,7 @@ pub fn calibrate(devices: &[Device], workloads: &[&dyn WorkloadEntry], progress:
             device.stream_s_per_byte = Some(per_byte);
         }
     }
+    calibration.model.contention = crate::model::contention::measure_contention(devices, progress);
     calibration.took_s = started.elapsed().as_secs_f64();
     calibration
 }

@@ -8,9 +8,10 @@
 //! size, so one proportional step is not enough). Members named by the same label are devices of one kind (the
 //! two H200s of `explain --on nvidia-h200 --gpus 2`), each predicted as that kind.
 //!
-//! What the prediction leaves out, and says so where it is shown: the host's copies into and out of each member's
-//! part (a group run cuts and joins on the host) and any slowing of one member by another (GPUs sharing a host
-//! link, the CPU sharing its memory with the GPUs' transfers).
+//! Members slow one another when their data starts on the host: the GPUs' copies and the CPU's kernel share the
+//! host's memory. Where calibration measured that for the set ([`crate::model::contention`]), each member's
+//! prediction is slowed by it before the shares are balanced, so a set the host cannot feed is predicted as it runs;
+//! where it did not (a machine calibrated before, a set of two GPU kinds), the prediction says it is left out.
 //!
 //! [`Sharding::part`]: gpuworthy_core::Sharding
 
@@ -19,6 +20,7 @@ use gpuworthy_core::{Backend, Error, Result};
 use crate::choose::auto::Auto;
 use crate::device::group::DeviceGroup;
 use crate::device::{DeviceLabel, DeviceWorkload};
+use crate::model::contention::Slowdowns;
 use crate::model::{Placement, Prediction};
 
 /// Balancing steps after the first split in proportion to speed.
@@ -42,6 +44,10 @@ pub struct GroupPrediction {
     pub members: Vec<MemberPrediction>,
     /// The slowest member's predicted time: the group's.
     pub total_s: f64,
+    /// The host's contention applied to the members (data on the host, measured by calibration for this set or,
+    /// past the sets measured, a what-if from the largest); `None` where it was not applied: data resident, one
+    /// member running, or a set calibration did not measure.
+    pub slowdowns: Option<Slowdowns>,
 }
 
 impl GroupPrediction {
@@ -121,6 +127,7 @@ pub fn predict_group<W: DeviceWorkload>(
     let (fastest, whole) = alone.into_iter().enumerate().min_by(|a, b| a.1.total_s.total_cmp(&b.1.total_s))?;
     let mut best = Some(GroupPrediction {
         total_s: whole.total_s,
+        slowdowns: None,
         members: members
             .iter()
             .enumerate()
@@ -145,6 +152,7 @@ pub fn predict_group<W: DeviceWorkload>(
                 prediction,
             });
         }
+        let slowdowns = slow_members::<W>(auto, params, placement, &sharding, &ranges, &mut predicted);
         let total_s = predicted.iter().filter_map(|m| m.prediction.as_ref()).map(|p| p.total_s).fold(0.0, f64::max);
         // Each member's share over its time is its speed on the work it was given: the next shares.
         for (share, member) in shares.iter_mut().zip(&predicted) {
@@ -155,10 +163,51 @@ pub fn predict_group<W: DeviceWorkload>(
         let sum: f64 = shares.iter().sum();
         shares.iter_mut().for_each(|s| *s /= sum);
         if best.as_ref().is_none_or(|b| total_s < b.total_s) {
-            best = Some(GroupPrediction { members: predicted, total_s });
+            best = Some(GroupPrediction { members: predicted, total_s, slowdowns });
         }
     }
     best
+}
+
+/// Slows each running member of `predicted` (parts `ranges` of `params`) by the host's contention that calibration
+/// measured for the set, with data on the host; returns what was applied (`None`: nothing, see
+/// [`GroupPrediction::slowdowns`]).
+fn slow_members<W: DeviceWorkload>(
+    auto: &Auto,
+    params: &W::Params,
+    placement: Placement,
+    sharding: &gpuworthy_core::Sharding<W>,
+    ranges: &[std::ops::Range<usize>],
+    predicted: &mut [MemberPrediction],
+) -> Option<Slowdowns> {
+    let model = auto.model.as_ref().filter(|_| placement.moves_data())?;
+    let running: Vec<&Prediction> = predicted.iter().filter_map(|m| m.prediction.as_ref()).collect();
+    // A device of another backend than the CPU's is slowed as a GPU is (lavapipe's copies cross the host's memory).
+    let is_cpu = |p: &Prediction| {
+        model
+            .devices
+            .iter()
+            .find(|d| d.label == p.device)
+            .map_or(!p.is_gpu, |d| d.backend == gpuworthy_core::BackendKind::Cpu)
+    };
+    let mut gpu_kinds: Vec<&DeviceLabel> = running.iter().filter(|p| !is_cpu(p)).map(|p| &p.device).collect();
+    let gpus = gpu_kinds.len();
+    gpu_kinds.dedup();
+    let with_cpu = running.iter().any(|p| is_cpu(p));
+    if running.len() < 2 || gpu_kinds.len() > 1 {
+        return None;
+    }
+    let slowdowns = match gpu_kinds.first() {
+        Some(gpu) => model.contention.iter().find(|c| c.gpu == **gpu)?.slowdowns(gpus, with_cpu)?,
+        None => return None,
+    };
+    for (member, range) in predicted.iter_mut().zip(ranges) {
+        let Some(prediction) = member.prediction.as_mut() else { continue };
+        let device = model.devices.iter().find(|d| d.label == prediction.device);
+        let bytes = W::cost(&(sharding.part)(params, range.clone())).bytes;
+        *prediction = slowdowns.apply(prediction, device, bytes);
+    }
+    Some(slowdowns)
 }
 
 /// The groups worth showing beside the devices alone, from the devices' predictions at the whole size: the fastest
@@ -213,6 +262,7 @@ pub fn choose_set<W: DeviceWorkload>(
             prediction: Some(alone.clone()),
         }],
         total_s: alone.total_s,
+        slowdowns: None,
     };
     let fastest = candidate_groups(&predictions, gpus)
         .iter()
@@ -275,29 +325,39 @@ pub fn run_on_fastest_set_with<W: DeviceWorkload>(
     if choice.prediction.members.len() == 1 {
         return alone(Some(choice));
     }
-    // The members: the opened device of each label, and for a label given k times the first k devices of its kind.
-    let mut members = Vec::with_capacity(choice.prediction.members.len());
+    let (members, shares) = open_set(auto, &choice.prediction)?;
+    let output = DeviceGroup::new(members)?.run::<W>(input, &shares)?.output;
+    Ok((output, Some(choice)))
+}
+
+/// The devices of a predicted set and their shares: the opened device of each label, and for a label given k times
+/// the first k devices of its kind, each through the path its prediction took (a member predicted pipelined opens
+/// pipelined), so that the set runs as it was predicted.
+pub fn open_set(auto: &Auto, set: &GroupPrediction) -> Result<(Vec<crate::Device>, Vec<f64>)> {
+    let mut members = Vec::with_capacity(set.members.len());
     let mut shares = Vec::with_capacity(members.capacity());
-    for (i, member) in choice.prediction.members.iter().enumerate() {
+    for (i, member) in set.members.iter().enumerate() {
         let opened = auto.devices.iter().find(|d| d.label() == member.device).ok_or_else(|| {
             Error::invalid(format!("the model's device {} is not among the devices opened here", member.device))
         })?;
-        let nth = choice.prediction.members[..i].iter().filter(|m| m.device == member.device).count();
-        let device = match nth {
-            0 => opened.clone(),
+        let pipelined = member.prediction.as_ref().is_some_and(|p| p.pipelined);
+        let nth = set.members[..i].iter().filter(|m| m.device == member.device).count();
+        let device = match (nth, pipelined) {
+            (0, false) => opened.clone(),
+            (0, true) => auto.pipelined.iter().find(|d| d.label() == member.device).unwrap_or(opened).clone(),
             _ => {
                 let specs = DeviceGroup::parse(&format!("{}:*", opened.kind()))?;
                 let spec = specs.get(nth).cloned().ok_or_else(|| {
                     Error::invalid(format!("the set has {} {} devices, this machine fewer", nth + 1, opened.kind()))
                 })?;
-                crate::Device::open(spec)?
+                let memory = if pipelined { crate::HostMemory::Pipelined } else { crate::HostMemory::Pageable };
+                crate::Device::open_with_host_memory(spec, memory)?
             }
         };
         members.push(device);
         shares.push(member.fraction);
     }
-    let output = DeviceGroup::new(members)?.run::<W>(input, &shares)?.output;
-    Ok((output, Some(choice)))
+    Ok((members, shares))
 }
 
 #[cfg(test)]
@@ -335,6 +395,7 @@ mod tests {
         Model {
             rates: Vec::new(),
             error: None,
+            contention: Vec::new(),
             allowed: Vec::new(),
             devices: vec![device("cpu", false, 1e-9 / 8.0, 0.0), device("gpu", true, 0.25e-9 / 8.0, 1e-3)],
         }
@@ -362,6 +423,50 @@ mod tests {
         assert_eq!(small.shares(), "100% / 0%");
         let cpu_only = predict_group::<Square>(&auto, &Len(1 << 10), Placement::Resident, &[cpu]).unwrap();
         assert_eq!(cpu_only.shares(), "100%");
+    }
+
+    /// From the host, a set's members are slowed as calibration measured the host slowing them: two GPUs whose
+    /// transfers each took 1.8x as long together gain little over one, and a CPU whose streaming took 1.5x as long
+    /// beside the GPU is given less of the work. Resident data is not slowed.
+    #[test]
+    fn from_the_host_members_are_slowed_as_the_host_slowed_them() {
+        use crate::model::contention::{HostContention, SetContention};
+        let mut model = model();
+        let link = Curve { fit: CostFit { per_byte_s: 1.0 / 10e9, ..CostFit::default() }, ..Curve::default() };
+        model.devices[1].workloads[0].upload = link.clone();
+        model.devices[1].workloads[0].download = link;
+        let plain = Auto::with_model(vec![Device::cpu().unwrap()], model.clone());
+        let set = |gpus, with_cpu, gpu_slowdown, cpu_slowdown| SetContention {
+            gpus,
+            with_cpu,
+            gpu_slowdown,
+            cpu_slowdown,
+            set_s: 0.0,
+        };
+        model.contention = vec![HostContention {
+            gpu: DeviceLabel::named("gpu"),
+            gpus_present: 2,
+            elements: 1 << 24,
+            sets: vec![set(2, false, 1.8, None), set(1, true, 1.2, Some(1.5))],
+        }];
+        let slowed = Auto::with_model(vec![Device::cpu().unwrap()], model);
+        let params = Len(1 << 26);
+        let (cpu, gpu) = (DeviceLabel::named("cpu"), DeviceLabel::named("gpu"));
+        let alone = predict_member::<Square>(&plain, &params, Placement::Host, &gpu).unwrap().total_s;
+        let two = |auto: &Auto| predict_group::<Square>(auto, &params, Placement::Host, &[gpu.clone(), gpu.clone()]);
+        let (free, shared) = (two(&plain).unwrap(), two(&slowed).unwrap());
+        assert!(free.slowdowns.is_none() && alone / free.total_s > 1.9, "{} vs {alone}", free.total_s);
+        assert_eq!(shared.slowdowns.as_ref().map(|s| s.gpu), Some(1.8));
+        // Half the transfers each, 1.8x as slow: about 2 / 1.8 the speed of one, a little more for the kernels.
+        let ratio = alone / shared.total_s;
+        assert!(ratio > 2.0 / 1.8 && ratio < 1.25, "{} vs {alone}", shared.total_s);
+        let mixed = |auto: &Auto| predict_group::<Square>(auto, &params, Placement::Host, &[cpu.clone(), gpu.clone()]);
+        let (free, shared) = (mixed(&plain).unwrap(), mixed(&slowed).unwrap());
+        let cpu_share = |g: &GroupPrediction| g.members[0].fraction;
+        assert!(cpu_share(&shared) > 0.0 && cpu_share(&shared) < cpu_share(&free) - 0.03, "{}", shared.shares());
+        assert!(shared.total_s > free.total_s);
+        let resident = predict_group::<Square>(&slowed, &params, Placement::Resident, &[gpu.clone(), gpu]).unwrap();
+        assert!(resident.slowdowns.is_none());
     }
 
     #[test]

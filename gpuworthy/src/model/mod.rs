@@ -28,6 +28,7 @@
 //! on [`crate::device`] and [`crate::measure`].
 
 pub mod calibration;
+pub mod contention;
 pub mod crossover;
 pub mod fit;
 pub mod reference;
@@ -484,6 +485,10 @@ pub struct Model {
     /// Each device's arithmetic and special-function rates, where calibration measured them (expressions).
     #[serde(default)]
     pub rates: Vec<ComputeRates>,
+    /// How the host slowed the members of device sets run at once, per GPU kind, where calibration measured it
+    /// ([`contention::measure_contention`]): a group's prediction applies it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contention: Vec<contention::HostContention>,
     /// The reduced precisions its predictions may choose besides `f32` ([`Model::allowing`]): none unless the caller
     /// allowed them. Not stored: a caller's allowance, not the machine's.
     #[serde(skip)]
@@ -793,6 +798,10 @@ impl Model {
             self.rates.retain(|r| r.label != rates.label);
             self.rates.push(rates);
         }
+        for measured in other.contention {
+            self.contention.retain(|c| c.gpu != measured.gpu);
+            self.contention.push(measured);
+        }
     }
 
     /// The relative difference within which two predictions are a toss-up ([`ModelError::margin`], or
@@ -999,6 +1008,7 @@ mod tests {
         Model {
             rates: Vec::new(),
             error: None,
+            contention: Vec::new(),
             allowed: Vec::new(),
             devices: vec![
                 DeviceModel {
@@ -1371,6 +1381,7 @@ mod tests {
         Model {
             rates: Vec::new(),
             error: None,
+            contention: Vec::new(),
             allowed: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),

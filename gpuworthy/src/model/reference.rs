@@ -114,7 +114,8 @@ impl ReferenceMachine {
 
 /// The CPU of `local` (the CPU backend's device; a CPU adapter such as lavapipe is left out, as any GPU of this
 /// machine is), with `reference`'s GPUs; the CPU's rates with the GPUs'. The error kept is the reference machine's
-/// (its GPUs' share of the uncertainty; this CPU's was never evaluated beside them).
+/// (its GPUs' share of the uncertainty; this CPU's was never evaluated beside them), and so is how its host slowed
+/// device sets run at once (its GPUs' links and that host's memory: this CPU's memory beside them was never measured).
 pub fn combine(local: &Model, reference: &Model) -> Model {
     let gpus: Vec<&DeviceLabel> = reference.devices.iter().filter(|d| d.is_gpu).map(|d| &d.label).collect();
     let mut devices: Vec<_> = local
@@ -132,7 +133,13 @@ pub fn combine(local: &Model, reference: &Model) -> Model {
         .cloned()
         .collect();
     rates.extend(reference.rates.iter().filter(|r| gpus.contains(&&r.label)).cloned());
-    Model { devices, error: reference.error.clone(), rates, allowed: local.allowed.clone() }
+    Model {
+        devices,
+        error: reference.error.clone(),
+        rates,
+        contention: reference.contention.clone(),
+        allowed: local.allowed.clone(),
+    }
 }
 
 /// A GPU that was never measured, described by how it differs from a reference machine's: its memory's streaming

@@ -1,7 +1,8 @@
 //! `gpuworthy calibrate`: measures what the cost model behind `auto` and `explain` needs on this machine and stores
 //! it; with `--evaluate`, measures the sizes calibration did not use and compares auto's choice at each with the
 //! fastest measured (the regret), keeping that error with the calibration; with `--expr`, adds one expression's own
-//! curves to the stored calibration.
+//! curves to the stored calibration; with `--evaluate --sets`, compares auto's choice of device set with the fastest
+//! set measured.
 //!
 //! The measuring is the facade's ([`gpuworthy::choose::catalog`], [`gpuworthy::model::calibration`], [`gpuworthy::choose::evaluation`]);
 //! this module is the order of the steps and what is said after each. Calibrating and evaluating share nothing but
@@ -30,6 +31,7 @@ use crate::tool::shared::{check_writable_file, skip_unavailable, warn_about_doma
 /// curves (`--expr`).
 pub(crate) fn calibrate_command(
     evaluate: bool,
+    sets: bool,
     json: Option<PathBuf>,
     expressions: bool,
     expression: &ExpressionArgs,
@@ -43,6 +45,7 @@ pub(crate) fn calibrate_command(
             warn_about_domain(&request)?;
             calibrate_one_expression(&request)
         }
+        None if sets => evaluate_sets(json),
         None => calibrate(evaluate, json, expressions),
     }
 }
@@ -136,6 +139,86 @@ fn calibrate_and_save(
     out!("calibrated in {:.0} s, saved to {}", calibration.took_s, path.display());
     for device in &calibration.model.devices {
         out!("{}", calibrated_device(device));
+    }
+    for contention in &calibration.model.contention {
+        out!(
+            "  the host's contention (square {} from the host, equal parts, each member against itself alone):",
+            contention.elements
+        );
+        for line in contention.describe() {
+            out!("    {line}");
+        }
+    }
+    Ok(())
+}
+
+/// `calibrate --evaluate --sets`: auto's choice of device set against the fastest set measured at each size of the
+/// built-in workloads that split, data on the host, printed and written to `json` when asked.
+fn evaluate_sets(json: Option<PathBuf>) -> anyhow::Result<()> {
+    if let Some(json) = &json {
+        check_writable_file("--json", json)?;
+    }
+    let path = calibration_path()?;
+    let opened = Device::all_available();
+    skip_unavailable(&opened)?;
+    let calibration = match Calibration::load(&path, &MachineFingerprint::of(&opened.devices)) {
+        Loaded::Calibrated(c) => c,
+        Loaded::Missing(path) => bail!("{} does not exist: run `gpuworthy calibrate` first", path.display()),
+        Loaded::Ignored(why) => bail!("{why}"),
+    };
+    let auto = gpuworthy::choose::auto::Auto::with_model(opened.devices.clone(), calibration.model);
+    let progress = progress_bar();
+    let bar = Bar(progress.clone());
+    let mut evaluation = gpuworthy::choose::set_evaluation::SetEvaluation::default();
+    for workload in Catalog::builtin().entries() {
+        evaluation.extend(workload.evaluate_sets(&auto, &bar));
+    }
+    progress.finish_and_clear();
+    let t = |s: f64| report::duration(Duration::from_secs_f64(s));
+    out!(
+        "{:<11} {:<12} {:<30} {:>10} {:>10}  {:<30} {:>10} {:>7}",
+        "workload",
+        "size",
+        "auto's set",
+        "measured",
+        "predicted",
+        "fastest set",
+        "time",
+        "regret"
+    );
+    for p in &evaluation.points {
+        let chosen = p.set(&p.auto_set);
+        let fastest = p.set(&p.fastest_set);
+        out!(
+            "{:<11} {:<12} {:<30} {:>10} {:>10}  {:<30} {:>10} {:>6.2}x",
+            p.workload,
+            p.size,
+            p.auto_set,
+            chosen.map_or("-".to_owned(), |s| t(s.measured_s)),
+            chosen.map_or("-".to_owned(), |s| t(s.predicted_s)),
+            p.fastest_set,
+            fastest.map_or("-".to_owned(), |s| t(s.measured_s)),
+            p.regret
+        );
+    }
+    for failure in &evaluation.failures {
+        out!("FAILED {} {}: {}", failure.workload, failure.size, failure.what);
+    }
+    let (points, within, median, worst) = evaluation.summary();
+    out!(
+        "{points} points ({} failed): auto's set within 10% of the fastest set at {within} ({:.0}%), median regret \
+         {median:.2}x, worst {worst:.2}x; groups chosen at {}, fastest at {}",
+        evaluation.failures.len(),
+        100.0 * within as f64 / points.max(1) as f64,
+        evaluation.points.iter().filter(|p| p.auto_set.contains('+') || p.auto_set.contains('×')).count(),
+        evaluation.points.iter().filter(|p| p.fastest_set.contains('+') || p.fastest_set.contains('×')).count(),
+    );
+    if let Some(json) = json {
+        let text = serde_json::to_string_pretty(&evaluation)?;
+        std::fs::write(&json, text).with_context(|| format!("writing {}", json.display()))?;
+    }
+    if !evaluation.failures.is_empty() {
+        return Err(Exit::check_failed(format!("{} points of the set evaluation failed", evaluation.failures.len())));
     }
     Ok(())
 }

@@ -395,10 +395,28 @@ pub(crate) fn print_groups<W: gpuworthy::device::DeviceWorkload>(
     if let Some(set) = gpuworthy::choose::group::choose_set::<W>(auto, params, placement, gpus.max(1)) {
         out!("fastest set: {}", set.reason);
     }
-    out!(
-        "  left out of these predictions: the host's copies of each member's part, and members slowing one another \
-         (GPUs sharing a host link, the CPU's memory busy with the GPUs' transfers)"
-    );
+    let contention = auto.model.as_ref().map_or(&[][..], |m| &m.contention[..]);
+    let applied = rows.iter().any(|(g, _)| g.slowdowns.is_some());
+    match (placement.moves_data(), applied) {
+        (false, _) => out!("  resident: each member computes on its own memory; the combine of parts is left out"),
+        (true, true) => {
+            out!(
+                "  members slow one another as calibration measured on this host (the GPUs' transfers and the CPU's square, each in the set against alone):"
+            );
+            for line in contention.iter().flat_map(|c| c.describe()) {
+                out!("    {line}");
+            }
+            if let Some(from) = rows.iter().find_map(|(g, _)| g.slowdowns.as_ref()?.extrapolated_from) {
+                out!(
+                    "    what-ifs past {from} GPUs: their GPUs share what {from} carried together (the host carrying no more)"
+                );
+            }
+        }
+        (true, false) => out!(
+            "  left out of these predictions: members slowing one another (GPUs sharing the host's memory, the CPU's \
+             memory busy with the GPUs' transfers): calibration on a host with these sets measures it"
+        ),
+    }
     Ok(())
 }
 

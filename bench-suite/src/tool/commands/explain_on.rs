@@ -20,8 +20,9 @@ use crate::tool::progress::{Bar, progress_bar};
 pub(crate) struct OnMachine {
     /// The reference machine's name.
     pub machine: String,
-    /// Its GPUs: 1 unless `--gpus` says more.
-    pub gpus: usize,
+    /// Its GPUs as `--gpus` says; without it, as many as the machine had when calibrated (1 where its calibration
+    /// measured no set of them).
+    pub gpus: Option<usize>,
 }
 
 /// `gpuworthy explain --on MACHINE`: `W` at `params` predicted on this machine's CPU beside a reference machine's
@@ -82,7 +83,8 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
     if let Some(verdict) = verdict(&predictions, auto.toss_up_margin()) {
         out!("fastest: {verdict}");
     }
-    print_groups::<W>(&auto, params, placement, &predictions, on.gpus, &[4, 8])?;
+    let calibrated_gpus = machine.calibration()?.model.contention.iter().map(|c| c.gpus_present).max().unwrap_or(1);
+    print_groups::<W>(&auto, params, placement, &predictions, on.gpus.unwrap_or(calibrated_gpus), &[4, 8])?;
     if let Some(model) = &auto.model
         && !ladder.is_empty()
     {
