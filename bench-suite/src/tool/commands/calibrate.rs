@@ -169,11 +169,6 @@ fn evaluate_sets(json: Option<PathBuf>) -> anyhow::Result<()> {
     let auto = gpuworthy::choose::auto::Auto::with_model(opened.devices.clone(), calibration.model);
     let progress = progress_bar();
     let bar = Bar(progress.clone());
-    let mut evaluation = gpuworthy::choose::set_evaluation::SetEvaluation::default();
-    for workload in Catalog::builtin().entries() {
-        evaluation.extend(workload.evaluate_sets(&auto, &bar));
-    }
-    progress.finish_and_clear();
     let t = |s: f64| report::duration(Duration::from_secs_f64(s));
     out!(
         "{:<11} {:<12} {:<30} {:>10} {:>10}  {:<30} {:>10} {:>7}",
@@ -186,21 +181,31 @@ fn evaluate_sets(json: Option<PathBuf>) -> anyhow::Result<()> {
         "time",
         "regret"
     );
-    for p in &evaluation.points {
-        let chosen = p.set(&p.auto_set);
-        let fastest = p.set(&p.fastest_set);
-        out!(
-            "{:<11} {:<12} {:<30} {:>10} {:>10}  {:<30} {:>10} {:>6.2}x",
-            p.workload,
-            p.size,
-            p.auto_set,
-            chosen.map_or("-".to_owned(), |s| t(s.measured_s)),
-            chosen.map_or("-".to_owned(), |s| t(s.predicted_s)),
-            p.fastest_set,
-            fastest.map_or("-".to_owned(), |s| t(s.measured_s)),
-            p.regret
-        );
+    // Each workload's points as it ends, so that a long evaluation piped to a file shows where it is.
+    let mut evaluation = gpuworthy::choose::set_evaluation::SetEvaluation::default();
+    for workload in Catalog::builtin().entries() {
+        let own = workload.evaluate_sets(&auto, &bar);
+        progress.suspend(|| -> anyhow::Result<()> {
+            for p in &own.points {
+                let chosen = p.set(&p.auto_set);
+                let fastest = p.set(&p.fastest_set);
+                out!(
+                    "{:<11} {:<12} {:<30} {:>10} {:>10}  {:<30} {:>10} {:>6.2}x",
+                    p.workload,
+                    p.size,
+                    p.auto_set,
+                    chosen.map_or("-".to_owned(), |s| t(s.measured_s)),
+                    chosen.map_or("-".to_owned(), |s| t(s.predicted_s)),
+                    p.fastest_set,
+                    fastest.map_or("-".to_owned(), |s| t(s.measured_s)),
+                    p.regret
+                );
+            }
+            Ok(())
+        })?;
+        evaluation.extend(own);
     }
+    progress.finish_and_clear();
     for failure in &evaluation.failures {
         out!("FAILED {} {}: {}", failure.workload, failure.size, failure.what);
     }
