@@ -455,6 +455,14 @@ pub trait Implements<W: Workload>: Backend {
         run_part_by_cut(self, variant, input, units, output)
     }
 
+    /// Whether [`Implements::run_part`] of `variant` at `params` reads the part where it lies and writes its output
+    /// in place, with no copy on the host; `false` for the default, which cuts the part and copies its output in.
+    /// The cost model charges a group's member the host's copies where this is `false`.
+    fn reads_parts_in_place(&self, variant: &str, params: &W::Params) -> bool {
+        let _ = (variant, params);
+        false
+    }
+
     /// Waits for the work on `resident`, a group member's part of `input` (its `units`, as uploaded), and copies its
     /// output into `output`, its place in the group's whole output ([`crate::InPlace`]). A backend that copies from
     /// the device straight into the place overrides it (CUDA's elementwise work, matmul and the stencil); the default

@@ -1236,6 +1236,11 @@ impl Implements<Expression> for CudaBackend {
         })
     }
 
+    fn reads_parts_in_place(&self, _variant: &str, params: &ExprParams) -> bool {
+        let elementwise_f32 = params.program.reduction.is_none() && !params.dtype.is_half();
+        self.host_memory() == HostMemory::Pipelined && elementwise_f32
+    }
+
     /// A pipelined elementwise expression on `f32` arrays reads its part of the caller's arrays where they lie and
     /// writes into the group's output in place; other parts (16-bit arrays, a backend that is not pipelined) are cut
     /// and copied in, as by default.

@@ -50,6 +50,10 @@ impl Implements<Saxpy> for CpuBackend {
     }
 
     /// `y` copied into the group's output in place (on every core), then updated there: no cut, no join.
+    fn reads_parts_in_place(&self, _variant: &str, _params: &gpuworthy_core::workloads::SaxpyParams) -> bool {
+        true
+    }
+
     fn run_part(&self, variant: &str, input: &SaxpyInput, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
         Saxpy::validate(input)?;
         let (y, out) = part_slices(&input.y, units.clone(), place)?;

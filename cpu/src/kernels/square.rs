@@ -73,6 +73,10 @@ impl Implements<Square> for CpuBackend {
     }
 
     /// Reads `x[units]` where it lies and writes the group's output in place.
+    fn reads_parts_in_place(&self, _variant: &str, _params: &gpuworthy_core::workloads::Len) -> bool {
+        true
+    }
+
     fn run_part(&self, variant: &str, x: &Vec<f32>, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
         let (x, y) = part_slices(x, units, place)?;
         self.square_into(variant, x, y)

@@ -559,6 +559,11 @@ impl Implements<Matmul> for CudaBackend {
     /// Pipelined (and not a 16-bit rung), a group member's rows of A are read straight from the caller's A and its
     /// rows of C written into its place in the group's output, B uploaded whole; otherwise cut and copied in, as by
     /// default.
+    fn reads_parts_in_place(&self, variant: &str, _params: &<Matmul as gpuworthy_core::Workload>::Params) -> bool {
+        let sixteen_bits = matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16);
+        self.host_memory() == HostMemory::Pipelined && !sixteen_bits
+    }
+
     fn run_part(
         &self,
         variant: &str,

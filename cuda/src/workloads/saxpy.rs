@@ -75,6 +75,10 @@ impl Implements<Saxpy> for CudaBackend {
     }
 
     /// Reads `x[units]` and `y[units]` where they lie and writes into the group's output in place.
+    fn reads_parts_in_place(&self, _variant: &str, _params: &gpuworthy_core::workloads::SaxpyParams) -> bool {
+        true
+    }
+
     fn run_part(&self, variant: &str, input: &SaxpyInput, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
         Saxpy::validate(input)?;
         let (x, y) = (units_of(&input.x, units.clone())?, units_of(&input.y, units)?);

@@ -66,6 +66,10 @@ impl Implements<Square> for CudaBackend {
     }
 
     /// Reads `x[units]` where it lies and writes into the group's output in place.
+    fn reads_parts_in_place(&self, _variant: &str, _params: &gpuworthy_core::workloads::Len) -> bool {
+        true
+    }
+
     fn run_part(&self, variant: &str, x: &Vec<f32>, units: Range<usize>, place: &mut PartOutput<'_>) -> Result<()> {
         let x = gpuworthy_core::shard::units_of(x, units)?;
         self.run_elementwise_part(VARIANTS.lookup::<Square, _>(self, variant)?, None, x, None, place)

@@ -95,6 +95,10 @@ impl Implements<Stencil> for CudaBackend {
         self.stencil_pipelined(variant, input, 0..input.height, output)
     }
 
+    fn reads_parts_in_place(&self, _variant: &str, _params: &<Stencil as gpuworthy_core::Workload>::Params) -> bool {
+        self.host_memory() == HostMemory::Pipelined
+    }
+
     /// Pipelined, a group member's band of rows reads its rows and their halo rows straight from the caller's image
     /// and writes its rows into its place in the group's output (page-locked arrays and all); phase by phase, the
     /// band is cut with its halo and copied in, as by default.

@@ -707,6 +707,7 @@ mod tests {
             rates: Vec::new(),
             error: None,
             contention: Vec::new(),
+            host_copy_s_per_byte: None,
             allowed: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),

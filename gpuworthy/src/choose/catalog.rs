@@ -277,6 +277,7 @@ pub fn calibrate(devices: &[Device], workloads: &[&dyn WorkloadEntry], progress:
         }
     }
     calibration.model.contention = crate::model::contention::measure_contention(devices, progress);
+    calibration.model.host_copy_s_per_byte = crate::model::contention::measure_host_copy();
     calibration.took_s = started.elapsed().as_secs_f64();
     calibration
 }

@@ -11,7 +11,10 @@
 //! Members slow one another when their data starts on the host: the GPUs' copies and the CPU's kernel share the
 //! host's memory. Where calibration measured that for the set ([`crate::model::contention`]), each member's
 //! prediction is slowed by it before the shares are balanced, so a set the host cannot feed is predicted as it runs;
-//! where it did not (a machine calibrated before, a set of two GPU kinds), the prediction says it is left out.
+//! where it did not (a machine calibrated before, a set of two GPU kinds), the prediction says it is left out. A
+//! member whose device does not read its part where it lies (the default path cuts the part and copies its output
+//! into place) is charged those copies at the host's rate into fresh memory, which calibration measures: on a
+//! 32-core host a group's cut of 1 GiB cost more than the two GPUs' whole work.
 //!
 //! [`Sharding::part`]: gpuworthy_core::Sharding
 
@@ -153,6 +156,7 @@ pub fn predict_group<W: DeviceWorkload>(
             });
         }
         let slowdowns = slow_members::<W>(auto, params, placement, &sharding, &ranges, &mut predicted);
+        charge_host_copies::<W>(auto, params, placement, &sharding, &ranges, &mut predicted);
         let total_s = predicted.iter().filter_map(|m| m.prediction.as_ref()).map(|p| p.total_s).fold(0.0, f64::max);
         // Each member's share over its time is its speed on the work it was given: the next shares.
         for (share, member) in shares.iter_mut().zip(&predicted) {
@@ -208,6 +212,42 @@ fn slow_members<W: DeviceWorkload>(
         *prediction = slowdowns.apply(prediction, device, bytes);
     }
     Some(slowdowns)
+}
+
+/// Adds to each running member of a group run from the host (two or more members running) the host's copies its
+/// part costs where its device does not read parts in place ([`crate::model::WorkloadModel::parts_in_place`]): the
+/// part's bytes on the host (its input cut, its output copied into place) at the host's rate into fresh memory
+/// ([`crate::model::Model::host_copy_s_per_byte`]). Nothing where calibration did not measure that rate.
+fn charge_host_copies<W: DeviceWorkload>(
+    auto: &Auto,
+    params: &W::Params,
+    placement: Placement,
+    sharding: &gpuworthy_core::Sharding<W>,
+    ranges: &[std::ops::Range<usize>],
+    predicted: &mut [MemberPrediction],
+) {
+    let Some(model) = auto.model.as_ref().filter(|_| placement.moves_data()) else { return };
+    let Some(per_byte) = model.host_copy_s_per_byte else { return };
+    if predicted.iter().filter(|m| m.prediction.is_some()).count() < 2 {
+        return;
+    }
+    let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
+    let like = W::resemblance(params).map(|r| r.like);
+    for (member, range) in predicted.iter_mut().zip(ranges) {
+        let Some(prediction) = member.prediction.as_mut() else { continue };
+        let workload = model.devices.iter().find(|d| d.label == prediction.device).and_then(|d| {
+            let named = |name: &str| d.workloads.iter().find(|w| w.workload == name);
+            named(&instance).or_else(|| like.as_deref().and_then(named))
+        });
+        let in_place = workload.is_some_and(|w| {
+            sharding.in_place.is_some()
+                && if prediction.pipelined { w.parts_in_place_pipelined } else { w.parts_in_place }
+        });
+        if !in_place {
+            let bytes = W::host_bytes(&(sharding.part)(params, range.clone())).unwrap_or(0);
+            prediction.total_s += bytes as f64 * per_byte;
+        }
+    }
 }
 
 /// The groups worth showing beside the devices alone, from the devices' predictions at the whole size: the fastest
@@ -396,6 +436,7 @@ mod tests {
             rates: Vec::new(),
             error: None,
             contention: Vec::new(),
+            host_copy_s_per_byte: None,
             allowed: Vec::new(),
             devices: vec![device("cpu", false, 1e-9 / 8.0, 0.0), device("gpu", true, 0.25e-9 / 8.0, 1e-3)],
         }
@@ -465,8 +506,38 @@ mod tests {
         let cpu_share = |g: &GroupPrediction| g.members[0].fraction;
         assert!(cpu_share(&shared) > 0.0 && cpu_share(&shared) < cpu_share(&free) - 0.03, "{}", shared.shares());
         assert!(shared.total_s > free.total_s);
-        let resident = predict_group::<Square>(&slowed, &params, Placement::Resident, &[gpu.clone(), gpu]).unwrap();
-        assert!(resident.slowdowns.is_none());
+        let resident = predict_group::<Square>(&slowed, &params, Placement::Resident, &[gpu.clone(), gpu.clone()]);
+        assert!(resident.unwrap().slowdowns.is_none());
+    }
+
+    /// A member that cuts its part and copies its output in is charged the host's copies; one that reads its part in
+    /// place is not; nor is a device alone.
+    #[test]
+    fn a_member_that_cuts_its_part_is_charged_the_hosts_copies() {
+        let mut model = model();
+        model.host_copy_s_per_byte = Some(1.0 / 2e9);
+        let gpu = DeviceLabel::named("gpu");
+        let params = Len(1 << 26);
+        let two = |model: &Model| {
+            let auto = Auto::with_model(vec![Device::cpu().unwrap()], model.clone());
+            predict_group::<Square>(&auto, &params, Placement::Host, &[gpu.clone(), gpu.clone()]).unwrap()
+        };
+        let mut reading = model.clone();
+        reading.devices[1].workloads[0].parts_in_place = true;
+        let in_place = two(&reading);
+        assert_eq!(in_place.shares(), "50% / 50%");
+        // Half of 2^26 elements in and out (256 MiB) at 2 GB/s is 134 ms more for each member that cuts, against
+        // 17.8 ms for one GPU alone: the split no longer pays, and one GPU takes it all.
+        let cutting = two(&model);
+        let auto = Auto::with_model(vec![Device::cpu().unwrap()], model);
+        let alone = predict_member::<Square>(&auto, &params, Placement::Host, &gpu).unwrap().total_s;
+        assert_eq!((cutting.shares().as_str(), cutting.total_s), ("100% / 0%", alone));
+        assert!(in_place.total_s < 0.6 * alone, "{} against {alone}", in_place.total_s);
+        let half = predict_group::<Square>(&auto, &Len(1 << 25), Placement::Host, std::slice::from_ref(&gpu)).unwrap();
+        assert_eq!(
+            half.total_s,
+            predict_member::<Square>(&auto, &Len(1 << 25), Placement::Host, &gpu).unwrap().total_s
+        );
     }
 
     #[test]

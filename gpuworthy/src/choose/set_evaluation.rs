@@ -3,9 +3,10 @@
 //!
 //! At each size of a workload's ladder, every set the choice was made among is run: each device alone and each group
 //! [`candidate_groups`] forms, with the shares the model balanced for it, through the path each member's prediction
-//! took (a member predicted pipelined runs pipelined), all through the same group run ([`DeviceGroup::run`], a
-//! device alone as a group of one), so that a group and a device alone are timed the same way: the members at once
-//! and the join, the median of a few runs after an untimed one whose output is checked against the reference. The
+//! took (a member predicted pipelined runs pipelined), each as auto's run on it would go: a device alone through its
+//! own run ([`crate::Device::run`]: a group of one would cut and join for nothing), a group through
+//! [`DeviceGroup::run`], both returning a fresh output, timed on the host's clock, the median of a few runs after an
+//! untimed one whose output is checked against the reference. The
 //! regret of a point is the measured time of auto's set over the fastest set's. Only the sets auto chose among are
 //! measured: a set with other shares might be faster still, which this evaluation does not claim to know.
 
@@ -122,26 +123,54 @@ fn candidate_sets<W: DeviceWorkload>(auto: &Auto, params: &W::Params, gpus: usiz
     sets
 }
 
-/// The median time of `group` running `input` with `shares` (the members at once and the join), after one untimed
-/// run whose output is checked against `expected`.
+/// The median time of `run` (one run of a set: its output and its time), after one untimed run whose output is
+/// checked against `expected`.
 fn time_set<W: DeviceWorkload>(
-    group: &DeviceGroup,
     input: &W::Input,
     expected: &W::Output,
-    shares: &[f64],
+    run: impl Fn() -> gpuworthy_core::Result<(W::Output, Duration)>,
 ) -> gpuworthy_core::Result<Duration> {
-    let first = group.run::<W>(input, shares)?;
-    W::check(input, expected, &first.output, Precision::Fp32)
+    let (output, took) = run()?;
+    W::check(input, expected, &output, Precision::Fp32)
         .map_err(|m| gpuworthy_core::Error::invalid(format!("the result does not match the reference: {m}")))?;
-    let repeats = if first.parallel + first.join > ONE_RUN_ABOVE { 1 } else { SET_REPEATS };
-    drop(first);
+    drop(output);
+    let repeats = if took > ONE_RUN_ABOVE { 1 } else { SET_REPEATS };
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
-        let run = group.run::<W>(input, shares)?;
-        times.push(run.parallel + run.join);
+        times.push(run()?.1);
     }
     times.sort_unstable();
     Ok(times[times.len() / 2])
+}
+
+/// One run of `set` on `input`, as [`crate::choose::group::run_on_fastest_set`] runs it: a device alone runs the
+/// predicted variant on the whole input ([`crate::Device::run`]), a group its members at once with the set's shares
+/// ([`DeviceGroup::run`]); both return a fresh output, as a program calling them gets.
+fn run_set<W: DeviceWorkload>(
+    set: &GroupPrediction,
+    members: &[crate::Device],
+    shares: &[f64],
+    input: &W::Input,
+) -> gpuworthy_core::Result<(W::Output, Duration)> {
+    let running: Vec<usize> = (0..shares.len()).filter(|&i| shares[i] > 0.0).collect();
+    if let ([only], Some(device)) = (running.as_slice(), running.first().and_then(|&i| members.get(i))) {
+        let variant = set.members[*only].prediction.as_ref().map_or_else(
+            || device.best_variant::<W>(&W::params(input)),
+            |p| {
+                device
+                    .variants::<W>()
+                    .into_iter()
+                    .find(|v| *v == p.variant.as_str())
+                    .unwrap_or(device.best_variant::<W>(&W::params(input)))
+            },
+        );
+        let started = std::time::Instant::now();
+        let output = device.run::<W>(variant, input)?;
+        return Ok((output, started.elapsed()));
+    }
+    let group = DeviceGroup::new(members.to_vec())?;
+    let run = group.run::<W>(input, shares)?;
+    Ok((run.output, run.parallel + run.join))
 }
 
 /// Measures, at each size of `full` that moves no more than [`EVALUATION_MAX_BYTES`], every set auto chooses among
@@ -185,9 +214,9 @@ pub fn evaluate_sets_over<W: DeviceWorkload>(
         for set in candidate_sets::<W>(auto, params, gpus) {
             let name = set_name(&set);
             progress.now_measuring(format!("{} {params} on {name}", W::NAME));
-            let measured = open_set(auto, &set)
-                .and_then(|(members, shares)| Ok((DeviceGroup::new(members)?, shares)))
-                .and_then(|(group, shares)| time_set::<W>(&group, &input, &expected, &shares));
+            let measured = open_set(auto, &set).and_then(|(members, shares)| {
+                time_set::<W>(&input, &expected, || run_set::<W>(&set, &members, &shares, &input))
+            });
             match measured {
                 Ok(time) => {
                     sets.push(MeasuredSet { set: name, predicted_s: set.total_s, measured_s: time.as_secs_f64() });

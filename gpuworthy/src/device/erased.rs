@@ -53,6 +53,8 @@ pub trait ErasedImplements<W: Workload>: Send + Sync {
     /// [`Implements::run_part`].
     fn run_part(&self, variant: &str, input: &W::Input, units: Range<usize>, output: &mut PartOutput<'_>)
     -> Result<()>;
+    /// [`Implements::reads_parts_in_place`].
+    fn reads_parts_in_place(&self, variant: &str, params: &W::Params) -> bool;
     /// [`measure`] on the concrete backend.
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement>;
     /// [`measure_end_to_end`] on the concrete backend.
@@ -138,6 +140,10 @@ where
         output: &mut PartOutput<'_>,
     ) -> Result<()> {
         Implements::<W>::run_part(self, variant, input, units, output)
+    }
+
+    fn reads_parts_in_place(&self, variant: &str, params: &W::Params) -> bool {
+        Implements::<W>::reads_parts_in_place(self, variant, params)
     }
 
     fn measure(&self, variant: &str, input: &W::Input, options: &MeasureOptions) -> Result<Measurement> {

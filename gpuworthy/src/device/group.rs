@@ -640,10 +640,20 @@ fn every_device(kind: BackendKind) -> Result<Vec<DeviceSpec>> {
             (0..gpuworthy_cuda::CudaBackend::device_count()).map(|ordinal| DeviceSpec::Cuda { ordinal }).collect()
         }
         #[cfg(feature = "wgpu")]
-        BackendKind::Wgpu => gpuworthy_wgpu::WgpuBackend::adapters()
-            .into_iter()
-            .map(|info| DeviceSpec::Wgpu { adapter: Some(info.name) })
-            .collect(),
+        // By index in the adapters' list: two GPUs of one model share a name. A CPU adapter (lavapipe) is a member
+        // only where there is no GPU adapter.
+        BackendKind::Wgpu => {
+            let adapters = gpuworthy_wgpu::WgpuBackend::adapters();
+            let on_cpu =
+                |info: &gpuworthy_wgpu::wgpu::AdapterInfo| info.device_type == gpuworthy_wgpu::wgpu::DeviceType::Cpu;
+            let any_gpu = adapters.iter().any(|a| !on_cpu(a));
+            adapters
+                .iter()
+                .enumerate()
+                .filter(|(_, info)| !any_gpu || !on_cpu(info))
+                .map(|(index, _)| DeviceSpec::Wgpu { adapter: Some(index.to_string()) })
+                .collect()
+        }
         #[allow(unreachable_patterns)]
         other => {
             return Err(Device::open(DeviceSpec::from(other))

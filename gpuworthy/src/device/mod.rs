@@ -426,6 +426,12 @@ impl Device {
         self.implementation::<W>()?.run_part(variant, input, units, output)
     }
 
+    /// Whether [`Device::run_part`] of `variant` at `params` reads the part where it lies and writes in place, with
+    /// no copy on the host ([`Implements::reads_parts_in_place`]); `false` for a workload the device does not run.
+    pub fn reads_parts_in_place<W: DeviceWorkload>(&self, variant: &str, params: &W::Params) -> bool {
+        self.implementation::<W>().is_ok_and(|i| i.reads_parts_in_place(variant, params))
+    }
+
     /// Measures every phase of `variant` on `input` with the harness ([`measure`](crate::measure::measure)), timed on the backend itself (no
     /// dispatch through this enum inside the timed loops).
     pub fn measure<W: DeviceWorkload>(

@@ -310,6 +310,9 @@ pub struct WorkloadCalibration {
     pub streaming: Vec<(DeviceLabel, OwnStreaming)>,
     /// The kernel of a workload bound by its arithmetic, timed past the ladder on each GPU ([`measure_compute_probe`]).
     pub compute_probes: Vec<(DeviceLabel, ComputeProbe)>,
+    /// Each device's answer to [`Device::reads_parts_in_place`] at the largest size, for its best variant there:
+    /// `(label, through its own path, through its pipelined twin)`.
+    pub parts_in_place: Vec<(DeviceLabel, bool, bool)>,
 }
 
 /// Measures `W`'s calibration ladder on every device and variant, and its transfers through each pinned and
@@ -379,6 +382,14 @@ pub fn calibrate_workload_with<W: DeviceWorkload>(
     part.streaming = measure_workload_streaming::<W>(&devices.devices, top, progress);
     part.compute_probes = measure_compute_probe::<W>(&devices.devices, &part.rows, progress);
     remeasure_slower_than_larger::<W>(&devices.devices, &ladder, &mut part, &options, progress);
+    if let Some(largest) = ladder.last() {
+        let in_place =
+            |d: &Device| d.supports::<W>() && d.reads_parts_in_place::<W>(d.best_variant::<W>(largest), largest);
+        for device in &devices.devices {
+            let twin = devices.pipelined.iter().find(|(label, _)| *label == device.label()).map(|(_, d)| d);
+            part.parts_in_place.push((device.label(), in_place(device), twin.is_some_and(in_place)));
+        }
+    }
     part
 }
 
@@ -648,6 +659,12 @@ impl Calibration {
                 let device = model.devices.iter_mut().find(|d| d.label == *label);
                 if let Some(w) = device.and_then(|d| d.workloads.iter_mut().find(|w| w.workload == part.workload)) {
                     w.streaming = Some(own.clone());
+                }
+            }
+            for (label, own, pipelined) in &part.parts_in_place {
+                let device = model.devices.iter_mut().find(|d| d.label == *label);
+                if let Some(w) = device.and_then(|d| d.workloads.iter_mut().find(|w| w.workload == part.workload)) {
+                    (w.parts_in_place, w.parts_in_place_pipelined) = (*own, *pipelined);
                 }
             }
             for (label, probe) in &part.compute_probes {

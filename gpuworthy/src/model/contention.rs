@@ -145,6 +145,28 @@ impl HostContention {
     }
 }
 
+/// The bytes [`measure_host_copy`] copies: 64 MiB, past any host's caches.
+pub const HOST_COPY_BYTES: usize = 64 << 20;
+
+/// Seconds per byte this host takes to copy into memory it has just allocated, as a group member's cut of its part
+/// and the copy of its output into place do (fresh memory: the system maps each page in as it is first written, which
+/// on a 32-core host costs more than the copy itself). The median of three copies after one untimed; `None` where the
+/// source cannot be allocated.
+pub fn measure_host_copy() -> Option<f64> {
+    let source = Square::generate(&Len(HOST_COPY_BYTES / 4), 7).ok()?;
+    let mut times = Vec::with_capacity(3);
+    for run in 0..4 {
+        let started = std::time::Instant::now();
+        let copy = std::hint::black_box(source.to_vec());
+        let took = started.elapsed();
+        drop(copy);
+        if run > 0 {
+            times.push(took);
+        }
+    }
+    Some(median(times).as_secs_f64() / HOST_COPY_BYTES as f64)
+}
+
 /// The sets measured for one GPU kind of `gpus` devices, with the CPU where there is one: every count of GPUs from
 /// two alone, and from one with the CPU.
 fn sets_to_measure(gpus: usize, with_cpu: bool) -> Vec<(usize, bool)> {

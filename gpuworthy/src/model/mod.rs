@@ -129,6 +129,15 @@ pub struct WorkloadModel {
     /// interpolated, and grows from the probe past it ([`Curve::predict_kernel_probed`]). None where not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_probe: Option<ComputeProbe>,
+    /// Whether this device, as a member of a group run from the host, reads its part where it lies and writes it in
+    /// place ([`gpuworthy_core::Implements::reads_parts_in_place`]), through its pageable path and through its
+    /// pipelined one; where not, the part is cut and its output copied in, on the host, and a group's prediction
+    /// charges those copies ([`Model::host_copy_s_per_byte`]). `false` in calibrations older than the field.
+    #[serde(default)]
+    pub parts_in_place: bool,
+    /// As [`WorkloadModel::parts_in_place`], through the device's pipelined path.
+    #[serde(default)]
+    pub parts_in_place_pipelined: bool,
 }
 
 /// A kernel of a workload bound by its arithmetic, timed once past the calibration ladder
@@ -489,6 +498,10 @@ pub struct Model {
     /// ([`contention::measure_contention`]): a group's prediction applies it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contention: Vec<contention::HostContention>,
+    /// Seconds per byte the host takes to copy into memory it has just allocated (a group member's cut of its part,
+    /// and its output copied into place, [`contention::measure_host_copy`]), where calibration measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_copy_s_per_byte: Option<f64>,
     /// The reduced precisions its predictions may choose besides `f32` ([`Model::allowing`]): none unless the caller
     /// allowed them. Not stored: a caller's allowance, not the machine's.
     #[serde(skip)]
@@ -585,6 +598,8 @@ impl Model {
                     variants,
                     streaming: None,
                     compute_probe: None,
+                    parts_in_place: false,
+                    parts_in_place_pipelined: false,
                 });
             }
         }
@@ -802,6 +817,7 @@ impl Model {
             self.contention.retain(|c| c.gpu != measured.gpu);
             self.contention.push(measured);
         }
+        self.host_copy_s_per_byte = other.host_copy_s_per_byte.or(self.host_copy_s_per_byte);
     }
 
     /// The relative difference within which two predictions are a toss-up ([`ModelError::margin`], or
@@ -860,6 +876,8 @@ impl WorkloadModel {
             host_overhead: None,
             streaming: None,
             compute_probe: None,
+            parts_in_place: false,
+            parts_in_place_pipelined: false,
             variants,
         }
     }
@@ -1009,6 +1027,7 @@ mod tests {
             rates: Vec::new(),
             error: None,
             contention: Vec::new(),
+            host_copy_s_per_byte: None,
             allowed: Vec::new(),
             devices: vec![
                 DeviceModel {
@@ -1382,6 +1401,7 @@ mod tests {
             rates: Vec::new(),
             error: None,
             contention: Vec::new(),
+            host_copy_s_per_byte: None,
             allowed: Vec::new(),
             devices: vec![DeviceModel {
                 label: DeviceLabel::named("cpu"),

@@ -138,6 +138,7 @@ pub fn combine(local: &Model, reference: &Model) -> Model {
         error: reference.error.clone(),
         rates,
         contention: reference.contention.clone(),
+        host_copy_s_per_byte: reference.host_copy_s_per_byte,
         allowed: local.allowed.clone(),
     }
 }

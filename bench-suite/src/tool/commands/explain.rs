@@ -356,7 +356,8 @@ pub(crate) fn print_groups<W: gpuworthy::device::DeviceWorkload>(
     }
     let t = |s: f64| report::duration(Duration::from_secs_f64(s));
     out!(
-        "device groups (predicted: each member's part at its own rate over its own link, balanced to finish together):"
+        "device groups (predicted: each member's part at its own rate over its own link, with the host's copies of a \
+         part its device does not read in place, balanced to finish together):"
     );
     let shares = format!("share of the {}", W::sharding().map_or("work", |s| s.unit));
     out!("  {:<16} {:<22} {:>10}   against {} alone ({})", "group", shares, "total", alone.device, t(alone.total_s));
