@@ -55,7 +55,7 @@ fn count_into(level: Supported, x: &[f32], bins: usize, counts: &mut [u32]) {
 }
 
 impl Implements<Histogram> for CpuBackend {
-    host_phases!(Histogram, |input| vec![0; input.bins]);
+    host_phases!(Histogram, histogram_into, |input| vec![0; input.bins]);
 
     fn variants(&self) -> Vec<&'static str> {
         vec!["scalar", "private"]
@@ -65,10 +65,19 @@ impl Implements<Histogram> for CpuBackend {
     fn best_variant(&self, _params: &<Histogram as gpuworthy_core::Workload>::Params) -> &'static str {
         "private"
     }
+}
 
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let (bins, x) = (r.input.bins, &r.input.x);
-        r.output = match variant {
+impl CpuBackend {
+    /// `variant` of histogram on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn histogram_into(
+        &self,
+        variant: &str,
+        input: &<Histogram as gpuworthy_core::Workload>::Input,
+        output: &mut <Histogram as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
+        let (bins, x) = (input.bins, &input.x);
+        *output = match variant {
             "scalar" => {
                 let mut counts = vec![0u32; bins];
                 for bin in x.iter().filter_map(|&v| bin_of(v, bins)) {

@@ -64,7 +64,7 @@ simd_kernel! {
 }
 
 impl Implements<Mandelbrot> for CpuBackend {
-    host_phases!(Mandelbrot, |input| vec![0; input.width * input.height]);
+    host_phases!(Mandelbrot, mandelbrot_into, |input| vec![0; input.width * input.height]);
 
     fn variants(&self) -> Vec<&'static str> {
         vec!["scalar", "simd"]
@@ -74,8 +74,17 @@ impl Implements<Mandelbrot> for CpuBackend {
     fn best_variant(&self, _params: &<Mandelbrot as gpuworthy_core::Workload>::Params) -> &'static str {
         "simd"
     }
+}
 
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+impl CpuBackend {
+    /// `variant` of mandelbrot on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn mandelbrot_into(
+        &self,
+        variant: &str,
+        input: &<Mandelbrot as gpuworthy_core::Workload>::Input,
+        output: &mut <Mandelbrot as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
         let level = self.simd();
         let simd = move |p: &MandelbrotParams, row: usize, out: &mut [u32]| simd_row(level, p, row, out);
         let row_kernel: &(dyn Fn(&MandelbrotParams, usize, &mut [u32]) + Sync) = match variant {
@@ -83,7 +92,7 @@ impl Implements<Mandelbrot> for CpuBackend {
             "simd" => &simd,
             _ => return Err(<Self as Implements<Mandelbrot>>::unknown_variant(self, variant)),
         };
-        let (p, out) = (&r.input, &mut r.output);
+        let (p, out) = (input, output);
         if variant == "simd" && p.max_iter > MAX_SIMD_ITER {
             return Err(Error::TooLarge {
                 what: format!("max_iter {} for the simd variant", p.max_iter),

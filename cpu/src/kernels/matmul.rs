@@ -480,7 +480,7 @@ fn has_bf16_instructions(level: Supported) -> bool {
 }
 
 impl Implements<Matmul> for CpuBackend {
-    host_phases!(Matmul, |input| vec![0.0; input.m * input.n]);
+    host_phases!(Matmul, matmul_into, |input| vec![0.0; input.m * input.n]);
 
     /// `bf16` is `blocked` on inputs rounded to bf16, `avx512-bf16` bf16 products in the CPU's bf16 instructions
     /// (where it has them): reduced precision, checked at bf16's bound.
@@ -506,18 +506,27 @@ impl Implements<Matmul> for CpuBackend {
             "blocked"
         }
     }
+}
 
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+impl CpuBackend {
+    /// `variant` of matmul on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn matmul_into(
+        &self,
+        variant: &str,
+        input: &<Matmul as gpuworthy_core::Workload>::Input,
+        output: &mut <Matmul as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
         let known = matches!(variant, "naive" | "blocked" | "library" | "bf16")
             || (variant == "avx512-bf16" && has_bf16_instructions(self.simd()));
         if !known {
             return Err(<Self as Implements<Matmul>>::unknown_variant(self, variant));
         }
-        let (m, k, n) = (r.input.m, r.input.k, r.input.n);
+        let (m, k, n) = (input.m, input.k, input.n);
         if m == 0 || n == 0 {
             return Ok(());
         }
-        let (a, b, c) = (&r.input.a, &r.input.b, &mut r.output);
+        let (a, b, c) = (&input.a, &input.b, output);
         match variant {
             "naive" => naive(a, b, c, k, n),
             "blocked" => blocked(self.simd(), a, b, c, m, k, n),

@@ -67,10 +67,28 @@ pub struct HostResident<I, O> {
     pub(crate) output: O,
 }
 
-/// Implements the upload and download phases of `Implements<$workload>` for the CPU, where resident data is a copy
-/// of the input plus an output buffer made by `$new_output`.
+/// Implements the phases of `Implements<$workload>` for the CPU around `self.$compute(variant, input, output)`:
+/// resident data is a copy of the input plus an output made by `$new_output`, and a launch computes from the one
+/// into the other; a run computes straight from the caller's input into a fresh output, with no copy of the input
+/// (the data is on the host already: an upload would only copy it, which for 1 GiB costs a hundred times the sum).
 macro_rules! host_phases {
-    ($workload:ty, |$input:ident| $new_output:expr) => {
+    ($workload:ty, $compute:ident, |$input:ident| $new_output:expr) => {
+        fn launch(&self, variant: &str, r: &mut Self::Resident) -> gpuworthy_core::Result<()> {
+            self.$compute(variant, &r.input, &mut r.output)
+        }
+
+        /// Straight from the caller's input into a fresh output: on the CPU an upload would only copy the input.
+        fn run(
+            &self,
+            variant: &str,
+            $input: &<$workload as gpuworthy_core::Workload>::Input,
+        ) -> gpuworthy_core::Result<<$workload as gpuworthy_core::Workload>::Output> {
+            <$workload as gpuworthy_core::Workload>::validate($input)?;
+            let mut output = $new_output;
+            self.$compute(variant, $input, &mut output)?;
+            Ok(output)
+        }
+
         type Resident = $crate::kernels::HostResident<
             <$workload as gpuworthy_core::Workload>::Input,
             <$workload as gpuworthy_core::Workload>::Output,

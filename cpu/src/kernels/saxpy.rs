@@ -33,7 +33,7 @@ simd_kernel! {
 }
 
 impl Implements<Saxpy> for CpuBackend {
-    host_phases!(Saxpy, |input| input.y.clone());
+    host_phases!(Saxpy, saxpy_into, |input| input.y.clone());
 
     fn variants(&self) -> Vec<&'static str> {
         VARIANTS.to_vec()
@@ -43,10 +43,6 @@ impl Implements<Saxpy> for CpuBackend {
     /// 2; measured: docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so), `simd` on every thread above.
     fn best_variant(&self, params: &<Saxpy as gpuworthy_core::Workload>::Params) -> &'static str {
         if params.n < PARALLEL_FROM { "scalar" } else { "simd" }
-    }
-
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        self.saxpy_in_place(variant, r.input.a, &r.input.x, &mut r.output)
     }
 
     /// `y` copied into the group's output in place (on every core), then updated there: no cut, no join.
@@ -59,6 +55,19 @@ impl Implements<Saxpy> for CpuBackend {
         let (y, out) = part_slices(&input.y, units.clone(), place)?;
         gpuworthy_core::shard::copy_into(out, y);
         self.saxpy_in_place(variant, input.a, &input.x[units], out)
+    }
+}
+
+impl CpuBackend {
+    /// `variant` of saxpy on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn saxpy_into(
+        &self,
+        variant: &str,
+        input: &<Saxpy as gpuworthy_core::Workload>::Input,
+        output: &mut <Saxpy as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
+        self.saxpy_in_place(variant, input.a, &input.x, output)
     }
 }
 

@@ -55,7 +55,7 @@ fn scan_from(carry: f64, x: &[f32], y: &mut [f32]) {
 }
 
 impl Implements<Scan> for CpuBackend {
-    host_phases!(Scan, |input| vec![0.0; input.len()]);
+    host_phases!(Scan, scan_into, |input| vec![0.0; input.len()]);
 
     fn variants(&self) -> Vec<&'static str> {
         vec!["scalar", "blocked"]
@@ -65,9 +65,18 @@ impl Implements<Scan> for CpuBackend {
     fn best_variant(&self, _params: &<Scan as gpuworthy_core::Workload>::Params) -> &'static str {
         "blocked"
     }
+}
 
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let (x, y) = (&r.input, &mut r.output);
+impl CpuBackend {
+    /// `variant` of scan on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn scan_into(
+        &self,
+        variant: &str,
+        input: &<Scan as gpuworthy_core::Workload>::Input,
+        output: &mut <Scan as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
+        let (x, y) = (input, output);
         match variant {
             "scalar" => {
                 let mut running = 0.0f64;

@@ -89,7 +89,7 @@ simd_kernel! {
 }
 
 impl Implements<Softmax> for CpuBackend {
-    host_phases!(Softmax, |input| vec![0.0; input.data.len()]);
+    host_phases!(Softmax, softmax_into, |input| vec![0.0; input.data.len()]);
 
     fn variants(&self) -> Vec<&'static str> {
         vec!["scalar", "simd"]
@@ -99,14 +99,23 @@ impl Implements<Softmax> for CpuBackend {
     fn best_variant(&self, _params: &<Softmax as gpuworthy_core::Workload>::Params) -> &'static str {
         "simd"
     }
+}
 
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
+impl CpuBackend {
+    /// `variant` of softmax on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn softmax_into(
+        &self,
+        variant: &str,
+        input: &<Softmax as gpuworthy_core::Workload>::Input,
+        output: &mut <Softmax as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
         let vectorised = match variant {
             "scalar" => false,
             "simd" => true,
             _ => return Err(<Self as Implements<Softmax>>::unknown_variant(self, variant)),
         };
-        let (cols, x, y) = (r.input.cols, &r.input.data, &mut r.output);
+        let (cols, x, y) = (input.cols, &input.data, output);
         if cols == 0 {
             return Ok(());
         }

@@ -40,7 +40,7 @@ simd_kernel! {
 }
 
 impl Implements<Square> for CpuBackend {
-    host_phases!(Square, |input| vec![0.0; input.len()]);
+    host_phases!(Square, square_into, |input| vec![0.0; input.len()]);
 
     fn variants(&self) -> Vec<&'static str> {
         VARIANTS.to_vec()
@@ -52,17 +52,6 @@ impl Implements<Square> for CpuBackend {
     /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so); `simd` on every thread above.
     fn best_variant(&self, params: &<Square as gpuworthy_core::Workload>::Params) -> &'static str {
         if params.0 < PARALLEL_FROM { "scalar" } else { "simd" }
-    }
-
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        self.square_into(variant, &r.input, &mut r.output)
-    }
-
-    /// Straight from the caller's array into a fresh output: on the CPU an upload would only copy the input.
-    fn run(&self, variant: &str, x: &Vec<f32>) -> Result<Vec<f32>> {
-        let mut y = Vec::new();
-        Implements::<Square>::run_into(self, variant, x, &mut y)?;
-        Ok(y)
     }
 
     fn run_into(&self, variant: &str, x: &Vec<f32>, y: &mut Vec<f32>) -> Result<()> {

@@ -79,7 +79,7 @@ simd_kernel! {
 }
 
 impl Implements<Stencil> for CpuBackend {
-    host_phases!(Stencil, |input| vec![0.0; input.data.len()]);
+    host_phases!(Stencil, stencil_into, |input| vec![0.0; input.data.len()]);
 
     fn variants(&self) -> Vec<&'static str> {
         vec!["scalar", "simd"]
@@ -89,9 +89,18 @@ impl Implements<Stencil> for CpuBackend {
     fn best_variant(&self, _params: &<Stencil as gpuworthy_core::Workload>::Params) -> &'static str {
         "simd"
     }
+}
 
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let (h, w, data, out) = (r.input.height, r.input.width, &r.input.data, &mut r.output);
+impl CpuBackend {
+    /// `variant` of stencil on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn stencil_into(
+        &self,
+        variant: &str,
+        input: &<Stencil as gpuworthy_core::Workload>::Input,
+        output: &mut <Stencil as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
+        let (h, w, data, out) = (input.height, input.width, &input.data, output);
         let vectorised = match variant {
             "scalar" => false,
             "simd" => true,

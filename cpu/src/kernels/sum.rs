@@ -52,7 +52,7 @@ simd_kernel! {
 }
 
 impl Implements<Sum> for CpuBackend {
-    host_phases!(Sum, |input| 0.0);
+    host_phases!(Sum, sum_into, |input| 0.0);
 
     fn variants(&self) -> Vec<&'static str> {
         vec!["pairwise", "simd"]
@@ -62,10 +62,19 @@ impl Implements<Sum> for CpuBackend {
     fn best_variant(&self, _params: &<Sum as gpuworthy_core::Workload>::Params) -> &'static str {
         "simd"
     }
+}
 
-    fn launch(&self, variant: &str, r: &mut Self::Resident) -> Result<()> {
-        let x = &r.input;
-        r.output = match variant {
+impl CpuBackend {
+    /// `variant` of sum on `input`, into `output` (made by the phases' macro: the resident output on a launch, a
+    /// fresh one on a run), reading the input where it lies.
+    fn sum_into(
+        &self,
+        variant: &str,
+        input: &<Sum as gpuworthy_core::Workload>::Input,
+        output: &mut <Sum as gpuworthy_core::Workload>::Output,
+    ) -> Result<()> {
+        let x = input;
+        *output = match variant {
             "pairwise" => pairwise(x) as f64,
             "simd" => x.par_chunks(CHUNK_1D).map(|chunk| sum_chunk(self.simd(), chunk)).sum(),
             _ => return Err(<Self as Implements<Sum>>::unknown_variant(self, variant)),

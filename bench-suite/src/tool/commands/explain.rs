@@ -172,12 +172,16 @@ fn explain<W: CommandLineWorkload>(size: &str, placement: Placement, allowance: 
         let predict = |m: &gpuworthy::model::Model| m.predict_preferring(W::NAME, &cost, placement, &preferred, &moved);
         print_choice_by_precision(model, W::NAME, &cost, placement, &predict)?;
     }
-    let gpus = choice
-        .predictions
-        .iter()
-        .filter(|p| p.is_gpu)
-        .min_by(|a, b| a.total_s.total_cmp(&b.total_s))
-        .map_or(0, |fastest| auto.devices.iter().filter(|d| d.label() == fastest.device).count());
+    let gpus = choice.predictions.iter().filter(|p| p.is_gpu).min_by(|a, b| a.total_s.total_cmp(&b.total_s)).map_or(
+        0,
+        |fastest| {
+            // Every device of the fastest GPU's kind this machine has (auto opens the first of each kind).
+            auto.devices
+                .iter()
+                .find(|d| d.label() == fastest.device)
+                .map_or(1, gpuworthy::choose::group::devices_of_kind)
+        },
+    );
     print_groups::<W>(&auto, &params, placement, &choice.predictions, gpus, &[])?;
     if let Some(error) = model_error(&auto) {
         out!("{error}");
