@@ -7,7 +7,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_each_workload};
-use gpuworthy_core::Workload;
 
 /// The system allocator, counting the bytes it hands out.
 struct Counting;
