@@ -92,11 +92,16 @@ impl SetEvaluation {
     }
 }
 
-/// A set's name with its shares where it is a group (`cpu+cuda×2 18% / 41% / 41%`), a device alone by its label.
+/// A set's name by its members that run, with their shares where it is a group (`cpu+cuda×2 18% / 41% / 41%`), a
+/// device alone by its label: a group whose CPU is given nothing is the GPUs' group, and is named so.
 fn set_name(set: &GroupPrediction) -> String {
-    match set.members.iter().filter(|m| m.fraction > 0.0).count() {
-        1 => set.members.iter().find(|m| m.fraction > 0.0).map_or_else(String::new, |m| m.device.to_string()),
-        _ => format!("{} {}", set.name(), set.shares()),
+    let running: Vec<MemberPrediction> = set.members.iter().filter(|m| m.fraction > 0.0).cloned().collect();
+    match running.as_slice() {
+        [only] => only.device.to_string(),
+        _ => {
+            let running = GroupPrediction { members: running, total_s: set.total_s, slowdowns: None };
+            format!("{} {}", running.name(), running.shares())
+        }
     }
 }
 
@@ -213,6 +218,9 @@ pub fn evaluate_sets_over<W: DeviceWorkload>(
         let mut sets = Vec::new();
         for set in candidate_sets::<W>(auto, params, gpus) {
             let name = set_name(&set);
+            if sets.iter().any(|s: &MeasuredSet| s.set == name) {
+                continue; // the same members running with the same shares: measured already
+            }
             progress.now_measuring(format!("{} {params} on {name}", W::NAME));
             let measured = open_set(auto, &set).and_then(|(members, shares)| {
                 time_set::<W>(&input, &expected, || run_set::<W>(&set, &members, &shares, &input))
@@ -253,6 +261,8 @@ mod tests {
         assert_eq!(set_name(&group(vec![member("cuda", 1.0)])), "cuda");
         assert_eq!(set_name(&group(vec![member("cpu", 0.0), member("cuda", 1.0)])), "cuda");
         assert_eq!(set_name(&group(vec![member("cpu", 0.25), member("cuda", 0.75)])), "cpu+cuda 25% / 75%");
+        let gpus_only = group(vec![member("cpu", 0.0), member("cuda", 0.5), member("cuda", 0.5)]);
+        assert_eq!(set_name(&gpus_only), "cuda×2 50% / 50%");
         let evaluation = SetEvaluation {
             points: [1.0, 1.05, 1.3]
                 .iter()
