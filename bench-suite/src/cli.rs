@@ -85,7 +85,9 @@ pub enum Command {
         #[command(flatten)]
         what_if: WhatIfArgs,
         /// With --on: how many of the reference machine's GPUs the host has, for the groups' predictions (two GPUs
-        /// sharing the work, the CPU with them); four and eight are shown beside as what-ifs.
+        /// sharing the work, the CPU with them); four and eight are shown beside as what-ifs. Without it, as many
+        /// as the machine had when calibrated (two on nvidia-h200-x2, whose calibration measured how its host slows
+        /// them).
         #[arg(long, requires = "on", value_parser = clap::value_parser!(u16).range(1..=64))]
         gpus: Option<u16>,
         /// The precisions auto may choose from besides fp32, comma-separated: tf32, bf16, fp16.

@@ -108,8 +108,26 @@ impl Slowdowns {
 impl HostContention {
     /// The slowdowns for a set of `gpus` GPUs of this kind, with the CPU or not: measured where that set was, a
     /// what-if past the largest set measured (its GPUs share that set's aggregate transfer rate, the CPU slowed as
-    /// there), `None` where the set was not measured and is not larger than every one that was.
+    /// there), `None` where the set was not measured and is not larger than every one that was. A member is slowed
+    /// at least as much as in any smaller set (fewer GPUs, or the same without the CPU): another member's traffic
+    /// never speeds its own, and a set measured at lighter loads each (three members sharing the square) must not
+    /// predict the GPUs faster beside the CPU than without it.
     pub fn slowdowns(&self, gpus: usize, with_cpu: bool) -> Option<Slowdowns> {
+        let own = self.own_slowdowns(gpus, with_cpu)?;
+        let mut slowdowns = own.clone();
+        for cpu in [false, with_cpu] {
+            for fewer in 1..=gpus {
+                if let Some(smaller) = self.own_slowdowns(fewer, cpu) {
+                    slowdowns.gpu = slowdowns.gpu.max(smaller.gpu);
+                    slowdowns.cpu = slowdowns.cpu.max(smaller.cpu);
+                }
+            }
+        }
+        Some(slowdowns)
+    }
+
+    /// [`HostContention::slowdowns`] from the set itself (or the largest measured, past it) alone.
+    fn own_slowdowns(&self, gpus: usize, with_cpu: bool) -> Option<Slowdowns> {
         if gpus + usize::from(with_cpu) <= 1 {
             return Some(Slowdowns::NONE);
         }
@@ -285,14 +303,11 @@ fn measure_set(
 mod tests {
     use super::*;
 
+    fn set(gpus: usize, with_cpu: bool, gpu_slowdown: f64, cpu_slowdown: Option<f64>) -> SetContention {
+        SetContention { gpus, with_cpu, gpu_slowdown, cpu_slowdown, set_s: 0.01 }
+    }
+
     fn contention() -> HostContention {
-        let set = |gpus, with_cpu, gpu_slowdown, cpu_slowdown| SetContention {
-            gpus,
-            with_cpu,
-            gpu_slowdown,
-            cpu_slowdown,
-            set_s: 0.01,
-        };
         HostContention {
             gpu: DeviceLabel::named("cuda"),
             gpus_present: 2,
@@ -316,6 +331,15 @@ mod tests {
         // A set smaller than the largest measured but not measured itself is not guessed.
         let only_large = HostContention { sets: vec![c.sets[0].clone()], ..c.clone() };
         assert_eq!(only_large.slowdowns(1, true), None);
+        // Measured lighter beside the CPU (each GPU a third of the square, not a half), the GPUs are still slowed at
+        // least as without it.
+        let lighter = HostContention {
+            sets: vec![set(2, false, 1.5, None), set(1, true, 1.1, Some(2.0)), set(2, true, 1.2, Some(3.0))],
+            ..c.clone()
+        };
+        let both = lighter.slowdowns(2, true).unwrap();
+        assert_eq!((both.gpu, both.cpu), (1.5, 3.0));
+        assert_eq!(lighter.slowdowns(1, true).unwrap().gpu, 1.1);
         assert!(c.describe()[1].starts_with("cpu+cuda: each GPU's transfers 1.20x slower, the CPU's square 1.80x"));
     }
 

@@ -31,6 +31,9 @@ pub struct ReferenceMachine {
 pub const REFERENCE_MACHINES: &[ReferenceMachine] = &[
     ReferenceMachine { name: "nvidia-h100", json: include_str!("../../reference/nvidia-h100.json") },
     ReferenceMachine { name: "nvidia-h200", json: include_str!("../../reference/nvidia-h200.json") },
+    // Two H200s of one host: calibrated with the host's contention between its GPUs and its CPU, so that a group's
+    // prediction (`explain --on nvidia-h200-x2`) knows what the host carries for two at once.
+    ReferenceMachine { name: "nvidia-h200-x2", json: include_str!("../../reference/nvidia-h200-x2.json") },
 ];
 
 /// The reference machine named `name`; an error lists the known names.

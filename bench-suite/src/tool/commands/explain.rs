@@ -408,7 +408,10 @@ pub(crate) fn print_groups<W: gpuworthy::device::DeviceWorkload>(
             out!(
                 "  members slow one another as calibration measured on this host (the GPUs' transfers and the CPU's square, each in the set against alone):"
             );
-            for line in contention.iter().flat_map(|c| c.describe()) {
+            let in_rows = |c: &&gpuworthy::model::contention::HostContention| {
+                rows.iter().any(|(g, _)| g.members.iter().any(|m| m.device == c.gpu))
+            };
+            for line in contention.iter().filter(in_rows).flat_map(|c| c.describe()) {
                 out!("    {line}");
             }
             if let Some(from) = rows.iter().find_map(|(g, _)| g.slowdowns.as_ref()?.extrapolated_from) {
