@@ -420,10 +420,19 @@ pub(crate) fn print_groups<W: gpuworthy::device::DeviceWorkload>(
                 );
             }
         }
-        (true, false) => out!(
+        (true, false) if contention.is_empty() => out!(
             "  left out of these predictions: members slowing one another (GPUs sharing the host's memory, the CPU's \
              memory busy with the GPUs' transfers): calibration on a host with these sets measures it"
         ),
+        (true, false) => out!("  no member running beside another: nothing slows it"),
+    }
+    if let Some(per_byte) = auto.model.as_ref().and_then(|m| m.host_copy_s_per_byte).filter(|_| placement.moves_data())
+    {
+        out!(
+            "  a member whose device does not read its part where it lies is charged the host's copies of its part: \
+             {:.2} GB/s into fresh memory, as calibration measured",
+            1e-9 / per_byte
+        );
     }
     Ok(())
 }
