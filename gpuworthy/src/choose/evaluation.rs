@@ -107,12 +107,17 @@ impl Evaluation {
 
     /// `(points measured, points within 10% of the fastest, median regret, worst regret)`.
     pub fn summary(&self) -> (usize, usize, f64, f64) {
-        let regrets = self.regrets();
-        let within = regrets.iter().filter(|&&r| r <= 1.10).count();
-        let median = regrets.get(regrets.len() / 2).copied().unwrap_or(f64::NAN);
-        let worst = regrets.last().copied().unwrap_or(f64::NAN);
-        (regrets.len(), within, median, worst)
+        regret_summary(self.regrets())
     }
+}
+
+/// `(points, points within 10% of the fastest, median regret, worst regret)` of `regrets`, sorted here.
+pub fn regret_summary(mut regrets: Vec<f64>) -> (usize, usize, f64, f64) {
+    regrets.sort_by(f64::total_cmp);
+    let within = regrets.iter().filter(|&&r| r <= 1.10).count();
+    let median = regrets.get(regrets.len() / 2).copied().unwrap_or(f64::NAN);
+    let worst = regrets.last().copied().unwrap_or(f64::NAN);
+    (regrets.len(), within, median, worst)
 }
 
 /// The most bytes a size evaluated moves: 1 GiB, 32 to 256 times the largest calibrated size. The ladders' last

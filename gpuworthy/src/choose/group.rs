@@ -155,8 +155,7 @@ pub fn predict_group<W: DeviceWorkload>(
                 prediction,
             });
         }
-        let slowdowns = slow_members::<W>(auto, params, placement, &sharding, &ranges, &mut predicted);
-        charge_host_copies::<W>(auto, params, placement, &sharding, &ranges, &mut predicted);
+        let slowdowns = add_the_hosts_costs::<W>(auto, params, placement, &sharding, &ranges, &mut predicted);
         let total_s = predicted.iter().filter_map(|m| m.prediction.as_ref()).map(|p| p.total_s).fold(0.0, f64::max);
         // Each member's share over its time is its speed on the work it was given: the next shares.
         for (share, member) in shares.iter_mut().zip(&predicted) {
@@ -173,10 +172,13 @@ pub fn predict_group<W: DeviceWorkload>(
     best
 }
 
-/// Slows each running member of `predicted` (parts `ranges` of `params`) by the host's contention that calibration
-/// measured for the set, with data on the host; returns what was applied (`None`: nothing, see
-/// [`GroupPrediction::slowdowns`]).
-fn slow_members<W: DeviceWorkload>(
+/// What the host adds to each running member of `predicted` (parts `ranges` of `params`) with data on the host,
+/// where two or more members run: the host's contention that calibration measured for the set (a GPU's transfers, the
+/// CPU's streaming, [`Slowdowns::apply`]), and the host's copies of a part whose device does not read it in place
+/// ([`crate::model::WorkloadModel::parts_in_place`]: the part's bytes on the host, its input cut and its output copied
+/// into place, at the host's rate into fresh memory, [`crate::model::Model::host_copy_s_per_byte`]). Returns the
+/// slowdowns applied (`None`: none, see [`GroupPrediction::slowdowns`]).
+fn add_the_hosts_costs<W: DeviceWorkload>(
     auto: &Auto,
     params: &W::Params,
     placement: Placement,
@@ -185,6 +187,11 @@ fn slow_members<W: DeviceWorkload>(
     predicted: &mut [MemberPrediction],
 ) -> Option<Slowdowns> {
     let model = auto.model.as_ref().filter(|_| placement.moves_data())?;
+    if predicted.iter().filter(|m| m.prediction.is_some()).count() < 2 {
+        return None;
+    }
+    let part_of = |range: &std::ops::Range<usize>| (sharding.part)(params, range.clone());
+    // The contention, where calibration measured this set (one kind of GPU, with the CPU or not).
     let running: Vec<&Prediction> = predicted.iter().filter_map(|m| m.prediction.as_ref()).collect();
     // A device of another backend than the CPU's is slowed as a GPU is (lavapipe's copies cross the host's memory).
     let is_cpu = |p: &Prediction| {
@@ -198,56 +205,35 @@ fn slow_members<W: DeviceWorkload>(
     let gpus = gpu_kinds.len();
     gpu_kinds.dedup();
     let with_cpu = running.iter().any(|p| is_cpu(p));
-    if running.len() < 2 || gpu_kinds.len() > 1 {
-        return None;
-    }
-    let slowdowns = match gpu_kinds.first() {
-        Some(gpu) => model.contention.iter().find(|c| c.gpu == **gpu)?.slowdowns(gpus, with_cpu)?,
-        None => return None,
+    let slowdowns = match gpu_kinds.as_slice() {
+        [gpu] => model.contention.iter().find(|c| c.gpu == **gpu).and_then(|c| c.slowdowns(gpus, with_cpu)),
+        _ => None,
     };
     for (member, range) in predicted.iter_mut().zip(ranges) {
-        let Some(prediction) = member.prediction.as_mut() else { continue };
+        let (Some(slowdowns), Some(prediction)) = (&slowdowns, member.prediction.as_mut()) else { continue };
         let device = model.devices.iter().find(|d| d.label == prediction.device);
-        let bytes = W::cost(&(sharding.part)(params, range.clone())).bytes;
-        *prediction = slowdowns.apply(prediction, device, bytes);
+        *prediction = slowdowns.apply(prediction, device, W::cost(&part_of(range)).bytes);
     }
-    Some(slowdowns)
-}
-
-/// Adds to each running member of a group run from the host (two or more members running) the host's copies its
-/// part costs where its device does not read parts in place ([`crate::model::WorkloadModel::parts_in_place`]): the
-/// part's bytes on the host (its input cut, its output copied into place) at the host's rate into fresh memory
-/// ([`crate::model::Model::host_copy_s_per_byte`]). Nothing where calibration did not measure that rate.
-fn charge_host_copies<W: DeviceWorkload>(
-    auto: &Auto,
-    params: &W::Params,
-    placement: Placement,
-    sharding: &gpuworthy_core::Sharding<W>,
-    ranges: &[std::ops::Range<usize>],
-    predicted: &mut [MemberPrediction],
-) {
-    let Some(model) = auto.model.as_ref().filter(|_| placement.moves_data()) else { return };
-    let Some(per_byte) = model.host_copy_s_per_byte else { return };
-    if predicted.iter().filter(|m| m.prediction.is_some()).count() < 2 {
-        return;
-    }
-    let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
-    let like = W::resemblance(params).map(|r| r.like);
-    for (member, range) in predicted.iter_mut().zip(ranges) {
-        let Some(prediction) = member.prediction.as_mut() else { continue };
-        let workload = model.devices.iter().find(|d| d.label == prediction.device).and_then(|d| {
-            let named = |name: &str| d.workloads.iter().find(|w| w.workload == name);
-            named(&instance).or_else(|| like.as_deref().and_then(named))
-        });
-        let in_place = workload.is_some_and(|w| {
-            sharding.in_place.is_some()
-                && if prediction.pipelined { w.parts_in_place_pipelined } else { w.parts_in_place }
-        });
-        if !in_place {
-            let bytes = W::host_bytes(&(sharding.part)(params, range.clone())).unwrap_or(0);
-            prediction.total_s += bytes as f64 * per_byte;
+    // The copies, where the host's rate was measured.
+    if let Some(per_byte) = model.host_copy_s_per_byte {
+        let instance = W::instance(params).unwrap_or_else(|| W::NAME.to_owned());
+        let like = W::resemblance(params).map(|r| r.like);
+        for (member, range) in predicted.iter_mut().zip(ranges) {
+            let Some(prediction) = member.prediction.as_mut() else { continue };
+            let workload = model.devices.iter().find(|d| d.label == prediction.device).and_then(|d| {
+                let named = |name: &str| d.workloads.iter().find(|w| w.workload == name);
+                named(&instance).or_else(|| like.as_deref().and_then(named))
+            });
+            let in_place = workload.is_some_and(|w| {
+                sharding.in_place.is_some()
+                    && if prediction.pipelined { w.parts_in_place_pipelined } else { w.parts_in_place }
+            });
+            if !in_place {
+                prediction.total_s += W::host_bytes(&part_of(range)).unwrap_or(0) as f64 * per_byte;
+            }
         }
     }
+    slowdowns
 }
 
 /// The groups worth showing beside the devices alone, from the devices' predictions at the whole size: the fastest

@@ -16,7 +16,7 @@ use gpuworthy_core::{Backend, Precision};
 use serde::Serialize;
 
 use crate::choose::auto::Auto;
-use crate::choose::evaluation::{EVALUATION_MAX_BYTES, EvaluationFailure, REMEASURE_ABOVE};
+use crate::choose::evaluation::{EVALUATION_MAX_BYTES, EvaluationFailure, REMEASURE_ABOVE, regret_summary};
 use crate::choose::group::{GroupPrediction, MemberPrediction, candidate_groups, choose_set, open_set, predict_group};
 use crate::device::DeviceWorkload;
 use crate::device::group::DeviceGroup;
@@ -84,11 +84,7 @@ impl SetEvaluation {
 
     /// `(points, points within 10% of the fastest set, median regret, worst regret)`.
     pub fn summary(&self) -> (usize, usize, f64, f64) {
-        let mut regrets: Vec<f64> = self.points.iter().map(|p| p.regret).collect();
-        regrets.sort_by(f64::total_cmp);
-        let within = regrets.iter().filter(|&&r| r <= 1.10).count();
-        let median = regrets.get(regrets.len() / 2).copied().unwrap_or(f64::NAN);
-        (regrets.len(), within, median, regrets.last().copied().unwrap_or(f64::NAN))
+        regret_summary(self.points.iter().map(|p| p.regret).collect())
     }
 }
 
