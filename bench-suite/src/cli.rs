@@ -29,7 +29,8 @@ pub enum Command {
     /// speed-up, the crossover size (data resident on the GPU, and data on the host) and a verdict.
     Sweep(SweepArgs),
     /// Measures what the cost model behind `auto` and `explain` needs on this machine (every workload's short ladder on
-    /// every device and variant), and stores it in the user's cache directory (or GPUWORTHY_CALIBRATION).
+    /// every device and variant; with more than one device, how they slow one another from the host), and stores it
+    /// in the user's cache directory (or GPUWORTHY_CALIBRATION).
     Calibrate {
         /// Instead of calibrating: measure the ladder sizes calibration did not use, and compare auto's choice at each
         /// with the fastest measured (the regret).

@@ -732,6 +732,17 @@ fn explain_on_a_reference_machine_predicts_its_gpus_as_a_group() {
     assert!(line("cuda×4 ").is_some_and(|l| l.contains("what-if")), "{stdout}");
     assert!(line("cpu+cuda ").is_some() && stdout.contains("2 GPUs against one: pays"), "{stdout}");
     assert!(stdout.contains("fastest set: ") && stdout.contains("cuda×2"), "{stdout}");
+    // One H200 on its host: the contention of the host with two of them, said where it comes from.
+    assert!(
+        stdout.contains("cuda×2: each GPU's transfers") && stdout.contains("measured on nvidia-h200-x2"),
+        "{stdout}"
+    );
+    // The two-H200 host's own calibration: its two GPUs without --gpus, and its own contention.
+    let x2 = gpuworthy_with(&[], &["explain", "--on", "nvidia-h200-x2", "square", "--size", "2^28"]);
+    expect(&x2, "explain --on nvidia-h200-x2", 0, "");
+    let x2 = String::from_utf8_lossy(&x2.stdout);
+    assert!(x2.lines().any(|l| l.trim_start().starts_with("cuda×2 ") && !l.contains("what-if")), "{x2}");
+    assert!(x2.contains("members slow one another") && !x2.contains("measured on nvidia-h200-x2,"), "{x2}");
     let refused = gpuworthy_with(&[], &["explain", "--gpus", "2", "square", "--size", "2^20"]);
     assert_eq!(refused.status.code(), Some(2), "--gpus without --on: {}", String::from_utf8_lossy(&refused.stderr));
 }

@@ -82,8 +82,35 @@ impl ReferenceMachine {
     /// As [`ReferenceMachine::beside`], with this machine's GPUs changed as `what_if` describes.
     pub fn beside_as(&self, local: &Model, what_if: &WhatIf) -> Result<Model> {
         what_if.validate()?;
-        let reference = self.calibration()?.model;
+        let mut reference = self.calibration()?.model;
+        // The contention only: the copies a member is charged need this calibration's own record of which parts its
+        // devices read in place, which a calibration older than that record does not have.
+        if let Some((_, host)) = self.contention_measured_elsewhere()? {
+            reference.contention = host.contention;
+        }
         Ok(combine(local, &what_if.apply(&reference)))
+    }
+
+    /// Where this machine's calibration measured no set of its GPUs at once (one GPU on its host), the reference
+    /// machine whose host did, with the same GPUs (`nvidia-h200-x2` for `nvidia-h200`), and its model: a group on this
+    /// machine is predicted with the contention measured there. `None` where this machine measured its own, or no
+    /// other machine has its GPUs.
+    pub fn contention_measured_elsewhere(&self) -> Result<Option<(&'static str, Model)>> {
+        let own = self.calibration()?;
+        if !own.model.contention.is_empty() {
+            return Ok(None);
+        }
+        // A GPU as its fingerprint names it, less its driver: `cuda: NVIDIA H200`.
+        let gpus = |c: &Calibration| -> Vec<String> {
+            c.fingerprint.devices.iter().map(|d| d.split(" (").next().unwrap_or(d).to_owned()).collect()
+        };
+        for other in REFERENCE_MACHINES.iter().filter(|m| m.name != self.name) {
+            let theirs = other.calibration()?;
+            if !theirs.model.contention.is_empty() && gpus(&theirs) == gpus(&own) {
+                return Ok(Some((other.name, theirs.model)));
+            }
+        }
+        Ok(None)
     }
 
     /// What this reference machine's GPUs would have done with the sizes of `rows` (one workload's sweep on this
@@ -366,6 +393,21 @@ mod tests {
     /// The built-in workloads added after a reference machine was calibrated: `explain --on` says it has no GPU
     /// measurements of them rather than predicting the CPU alone.
     const CALIBRATED_BEFORE: &[(&str, &str)] = &[("nvidia-h100", "scan"), ("nvidia-h200", "scan")];
+
+    /// The one-H200 machine's groups are predicted with the contention its two-H200 host measured; the H100's, whose
+    /// GPU no shipped host measured two at once, with none.
+    #[test]
+    fn a_machine_of_one_gpu_borrows_the_contention_of_a_host_of_the_same_gpus() {
+        let h200 = find("nvidia-h200").unwrap();
+        let (from, model) = h200.contention_measured_elsewhere().unwrap().expect("nvidia-h200-x2 has the same GPUs");
+        assert_eq!(from, "nvidia-h200-x2");
+        assert!(!model.contention.is_empty());
+        let beside = h200.beside_as(&Model::default(), &WhatIf::default()).unwrap();
+        assert_eq!(beside.contention, model.contention);
+        assert_eq!(beside.host_copy_s_per_byte, h200.calibration().unwrap().model.host_copy_s_per_byte);
+        assert!(find("nvidia-h200-x2").unwrap().contention_measured_elsewhere().unwrap().is_none());
+        assert!(find("nvidia-h100").unwrap().contention_measured_elsewhere().unwrap().is_none());
+    }
 
     #[test]
     fn every_reference_calibration_parses_and_knows_every_builtin_workload_on_a_gpu() {

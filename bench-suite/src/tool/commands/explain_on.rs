@@ -84,7 +84,11 @@ pub(crate) fn explain_on<W: gpuworthy::device::DeviceWorkload>(
         out!("fastest: {verdict}");
     }
     let calibrated_gpus = machine.calibration()?.model.contention.iter().map(|c| c.gpus_present).max().unwrap_or(1);
-    print_groups::<W>(&auto, params, placement, &predictions, on.gpus.unwrap_or(calibrated_gpus), &[4, 8])?;
+    let gpus = on.gpus.unwrap_or(calibrated_gpus);
+    print_groups::<W>(&auto, params, placement, &predictions, gpus, &[4, 8])?;
+    if let Some((elsewhere, _)) = machine.contention_measured_elsewhere()?.filter(|_| gpus > 1) {
+        out!("  (how the host slows a set: measured on {elsewhere}, whose host has the same GPUs; this one has one)");
+    }
     if let Some(model) = &auto.model
         && !ladder.is_empty()
     {
