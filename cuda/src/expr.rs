@@ -1251,8 +1251,7 @@ impl Implements<Expression> for CudaBackend {
         units: Range<usize>,
         place: &mut PartOutput<'_>,
     ) -> Result<()> {
-        let elementwise_f32 = input.params.program.reduction.is_none() && !input.params.dtype.is_half();
-        if self.host_memory() != HostMemory::Pipelined || !elementwise_f32 {
+        if !Implements::<Expression>::reads_parts_in_place(self, variant, &input.params) {
             return gpuworthy_core::backend::run_part_by_cut::<Expression, _>(self, variant, input, units, place);
         }
         Implements::<Expression>::prepare(self, variant)?;

@@ -571,8 +571,7 @@ impl Implements<Matmul> for CudaBackend {
         rows: Range<usize>,
         place: &mut gpuworthy_core::PartOutput<'_>,
     ) -> Result<()> {
-        let sixteen_bits = matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16);
-        let in_place = self.host_memory() == HostMemory::Pipelined && !sixteen_bits;
+        let in_place = Implements::<Matmul>::reads_parts_in_place(self, variant, &Matmul::params(input));
         let band = |output: &mut [f32]| self.matmul_pipelined(variant, input, rows.clone(), output);
         run_band::<Matmul>(self, (variant, input), rows.clone(), place, (in_place, input.m, input.n), band)
     }

@@ -109,7 +109,7 @@ impl Implements<Stencil> for CudaBackend {
         rows: Range<usize>,
         place: &mut gpuworthy_core::PartOutput<'_>,
     ) -> Result<()> {
-        let in_place = self.host_memory() == HostMemory::Pipelined;
+        let in_place = Implements::<Stencil>::reads_parts_in_place(self, variant, &Stencil::params(input));
         let shape = (in_place, input.height, input.width);
         let band = |output: &mut [f32]| self.stencil_pipelined(variant, input, rows.clone(), output);
         run_band::<Stencil>(self, (variant, input), rows.clone(), place, shape, band)
