@@ -9,6 +9,7 @@ and PyTorch's matmul, in the same run.
     python3 bench-suite/peers/tensor_core_lab.py [SIZE] [PRECISION ...]   # default 8192, bf16 fp16 tf32
     ... --ceiling        first, the rate of `mma.sync` alone (no memory), a few warps an SM
     ... --wgmma-only     the Hopper rung's shapes only (`cuda/kernels/matmul_wgmma.cu`, sm_90a)
+    ... --tma-only       the tensor-memory-accelerator rung's shapes only (`cuda/kernels/matmul_tma.cu`, sm_90a)
 
 A shape that wins here moves into the host's constants; the rungs are then checked by the conformance tests and
 measured by `gpuworthy run matmul --precision ...`. Needs an NVIDIA GPU of compute capability 8.0 or newer, CuPy
@@ -26,6 +27,7 @@ import torch
 KERNELS_DIR = pathlib.Path(__file__).resolve().parents[2] / "cuda" / "kernels"
 SOURCE = (KERNELS_DIR / "matmul_tensor_cores.cu").read_text()
 WGMMA_SOURCE = (KERNELS_DIR / "matmul_wgmma.cu").read_text()
+TMA_SOURCE = (KERNELS_DIR / "matmul_tma.cu").read_text()
 
 # The Hopper rung's shapes: (warpgroups, block columns, stages, extra options); 64 rows of C a warpgroup.
 WGMMA_SHAPES = {
@@ -33,6 +35,83 @@ WGMMA_SHAPES = {
     "wgmma 128x128 k64x4 (2 wg)": (2, 128, 4, ()),
     "wgmma 256x128 k64x3 (4 wg)": (4, 128, 3, ()),
 }
+
+# The tensor-memory-accelerator rung's shapes: (consumer warpgroups, stages, persistent grid); 64 rows of C a
+# consumer, 256 columns.
+TMA_SHAPES = {
+    "tma 128x256 k64x4 persistent": (2, 4, True),
+    "tma 128x256 k64x4 a block a tile": (2, 4, False),
+    "tma 128x256 k64x3 persistent": (2, 3, True),
+}
+
+
+def tma_runs(precision, a_c, b_c, c, size, reference, scale, flops):
+    """The TMA rung's shapes: tensor maps encoded and the kernel launched through the driver, as the host does."""
+    import ctypes
+
+    driver = ctypes.CDLL("libcuda.so.1")
+    sms = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["multiProcessorCount"]
+    keep = []
+
+    element_bytes = 4 if precision == "tf32" else 2
+
+    def tensor_map(matrix, rows, columns, box_columns, box_rows):
+        storage = ctypes.create_string_buffer(128 + 128)
+        address = (ctypes.addressof(storage) + 127) // 128 * 128
+        keep.append(storage)
+        dims = (ctypes.c_uint64 * 2)(columns, rows)
+        strides = (ctypes.c_uint64 * 1)(columns * element_bytes)
+        box = (ctypes.c_uint32 * 2)(box_columns, box_rows)
+        steps = (ctypes.c_uint32 * 2)(1, 1)
+        # UINT16 (FLOAT32) data, rank 2, no interleave, 128-byte swizzle, 256-byte L2 promotion, zeros past the edges.
+        data_type = 7 if element_bytes == 4 else 1
+        status = driver.cuTensorMapEncodeTiled(ctypes.c_void_p(address), data_type, 2, ctypes.c_void_p(matrix.data.ptr), dims,
+                                               strides, box, steps, 0, 3, 3, 0)
+        if status != 0:
+            raise RuntimeError(f"cuTensorMapEncodeTiled: CUresult {status}")
+        return address
+
+    for label, (consumers, stages, persistent) in TMA_SHAPES.items():
+        rows = 64 * consumers
+        shared = stages * (rows + 256) * 64 * 2 + stages * 16 + 1024
+        try:
+            options = ("--std=c++17", "-lineinfo", "--gpu-architecture=sm_90a", f"-DTMA_STAGES={stages}",
+                       f"-DTMA_CONSUMERS={consumers}")
+            module = cupy.RawModule(code=TMA_SOURCE, options=options)
+            kernel = module.get_function({"bf16": "matmul_tma_bf16", "fp16": "matmul_tma_f16",
+                                          "tf32": "matmul_tma_tf32"}[precision])
+            kernel.max_dynamic_shared_size_bytes = shared
+            depth = 128 // element_bytes
+            map_a = tensor_map(a_c, size, size, depth, rows)
+            if precision == "tf32":  # B transposed (N x K), as the host copies it
+                b_t = cupy.ascontiguousarray(b_c.T)
+                keep.append(b_t)
+                map_b = tensor_map(b_t, size, size, depth, 256)
+            else:
+                map_b = tensor_map(b_c, size, size, 64, depth)
+            c_pointer = ctypes.c_uint64(c.data.ptr)
+            m = k = n = ctypes.c_int32(size)
+            arguments = (ctypes.c_void_p * 6)(map_a, map_b, ctypes.addressof(c_pointer), ctypes.addressof(m),
+                                              ctypes.addressof(k), ctypes.addressof(n))
+            tiles = ((size + rows - 1) // rows) * ((size + 255) // 256)
+            grid = min(tiles, sms) if persistent else tiles
+            threads = 128 * (consumers + 1)
+
+            def launch():
+                status = driver.cuLaunchKernel(ctypes.c_void_p(kernel.kernel.ptr), grid, 1, 1, threads, 1, 1, shared,
+                                               ctypes.c_void_p(cupy.cuda.get_current_stream().ptr), arguments, None)
+                if status != 0:
+                    raise RuntimeError(f"cuLaunchKernel: CUresult {status}")
+
+            c.fill(0)
+            ms, lo, hi = median_ms(launch)
+            error = (torch.from_dlpack(c).double() - reference).abs().max().item() / scale
+            print(f"  {label:32} {ms * 1e3:9.1f} us  {flops / ms / 1e9:8.1f} TFLOP/s  "
+                  f"[{lo * 1e3:.1f}, {hi * 1e3:.1f}]  max|err|/scale {error:.2e}  {kernel.num_regs} regs, "
+                  f"{kernel.local_size_bytes} B local, {shared // 1024} KiB shared", flush=True)
+        except Exception as e:
+            print(f"  {label:32} failed: {type(e).__name__}: {str(e)[:1500]}", flush=True)
+
 
 # The ceiling of `mma.sync` itself: every warp issues independent m16n8k16 products on registers, no memory.
 PEAK_SOURCE = r"""
@@ -143,7 +222,8 @@ def main():
     words = [w for w in sys.argv[1:] if not w.startswith("--")]
     size = int(words[0]) if words else 8192
     precisions = words[1:] or ["bf16", "fp16", "tf32"]
-    shapes = {} if "--wgmma-only" in sys.argv else SHAPES
+    only_hopper = "--wgmma-only" in sys.argv or "--tma-only" in sys.argv
+    shapes = {} if only_hopper else SHAPES
     device = cupy.cuda.Device()
     name = cupy.cuda.runtime.getDeviceProperties(device.id)["name"].decode()
     print(f"device: {name}, CuPy {cupy.__version__}, torch {torch.__version__}; matmul {size}^3, median of 15")
@@ -177,7 +257,10 @@ def main():
               f"{flops / ms / 1e9:8.1f} TFLOP/s  [{lo * 1e3:.1f}, {hi * 1e3:.1f}]")
         element_bytes = 4 if precision == "tf32" else 2
         runs = [(label, shape, ()) for label, shape in shapes.items()]
-        if precision != "tf32" and cupy.cuda.Device().compute_capability == "90":
+        hopper = cupy.cuda.Device().compute_capability == "90"
+        if hopper and "--wgmma-only" not in sys.argv:
+            tma_runs(precision, a_c, b_c, c, size, reference, scale, flops)
+        if hopper and precision != "tf32" and "--tma-only" not in sys.argv:
             for label, (warpgroups, columns, stages, extra) in WGMMA_SHAPES.items():
                 rows = 64 * warpgroups
                 shared = stages * (rows + columns) * 64 * 2 + 1024

@@ -475,27 +475,81 @@ matmul_mma_tf32(const float* A, const float* B, float* C, int M, int K, int N)
 }
 
 // f32 to bf16 / fp16, rounded to nearest even (fp16: ±inf past 65504), for the
-// 16-bit rungs and cuBLAS's. Grid-strided over n.
-extern "C" __global__ void matmul_round_to_bf16(const float* x, unsigned short* y, unsigned long long n)
+// 16-bit rungs and cuBLAS's, or f32 copied as it is (the TMA rung's TF32 A
+// where K is not a multiple of 4): a row-major `rows` x `columns` matrix x into
+// y, whose rows start `pitch` elements apart (the TMA rungs' tensor maps need
+// pitches of 16 bytes; the padding is left as it is, never read). Grid-strided
+// over rows (y) and each row's columns (x).
+template <class Out, class Convert>
+__device__ __forceinline__ void tc_rows(const float* __restrict__ x, Out* __restrict__ y, unsigned long long rows,
+                                        unsigned long long columns, unsigned long long pitch, Convert convert)
 {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned short h = 0;
-#ifdef TC_AVAILABLE
-        asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(h) : "f"(x[i]));
-#endif
-        y[i] = h;
+    for (unsigned long long r = blockIdx.y; r < rows; r += gridDim.y) {
+        const float* from = x + r * columns;
+        Out* to = y + r * pitch;
+        for (unsigned long long c = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; c < columns;
+             c += (unsigned long long)gridDim.x * blockDim.x) {
+            to[c] = convert(from[c]);
+        }
     }
 }
 
-extern "C" __global__ void matmul_round_to_f16(const float* x, unsigned short* y, unsigned long long n)
+extern "C" __global__ void matmul_round_to_bf16(const float* x, unsigned short* y, unsigned long long rows,
+                                                unsigned long long columns, unsigned long long pitch)
 {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
+    tc_rows(x, y, rows, columns, pitch, [](float v) {
         unsigned short h = 0;
 #ifdef TC_AVAILABLE
-        asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(x[i]));
+        asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(h) : "f"(v));
 #endif
-        y[i] = h;
+        return h;
+    });
+}
+
+extern "C" __global__ void matmul_round_to_f16(const float* x, unsigned short* y, unsigned long long rows,
+                                               unsigned long long columns, unsigned long long pitch)
+{
+    tc_rows(x, y, rows, columns, pitch, [](float v) {
+        unsigned short h = 0;
+#ifdef TC_AVAILABLE
+        asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(v));
+#endif
+        return h;
+    });
+}
+
+extern "C" __global__ void matmul_copy_rows_f32(const float* x, float* y, unsigned long long rows,
+                                                unsigned long long columns, unsigned long long pitch)
+{
+    tc_rows(x, y, rows, columns, pitch, [](float v) { return v; });
+}
+
+// B (K x N, row-major f32) transposed into Bt (N x K, rows `pitch` apart), for
+// the TMA rung's TF32 kernel, which reads B K-major. 32 x 32 tiles through
+// shared memory (rows of 33, so that a column's reads fall in different banks),
+// so that both the reads and the writes are coalesced. Blocks of 32 x 8
+// threads; the grid strides over the tiles in both directions.
+extern "C" __global__ void matmul_transpose_f32(const float* __restrict__ x, float* __restrict__ y,
+                                                unsigned long long rows, unsigned long long columns,
+                                                unsigned long long pitch)
+{
+    __shared__ float tile[32][33];
+    for (unsigned long long r0 = blockIdx.y * 32ull; r0 < rows; r0 += gridDim.y * 32ull) {
+        for (unsigned long long c0 = blockIdx.x * 32ull; c0 < columns; c0 += gridDim.x * 32ull) {
+            for (int i = threadIdx.y; i < 32; i += 8) {
+                const unsigned long long r = r0 + i, c = c0 + threadIdx.x;
+                if (r < rows && c < columns) {
+                    tile[i][threadIdx.x] = x[r * columns + c];
+                }
+            }
+            __syncthreads();
+            for (int i = threadIdx.y; i < 32; i += 8) {
+                const unsigned long long c = c0 + i, r = r0 + threadIdx.x;
+                if (c < columns && r < rows) {
+                    y[c * pitch + r] = tile[threadIdx.x][i];
+                }
+            }
+            __syncthreads();
+        }
     }
 }

@@ -31,6 +31,7 @@ pub mod launch;
 mod memory;
 mod pipeline;
 mod raw;
+mod tensor_map;
 mod workloads;
 
 /// The cudarc crate this backend is built on, whose launch builder and buffers the extension points take.

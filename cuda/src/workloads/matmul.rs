@@ -9,6 +9,10 @@
 //! The precision ladder (compute capability 8.0 and newer): `mma-tf32`, `mma-bf16` and `mma-fp16` are our own
 //! tensor-core kernels (`mma.sync` with `ldmatrix` and a `cp.async` pipeline, `matmul_tensor_cores.cu`), each beside cuBLAS in
 //! the same precision: `tf32`, `cublas-bf16` and `cublas-fp16` (`cublasGemmEx`, 16-bit A and B, `f32` C and sums).
+//! On Hopper (compute capability 9.0 exactly, the `sm_90a` target), two more rungs in each 16-bit precision:
+//! `wgmma-bf16` / `wgmma-fp16` (`wgmma` reading both operands from shared memory, tiles copied by `cp.async`,
+//! `matmul_wgmma.cu`) and `tma-bf16` / `tma-fp16` (tiles copied by the tensor memory accelerator, one warpgroup
+//! producing and two multiplying, 128 × 256 tiles of C, a persistent grid: `matmul_tma.cu`).
 //! The 16-bit variants round the resident f32 inputs to bf16 or fp16 on the device at their first launch and keep
 //! them: later launches time the product of data resident in 16 bits, as a user holding bf16 tensors runs it.
 //!
@@ -25,6 +29,7 @@ use gpuworthy_core::{BackendKind, Error, Implements, Precision, Result, Variant,
 
 use super::{config, int, phased, run_band, run_into_fresh};
 use crate::pipeline::{Chunk, OutputFrom, Pipeline, split, units_per_chunk};
+use crate::tensor_map::{self, Element, TensorMap};
 use crate::{CudaBackend, HostMemory, driver_error, lock};
 use super::kernel_file;
 use gpuworthy_core::KernelSource;
@@ -73,6 +78,26 @@ pub(crate) const WGMMA_STAGES: u32 = 4;
 /// the first stage for the 128-byte swizzle (160 KiB).
 const WGMMA_SHARED_BYTES: u32 = WGMMA_STAGES * (64 * WGMMA_WARPGROUPS + WGMMA_COLUMNS) * 64 * 2 + 1024;
 
+/// Consumer warpgroups of a block of the TMA rungs (`matmul_tma.cu`): each multiplies 64 rows of the block's tile
+/// of C by its 256 columns (`wgmma.m64n256k16`, 128 accumulators a thread), beside one warpgroup that copies.
+pub(crate) const TMA_CONSUMERS: u32 = 2;
+/// Tiles of K (64 deep) the TMA rungs keep in flight: four ran bf16 at 8192³ 20% faster than three on an H200
+/// (measured: docs/results/nvidia-h200/precision/README.md).
+pub(crate) const TMA_STAGES: u32 = 4;
+/// The rows and columns of C a block of the TMA rungs computes at a time.
+const TMA_TILE: (u32, u32) = (64 * TMA_CONSUMERS, 256);
+/// The shared memory of a TMA block: its stages of A's and B's tiles, two barriers a stage, and 1024 bytes to align
+/// the first stage for the 128-byte swizzle (193 KiB).
+const TMA_SHARED_BYTES: u32 = TMA_STAGES * (TMA_TILE.0 + TMA_TILE.1) * 64 * 2 + TMA_STAGES * 16 + 1024;
+/// The depth of a tile of K in the TMA rungs, and the width of the boxes their tensor maps copy: the 128-byte
+/// swizzle's span, 64 16-bit values or 32 f32 values.
+const fn tma_depth(element: Element) -> u32 {
+    match element {
+        Element::Bits16 => 64,
+        Element::F32 => 32,
+    }
+}
+
 /// The dynamic shared memory a tensor-core kernel on elements of `element_bytes` takes: `stages` tiles of K
 /// `depth` deep, each A's rows and B's, padded by 16 bytes (`matmul_tensor_cores.cu`: `tc_matmul`'s STAGE).
 pub(crate) const fn tensor_core_shared_bytes(element_bytes: u32, depth: u32, stages: u32) -> u32 {
@@ -99,6 +124,11 @@ impl TensorCoreShape {
     /// The shape of a tensor-core variant's multiplying kernel.
     fn of(variant: &Variant<MatmulLaunch>) -> TensorCoreShape {
         match (variant.launch, variant.precision) {
+            (MatmulLaunch::HopperTma, _) => TensorCoreShape {
+                tile: TMA_TILE,
+                threads: 128 * (TMA_CONSUMERS + 1),
+                shared_bytes: TMA_SHARED_BYTES,
+            },
             (MatmulLaunch::Hopper, _) => TensorCoreShape {
                 tile: (64 * WGMMA_WARPGROUPS, WGMMA_COLUMNS),
                 threads: 128 * WGMMA_WARPGROUPS,
@@ -123,18 +153,21 @@ pub(crate) const SOURCE: KernelSource = kernel_file!("matmul.cu", ["matmul_naive
 
 /// The tensor-core rungs' source, a file of its own: in `matmul.cu` its templates made every matmul variant's first
 /// call wait for NVRTC to compile them (4.6 s on an H200; measured: docs/results/nvidia-h200/precision/README.md).
-pub(crate) const TENSOR_CORE_SOURCE: KernelSource = kernel_file!("matmul_tensor_cores.cu", ["matmul_mma_bf16", "matmul_mma_f16", "matmul_mma_tf32", "matmul_round_to_bf16", "matmul_round_to_f16"]);
+pub(crate) const TENSOR_CORE_SOURCE: KernelSource = kernel_file!("matmul_tensor_cores.cu", ["matmul_mma_bf16", "matmul_mma_f16", "matmul_mma_tf32", "matmul_round_to_bf16", "matmul_round_to_f16", "matmul_copy_rows_f32", "matmul_transpose_f32"]);
 
 /// The Hopper rungs' source: `wgmma` exists only in the architecture-specific target `sm_90a`, which this file alone
 /// is compiled for ([`ARCHITECTURE_SPECIFIC_FILES`]).
 pub(crate) const WGMMA_SOURCE: KernelSource = kernel_file!("matmul_wgmma.cu", ["matmul_wgmma_bf16", "matmul_wgmma_f16"]);
 
+/// The TMA rungs' source, for `sm_90a` as the Hopper rungs' is (`setmaxnreg` and `wgmma`).
+pub(crate) const TMA_SOURCE: KernelSource = kernel_file!("matmul_tma.cu", ["matmul_tma_bf16", "matmul_tma_f16", "matmul_tma_tf32"]);
+
 /// The files compiled for the device's architecture-specific target (`sm_90a` rather than `sm_90`): their kernels
 /// load only on that exact architecture.
-pub(crate) const ARCHITECTURE_SPECIFIC_FILES: &[&str] = &[WGMMA_SOURCE.file];
+pub(crate) const ARCHITECTURE_SPECIFIC_FILES: &[&str] = &[WGMMA_SOURCE.file, TMA_SOURCE.file];
 
 /// The launch constants this workload's source takes from the host ([`crate::launch`]).
-pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC_WARP_M", TENSOR_CORE_WARP_TILE.0), ("TC_WARP_N", TENSOR_CORE_WARP_TILE.1), ("TC_MIN_BLOCKS", TENSOR_CORE_MIN_BLOCKS), ("TC16_STAGES", TENSOR_CORE_STAGES_16BIT), ("TC32_STAGES", TENSOR_CORE_STAGES_TF32), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32), ("WG_WARPGROUPS", WGMMA_WARPGROUPS), ("WG_BN", WGMMA_COLUMNS), ("WG_STAGES", WGMMA_STAGES)];
+pub(crate) const LAUNCH_DEFINES: &[(&str, u32)] = &[("MATMUL_NAIVE_BLOCK", MATMUL_NAIVE_BLOCK), ("MATMUL_TILE", MATMUL_TILE), ("RB_THREADS", MATMUL_BLOCKED_THREADS), ("RB_BM", MATMUL_BLOCKED_TILE.0), ("RB_BN", MATMUL_BLOCKED_TILE.1), ("MATMUL_WARPTILE_BN", MATMUL_WARPTILE_COLUMNS), ("TC_THREADS", TENSOR_CORE_THREADS), ("TC_BM", TENSOR_CORE_TILE.0), ("TC_BN", TENSOR_CORE_TILE.1), ("TC_WARP_M", TENSOR_CORE_WARP_TILE.0), ("TC_WARP_N", TENSOR_CORE_WARP_TILE.1), ("TC_MIN_BLOCKS", TENSOR_CORE_MIN_BLOCKS), ("TC16_STAGES", TENSOR_CORE_STAGES_16BIT), ("TC32_STAGES", TENSOR_CORE_STAGES_TF32), ("TC16_BK", TENSOR_CORE_DEPTH_16BIT), ("TC32_BK", TENSOR_CORE_DEPTH_TF32), ("WG_WARPGROUPS", WGMMA_WARPGROUPS), ("WG_BN", WGMMA_COLUMNS), ("WG_STAGES", WGMMA_STAGES), ("TMA_STAGES", TMA_STAGES), ("TMA_CONSUMERS", TMA_CONSUMERS)];
 
 /// cuBLAS handles on the backend's stream: one in FP32, one allowed TF32 tensor cores.
 pub(crate) struct Blas {
@@ -153,12 +186,27 @@ pub struct MatmulResident {
     c: CudaSlice<f32>,
     /// A and B rounded to a 16-bit precision by the first launch of a variant in it, kept for the next.
     halves: Option<Halves>,
+    /// Where the TMA rung's TF32 kernel finds its operands laid out (B transposed; A's rows padded where K is not
+    /// a multiple of 4), allocated by its first launch and refilled by every launch.
+    tf32_layout: Option<Tf32Layout>,
+}
+
+/// The TMA rung's TF32 operands: B transposed (N × K) and, where K is not a multiple of 4, A (M × K), each with rows
+/// `pitch` floats apart (16 bytes, the tensor maps' rule).
+#[derive(Debug)]
+struct Tf32Layout {
+    pitch: usize,
+    bt: CudaSlice<f32>,
+    padded_a: Option<CudaSlice<f32>>,
 }
 
 /// A and B in a 16-bit format (bf16 or fp16 bits).
 #[derive(Debug)]
 struct Halves {
     precision: Precision,
+    /// The elements from one row's start to the next in `a` and `b`: K and N, or for the TMA rungs each rounded up
+    /// to 8 (16 bytes, the tensor maps' rule), the padding never read.
+    pitches: (usize, usize),
     a: CudaSlice<u16>,
     b: CudaSlice<u16>,
 }
@@ -254,6 +302,9 @@ pub(crate) enum MatmulLaunch {
     /// A Hopper kernel of ours (`wgmma`, compute capability 9.0 exactly): `kernels[0]` rounds the inputs to 16 bits,
     /// `kernels[1]` multiplies them.
     Hopper,
+    /// A Hopper kernel of ours fed by the tensor memory accelerator (`wgmma`, `setmaxnreg` and tensor maps): as
+    /// [`MatmulLaunch::Hopper`], its inputs rounded into rows padded to 16 bytes.
+    HopperTma,
 }
 
 // The launch shapes of the hand-written kernels, from the constants the CUDA sources take as defines.
@@ -293,6 +344,12 @@ pub(crate) static VARIANTS: VariantTable<MatmulLaunch> = VariantTable {
             .in_precision(Precision::Bf16),
         Variant::new("wgmma-fp16", &["matmul_round_to_f16", "matmul_wgmma_f16"], MatmulLaunch::Hopper)
             .in_precision(Precision::Fp16),
+        Variant::new("tma-tf32", &["matmul_transpose_f32", "matmul_tma_tf32"], MatmulLaunch::HopperTma)
+            .in_precision(Precision::Tf32),
+        Variant::new("tma-bf16", &["matmul_round_to_bf16", "matmul_tma_bf16"], MatmulLaunch::HopperTma)
+            .in_precision(Precision::Bf16),
+        Variant::new("tma-fp16", &["matmul_round_to_f16", "matmul_tma_f16"], MatmulLaunch::HopperTma)
+            .in_precision(Precision::Fp16),
     ],
 };
 
@@ -313,41 +370,151 @@ impl CudaBackend {
                     && crate::nvrtc_version() >= (12, 0)
                     && self.shared_optin >= WGMMA_SHARED_BYTES
             }
+            MatmulLaunch::HopperTma => {
+                self.capability == (9, 0)
+                    && crate::nvrtc_version() >= (12, 0)
+                    && crate::tensor_map::driver_has_tensor_maps()
+                    && self.shared_optin >= TMA_SHARED_BYTES
+            }
         }
     }
 
     /// Rounds the resident's A and B to `precision` (bf16 or fp16) with `kernel` into [`MatmulResident::halves`],
-    /// unless an earlier launch did.
-    fn halves(&self, r: &mut MatmulResident, precision: Precision, kernel: &'static str) -> Result<()> {
-        if r.halves.as_ref().is_none_or(|h| h.precision != precision) {
-            let mut a = self.uninit::<u16>(r.m * r.k)?;
-            let mut b = self.uninit::<u16>(r.k * r.n)?;
-            self.round_to_16_bits(kernel, &r.a.slice(..), &mut a, r.m * r.k)?;
-            self.round_to_16_bits(kernel, &r.b.slice(..), &mut b, r.k * r.n)?;
-            r.halves = Some(Halves { precision, a, b });
+    /// their rows padded to 16 bytes where `padded` (the TMA rungs), unless an earlier launch did.
+    fn halves(&self, r: &mut MatmulResident, precision: Precision, kernel: &'static str, padded: bool) -> Result<()> {
+        let pitches = if padded { (r.k.next_multiple_of(8), r.n.next_multiple_of(8)) } else { (r.k, r.n) };
+        if r.halves.as_ref().is_none_or(|h| h.precision != precision || h.pitches != pitches) {
+            let mut a = self.zeros::<u16>(r.m * pitches.0)?;
+            let mut b = self.zeros::<u16>(r.k * pitches.1)?;
+            self.lay_out_rows(kernel, &r.a.slice(..), &mut a, (r.m, r.k, pitches.0))?;
+            self.lay_out_rows(kernel, &r.b.slice(..), &mut b, (r.k, r.n, pitches.1))?;
+            r.halves = Some(Halves { precision, pitches, a, b });
         }
         Ok(())
     }
 
-    /// Rounds `count` floats of `x` into `y` with the rounding `kernel` (`matmul_round_to_bf16` or `_f16`).
-    fn round_to_16_bits(
+    /// Rounds (or copies) the row-major `rows` × `columns` floats of `x` into `y`, whose rows start `pitch` elements
+    /// apart, with `kernel` (`matmul_round_to_bf16`, `_f16`, or `matmul_copy_rows_f32`).
+    fn lay_out_rows<T: cudarc::driver::DeviceRepr>(
         &self,
         kernel: &'static str,
         x: &CudaView<'_, f32>,
-        y: &mut CudaSlice<u16>,
-        count: usize,
+        y: &mut CudaSlice<T>,
+        (rows, columns, pitch): (usize, usize, usize),
     ) -> Result<()> {
-        if count == 0 {
+        if rows == 0 || columns == 0 {
             return Ok(());
         }
         let function = self.function(kernel)?;
-        let blocks = (count as u64).div_ceil(256).min(8 * u64::from(self.multiprocessors));
-        let count_arg = count as u64;
+        let budget = 8 * u64::from(self.multiprocessors);
+        let across = (columns as u64).div_ceil(256).min(budget);
+        let down = (rows as u64).min((budget / across).max(1)).min(65535);
+        let (rows_arg, columns_arg, pitch_arg) = (rows as u64, columns as u64, pitch as u64);
         let mut launch = self.stream.launch_builder(&function);
-        launch.arg(x).arg(y).arg(&count_arg);
-        // SAFETY: the kernel takes (const float* x, unsigned short* y, unsigned long long n) and grid-strides over
-        // n; x holds `count` floats and y `count` 16-bit values.
-        unsafe { launch.launch(config((blocks, 1), (256, 1), 0)?) }
+        launch.arg(x).arg(y).arg(&rows_arg).arg(&columns_arg).arg(&pitch_arg);
+        // SAFETY: the kernel takes (const float* x, T* y, rows, columns, pitch) with T the 16-bit or f32 output, and
+        // grid-strides over rows (y) and columns (x); x holds rows · columns floats and y rows · pitch Ts, pitch ≥
+        // columns.
+        unsafe { launch.launch(config((across, down), (256, 1), 0)?) }
+            .map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    /// The TMA rung's `kernel` on the backend's stream: `c` (m × n) = A (m × k) · B (k × n), read through the tensor
+    /// maps of A and of B (N-major for 16-bit inputs, transposed for TF32). The grid is persistent: one block an SM
+    /// at most, each taking tiles of C in turn.
+    fn launch_tma_kernel(
+        &self,
+        kernel: &'static str,
+        (map_a, map_b): (&TensorMap, &TensorMap),
+        c: &mut CudaViewMut<'_, f32>,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<()> {
+        let function = self.function(kernel)?;
+        let tiles = (m as u64).div_ceil(u64::from(TMA_TILE.0)) * (n as u64).div_ceil(u64::from(TMA_TILE.1));
+        int("tiles of C", tiles as usize)?;
+        let grid = tiles.min(u64::from(self.multiprocessors));
+        let cfg = config((grid, 1), (128 * (TMA_CONSUMERS + 1), 1), TMA_SHARED_BYTES)?;
+        let (m, k, n) = (int("M", m)?, int("K", k)?, int("N", n)?);
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(map_a).arg(map_b).arg(c).arg(&m).arg(&k).arg(&n);
+        // SAFETY: the kernel takes (TmaTensorMap A, TmaTensorMap B, float* C, int M, int K, int N); the maps describe
+        // A's M × K and B's K × N (or N × K) values as allocated, c holds M · N floats, the blocks stride over every
+        // tile of C, and the dynamic shared memory is the kernel's, which `prepare` allowed it.
+        unsafe { launch.launch(cfg) }.map_err(driver_error(format!("launching {kernel}")))?;
+        Ok(())
+    }
+
+    /// The TMA rung in a 16-bit precision: the resident's inputs rounded once into rows padded to 16 bytes (kept
+    /// for later launches, as the other 16-bit rungs keep theirs), B read as it lies.
+    fn tma_16_bits(&self, variant: &Variant<MatmulLaunch>, r: &mut MatmulResident) -> Result<()> {
+        let [round, kernel] = variant.kernels else { unreachable!("a 16-bit rung rounds, then multiplies") };
+        let (m, k, n) = (r.m, r.k, r.n);
+        if k == 0 {
+            // No products: C is zeros. (A tensor map of no columns does not exist.)
+            return self.stream.memset_zeros(&mut r.c).map_err(driver_error("zeroing C"));
+        }
+        self.halves(r, variant.precision, round, true)?;
+        let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
+        let depth = tma_depth(Element::Bits16);
+        let (a_address, _a_in_use) = halves.a.device_ptr(&self.stream);
+        let (b_address, _b_in_use) = halves.b.device_ptr(&self.stream);
+        let map_a = tensor_map::matrix(a_address, Element::Bits16, (m, k, halves.pitches.0), (depth, TMA_TILE.0))?;
+        let map_b = tensor_map::matrix(b_address, Element::Bits16, (k, n, halves.pitches.1), (64, depth))?;
+        self.launch_tma_kernel(kernel, (&map_a, &map_b), &mut c.slice_mut(..), (m, k, n))
+    }
+
+    /// The TMA rung in TF32, whose `wgmma` reads B only K-major: every launch transposes B (and, where K is not a
+    /// multiple of 4, copies A into rows of 16 bytes) into the resident's layout, timed with the product.
+    fn tma_tf32(&self, variant: &Variant<MatmulLaunch>, r: &mut MatmulResident) -> Result<()> {
+        let [transpose, kernel] = variant.kernels else { unreachable!("the TF32 rung transposes, then multiplies") };
+        let (m, k, n) = (r.m, r.k, r.n);
+        if k == 0 {
+            return self.stream.memset_zeros(&mut r.c).map_err(driver_error("zeroing C"));
+        }
+        let pitch = k.next_multiple_of(4);
+        if r.tf32_layout.is_none() {
+            let padded_a = if pitch != k { Some(self.zeros::<f32>(m * pitch)?) } else { None };
+            r.tf32_layout = Some(Tf32Layout { pitch, bt: self.zeros::<f32>(n * pitch)?, padded_a });
+        }
+        let MatmulResident { tf32_layout: Some(layout), a, b, c, .. } = r else { unreachable!("allocated above") };
+        self.transpose(transpose, &b.slice(..), &mut layout.bt, (k, n, layout.pitch))?;
+        if let Some(padded) = layout.padded_a.as_mut() {
+            self.lay_out_rows("matmul_copy_rows_f32", &a.slice(..), padded, (m, k, layout.pitch))?;
+        }
+        let depth = tma_depth(Element::F32);
+        let (a_address, _a_in_use) = match layout.padded_a.as_ref() {
+            Some(padded) => padded.device_ptr(&self.stream),
+            None => a.device_ptr(&self.stream),
+        };
+        let (bt_address, _bt_in_use) = layout.bt.device_ptr(&self.stream);
+        let map_a = tensor_map::matrix(a_address, Element::F32, (m, k, layout.pitch), (depth, TMA_TILE.0))?;
+        let map_bt = tensor_map::matrix(bt_address, Element::F32, (n, k, layout.pitch), (depth, TMA_TILE.1))?;
+        self.launch_tma_kernel(kernel, (&map_a, &map_bt), &mut c.slice_mut(..), (m, k, n))
+    }
+
+    /// Transposes the row-major `rows` × `columns` floats of `x` into `y` (`columns` rows, `pitch` floats apart) with
+    /// `matmul_transpose_f32`.
+    fn transpose(
+        &self,
+        kernel: &'static str,
+        x: &CudaView<'_, f32>,
+        y: &mut CudaSlice<f32>,
+        (rows, columns, pitch): (usize, usize, usize),
+    ) -> Result<()> {
+        if rows == 0 || columns == 0 {
+            return Ok(());
+        }
+        let function = self.function(kernel)?;
+        let across = (columns as u64).div_ceil(32).min(4096);
+        let down = (rows as u64).div_ceil(32).min(65535);
+        let (rows_arg, columns_arg, pitch_arg) = (rows as u64, columns as u64, pitch as u64);
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(x).arg(y).arg(&rows_arg).arg(&columns_arg).arg(&pitch_arg);
+        // SAFETY: the kernel takes (const float* x, float* y, rows, columns, pitch) in blocks of 32 × 8 threads and
+        // strides over 32 × 32 tiles of x in both directions; x holds rows · columns floats, y columns · pitch,
+        // pitch ≥ rows.
+        unsafe { launch.launch(config((across, down), (32, 8), 0)?) }
             .map_err(driver_error(format!("launching {kernel}")))?;
         Ok(())
     }
@@ -388,7 +555,7 @@ impl CudaBackend {
             Precision::Bf16 => blas_sys::cudaDataType_t::CUDA_R_16BF,
             _ => blas_sys::cudaDataType_t::CUDA_R_16F,
         };
-        self.halves(r, precision, kernel)?;
+        self.halves(r, precision, kernel, false)?;
         let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
         let (alpha, beta) = (1.0f32, 0.0f32);
         let stream = &self.stream;
@@ -466,7 +633,7 @@ impl Implements<Matmul> for CudaBackend {
                 self.prepare_kernels(variant)?;
                 self.blas().map(drop)
             }
-            MatmulLaunch::TensorCores | MatmulLaunch::Hopper => {
+            MatmulLaunch::TensorCores | MatmulLaunch::Hopper | MatmulLaunch::HopperTma => {
                 self.prepare_kernels(variant)?;
                 let kernel = variant.kernels.last().expect("a tensor-core variant names its kernel");
                 let shared = TensorCoreShape::of(variant).shared_bytes;
@@ -499,6 +666,7 @@ impl Implements<Matmul> for CudaBackend {
             b: self.to_device(&input.b)?,
             c: self.zeros(m * n)?,
             halves: None,
+            tf32_layout: None,
         })
     }
 
@@ -526,12 +694,14 @@ impl Implements<Matmul> for CudaBackend {
             }
             MatmulLaunch::TensorCores | MatmulLaunch::Hopper => {
                 let [round, kernel] = variant.kernels else { unreachable!("a 16-bit rung rounds, then multiplies") };
-                self.halves(r, variant.precision, round)?;
+                self.halves(r, variant.precision, round, false)?;
                 let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
                 let (a, b) = (halves.a.slice(..), halves.b.slice(..));
                 let blocks = TensorCoreShape::of(variant);
                 self.launch_tensor_core_kernel(&self.stream, kernel, blocks, &a, &b, &mut c.slice_mut(..), shape)
             }
+            MatmulLaunch::HopperTma if variant.precision == Precision::Tf32 => self.tma_tf32(variant, r),
+            MatmulLaunch::HopperTma => self.tma_16_bits(variant, r),
             MatmulLaunch::CublasGemmEx => self.gemm_16_bits(variant.precision, r, variant.kernels[0]),
         }
     }
@@ -546,8 +716,7 @@ impl Implements<Matmul> for CudaBackend {
     /// upload and before its download.
     /// The 16-bit variants run phased: their inputs are rounded on the device whole, before the product.
     fn run_into(&self, variant: &str, input: &MatmulInput, output: &mut Vec<f32>) -> Result<()> {
-        let sixteen_bits = matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16);
-        if self.host_memory() != HostMemory::Pipelined || sixteen_bits {
+        if self.host_memory() != HostMemory::Pipelined || runs_whole(variant) {
             *output = phased::<Matmul>(self, variant, input)?;
             return Ok(());
         }
@@ -556,12 +725,11 @@ impl Implements<Matmul> for CudaBackend {
         self.matmul_pipelined(variant, input, 0..input.m, output)
     }
 
-    /// Pipelined (and not a 16-bit rung), a group member's rows of A are read straight from the caller's A and its
-    /// rows of C written into its place in the group's output, B uploaded whole; otherwise cut and copied in, as by
-    /// default.
+    /// Pipelined (and not a rung that lays its inputs out whole), a group member's rows of A are read straight from
+    /// the caller's A and its rows of C written into its place in the group's output, B uploaded whole; otherwise
+    /// cut and copied in, as by default.
     fn reads_parts_in_place(&self, variant: &str, _params: &<Matmul as gpuworthy_core::Workload>::Params) -> bool {
-        let sixteen_bits = matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16);
-        self.host_memory() == HostMemory::Pipelined && !sixteen_bits
+        self.host_memory() == HostMemory::Pipelined && !runs_whole(variant)
     }
 
     fn run_part(
@@ -631,7 +799,8 @@ impl CudaBackend {
             MatmulLaunch::Kernel { .. }
             | MatmulLaunch::SplitK { .. }
             | MatmulLaunch::TensorCores
-            | MatmulLaunch::Hopper => None,
+            | MatmulLaunch::Hopper
+            | MatmulLaunch::HopperTma => None,
             _ => Some(self.blas()?),
         };
         let job = Pipeline {
@@ -665,7 +834,9 @@ impl CudaBackend {
                     let blocks = TensorCoreShape::of(variant);
                     self.launch_tensor_core_kernel(stream, variant.kernels[0], blocks, &a, &b.slice(..), &mut c, shape)
                 }
-                (MatmulLaunch::Hopper, _) => unreachable!("the 16-bit rungs run phased"),
+                (MatmulLaunch::Hopper | MatmulLaunch::HopperTma, _) => {
+                    unreachable!("the 16-bit and TMA rungs run whole (`runs_whole`)")
+                }
                 (launch, Some(blas)) => {
                     // `stream` is the backend's here (launch_on_backend_stream): the one the handles run on.
                     let handle = if launch == MatmulLaunch::CublasTf32 { &blas.tf32 } else { &blas.fp32 };
@@ -676,6 +847,13 @@ impl CudaBackend {
         })?;
         Ok(())
     }
+}
+
+/// Whether a variant runs phased even on pipelined host memory: the 16-bit rungs round their inputs whole on the
+/// device, and the TMA rungs lay theirs out whole (rows padded to 16 bytes, B transposed for TF32) before the product.
+fn runs_whole(variant: &str) -> bool {
+    matches!(VARIANTS.precision(variant), Precision::Bf16 | Precision::Fp16)
+        || VARIANTS.find(variant).is_some_and(|v| v.launch == MatmulLaunch::HopperTma)
 }
 
 /// The shallowest slice of K split-K cuts (sixteen of the kernel's K-tiles of 8): shallower, the slices' loads and
@@ -776,6 +954,35 @@ impl CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The TMA rungs on shapes the conformance tests' small ones do not reach: more tiles of C than the GPU has SMs
+    /// (so that persistent blocks take several and the stages' barriers go round many phases), ragged edges in every
+    /// dimension, K and N that are not multiples of 8 (rows padded for the tensor maps), and one where they are (the
+    /// inputs laid out as they are). Each result is checked at its precision's bound against the f64 reference; a
+    /// machine without a Hopper GPU skips with the reason.
+    #[test]
+    fn the_tma_rungs_are_right_on_many_tiles_and_ragged_edges() {
+        use gpuworthy_core::Backend;
+        use gpuworthy_core::workloads::MatmulParams;
+        let Some(cuda) = BackendKind::Cuda.opened_or_skipped(CudaBackend::new(0)) else { return };
+        let rungs: Vec<&str> = Implements::<Matmul>::variants(&cuda).into_iter().filter(|v| v.starts_with("tma-")).collect();
+        if rungs.is_empty() {
+            eprintln!("skipped: {} has no TMA rungs (compute capability 9.0 only)", cuda.device().name);
+            return;
+        }
+        assert_eq!(rungs, ["tma-tf32", "tma-bf16", "tma-fp16"]);
+        for (m, k, n) in [(2563, 203, 2309), (1024, 512, 4096), (300, 1, 513)] {
+            let input = Matmul::generate(&MatmulParams::new(m, k, n), 11).unwrap();
+            let expected = Matmul::reference(&input).unwrap();
+            for rung in &rungs {
+                let actual = Implements::<Matmul>::run(&cuda, rung, &input).unwrap();
+                let precision = Implements::<Matmul>::precision(&cuda, rung);
+                if let Err(mismatch) = Matmul::check(&input, &expected, &actual, precision) {
+                    panic!("{rung} at {m} x {k} x {n}: {mismatch}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn split_k_fills_the_block_slots_once_with_slices_deep_enough() {

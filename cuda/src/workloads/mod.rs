@@ -36,7 +36,7 @@ macro_rules! backend_tables {
         /// Every CUDA C file of the backend (one per workload under `cuda/kernels/`, and matmul's tensor-core rungs
         /// and Hopper rungs in files of their own) and the `extern "C" __global__` kernels it defines.
         pub const KERNEL_FILES: &[gpuworthy_core::KernelSource] =
-            &[$($name::SOURCE,)* matmul::TENSOR_CORE_SOURCE, matmul::WGMMA_SOURCE];
+            &[$($name::SOURCE,)* matmul::TENSOR_CORE_SOURCE, matmul::WGMMA_SOURCE, matmul::TMA_SOURCE];
 
         /// Every constant the sources take from the host, by the name they use, workload by workload.
         pub(crate) const LAUNCH_DEFINES: &[&[(&str, u32)]] = &[$($name::LAUNCH_DEFINES),*];
