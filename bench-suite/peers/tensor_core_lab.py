@@ -37,11 +37,11 @@ WGMMA_SHAPES = {
 }
 
 # The tensor-memory-accelerator rung's shapes: (consumer warpgroups, stages, persistent grid); 64 rows of C a
-# consumer, 256 columns.
+# consumer, 256 columns, tiles of K of 128 bytes a row (64 16-bit values, 32 TF32).
 TMA_SHAPES = {
-    "tma 128x256 k64x4 persistent": (2, 4, True),
-    "tma 128x256 k64x4 a block a tile": (2, 4, False),
-    "tma 128x256 k64x3 persistent": (2, 3, True),
+    "tma 128x256 4 stages persistent": (2, 4, True),
+    "tma 128x256 4 stages block a tile": (2, 4, False),
+    "tma 128x256 3 stages persistent": (2, 3, True),
 }
 
 
@@ -206,10 +206,9 @@ def cublas_gemm_ex(precision, a, b, c, size):
     from cupy_backends.cuda.libs import cublas
 
     handle = cupy.cuda.device.get_cublas_handle()
-    data = {"bf16": 14, "fp16": 2}[precision]  # CUDA_R_16BF, CUDA_R_16F
+    data = {"bf16": 14, "fp16": 2, "tf32": 0}[precision]  # CUDA_R_16BF, CUDA_R_16F, CUDA_R_32F
     one, zero = numpy.array(1.0, numpy.float32), numpy.array(0.0, numpy.float32)
     compute = 68 if precision != "tf32" else 77  # CUBLAS_COMPUTE_32F, _32F_FAST_TF32
-    data = 0 if precision == "tf32" else data  # CUDA_R_32F
 
     def launch():
         cublas.gemmEx(handle, 0, 0, size, size, size, one.ctypes.data, b.data.ptr, data, size, a.data.ptr, data,

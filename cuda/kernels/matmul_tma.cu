@@ -1,7 +1,9 @@
 // matmul on Hopper with the tensor memory accelerator (TMA) and warp
-// specialisation: C = A * B for row-major A (M x K) and B (K x N) of bf16 or
-// fp16 values, f32 C (M x N), products summed in f32. Compiled for `sm_90a`
-// only, as `matmul_wgmma.cu` is, whose layouts and descriptors it shares.
+// specialisation: C = A * B with f32 C (M x N) and products summed in f32,
+// for row-major A (M x K) and B (K x N) of bf16 or fp16 values, or for TF32
+// row-major A and B transposed (N x K, the host's copy: `wgmma` reads TF32
+// operands only along K). Compiled for `sm_90a` only, as `matmul_wgmma.cu`
+// is, whose layouts and descriptors it shares.
 //
 // What it does that the `wgmma` rung does not:
 //
@@ -30,8 +32,9 @@
 //   while the consumers store the last one's results.
 //
 // Launch: TMA_THREADS threads, any grid (blocks stride over the tiles), the
-// tensor maps of A (boxes of 64 K x TMA_BM rows) and B (boxes of 64 columns x
-// 64 K rows) as `__grid_constant__` parameters, dynamic shared memory of
+// tensor maps of A (boxes of a tile's depth of K, 128 bytes, x TMA_BM rows)
+// and B (16-bit: boxes of 64 columns x 64 K rows; TF32's transposed B: 32 K
+// x 256 rows) as `__grid_constant__` parameters, dynamic shared memory of
 // TMA_SHARED_BYTES. The matrices' row pitches must be multiples of 16 bytes
 // (the tensor map's rule): the host pads rows otherwise.
 #ifndef TMA_STAGES

@@ -12,7 +12,8 @@
 //! On Hopper (compute capability 9.0 exactly, the `sm_90a` target), two more rungs in each 16-bit precision:
 //! `wgmma-bf16` / `wgmma-fp16` (`wgmma` reading both operands from shared memory, tiles copied by `cp.async`,
 //! `matmul_wgmma.cu`) and `tma-bf16` / `tma-fp16` (tiles copied by the tensor memory accelerator, one warpgroup
-//! producing and two multiplying, 128 × 256 tiles of C, a persistent grid: `matmul_tma.cu`).
+//! producing and two multiplying, 128 × 256 tiles of C, a persistent grid: `matmul_tma.cu`), and in TF32 `tma-tf32`
+//! (the same kernel reading B transposed, which every launch does first: `wgmma` reads TF32 operands only along K).
 //! The 16-bit variants round the resident f32 inputs to bf16 or fp16 on the device at their first launch and keep
 //! them: later launches time the product of data resident in 16 bits, as a user holding bf16 tensors runs it.
 //!
@@ -81,8 +82,8 @@ const WGMMA_SHARED_BYTES: u32 = WGMMA_STAGES * (64 * WGMMA_WARPGROUPS + WGMMA_CO
 /// Consumer warpgroups of a block of the TMA rungs (`matmul_tma.cu`): each multiplies 64 rows of the block's tile
 /// of C by its 256 columns (`wgmma.m64n256k16`, 128 accumulators a thread), beside one warpgroup that copies.
 pub(crate) const TMA_CONSUMERS: u32 = 2;
-/// Tiles of K (64 deep) the TMA rungs keep in flight: four ran bf16 at 8192³ 20% faster than three on an H200
-/// (measured: docs/results/nvidia-h200/precision/README.md).
+/// Tiles of K the TMA rungs keep in flight: four ran bf16 at 8192³ 4% and 20% faster than three in two runs on an
+/// H200, fp16 13% (measured: docs/results/nvidia-h200/precision/README.md).
 pub(crate) const TMA_STAGES: u32 = 4;
 /// The rows and columns of C a block of the TMA rungs computes at a time.
 const TMA_TILE: (u32, u32) = (64 * TMA_CONSUMERS, 256);
