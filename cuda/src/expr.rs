@@ -665,10 +665,12 @@ extern "C" fn wait_for_compiling_kernels() {
     }
 }
 
-/// An expression compiled for one CUDA backend ([`CudaBackend::prepare_expression`]): its program and its kernel.
+/// An expression compiled for one CUDA backend ([`CudaBackend::prepare_expression`]): its program, how its arrays
+/// are stored, and its kernel.
 #[derive(Debug, Clone)]
 pub struct PreparedExpression {
     program: Arc<Program>,
+    dtype: Dtype,
     kernels: ExprKernels,
 }
 
@@ -676,6 +678,11 @@ impl PreparedExpression {
     /// The program.
     pub fn program(&self) -> &Program {
         &self.program
+    }
+
+    /// How the arrays it runs on are stored: `f32`, or one 16-bit type computed in `f32`.
+    pub fn dtype(&self) -> Dtype {
+        self.dtype
     }
 }
 
@@ -940,20 +947,20 @@ impl CudaBackend {
     }
 
     /// Blocks of a reduction's first pass for `n` elements.
-    /// `program`'s kernel compiled (or found in the caches) once, for [`CudaBackend::run_expression_on_foreign_memory`]:
-    /// a caller that runs one expression many times keeps this instead of generating and hashing its source at every
-    /// call.
-    pub fn prepare_expression(&self, program: Arc<Program>) -> Result<PreparedExpression> {
-        let kernels = self.expression_kernels(&program, Dtype::F32)?;
-        Ok(PreparedExpression { program, kernels })
+    /// `program`'s kernel for arrays stored as `dtype`, compiled (or found in the caches) once, for
+    /// [`CudaBackend::run_expression_on_foreign_memory`]: a caller that runs one expression many times keeps this
+    /// instead of generating and hashing its source at every call.
+    pub fn prepare_expression(&self, program: Arc<Program>, dtype: Dtype) -> Result<PreparedExpression> {
+        let kernels = self.expression_kernels(&program, dtype)?;
+        Ok(PreparedExpression { program, dtype, kernels })
     }
 
     fn reduce_blocks(n: usize) -> u64 {
         ((n as u64).div_ceil(4).div_ceil(u64::from(BLOCK))).clamp(1, REDUCE_BLOCKS)
     }
 
-    /// Runs a prepared expression ([`CudaBackend::prepare_expression`]) on arrays of `n` elements in this device's
-    /// memory that another library owns (CuPy arrays,
+    /// Runs a prepared expression ([`CudaBackend::prepare_expression`]) on arrays of `n` elements, stored as the
+    /// prepared expression's type, in this device's memory that another library owns (CuPy arrays,
     /// PyTorch tensors: their `__cuda_array_interface__` or DLPack pointers), with no copy. `stream` is the raw CUDA
     /// stream their owner orders its work on (0 for the legacy default stream): an elementwise kernel is launched on
     /// it, as the owner's own kernels are; a reduction runs on this backend's stream after what was enqueued there
@@ -963,8 +970,8 @@ impl CudaBackend {
     ///
     /// # Safety
     ///
-    /// Every pointer must address at least `n` `f32`s of this device's memory, valid until the work enqueued on `stream`
-    /// after this call has finished; outputs must not overlap each other or an input they do not overwrite; `stream`
+    /// Every pointer must address at least `n` elements of the prepared type (`f32`, or 16-bit values) of this
+    /// device's memory, valid until the work enqueued on `stream` after this call has finished; outputs must not overlap each other or an input they do not overwrite; `stream`
     /// must be 0 or a live stream of this backend's context.
     pub unsafe fn run_expression_on_foreign_memory(
         &self,
@@ -992,7 +999,8 @@ impl CudaBackend {
                 scalars.len()
             )));
         }
-        // The generated kernel reads and writes float4s below n / 4 * 4.
+        // The generated kernel reads and writes 16 bytes at a time (four f32s, eight 16-bit values) below the last
+        // whole group.
         if let Some(bad) = inputs.iter().chain(outputs).find(|p| **p == 0 || **p % 16 != 0) {
             return Err(Error::invalid(format!(
                 "a device array starts at {bad:#x}: the kernel needs arrays aligned to 16 bytes (a view that starts \
@@ -1012,7 +1020,7 @@ impl CudaBackend {
             // An elementwise kernel goes straight onto the owner's stream, as the owner's own kernels do: ordered with
             // its work, with no event to record or wait for. (It is not this backend's work, so it stays out of the
             // backend's queue and timing windows.)
-            let blocks = map_blocks(n, Dtype::F32) as u32;
+            let blocks = map_blocks(n, prepared.dtype) as u32;
             let mut pointers: Vec<u64> = inputs.iter().chain(outputs).copied().collect();
             let mut values: Vec<f32> = scalars.to_vec();
             let mut count = n_arg;
@@ -1022,7 +1030,8 @@ impl CudaBackend {
             parameters.push(std::ptr::from_mut(&mut count).cast());
             // SAFETY: the parameters point at live locals in the kernel's order (a pointer per input, one per output
             // of its own, a float per scalar, n as long long; the driver copies them before returning); every
-            // pointer addresses n floats aligned to 16 bytes (the caller's contract, the alignment checked above);
+            // pointer addresses n elements of the prepared type aligned to 16 bytes (the caller's contract, the
+            // alignment checked above);
             // the function belongs to a module the prepared expression keeps loaded in this context, bound above;
             // `foreign` is 0 or a live stream of this context.
             unsafe {
@@ -1045,7 +1054,7 @@ impl CudaBackend {
             .map_err(driver_error("recording the arrays' stream"))?;
         let what = "launching an expression's kernel on another library's arrays";
         let reduction = program.reduction.is_some();
-        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n, Dtype::F32) };
+        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n, prepared.dtype) };
         let mut partials = if reduction { Some(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?) } else { None };
         self.with_stream(|own| {
             own.wait(&before).map_err(driver_error("waiting for the arrays' stream"))?;
@@ -1068,9 +1077,9 @@ impl CudaBackend {
             }
             launch.arg(&n_arg);
             // SAFETY: the arguments are pushed in the generated kernel's order (a pointer per input, then the outputs
-            // or the partials buffer, a float per scalar, n as long long); every pointer addresses n floats aligned
-            // to 16 bytes (the caller's contract, the alignment checked above), read or written as float4 below
-            // n / 4 * 4 and one by one above; the partials buffer holds REDUCE_BLOCKS + 2 floats, as `launch` says.
+            // or the partials buffer, a float per scalar, n as long long); every pointer addresses n elements of
+            // the prepared type aligned to 16 bytes (the caller's contract, the alignment checked above), read or
+            // written 16 bytes at a time below the last whole group and one by one above; the partials buffer holds REDUCE_BLOCKS + 2 floats, as `launch` says.
             unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }
                 .map(drop)
                 .map_err(driver_error(what))?;

@@ -19,7 +19,7 @@ use gpuworthy::choose::auto::Auto;
 use gpuworthy::choose::catalog::Catalog;
 use gpuworthy::core::expr::Expr as ParsedExpr;
 use gpuworthy::core::expr::ExprInput;
-use gpuworthy::core::{Backend, BackendKind, Error, Precision};
+use gpuworthy::core::{Backend, BackendKind, Dtype, Error, Precision};
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::device::group::DeviceGroup;
 use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
@@ -758,9 +758,9 @@ type OutputPlan = (String, Option<String>);
 struct Expr {
     source: String,
     parsed: ParsedExpr,
-    /// Compiled for a CUDA device, per (device ordinal, scalar names): a call on device arrays looks its kernel up
-    /// here instead of generating, hashing and finding its source again.
-    prepared: Mutex<Vec<(usize, Vec<String>, PreparedExpression)>>,
+    /// Compiled for a CUDA device, per (device ordinal, scalar names, storage type): a call on device arrays looks
+    /// its kernel up here instead of generating, hashing and finding its source again.
+    prepared: Mutex<Vec<(usize, Vec<String>, Dtype, PreparedExpression)>>,
 }
 
 /// One keyword argument of a call: a NumPy array read in place, or a scalar.
@@ -925,7 +925,7 @@ impl Expr {
         arrays: &Bound<'py, PyDict>,
         scalars: &Bound<'py, PyDict>,
     ) -> PyResult<(Bound<'py, PyDict>, String)> {
-        let storage: gpuworthy::core::Dtype = dtype.parse().map_err(to_python)?;
+        let storage: Dtype = dtype.parse().map_err(to_python)?;
         let mut held = Vec::with_capacity(arrays.len());
         for (key, value) in arrays.iter() {
             let name: String = key.extract()?;
@@ -1106,7 +1106,7 @@ impl Expr {
                 scalar_names.push(name.bind(py).extract::<String>()?);
             }
         }
-        let prepared = self.prepared_for(py, &backend, ordinal, scalar_names)?;
+        let prepared = self.prepared_for(py, &backend, ordinal, scalar_names, Dtype::F32)?;
         let program = prepared.program();
         let mut slots = Vec::with_capacity(arguments.len());
         for (name, is_array) in arguments {
@@ -1144,8 +1144,11 @@ impl Expr {
     }
 
     /// Runs the expression on arrays already in CUDA device `ordinal`'s memory (another library's: their pointers
-    /// and length), writing `outputs` (one pointer per output of its own, in the program's order), ordered after and
-    /// before the work of the raw CUDA `stream` the arrays' owner uses. Returns a reduction's value, else `None`.
+    /// and length, every array stored as `storage`: `"f32"`, `"f16"` or `"bf16"`), writing `outputs` (one pointer
+    /// per output of its own, in the program's order, stored alike), ordered after and before the work of the raw
+    /// CUDA `stream` the arrays' owner uses. Returns a reduction's value, else `None`.
+    #[pyo3(signature = (ordinal, inputs, outputs, scalars, stream, storage="f32"))]
+    #[allow(clippy::too_many_arguments)]
     fn call_on_device(
         &self,
         py: Python<'_>,
@@ -1154,12 +1157,14 @@ impl Expr {
         outputs: Vec<u64>,
         scalars: Vec<(String, f64)>,
         stream: u64,
+        storage: &str,
     ) -> PyResult<Option<f32>> {
+        let dtype: Dtype = storage.parse().map_err(to_python)?;
         let Some(backend) = cuda_device(ordinal)? else {
             return Err(Unavailable::new_err(format!("cuda:{ordinal} is not a CUDA device here")));
         };
         let names: Vec<String> = scalars.iter().map(|(n, _)| n.clone()).collect();
-        let prepared = self.prepared_for(py, &backend, ordinal, names)?;
+        let prepared = self.prepared_for(py, &backend, ordinal, names, dtype)?;
         let program = prepared.program();
         let values: Vec<f32> = program
             .scalars
@@ -1193,8 +1198,9 @@ impl Expr {
         }
         let n = n.unwrap_or(0);
         let result = py.detach(|| {
-            // SAFETY: the pointers come from the arrays' own `__cuda_array_interface__` on this device, each of `n`
-            // float32s (the Python side checked dtype, shape and strides), the outputs freshly allocated by the same
+            // SAFETY: the pointers come from the arrays' own `__cuda_array_interface__` (or torch's `data_ptr`) on
+            // this device, each of `n` elements stored as `storage` (the Python side checked dtype, shape and
+            // strides), the outputs freshly allocated by the same
             // library; the arrays stay referenced by the caller until the call returns and the work is ordered on
             // their owner's stream, which the caller passed.
             unsafe { backend.run_expression_on_foreign_memory(&prepared, &pointers, &outputs, &values, n, stream) }
@@ -1406,23 +1412,25 @@ impl Launcher {
 }
 
 impl Expr {
-    /// The expression compiled for CUDA device `ordinal` with these scalar names: from this object's cache, or
-    /// compiled (without the GIL) and kept.
+    /// The expression compiled for CUDA device `ordinal` with these scalar names, for arrays stored as `dtype`: from
+    /// this object's cache, or compiled (without the GIL) and kept.
     fn prepared_for(
         &self,
         py: Python<'_>,
         backend: &Device,
         ordinal: usize,
         names: Vec<String>,
+        dtype: Dtype,
     ) -> PyResult<PreparedExpression> {
         let mut cache = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, _, prepared)) = cache.iter().find(|(o, n, _)| *o == ordinal && *n == names) {
+        if let Some((_, _, _, prepared)) = cache.iter().find(|(o, n, d, _)| *o == ordinal && *n == names && *d == dtype)
+        {
             return Ok(prepared.clone());
         }
         let borrowed: Vec<&str> = names.iter().map(String::as_str).collect();
         let program = self.parsed.bind(&borrowed).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let prepared = py.detach(|| backend.prepare_expression(Arc::new(program))).map_err(to_python)?;
-        cache.push((ordinal, names, prepared.clone()));
+        let prepared = py.detach(|| backend.prepare_expression(Arc::new(program), dtype)).map_err(to_python)?;
+        cache.push((ordinal, names, dtype, prepared.clone()));
         Ok(prepared)
     }
 }

@@ -114,6 +114,14 @@ def dtypes_of(module):
     return [module.float32, module.float64, module.float16, module.int32]
 
 
+def sixteen_bit(module, dtype):
+    return dtype in (module.float16, getattr(module, "bfloat16", module.float16))
+
+
+def as_float32(module, array):
+    return array.float() if module.__name__ == "torch" else array.astype(module.float32)
+
+
 def test_device_arrays_of_every_dtype_layout_and_shape_are_converted_on_their_gpu(xp):
     module, to_gpu, to_host, kind = xp
     f = gpuworthy.expr("y = 2*x + 1")
@@ -124,10 +132,64 @@ def test_device_arrays_of_every_dtype_layout_and_shape_are_converted_on_their_gp
                                (x.reshape(-1)[1:], 2 * host.reshape(-1)[1:] + 1)):
             y = f(x=view)
             assert isinstance(y, kind) and tuple(y.shape) == expected.shape, (dtype, tuple(y.shape))
-            np.testing.assert_array_equal(to_host(y), expected)
-            if dtype != dtypes_of(module)[0] or view is not x:
+            # Arrays of one 16-bit type keep it (computed on their storage); every other type becomes float32.
+            assert y.dtype == (dtype if sixteen_bit(module, dtype) else module.float32), (dtype, y.dtype)
+            np.testing.assert_array_equal(to_host(as_float32(module, y)), expected)
+            if (dtype != dtypes_of(module)[0] and not sixteen_bit(module, dtype)) or view is not x:
                 run = f.last_run
                 assert run["conversions"] and run["conversion_s"] >= 0 and "on the GPU" in str(run["conversions"]), run
+            elif sixteen_bit(module, dtype):
+                assert "conversions" not in f.last_run and "no copy" in f.last_run["reason"], f.last_run
+
+
+def sixteen_bit_types(module):
+    return [module.float16, module.bfloat16] if module.__name__ == "torch" else [module.float16]
+
+
+def test_sixteen_bit_device_arrays_are_computed_on_their_storage_as_the_host_computes_them(xp):
+    module, to_gpu, to_host, kind = xp
+    host = np.linspace(-2, 2, 100_003, dtype=np.float32)
+    for dtype in sixteen_bit_types(module):
+        x = to_gpu(host).to(dtype) if module.__name__ == "torch" else to_gpu(host).astype(dtype)
+        x_before = to_host(as_float32(module, x))
+        # The same bits on the host: the host's 16-bit path computes in float32 and rounds once, as the kernel does.
+        on_host = x.cpu() if module.__name__ == "torch" else module.asnumpy(x)
+        storage = "bf16" if "bfloat16" in str(dtype) else "f16"
+        relative = 2.0**-8 if storage == "bf16" else 2.0**-11  # half a unit in the last place, relative
+        for source, scalars in (("y = exp(-x*x) * sin(a*x)", dict(a=3.0)), ("y = a*x + b", dict(a=2.0, b=1.0))):
+            f = gpuworthy.expr(source)
+            y = f(x=x, **scalars)
+            assert isinstance(y, kind) and y.dtype == dtype, (source, y.dtype)
+            run = f.last_run
+            assert run["storage"] == storage and "no copy" in run["reason"] and "conversions" not in run, run
+            expected = f(x=on_host, device="cpu", **scalars)
+            expected = expected.float().numpy() if module.__name__ == "torch" else expected.astype(np.float32)
+            # Each is the float32 result rounded once to the storage: they may differ by one unit where the two
+            # float32 results fall on either side of a rounding boundary.
+            np.testing.assert_allclose(to_host(as_float32(module, y)), expected, rtol=4 * relative, atol=1e-6)
+        np.testing.assert_array_equal(to_host(as_float32(module, x)), x_before)
+        total = gpuworthy.expr("s = sum(x*x)")(x=x)
+        exact = float(np.sum(x_before.astype(np.float64) ** 2))
+        assert isinstance(total, float) and total == pytest.approx(exact, rel=1e-5)
+
+
+def test_sixteen_bit_device_arrays_with_strict_and_mixed_types():
+    torch = library("torch")
+    f = gpuworthy.expr("y = x * z")
+    x = torch.arange(64, device="cuda", dtype=torch.bfloat16)
+    y = f(x=x, z=x, strict=True)
+    assert y.dtype == torch.bfloat16 and f.last_run["storage"] == "bf16"
+    # x*x is exact in float32 here, so the result is its one rounding to bfloat16, as torch rounds it.
+    expected = (x.float() * x.float()).to(torch.bfloat16).float().cpu().numpy()
+    np.testing.assert_array_equal(y.float().cpu().numpy(), expected)
+    for bad, needle in ((x[::2], "strided"), (x.reshape(8, 8), "dimensions")):
+        with pytest.raises(ValueError) as e:
+            f(x=bad, z=bad, strict=True)
+        assert needle in str(e.value), str(e.value)
+    # bfloat16 beside float32: no shared 16-bit type, so both are computed from float32, and that is said.
+    mixed = f(x=x, z=torch.ones(64, device="cuda"))
+    assert mixed.dtype == torch.float32 and f.last_run["storage"] == "f32" and f.last_run["conversions"]
+    np.testing.assert_array_equal(mixed.cpu().numpy(), np.arange(64, dtype=np.float32))
 
 
 def test_results_come_back_in_the_dtype_asked_for(xp):

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use gpuworthy_core::expr::Program;
-use gpuworthy_core::{Backend, Error, Result};
+use gpuworthy_core::{Backend, Dtype, Error, Result};
 
 use crate::device::Device;
 
@@ -35,23 +35,25 @@ impl PreparedExpression {
 }
 
 impl Device {
-    /// `program`'s kernel compiled (or found in the caches) for this device, for
-    /// [`Device::run_expression_on_foreign_memory`]. A device without that path is [`Error::Unsupported`].
-    pub fn prepare_expression(&self, program: Arc<Program>) -> Result<PreparedExpression> {
+    /// `program`'s kernel for arrays stored as `dtype` (`f32`, or a 16-bit type computed in `f32`), compiled (or
+    /// found in the caches) for this device, for [`Device::run_expression_on_foreign_memory`]. A device without that
+    /// path is [`Error::Unsupported`].
+    pub fn prepare_expression(&self, program: Arc<Program>, dtype: Dtype) -> Result<PreparedExpression> {
         match self {
             #[cfg(feature = "cuda")]
             Device::Cuda(b) => {
-                let cuda = b.prepare_expression(Arc::clone(&program))?;
+                let cuda = b.prepare_expression(Arc::clone(&program), dtype)?;
                 Ok(PreparedExpression { program, cuda })
             }
             _ => {
-                let _ = program;
+                let _ = (program, dtype);
                 Err(Error::unsupported(self.kind(), FOREIGN_MEMORY))
             }
         }
     }
 
-    /// Runs `prepared` on arrays of `n` `f32`s in this device's memory that another library owns, with no copy:
+    /// Runs `prepared` on arrays of `n` elements (stored as it was prepared for) in this device's memory that another
+    /// library owns, with no copy:
     /// `inputs` one pointer per input of the program, `outputs` one per output that overwrites no input, `scalars`
     /// in the program's order. `stream` is the raw stream their owner orders its work on (0 for the legacy default
     /// stream): the work is ordered after and before it. An elementwise program returns `None`; a reduction returns
@@ -60,7 +62,7 @@ impl Device {
     /// # Safety
     ///
     /// `prepared` must come from [`Device::prepare_expression`] on this device. Every pointer must address at least
-    /// `n` `f32`s of this device's memory, valid until the work enqueued on `stream` after this call has finished;
+    /// `n` elements of the type it was prepared for in this device's memory, valid until the work enqueued on `stream` after this call has finished;
     /// outputs must not overlap each other or an input they do not overwrite; `stream` must be 0 or a live stream of
     /// this device's context.
     pub unsafe fn run_expression_on_foreign_memory(
@@ -95,7 +97,7 @@ mod tests {
     fn the_cpu_has_no_foreign_memory_path_and_says_so() {
         let cpu = Device::cpu().unwrap();
         let program = gpuworthy_core::expr::Expr::parse("y = x * 2").unwrap().bind(&[]).unwrap();
-        let err = cpu.prepare_expression(Arc::new(program)).unwrap_err();
+        let err = cpu.prepare_expression(Arc::new(program), Dtype::Bf16).unwrap_err();
         assert!(matches!(err, Error::Unsupported { .. }), "{err}");
     }
 }

@@ -596,15 +596,19 @@ class Expr:
             parsed: Dict[str, Any] = json.loads(self._last_run)
             return parsed
         if isinstance(self._last_run, tuple):
-            ordinal, library, conversions, conversion_s = self._last_run
+            ordinal, library, conversions, conversion_s, storage = self._last_run
+            stored = "" if storage == "f32" else f", on their {storage} storage (computed in float32)"
             record: Dict[str, Any] = {
                 "device": f"cuda:{ordinal}",
                 "device_name": None,
                 "variant": "generated",
-                "reason": f"the arrays are on cuda:{ordinal} ({library}): computed where they are, no copy",
+                "reason": f"the arrays are on cuda:{ordinal} ({library}): computed where they are{stored}, no copy",
+                "storage": storage,
             }
             if conversions:
-                record["reason"] = f"the arrays are on cuda:{ordinal} ({library}): computed there, converted on the GPU"
+                record["reason"] = (
+                    f"the arrays are on cuda:{ordinal} ({library}): computed there{stored}, converted on the GPU"
+                )
                 record.update(conversions=conversions, conversion_s=conversion_s)
             return record
         return {}
@@ -625,10 +629,10 @@ class Expr:
                 reads (an array of any real dtype and shape, a strided view, a broadcast, a 0-d array, a Python
                 sequence, a torch CPU tensor, anything with ``__array__`` or ``__dlpack__``), or an array on a CUDA
                 GPU (a CuPy array, a torch CUDA tensor, a JAX array: computed on its GPU with ``device="auto"``,
-                ``"cuda"`` or ``"cuda:N"``). Float32 C-contiguous arrays are read in place; host arrays all of one
-                16-bit type (NumPy ``float16``, torch ``float16`` or ``bfloat16``, ``ml_dtypes.bfloat16``) are
-                computed on that storage and give results in it; others are converted once to float32 (on their GPU
-                for GPU arrays), a phase ``last_run`` reports. The arrays broadcast
+                ``"cuda"`` or ``"cuda:N"``). Float32 C-contiguous arrays are read in place; arrays all of one
+                16-bit type (NumPy ``float16``, ``ml_dtypes.bfloat16``, torch ``float16`` or ``bfloat16`` on the
+                host or a GPU, CuPy ``float16``) are computed on that storage, in float32, and give results in it;
+                others are converted once to float32 (on their GPU for GPU arrays), a phase ``last_run`` reports. The arrays broadcast
                 together as in NumPy, and array outputs come back in that shape. A scalar is a Python or NumPy
                 number.
 
@@ -788,8 +792,9 @@ class Expr:
         self, device: str, arrays: Dict[str, Any], arguments: Dict[str, Any], wanted: Any, strict: bool
     ) -> Any:
         """Arrays already on a CUDA GPU (CuPy arrays, PyTorch tensors, JAX arrays through DLPack): read and written
-        in place where they are flat contiguous float32, else converted on their GPU by their library; results
-        allocated by the same library, the kernel ordered on its current stream."""
+        in place where they are flat, contiguous, and float32 or all of one 16-bit type (the kernel reads that
+        storage), else converted on their GPU by their library; results allocated by the same library in the same
+        storage, the kernel ordered on its current stream."""
         if not (device == "auto" or device == "cuda" or device.startswith("cuda:")):
             raise ValueError(
                 f"the arrays {sorted(arrays)} are on a GPU: run them with device='cuda' or 'auto', or copy them to NumPy"
@@ -807,22 +812,17 @@ class Expr:
                 )
             scalars.append((name, float(value)))
         if strict:
-            prepared = _arrays.PreparedOnGpu(arrays=dict(arrays), library="", shape=())
+            storage = _arrays.shared_gpu_storage(arrays)
+            prepared = _arrays.PreparedOnGpu(arrays=dict(arrays), library="", shape=(), storage=storage)
         else:
             prepared = _arrays.prepare_gpu(arrays)
+        storage = prepared.storage
         first = next(iter(prepared.arrays.values()))
         library = prepared.library or type(first).__module__.split(".")[0]
         inputs, ordinals = [], set()
         for name, value in prepared.arrays.items():
-            interface = value.__cuda_array_interface__
-            shape, typestr, strides = interface["shape"], interface["typestr"], interface.get("strides")
-            if typestr != "<f4":
-                raise ValueError(f"`{name}` has type {typestr}: gpuworthy computes in float32; pass `{name}.astype(float32)`")
-            if len(shape) != 1:
-                raise ValueError(f"`{name}` has {len(shape)} dimensions (shape {tuple(shape)}): pass `{name}.ravel()`")
-            if strides not in (None, (4,)):
-                raise ValueError(f"`{name}` is a strided view (strides {strides}): pass a contiguous copy")
-            inputs.append((name, int(interface["data"][0]), int(shape[0])))
+            address, length = _arrays.device_pointer(name, value, storage)
+            inputs.append((name, address, length))
             ordinals.add(_ordinal(value, library))
         if len(ordinals) != 1:
             raise ValueError(f"the arrays are on different GPUs ({sorted(ordinals)}): put them on one")
@@ -842,9 +842,11 @@ class Expr:
             if reduction:
                 return result
             if len(plan) == 1:
-                return _arrays.reshape_gpu_output(_empty(library, 0, first, ordinal), shape_out, wanted, library)
+                return _arrays.reshape_gpu_output(
+                    _empty(library, 0, first, ordinal, storage), shape_out, wanted, library
+                )
             return {
-                name: _arrays.reshape_gpu_output(_empty(library, 0, first, ordinal), shape_out, wanted, library)
+                name: _arrays.reshape_gpu_output(_empty(library, 0, first, ordinal, storage), shape_out, wanted, library)
                 for name, _ in plan
             }
         outputs = {}
@@ -854,12 +856,13 @@ class Expr:
                 if overwritten is not None:
                     outputs[name] = prepared.arrays[overwritten]
                 else:
-                    outputs[name] = _empty(library, n, first, ordinal)
-                    pointers.append(int(outputs[name].__cuda_array_interface__["data"][0]) if n else 0)
+                    outputs[name] = _empty(library, n, first, ordinal, storage)
+                    pointers.append(_arrays.device_pointer(name, outputs[name], storage)[0] if n else 0)
         stream = _current_stream(library, first)
-        value = self._compiled.call_on_device(ordinal, inputs, pointers if n else [], scalars, stream)
-        self._last_run = (ordinal, library, dict(prepared.conversions), prepared.conversion_s)
-        if not prepared.conversions and prepared.shape == (n,) and wanted is None:
+        value = self._compiled.call_on_device(ordinal, inputs, pointers if n else [], scalars, stream, storage)
+        self._last_run = (ordinal, library, dict(prepared.conversions), prepared.conversion_s, storage)
+        # The kept path reads float32 arrays; calls on 16-bit arrays take this one each time.
+        if not prepared.conversions and prepared.shape == (n,) and wanted is None and storage == "f32":
             self._remember(device, arguments, arrays, library, first, ordinal)
         if reduction:
             return value
@@ -897,7 +900,7 @@ class Expr:
             attribute,
             current_device,
         )
-        self._launchers[device] = (launcher, (ordinal, library, {}, 0.0))
+        self._launchers[device] = (launcher, (ordinal, library, {}, 0.0, "f32"))
 
     def __repr__(self) -> str:
         """The call that makes this expression: ``gpuworthy.expr('y = 2*x')``."""
@@ -949,19 +952,22 @@ def _ordinal(array: Any, library: str) -> int:
     return int(getattr(device, "id", 0) or 0)
 
 
-def _empty(library: str, n: int, like: Any, ordinal: int) -> Any:
-    """A new float32 array of ``n`` elements on ``like``'s GPU (CUDA device ``ordinal``), from ``like``'s library."""
+def _empty(library: str, n: int, like: Any, ordinal: int, storage: str = "f32") -> Any:
+    """A new array of ``n`` elements stored as ``storage`` (``"f32"``, ``"f16"``, ``"bf16"``) on ``like``'s GPU (CUDA
+    device ``ordinal``), from ``like``'s library."""
     if library == "torch":
         import torch
 
-        return torch.empty(n, dtype=torch.float32, device=like.device)
+        dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[storage]
+        return torch.empty(n, dtype=dtype, device=like.device)
     if library == "cupy":
         import cupy
 
+        dtype = cupy.float16 if storage == "f16" else cupy.float32
         if cupy.cuda.runtime.getDevice() == ordinal:
-            return cupy.empty(n, dtype=cupy.float32)
+            return cupy.empty(n, dtype=dtype)
         with cupy.cuda.Device(ordinal):
-            return cupy.empty(n, dtype=cupy.float32)
+            return cupy.empty(n, dtype=dtype)
     raise TypeError(f"arrays of {library} on a GPU are not supported: use CuPy arrays or PyTorch tensors")
 
 

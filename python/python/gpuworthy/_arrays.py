@@ -330,13 +330,58 @@ def prepare_stored(arguments: Dict[str, Any], strict: bool) -> Optional[Stored]:
 
 @dataclass
 class PreparedOnGpu:
-    """A call's GPU arrays as the kernels read them (flat, contiguous float32, on one GPU, of one library)."""
+    """A call's GPU arrays as the kernels read them (flat, contiguous, on one GPU, of one library), stored as
+    ``storage``: ``"f32"``, or the 16-bit type (``"f16"``, ``"bf16"``) all of them share."""
 
     arrays: Dict[str, Any]
     library: str
     shape: Tuple[int, ...]
     conversions: Dict[str, str] = field(default_factory=dict)
     conversion_s: float = 0.0
+    storage: str = "f32"
+
+
+def gpu_storage_of(value: Any) -> Optional[str]:
+    """``"f16"`` or ``"bf16"`` for a GPU array of that 16-bit floating type (a torch CUDA tensor of ``float16`` or
+    ``bfloat16``, a CuPy ``float16`` array), else ``None``."""
+    dtype = str(getattr(value, "dtype", ""))
+    return {"torch.float16": "f16", "torch.bfloat16": "bf16", "float16": "f16"}.get(dtype)
+
+
+def shared_gpu_storage(arrays: Dict[str, Any]) -> str:
+    """The 16-bit type every one of the GPU ``arrays`` is stored in, or ``"f32"`` where they do not share one (they
+    are then converted to float32, as the host's mixed arrays are)."""
+    kinds = {gpu_storage_of(value) for value in arrays.values()}
+    if len(kinds) == 1 and None not in kinds:
+        return str(kinds.pop())
+    return "f32"
+
+
+def device_pointer(name: str, value: Any, storage: str) -> Tuple[int, int]:
+    """The device address and length of a GPU array the kernels read as it is: one-dimensional, contiguous, stored as
+    ``storage``; a ValueError naming what is wrong otherwise."""
+    wanted = {"f32": ("<f4", 4), "f16": ("<f2", 2), "bf16": ("bfloat16", 2)}[storage]
+    if str(getattr(value, "dtype", "")) == "torch.bfloat16":
+        # torch's `__cuda_array_interface__` cannot describe bfloat16: the tensor's own accessors say the same.
+        if storage != "bf16":
+            raise ValueError(f"`{name}` has type bfloat16: pass `{name}.float()`, or every array in bfloat16")
+        if value.dim() != 1:
+            raise ValueError(f"`{name}` has {value.dim()} dimensions (shape {tuple(value.shape)}): pass `{name}.ravel()`")
+        if not value.is_contiguous():
+            raise ValueError(f"`{name}` is a strided view (strides {value.stride()}): pass a contiguous copy")
+        return int(value.data_ptr()), int(value.numel())
+    interface = value.__cuda_array_interface__
+    shape, typestr, strides = interface["shape"], interface["typestr"], interface.get("strides")
+    if typestr != wanted[0]:
+        kind = "float32" if storage == "f32" else {"f16": "float16", "bf16": "bfloat16"}[storage]
+        raise ValueError(
+            f"`{name}` has type {typestr} where the arrays are computed from {kind}: pass `{name}.astype({kind})`"
+        )
+    if len(shape) != 1:
+        raise ValueError(f"`{name}` has {len(shape)} dimensions (shape {tuple(shape)}): pass `{name}.ravel()`")
+    if strides not in (None, (wanted[1],)):
+        raise ValueError(f"`{name}` is a strided view (strides {strides}): pass a contiguous copy")
+    return int(interface["data"][0]), int(shape[0])
 
 
 def as_library_array(name: str, value: Any, library: str) -> Tuple[Any, str]:
@@ -360,8 +405,8 @@ def as_library_array(name: str, value: Any, library: str) -> Tuple[Any, str]:
 
 
 def prepare_gpu(arrays: Dict[str, Any]) -> PreparedOnGpu:
-    """GPU arrays made flat contiguous float32 on their GPU by their own library; arrays of different libraries are
-    refused (their allocators and streams differ)."""
+    """GPU arrays made flat and contiguous on their GPU by their own library, kept in the 16-bit type they all share
+    or else converted to float32; arrays of different libraries are refused (their allocators and streams differ)."""
     converted: Dict[str, Any] = {}
     libraries = set()
     for name, value in arrays.items():
@@ -372,10 +417,10 @@ def prepare_gpu(arrays: Dict[str, Any]) -> PreparedOnGpu:
         raise ValueError(f"the GPU arrays come from several libraries ({sorted(libraries)}): use one of them")
     library = libraries.pop()
     shape = broadcast_shape({name: tuple(a.shape) for name, a in converted.items()})
-    prepared = PreparedOnGpu(arrays={}, library=library, shape=shape)
+    prepared = PreparedOnGpu(arrays={}, library=library, shape=shape, storage=shared_gpu_storage(converted))
     started = time.perf_counter()
     for name, array in converted.items():
-        flat, how = _flat_float32_on_gpu(array, shape, library)
+        flat, how = _flat_on_gpu(array, shape, library, prepared.storage)
         if how:
             prepared.conversions[name] = how
         prepared.arrays[name] = flat
@@ -385,40 +430,43 @@ def prepare_gpu(arrays: Dict[str, Any]) -> PreparedOnGpu:
     return prepared
 
 
-def _flat_float32_on_gpu(array: Any, shape: Tuple[int, ...], library: str) -> Tuple[Any, Optional[str]]:
-    """``array`` broadcast to ``shape`` as a flat contiguous float32 array on its GPU, and how it was converted."""
+def _flat_on_gpu(array: Any, shape: Tuple[int, ...], library: str, storage: str) -> Tuple[Any, Optional[str]]:
+    """``array`` broadcast to ``shape`` as a flat contiguous array on its GPU, stored as ``storage`` (``"f32"``, or
+    the 16-bit type it already has), and how it was converted."""
     steps: List[str] = []
     if library == "torch":
         import torch
 
+        target = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[storage]
         if tuple(array.shape) != shape:
             steps.append(f"broadcast from {tuple(array.shape)} to {shape}")
             array = array.broadcast_to(shape)
-        if array.dtype != torch.float32:
+        if array.dtype != target:
             steps.append(f"{str(array.dtype).replace('torch.', '')} to float32 on the GPU")
         elif not array.is_contiguous():
             steps.append("gathered into a contiguous copy on the GPU")
         elif array.numel() and array.data_ptr() % _ALIGNMENT:
             steps.append(f"copied to a buffer aligned to {_ALIGNMENT} bytes on the GPU")
         if steps:
-            array = array.to(torch.float32).contiguous()
+            array = array.to(target).contiguous()
             if array.numel() and array.data_ptr() % _ALIGNMENT:
                 array = array.clone()
         return array.reshape(-1), ", ".join(steps) or None
     if library == "cupy":
         import cupy
 
+        target = cupy.float16 if storage == "f16" else cupy.float32
         if tuple(array.shape) != shape:
             steps.append(f"broadcast from {tuple(array.shape)} to {shape}")
             array = cupy.broadcast_to(array, shape)
-        if array.dtype != cupy.float32:
+        if array.dtype != target:
             steps.append(f"{array.dtype} to float32 on the GPU")
         elif not array.flags.c_contiguous:
             steps.append("gathered into a contiguous copy on the GPU")
         elif array.size and array.data.ptr % _ALIGNMENT:
             steps.append(f"copied to a buffer aligned to {_ALIGNMENT} bytes on the GPU")
         if steps:
-            array = cupy.ascontiguousarray(array, dtype=cupy.float32)
+            array = cupy.ascontiguousarray(array, dtype=target)
             if array.size and array.data.ptr % _ALIGNMENT:
                 array = array.copy()
         return array.reshape(-1), ", ".join(steps) or None

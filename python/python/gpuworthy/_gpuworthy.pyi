@@ -136,8 +136,10 @@ class _Expr:
         outputs: List[int],
         scalars: List[Tuple[str, float]],
         stream: int,
+        storage: str = "f32",
     ) -> Optional[float]:
-        """Runs it on arrays in CUDA device memory (pointer and length by name), ordered on the raw stream given."""
+        """Runs it on arrays in CUDA device memory (pointer and length by name), each stored as ``storage`` ("f32",
+        "f16" or "bf16"), ordered on the raw stream given."""
     def launcher(
         self,
         ordinal: int,
