@@ -303,8 +303,9 @@ pub(crate) enum MatmulLaunch {
     /// A Hopper kernel of ours (`wgmma`, compute capability 9.0 exactly): `kernels[0]` rounds the inputs to 16 bits,
     /// `kernels[1]` multiplies them.
     Hopper,
-    /// A Hopper kernel of ours fed by the tensor memory accelerator (`wgmma`, `setmaxnreg` and tensor maps): as
-    /// [`MatmulLaunch::Hopper`], its inputs rounded into rows padded to 16 bytes.
+    /// A Hopper kernel of ours fed by the tensor memory accelerator (`wgmma`, `setmaxnreg` and tensor maps):
+    /// `kernels`' last multiplies, those before lay the inputs out (in 16 bits: rounded into rows padded to 16 bytes;
+    /// in TF32: B transposed, and A's rows padded where K is not a multiple of 4).
     HopperTma,
 }
 
@@ -345,7 +346,7 @@ pub(crate) static VARIANTS: VariantTable<MatmulLaunch> = VariantTable {
             .in_precision(Precision::Bf16),
         Variant::new("wgmma-fp16", &["matmul_round_to_f16", "matmul_wgmma_f16"], MatmulLaunch::Hopper)
             .in_precision(Precision::Fp16),
-        Variant::new("tma-tf32", &["matmul_transpose_f32", "matmul_tma_tf32"], MatmulLaunch::HopperTma)
+        Variant::new("tma-tf32", &["matmul_transpose_f32", "matmul_copy_rows_f32", "matmul_tma_tf32"], MatmulLaunch::HopperTma)
             .in_precision(Precision::Tf32),
         Variant::new("tma-bf16", &["matmul_round_to_bf16", "matmul_tma_bf16"], MatmulLaunch::HopperTma)
             .in_precision(Precision::Bf16),
@@ -468,7 +469,9 @@ impl CudaBackend {
     /// The TMA rung in TF32, whose `wgmma` reads B only K-major: every launch transposes B (and, where K is not a
     /// multiple of 4, copies A into rows of 16 bytes) into the resident's layout, timed with the product.
     fn tma_tf32(&self, variant: &Variant<MatmulLaunch>, r: &mut MatmulResident) -> Result<()> {
-        let [transpose, kernel] = variant.kernels else { unreachable!("the TF32 rung transposes, then multiplies") };
+        let [transpose, copy_rows, kernel] = variant.kernels else {
+            unreachable!("the TF32 rung transposes B, pads A's rows where needed, then multiplies")
+        };
         let (m, k, n) = (r.m, r.k, r.n);
         if k == 0 {
             return self.stream.memset_zeros(&mut r.c).map_err(driver_error("zeroing C"));
@@ -481,7 +484,7 @@ impl CudaBackend {
         let MatmulResident { tf32_layout: Some(layout), a, b, c, .. } = r else { unreachable!("allocated above") };
         self.transpose(transpose, &b.slice(..), &mut layout.bt, (k, n, layout.pitch))?;
         if let Some(padded) = layout.padded_a.as_mut() {
-            self.lay_out_rows("matmul_copy_rows_f32", &a.slice(..), padded, (m, k, layout.pitch))?;
+            self.lay_out_rows(copy_rows, &a.slice(..), padded, (m, k, layout.pitch))?;
         }
         let depth = tma_depth(Element::F32);
         let (a_address, _a_in_use) = match layout.padded_a.as_ref() {
