@@ -758,9 +758,17 @@ type OutputPlan = (String, Option<String>);
 struct Expr {
     source: String,
     parsed: ParsedExpr,
-    /// Compiled for a CUDA device, per (device ordinal, scalar names, storage type): a call on device arrays looks
+    /// Compiled for a CUDA device, per device ordinal, scalar names and storage type: a call on device arrays looks
     /// its kernel up here instead of generating, hashing and finding its source again.
-    prepared: Mutex<Vec<(usize, Vec<String>, Dtype, PreparedExpression)>>,
+    prepared: Mutex<Vec<PreparedFor>>,
+}
+
+/// An expression compiled for device arrays, and what it was compiled for.
+struct PreparedFor {
+    ordinal: usize,
+    scalars: Vec<String>,
+    dtype: Dtype,
+    prepared: PreparedExpression,
 }
 
 /// One keyword argument of a call: a NumPy array read in place, or a scalar.
@@ -1078,6 +1086,8 @@ impl Expr {
     /// it was an array), the arrays of type `array_type` from `library` (`cupy` or `torch`) on CUDA device `ordinal`;
     /// outputs allocated by `empty(n, **empty_kwargs)`; the stream read as `stream_attribute` of `current_stream()`;
     /// `current_device()` (or `None` on a machine with one GPU) must name `ordinal` for the outputs to land there.
+    /// The arrays are stored as `storage` (`"f32"`, `"f16"` or `"bf16"`), the type `empty_kwargs["dtype"]` names.
+    #[pyo3(signature = (ordinal, arguments, array_type, library, empty, empty_kwargs, current_stream, stream_attribute, current_device, storage="f32"))]
     #[allow(clippy::too_many_arguments)]
     fn launcher(
         &self,
@@ -1091,7 +1101,19 @@ impl Expr {
         current_stream: Py<PyAny>,
         stream_attribute: Py<PyString>,
         current_device: Option<Py<PyAny>>,
+        storage: &str,
     ) -> PyResult<Launcher> {
+        let dtype: Dtype = storage.parse().map_err(to_python)?;
+        let element_type = match dtype {
+            Dtype::F32 => None,
+            _ => Some(
+                empty_kwargs
+                    .bind(py)
+                    .get_item("dtype")?
+                    .ok_or_else(|| PyValueError::new_err("a launcher of 16-bit arrays needs empty_kwargs['dtype']"))?
+                    .unbind(),
+            ),
+        };
         let Some(backend) = cuda_device(ordinal)? else {
             return Err(Unavailable::new_err(format!("cuda:{ordinal} is not a CUDA device here")));
         };
@@ -1106,7 +1128,7 @@ impl Expr {
                 scalar_names.push(name.bind(py).extract::<String>()?);
             }
         }
-        let prepared = self.prepared_for(py, &backend, ordinal, scalar_names, Dtype::F32)?;
+        let prepared = self.prepared_for(py, &backend, ordinal, scalar_names, dtype)?;
         let program = prepared.program();
         let mut slots = Vec::with_capacity(arguments.len());
         for (name, is_array) in arguments {
@@ -1140,6 +1162,8 @@ impl Expr {
             stream_attribute,
             current_device,
             outputs,
+            dtype,
+            element_type,
         })
     }
 
@@ -1248,22 +1272,30 @@ struct Launcher {
     current_device: Option<Py<PyAny>>,
     /// The outputs by name, in the program's order; empty for a reduction.
     outputs: Vec<(Py<PyString>, OutputSource)>,
+    /// How the arrays are stored.
+    dtype: Dtype,
+    /// For 16-bit arrays, the library's dtype object they must have (`torch.bfloat16`, `cupy.float16`).
+    element_type: Option<Py<PyAny>>,
 }
 
 impl Launcher {
-    /// The device pointer and length of `array`, when it is a one-dimensional, contiguous float32 array on this
-    /// launcher's GPU whose start is aligned as the kernels' float4 accesses need; `None` otherwise (the general
-    /// path then converts it, or says what is wrong).
+    /// The device pointer and length of `array`, when it is a one-dimensional, contiguous array of this launcher's
+    /// storage type on its GPU whose start is aligned as the kernels' 16-byte accesses need; `None` otherwise (the
+    /// general path then converts it, or says what is wrong).
     fn device_array(&self, array: &Bound<'_, PyAny>) -> PyResult<Option<(u64, usize)>> {
         let py = array.py();
-        let (ordinal, found): (i64, Option<(u64, usize)>) = match self.library {
-            ArrayLibrary::Cupy => {
+        let (ordinal, found): (i64, Option<(u64, usize)>) = match (self.library, &self.element_type) {
+            (ArrayLibrary::Cupy, _) => {
                 let ordinal = array.getattr(intern!(py, "device"))?.getattr(intern!(py, "id"))?.extract()?;
-                (ordinal, Self::cupy_array(array)?)
+                (ordinal, Self::cupy_array(array, self.dtype)?)
             }
-            ArrayLibrary::Torch => {
+            (ArrayLibrary::Torch, None) => {
                 let ordinal = array.call_method0(intern!(py, "get_device"))?.extract()?;
                 (ordinal, Self::interface_array(array)?)
+            }
+            (ArrayLibrary::Torch, Some(element_type)) => {
+                let ordinal = array.call_method0(intern!(py, "get_device"))?.extract()?;
+                (ordinal, Self::torch_array(array, element_type.bind(py))?)
             }
         };
         if ordinal != self.ordinal {
@@ -1275,14 +1307,19 @@ impl Launcher {
     /// A CuPy array's pointer and length, read from its attributes one by one: CuPy builds its
     /// `__cuda_array_interface__` dictionary anew on every access (0.54 µs of a 9 µs call on an H200), and the few
     /// attributes a launch needs cost less.
-    fn cupy_array(array: &Bound<'_, PyAny>) -> PyResult<Option<(u64, usize)>> {
+    fn cupy_array(array: &Bound<'_, PyAny>, dtype: Dtype) -> PyResult<Option<(u64, usize)>> {
         let py = array.py();
-        // CuPy's dtypes are NumPy's, in the machine's byte order: `f` is float32.
-        if !array.getattr(intern!(py, "dtype"))?.getattr(intern!(py, "char"))?.eq(intern!(py, "f"))? {
+        // CuPy's dtypes are NumPy's, in the machine's byte order: `f` is float32, `e` float16 (CuPy has no bf16).
+        let (char, element_bytes) = match dtype {
+            Dtype::F32 => (intern!(py, "f"), 4),
+            Dtype::F16 => (intern!(py, "e"), 2),
+            Dtype::Bf16 => return Ok(None),
+        };
+        if !array.getattr(intern!(py, "dtype"))?.getattr(intern!(py, "char"))?.eq(char)? {
             return Ok(None);
         }
         let Ok((n,)) = array.getattr(intern!(py, "shape"))?.extract::<(usize,)>() else { return Ok(None) };
-        if n > 1 && array.getattr(intern!(py, "strides"))?.extract::<(isize,)>().ok() != Some((4,)) {
+        if n > 1 && array.getattr(intern!(py, "strides"))?.extract::<(isize,)>().ok() != Some((element_bytes,)) {
             return Ok(None);
         }
         // A view's `data.ptr` includes its offset into the allocation.
@@ -1311,6 +1348,22 @@ impl Launcher {
         }
         let Some(data) = interface.get_item(intern!(py, "data"))? else { return Ok(None) };
         let Ok((pointer, _read_only)) = data.extract::<(u64, bool)>() else { return Ok(None) };
+        Ok(Some((pointer, n)))
+    }
+
+    /// A torch tensor's pointer and length, when it is one-dimensional, contiguous and of `element_type` (torch's
+    /// `bfloat16` or `float16`: its `__cuda_array_interface__` cannot describe bfloat16, so the tensor's own
+    /// accessors are read).
+    fn torch_array(array: &Bound<'_, PyAny>, element_type: &Bound<'_, PyAny>) -> PyResult<Option<(u64, usize)>> {
+        let py = array.py();
+        if !array.getattr(intern!(py, "dtype"))?.is(element_type)
+            || array.call_method0(intern!(py, "dim"))?.extract::<usize>()? != 1
+            || !array.call_method0(intern!(py, "is_contiguous"))?.is_truthy()?
+        {
+            return Ok(None);
+        }
+        let pointer = array.call_method0(intern!(py, "data_ptr"))?.extract()?;
+        let n = array.call_method0(intern!(py, "numel"))?.extract()?;
         Ok(Some((pointer, n)))
     }
 
@@ -1390,9 +1443,9 @@ impl Launcher {
         let (backend, prepared) = (&self.backend, &self.prepared);
         let value = py
             .detach(|| {
-                // SAFETY: every pointer was read from the array's own `__cuda_array_interface__` (or, for an output, from
-                // the array its library just allocated) on this launcher's device, each of `n` float32s, contiguous
-                // (checked above); the arrays stay referenced here until the call returns, and the work is ordered on
+                // SAFETY: every pointer was read from the array's own `__cuda_array_interface__` or attributes (or, for
+                // an output, from the array its library just allocated in the launcher's storage type) on this
+                // launcher's device, each of `n` elements of that type, contiguous (checked above); the arrays stay referenced here until the call returns, and the work is ordered on
                 // the stream their library uses now.
                 unsafe { backend.run_expression_on_foreign_memory(prepared, &pointers, &own, &scalars, n, stream) }
             })
@@ -1423,14 +1476,13 @@ impl Expr {
         dtype: Dtype,
     ) -> PyResult<PreparedExpression> {
         let mut cache = self.prepared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, _, _, prepared)) = cache.iter().find(|(o, n, d, _)| *o == ordinal && *n == names && *d == dtype)
-        {
-            return Ok(prepared.clone());
+        if let Some(kept) = cache.iter().find(|p| p.ordinal == ordinal && p.scalars == names && p.dtype == dtype) {
+            return Ok(kept.prepared.clone());
         }
         let borrowed: Vec<&str> = names.iter().map(String::as_str).collect();
         let program = self.parsed.bind(&borrowed).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let prepared = py.detach(|| backend.prepare_expression(Arc::new(program), dtype)).map_err(to_python)?;
-        cache.push((ordinal, names, dtype, prepared.clone()));
+        cache.push(PreparedFor { ordinal, scalars: names, dtype, prepared: prepared.clone() });
         Ok(prepared)
     }
 }

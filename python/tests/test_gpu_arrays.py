@@ -167,6 +167,14 @@ def test_sixteen_bit_device_arrays_are_computed_on_their_storage_as_the_host_com
             # Each is the float32 result rounded once to the storage: they may differ by one unit where the two
             # float32 results fall on either side of a rounding boundary.
             np.testing.assert_allclose(to_host(as_float32(module, y)), expected, rtol=4 * relative, atol=1e-6)
+            # The next call of the same shape takes the kept path, with the same result and record.
+            assert f._launchers, "a call on 16-bit device arrays keeps what the next call of its shape needs"
+            again = f(x=x, **scalars)
+            assert again.dtype == dtype and f.last_run["storage"] == storage
+            np.testing.assert_array_equal(to_host(as_float32(module, again)), to_host(as_float32(module, y)))
+            # A float32 array after them is not of that shape: the general path runs it, in float32.
+            y32 = f(x=as_float32(module, x), **scalars)
+            assert y32.dtype == module.float32 and f.last_run["storage"] == "f32"
         np.testing.assert_array_equal(to_host(as_float32(module, x)), x_before)
         total = gpuworthy.expr("s = sum(x*x)")(x=x)
         exact = float(np.sum(x_before.astype(np.float64) ** 2))

@@ -861,30 +861,30 @@ class Expr:
         stream = _current_stream(library, first)
         value = self._compiled.call_on_device(ordinal, inputs, pointers if n else [], scalars, stream, storage)
         self._last_run = (ordinal, library, dict(prepared.conversions), prepared.conversion_s, storage)
-        # The kept path reads float32 arrays; calls on 16-bit arrays take this one each time.
-        if not prepared.conversions and prepared.shape == (n,) and wanted is None and storage == "f32":
-            self._remember(device, arguments, arrays, library, first, ordinal)
+        if not prepared.conversions and prepared.shape == (n,) and wanted is None:
+            self._remember(device, arguments, arrays, library, first, ordinal, storage)
         if reduction:
             return value
         shaped = {name: _arrays.reshape_gpu_output(out, shape_out, wanted, library) for name, out in outputs.items()}
         return _one_or_all(shaped)
 
     def _remember(self, device: str, arguments: Dict[str, Any], arrays: Dict[str, Any], library: str, first: Any,
-                  ordinal: int) -> None:
+                  ordinal: int, storage: str) -> None:
         """Keeps what a call on device arrays found out, so that the next call of the same shape (the same names, in
         the same order, of the same types, on the same GPU) goes straight to the launch: the host's cost of a call
         is then the arrays' pointers, the output's allocation and the launch."""
         if library == "cupy":
             import cupy
 
-            empty, empty_kwargs = cupy.empty, {"dtype": cupy.float32}
+            empty, empty_kwargs = cupy.empty, {"dtype": cupy.float16 if storage == "f16" else cupy.float32}
             current_stream, attribute = cupy.cuda.get_current_stream, "ptr"
             several = cupy.cuda.runtime.getDeviceCount() > 1
             current_device = cupy.cuda.runtime.getDevice if several else None
         elif library == "torch":
             import torch
 
-            empty, empty_kwargs = torch.empty, {"dtype": torch.float32, "device": first.device}
+            element = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[storage]
+            empty, empty_kwargs = torch.empty, {"dtype": element, "device": first.device}
             current_stream, attribute = functools.partial(torch.cuda.current_stream, first.device), "cuda_stream"
             current_device = None
         else:
@@ -899,8 +899,9 @@ class Expr:
             current_stream,
             attribute,
             current_device,
+            storage,
         )
-        self._launchers[device] = (launcher, (ordinal, library, {}, 0.0, "f32"))
+        self._launchers[device] = (launcher, (ordinal, library, {}, 0.0, storage))
 
     def __repr__(self) -> str:
         """The call that makes this expression: ``gpuworthy.expr('y = 2*x')``."""

@@ -151,8 +151,9 @@ class _Expr:
         current_stream: Callable[[], Any],
         stream_attribute: str,
         current_device: Optional[Callable[[], int]],
+        storage: str = "f32",
     ) -> _Launcher:
-        """The fast path of later calls shaped like one that just ran on device arrays."""
+        """The fast path of later calls shaped like one that just ran on device arrays (stored as ``storage``)."""
 
 @final
 class _Launcher:
