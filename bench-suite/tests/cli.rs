@@ -743,6 +743,8 @@ fn explain_on_a_reference_machine_predicts_its_gpus_as_a_group() {
     let x2 = String::from_utf8_lossy(&x2.stdout);
     assert!(x2.lines().any(|l| l.trim_start().starts_with("cuda×2 ") && !l.contains("what-if")), "{x2}");
     assert!(x2.contains("members slow one another") && !x2.contains("measured on nvidia-h200-x2,"), "{x2}");
+    // Its model's error, measured by `calibrate --evaluate` on that host, ships with it and is said.
+    assert!(x2.contains("the model's error (calibrate --evaluate") && x2.contains("(on nvidia-h200-x2)"), "{x2}");
     let refused = gpuworthy_with(&[], &["explain", "--gpus", "2", "square", "--size", "2^20"]);
     assert_eq!(refused.status.code(), Some(2), "--gpus without --on: {}", String::from_utf8_lossy(&refused.stderr));
 }
