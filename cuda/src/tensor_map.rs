@@ -16,6 +16,7 @@ use gpuworthy_core::{BackendKind, Error, Result};
 
 /// A tensor map (CUDA's `CUtensorMap`): 128 opaque bytes, passed by value to a kernel whose parameter is the
 /// same size and alignment (`TmaTensorMap` in `matmul_tma.cu`).
+#[derive(Debug)]
 #[repr(transparent)]
 pub(crate) struct TensorMap(sys::CUtensorMap);
 

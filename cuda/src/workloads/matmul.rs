@@ -193,12 +193,14 @@ pub struct MatmulResident {
 }
 
 /// The TMA rung's TF32 operands: B transposed (N × K) and, where K is not a multiple of 4, A (M × K), each with rows
-/// `pitch` floats apart (16 bytes, the tensor maps' rule).
+/// `pitch` floats apart (16 bytes, the tensor maps' rule), and the tensor maps of A and of Bᵀ, encoded once: the
+/// buffers they describe stay where they are.
 #[derive(Debug)]
 struct Tf32Layout {
     pitch: usize,
     bt: CudaSlice<f32>,
     padded_a: Option<CudaSlice<f32>>,
+    maps: (TensorMap, TensorMap),
 }
 
 /// A and B in a 16-bit format (bf16 or fp16 bits).
@@ -210,6 +212,8 @@ struct Halves {
     pitches: (usize, usize),
     a: CudaSlice<u16>,
     b: CudaSlice<u16>,
+    /// The tensor maps of `a` and `b` for the TMA rungs, encoded by the first launch of one on these copies.
+    tma_maps: Option<(TensorMap, TensorMap)>,
 }
 
 /// Whether cuBLAS can be loaded (cudarc panics on a missing library, so this is asked first). Asked once per
@@ -390,7 +394,7 @@ impl CudaBackend {
             let mut b = self.zeros::<u16>(r.k * pitches.1)?;
             self.lay_out_rows(kernel, &r.a.slice(..), &mut a, (r.m, r.k, pitches.0))?;
             self.lay_out_rows(kernel, &r.b.slice(..), &mut b, (r.k, r.n, pitches.1))?;
-            r.halves = Some(Halves { precision, pitches, a, b });
+            r.halves = Some(Halves { precision, pitches, a, b, tma_maps: None });
         }
         Ok(())
     }
@@ -458,12 +462,17 @@ impl CudaBackend {
         }
         self.halves(r, variant.precision, round, true)?;
         let MatmulResident { halves: Some(halves), c, .. } = r else { unreachable!("converted above") };
-        let depth = tma_depth(Element::Bits16);
+        // The kernel reads A and B through the maps: their uses are recorded on the stream as a launch argument's are.
         let (a_address, _a_in_use) = halves.a.device_ptr(&self.stream);
         let (b_address, _b_in_use) = halves.b.device_ptr(&self.stream);
-        let map_a = tensor_map::matrix(a_address, Element::Bits16, (m, k, halves.pitches.0), (depth, TMA_TILE.0))?;
-        let map_b = tensor_map::matrix(b_address, Element::Bits16, (k, n, halves.pitches.1), (64, depth))?;
-        self.launch_tma_kernel(kernel, (&map_a, &map_b), &mut c.slice_mut(..), (m, k, n))
+        if halves.tma_maps.is_none() {
+            let depth = tma_depth(Element::Bits16);
+            let map_a = tensor_map::matrix(a_address, Element::Bits16, (m, k, halves.pitches.0), (depth, TMA_TILE.0))?;
+            let map_b = tensor_map::matrix(b_address, Element::Bits16, (k, n, halves.pitches.1), (64, depth))?;
+            halves.tma_maps = Some((map_a, map_b));
+        }
+        let Some((map_a, map_b)) = &halves.tma_maps else { unreachable!("encoded above") };
+        self.launch_tma_kernel(kernel, (map_a, map_b), &mut c.slice_mut(..), (m, k, n))
     }
 
     /// The TMA rung in TF32, whose `wgmma` reads B only K-major: every launch transposes B (and, where K is not a
@@ -479,22 +488,32 @@ impl CudaBackend {
         let pitch = k.next_multiple_of(4);
         if r.tf32_layout.is_none() {
             let padded_a = if pitch != k { Some(self.zeros::<f32>(m * pitch)?) } else { None };
-            r.tf32_layout = Some(Tf32Layout { pitch, bt: self.zeros::<f32>(n * pitch)?, padded_a });
+            let bt = self.zeros::<f32>(n * pitch)?;
+            let maps = {
+                let depth = tma_depth(Element::F32);
+                let (a_address, _a_in_use) = match padded_a.as_ref() {
+                    Some(padded) => padded.device_ptr(&self.stream),
+                    None => r.a.device_ptr(&self.stream),
+                };
+                let (bt_address, _bt_in_use) = bt.device_ptr(&self.stream);
+                let map_a = tensor_map::matrix(a_address, Element::F32, (m, k, pitch), (depth, TMA_TILE.0))?;
+                (map_a, tensor_map::matrix(bt_address, Element::F32, (n, k, pitch), (depth, TMA_TILE.1))?)
+            };
+            r.tf32_layout = Some(Tf32Layout { pitch, bt, padded_a, maps });
         }
         let MatmulResident { tf32_layout: Some(layout), a, b, c, .. } = r else { unreachable!("allocated above") };
         self.transpose(transpose, &b.slice(..), &mut layout.bt, (k, n, layout.pitch))?;
         if let Some(padded) = layout.padded_a.as_mut() {
             self.lay_out_rows(copy_rows, &a.slice(..), padded, (m, k, layout.pitch))?;
         }
-        let depth = tma_depth(Element::F32);
-        let (a_address, _a_in_use) = match layout.padded_a.as_ref() {
-            Some(padded) => padded.device_ptr(&self.stream),
-            None => a.device_ptr(&self.stream),
+        // The kernel reads A and Bᵀ through the maps: their uses are recorded on the stream as a launch argument's are.
+        let _a_in_use = match layout.padded_a.as_ref() {
+            Some(padded) => padded.device_ptr(&self.stream).1,
+            None => a.device_ptr(&self.stream).1,
         };
-        let (bt_address, _bt_in_use) = layout.bt.device_ptr(&self.stream);
-        let map_a = tensor_map::matrix(a_address, Element::F32, (m, k, layout.pitch), (depth, TMA_TILE.0))?;
-        let map_bt = tensor_map::matrix(bt_address, Element::F32, (n, k, layout.pitch), (depth, TMA_TILE.1))?;
-        self.launch_tma_kernel(kernel, (&map_a, &map_bt), &mut c.slice_mut(..), (m, k, n))
+        let _bt_in_use = layout.bt.device_ptr(&self.stream).1;
+        let (map_a, map_bt) = &layout.maps;
+        self.launch_tma_kernel(kernel, (map_a, map_bt), &mut c.slice_mut(..), (m, k, n))
     }
 
     /// Transposes the row-major `rows` × `columns` floats of `x` into `y` (`columns` rows, `pitch` floats apart) with
