@@ -37,11 +37,17 @@ const REDUCE_BLOCKS: u64 = 1024;
 /// the rest.
 const MAP_BLOCKS: u64 = 65535;
 
-/// The blocks of an elementwise kernel over `n` elements of `dtype`: a thread per group of 16 bytes (a `float4`, or
-/// eight 16-bit elements; the last one partial), up to [`MAP_BLOCKS`].
-fn map_blocks(n: usize, dtype: Dtype) -> u64 {
+/// The blocks of an elementwise kernel of `program` over `n` elements of `dtype`: a thread per group of 16 bytes (a
+/// `float4`, or eight 16-bit elements; the last one partial), up to [`MAP_BLOCKS`], the grid-stride loop doing the
+/// rest; or, for the kernels with no loop ([`eight_a_thread_without_a_loop`]), a thread per eight elements, as many
+/// blocks as that takes (2^31 - 1 blocks of 256 threads would cover 2^42 elements, more than a GPU holds).
+fn map_blocks(n: usize, dtype: Dtype, program: &Program) -> u64 {
+    let elements = n as u64;
+    if eight_a_thread_without_a_loop(program, dtype) {
+        return elements.div_ceil(8).div_ceil(u64::from(BLOCK)).max(1);
+    }
     let group = Stored(dtype).group() as u64;
-    (n as u64).div_ceil(group).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS)
+    elements.div_ceil(group).div_ceil(u64::from(BLOCK)).clamp(1, MAP_BLOCKS)
 }
 
 /// A number as CUDA C: its exact bits, so that no decimal printout rounds it and no text of the user's reaches the
@@ -231,17 +237,29 @@ fn element_parameters(program: &Program) -> Vec<String> {
         .collect()
 }
 
-/// How many times an elementwise kernel inlines the element function: four (one per lane of a `float4`) where one
-/// element calls two special functions or more, two otherwise.
+/// How many times an elementwise kernel inlines the element function: eight (one per element of a thread's eight,
+/// no loop: [`eight_a_thread_without_a_loop`]) where one element calls two special functions or more, two otherwise.
 ///
 /// NVRTC's time grows with every inlined copy, and two copies (a loop of two trips over a `float4`'s pairs, not
 /// unrolled) compile faster than four; the kernels run as fast, or faster, except where the element's own chain is
 /// long enough to bound the kernel on an H200: there two chains in flight a thread instead of four slowed the
 /// expressions that call two special functions, and not those that call one or none. On the H100, which those
 /// kernels do not bound, two copies cost nothing at all (measured:
-/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so).
+/// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). Such a kernel is bound by the instructions it
+/// issues, and eight elements a thread with no loop (Triton's shape) issue fewer an element than four in a
+/// grid-stride loop with 64-bit indices: 142.1 µs against 152.0 at 2^26 on an H200
+/// (docs/results/nvidia-h200/special-functions/README.md). The extra copies compile on a thread of their own while
+/// the first calls run a kernel of one copy ([`first_call_source`]).
 pub fn element_copies(program: &Program) -> usize {
-    if program.cost_per_element().special >= 2 { 4 } else { 2 }
+    if program.cost_per_element().special >= 2 { 8 } else { 2 }
+}
+
+/// Whether `program`'s elementwise kernel on `dtype` arrays has no loop: each thread computes the eight elements at
+/// eight times its index in the grid (two `float4`s of each input), and the grid covers the array ([`map_blocks`]).
+/// So it is for `f32` arrays where the element is inlined eight times ([`element_copies`]); 16-bit arrays are read
+/// eight elements at a time in every kernel, which keeps their grid-stride loop.
+fn eight_a_thread_without_a_loop(program: &Program, dtype: Dtype) -> bool {
+    program.reduction.is_none() && !dtype.is_half() && element_copies(program) == 8
 }
 
 /// What both shapes of an elementwise kernel share: the helpers and the element function, the kernel's parameters, and
@@ -332,12 +350,16 @@ pub fn first_call_source(program: &Program, dtype: Dtype) -> String {
 ///
 /// The element function is inlined [`element_copies`] times, in one grid-stride loop over `float4`s that also takes
 /// the last, partial `float4` element by element: a separate loop for the tail would be one more copy for NVRTC to
-/// compile (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so). Arrays of 16-bit elements are
-/// read and written four elements at a time as well, in 8 bytes ([`Stored`]).
+/// compile (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so); where it is inlined eight times,
+/// with no loop ([`eight_a_thread_source`]). Arrays of 16-bit elements are read and written eight elements at a time,
+/// in 16 bytes ([`half_elementwise_source`]).
 pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
     let stored = Stored(dtype);
     if dtype.is_half() {
         return half_elementwise_source(program, stored);
+    }
+    if eight_a_thread_without_a_loop(program, dtype) {
+        return eight_a_thread_source(program, stored);
     }
     let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
@@ -376,29 +398,22 @@ pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
             .collect();
         format!("gw_element({});", args.join(", "))
     };
-    if element_copies(program) == 4 {
-        for lane in ["x", "y", "z", "w"] {
-            let _ = writeln!(s, "        {}", call(&|k| format!("x{k}.{lane}"), &|j| format!("y{j}.{lane}")));
-        }
-        s.push_str("        if (whole) {\n");
-    } else {
-        // Two elements a trip, two trips, not unrolled: two copies of the element function, whose chains overlap.
-        s.push_str("#pragma unroll 1\n        for (int half = 0; half < 2; ++half) {\n");
-        for j in 0..program.outputs.len() {
-            let _ = writeln!(s, "            float even{j}, odd{j};");
-        }
-        for (slot, (low, high)) in [("even", ("x", "z")), ("odd", ("y", "w"))] {
-            let element = call(&|k| format!("half == 0 ? x{k}.{low} : x{k}.{high}"), &|j| format!("{slot}{j}"));
-            let _ = writeln!(s, "            {element}");
-        }
-        for j in 0..program.outputs.len() {
-            let _ = writeln!(
-                s,
-                "            if (half == 0) {{ y{j}.x = even{j}; y{j}.y = odd{j}; }} else {{ y{j}.z = even{j}; y{j}.w = odd{j}; }}"
-            );
-        }
-        s.push_str("        }\n        if (whole) {\n");
+    // Two elements a trip, two trips, not unrolled: two copies of the element function, whose chains overlap.
+    s.push_str("#pragma unroll 1\n        for (int half = 0; half < 2; ++half) {\n");
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(s, "            float even{j}, odd{j};");
     }
+    for (slot, (low, high)) in [("even", ("x", "z")), ("odd", ("y", "w"))] {
+        let element = call(&|k| format!("half == 0 ? x{k}.{low} : x{k}.{high}"), &|j| format!("{slot}{j}"));
+        let _ = writeln!(s, "            {element}");
+    }
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(
+            s,
+            "            if (half == 0) {{ y{j}.x = even{j}; y{j}.y = odd{j}; }} else {{ y{j}.z = even{j}; y{j}.w = odd{j}; }}"
+        );
+    }
+    s.push_str("        }\n        if (whole) {\n");
     for (j, target) in targets.iter().enumerate() {
         let _ = writeln!(s, "            {}", stored.store4(target, "q", &format!("y{j}")));
     }
@@ -413,6 +428,72 @@ pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
         );
     }
     s.push_str("        }\n    }\n}\n");
+    s
+}
+
+/// [`elementwise_source`] where the element is inlined eight times, on `f32` arrays: no loop; thread `q` of the grid
+/// reads elements `8q` to `8q + 7` of each input as two `float4`s before any is used, computes them through eight
+/// copies of the element function and writes two `float4`s of each output; the thread with the last, partial group
+/// reads and writes it element by element, and threads past the end return. Index arithmetic is done once a thread:
+/// a kernel bound by the instructions it issues, as one that calls two special functions is on an H200, spends none
+/// on a loop (docs/results/nvidia-h200/special-functions/README.md).
+fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
+    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
+    let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
+    s.push_str("    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
+    s.push_str("    const long long i = 8 * q;\n    if (i >= n) return;\n    const bool whole = i + 8 <= n;\n");
+    let eight = |name: &str| (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ");
+    for k in 0..program.inputs.len() {
+        let _ = writeln!(s, "    float {};", eight(&format!("x{k}")));
+    }
+    s.push_str("    if (whole) {\n");
+    for k in 0..program.inputs.len() {
+        let pointer = format!("p_in{k}");
+        for (half, first) in [("a", "2 * q"), ("b", "2 * q + 1")] {
+            let _ = writeln!(s, "        const float4 x{k}{half} = {};", stored.load4(&pointer, first));
+        }
+        let lanes: Vec<String> = ["a", "b"]
+            .iter()
+            .flat_map(|half| ["x", "y", "z", "w"].iter().map(move |lane| format!("x{k}{half}.{lane}")))
+            .enumerate()
+            .map(|(e, value)| format!("x{k}_{e} = {value};"))
+            .collect();
+        let _ = writeln!(s, "        {}", lanes.join(" "));
+    }
+    s.push_str("    } else {\n");
+    for k in 0..program.inputs.len() {
+        for e in 0..8 {
+            let load = stored.load(&format!("p_in{k}"), &format!("i + {e}"));
+            let _ = writeln!(s, "        x{k}_{e} = i + {e} < n ? {load} : 0.0f;");
+        }
+    }
+    s.push_str("    }\n");
+    for j in 0..program.outputs.len() {
+        let _ = writeln!(s, "    float {};", eight(&format!("y{j}")));
+    }
+    for e in 0..8 {
+        let args: Vec<String> = (0..program.inputs.len())
+            .map(|k| format!("x{k}_{e}"))
+            .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+            .chain((0..program.outputs.len()).map(|j| format!("y{j}_{e}")))
+            .collect();
+        let _ = writeln!(s, "    gw_element({});", args.join(", "));
+    }
+    s.push_str("    if (whole) {\n");
+    for (j, target) in targets.iter().enumerate() {
+        for (half, first, lanes) in [("a", "2 * q", 0..4), ("b", "2 * q + 1", 4..8)] {
+            let values: Vec<String> = lanes.map(|e| format!("y{j}_{e}")).collect();
+            let _ = writeln!(s, "        const float4 y{j}{half} = make_float4({});", values.join(", "));
+            let _ = writeln!(s, "        {}", stored.store4(target, first, &format!("y{j}{half}")));
+        }
+    }
+    s.push_str("    } else {\n");
+    for (j, target) in targets.iter().enumerate() {
+        for e in 0..7 {
+            let _ = writeln!(s, "        if (i + {e} < n) {target}[i + {e}] = y{j}_{e};");
+        }
+    }
+    s.push_str("    }\n}\n");
     s
 }
 
@@ -904,7 +985,7 @@ impl CudaBackend {
         self.pipelined(job, &mut devices, &mut |stream, c, devices, output_from| {
             let r = ranges[c].clone();
             let len = r.len() as i64;
-            let blocks = map_blocks(r.len(), Dtype::F32);
+            let blocks = map_blocks(r.len(), Dtype::F32, program);
             let mut inputs: Vec<InputView<'_>> =
                 devices
                     .iter_mut()
@@ -941,7 +1022,8 @@ impl CudaBackend {
             // SAFETY: expr_map takes (a float pointer per input, one per output that overwrites none, float per
             // scalar, long long n) in that order, as pushed here; every view holds this chunk's `len` elements and
             // starts at a multiple of 64 elements of a 256-byte aligned allocation, so float4 access below
-            // len / 4 * 4 stays aligned and inside, and the tail is accessed one element at a time.
+            // len / 4 * 4 (len / 8 * 8 in a kernel with no loop) stays aligned and inside, and the tail is accessed
+            // one element at a time.
             unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
         })
     }
@@ -1020,7 +1102,8 @@ impl CudaBackend {
             // An elementwise kernel goes straight onto the owner's stream, as the owner's own kernels do: ordered with
             // its work, with no event to record or wait for. (It is not this backend's work, so it stays out of the
             // backend's queue and timing windows.)
-            let blocks = map_blocks(n, prepared.dtype) as u32;
+            let blocks = u32::try_from(map_blocks(n, prepared.dtype, program))
+                .map_err(|_| Error::invalid(format!("{n} elements need more blocks than a grid holds")))?;
             let mut pointers: Vec<u64> = inputs.iter().chain(outputs).copied().collect();
             let mut values: Vec<f32> = scalars.to_vec();
             let mut count = n_arg;
@@ -1054,7 +1137,7 @@ impl CudaBackend {
             .map_err(driver_error("recording the arrays' stream"))?;
         let what = "launching an expression's kernel on another library's arrays";
         let reduction = program.reduction.is_some();
-        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n, prepared.dtype) };
+        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n, prepared.dtype, program) };
         let mut partials = if reduction { Some(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?) } else { None };
         self.with_stream(|own| {
             own.wait(&before).map_err(driver_error("waiting for the arrays' stream"))?;
@@ -1217,7 +1300,7 @@ impl Implements<Expression> for CudaBackend {
         if data.n == 0 {
             return Ok(());
         }
-        let blocks = map_blocks(data.n, data.dtype);
+        let blocks = map_blocks(data.n, data.dtype, &data.program);
         let overwritten = &data.overwritten;
         self.with_stream(|stream| {
             let mut launch = stream.launch_builder(kernel.function());
@@ -1239,8 +1322,9 @@ impl Implements<Expression> for CudaBackend {
             launch.arg(&n);
             // SAFETY: expr_map takes (a pointer to the stored type per input, one per output that overwrites none,
             // float per scalar, long long n), in that order as pushed here: every buffer holds n elements of the type
-            // the kernel was generated for (allocated with at least n, 256-byte aligned, so the four-element access
-            // below n / 4 * 4 stays aligned and inside), and elements from n / 4 * 4 are accessed one by one below n.
+            // the kernel was generated for (allocated with at least n, 256-byte aligned, so the 16-byte access below
+            // n rounded down to a whole group of four or eight elements stays aligned and inside), and the elements
+            // of the last, partial group are accessed one by one below n.
             unsafe { launch.launch(launch_config((blocks, 1), (BLOCK, 1), 0)?) }.map(drop).map_err(driver_error(what))
         })
     }
@@ -1355,15 +1439,19 @@ mod tests {
         assert_eq!(source.matches("__global__").count(), 1, "{source}");
     }
 
-    /// The element function is inlined twice (NVRTC's time grows with each copy), or four times where the element
-    /// calls two special functions or more, inside one loop that also takes the partial last `float4`: no second loop
-    /// for a tail.
+    /// The element function is inlined twice (NVRTC's time grows with each copy), inside one loop that also takes
+    /// the partial last `float4` (no second loop for a tail), or eight times with no loop where the element calls two
+    /// special functions or more.
     #[test]
     fn an_elementwise_kernel_inlines_its_element_function_as_often_as_it_pays() {
         let heavy = Expr::parse("y = exp(-x*x) * sin(3*x)").unwrap().bind(&[]).unwrap();
         let source = elementwise_source(&heavy, Dtype::F32);
-        assert_eq!((element_copies(&heavy), source.matches("gw_element(").count()), (4, 5), "{source}");
-        assert_eq!(source.matches("for (").count(), 1, "one grid-stride loop: {source}");
+        assert_eq!((element_copies(&heavy), source.matches("gw_element(").count()), (8, 9), "{source}");
+        assert_eq!(source.matches("for (").count(), 0, "no loop: {source}");
+        assert!(source.contains("if (i >= n) return;"), "{source}");
+        assert!(source.contains("x0_7 = i + 7 < n ? p_in0[i + 7] : 0.0f;"), "{source}");
+        assert!(source.contains("if (i + 6 < n) p_out0[i + 6] = y0_6;"), "{source}");
+        assert!(!source.contains("p_out0[i + 7]"), "a whole group is written by float4s: {source}");
         let light = Expr::parse("y = tanh(x) * 0.75").unwrap().bind(&[]).unwrap();
         assert_eq!(element_copies(&light), 2);
         let program = Expr::parse("u = x*c - y*s; v = x*s + y*c").unwrap().bind(&["c", "s"]).unwrap();
@@ -1376,6 +1464,29 @@ mod tests {
         }
         for j in 0..2 {
             assert!(source.contains(&format!("if (i + 2 < n) p_out{j}[i + 2] = y{j}.z;")), "{source}");
+        }
+    }
+
+    /// A kernel with no loop gets a thread per eight elements, however many blocks that takes; a grid-stride loop
+    /// gets a thread per 16 bytes up to [`MAP_BLOCKS`]; a 16-bit array keeps its loop even where the element is
+    /// heavy. Every length from 0 to past a whole block is covered by the threads the grid holds.
+    #[test]
+    fn an_elementwise_grid_covers_every_element_of_its_kernel() {
+        let heavy = Expr::parse("y = exp(-x*x) * sin(3*x)").unwrap().bind(&[]).unwrap();
+        let light = Expr::parse("y = a*x + b").unwrap().bind(&["a", "b"]).unwrap();
+        assert!(eight_a_thread_without_a_loop(&heavy, Dtype::F32));
+        assert!(!eight_a_thread_without_a_loop(&heavy, Dtype::Bf16));
+        assert!(!eight_a_thread_without_a_loop(&light, Dtype::F32));
+        let sum = Expr::parse("s = sum(exp(x) * sin(x))").unwrap().bind(&[]).unwrap();
+        assert!(!eight_a_thread_without_a_loop(&sum, Dtype::F32), "a reduction has kernels of its own");
+        assert_eq!(map_blocks(1 << 26, Dtype::F32, &heavy), (1 << 26) / 8 / 256);
+        assert_eq!(map_blocks(1 << 30, Dtype::F32, &heavy), (1 << 30) / 8 / 256, "past MAP_BLOCKS");
+        assert_eq!(map_blocks(1 << 30, Dtype::F32, &light), MAP_BLOCKS);
+        assert_eq!(map_blocks(0, Dtype::F32, &heavy), 1);
+        for n in (0..=4200).step_by(7).chain([2047, 2048, 2049]) {
+            let threads = map_blocks(n, Dtype::F32, &heavy) * u64::from(BLOCK);
+            assert!(threads * 8 >= n as u64, "{n} elements, {threads} threads");
+            assert!(threads * 8 < n as u64 + 8 * u64::from(BLOCK) + 8, "{n}: no block without an element");
         }
     }
 
@@ -1532,13 +1643,13 @@ mod tests {
     }
 
     /// On 16-bit arrays a thread moves 16 bytes a load as on f32 ones: a `uint4` of eight elements of each input
-    /// and each output, the element function inlined eight times where it calls no special function, else as often
-    /// as on f32 arrays in a loop over the eight; a
+    /// and each output, the element function inlined eight times where it calls no special function or two or more,
+    /// else as often as on f32 arrays in a loop over the eight; a
     /// reduction reads a `uint4` a trip and combines its eight terms in a tree.
     #[test]
     fn sixteen_bit_kernels_move_sixteen_bytes_a_load() {
         for dtype in [Dtype::F16, Dtype::Bf16] {
-            for (text, copies) in [("y = a * x + z", 8), ("y = a * exp(x) * sin(z)", 4)] {
+            for (text, copies) in [("y = a * x + z", 8), ("y = a * exp(x) * sin(z)", 8), ("y = a * sin(z) + x", 2)] {
                 let program = Expr::parse(text).unwrap().bind(&["a"]).unwrap();
                 let source = elementwise_source(&program, dtype);
                 assert_eq!(source.matches("reinterpret_cast<const uint4*>").count(), 2, "{source}");
