@@ -10,6 +10,7 @@ and PyTorch's matmul, in the same run.
     ... --ceiling        first, the rate of `mma.sync` alone (no memory), a few warps an SM
     ... --wgmma-only     the Hopper rung's shapes only (`cuda/kernels/matmul_wgmma.cu`, sm_90a)
     ... --tma-only       the tensor-memory-accelerator rung's shapes only (`cuda/kernels/matmul_tma.cu`, sm_90a)
+    ... --edits          the `mma.sync` kernel's closest shapes as they are and with each edit of EDITS
 
 A shape that wins here moves into the host's constants; the rungs are then checked by the conformance tests and
 measured by `gpuworthy run matmul --precision ...`. Needs an NVIDIA GPU of compute capability 8.0 or newer, CuPy
@@ -164,18 +165,28 @@ SHAPES = {
     "128x256 8w w64x64 k32x2 2/SM": (256, 128, 256, 64, 64, 2, 32, 2, 16, 2),
 }
 
+# Edits of the kernel file tried beside it (`--edits`): each a name and a function of the source.
+EDITS = {
+    # `mma` reads and writes registers only: without `volatile` the compiler may move the next step's `ldmatrix`
+    # (still `volatile`, so still behind the barrier) above this step's products.
+    "mma not volatile": lambda source: source.replace('asm volatile("mma.sync', 'asm("mma.sync'),
+}
+
 MODULES = {}
 
 
-def module_of(shape, extra=()):
-    """The kernel file compiled with `shape`'s constants and `extra` options, once per shape."""
-    if (shape, extra) not in MODULES:
+def module_of(shape, extra=(), edit=None):
+    """The kernel file (edited by `EDITS[edit]`) compiled with `shape`'s constants and `extra` options, once."""
+    if (shape, extra, edit) not in MODULES:
         threads, bm, bn, wm, wn, min_blocks, bk16, st16, bk32, st32 = shape
         defines = dict(TC_THREADS=threads, TC_BM=bm, TC_BN=bn, TC_WARP_M=wm, TC_WARP_N=wn, TC_MIN_BLOCKS=min_blocks,
                        TC16_BK=bk16, TC16_STAGES=st16, TC32_BK=bk32, TC32_STAGES=st32)
         options = ("--std=c++17", "-lineinfo") + tuple(f"-D{k}={v}" for k, v in defines.items()) + extra
-        MODULES[(shape, extra)] = cupy.RawModule(code=SOURCE, options=options)
-    return MODULES[(shape, extra)]
+        source = EDITS[edit](SOURCE) if edit else SOURCE
+        if edit:
+            assert source != SOURCE, f"the edit {edit!r} changed nothing"
+        MODULES[(shape, extra, edit)] = cupy.RawModule(code=source, options=options)
+    return MODULES[(shape, extra, edit)]
 
 
 KERNELS = {"bf16": "matmul_mma_bf16", "fp16": "matmul_mma_f16", "tf32": "matmul_mma_tf32"}
@@ -255,11 +266,17 @@ def main():
         print(f"  {'torch.matmul (' + str(dtype).split('.')[-1] + ' C)':32} {ms * 1e3:9.1f} us  "
               f"{flops / ms / 1e9:8.1f} TFLOP/s  [{lo * 1e3:.1f}, {hi * 1e3:.1f}]")
         element_bytes = 4 if precision == "tf32" else 2
-        runs = [(label, shape, ()) for label, shape in shapes.items()]
+        runs = [(label, shape, (), None) for label, shape in shapes.items()]
+        if "--edits" in sys.argv:
+            # Each edit on the shapes that came closest, beside them as they are.
+            close = ["128x256 w64x64 k64x3 (now)", "128x128 4w w64x64 k64x3 2/SM", "256x128 w64x64 k64x3"]
+            runs = [(label, SHAPES[label], (), None) for label in close]
+            runs += [(f"{label}, {edit}", SHAPES[label], (), edit) for edit in EDITS for label in close]
         hopper = cupy.cuda.Device().compute_capability == "90"
-        if hopper and "--wgmma-only" not in sys.argv:
+        edits_only = "--edits" in sys.argv
+        if hopper and "--wgmma-only" not in sys.argv and not edits_only:
             tma_runs(precision, a_c, b_c, c, size, reference, scale, flops)
-        if hopper and precision != "tf32" and "--tma-only" not in sys.argv:
+        if hopper and precision != "tf32" and "--tma-only" not in sys.argv and not edits_only:
             for label, (warpgroups, columns, stages, extra) in WGMMA_SHAPES.items():
                 rows = 64 * warpgroups
                 shared = stages * (rows + columns) * 64 * 2 + 1024
@@ -280,11 +297,11 @@ def main():
                           f"{kernel.local_size_bytes} B local, {shared // 1024} KiB shared")
                 except Exception as e:
                     print(f"  {label:32} failed: {type(e).__name__}: {str(e)[:1500]}")
-        for label, shape, extra in runs:
+        for label, shape, extra, edit in runs:
             threads, bm, bn = shape[:3]
             shared = shared_bytes(shape, element_bytes)
             try:
-                kernel = module_of(shape, extra).get_function(KERNELS[precision])
+                kernel = module_of(shape, extra, edit).get_function(KERNELS[precision])
                 kernel.max_dynamic_shared_size_bytes = shared
                 grid = ((size + bn - 1) // bn, (size + bm - 1) // bm)
                 args = (a_c, b_c, c, numpy.int32(size), numpy.int32(size), numpy.int32(size))
