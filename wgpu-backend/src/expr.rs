@@ -959,8 +959,7 @@ fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
 /// `expr_finish` (one workgroup combining the partials, then the post-map).
 ///
 /// The first pass reads its inputs as `array<vec4<f32>>`, four elements a load as the elementwise kernels do, and
-/// issues [`LOADS_IN_FLIGHT`] loads a trip before using any (16-bit arrays: twice as many loads of four elements in
-/// 8 bytes). Like the elementwise kernels, it computes a `vec4` of
+/// issues [`LOADS_IN_FLIGHT`] loads a trip before using any. Like the elementwise kernels, it computes a `vec4` of
 /// terms with WGSL's operators (`gw_terms`) and, when no value on the way was special, combines them into four
 /// lane accumulators with WGSL's operators; a trip with a special value is folded element by element through the
 /// guarded helpers (`gw_fold`), and so are the few `vec4`s of each invocation past its last whole trip (the last of
@@ -975,9 +974,6 @@ fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
 /// in workgroup memory.
 pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> String {
     let stored = Stored(dtype);
-    // Loads a trip: a 16-bit array's are 8 bytes (four elements, a `vec2<u32>`), an f32 array's 16, so a trip of
-    // 16-bit loads takes twice as many, to keep as many bytes in flight.
-    let loads = if dtype.is_half() { 2 * LOADS_IN_FLIGHT } else { LOADS_IN_FLIGHT };
     let reduction = program.reduction.as_ref().expect("a reduction program");
     let kind = reduction.kind;
     let identity = number(kind.identity());
@@ -1051,12 +1047,16 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> Str
     // The lanes' own accumulators of the common path, started at the identity through the run-time zero so that no
     // compiler folds an infinite identity (min's, max's) away.
     let _ = writeln!(s, "    var acc4 = vec4<f32>(bitcast<f32>({:#010x}u + params.zero));", kind.identity().to_bits());
-    // The main loop: `loads` whole vec4s of each input a trip, loaded before any is folded, so that they are in
-    // flight together. It stops where a trip would reach past the last whole vec4; the vec4s this invocation has left
-    // (at most `loads`, the last one possibly partial) are folded element by element after it.
+    // The main loop: LOADS_IN_FLIGHT whole vec4s of each input a trip, loaded before any is folded, so that they are
+    // in flight together. It stops where a trip would reach past the last whole vec4; the vec4s this invocation has
+    // left (at most LOADS_IN_FLIGHT, the last one possibly partial) are folded element by element after it.
     let _ = writeln!(s, "    let whole = params.n / 4u;\n    var q = wid.x * {WORKGROUP}u + local;");
-    let _ = writeln!(s, "    for (; q + {}u * grid_stride < whole; q = q + {loads}u * grid_stride) {{", loads - 1);
-    for j in 0..loads {
+    let _ = writeln!(
+        s,
+        "    for (; q + {}u * grid_stride < whole; q = q + {LOADS_IN_FLIGHT}u * grid_stride) {{",
+        LOADS_IN_FLIGHT - 1
+    );
+    for j in 0..LOADS_IN_FLIGHT {
         for k in 0..program.inputs.len() {
             let _ = writeln!(s, "        let x{k}_{j} = {};", stored.load(&format!("in{k}[q + {j}u * grid_stride]")));
         }
@@ -1068,14 +1068,14 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> Str
     let args = |j: u32| (0..program.inputs.len()).map(|k| format!("x{k}_{j}")).collect::<Vec<_>>().join(", ");
     let mut combined = "acc4".to_owned();
     let mut special = Vec::new();
-    for j in 0..loads {
+    for j in 0..LOADS_IN_FLIGHT {
         let _ = writeln!(s, "        let t{j} = gw_terms({});", args(j));
         combined = combine4(&combined, &format!("t{j}.value"));
         special.push(format!("t{j}.special"));
     }
     if terms_tested {
         let _ = writeln!(s, "        if ({}) {{", special.join(" || "));
-        for j in 0..loads {
+        for j in 0..LOADS_IN_FLIGHT {
             let _ = writeln!(s, "            acc = gw_fold(acc, 4u * (q + {j}u * grid_stride), {});", args(j));
         }
         let _ = writeln!(s, "        }} else {{\n            acc4 = {combined};\n        }}");
