@@ -4,9 +4,11 @@
 //! compile time is the first call's).
 //!
 //! An elementwise kernel reads every input four elements at a time (`float4`; the last, partial group element by
-//! element), computes them through one inlined function of the element's values (inlined four times, or twice in a
-//! loop of two trips where that costs the kernel nothing: [`element_copies`], which keeps NVRTC's time down), and
-//! writes `float4`s; a grid-stride loop covers any length with a bounded grid. Where the element calls a special
+//! element), computes them through one inlined function of the element's values (inlined twice, in a loop of two
+//! trips, which keeps NVRTC's time down: [`element_copies`]), and writes `float4`s; a grid-stride loop covers any
+//! length with a bounded grid. Where the element calls two special functions or more, the kernel is bound by the
+//! instructions it issues, and each thread computes eight elements with no loop (`eight_a_thread_source`), the
+//! element inlined eight times and the grid covering the array. Where the element calls a special
 //! function, whose code NVRTC compiles once per inlined copy, a process's first calls run a kernel of one copy, one
 //! element a thread ([`first_call_source`]), which compiles in about half the time, while that kernel compiles on a
 //! thread of its own; launches take it once it is ready, and the disk cache keeps it for the next process. A reduction fuses its map into the same loop, combines each
@@ -39,7 +41,7 @@ const MAP_BLOCKS: u64 = 65535;
 
 /// The blocks of an elementwise kernel of `program` over `n` elements of `dtype`: a thread per group of 16 bytes (a
 /// `float4`, or eight 16-bit elements; the last one partial), up to [`MAP_BLOCKS`], the grid-stride loop doing the
-/// rest; or, for the kernels with no loop ([`eight_a_thread_without_a_loop`]), a thread per eight elements, as many
+/// rest; or, for the kernels with no loop (`eight_a_thread_without_a_loop`), a thread per eight elements, as many
 /// blocks as that takes (2^31 - 1 blocks of 256 threads would cover 2^42 elements, more than a GPU holds).
 fn map_blocks(n: usize, dtype: Dtype, program: &Program) -> u64 {
     let elements = n as u64;
@@ -238,7 +240,7 @@ fn element_parameters(program: &Program) -> Vec<String> {
 }
 
 /// How many times an elementwise kernel inlines the element function: eight (one per element of a thread's eight,
-/// no loop: [`eight_a_thread_without_a_loop`]) where one element calls two special functions or more, two otherwise.
+/// no loop: `eight_a_thread_without_a_loop`) where one element calls two special functions or more, two otherwise.
 ///
 /// NVRTC's time grows with every inlined copy, and two copies (a loop of two trips over a `float4`'s pairs, not
 /// unrolled) compile faster than four; the kernels run as fast, or faster, except where the element's own chain is
@@ -247,8 +249,8 @@ fn element_parameters(program: &Program) -> Vec<String> {
 /// kernels do not bound, two copies cost nothing at all (measured:
 /// docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). Such a kernel is bound by the instructions it
 /// issues, and eight elements a thread with no loop (Triton's shape) issue fewer an element than four in a
-/// grid-stride loop with 64-bit indices: 142.1 µs against 152.0 at 2^26 on an H200
-/// (docs/results/nvidia-h200/special-functions/README.md). The extra copies compile on a thread of their own while
+/// grid-stride loop with 64-bit indices: 142.1 µs against 152.0 at 2^26 on an H200 in the lab, and in the generator
+/// 133-134 µs against 141 (docs/results/nvidia-h200/special-functions/README.md). The extra copies compile on a thread of their own while
 /// the first calls run a kernel of one copy ([`first_call_source`]).
 pub fn element_copies(program: &Program) -> usize {
     if program.cost_per_element().special >= 2 { 8 } else { 2 }
@@ -351,8 +353,8 @@ pub fn first_call_source(program: &Program, dtype: Dtype) -> String {
 /// The element function is inlined [`element_copies`] times, in one grid-stride loop over `float4`s that also takes
 /// the last, partial `float4` element by element: a separate loop for the tail would be one more copy for NVRTC to
 /// compile (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so); where it is inlined eight times,
-/// with no loop ([`eight_a_thread_source`]). Arrays of 16-bit elements are read and written eight elements at a time,
-/// in 16 bytes ([`half_elementwise_source`]).
+/// with no loop (`eight_a_thread_source`). Arrays of 16-bit elements are read and written eight elements at a time,
+/// in 16 bytes (`half_elementwise_source`).
 pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
     let stored = Stored(dtype);
     if dtype.is_half() {
