@@ -433,6 +433,33 @@ pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
     s
 }
 
+/// `{name}_0, ..., {name}_7`: the eight elements of a thread's group, one variable each.
+fn eight_names(name: &str) -> String {
+    (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The statements that read the last, partial group of eight elements at `i` element by element, zeros past `n`,
+/// into `x{k}_0` to `x{k}_7`, each line indented by `indent`.
+fn partial_group_loads(s: &mut String, program: &Program, stored: Stored, indent: &str) {
+    for k in 0..program.inputs.len() {
+        for e in 0..8 {
+            let load = stored.load(&format!("p_in{k}"), &format!("i + {e}"));
+            let _ = writeln!(s, "{indent}x{k}_{e} = i + {e} < n ? {load} : 0.0f;");
+        }
+    }
+}
+
+/// The statements that write the last, partial group's `y{j}_0` to `y{j}_6` element by element below `n` (a
+/// partial group has seven elements at most), each line indented by `indent`.
+fn partial_group_stores(s: &mut String, targets: &[String], stored: Stored, indent: &str) {
+    for (j, target) in targets.iter().enumerate() {
+        for e in 0..7 {
+            let value = stored.narrow(&format!("y{j}_{e}"));
+            let _ = writeln!(s, "{indent}if (i + {e} < n) {target}[i + {e}] = {value};");
+        }
+    }
+}
+
 /// [`elementwise_source`] where the element is inlined eight times, on `f32` arrays: no loop; thread `q` of the grid
 /// reads elements `8q` to `8q + 7` of each input as two `float4`s before any is used, computes them through eight
 /// copies of the element function and writes two `float4`s of each output; the thread with the last, partial group
@@ -444,9 +471,8 @@ fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     s.push_str("    const long long i = 8 * q;\n    if (i >= n) return;\n    const bool whole = i + 8 <= n;\n");
-    let eight = |name: &str| (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "    float {};", eight(&format!("x{k}")));
+        let _ = writeln!(s, "    float {};", eight_names(&format!("x{k}")));
     }
     s.push_str("    if (whole) {\n");
     for k in 0..program.inputs.len() {
@@ -463,15 +489,10 @@ fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
         let _ = writeln!(s, "        {}", lanes.join(" "));
     }
     s.push_str("    } else {\n");
-    for k in 0..program.inputs.len() {
-        for e in 0..8 {
-            let load = stored.load(&format!("p_in{k}"), &format!("i + {e}"));
-            let _ = writeln!(s, "        x{k}_{e} = i + {e} < n ? {load} : 0.0f;");
-        }
-    }
+    partial_group_loads(&mut s, program, stored, "        ");
     s.push_str("    }\n");
     for j in 0..program.outputs.len() {
-        let _ = writeln!(s, "    float {};", eight(&format!("y{j}")));
+        let _ = writeln!(s, "    float {};", eight_names(&format!("y{j}")));
     }
     for e in 0..8 {
         let args: Vec<String> = (0..program.inputs.len())
@@ -490,11 +511,7 @@ fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
         }
     }
     s.push_str("    } else {\n");
-    for (j, target) in targets.iter().enumerate() {
-        for e in 0..7 {
-            let _ = writeln!(s, "        if (i + {e} < n) {target}[i + {e}] = y{j}_{e};");
-        }
-    }
+    partial_group_stores(&mut s, &targets, stored, "        ");
     s.push_str("    }\n}\n");
     s
 }
@@ -514,9 +531,8 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     s.push_str("    for (long long q = first; q < (n + 7) / 8; q += stride) {\n");
     s.push_str("        const long long i = 8 * q;\n        const bool whole = i + 8 <= n;\n");
-    let eight = |name: &str| (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ");
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "        float {};", eight(&format!("x{k}")));
+        let _ = writeln!(s, "        float {};", eight_names(&format!("x{k}")));
     }
     s.push_str("        if (whole) {\n");
     for k in 0..program.inputs.len() {
@@ -525,15 +541,10 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
         }
     }
     s.push_str("        } else {\n");
-    for k in 0..program.inputs.len() {
-        for e in 0..8 {
-            let load = stored.load(&format!("p_in{k}"), &format!("i + {e}"));
-            let _ = writeln!(s, "            x{k}_{e} = i + {e} < n ? {load} : 0.0f;");
-        }
-    }
+    partial_group_loads(&mut s, program, stored, "            ");
     s.push_str("        }\n");
     for j in 0..program.outputs.len() {
-        let _ = writeln!(s, "        float {};", eight(&format!("y{j}")));
+        let _ = writeln!(s, "        float {};", eight_names(&format!("y{j}")));
     }
     // Element `copy` of trip `t`: the selects that pick it from the eight without indexing an array.
     let pick = |name: String, copy: usize| -> String {
@@ -569,12 +580,7 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
         let _ = writeln!(s, "            {}", stored.store8(target, "q", &format!("y{j}")));
     }
     s.push_str("        } else {\n");
-    for (j, target) in targets.iter().enumerate() {
-        for e in 0..7 {
-            let value = stored.narrow(&format!("y{j}_{e}"));
-            let _ = writeln!(s, "            if (i + {e} < n) {target}[i + {e}] = {value};");
-        }
-    }
+    partial_group_stores(&mut s, &targets, stored, "            ");
     s.push_str("        }\n    }\n}\n");
     s
 }
