@@ -14,8 +14,14 @@
 //!   its workload, variant and device are among those the quotation names, and its phase (upload, kernel, ...) the one
 //!   the sentence names before the figure.
 //!
+//! - the column: a bare number in a table takes the unit heading its column (the cell of the same index in a Markdown
+//!   table, the heading its characters lie under in a fixed-width one, or, in a row shifted by a prefix of its own,
+//!   the columns in order), never one of another table's; an export's quartiles (`kernel_p25_s`) are not its median;
 //! - the file cited: a figure whose own sentence names some of the paragraph's files (a link, or the file's name) is
-//!   looked for in those alone; one whose sentence names none, in every file the paragraph cites.
+//!   looked for in those alone; one whose sentence names none, in every file the paragraph cites; a link to a
+//!   section of a README (`README.md#anchor`, or `section "Title"`) looks in that section alone, and a README row that
+//!   names its run's file (`nvidia-h200-35.txt`) counts only for a figure whose sentence (or the one before it) names
+//!   that run, where it names any.
 //!
 //! A table row that cites no file takes the files of the paragraph just before its table, whose words it is read
 //! with. A figure after a hedge (`about`, `under`, `up to`, ...) is a goal or an estimate, not a quotation, and is
@@ -131,7 +137,9 @@ fn figures_at(text: &str) -> Vec<(usize, String, String)> {
 /// What an exported value measures, from its column or key name, in the unit the export writes it: `*_s` columns
 /// are seconds, `gb_per_s` GB/s, `gflop_per_s` GFLOP/s, `bytes` bytes. Other columns are not compared with figures.
 fn exported_quantity(name: &str) -> Option<&'static str> {
-    if name.ends_with("_s") && !name.ends_with("per_s") {
+    if name.ends_with("_p25_s") || name.ends_with("_p75_s") {
+        None
+    } else if name.ends_with("_s") && !name.ends_with("per_s") {
         Some("s")
     } else if name.ends_with("gb_per_s") {
         Some("GB/s")
@@ -278,6 +286,44 @@ fn keys(text: &str) -> std::collections::BTreeSet<String> {
     found
 }
 
+/// A heading's anchor as Markdown renderers make it: lower case, spaces as hyphens, other punctuation dropped.
+fn anchor_of(title: &str) -> String {
+    title
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The names of runs' files in `text` (`nvidia-h200-35` of `nvidia-h200-35.txt`, `2-core-lavapipe-32`): a word of
+/// ASCII letters, digits and hyphens with a word of three letters, ending in a hyphen and a number.
+fn run_names(text: &str) -> std::collections::BTreeSet<String> {
+    run_names_among(&text.split(|c: char| !(c.is_alphanumeric() || c == '-')).map(str::to_lowercase).collect())
+}
+
+/// The words of `words` that name a run's file ([`run_names`]).
+fn run_names_among(words: &std::collections::BTreeSet<String>) -> std::collections::BTreeSet<String> {
+    words
+        .iter()
+        .filter(|w| {
+            w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && w.rsplit_once('-').is_some_and(|(head, n)| {
+                    head.split(|c: char| !c.is_ascii_alphabetic()).any(|letters| letters.len() >= 3)
+                        && !n.is_empty()
+                        && n.chars().all(|c| c.is_ascii_digit())
+                })
+        })
+        .cloned()
+        .collect()
+}
+
 /// Whether a figure of a row whose words are `row` can be the one a quotation with words `quote` means: the row's
 /// sizes, if it has any, include one the quotation names, and the two share a name (or the row has none).
 fn same_row(row: &std::collections::BTreeSet<String>, quote: &std::collections::BTreeSet<String>) -> bool {
@@ -300,6 +346,11 @@ struct Source {
     exported: Vec<(&'static str, f64, usize, Option<&'static str>)>,
     /// The words of each row: a line with the first line of its block (a table's title), or an export's record.
     rows: Vec<std::collections::BTreeSet<String>>,
+    /// A README's sections: each heading's anchor (`#probes-near-the-ladder`) and the rows from it to the next
+    /// heading of its level or above.
+    sections: Vec<(String, std::ops::Range<usize>)>,
+    /// The runs a row of prose names by their files (`nvidia-h200-35.txt` in a README's table), by row.
+    runs: std::collections::BTreeMap<usize, std::collections::BTreeSet<String>>,
     /// For an export's record (by row): its variant and its device's label, lower-cased.
     records: std::collections::BTreeMap<usize, (Option<String>, Option<String>)>,
     /// Every variant and label an export's records name.
@@ -331,6 +382,8 @@ impl Source {
             written: Vec::new(),
             exported: Vec::new(),
             rows: Vec::new(),
+            runs: Default::default(),
+            sections: Vec::new(),
             records: Default::default(),
             variants: Default::default(),
             labels: Default::default(),
@@ -364,7 +417,23 @@ impl Source {
         }
         // A results README is prose: its lines are not run headings and the rows under them.
         let prose = path.extension().is_some_and(|e| e == "md");
+        let first_row = source.rows.len();
         source.read_written(&text, prose);
+        if prose {
+            let headings: Vec<(usize, usize, String)> = text
+                .lines()
+                .enumerate()
+                .filter_map(|(k, line)| {
+                    let level = line.chars().take_while(|c| *c == '#').count();
+                    let title = line[level..].strip_prefix(' ')?;
+                    (level > 0).then(|| (k, level, anchor_of(title)))
+                })
+                .collect();
+            for (n, (k, level, anchor)) in headings.iter().enumerate() {
+                let end = headings[n + 1..].iter().find(|(_, l, _)| l <= level).map_or(text.lines().count(), |h| h.0);
+                source.sections.push((anchor.clone(), first_row + k..first_row + end));
+            }
+        }
         source.text = text;
         source
     }
@@ -437,12 +506,13 @@ impl Source {
     /// The figures the file writes: each number with the unit beside it, or, for a bare number, each unit that heads
     /// a column in the lines above it (up to a blank line), as its tables print them; each with its row's words.
     fn read_written(&mut self, text: &str, prose: bool) {
-        let mut headers: Vec<&'static str> = Vec::new();
+        let mut headers: Vec<(&'static str, usize, usize, Option<usize>)> = Vec::new();
         let mut title = std::collections::BTreeSet::new();
         for line in text.lines() {
             if line.trim().is_empty() {
                 headers.clear();
                 title.clear();
+                self.rows.push(Default::default()); // a row a line, so that a README's sections are its lines
                 continue;
             }
             // A title names what the lines after it measure, until the next: a section (`== square`), a command
@@ -452,9 +522,14 @@ impl Source {
                 && line.split_once(" on ").is_some_and(|(before, _)| {
                     keys(before).iter().any(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
                 });
+            // A title also starts a new table: the columns of the one before it no longer head anything.
             if heading {
                 title = keys(line);
-            } else if trimmed.starts_with("==") || trimmed.starts_with('$') || trimmed.starts_with('#') {
+                headers.clear();
+            } else if trimmed.starts_with("==") || trimmed.starts_with('#') {
+                title.clear();
+                headers.clear();
+            } else if trimmed.starts_with('$') {
                 title.clear();
             }
             // A row is named by its size where a table is keyed by size (a sweep's `16777216  418 µs (simd) ...`),
@@ -472,75 +547,133 @@ impl Source {
             };
             let row_index = self.rows.len();
             self.rows.push(row);
+            let runs = run_names(line);
+            if !runs.is_empty() {
+                self.runs.insert(row_index, runs);
+            }
             let chars: Vec<char> = line.chars().collect();
-            let mut i = 0;
-            while i < chars.len() {
-                let starts = chars[i].is_ascii_digit()
-                    && (i == 0 || !(chars[i - 1].is_alphanumeric() || matches!(chars[i - 1], '.' | '_' | '/' | '^')));
-                if !starts {
-                    i += 1;
-                    continue;
-                }
-                let mut j = i;
-                while j < chars.len()
-                    && (chars[j].is_ascii_digit()
-                        || (chars[j] == '.' && chars.get(j + 1).is_some_and(char::is_ascii_digit)))
-                {
-                    j += 1;
-                }
-                let number: String = chars[i..j].iter().collect();
-                let rest: String = chars[j..].iter().collect();
-                let beside = UNITS
-                    .iter()
-                    .chain(["%"].iter())
-                    .find(|u| if **u == "%" { rest.starts_with('%') } else { unit_follows(&rest, u) });
-                // A spread (`±4%`, `±12 µs`) is another quantity than the median beside it.
-                let beside = if i > 0 && chars[i - 1] == '±' { beside.map(|_| &"±") } else { beside };
-                // The first number of a range (`11.1-13.1 ms`) has the unit after the second; a number after its
-                // unit (ncu's `Duration  us  33.38`) has that unit.
-                let beside = beside.or_else(|| {
-                    let second =
-                        rest.strip_prefix(['-', '–']).filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))?;
-                    let after = second.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-                    UNITS
-                        .iter()
-                        .chain(["%"].iter())
-                        .find(|u| if **u == "%" { after.starts_with('%') } else { unit_follows(after, u) })
-                });
-                let beside = beside.or_else(|| {
-                    let before: String = chars[..i].iter().collect();
-                    let mut words = before.split_whitespace().rev();
-                    let (word, earlier) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
-                    // `Duration  us  33.38`, not `102 ns  2368.7`, where the unit is the figure's before it.
-                    let labels =
-                        before.ends_with(char::is_whitespace) && !earlier.starts_with(|c: char| c.is_ascii_digit());
-                    UNITS.iter().find(|u| labels && **u == word)
-                });
+            let numbers = numbers_of(&chars);
+            // Bare numbers not followed by a word (`2048x2048`, `2^26`, `9 threads`): the candidates for columns.
+            let bare: Vec<usize> = numbers
+                .iter()
+                .filter(|(_, j, _, beside)| {
+                    beside.is_none() && !chars.get(*j).is_some_and(|c| c.is_alphabetic() || matches!(c, 'x' | '^'))
+                })
+                .map(|(i, ..)| *i)
+                .collect();
+            for (i, j, number, beside) in numbers {
                 match beside {
                     Some(unit) => self.written.push((number, unit, row_index)),
-                    None if !rest.starts_with(|c: char| c.is_alphabetic() || c == 'x' || c == '^') => {
-                        self.written.extend(headers.iter().map(|u| (number.clone(), *u, row_index)));
+                    // A title's numbers (`CUDA driver 13.0`) are under no column.
+                    None if !heading && bare.contains(&i) => {
+                        // Under a column: in a Markdown table the cell of the same index, in a fixed-width one
+                        // the column whose heading the number's characters overlap.
+                        // A row printed with a prefix of its own (`128x65536 cuda fused:   fused ...`) is shifted;
+                        // where it has as many such numbers as there are columns, they are the columns in order.
+                        let cell = chars[..i].iter().filter(|c| **c == '|').count();
+                        let under =
+                            |k: usize, (_, start, end, heading_cell): &(&'static str, usize, usize, Option<usize>)| {
+                                match heading_cell {
+                                    Some(heading_cell) if line.contains('|') => *heading_cell == cell,
+                                    _ if bare.len() == headers.len() => bare.get(k) == Some(&i),
+                                    _ => i <= end + 1 && *start <= j + 1,
+                                }
+                            };
+                        self.written.extend(
+                            headers
+                                .iter()
+                                .enumerate()
+                                .filter(|(k, h)| under(*k, h))
+                                .map(|(_, (u, ..))| (number.clone(), *u, row_index)),
+                        );
                     }
                     None => {}
                 }
-                i = j.max(i + 1);
             }
             // A column's unit is a word of its own in a header line, not the unit after a figure (`324.2 GB/s`).
-            let words: Vec<&str> = line
-                .split(|c: char| c.is_whitespace() || matches!(c, '|' | '(' | ')' | ','))
-                .filter(|w| !w.is_empty())
-                .collect();
-            for (k, word) in words.iter().enumerate() {
-                let after_a_number = k > 0 && words[k - 1].chars().next().is_some_and(|c| c.is_ascii_digit());
+            // Each is kept with its characters' span in the line and, in a Markdown table, its cell's index.
+            let mut words: Vec<(&str, usize, usize)> = Vec::new();
+            let mut start = None;
+            for (at, c) in chars.iter().enumerate().chain([(chars.len(), &' ')]) {
+                let separator = c.is_whitespace() || matches!(c, '|' | '(' | ')' | ',');
+                match (separator, start) {
+                    (true, Some(from)) => {
+                        let byte = |k: usize| line.char_indices().nth(k).map_or(line.len(), |(b, _)| b);
+                        words.push((&line[byte(from)..byte(at)], from, at - 1));
+                        start = None;
+                    }
+                    (false, None) => start = Some(at),
+                    _ => {}
+                }
+            }
+            let table = line.contains('|');
+            let mut headed = Vec::new();
+            for (k, (word, from, to)) in words.iter().enumerate() {
+                let after_a_number = k > 0 && words[k - 1].0.chars().next().is_some_and(|c| c.is_ascii_digit());
                 if let Some(unit) = UNITS.iter().chain(["%"].iter()).find(|u| *u == word)
                     && !after_a_number
-                    && !headers.contains(unit)
                 {
-                    headers.push(unit);
+                    let cell = table.then(|| chars[..*from].iter().filter(|c| **c == '|').count());
+                    headed.push((*unit, *from, *to, cell));
                 }
+            }
+            // A line that heads columns replaces the columns of the table before it.
+            if !headed.is_empty() {
+                headers = headed;
             }
         }
     }
+}
+
+/// The numbers of a line (`chars`), each with where it starts and ends and the unit written with it: beside it
+/// (`324.2 GB/s`, `97%`), after the second number of a range (`11.1-13.1 ms`), or before it (ncu's
+/// `Duration  us  33.38`); a spread (`±4%`) has the unit `±`. `None` for a bare number, whose unit heads its column.
+fn numbers_of(chars: &[char]) -> Vec<(usize, usize, String, Option<&'static str>)> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i].is_ascii_digit()
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || matches!(chars[i - 1], '.' | '_' | '/' | '^')));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < chars.len()
+            && (chars[j].is_ascii_digit() || (chars[j] == '.' && chars.get(j + 1).is_some_and(char::is_ascii_digit)))
+        {
+            j += 1;
+        }
+        let number: String = chars[i..j].iter().collect();
+        let rest: String = chars[j..].iter().collect();
+        let beside = UNITS
+            .iter()
+            .chain(["%"].iter())
+            .find(|u| if **u == "%" { rest.starts_with('%') } else { unit_follows(&rest, u) });
+        // A spread (`±4%`, `±12 µs`) is another quantity than the median beside it.
+        let beside = if i > 0 && chars[i - 1] == '±' { beside.map(|_| &"±") } else { beside };
+        // The first number of a range (`11.1-13.1 ms`) has the unit after the second; a number after its
+        // unit (ncu's `Duration  us  33.38`) has that unit.
+        let beside = beside.or_else(|| {
+            let second = rest.strip_prefix(['-', '–']).filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))?;
+            let after = second.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+            UNITS
+                .iter()
+                .chain(["%"].iter())
+                .find(|u| if **u == "%" { after.starts_with('%') } else { unit_follows(after, u) })
+        });
+        let beside = beside.or_else(|| {
+            let before: String = chars[..i].iter().collect();
+            let mut words = before.split_whitespace().rev();
+            let (word, earlier) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
+            // `Duration  us  33.38`, not `102 ns  2368.7`, where the unit is the figure's before it.
+            let labels = before.ends_with(char::is_whitespace) && !earlier.starts_with(|c: char| c.is_ascii_digit());
+            UNITS.iter().chain(["%"].iter()).find(|u| labels && **u == word)
+        });
+        found.push((i, j, number, beside.copied()));
+        i = j.max(i + 1);
+    }
+    found
 }
 
 /// The unit family a unit measures, and the unit's size in the family's base (seconds, GB/s, GFLOP/s, bytes).
@@ -626,8 +759,23 @@ fn matches(
             || !WORKLOADS.iter().any(|w| row.contains(*w))
             || workloads_named.iter().any(|w| row.contains(*w))
     };
+    // A row that names its run's file (`nvidia-h200-35.txt`) is that run's, not another's the quotation names.
+    let quoted_runs = run_names_among(quote);
     for source in sources {
         let in_row = |row: usize| !names_a_row || same_row(&source.rows[row], quote);
+        // A quotation that links a section of a README (`README.md#anchor`) quotes that section.
+        // (A section named by the start of its title, `section "Probes near the ladder"`, counts too.)
+        let named: Vec<&std::ops::Range<usize>> = source
+            .sections
+            .iter()
+            .filter(|(anchor, _)| {
+                quote
+                    .iter()
+                    .any(|w| w.strip_prefix('#').is_some_and(|named| !named.is_empty() && anchor.starts_with(named)))
+            })
+            .map(|(_, r)| r)
+            .collect();
+        let in_section = |row: usize| named.is_empty() || named.iter().any(|r| r.contains(&row));
         for (n, u, row) in &source.written {
             let same = if same_unit(u) {
                 n == number
@@ -637,7 +785,10 @@ fn matches(
                     _ => false,
                 }
             };
-            if same && in_row(*row) {
+            let same_run = |row: usize| {
+                quoted_runs.is_empty() || source.runs.get(&row).is_none_or(|runs| !runs.is_disjoint(&quoted_runs))
+            };
+            if same && in_row(*row) && same_run(*row) && in_section(*row) {
                 found(None);
             }
         }
@@ -858,12 +1009,28 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
                 files.iter().enumerate().filter(|(_, f)| named(f)).map(|(k, _)| k).collect()
             })
             .collect();
+        // The runs a figure's sentence names, or else the sentence just before it (`... on two cores
+        // (`2-core-lavapipe-32`) 180 of 180. Calibration took 54 s and 50 s ...`).
+        let figure_runs = located
+            .iter()
+            .map(|(at, _, _)| {
+                let own = run_names(&sentence_around(&chars, *at));
+                let (start, _) = sentence_bounds(&chars, *at);
+                match start.checked_sub(2) {
+                    Some(before) if own.is_empty() => run_names(&sentence_around(&chars, before)),
+                    _ => own,
+                }
+            })
+            .collect();
         let figures = located.into_iter().map(|(at, number, unit)| (number, unit, phase_before(&chars, at))).collect();
         // A table row is read with the paragraph before its table, which names what its rows measure.
         let mut words = keys(unit);
         if let Some(k) = before {
             words.extend(keys(&units[*k].1));
         }
+        words.extend(
+            sections_named(before.map_or(unit.as_str(), |k| &units[k].1)).into_iter().chain(sections_named(unit)),
+        );
         quoted.push(Quotation {
             line: *line,
             text: unit.clone(),
@@ -874,18 +1041,43 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
             sources,
             figure_sources,
             words,
+            figure_runs,
         });
     }
     quoted
 }
 
 /// The sentence of `text` around character `at`: from the end of the sentence before (a `.`, `?` or `!` followed
+/// The sections of results READMEs a paragraph links (`](results/auto/README.md#probes-near-the-ladder)`) or names
+/// (`section "Probes near the ladder"`), as `#anchor` words, which [`keys`] never makes.
+fn sections_named(text: &str) -> Vec<String> {
+    let mut named = Vec::new();
+    for (at, _) in text.match_indices("](") {
+        let target = text[at + 2..].split(')').next().unwrap_or_default();
+        if let Some((_, anchor)) = target.split_once(".md#") {
+            named.push(format!("#{anchor}"));
+        }
+    }
+    for (at, _) in text.match_indices("section \"") {
+        if let Some(title) = text[at + 9..].split('"').next() {
+            named.push(format!("#{}", anchor_of(title)));
+        }
+    }
+    named
+}
+
 /// by white space) to the end of its own, or the text's ends.
 fn sentence_around(text: &[char], at: usize) -> String {
+    let (start, end) = sentence_bounds(text, at);
+    text[start..end].iter().collect()
+}
+
+/// Where the sentence around character `at` of `text` starts and ends ([`sentence_around`]).
+fn sentence_bounds(text: &[char], at: usize) -> (usize, usize) {
     let ends_here = |i: usize| matches!(text[i], '.' | '?' | '!') && text.get(i + 1).is_none_or(|c| c.is_whitespace());
     let start = (0..at).rev().find(|&i| ends_here(i)).map_or(0, |i| i + 1);
     let end = (at..text.len()).find(|&i| ends_here(i)).map_or(text.len(), |i| i + 1);
-    text[start..end].iter().collect()
+    (start, end)
 }
 
 /// One paragraph, list item or table row of the guide that cites results files: its first line, the crossovers and
@@ -906,6 +1098,8 @@ struct Quotation {
     figure_sources: Vec<Vec<usize>>,
     /// The words that name the rows it quotes ([`keys`]).
     words: std::collections::BTreeSet<String>,
+    /// For each figure, the runs' files its own sentence names ([`run_names`]).
+    figure_runs: Vec<std::collections::BTreeSet<String>>,
 }
 
 impl Quotation {
@@ -916,6 +1110,15 @@ impl Quotation {
     /// The files figure `i` is looked for in: those its sentence cites, or, where it cites none, every file of the
     /// quotation. A paragraph that cites a run's sweep for one figure and another file for the next is read as it is
     /// written: each figure from its own sentence's file.
+    /// The words figure `i` is read with: the quotation's, less the runs' files that only other sentences name
+    /// (a paragraph that names a run in passing quotes others' figures too).
+    fn words_of(&self, i: usize) -> std::collections::BTreeSet<String> {
+        let elsewhere = run_names_among(&self.words);
+        let mut words = self.words.clone();
+        words.retain(|w| !elsewhere.contains(w) || self.figure_runs[i].contains(w));
+        words
+    }
+
     fn sources_of(&self, i: usize) -> Vec<&Source> {
         match self.figure_sources.get(i) {
             Some(own) if !own.is_empty() => own.iter().map(|&k| &*self.sources[k]).collect(),
@@ -945,7 +1148,7 @@ fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
             }
         }
         for (i, (number, unit, phase)) in quotation.figures.iter().enumerate() {
-            if !quoted_in(number, unit, &quotation.sources_of(i), &quotation.words, *phase) {
+            if !quoted_in(number, unit, &quotation.sources_of(i), &quotation.words_of(i), *phase) {
                 let figure = if unit == "%" { format!("{number}%") } else { format!("{number} {unit}") };
                 // With GPUWORTHY_FIGURES_EXPLAIN set, where the same figure is written, and the words of its row
                 // against the quotation's: what to name in the sentence, or which file to cite.
@@ -1025,7 +1228,9 @@ fn second_values(documents: &[(String, String, PathBuf)], results: &[PathBuf]) -
             let unit_text = quotation.text.as_str();
             for (i, (number, unit, phase)) in quotation.figures.iter().enumerate() {
                 let mut records = Vec::new();
-                matches(number, unit, &quotation.sources_of(i), &quotation.words, *phase, &mut |m| records.extend(m));
+                matches(number, unit, &quotation.sources_of(i), &quotation.words_of(i), *phase, &mut |m| {
+                    records.extend(m)
+                });
                 // A figure that fits several records is not pinned to one quantity.
                 let files: std::collections::BTreeSet<&PathBuf> = records.iter().map(|m| &m.file).collect();
                 if records.len() != 1 || files.len() != 1 {
@@ -1125,7 +1330,8 @@ fn the_check_refuses_the_guides_figures_when_they_are_changed() {
         for quotation in quotations(&text, document.parent().unwrap(), &results) {
             for (i, (number, unit, phase)) in quotation.figures.iter().enumerate() {
                 let sources = quotation.sources_of(i);
-                if !quoted_in(number, unit, &sources, &quotation.words, *phase) {
+                let words = quotation.words_of(i);
+                if !quoted_in(number, unit, &sources, &words, *phase) {
                     continue; // the other test reports it
                 }
                 for (kind, changed) in mutations(number).into_iter().enumerate() {
@@ -1135,7 +1341,7 @@ fn the_check_refuses_the_guides_figures_when_they_are_changed() {
                         continue;
                     }
                     tried[kind] += 1;
-                    if quoted_in(&changed, unit, &sources, &quotation.words, *phase) {
+                    if quoted_in(&changed, unit, &sources, &words, *phase) {
                         survivors.push(format!("{name}:{}: {number} {unit} -> {changed}", quotation.line));
                     } else {
                         refused[kind] += 1;
