@@ -11,6 +11,7 @@ and PyTorch's matmul, in the same run.
     ... --wgmma-only     the Hopper rung's shapes only (`cuda/kernels/matmul_wgmma.cu`, sm_90a)
     ... --tma-only       the tensor-memory-accelerator rung's shapes only (`cuda/kernels/matmul_tma.cu`, sm_90a)
     ... --edits          the `mma.sync` kernel's closest shapes as they are and with each edit of EDITS
+    ... --edits=a,b      the same with the edits whose names contain `a` or `b`
 
 A shape that wins here moves into the host's constants; the rungs are then checked by the conformance tests and
 measured by `gpuworthy run matmul --precision ...`. Needs an NVIDIA GPU of compute capability 8.0 or newer, CuPy
@@ -153,11 +154,11 @@ def mma_sync_ceiling():
 # name: (threads, block rows, block columns, warp rows, warp columns, min blocks per SM,
 #        16-bit tile depth, 16-bit stages, TF32 tile depth, TF32 stages)
 SHAPES = {
-    "128x256 w64x64 k64x3 (now)": (256, 128, 256, 64, 64, 1, 64, 3, 32, 3),
+    "128x256 w64x64 k64x3": (256, 128, 256, 64, 64, 1, 64, 3, 32, 3),
     "128x256 w64x64 k32x4": (256, 128, 256, 64, 64, 1, 32, 4, 16, 4),
     "128x256 w64x64 k32x3": (256, 128, 256, 64, 64, 1, 32, 3, 16, 3),
     "256x128 w64x64 k32x4": (256, 256, 128, 64, 64, 1, 32, 4, 16, 4),
-    "256x128 w64x64 k64x3": (256, 256, 128, 64, 64, 1, 64, 3, 32, 3),
+    "256x128 w64x64 k64x3 (now)": (256, 256, 128, 64, 64, 1, 64, 3, 32, 3),
     "128x128 4w w64x64 k32x4 2/SM": (128, 128, 128, 64, 64, 2, 32, 4, 16, 4),
     "128x128 4w w64x64 k64x3 2/SM": (128, 128, 128, 64, 64, 2, 64, 3, 32, 3),
     "128x128 8w w64x32 k32x4 2/SM": (256, 128, 128, 64, 32, 2, 32, 4, 16, 4),
@@ -165,11 +166,82 @@ SHAPES = {
     "128x256 8w w64x64 k32x2 2/SM": (256, 128, 256, 64, 64, 2, 32, 2, 16, 2),
 }
 
-# Edits of the kernel file tried beside it (`--edits`): each a name and a function of the source.
+# Edits of the kernel file tried beside it (`--edits`): each a name and a function of the source. Those marked "cut"
+# leave out part of the work, so their results are wrong (their error is printed): they say what the rest costs.
+# Earlier edits, measured and taken or not, are in docs/results/nvidia-h200/precision/README.md.
+COPIES = "            if (refill < tiles) {\n                copy(refill, step);\n            }\n"
+BARRIER = "            if (step == STEPS - 1) {\n                tc_wait<P::STAGES - 2>();\n                __syncthreads();\n            }\n"
+# The copies of an inside tile addressed by stepping one pointer a matrix, or by 32-bit element offsets from the
+# matrix's start (every matmul whose matrices have under 2^31 elements), instead of a 64-bit product for each chunk.
+COPY_A = """#pragma unroll
+        for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + a_to + i * A_ROWS_PER_PASS * P::A_STRIDE * sizeof(T),
+                         a_from + k0 + (size_t)i * A_ROWS_PER_PASS * K);
+        }"""
+COPY_B = """#pragma unroll
+        for (int i = 0; i < P::BK / B_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + b_to + i * B_ROWS_PER_PASS * P::B_STRIDE * sizeof(T),
+                         b_from + (size_t)(k0 + i * B_ROWS_PER_PASS) * N);
+        }"""
+STEPPED_A = """const typename P::T* a = a_from + k0;
+#pragma unroll
+        for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + a_to + i * A_ROWS_PER_PASS * P::A_STRIDE * sizeof(T), a);
+            a += (size_t)A_ROWS_PER_PASS * K;
+        }"""
+STEPPED_B = """const typename P::T* b = b_from + (size_t)k0 * N;
+#pragma unroll
+        for (int i = 0; i < P::BK / B_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + b_to + i * B_ROWS_PER_PASS * P::B_STRIDE * sizeof(T), b);
+            b += (size_t)B_ROWS_PER_PASS * N;
+        }"""
+OFFSET_A = """unsigned a = (unsigned)(a_from - a_base) + (unsigned)k0;
+#pragma unroll
+        for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + a_to + i * A_ROWS_PER_PASS * P::A_STRIDE * sizeof(T), a_base + a);
+            a += (unsigned)(A_ROWS_PER_PASS * K);
+        }"""
+OFFSET_B = """unsigned b = (unsigned)(b_from - b_base) + (unsigned)k0 * (unsigned)N;
+#pragma unroll
+        for (int i = 0; i < P::BK / B_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + b_to + i * B_ROWS_PER_PASS * P::B_STRIDE * sizeof(T), b_base + b);
+            b += (unsigned)(B_ROWS_PER_PASS * N);
+        }"""
+
+
+def offsets(source):
+    """32-bit offsets from the matrices' starts, passed to `tc_copy_inside` (the lab's matrices are 2^26 elements)."""
+    source = source.replace(COPY_A, OFFSET_A).replace(COPY_B, OFFSET_B)
+    source = source.replace("""                                               unsigned a_to, unsigned b_to)
+{
+    using T = typename P::T;
+    constexpr int VECTOR = 16 / sizeof(T);
+    constexpr int A_ROWS_PER_PASS""", """                                               unsigned a_to, unsigned b_to, const typename P::T* a_base,
+                                               const typename P::T* b_base)
+{
+    using T = typename P::T;
+    constexpr int VECTOR = 16 / sizeof(T);
+    constexpr int A_ROWS_PER_PASS""")
+    source = source.replace("tc_copy_inside<P>(stage, true, true, K, N, k0, a_from, b_from, a_to, b_to);",
+                            "tc_copy_inside<P>(stage, true, true, K, N, k0, a_from, b_from, a_to, b_to, A, B);")
+    return source.replace("tile * P::BK, a_from, b_from, a_to, b_to);", "tile * P::BK, a_from, b_from, a_to, b_to, A, B);")
+
+
+INSIDE_OR_EDGES = """    if (block_inside && K % P::BK == 0) {
+        tc_main_loop<P>(copy_inside, acc, shared, a_lane, b_lane, tiles);
+    } else {
+        tc_main_loop<P>(copy_with_edges, acc, shared, a_lane, b_lane, tiles);
+    }"""
+
 EDITS = {
-    # `mma` reads and writes registers only: without `volatile` the compiler may move the next step's `ldmatrix`
-    # (still `volatile`, so still behind the barrier) above this step's products.
-    "mma not volatile": lambda source: source.replace('asm volatile("mma.sync', 'asm("mma.sync'),
+    # Right only where every block is inside (the lab's 8192^3): does the loop for blocks with edges cost the inside
+    # loop registers?
+    "cut: no loop for edges": lambda source: source.replace(
+        INSIDE_OR_EDGES, "    tc_main_loop<P>(copy_inside, acc, shared, a_lane, b_lane, tiles);"),
+    "copies by stepped pointers": lambda source: source.replace(COPY_A, STEPPED_A).replace(COPY_B, STEPPED_B),
+    "copies by 32-bit offsets": offsets,
+    "cut: no copies in the loop": lambda source: source.replace(COPIES, ""),
+    "cut: no copies, no barrier": lambda source: source.replace(COPIES, "").replace(BARRIER, ""),
 }
 
 MODULES = {}
@@ -233,6 +305,9 @@ def main():
     size = int(words[0]) if words else 8192
     precisions = words[1:] or ["bf16", "fp16", "tf32"]
     only_hopper = "--wgmma-only" in sys.argv or "--tma-only" in sys.argv
+    edits_option = [w for w in sys.argv[1:] if w == "--edits" or w.startswith("--edits=")]
+    edits_only = bool(edits_option)
+    edit_words = [w for w in edits_option[0].split("=", 1)[1].split(",") if w] if "=" in "".join(edits_option) else []
     shapes = {} if only_hopper else SHAPES
     device = cupy.cuda.Device()
     name = cupy.cuda.runtime.getDeviceProperties(device.id)["name"].decode()
@@ -267,13 +342,14 @@ def main():
               f"{flops / ms / 1e9:8.1f} TFLOP/s  [{lo * 1e3:.1f}, {hi * 1e3:.1f}]")
         element_bytes = 4 if precision == "tf32" else 2
         runs = [(label, shape, (), None) for label, shape in shapes.items()]
-        if "--edits" in sys.argv:
-            # Each edit on the shapes that came closest, beside them as they are.
-            close = ["128x256 w64x64 k64x3 (now)", "128x128 4w w64x64 k64x3 2/SM", "256x128 w64x64 k64x3"]
+        if edits_only:
+            # Each edit (or those whose names contain a word of `--edits=word,word`) on the shapes that came
+            # closest, beside them as they are.
+            close = ["256x128 w64x64 k64x3 (now)", "128x256 w64x64 k64x3", "256x128 w64x64 k32x4"]
+            chosen = [e for e in EDITS if not edit_words or any(w in e for w in edit_words)]
             runs = [(label, SHAPES[label], (), None) for label in close]
-            runs += [(f"{label}, {edit}", SHAPES[label], (), edit) for edit in EDITS for label in close]
+            runs += [(f"{label}, {edit}", SHAPES[label], (), edit) for edit in chosen for label in close]
         hopper = cupy.cuda.Device().compute_capability == "90"
-        edits_only = "--edits" in sys.argv
         if hopper and "--wgmma-only" not in sys.argv and not edits_only:
             tma_runs(precision, a_c, b_c, c, size, reference, scale, flops)
         if hopper and precision != "tf32" and "--tma-only" not in sys.argv and not edits_only:

@@ -23,7 +23,8 @@
 // the way), STAGES tiles of K in flight: while the warps multiply tile k, the
 // copies of tiles k + 1 .. k + STAGES - 1 are outstanding, and one barrier
 // per tile both publishes the tile that landed and frees the stage the warps
-// finished with. Shared-memory
+// finished with; each step's fragments are loaded while the step before
+// multiplies, across that barrier too (`tc_main_loop`). Shared-memory
 // rows are padded by 16 bytes so that the eight rows an `ldmatrix` reads
 // fall in eight different bank groups. Blocks take their tiles of C in
 // groups of TC_GROUP rows of tiles, column by column, so that the blocks
@@ -274,6 +275,33 @@ struct Tc32 {
     }
 };
 
+// Copies the rows of A (`copy_a`) and of B (`copy_b`) of one BK-deep tile wholly inside the matrices, with rows
+// aligned to 16 bytes, into the stage at shared address `stage`: each thread's chunks with `cp.async` from the
+// addresses of its first chunks of tile 0 (`a_from`, `b_from`) and to their offsets in a stage (`a_to`, `b_to`).
+template <class P>
+__device__ __forceinline__ void tc_copy_inside(unsigned stage, bool copy_a, bool copy_b, int K, int N, int k0,
+                                               const typename P::T* a_from, const typename P::T* b_from,
+                                               unsigned a_to, unsigned b_to)
+{
+    using T = typename P::T;
+    constexpr int VECTOR = 16 / sizeof(T);
+    constexpr int A_ROWS_PER_PASS = TC_THREADS / (P::BK / VECTOR), B_ROWS_PER_PASS = TC_THREADS / (TC_BN / VECTOR);
+    if (copy_a) {
+#pragma unroll
+        for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + a_to + i * A_ROWS_PER_PASS * P::A_STRIDE * sizeof(T),
+                         a_from + k0 + (size_t)i * A_ROWS_PER_PASS * K);
+        }
+    }
+    if (copy_b) {
+#pragma unroll
+        for (int i = 0; i < P::BK / B_ROWS_PER_PASS; ++i) {
+            tc_copy16_to(stage + b_to + i * B_ROWS_PER_PASS * P::B_STRIDE * sizeof(T),
+                         b_from + (size_t)(k0 + i * B_ROWS_PER_PASS) * N);
+        }
+    }
+}
+
 // Copies one BK-deep tile of A and B (16 bytes = VECTOR elements at a time)
 // into the stage at shared address `stage` (A's tile, then B's): where the
 // whole tile is in range and rows are aligned (`interior`), each thread's
@@ -293,21 +321,11 @@ __device__ __forceinline__ void tc_load_tile(unsigned stage, typename P::T* sA, 
     constexpr int VECTOR = 16 / sizeof(T);
     constexpr int A_CHUNKS_PER_ROW = P::BK / VECTOR;
     constexpr int B_CHUNKS_PER_ROW = TC_BN / VECTOR;
-    constexpr int A_ROWS_PER_PASS = TC_THREADS / A_CHUNKS_PER_ROW, B_ROWS_PER_PASS = TC_THREADS / B_CHUNKS_PER_ROW;
     static_assert((TC_BM * A_CHUNKS_PER_ROW) % TC_THREADS == 0 && (P::BK * B_CHUNKS_PER_ROW) % TC_THREADS == 0 &&
                       TC_THREADS % A_CHUNKS_PER_ROW == 0 && TC_THREADS % B_CHUNKS_PER_ROW == 0,
                   "every thread copies the same number of chunks, whole rows a pass");
     if (interior) {
-#pragma unroll
-        for (int i = 0; i < TC_BM / A_ROWS_PER_PASS; ++i) {
-            tc_copy16_to(stage + a_to + i * A_ROWS_PER_PASS * P::A_STRIDE * sizeof(T),
-                         a_from + k0 + (size_t)i * A_ROWS_PER_PASS * K);
-        }
-#pragma unroll
-        for (int i = 0; i < P::BK / B_ROWS_PER_PASS; ++i) {
-            tc_copy16_to(stage + b_to + i * B_ROWS_PER_PASS * P::B_STRIDE * sizeof(T),
-                         b_from + (size_t)(k0 + i * B_ROWS_PER_PASS) * N);
-        }
+        tc_copy_inside<P>(stage, true, true, K, N, k0, a_from, b_from, a_to, b_to);
         return;
     }
 #pragma unroll
@@ -372,6 +390,76 @@ __device__ __forceinline__ void tc_store(float* C, const float (&acc)[TC_MT][TC_
     }
 }
 
+// The main loop of `tc_matmul` in precision P over `tiles` tiles of K, `copy(tile, step)` issuing the copies of tile
+// `tile` that go out at step `step` of a trip, into the accumulators `acc`; `shared` is the stages' shared address,
+// `a_lane` and `b_lane` this lane's `ldmatrix` addresses in a stage.
+//
+// Each step's fragments are loaded while the step before multiplies, across the tile boundary too:
+// the barrier that publishes tile t + 1 comes before the last step of tile t, whose fragments are already in
+// registers, so the tensor cores still have that step's products while the warps meet. The copies of tile
+// t + STAGES - 1 go into the stage of tile t - 1, which every warp left at that barrier in the trip before, and
+// are committed (one group a tile) before the wait: when tile t + 1 is waited for, STAGES - 1 + t + 1 groups are
+// committed and the first t + 2 must have landed, so STAGES - 2 may still be pending. Loading the next step's
+// fragments during this one took bf16 at 8192^3 on an H200 from 317 to 442 TFLOP/s, the copies in two parts to
+// 464 (docs/results/nvidia-h200/precision/README.md).
+template <class P, class Copy>
+__device__ __forceinline__ void tc_main_loop(Copy copy, float (&acc)[TC_MT][TC_NT][4], unsigned shared, unsigned a_lane,
+                                             unsigned b_lane, int tiles)
+{
+    using T = typename P::T;
+    constexpr int STAGE = TC_BM * P::A_STRIDE + P::BK * P::B_STRIDE;
+    constexpr int STEPS = P::BK / P::STEP;
+    constexpr int B_STEP = STEPS > 1 ? 1 : 0;
+#pragma unroll
+    for (int s = 0; s < P::STAGES - 1; ++s) {
+        if (s < tiles) {
+            copy(s, 0);
+            if (B_STEP != 0) {
+                copy(s, B_STEP);
+            }
+        }
+        tc_commit();
+    }
+    tc_wait<P::STAGES - 2>();
+    __syncthreads();
+    TcFragments f[2];
+    P::load(f[0], shared + a_lane, shared + b_lane, 0);
+#pragma unroll 1
+    for (int tile = 0; tile < tiles; ++tile) {
+        const unsigned stage = shared + (tile % P::STAGES) * STAGE * sizeof(T);
+        const unsigned next = shared + ((tile + 1) % P::STAGES) * STAGE * sizeof(T);
+        const int refill = tile + P::STAGES - 1;
+#pragma unroll
+        for (int step = 0; step < STEPS; ++step) {
+            if (refill < tiles) {
+                copy(refill, step);
+            }
+            if (step == B_STEP) {
+                tc_commit();
+            }
+            if (step == STEPS - 1) {
+                tc_wait<P::STAGES - 2>();
+                __syncthreads();
+            }
+            if (step + 1 < STEPS) {
+                P::load(f[(step + 1) % 2], stage + a_lane, stage + b_lane, (step + 1) * P::STEP);
+            } else if (tile + 1 < tiles) {
+                P::load(f[(step + 1) % 2], next + a_lane, next + b_lane, 0);
+            }
+#pragma unroll
+            for (int mt = 0; mt < TC_MT; ++mt) {
+#pragma unroll
+                for (int nt = 0; nt < TC_NT; ++nt) {
+                    // Along a row of tiles and back along the next, so that consecutive products share an
+                    // operand.
+                    const int n = (mt & 1) ? TC_NT - 1 - nt : nt;
+                    P::mma(acc[mt][n], f[step % 2].a[mt], f[step % 2].b[n]);
+                }
+            }
+        }
+    }
+}
+
 // C = A * B on tensor cores in precision P (the launch above).
 template <class P>
 __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, const typename P::T* __restrict__ B,
@@ -411,45 +499,28 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
     const unsigned a_lane = P::a_lane(warp_row, lane), b_lane = TC_BM * P::A_STRIDE * sizeof(T) + P::b_lane(warp_col, lane);
     float acc[TC_MT][TC_NT][4] = {};
 
-    auto load_tile = [&](int tile) {
+    // The copies of tile `tile` that go out at step `step` of a trip. Where every tile of the block lies inside the
+    // matrices and K is whole tiles (every block of a large matmul), A's rows go out at the first step and B's at
+    // the second, with no edge path to hold registers; elsewhere the whole tile at the first step.
+    constexpr int B_STEP = STEPS > 1 ? 1 : 0;
+    auto copy_inside = [&](int tile, int step) {
+        tc_copy_inside<P>(shared + (tile % P::STAGES) * STAGE * sizeof(T), step == 0, step == B_STEP, K, N,
+                          tile * P::BK, a_from, b_from, a_to, b_to);
+    };
+    auto copy_with_edges = [&](int tile, int step) {
+        if (step != 0) {
+            return;
+        }
         const int stage = tile % P::STAGES;
         T* sA = stages + stage * STAGE;
         tc_load_tile<P>(shared + stage * STAGE * sizeof(T), sA, sA + TC_BM * P::A_STRIDE, A, B, M, K, N, row0, col0,
                         tile * P::BK, block_inside && (tile + 1) * P::BK <= K, a_aligned, b_aligned, a_from, b_from,
                         a_to, b_to);
     };
-#pragma unroll
-    for (int s = 0; s < P::STAGES - 1; ++s) {
-        if (s < tiles) {
-            load_tile(s);
-        }
-        tc_commit();
-    }
-#pragma unroll 1
-    for (int tile = 0; tile < tiles; ++tile) {
-        // Tile `tile` has landed (at most STAGES - 2 later groups pending); the barrier publishes it and frees the
-        // stage every warp finished multiplying in the previous trip, which the next copy refills.
-        tc_wait<P::STAGES - 2>();
-        __syncthreads();
-        if (tile + P::STAGES - 1 < tiles) {
-            load_tile(tile + P::STAGES - 1);
-        }
-        tc_commit();
-        const unsigned stage = shared + (tile % P::STAGES) * STAGE * sizeof(T);
-#pragma unroll
-        for (int step = 0; step < STEPS; ++step) {
-            TcFragments f;
-            P::load(f, stage + a_lane, stage + b_lane, step * P::STEP);
-#pragma unroll
-            for (int mt = 0; mt < TC_MT; ++mt) {
-#pragma unroll
-                for (int nt = 0; nt < TC_NT; ++nt) {
-                    // Along a row of tiles and back along the next, so that consecutive products share an operand.
-                    const int n = (mt & 1) ? TC_NT - 1 - nt : nt;
-                    P::mma(acc[mt][n], f.a[mt], f.b[n]);
-                }
-            }
-        }
+    if (block_inside && K % P::BK == 0) {
+        tc_main_loop<P>(copy_inside, acc, shared, a_lane, b_lane, tiles);
+    } else {
+        tc_main_loop<P>(copy_with_edges, acc, shared, a_lane, b_lane, tiles);
     }
     tc_wait<0>();
     tc_store(C, acc, M, N, row0 + warp_row, col0 + warp_col);
