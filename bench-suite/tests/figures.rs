@@ -17,6 +17,10 @@
 //! - the column: a bare number in a table takes the unit heading its column (the cell of the same index in a Markdown
 //!   table, the heading its characters lie under in a fixed-width one, or, in a row shifted by a prefix of its own,
 //!   the columns in order), never one of another table's; an export's quartiles (`kernel_p25_s`) are not its median;
+//!   in a sweep's or a run's table, a figure's column says its backend and phase (`cuda kernel`, `upload`), which
+//!   must be those the quotation names just before it (`CUDA's kernel 17.3 µs`), where it names one; and a run's
+//!   rows under a title that names an expression (`` `y = a*x + b` on bf16 arrays at ...``) are that expression's,
+//!   not another's that a quoting table row names;
 //! - the file cited: a figure whose own sentence names some of the paragraph's files (a link, or the file's name) is
 //!   looked for in those alone; one whose sentence names none, in every file the paragraph cites; a link to a
 //!   section of a README (`README.md#anchor`, or `section "Title"`) looks in that section alone, and a README row that
@@ -341,7 +345,7 @@ struct Source {
     path: PathBuf,
     text: String,
     /// Each number the file writes with its unit (beside it, or heading its column) and its row's index in `rows`.
-    written: Vec<(String, &'static str, usize)>,
+    written: Vec<(String, &'static str, usize, Column)>,
     /// Each exported value: its quantity, its value, and its record's index in `rows`.
     exported: Vec<(&'static str, f64, usize, Option<&'static str>)>,
     /// The words of each row: a line with the first line of its block (a table's title), or an export's record.
@@ -349,6 +353,9 @@ struct Source {
     /// A README's sections: each heading's anchor (`#probes-near-the-ladder`) and the rows from it to the next
     /// heading of its level or above.
     sections: Vec<(String, std::ops::Range<usize>)>,
+    /// The expression a run's rows measure, by row: the one in backticks that starts their title (`` `y = a*x + b` at
+    /// 67108864 on cuda``), without spaces.
+    expressions: std::collections::BTreeMap<usize, String>,
     /// The runs a row of prose names by their files (`nvidia-h200-35.txt` in a README's table), by row.
     runs: std::collections::BTreeMap<usize, std::collections::BTreeSet<String>>,
     /// For an export's record (by row): its variant and its device's label, lower-cased.
@@ -383,6 +390,7 @@ impl Source {
             exported: Vec::new(),
             rows: Vec::new(),
             runs: Default::default(),
+            expressions: Default::default(),
             sections: Vec::new(),
             records: Default::default(),
             variants: Default::default(),
@@ -507,11 +515,17 @@ impl Source {
     /// a column in the lines above it (up to a blank line), as its tables print them; each with its row's words.
     fn read_written(&mut self, text: &str, prose: bool) {
         let mut headers: Vec<(&'static str, usize, usize, Option<usize>)> = Vec::new();
+        let mut title_expression: Option<String> = None;
+        // The columns of a sweep's table (`size  cpu kernel  cuda kernel  cuda e2e ...`) or of a run's (`variant
+        // compile  first  upload  kernel ...`): each column's backend and phase, and its span in the header line.
+        let mut columns: Vec<(Column, usize, usize)> = Vec::new();
         let mut title = std::collections::BTreeSet::new();
         for line in text.lines() {
             if line.trim().is_empty() {
                 headers.clear();
                 title.clear();
+                title_expression = None;
+                columns.clear();
                 self.rows.push(Default::default()); // a row a line, so that a README's sections are its lines
                 continue;
             }
@@ -528,7 +542,9 @@ impl Source {
                 headers.clear();
             } else if trimmed.starts_with("==") || trimmed.starts_with('#') {
                 title.clear();
+                title_expression = None;
                 headers.clear();
+                columns.clear();
             } else if trimmed.starts_with('$') {
                 title.clear();
             }
@@ -551,7 +567,79 @@ impl Source {
             if !runs.is_empty() {
                 self.runs.insert(row_index, runs);
             }
+            // A run's title names its expression first (`` `y = a*x + b` on bf16 arrays at 67108864 on wgpu``).
+            if !indented && trimmed.starts_with('`') {
+                title_expression = expressions_in(line).into_iter().next();
+            }
+            if let Some(expression) = title_expression.as_ref().filter(|_| indented) {
+                self.expressions.insert(row_index, expression.clone());
+            }
             let chars: Vec<char> = line.chars().collect();
+            let sweep_header = trimmed.starts_with("size ") && trimmed.contains(" kernel");
+            let run_header =
+                trimmed.starts_with("variant ") && trimmed.contains(" kernel") && trimmed.contains(" upload");
+            if sweep_header || run_header {
+                // A column is a phase's word (`kernel`, `e2e`, `upload`), with the backend's word before it in a
+                // sweep's header (`cuda kernel`, `wgpu(cpu) e2e`).
+                let mut header_words: Vec<(String, usize, usize)> = Vec::new();
+                let mut k = 0;
+                while k < chars.len() {
+                    if chars[k].is_whitespace() {
+                        k += 1;
+                        continue;
+                    }
+                    let from = k;
+                    while k < chars.len() && !chars[k].is_whitespace() {
+                        k += 1;
+                    }
+                    header_words.push((chars[from..k].iter().collect(), from, k));
+                }
+                columns = header_words
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(n, (word, from, to))| {
+                        let phase = match word.as_str() {
+                            "kernel" => "kernel",
+                            "upload" => "upload",
+                            "download" => "download",
+                            "e2e" | "end-to-end" => "end-to-end",
+                            "compile" => "compile",
+                            "first" => "first call",
+                            _ => return None,
+                        };
+                        let before = n.checked_sub(1).map(|m| &header_words[m]);
+                        let backend = before.and_then(|(b, ..)| BACKENDS.iter().find(|k| b.starts_with(**k)).copied());
+                        let start = if backend.is_some() { before.map_or(*from, |(_, s, _)| *s) } else { *from };
+                        Some((Column { backend, phase: Some(phase) }, start, *to))
+                    })
+                    .collect();
+            }
+            // The column a figure of a table's row lies under (a sweep's row, keyed by its size, or a run's, indented
+            // under its header): the column its cell (the figure, its unit and its variant: `4.28 µs (simd)`)
+            // overlaps most.
+            // (A line of prose under a table, a verdict or a note, has a cell or two, not a row's.)
+            let in_table = !columns.is_empty() && (keyed_by_size || indented) && cells_of(&chars).len() >= 5;
+            let column_of = |i: usize, j: usize| {
+                if !in_table {
+                    return Column::default();
+                }
+                let mut end = j;
+                while end < chars.len() && chars[end] == ' ' {
+                    end += 1;
+                }
+                while end < chars.len() && !chars[end].is_whitespace() {
+                    end += 1;
+                }
+                if chars.get(end + 1) == Some(&'(') {
+                    end = (end + 1..chars.len()).find(|&k| chars[k] == ')').map_or(end, |k| k + 1);
+                }
+                let overlap = |s: usize, e: usize| e.min(end).saturating_sub(s.max(i));
+                columns
+                    .iter()
+                    .filter(|(_, s, e)| overlap(*s, *e) > 0)
+                    .max_by_key(|(_, s, e)| overlap(*s, *e))
+                    .map_or_else(Column::default, |(c, ..)| *c)
+            };
             let numbers = numbers_of(&chars);
             // Bare numbers not followed by a word (`2048x2048`, `2^26`, `9 threads`): the candidates for columns.
             let bare: Vec<usize> = numbers
@@ -563,7 +651,7 @@ impl Source {
                 .collect();
             for (i, j, number, beside) in numbers {
                 match beside {
-                    Some(unit) => self.written.push((number, unit, row_index)),
+                    Some(unit) => self.written.push((number, unit, row_index, column_of(i, j))),
                     // A title's numbers (`CUDA driver 13.0`) are under no column.
                     None if !heading && bare.contains(&i) => {
                         // Under a column: in a Markdown table the cell of the same index, in a fixed-width one
@@ -584,7 +672,7 @@ impl Source {
                                 .iter()
                                 .enumerate()
                                 .filter(|(k, h)| under(*k, h))
-                                .map(|(_, (u, ..))| (number.clone(), *u, row_index)),
+                                .map(|(_, (u, ..))| (number.clone(), *u, row_index, Column::default())),
                         );
                     }
                     None => {}
@@ -676,6 +764,74 @@ fn numbers_of(chars: &[char]) -> Vec<(usize, usize, String, Option<&'static str>
     found
 }
 
+/// What a table's column measures: on which backend (a sweep's `cuda kernel`) and which phase (`kernel`, `upload`,
+/// `end-to-end`, ...), where its header says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Column {
+    backend: Option<&'static str>,
+    phase: Option<&'static str>,
+}
+
+/// The backends a sweep's columns and a quotation's words name.
+const BACKENDS: [&str; 3] = ["cpu", "cuda", "wgpu"];
+
+/// The cells of a fixed-width line: runs of characters separated by two spaces or more, as (start, end).
+fn cells_of(chars: &[char]) -> Vec<(usize, usize)> {
+    let mut cells = Vec::new();
+    let mut start = None;
+    let mut k = 0;
+    while k <= chars.len() {
+        let gap = k == chars.len() || (chars[k] == ' ' && chars.get(k + 1).is_none_or(|c| *c == ' '));
+        match (gap, start) {
+            (true, Some(from)) => {
+                cells.push((from, k));
+                start = None;
+            }
+            (false, None) if !chars[k].is_whitespace() => start = Some(k),
+            _ => {}
+        }
+        k += 1;
+    }
+    cells
+}
+
+/// The words that name a phase just before a figure (`its kernel 135 µs`), and the phase each means; a word must be
+/// the phase's own (`kernels took 3.96 s to compile` names no phase before its figure).
+const PHASES: [(&str, &str); 6] = [
+    ("kernel", "kernel"),
+    ("upload", "upload"),
+    ("download", "download"),
+    ("end-to-end", "end-to-end"),
+    ("compile", "compile"),
+    ("compilation", "compile"),
+];
+
+/// The backend and the phase a quotation names just before character `at` (`the CPU's pass took 4.28 µs`, `CUDA
+/// `fused` 41.8 µs`, `against CUDA's 4.36 µs`, `its kernel 135 µs`): within the three words before it (the phase
+/// within two: `the same kernel compiled in 11.3 ms` times a compilation), in its clause,
+/// and after the word that joins it to the figure before (`4.59 µs for CUDA's kernel and 4.55 µs for wgpu's` names
+/// wgpu after its figure).
+fn named_just_before(text: &[char], at: usize) -> Column {
+    let start = (0..at).rev().find(|&i| matches!(text[i], '.' | ',' | ';' | ':' | '(')).map_or(0, |i| i + 1);
+    let before = text[start..at].iter().collect::<String>().to_lowercase().replace("end to end", "end-to-end");
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let joined =
+        words.iter().rposition(|w| matches!(*w, "and" | "against" | "vs" | "than" | "to" | "or")).map_or(0, |k| k + 1);
+    let near: Vec<&str> = words[joined..]
+        .iter()
+        .rev()
+        .take(3)
+        .map(|word| {
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-');
+            word.strip_suffix("'s").unwrap_or(word)
+        })
+        .collect();
+    Column {
+        backend: near.iter().find_map(|w| BACKENDS.iter().find(|b| *b == w).copied()),
+        phase: near.iter().take(2).find_map(|w| PHASES.iter().find(|(name, _)| w == name).map(|(_, p)| *p)),
+    }
+}
+
 /// The unit family a unit measures, and the unit's size in the family's base (seconds, GB/s, GFLOP/s, bytes).
 fn family(unit: &str) -> Option<(&'static str, f64)> {
     Some(match unit {
@@ -761,6 +917,14 @@ fn matches(
     };
     // A row that names its run's file (`nvidia-h200-35.txt`) is that run's, not another's the quotation names.
     let quoted_runs = run_names_among(quote);
+    let quoted_expressions: Vec<&str> = quote.iter().filter_map(|w| w.strip_prefix('=')).collect();
+    let quoted_backend =
+        quote.iter().find_map(|w| w.strip_prefix('@')).and_then(|b| BACKENDS.iter().find(|k| **k == b).copied());
+    let quoted_phase = quote
+        .iter()
+        .find_map(|w| w.strip_prefix('%'))
+        .and_then(|p| PHASES.iter().find(|(_, k)| *k == p))
+        .map(|(_, k)| *k);
     for source in sources {
         let in_row = |row: usize| !names_a_row || same_row(&source.rows[row], quote);
         // A quotation that links a section of a README (`README.md#anchor`) quotes that section.
@@ -776,7 +940,7 @@ fn matches(
             .map(|(_, r)| r)
             .collect();
         let in_section = |row: usize| named.is_empty() || named.iter().any(|r| r.contains(&row));
-        for (n, u, row) in &source.written {
+        for (n, u, row, column) in &source.written {
             let same = if same_unit(u) {
                 n == number
             } else {
@@ -785,10 +949,23 @@ fn matches(
                     _ => false,
                 }
             };
+            // In a sweep's row, the column of the backend the quotation names before the figure.
+            let same_backend = column.backend.is_none() || quoted_backend.is_none() || column.backend == quoted_backend;
+            let same_phase = column.phase.is_none() || quoted_phase.is_none() || column.phase == quoted_phase;
+            // A run's row of one expression is not the figure of another the quotation names in backticks.
+            let same_expression = quoted_expressions.is_empty()
+                || source.expressions.get(row).is_none_or(|e| quoted_expressions.contains(&e.as_str()));
             let same_run = |row: usize| {
                 quoted_runs.is_empty() || source.runs.get(&row).is_none_or(|runs| !runs.is_disjoint(&quoted_runs))
             };
-            if same && in_row(*row) && same_run(*row) && in_section(*row) {
+            if same
+                && same_backend
+                && same_phase
+                && same_expression
+                && in_row(*row)
+                && same_run(*row)
+                && in_section(*row)
+            {
                 found(None);
             }
         }
@@ -1022,6 +1199,7 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
                 }
             })
             .collect();
+        let figure_columns = located.iter().map(|(at, _, _)| named_just_before(&chars, *at)).collect();
         let figures = located.into_iter().map(|(at, number, unit)| (number, unit, phase_before(&chars, at))).collect();
         // A table row is read with the paragraph before its table, which names what its rows measure.
         let mut words = keys(unit);
@@ -1031,6 +1209,13 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
         words.extend(
             sections_named(before.map_or(unit.as_str(), |k| &units[k].1)).into_iter().chain(sections_named(unit)),
         );
+        // A table row that names one expression in backticks quotes that expression's runs, as an `=expression` word
+        // ([`expressions_in`]); prose names expressions in lists (`a*x + b`, `exp(-x*x) * sin(3*x)` and the polynomial
+        // ran at ...) that no reading of its words can pair with their figures.
+        let named = expressions_in(unit);
+        if before.is_some() && named.len() == 1 {
+            words.extend(named.into_iter().map(|e| format!("={e}")));
+        }
         quoted.push(Quotation {
             line: *line,
             text: unit.clone(),
@@ -1042,12 +1227,32 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
             figure_sources,
             words,
             figure_runs,
+            figure_columns,
         });
     }
     quoted
 }
 
 /// The sentence of `text` around character `at`: from the end of the sentence before (a `.`, `?` or `!` followed
+/// The expressions in backticks in `text`, each as its right-hand side without spaces (`` `y = a*x + b` `` and
+/// `` `a*x + b` `` are `a*x+b`): an assignment spaced as the guide writes them (not a variable's setting such as
+/// `GPUWORTHY_NVRTC_MINIMAL=0`), or a formula of `x` with a spaced operator (`` `exp(-x*x) * sin(3*x)` ``).
+fn expressions_in(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|code| {
+            let formula = code.contains('x') && [" * ", " + ", " - "].iter().any(|op| code.contains(op));
+            if code.contains("==") || !(code.contains(" = ") || formula) {
+                return None;
+            }
+            let right =
+                if code.matches(" = ").count() == 1 { code.split_once(" = ").map_or(code, |(_, r)| r) } else { code };
+            Some(right.split_whitespace().collect())
+        })
+        .collect()
+}
+
 /// The sections of results READMEs a paragraph links (`](results/auto/README.md#probes-near-the-ladder)`) or names
 /// (`section "Probes near the ladder"`), as `#anchor` words, which [`keys`] never makes.
 fn sections_named(text: &str) -> Vec<String> {
@@ -1100,6 +1305,8 @@ struct Quotation {
     words: std::collections::BTreeSet<String>,
     /// For each figure, the runs' files its own sentence names ([`run_names`]).
     figure_runs: Vec<std::collections::BTreeSet<String>>,
+    /// For each figure, the backend and phase named just before it ([`named_just_before`]).
+    figure_columns: Vec<Column>,
 }
 
 impl Quotation {
@@ -1111,11 +1318,15 @@ impl Quotation {
     /// quotation. A paragraph that cites a run's sweep for one figure and another file for the next is read as it is
     /// written: each figure from its own sentence's file.
     /// The words figure `i` is read with: the quotation's, less the runs' files that only other sentences name
-    /// (a paragraph that names a run in passing quotes others' figures too).
+    /// (a paragraph that names a run in passing quotes others' figures too), and `@backend` and `%phase` for the
+    /// backend and the phase named just before it.
     fn words_of(&self, i: usize) -> std::collections::BTreeSet<String> {
         let elsewhere = run_names_among(&self.words);
         let mut words = self.words.clone();
         words.retain(|w| !elsewhere.contains(w) || self.figure_runs[i].contains(w));
+        // The backend and phase named just before the figure, as words no text makes (`@cuda`, `%kernel`).
+        words.extend(self.figure_columns[i].backend.map(|b| format!("@{b}")));
+        words.extend(self.figure_columns[i].phase.map(|p| format!("%{p}")));
         words
     }
 
@@ -1154,7 +1365,7 @@ fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
                 // against the quotation's: what to name in the sentence, or which file to cite.
                 if std::env::var_os("GPUWORTHY_FIGURES_EXPLAIN").is_some() {
                     for source in &quotation.sources {
-                        for (n, u, row) in source.written.iter().filter(|(n, u, _)| n == number && u == unit) {
+                        for (n, u, row, _) in source.written.iter().filter(|(n, u, ..)| n == number && u == unit) {
                             eprintln!(
                                 "{}: {n} {u} is in a row of {:?}; the quotation names {:?}",
                                 quotation.line, source.rows[*row], quotation.words
@@ -1229,7 +1440,7 @@ fn second_values(documents: &[(String, String, PathBuf)], results: &[PathBuf]) -
             for (i, (number, unit, phase)) in quotation.figures.iter().enumerate() {
                 let mut records = Vec::new();
                 matches(number, unit, &quotation.sources_of(i), &quotation.words_of(i), *phase, &mut |m| {
-                    records.extend(m)
+                    records.extend(m);
                 });
                 // A figure that fits several records is not pinned to one quantity.
                 let files: std::collections::BTreeSet<&PathBuf> = records.iter().map(|m| &m.file).collect();
