@@ -390,6 +390,11 @@ __device__ __forceinline__ void tc_store(float* C, const float (&acc)[TC_MT][TC_
     }
 }
 
+// The step of a trip at which the copies of B's rows go out (A's at the first): the second where a tile has two
+// steps or more (`tc_main_loop`, `tc_matmul`'s `copy_inside`).
+template <class P>
+constexpr int TC_B_STEP = P::BK / P::STEP > 1 ? 1 : 0;
+
 // The main loop of `tc_matmul` in precision P over `tiles` tiles of K, `copy(tile, step)` issuing the copies of tile
 // `tile` that go out at step `step` of a trip, into the accumulators `acc`; `shared` is the stages' shared address,
 // `a_lane` and `b_lane` this lane's `ldmatrix` addresses in a stage.
@@ -409,7 +414,7 @@ __device__ __forceinline__ void tc_main_loop(Copy copy, float (&acc)[TC_MT][TC_N
     using T = typename P::T;
     constexpr int STAGE = TC_BM * P::A_STRIDE + P::BK * P::B_STRIDE;
     constexpr int STEPS = P::BK / P::STEP;
-    constexpr int B_STEP = STEPS > 1 ? 1 : 0;
+    constexpr int B_STEP = TC_B_STEP<P>;
 #pragma unroll
     for (int s = 0; s < P::STAGES - 1; ++s) {
         if (s < tiles) {
@@ -468,7 +473,6 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
 #ifdef TC_AVAILABLE
     using T = typename P::T;
     constexpr int STAGE = TC_BM * P::A_STRIDE + P::BK * P::B_STRIDE;
-    constexpr int STEPS = P::BK / P::STEP;
     static_assert(P::BK % P::STEP == 0, "whole mma steps per tile of K");
     extern __shared__ __align__(16) unsigned char tc_shared[];
     T* stages = reinterpret_cast<T*>(tc_shared);
@@ -502,9 +506,8 @@ __device__ __forceinline__ void tc_matmul(const typename P::T* __restrict__ A, c
     // The copies of tile `tile` that go out at step `step` of a trip. Where every tile of the block lies inside the
     // matrices and K is whole tiles (every block of a large matmul), A's rows go out at the first step and B's at
     // the second, with no edge path to hold registers; elsewhere the whole tile at the first step.
-    constexpr int B_STEP = STEPS > 1 ? 1 : 0;
     auto copy_inside = [&](int tile, int step) {
-        tc_copy_inside<P>(shared + (tile % P::STAGES) * STAGE * sizeof(T), step == 0, step == B_STEP, K, N,
+        tc_copy_inside<P>(shared + (tile % P::STAGES) * STAGE * sizeof(T), step == 0, step == TC_B_STEP<P>, K, N,
                           tile * P::BK, a_from, b_from, a_to, b_to);
     };
     auto copy_with_edges = [&](int tile, int step) {
