@@ -605,15 +605,7 @@ impl Source {
                     .iter()
                     .enumerate()
                     .filter_map(|(n, (word, from, to))| {
-                        let phase = match word.as_str() {
-                            "kernel" => "kernel",
-                            "upload" => "upload",
-                            "download" => "download",
-                            "e2e" | "end-to-end" => "end-to-end",
-                            "compile" => "compile",
-                            "first" => "first call",
-                            _ => return None,
-                        };
+                        let phase = if word == "first" { "first call" } else { phase_named(word)? };
                         let before = n.checked_sub(1).map(|m| &header_words[m]);
                         let backend = before.and_then(|(b, ..)| BACKENDS.iter().find(|k| b.starts_with(**k)).copied());
                         let start = if backend.is_some() { before.map_or(*from, |(_, s, _)| *s) } else { *from };
@@ -827,16 +819,18 @@ fn cells_of(chars: &[char]) -> Vec<(usize, usize)> {
     cells
 }
 
-/// The words that name a phase just before a figure (`its kernel 135 µs`), and the phase each means; a word must be
-/// the phase's own (`kernels took 3.96 s to compile` names no phase before its figure).
-const PHASES: [(&str, &str); 6] = [
-    ("kernel", "kernel"),
-    ("upload", "upload"),
-    ("download", "download"),
-    ("end-to-end", "end-to-end"),
-    ("compile", "compile"),
-    ("compilation", "compile"),
-];
+/// The phase a word names (`kernel`, `e2e`, `compilation`), in a table's heading or a quotation; a word must be the
+/// phase's own (`kernels took 3.96 s to compile` names no phase before its figure).
+fn phase_named(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "kernel" => "kernel",
+        "upload" => "upload",
+        "download" => "download",
+        "e2e" | "end-to-end" => "end-to-end",
+        "compile" | "compilation" => "compile",
+        _ => return None,
+    })
+}
 
 /// The words of a quotation just before character `at` that can only speak of the figure there: its clause (after
 /// the last `,`, `;`, `:` or `(`), after the last word that joins it to the figure before (`and`, `against`, ...);
@@ -872,7 +866,7 @@ fn named_just_before(text: &[char], at: usize) -> Column {
         .collect();
     Column {
         backend: near.iter().find_map(|w| BACKENDS.iter().find(|b| *b == w).copied()),
-        phase: near.iter().take(2).find_map(|w| PHASES.iter().find(|(name, _)| w == name).map(|(_, p)| *p)),
+        phase: near.iter().take(2).find_map(|w| phase_named(w)),
     }
 }
 
@@ -965,11 +959,7 @@ fn matches(
     let quoted_labels: Vec<&str> = quote.iter().filter_map(|w| w.strip_prefix('~')).collect();
     let quoted_backend =
         quote.iter().find_map(|w| w.strip_prefix('@')).and_then(|b| BACKENDS.iter().find(|k| **k == b).copied());
-    let quoted_phase = quote
-        .iter()
-        .find_map(|w| w.strip_prefix('%'))
-        .and_then(|p| PHASES.iter().find(|(_, k)| *k == p))
-        .map(|(_, k)| *k);
+    let quoted_phase = quote.iter().find_map(|w| w.strip_prefix('%')).and_then(phase_named);
     for source in sources {
         let in_row = |row: usize| !names_a_row || same_row(&source.rows[row], quote);
         // A quotation that links a section of a README (`README.md#anchor`) quotes that section.
@@ -1269,30 +1259,17 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
                 let after: String = chars[*at..chars.len().min(*at + 40)].iter().collect();
                 let mut words = after.split_whitespace().skip(2);
                 if column.phase.is_none() && words.next() == Some("to") {
-                    column.phase = match words.next().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())) {
-                        Some("compile") => Some("compile"),
-                        Some("upload") => Some("upload"),
-                        Some("download") => Some("download"),
-                        _ => None,
-                    };
+                    column.phase =
+                        words.next().and_then(|w| phase_named(w.trim_matches(|c: char| !c.is_alphanumeric())));
                 }
                 if column.phase.is_some() || family(unit).is_none_or(|(kind, _)| kind != "time") {
                     return column;
                 }
                 let cell = chars[..*at].iter().filter(|c| **c == '|').count();
-                let heading =
-                    header.and_then(|(_, row, _)| row.split('|').nth(cell)).unwrap_or_default().to_lowercase();
-                column.phase = [
-                    ("kernel", "kernel"),
-                    ("upload", "upload"),
-                    ("download", "download"),
-                    ("end to end", "end-to-end"),
-                    ("end-to-end", "end-to-end"),
-                ]
-                .iter()
-                .find(|(word, _)| heading.contains(word))
-                .map(|(_, phase)| *phase)
-                .or(table_phase);
+                let heading = header.and_then(|(_, row, _)| row.split('|').nth(cell)).unwrap_or_default();
+                let heading = heading.to_lowercase().replace("end to end", "end-to-end");
+                column.phase =
+                    heading.split(|c: char| !(c.is_alphanumeric() || c == '-')).find_map(phase_named).or(table_phase);
                 column
             })
             .collect();
