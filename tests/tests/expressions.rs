@@ -363,16 +363,21 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
 }
 
 /// 16-bit arrays are widened exactly and rounded to nearest even on every backend, as the CPU's conversions round:
-/// every bit pattern of each type times a factor that makes ties, overflow past f16's 65504, subnormals and NaN,
+/// every bit pattern of each type times factors that make ties, overflow past f16's 65504, subnormals and NaN,
 /// compared bit for bit with the rounding of the same `f32` product (one that is an `f32` subnormal may be flushed to
-/// zero, as the check allows). The second expression calls a special function, which sends CUDA's first calls through
+/// zero, as the check allows). `1 + 2^-p` (p the type's significant bits) makes ties only where the kept bits are even,
+/// which a rounding that sends every tie down passes; `1 + 2^-(p-1) + 2^-p` makes them where the kept bits are odd. The second expression calls a special function, which sends CUDA's first calls through
 /// its one-element-a-thread kernel and WGSL's vectors with a NaN through the guarded path.
 #[test]
 fn sixteen_bit_elements_round_alike_on_every_backend() {
     for device in devices() {
         for source in ["y = x * m", "y = where(exp(x) >= 0, x * m, x * m)"] {
             let program = Arc::new(Expr::parse(source).unwrap().bind(&["m"]).unwrap());
-            for (dtype, factor) in [(Dtype::F16, 1.0 + 2f32.powi(-11)), (Dtype::Bf16, 1.0 + 2f32.powi(-8))] {
+            for (dtype, increment) in [(Dtype::F16, 11), (Dtype::Bf16, 8)]
+                .into_iter()
+                .flat_map(|(dtype, p)| [(dtype, 2f32.powi(-p)), (dtype, 2f32.powi(1 - p) + 2f32.powi(-p))])
+            {
+                let factor = 1.0 + increment;
                 let bits: Vec<u16> = (0..=u16::MAX).collect();
                 let params = ExprParams::new(Arc::clone(&program), bits.len(), vec![factor]).in_dtype(dtype);
                 let input = ExprInput { params, arrays: vec![HostArray::from_bits(dtype, bits).unwrap()] };

@@ -1,0 +1,45 @@
+//! Prints the WGSL the wgpu backend generates for an expression, so that a kernel shape can be tried in the lab
+//! (`wgsl_lab`) starting from what the backend runs today, and so that a reader can see what their expression became.
+//!
+//! ```text
+//! cargo run -p gpuworthy-wgpu --example expr_source -- 'y = a*x + b' a,b [f32|f16|bf16] [subgroups]
+//! ```
+//!
+//! The second argument names the scalars (`-` for none). f16 is printed with the rounding in integer arithmetic; an
+//! adapter whose `pack2x16float` rounds to nearest even gets the one-instruction form instead (`F16Narrowing`).
+
+use gpuworthy_core::Dtype;
+use gpuworthy_core::expr::Expr;
+use gpuworthy_wgpu::expr::{F16Narrowing, elementwise_source, reduction_source};
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(source), Some(scalars)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: expr_source EXPRESSION SCALARS|- [f32|f16|bf16] [subgroups]");
+        return std::process::ExitCode::FAILURE;
+    };
+    let scalars: Vec<&str> = if scalars == "-" { Vec::new() } else { scalars.split(',').collect() };
+    let dtype = match args.get(2).map(String::as_str) {
+        None | Some("f32") => Dtype::F32,
+        Some("f16") => Dtype::F16,
+        Some("bf16") => Dtype::Bf16,
+        Some(other) => {
+            eprintln!("expr_source: `{other}` is not f32, f16 or bf16");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let subgroups = args.get(3).is_some_and(|word| word == "subgroups");
+    let program = match Expr::parse(source).and_then(|expr| expr.bind(&scalars)) {
+        Ok(program) => program,
+        Err(e) => {
+            eprintln!("expr_source: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    if program.reduction.is_some() {
+        print!("{}", reduction_source(&program, subgroups, dtype));
+    } else {
+        print!("{}", elementwise_source(&program, dtype, F16Narrowing::Integer));
+    }
+    std::process::ExitCode::SUCCESS
+}
