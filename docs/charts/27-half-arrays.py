@@ -1,6 +1,6 @@
-"""Chapter 26: expressions at 2^26 on f32, bf16 and f16 arrays, kernel time with the data resident, CUDA and Vulkan.
+"""Chapter 27: expressions at 2^26 on f32, bf16 and f16 arrays, kernel time with the data resident, CUDA and Vulkan.
 
-Reads the first section of `nvidia-h200/half/half-goals.txt` (`== gpuworthy at 2^26`): one `run` table per
+Reads the first section of `nvidia-h200/half/half-goals-2.txt` (`== gpuworthy at 2^26`): one `run` table per
 expression, dtype and backend, whose kernel column is the fourth time of its row.
 """
 
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 
 import _chart
 
-SOURCE = "nvidia-h200/half/half-goals.txt"
+SOURCE = "nvidia-h200/half/half-goals-2.txt"
 DTYPES = [("f32", _chart.COLOURS["cpu"]), ("bf16", _chart.COLOURS["cuda"]), ("f16", _chart.COLOURS["wgpu"])]
 BACKENDS = [("cuda", "CUDA"), ("wgpu", "Vulkan (wgpu)")]
 
@@ -58,8 +58,8 @@ for ax, (backend, title) in zip(axes, BACKENDS):
     ax.set_xlim(0, max(kernels.values()) * 1.2)
 axes[1].legend(loc="lower right")
 figure.suptitle(
-    "Expressions on an H200 at 2^26: 16-bit arrays take about half the f32 kernel time on CUDA\n"
-    "where memory bounds the kernel; exp·sin and Vulkan's rounding gain less",
+    "Expressions on an H200 at 2^26: 16-bit arrays take about half the f32 kernel time\n"
+    "where memory bounds the kernel; exp·sin and Vulkan's two-dispatch reduction gain less",
     fontsize=12,
 )
 _chart.save(figure, "27-half-arrays", SOURCE)
