@@ -594,12 +594,42 @@ fn join(kind: Reduce, a: &str, b: &str) -> String {
     }
 }
 
-/// The CUDA C of a reduction: one kernel, `expr_reduce(inputs..., partials, scalars..., n)`. Each block combines its
-/// threads' grid-stride terms (four per `float4`, combined in pairs before they join the thread's running value) in
-/// shared memory into one partial; the last block to finish (counted by an atomic counter after the partials, which it
-/// sets back to zero) combines the partials in a fixed order, applies the post-map, and writes the result at
-/// `partials[gridDim.x]`. One launch instead of two, which saves a second kernel's launch (measured:
-/// docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
+/// The `vec4`-sized loads (a `float4`, or eight 16-bit elements in a `uint4`) of all inputs together a reduction's
+/// thread issues per trip of its main loop before it uses any: the memory system reaches its bandwidth only with many
+/// bytes in flight, and the loop's running value would otherwise wait on each load in turn.
+const REDUCE_LOADS_IN_FLIGHT: usize = 4;
+
+/// A reduction's blocks per multiprocessor. With [`REDUCE_LOADS_IN_FLIGHT`], four blocks of 256 threads an SM
+/// streamed `s = sum(x*x)` at 2^26 on an H200 in 64.8 µs, against 65.1-65.5 µs with three, six or 1024 blocks, and
+/// `torch.compile`'s 65.2 µs in the same run (docs/results/nvidia-h200/special-functions/reduction-lab.txt).
+const REDUCE_BLOCKS_PER_SM: u64 = 4;
+
+/// The statements combining every thread's `acc` of a block into `shared_values[0]`: each warp combines its 32 values
+/// with shuffles, in registers; its first lane publishes the warp's value, and the first warp combines those. Two
+/// barriers where a tree in shared memory takes eight.
+fn block_combine(kind: Reduce) -> String {
+    let identity = number(kind.identity());
+    let shuffle = format!(
+        "for (int offset = 16; offset > 0; offset /= 2) {{ const float other = __shfl_down_sync(0xffffffffu, acc, offset); acc = {}; }}",
+        join(kind, "acc", "other")
+    );
+    format!(
+        "    {shuffle}\n    if ((threadIdx.x & 31u) == 0) shared_values[threadIdx.x / 32] = acc;\n    __syncthreads();\n    \
+         if (threadIdx.x < 32) {{\n        acc = threadIdx.x < {warps} ? shared_values[threadIdx.x] : {identity};\n        \
+         {shuffle}\n        if (threadIdx.x == 0) shared_values[0] = acc;\n    }}\n    __syncthreads();\n",
+        warps = BLOCK / 32
+    )
+}
+
+/// The CUDA C of a reduction: one kernel, `expr_reduce(inputs..., partials, scalars..., n)`. Each thread takes
+/// grid-stride groups of 16 bytes of each input (four `f32` or eight 16-bit elements), [`REDUCE_LOADS_IN_FLIGHT`] loads
+/// a trip issued before any is used, and combines a group's terms in pairs, then pairs of pairs, before they join its
+/// running value; each block combines its threads' values with warp shuffles ([`block_combine`]) into one partial;
+/// the last block to finish (counted by an atomic counter after the partials, which it sets back to zero) combines the
+/// partials in a fixed order, applies the post-map, and writes the result at `partials[gridDim.x]`. One launch
+/// instead of two, which saves a second kernel's launch (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
+/// The loads in flight and the shuffles took `s = sum(x*x)` at 2^26 on an H200 from 66.0 µs to 64.8 µs, past
+/// `torch.compile`'s 65.2 (docs/results/nvidia-h200/special-functions/reduction-lab.txt).
 pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
     let stored = Stored(dtype);
     let reduction = program.reduction.as_ref().expect("a reduction program");
@@ -612,13 +642,7 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
     s.push_str(&statements(program, &[reduction.body]));
     let _ = writeln!(s, "    return v{};\n}}", reduction.body);
     let scalar_args: Vec<String> = (0..program.scalars.len()).map(|k| format!("s{k}")).collect();
-    let tree = format!(
-        "    shared_values[threadIdx.x] = acc;\n    __syncthreads();\n    \
-         for (unsigned stride = {half}; stride > 0; stride /= 2) {{\n        if (threadIdx.x < stride) {{ shared_values[threadIdx.x] = {joined}; }}\n        \
-         __syncthreads();\n    }}\n",
-        half = BLOCK / 2,
-        joined = join(kind, "shared_values[threadIdx.x]", "shared_values[threadIdx.x + stride]")
-    );
+    let combine = block_combine(kind);
     let mut parameters: Vec<String> =
         (0..program.inputs.len()).map(|k| format!("const {}* __restrict__ p_in{k}", stored.element())).collect();
     parameters.push("float* __restrict__ partials".to_owned());
@@ -629,47 +653,77 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
         "extern \"C\" __global__ void __launch_bounds__({BLOCK}) expr_reduce({}) {{",
         parameters.join(", ")
     );
-    let _ = writeln!(s, "    __shared__ float shared_values[{BLOCK}];\n    __shared__ bool last_block;");
+    let _ = writeln!(s, "    __shared__ float shared_values[{}];\n    __shared__ bool last_block;", BLOCK / 32);
     let _ = writeln!(s, "    float acc = {identity};");
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     // A group of 16 bytes a load: a float4, or eight 16-bit elements in a uint4.
     let group = stored.group();
-    let _ =
-        writeln!(s, "#pragma unroll {}\n    for (long long q = first; q < n / {group}; q += stride) {{", 16 / group);
-    let lanes: Vec<String> = if stored.0.is_half() {
-        for k in 0..program.inputs.len() {
-            let _ =
-                writeln!(s, "        float {};", (0..8).map(|e| format!("x{k}_{e}")).collect::<Vec<_>>().join(", "));
-            for line in stored.load8(&format!("p_in{k}"), "q", &format!("x{k}")).lines() {
-                let _ = writeln!(s, "        {line}");
+    // The value of one trip's groups, `trips` of them at q, q + stride, ...: every load first, then the terms.
+    let trip = |trips: usize| -> String {
+        let mut body = String::new();
+        let mut values = Vec::new();
+        for j in 0..trips {
+            let at = if j == 0 { "q".to_owned() } else { format!("q + {j} * stride") };
+            for k in 0..program.inputs.len() {
+                if stored.0.is_half() {
+                    let name = format!("x{k}_{j}");
+                    let _ = writeln!(
+                        body,
+                        "        float {};",
+                        (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ")
+                    );
+                    for line in stored.load8(&format!("p_in{k}"), &at, &name).lines() {
+                        let _ = writeln!(body, "        {line}");
+                    }
+                } else {
+                    let _ = writeln!(body, "        const float4 x{k}_{j} = {};", stored.load4(&format!("p_in{k}"), &at));
+                }
             }
         }
-        (0..8).map(|e| format!("_{e}")).collect()
-    } else {
-        for k in 0..program.inputs.len() {
-            let _ = writeln!(s, "        const float4 x{k} = {};", stored.load4(&format!("p_in{k}"), "q"));
+        for j in 0..trips {
+            let lanes: Vec<String> = if stored.0.is_half() {
+                (0..8).map(|e| format!("_{e}")).collect()
+            } else {
+                ["x", "y", "z", "w"].iter().map(|lane| format!(".{lane}")).collect()
+            };
+            for (l, lane) in lanes.iter().enumerate() {
+                let args: Vec<String> = (0..program.inputs.len())
+                    .map(|k| format!("x{k}_{j}{lane}"))
+                    .chain(scalar_args.iter().cloned())
+                    .collect();
+                let _ = writeln!(body, "        const float t{j}_{l} = gw_term({});", args.join(", "));
+                values.push(format!("t{j}_{l}"));
+            }
         }
-        ["x", "y", "z", "w"].iter().map(|lane| format!(".{lane}")).collect()
+        // The terms combined in pairs, then pairs of pairs, before they join the thread's running value.
+        let mut level = values;
+        while level.len() > 1 {
+            level = level
+                .chunks(2)
+                .map(|p| if p.len() == 2 { format!("({})", join(kind, &p[0], &p[1])) } else { p[0].clone() })
+                .collect();
+        }
+        let _ = writeln!(body, "        acc = {};", join(kind, "acc", &level[0]));
+        body
     };
-    for (l, lane) in lanes.iter().enumerate() {
-        let args: Vec<String> =
-            (0..program.inputs.len()).map(|k| format!("x{k}{lane}")).chain(scalar_args.iter().cloned()).collect();
-        let _ = writeln!(s, "        const float t{l} = gw_term({});", args.join(", "));
+    let loads = (REDUCE_LOADS_IN_FLIGHT / program.inputs.len().max(1)).max(1);
+    s.push_str("    long long q = first;\n");
+    if loads > 1 {
+        let _ = writeln!(s, "    for (; q + {} * stride < n / {group}; q += {loads} * stride) {{", loads - 1);
+        s.push_str(&trip(loads));
+        s.push_str("    }\n");
     }
-    // The terms combined in pairs, then pairs of pairs, before they join the thread's running value.
-    let mut level: Vec<String> = (0..lanes.len()).map(|l| format!("t{l}")).collect();
-    while level.len() > 1 {
-        level = level.chunks(2).map(|p| format!("({})", join(kind, &p[0], &p[1]))).collect();
-    }
-    let _ = writeln!(s, "        acc = {};", join(kind, "acc", &level[0]));
-    let _ = writeln!(s, "    }}\n    for (long long i = n / {group} * {group} + first; i < n; i += stride) {{");
+    let _ = writeln!(s, "    for (; q < n / {group}; q += stride) {{");
+    s.push_str(&trip(1));
+    s.push_str("    }\n");
+    let _ = writeln!(s, "    for (long long i = n / {group} * {group} + first; i < n; i += stride) {{");
     let args: Vec<String> = (0..program.inputs.len())
         .map(|k| stored.load(&format!("p_in{k}"), "i"))
         .chain(scalar_args.iter().cloned())
         .collect();
     let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", &format!("gw_term({})", args.join(", "))));
-    s.push_str(&tree);
+    s.push_str(&combine);
     let _ = writeln!(
         s,
         "    unsigned int* counter = reinterpret_cast<unsigned int*>(partials + {counter});\n    \
@@ -684,7 +738,7 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
         "    for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) acc = {};",
         join(kind, "acc", "__ldcg(&partials[i])")
     );
-    s.push_str(&tree);
+    s.push_str(&combine);
     s.push_str("    if (threadIdx.x == 0) {\n        const float reduced = shared_values[0];\n");
     for line in statements(program, &[reduction.post]).lines() {
         let _ = writeln!(s, "    {line}");
@@ -809,6 +863,8 @@ pub struct ExprOnDevice {
     /// Which inputs an output overwrites (passed to the kernel as writable), worked out once at upload.
     overwritten: Vec<bool>,
     n: usize,
+    /// A reduction's blocks ([`CudaBackend::reduce_blocks`]): the result follows their partials.
+    reduce_blocks: u64,
     scalars: Vec<f32>,
     inputs: Vec<DeviceArray>,
     /// The outputs that do not overwrite an input (as the inputs are stored); for a reduction, the partials and the
@@ -846,7 +902,7 @@ impl ExprOnDevice {
     /// expression.
     pub(crate) fn reduction_value(&mut self) -> Option<(&mut CudaSlice<f32>, usize)> {
         self.program.reduction.as_ref()?;
-        let at = CudaBackend::reduce_blocks(self.n) as usize;
+        let at = self.reduce_blocks as usize;
         match self.outputs.first_mut() {
             Some(DeviceArray::F32(partials)) => Some((partials, at)),
             _ => None,
@@ -1045,8 +1101,11 @@ impl CudaBackend {
         Ok(PreparedExpression { program, dtype, kernels })
     }
 
-    fn reduce_blocks(n: usize) -> u64 {
-        ((n as u64).div_ceil(4).div_ceil(u64::from(BLOCK))).clamp(1, REDUCE_BLOCKS)
+    /// A reduction's blocks for `n` elements: [`REDUCE_BLOCKS_PER_SM`] for each of the GPU's multiprocessors, at most
+    /// [`REDUCE_BLOCKS`] (the partials buffer's room), and no more than a thread per four elements needs.
+    fn reduce_blocks(&self, n: usize) -> u64 {
+        let most = (REDUCE_BLOCKS_PER_SM * u64::from(self.multiprocessors)).clamp(1, REDUCE_BLOCKS);
+        ((n as u64).div_ceil(4).div_ceil(u64::from(BLOCK))).clamp(1, most)
     }
 
     /// Runs a prepared expression ([`CudaBackend::prepare_expression`]) on arrays of `n` elements, stored as the
@@ -1145,7 +1204,7 @@ impl CudaBackend {
             .map_err(driver_error("recording the arrays' stream"))?;
         let what = "launching an expression's kernel on another library's arrays";
         let reduction = program.reduction.is_some();
-        let blocks = if reduction { Self::reduce_blocks(n) } else { map_blocks(n, prepared.dtype, program) };
+        let blocks = if reduction { self.reduce_blocks(n) } else { map_blocks(n, prepared.dtype, program) };
         let mut partials = if reduction { Some(self.buffer_zeroed(REDUCE_BLOCKS as usize + 2)?) } else { None };
         self.with_stream(|own| {
             own.wait(&before).map_err(driver_error("waiting for the arrays' stream"))?;
@@ -1269,6 +1328,7 @@ impl Implements<Expression> for CudaBackend {
             program,
             kernels,
             n,
+            reduce_blocks: self.reduce_blocks(n),
             scalars: input.params.scalars.clone(),
             inputs,
             outputs,
@@ -1283,7 +1343,7 @@ impl Implements<Expression> for CudaBackend {
         let n = data.n as i64;
         let what = "launching an expression's kernel";
         if data.program.reduction.is_some() {
-            let blocks = Self::reduce_blocks(data.n);
+            let blocks = data.reduce_blocks;
             return self.with_stream(|stream| {
                 let mut launch = stream.launch_builder(kernel.function());
                 for input in &data.inputs {
@@ -1384,7 +1444,7 @@ impl Implements<Expression> for CudaBackend {
     fn download(&self, data: &mut ExprOnDevice) -> Result<Outputs> {
         let program = &data.program;
         if program.reduction.is_some() {
-            let count = Self::reduce_blocks(data.n) as usize;
+            let count = data.reduce_blocks as usize;
             let DeviceArray::F32(partials) = &data.outputs[0] else {
                 return Err(Error::invalid("a reduction's partials are f32"));
             };
@@ -1445,6 +1505,9 @@ mod tests {
         assert!(source.contains("atomicAdd(counter, 1u)") && source.contains("*counter = 0u;"), "{source}");
         assert!(source.contains("const float v3 = reduced;") && source.contains("sqrtf(v3)"), "{source}");
         assert_eq!(source.matches("__global__").count(), 1, "{source}");
+        // Each of the two block combines (the blocks' partials, then the last block's) shuffles twice: within each
+        // warp, then across the warps' values.
+        assert_eq!(source.matches("__shfl_down_sync").count(), 4, "{source}");
     }
 
     /// The element function is inlined twice (NVRTC's time grows with each copy), inside one loop that also takes
@@ -1667,8 +1730,11 @@ mod tests {
             }
             let sum = Expr::parse("s = sum(x * x)").unwrap().bind(&[]).unwrap();
             let source = reduction_source(&sum, dtype);
+            // The main loop's loads in flight and the loop after it, one `uint4` (eight terms) each.
+            let loads = REDUCE_LOADS_IN_FLIGHT + 1;
             assert!(source.contains("q < n / 8") && source.contains("reinterpret_cast<const uint4*>(p_in0)[q]"));
-            assert_eq!(source.matches("gw_term(x0_").count(), 8, "{source}");
+            assert_eq!(source.matches("reinterpret_cast<const uint4*>(p_in0)").count(), loads, "{source}");
+            assert_eq!(source.matches("gw_term(x0_").count(), 8 * loads, "{source}");
         }
     }
 }
