@@ -1,7 +1,7 @@
 """Shapes of the CUDA backend's one-kernel reduction, timed without rebuilding the Rust workspace.
 
-Starts from `s = sum(x*x)` as the backend generates it (`lab/sum_xx_f32.cu`, printed by the CUDA crate's
-`expr_source` example), applies each edit to its text, compiles it with CuPy's NVRTC, checks its value against
+Starts from `s = sum(x*x)` as the backend generated it before its reductions took the shapes this lab found
+(`lab/sum_xx_f32.cu`, printed by the CUDA crate's `expr_source` example), applies each edit to its text, compiles it with CuPy's NVRTC, checks its value against
 float64, and times it in batches of 20 back-to-back launches between two CUDA events (as gpuworthy's `kernel`
 column is timed), beside `torch.compile`'s `(x*x).sum()` and a device copy of the same bytes in batches, in the same
 run. Each shape is timed in several rounds, interleaved, and the median of each round printed.
@@ -24,6 +24,8 @@ sys.path.insert(0, str(HERE))
 from expr_peers import batch_event_ms, median_of, parse_n  # noqa: E402
 
 SOURCE = (HERE / "lab" / "sum_xx_f32.cu").read_text()
+# The kernel as the backend generates it now, for a check that the lab's shape is what the backend runs.
+NOW = (HERE / "lab" / "sum_xx_f32_now.cu").read_text()
 BLOCK = 256
 COUNTER_AT = 1025  # the generated kernel's counter: after REDUCE_BLOCKS + 1 floats
 
@@ -92,6 +94,8 @@ EIGHT_LOADS = FOUR_LOADS.replace(
 
 
 def shape(shuffle, loads, counter):
+    if shuffle == "now":
+        return NOW.replace(f"partials + {COUNTER_AT}", f"partials + {counter}")
     src = SOURCE.replace(f"partials + {COUNTER_AT}", f"partials + {counter}")
     if shuffle:
         assert src.count(TREE) == 2
@@ -115,6 +119,7 @@ SHAPES = {
     "shuffles + eight loads, 2 an SM": (True, 8, 2),
     "shuffles + eight loads, 4 an SM": (True, 8, 4),
     "as generated, 4 an SM": (False, 0, 4),
+    "the backend's kernel now, 4 an SM": ("now", 0, 4),
 }
 
 

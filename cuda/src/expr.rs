@@ -178,7 +178,18 @@ impl Stored {
     /// The statements that read the eight 16-bit elements at `q` (counted in eights) of `pointer`, one `uint4`, into
     /// the floats `{name}_0` to `{name}_7`.
     fn load8(self, pointer: &str, q: &str, name: &str) -> String {
-        let mut s = format!("const uint4 {name}_r = reinterpret_cast<const uint4*>({pointer})[{q}];\n");
+        self.widen8(&format!("reinterpret_cast<const uint4*>({pointer})[{q}]"), name)
+    }
+
+    /// As [`Stored::load8`], through the read-only data cache (`__ldg`), for an array no thread writes while the
+    /// kernel runs (a reduction's inputs).
+    fn load8_read_only(self, pointer: &str, q: &str, name: &str) -> String {
+        self.widen8(&format!("__ldg(reinterpret_cast<const uint4*>({pointer}) + ({q}))"), name)
+    }
+
+    /// The statements that widen the `uint4` `word` into the floats `{name}_0` to `{name}_7`.
+    fn widen8(self, word: &str, name: &str) -> String {
+        let mut s = format!("const uint4 {name}_r = {word};\n");
         for (w, word) in ["x", "y", "z", "w"].iter().enumerate() {
             let _ = writeln!(
                 s,
@@ -673,11 +684,15 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
                         "        float {};",
                         (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ")
                     );
-                    for line in stored.load8(&format!("p_in{k}"), &at, &name).lines() {
+                    for line in stored.load8_read_only(&format!("p_in{k}"), &at, &name).lines() {
                         let _ = writeln!(body, "        {line}");
                     }
                 } else {
-                    let _ = writeln!(body, "        const float4 x{k}_{j} = {};", stored.load4(&format!("p_in{k}"), &at));
+                    // Through the read-only data cache: the lab's loads in flight gained only so.
+                    let _ = writeln!(
+                        body,
+                        "        const float4 x{k}_{j} = __ldg(reinterpret_cast<const float4*>(p_in{k}) + ({at}));"
+                    );
                 }
             }
         }
@@ -1732,7 +1747,9 @@ mod tests {
             let source = reduction_source(&sum, dtype);
             // The main loop's loads in flight and the loop after it, one `uint4` (eight terms) each.
             let loads = REDUCE_LOADS_IN_FLIGHT + 1;
-            assert!(source.contains("q < n / 8") && source.contains("reinterpret_cast<const uint4*>(p_in0)[q]"));
+            assert!(
+                source.contains("q < n / 8") && source.contains("__ldg(reinterpret_cast<const uint4*>(p_in0) + (q))")
+            );
             assert_eq!(source.matches("reinterpret_cast<const uint4*>(p_in0)").count(), loads, "{source}");
             assert_eq!(source.matches("gw_term(x0_").count(), 8 * loads, "{source}");
         }
