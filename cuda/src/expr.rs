@@ -638,7 +638,8 @@ fn block_combine(kind: Reduce) -> String {
 /// running value; each block combines its threads' values with warp shuffles ([`block_combine`]) into one partial;
 /// the last block to finish (counted by an atomic counter after the partials, which it sets back to zero) combines the
 /// partials in a fixed order, applies the post-map, and writes the result at `partials[gridDim.x]`. One launch
-/// instead of two, which saves a second kernel's launch (measured: docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
+/// instead of two, which saves a second kernel's launch (measured:
+/// docs/results/nvidia-h100/README.md#why-the-code-is-shaped-so).
 /// The loads in flight and the shuffles took `s = sum(x*x)` at 2^26 on an H200 from 66.0 µs to 64.8 µs, past
 /// `torch.compile`'s 65.2 (docs/results/nvidia-h200/special-functions/reduction-lab.txt).
 pub fn reduction_source(program: &Program, dtype: Dtype) -> String {

@@ -366,9 +366,10 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
 /// every bit pattern of each type times factors that make ties, overflow past f16's 65504, subnormals and NaN,
 /// compared bit for bit with the rounding of the same `f32` product (where the product or the input is an `f32`
 /// subnormal, a zero is accepted: Vulkan lets a driver flush subnormal operands, as NVIDIA's does, and the check
-/// allows it). `1 + 2^-p` (p the type's significant bits) makes ties only where the kept bits are even,
-/// which a rounding that sends every tie down passes; `1 + 2^-(p-1) + 2^-p` makes them where the kept bits are odd. The second expression calls a special function, which sends CUDA's first calls through
-/// its one-element-a-thread kernel and WGSL's vectors with a NaN through the guarded path.
+/// allows it). `1 + 2^-p` (p the type's significant bits) makes ties only where the kept bits are even, which a
+/// rounding that sends every tie down passes; `1 + 2^-(p-1) + 2^-p` makes them where the kept bits are odd. The second
+/// expression calls a special function, which sends CUDA's first calls through its one-element-a-thread kernel and
+/// WGSL's vectors with a NaN through the guarded path.
 #[test]
 fn sixteen_bit_elements_round_alike_on_every_backend() {
     for device in devices() {
