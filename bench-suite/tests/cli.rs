@@ -654,6 +654,21 @@ fn a_sweep_with_a_size_that_could_not_be_measured_shows_the_rest_and_exits_4() {
     assert!(stdout.contains("could not generate the input"), "the table's note says why: {stdout}");
 }
 
+/// Without a GPU among the swept devices, a sweep sets the reference machines' GPUs beside this CPU through a curve
+/// fitted to the CPU's times: with one size there is none, and the sweep says so rather than predict a crossover
+/// that compares a GPU with nothing; with two sizes the predictions appear.
+#[test]
+fn a_sweep_of_one_size_predicts_no_crossover_beside_the_cpu() {
+    let one = gpuworthy(&["sweep", "saxpy", "--sizes", "2^16", "--backends", "cpu"]);
+    expect(&one, "a one-size sweep", 0, "");
+    let stdout = String::from_utf8_lossy(&one.stdout);
+    assert!(stdout.contains("one size was swept") && !stdout.contains("predicted on"), "{stdout}");
+    let two = gpuworthy(&["sweep", "saxpy", "--sizes", "2^16,2^18", "--backends", "cpu"]);
+    expect(&two, "a two-size sweep", 0, "");
+    let stdout = String::from_utf8_lossy(&two.stdout);
+    assert!(stdout.contains("predicted on nvidia-h200") && stdout.contains("crossover, data resident"), "{stdout}");
+}
+
 /// Calibration piped to a file draws no bar, so it says where it is: a line each time it moves to another workload or
 /// device. `calibrate --expressions` stores the base expressions and the special-function rates.
 #[test]

@@ -734,7 +734,9 @@ impl Model {
     }
 
     /// The smallest of `sizes` (in ladder order, each with its cost) from which the predicted fastest device is a GPU
-    /// at every larger size, with that GPU's label: the crossover the model predicts.
+    /// at every larger size, with that GPU's label: the crossover the model predicts. A size at which the CPU has no
+    /// prediction (a curve fitted to fewer than two sizes) does not count, as a size the CPU skipped does not count
+    /// in a measured crossover: a GPU that is fastest only for want of a CPU to compare has not crossed it.
     pub fn crossover(
         &self,
         workload: &str,
@@ -743,7 +745,11 @@ impl Model {
     ) -> Option<(SizeLabel, DeviceLabel)> {
         let mut from: Option<(SizeLabel, DeviceLabel)> = None;
         for (size, cost) in sizes {
-            match self.predict(workload, cost, placement).first() {
+            let predictions = self.predict(workload, cost, placement);
+            if !predictions.iter().any(|p| !p.is_gpu) {
+                continue;
+            }
+            match predictions.first() {
                 Some(best) if best.is_gpu => {
                     from.get_or_insert_with(|| (size.clone(), best.device.clone()));
                 }
@@ -1361,6 +1367,19 @@ mod tests {
         let ladder: Vec<(SizeLabel, Cost)> =
             (20..=28).step_by(2).map(|p| (format!("2^{p}").into(), cost(1 << p, 0))).collect();
         assert_eq!(model.crossover("square", &ladder, Placement::Host).map(|c| c.1), Some(DeviceLabel::named("cuda")));
+    }
+
+    #[test]
+    fn a_gpu_fastest_only_for_want_of_a_cpu_prediction_has_not_crossed() {
+        let mut model = synthetic();
+        let ladder: Vec<(SizeLabel, Cost)> =
+            (10..=28).step_by(2).map(|p| (format!("2^{p}").into(), cost(1 << p, 0))).collect();
+        assert!(model.crossover("square", &ladder, Placement::Resident).is_some(), "the synthetic GPU crosses");
+        // The CPU's curve could not be fitted (one size swept): no size has a CPU prediction, so none is a crossover.
+        model.devices[0].workloads[0].variants.clear();
+        assert!(model.predict("square", &ladder[0].1, Placement::Resident).iter().all(|p| p.is_gpu));
+        assert_eq!(model.crossover("square", &ladder, Placement::Resident), None);
+        assert_eq!(model.crossover("square", &ladder, Placement::Host), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::device::DeviceLabel;
 use crate::measure::names::SizeLabel;
 use crate::model::calibration::Calibration;
 use crate::model::rows::Row;
-use crate::model::{Model, Placement, Prediction};
+use crate::model::{DeviceModel, Model, Placement, Prediction};
 
 /// A GPU machine whose calibration ships with gpuworthy.
 #[derive(Debug, Clone, Copy)]
@@ -120,8 +120,10 @@ impl ReferenceMachine {
     pub fn what_it_would_do(&self, rows: &[Row]) -> Result<Option<WhatItWouldDo>> {
         let Some(workload) = rows.first().map(|r| r.workload.as_str()) else { return Ok(None) };
         let model = self.beside(&Model::from_rows(rows))?;
-        let cpu_knows = model.devices.iter().any(|d| !d.is_gpu && d.workloads.iter().any(|w| w.workload == workload));
-        let gpu_knows = model.devices.iter().any(|d| d.is_gpu && d.workloads.iter().any(|w| w.workload == workload));
+        // A device knows the workload where it has a fitted curve for it: one size swept gives none.
+        let knows = |d: &DeviceModel| d.workloads.iter().any(|w| w.workload == workload && !w.variants.is_empty());
+        let cpu_knows = model.devices.iter().any(|d| !d.is_gpu && knows(d));
+        let gpu_knows = model.devices.iter().any(|d| d.is_gpu && knows(d));
         if !cpu_knows || !gpu_knows {
             return Ok(None);
         }

@@ -324,6 +324,16 @@ fn reference_predictions(rows: &[gpuworthy::model::rows::Row]) -> anyhow::Result
     let cpu_rows: Vec<gpuworthy::model::rows::Row> =
         rows.iter().filter(|r| r.backend == BackendKind::Cpu).cloned().collect();
     let mut lines = Vec::new();
+    let swept_sizes: std::collections::BTreeSet<u64> = cpu_rows.iter().map(|r| r.bytes).collect();
+    if !cpu_rows.is_empty() && swept_sizes.len() < 2 {
+        // The CPU's curve is fitted through its sizes: one size gives none, and no prediction to set beside it.
+        lines.push(
+            "  no GPU here; a reference machine's GPUs are set beside this CPU from a curve through its times at two \
+             sizes or more, and one size was swept"
+                .to_owned(),
+        );
+        return Ok(lines);
+    }
     for machine in gpuworthy::model::reference::REFERENCE_MACHINES {
         let Some(would) = machine.what_it_would_do(&cpu_rows)? else { continue };
         let show = |x: &Option<(gpuworthy::measure::names::SizeLabel, gpuworthy::DeviceLabel)>| {
