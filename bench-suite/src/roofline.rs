@@ -115,6 +115,12 @@ impl Roof {
     pub fn bound(&self, intensity: f64) -> f64 {
         self.compute_gflop_per_s.min(self.memory_gb_per_s * intensity)
     }
+
+    /// Whether one point set both roofs: its ridge is then its own intensity, and which side of a true ridge it is on
+    /// is not known from these sweeps.
+    pub fn set_by_one_point(&self) -> bool {
+        self.memory_from == self.compute_from
+    }
 }
 
 /// The points and roofs of the sweeps in `texts` (each the JSON of `gpuworthy sweep --json`, with the name it came
@@ -207,6 +213,13 @@ pub fn table(points: &[Point], roofs: &[Roof]) -> String {
             roof.compute_from,
             roof.ridge()
         ));
+        if roof.set_by_one_point() {
+            out.push_str(&format!(
+                "  {}: one point set both roofs, so the ridge is its own intensity and its side of the true ridge is \
+                 unknown: sweep a memory-bound and a compute-bound workload together (square and matmul) to place it\n",
+                roof.device
+            ));
+        }
     }
     out.push_str(&format!(
         "{:<12} {:<10} {:<10} {:>14} {:>12} {:>12} {:>11}  {:<7} {:>13}\n",
@@ -214,7 +227,13 @@ pub fn table(points: &[Point], roofs: &[Roof]) -> String {
     ));
     for p in points {
         let Some(roof) = roofs.iter().find(|r| r.device == p.device) else { continue };
-        let side = if p.intensity < roof.ridge() { "memory" } else { "compute" };
+        let side = if roof.set_by_one_point() {
+            "-"
+        } else if p.intensity < roof.ridge() {
+            "memory"
+        } else {
+            "compute"
+        };
         out.push_str(&format!(
             "{:<12} {:<10} {:<10} {:>14} {:>12.3} {:>12.1} {:>11.1}  {:<7} {:>12.0}%\n",
             p.workload,
@@ -345,6 +364,18 @@ mod tests {
         assert!(text.contains("square") && text.contains("memory") && text.contains("compute"), "{text}");
         // On its own roof, a point is at 100% of it.
         assert!(text.lines().filter(|l| l.ends_with("100%")).count() == 2, "{text}");
+    }
+
+    /// One workload alone sets both roofs: the table does not call it compute-bound for sitting on its own ridge.
+    #[test]
+    fn a_roof_set_by_one_point_places_no_ridge() {
+        let saxpy = sweep("saxpy", &[row("2^26", 1 << 26, "cpu", "simd", 1.16e-2, 12 << 26, 2 << 26)]);
+        let (points, roofs) = from_json(&[("big.json".into(), saxpy)]).unwrap();
+        assert!(roofs[0].set_by_one_point());
+        let text = table(&points, &roofs);
+        assert!(text.contains("one point set both roofs"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("saxpy")).unwrap();
+        assert!(!row.contains("compute") && !row.contains("memory") && row.contains(" - "), "{row}");
     }
 
     #[test]
