@@ -5,6 +5,9 @@
 //! cargo run --release -p gpuworthy-wgpu --example wgsl_lab -- FILE.wgsl 'ENTRY GX GY IN OUT MOVED [P0 P1 P2 P3]'...
 //! ```
 //!
+//! `FILE` may name several files joined by `+` (`expr_helpers.wgsl+half_sum.wgsl`): they are read as one module, so
+//! that shapes sharing helpers keep one copy of them.
+//!
 //! Every entry point sees the same bindings: 0 a uniform of four `u32` (`P0..P3`, zero when left out), 1 a read-only
 //! storage buffer of `IN` bytes holding uniform random floats in [0, 1), 2 a read-write storage buffer of `OUT`
 //! bytes. `MOVED` is the number of bytes the kernel reads and writes, for the bandwidth column. The entry `@copy`
@@ -70,7 +73,8 @@ fn lab() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (file, specs) = args.split_first().ok_or("usage: wgsl_lab FILE.wgsl 'ENTRY GX GY IN OUT MOVED [P..]'...")?;
     let specs: Vec<Spec> = specs.iter().map(|s| parse(s)).collect::<Result<_, _>>()?;
-    let source = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    let parts = file.split('+').map(|part| std::fs::read_to_string(part).map_err(|e| format!("{part}: {e}")));
+    let source = parts.collect::<Result<Vec<_>, _>>()?.join("\n");
 
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
     let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
