@@ -2,20 +2,21 @@
 //! (`wgsl_lab`) starting from what the backend runs today, and so that a reader can see what their expression became.
 //!
 //! ```text
-//! cargo run -p gpuworthy-wgpu --example expr_source -- 'y = a*x + b' a,b [f32|f16|bf16] [subgroups]
+//! cargo run -p gpuworthy-wgpu --example expr_source -- 'y = a*x + b' a,b [f32|f16|bf16] [subgroups] [two-pass]
 //! ```
 //!
-//! The second argument names the scalars (`-` for none). f16 is printed with the rounding in integer arithmetic; an
+//! The second argument names the scalars (`-` for none). A reduction is printed in its one-pass form (Vulkan's and
+//! DX12's), or with `two-pass` in the form with a second dispatch (Metal's and GL's; `ReductionFinish`). f16 is printed with the rounding in integer arithmetic; an
 //! adapter whose `pack2x16float` rounds to nearest even gets the one-instruction form instead (`F16Narrowing`).
 
 use gpuworthy_core::Dtype;
 use gpuworthy_core::expr::Expr;
-use gpuworthy_wgpu::expr::{F16Narrowing, elementwise_source, reduction_source};
+use gpuworthy_wgpu::expr::{F16Narrowing, ReductionFinish, elementwise_source, reduction_source};
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(source), Some(scalars)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: expr_source EXPRESSION SCALARS|- [f32|f16|bf16] [subgroups]");
+        eprintln!("usage: expr_source EXPRESSION SCALARS|- [f32|f16|bf16] [subgroups] [two-pass]");
         return std::process::ExitCode::FAILURE;
     };
     let scalars: Vec<&str> = if scalars == "-" { Vec::new() } else { scalars.split(',').collect() };
@@ -28,7 +29,17 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let subgroups = args.get(3).is_some_and(|word| word == "subgroups");
+    let options = args.get(3..).unwrap_or_default();
+    if let Some(other) = options.iter().find(|word| !matches!(word.as_str(), "subgroups" | "two-pass")) {
+        eprintln!("expr_source: `{other}` is not `subgroups` or `two-pass`");
+        return std::process::ExitCode::FAILURE;
+    }
+    let subgroups = options.iter().any(|word| word == "subgroups");
+    let finish = if options.iter().any(|word| word == "two-pass") {
+        ReductionFinish::SecondPass
+    } else {
+        ReductionFinish::LastWorkgroup
+    };
     let program = match Expr::parse(source).and_then(|expr| expr.bind(&scalars)) {
         Ok(program) => program,
         Err(e) => {
@@ -37,7 +48,7 @@ fn main() -> std::process::ExitCode {
         }
     };
     if program.reduction.is_some() {
-        print!("{}", reduction_source(&program, subgroups, dtype));
+        print!("{}", reduction_source(&program, subgroups, dtype, finish));
     } else {
         print!("{}", elementwise_source(&program, dtype, F16Narrowing::Integer));
     }

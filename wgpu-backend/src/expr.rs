@@ -9,9 +9,10 @@
 //! on `vec4`s, folds the exponent bits of the values that could hide a special one into one test
 //! (`tested_values`), and takes the guarded path only for a `vec4` where a NaN, an infinity or a division by zero
 //! appeared: the guarded path for every element made the Horner polynomial three times slower than the copy peak it
-//! now reaches (`docs/results/nvidia-h200/README.md`, "Why the code is shaped so"). A reduction is two passes, recorded in
-//! one compute pass: every workgroup combines its threads' grid-stride terms in shared memory and writes one partial,
-//! then one workgroup combines the partials and applies the post-map.
+//! now reaches (`docs/results/nvidia-h200/README.md`, "Why the code is shaped so"). In a reduction every workgroup
+//! combines its threads' grid-stride terms in shared memory and writes one partial; then one workgroup combines the
+//! partials and applies the post-map: the last to finish, where a storage barrier orders memory for the whole device
+//! (Vulkan, DX12), or a second dispatch elsewhere ([`ReductionFinish`]).
 //!
 //! Arrays of 16-bit elements (`--dtype f16|bf16`) are bound as two words per four elements, widened to `f32` as they
 //! are read and rounded to nearest even as they are written (`Stored`). WGSL's `f16` type needs the `shader-f16`
@@ -43,6 +44,35 @@ const WORKGROUP: u32 = 256;
 /// The most workgroups a reduction's first pass uses per chunk: each thread's grid-stride loop then runs
 /// `chunk / (WORKGROUP · REDUCE_GROUPS)` trips, far below llvmpipe's loop limit for any binding.
 const REDUCE_GROUPS: u32 = 1024;
+
+/// How a reduction combines its workgroups' partials into one value.
+///
+/// A second dispatch of one workgroup is the portable way, but a dispatch costs a few microseconds of its own: on the
+/// H200 a 16-bit `sum(x*x)` at 1024 elements took 8.14 µs where a map of the same bytes took 4.68
+/// (`docs/results/nvidia-h200/half/reduction-floor.txt`), and at 2^26 elements that difference kept the reduction
+/// below the copy. The last workgroup to finish can combine the partials itself, as CUDA's reductions do, where
+/// a storage barrier orders memory for the whole device: naga writes WGSL's `storageBarrier()` as a
+/// device-scoped acquire-release barrier for Vulkan (SPIR-V's `OpControlBarrier` at `Device` scope) and as
+/// `DeviceMemoryBarrierWithGroupSync` for DX12, but as a threadgroup barrier for Metal and a buffer barrier for GL,
+/// which order memory for one workgroup only. WGSL itself promises no more than the workgroup, so the one-pass form
+/// is chosen by the backend, never assumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReductionFinish {
+    /// A second dispatch of one workgroup reads every partial (`expr_partials`, then `expr_finish`).
+    SecondPass,
+    /// One dispatch per chunk (`expr_reduce`); in the last, the last workgroup to finish combines the partials.
+    LastWorkgroup,
+}
+
+impl ReductionFinish {
+    /// The form for an adapter on `backend`: one pass where a storage barrier reaches the whole device.
+    pub fn for_backend(backend: wgpu::Backend) -> Self {
+        match backend {
+            wgpu::Backend::Vulkan | wgpu::Backend::Dx12 => ReductionFinish::LastWorkgroup,
+            _ => ReductionFinish::SecondPass,
+        }
+    }
+}
 
 /// The `vec4` loads of each input a reduction's thread issues per trip of its loop before folding any, as the
 /// built-in `sum` does: a reduction does a few operations per 16 bytes, so the memory system is the limit, and it
@@ -607,8 +637,9 @@ fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String
     out
 }
 
-/// The uniform block every generated shader reads: the chunk's length, the row width of a 2D grid, a run-time zero,
-/// the index of the chunk's first partial, and the scalars packed four to a `vec4`.
+/// The uniform block every generated shader reads: the chunk's length, the row width of a 2D grid (for a one-pass
+/// reduction, 1 in the last chunk's dispatch, whose last workgroup finishes), a run-time zero, the index of the
+/// chunk's first partial, and the scalars packed four to a `vec4`.
 fn params_struct(program: &Program) -> String {
     let groups = program.scalars.len().div_ceil(4).max(1);
     format!("struct Params {{ n: u32, row: u32, zero: u32, base: u32, s: array<vec4<f32>, {groups}> }}\n")
@@ -987,8 +1018,10 @@ fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
     s
 }
 
-/// The WGSL of a reduction program: entry points `expr_partials` (one partial per workgroup of a chunk) and
-/// `expr_finish` (one workgroup combining the partials, then the post-map).
+/// The WGSL of a reduction program. With [`ReductionFinish::SecondPass`], entry points `expr_partials` (one partial
+/// per workgroup of a chunk) and `expr_finish` (one workgroup combining the partials, then the post-map); with
+/// [`ReductionFinish::LastWorkgroup`], one entry point `expr_reduce` that writes the partials and, in the dispatch
+/// of the last chunk, has the last of its workgroups to finish combine them ([`ReductionFinish`] says why and where).
 ///
 /// The first pass reads its inputs as `array<vec4<f32>>`, four elements a load as the elementwise kernels do, and
 /// issues [`LOADS_IN_FLIGHT`] loads a trip before using any. Like the elementwise kernels, it computes a `vec4` of
@@ -1004,7 +1037,7 @@ fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
 /// With `subgroups` (a device with subgroup operations), a workgroup combines a `sum`, `min` or `max` as the built-in
 /// `sum`'s `subgroup` variant does ([`workgroup_combine`]); a `prod`, and every reduction without them, through a tree
 /// in workgroup memory.
-pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> String {
+pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish: ReductionFinish) -> String {
     let stored = Stored(dtype);
     let reduction = program.reduction.as_ref().expect("a reduction program");
     let kind = reduction.kind;
@@ -1015,7 +1048,16 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> Str
         let _ = writeln!(s, "@group(0) @binding({}) var<storage, read> in{k}: {};", k + 1, stored.array_type());
     }
     let partials = program.inputs.len() + 1;
-    let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> partials: array<f32>;");
+    let one_pass = finish == ReductionFinish::LastWorkgroup;
+    if one_pass {
+        // The partials are written and read as atomics, which every workgroup sees at once; the counter of the
+        // workgroups that have written theirs follows them.
+        let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> partials: array<atomic<u32>>;");
+        let _ = writeln!(s, "@group(0) @binding({}) var<storage, read_write> finished: atomic<u32>;", partials + 1);
+        s.push_str("var<workgroup> gw_ticket: u32;\n");
+    } else {
+        let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> partials: array<f32>;");
+    }
     s.push_str(HELPERS);
     s.push_str(stored.helpers());
     let _ = writeln!(s, "var<workgroup> shared_values: array<f32, {WORKGROUP}>;");
@@ -1066,8 +1108,10 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> Str
         Reduce::Max => format!("max({a}, {b})"),
     };
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
-    s.push_str(
-        "fn expr_partials(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
+    let first_entry = if one_pass { "expr_reduce" } else { "expr_partials" };
+    let _ = write!(
+        s,
+        "fn {first_entry}(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
          @builtin(num_workgroups) groups: vec3<u32>",
     );
     let _ = writeln!(s, "{lane_builtins}) {{");
@@ -1124,20 +1168,49 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype) -> Str
     let lanes = join(kind, &join(kind, "acc4.x", "acc4.y"), &join(kind, "acc4.z", "acc4.w"));
     let _ = writeln!(s, "    acc = {};", join(kind, "acc", &lanes));
     s.push_str(&workgroup_total);
-    s.push_str("    if (local == 0u) { partials[params.base + wid.x] = shared_values[0]; }\n}\n");
-    // The finish: params.n is the number of partials; the result goes after them.
-    let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
-    let _ = writeln!(s, "fn expr_finish(@builtin(local_invocation_id) lid: vec3<u32>{lane_builtins}) {{");
-    let _ = writeln!(s, "    let local = lid.x;\n    var acc: f32 = {identity};");
-    let _ = writeln!(s, "    for (var i = local; i < params.n; i = i + {WORKGROUP}u) {{");
-    let _ = writeln!(s, "        acc = {};\n    }}", join(kind, "acc", "partials[i]"));
-    s.push_str(&workgroup_total);
-    s.push_str("    if (local == 0u) {\n        let reduced = shared_values[0];\n");
+    // The finish: one workgroup combines `count` partials, read by `partial(i)`, applies the post-map and stores
+    // the result after them.
     let post = statements(program, &program.reached(&[reduction.post]), &|_| "nan_f()".to_owned());
-    for line in post.lines() {
-        let _ = writeln!(s, "    {line}");
+    let finish_body = |count: &str, partial: &dyn Fn(&str) -> String, store: &dyn Fn(&str, &str) -> String| {
+        let mut f = String::new();
+        let _ = writeln!(f, "    for (var i = local; i < {count}; i = i + {WORKGROUP}u) {{");
+        let _ = writeln!(f, "        acc = {};\n    }}", join(kind, "acc", &partial("i")));
+        f.push_str(&workgroup_total);
+        f.push_str("    if (local == 0u) {\n        let reduced = shared_values[0];\n");
+        for line in post.lines() {
+            let _ = writeln!(f, "    {line}");
+        }
+        let _ = writeln!(f, "{}    }}", store(count, &format!("v{}", reduction.post)));
+        f
+    };
+    if !one_pass {
+        s.push_str("    if (local == 0u) { partials[params.base + wid.x] = shared_values[0]; }\n}\n");
+        // The finish: params.n is the number of partials; the result goes after them.
+        let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
+        let _ = writeln!(s, "fn expr_finish(@builtin(local_invocation_id) lid: vec3<u32>{lane_builtins}) {{");
+        let _ = writeln!(s, "    let local = lid.x;\n    var acc: f32 = {identity};");
+        s.push_str(&finish_body("params.n", &|i| format!("partials[{i}]"), &|at, value| {
+            format!("        partials[{at}] = {value};\n")
+        }));
+        s.push_str("}\n");
+        return s;
     }
-    let _ = writeln!(s, "        partials[params.n] = v{};\n    }}\n}}", reduction.post);
+    // One pass: every workgroup stores its partial; in the last chunk's dispatch (`params.row` = 1) each then
+    // releases it (a storage barrier, device-scoped on Vulkan and DX12) before counting itself done, and the
+    // workgroup that counts last acquires every partial (a second barrier) and finishes. It resets the counter for
+    // the next launch.
+    s.push_str(
+        "    if (local == 0u) { atomicStore(&partials[params.base + wid.x], bitcast<u32>(shared_values[0])); }\n    \
+         if (params.row == 0u) { return; }\n    storageBarrier();\n    \
+         if (local == 0u) { gw_ticket = atomicAdd(&finished, 1u); }\n    \
+         if (workgroupUniformLoad(&gw_ticket) != groups.x - 1u) { return; }\n    storageBarrier();\n    \
+         let count = params.base + groups.x;\n",
+    );
+    let _ = writeln!(s, "    {{\n    acc = {identity};");
+    s.push_str(&finish_body("count", &|i| format!("bitcast<f32>(atomicLoad(&partials[{i}]))"), &|at, value| {
+        format!("        atomicStore(&partials[{at}], bitcast<u32>({value}));\n        atomicStore(&finished, 0u);\n")
+    }));
+    s.push_str("    }\n}\n");
     s
 }
 
@@ -1151,8 +1224,11 @@ pub struct ExprOnDevice {
     n: usize,
     scalars: Vec<f32>,
     inputs: Vec<wgpu::Buffer>,
-    /// One buffer per output that does not overwrite an input; or, for a reduction, the partials and the result.
+    /// One buffer per output that does not overwrite an input; or, for a reduction, the partials and the result
+    /// (and, finished by its last workgroup, the counter of workgroups done).
     outputs: Vec<wgpu::Buffer>,
+    /// How a reduction's partials are combined (as its pipelines were built).
+    finish: ReductionFinish,
     /// The dispatches of a launch, made on the first ([`WgpuBackend::plan_expression`]).
     plan: Option<Vec<Dispatch>>,
 }
@@ -1180,83 +1256,121 @@ impl WgpuBackend {
         })
     }
 
-    fn expression_pipelines(&self, program: &Program, dtype: Dtype) -> Result<Vec<CustomPipeline>> {
+    fn expression_pipelines(
+        &self,
+        program: &Program,
+        dtype: Dtype,
+        finish: ReductionFinish,
+    ) -> Result<Vec<CustomPipeline>> {
         if program.reduction.is_some() {
-            let source = reduction_source(program, self.has_subgroups(), dtype);
-            Ok(vec![
-                self.generated_pipeline(&source, "expr_partials")?,
-                self.generated_pipeline(&source, "expr_finish")?,
-            ])
+            let source = reduction_source(program, self.has_subgroups(), dtype, finish);
+            match finish {
+                ReductionFinish::SecondPass => Ok(vec![
+                    self.generated_pipeline(&source, "expr_partials")?,
+                    self.generated_pipeline(&source, "expr_finish")?,
+                ]),
+                ReductionFinish::LastWorkgroup => Ok(vec![self.generated_pipeline(&source, "expr_reduce")?]),
+            }
         } else {
             let source = elementwise_source(program, dtype, self.f16_narrowing());
             Ok(vec![self.generated_pipeline(&source, "expr_map")?])
         }
     }
 
-    /// The dispatches of one launch of `data`: one per chunk, and a reduction's finish. Made on the first launch
-    /// and kept, so that a launch on resident data records a pass and allocates nothing.
+    /// The dispatches of one launch of `data`: one per chunk, and a reduction's finish where it is a second pass.
+    /// Made on the first launch and kept, so that a launch on resident data records a pass and allocates nothing.
     fn plan_expression(&self, data: &ExprOnDevice) -> Result<Vec<Dispatch>> {
         let program = &data.program;
         let pipelines = &data.pipelines;
-        let chunk = self.expression_chunk(data.dtype);
         let width = Stored(data.dtype).bytes();
-        // A reduction reads four elements a load (a vec4 of f32, or two words of 16-bit elements); an elementwise
-        // kernel 16 bytes an invocation.
-        let quad_bytes = 4 * width as u64;
-        let per_invocation = elements_per_invocation(data.dtype);
         let bind_range = |pipeline: &CustomPipeline, ranges: &[(u32, &wgpu::Buffer, u64, Option<u64>)]| {
             self.bind_ranges_to(pipeline.pipeline(), pipeline.entry(), ranges)
         };
+        let inputs = data.inputs.len() as u32;
+        if program.reduction.is_some() {
+            // Four elements a load, as for the elementwise kernels: the last vec4 may run into the padding.
+            let quad_bytes = 4 * width as u64;
+            let chunks = self.reduction_chunks(data.n, data.dtype);
+            let last = chunks.len() - 1;
+            let mut plan = Vec::with_capacity(chunks.len() + 1);
+            let mut partial_base = 0u32;
+            for (index, &(start, len, groups)) in chunks.iter().enumerate() {
+                self.check_grid((groups, 1, 1))?;
+                // `row` tells the one-pass kernel that this dispatch is the last chunk's, whose last workgroup
+                // finishes; the two-pass kernel ignores it.
+                let finishes = u32::from(index == last && data.finish == ReductionFinish::LastWorkgroup);
+                let uniform = self.uniform_words(program, len as u32, finishes, partial_base, &data.scalars)?;
+                let mut ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> = vec![(0, &uniform, 0, None)];
+                let size = (len > 0).then(|| (len as u64).div_ceil(4) * quad_bytes);
+                for (k, buffer) in data.inputs.iter().enumerate() {
+                    ranges.push((k as u32 + 1, buffer, (start * width) as u64, size));
+                }
+                ranges.push((inputs + 1, &data.outputs[0], 0, None));
+                if data.finish == ReductionFinish::LastWorkgroup {
+                    ranges.push((inputs + 2, &data.outputs[1], 0, None));
+                }
+                let group = bind_range(&pipelines[0], &ranges)?;
+                plan.push(Dispatch { pipeline: 0, group, grid: (groups, 1), _parameters: uniform });
+                partial_base += groups;
+            }
+            if data.finish == ReductionFinish::SecondPass {
+                let uniform = self.uniform_words(program, partial_base, 0, 0, &data.scalars)?;
+                // The finish pass reads no input: its automatic layout has the parameters and the partials alone.
+                let ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> =
+                    vec![(0, &uniform, 0, None), (inputs + 1, &data.outputs[0], 0, None)];
+                let group = bind_range(&pipelines[1], &ranges)?;
+                plan.push(Dispatch { pipeline: 1, group, grid: (1, 1), _parameters: uniform });
+            }
+            return Ok(plan);
+        }
+        let chunk = self.expression_chunk(data.dtype);
+        let per_invocation = elements_per_invocation(data.dtype);
         let limit = self.max_workgroups();
         let starts: Vec<usize> = (0..data.n).step_by(chunk.max(1)).collect();
-        let mut plan = Vec::with_capacity(starts.len() + 1);
-        let mut partial_base = 0u32;
+        let mut plan = Vec::with_capacity(starts.len());
         for &start in &starts {
             let len = chunk.min(data.n - start);
             let offset = (start * width) as u64;
-            let (grid, row, size) = if program.reduction.is_some() {
-                // Four elements a load, as for the elementwise kernels: the last vec4 may run into the padding.
-                let quads = (len as u64).div_ceil(4);
-                let groups = quads.div_ceil(u64::from(WORKGROUP));
-                ((groups.min(u64::from(REDUCE_GROUPS)) as u32, 1), 0, Some(quads * quad_bytes))
-            } else {
-                // 16 bytes an invocation; the last 16 of the buffer may run into its padding. The grid's rows are
-                // balanced as the built-in kernels' are (`grid_1d`): filling the first row to the limit left 65534
-                // idle workgroups at 2^26 elements and made every expression a fifth slower than `square`.
-                let items = (len as u64).div_ceil(per_invocation);
-                let (across, down) = grid_1d(items.div_ceil(u64::from(WORKGROUP)), limit)?;
-                ((across, down), across * WORKGROUP, Some(items * 16))
-            };
-            self.check_grid((grid.0, grid.1, 1))?;
-            let uniform = self.uniform_words(program, len as u32, row, partial_base, &data.scalars)?;
+            // 16 bytes an invocation; the last 16 of the buffer may run into its padding. The grid's rows are
+            // balanced as the built-in kernels' are (`grid_1d`): filling the first row to the limit left 65534
+            // idle workgroups at 2^26 elements and made every expression a fifth slower than `square`.
+            let items = (len as u64).div_ceil(per_invocation);
+            let (across, down) = grid_1d(items.div_ceil(u64::from(WORKGROUP)), limit)?;
+            self.check_grid((across, down, 1))?;
+            let uniform = self.uniform_words(program, len as u32, across * WORKGROUP, 0, &data.scalars)?;
             let mut ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> = vec![(0, &uniform, 0, None)];
             for (k, buffer) in data.inputs.iter().enumerate() {
-                ranges.push((k as u32 + 1, buffer, offset, size));
+                ranges.push((k as u32 + 1, buffer, offset, Some(items * 16)));
             }
-            if program.reduction.is_some() {
-                ranges.push((data.inputs.len() as u32 + 1, &data.outputs[0], 0, None));
-            } else {
-                for (j, buffer) in data.outputs.iter().enumerate() {
-                    ranges.push(((data.inputs.len() + 1 + j) as u32, buffer, offset, size));
-                }
+            for (j, buffer) in data.outputs.iter().enumerate() {
+                ranges.push((inputs + 1 + j as u32, buffer, offset, Some(items * 16)));
             }
             let group = bind_range(&pipelines[0], &ranges)?;
-            plan.push(Dispatch { pipeline: 0, group, grid, _parameters: uniform });
-            partial_base += grid.0;
-        }
-        if program.reduction.is_some() {
-            let uniform = self.uniform_words(program, partial_base, 0, 0, &data.scalars)?;
-            // The finish pass reads no input: its automatic layout has the parameters and the partials alone.
-            let ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> =
-                vec![(0, &uniform, 0, None), (data.inputs.len() as u32 + 1, &data.outputs[0], 0, None)];
-            let group = bind_range(&pipelines[1], &ranges)?;
-            plan.push(Dispatch { pipeline: 1, group, grid: (1, 1), _parameters: uniform });
+            plan.push(Dispatch { pipeline: 0, group, grid: (across, down), _parameters: uniform });
         }
         Ok(plan)
     }
 
+    /// A reduction's chunks of `n` elements stored as `dtype`: where each starts, its length and its workgroups
+    /// (one per 256 `vec4`s, at most [`REDUCE_GROUPS`]). An empty array is one chunk of one workgroup, whose
+    /// partial is the identity, so that the result is written by the same kernels as any other.
+    fn reduction_chunks(&self, n: usize, dtype: Dtype) -> Vec<(usize, usize, u32)> {
+        if n == 0 {
+            return vec![(0, 0, 1)];
+        }
+        let chunk = self.expression_chunk(dtype).max(1);
+        (0..n)
+            .step_by(chunk)
+            .map(|start| {
+                let len = chunk.min(n - start);
+                let quads = (len as u64).div_ceil(4);
+                (start, len, quads.div_ceil(u64::from(WORKGROUP)).min(u64::from(REDUCE_GROUPS)) as u32)
+            })
+            .collect()
+    }
+
     /// One launch: every dispatch of the plan in one compute pass (one submission, timed as one), as the built-in
-    /// `sum` records its two passes. wgpu orders the dispatches, so the finish reads the partials the chunks wrote.
+    /// `sum` records its two passes. wgpu orders the dispatches, so a finish reads the partials every chunk wrote.
     fn run_expression(&self, data: &mut ExprOnDevice) -> Result<()> {
         if data.plan.is_none() {
             data.plan = Some(self.plan_expression(data)?);
@@ -1327,7 +1441,7 @@ impl Implements<Expression> for WgpuBackend {
     /// Generates, validates and builds the program's pipelines: the compile phase.
     fn prepare_for(&self, variant: &str, params: &ExprParams) -> Result<()> {
         Implements::<Expression>::prepare(self, variant)?;
-        self.expression_pipelines(&params.program, params.dtype).map(drop)
+        self.expression_pipelines(&params.program, params.dtype, self.reduction_finish).map(drop)
     }
 
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
@@ -1336,7 +1450,8 @@ impl Implements<Expression> for WgpuBackend {
         let program = std::sync::Arc::clone(&input.params.program);
         // Compile first, so that an expression the shader compiler refuses is an error before any data moves.
         let dtype = input.params.dtype;
-        let pipelines = self.expression_pipelines(&program, dtype)?;
+        let finish = self.reduction_finish;
+        let pipelines = self.expression_pipelines(&program, dtype, finish)?;
         let n = input.params.n;
         let inputs = input
             .arrays
@@ -1345,8 +1460,12 @@ impl Implements<Expression> for WgpuBackend {
             .map(|(k, a)| self.storage_with(&format!("expression input {k}"), a.as_bytes()))
             .collect::<Result<Vec<_>>>()?;
         let outputs = if program.reduction.is_some() {
-            let partials = n.div_ceil(self.expression_chunk(dtype).max(1)) * REDUCE_GROUPS as usize + 1;
-            vec![self.storage_zeroed("expression partials", 4 * partials as u64)?]
+            let partials = self.reduction_chunks(n, dtype).iter().map(|c| c.2 as usize).sum::<usize>() + 1;
+            let mut buffers = vec![self.storage_zeroed("expression partials", 4 * partials as u64)?];
+            if finish == ReductionFinish::LastWorkgroup {
+                buffers.push(self.storage_zeroed("expression workgroups done", 4)?);
+            }
+            buffers
         } else {
             program
                 .outputs
@@ -1357,7 +1476,7 @@ impl Implements<Expression> for WgpuBackend {
         };
         self.flush_uploads();
         let scalars = input.params.scalars.clone();
-        Ok(ExprOnDevice { program, dtype, pipelines, n, scalars, inputs, outputs, plan: None })
+        Ok(ExprOnDevice { program, dtype, pipelines, n, scalars, inputs, outputs, finish, plan: None })
     }
 
     fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
@@ -1373,8 +1492,8 @@ impl Implements<Expression> for WgpuBackend {
     fn download(&self, data: &mut ExprOnDevice) -> Result<Outputs> {
         let program = &data.program;
         if program.reduction.is_some() {
-            // The finish pass writes the result after the partials it combined.
-            let count = self.reduce_partials_count(data);
+            // The finish writes the result after the partials it combined.
+            let count: usize = self.reduction_chunks(data.n, data.dtype).iter().map(|c| c.2 as usize).sum();
             let values: Vec<f32> = self.read_buffers(&[(&data.outputs[0], 4 * (count as u64 + 1))])?;
             return Ok(Outputs::Reduction(values[count]));
         }
@@ -1402,20 +1521,6 @@ impl Implements<Expression> for WgpuBackend {
             .map(|b| if data.n == 0 { Ok(Vec::new()) } else { self.read_buffers::<f32>(&[(b, bytes)]) })
             .collect::<Result<Vec<_>>>()?;
         Ok(Outputs::Elementwise(arrays))
-    }
-}
-
-impl WgpuBackend {
-    /// How many partials a reduction's first pass writes for `data`: one per workgroup of each chunk.
-    fn reduce_partials_count(&self, data: &ExprOnDevice) -> usize {
-        let chunk = self.expression_chunk(data.dtype).max(1);
-        (0..data.n)
-            .step_by(chunk)
-            .map(|start| {
-                let len = chunk.min(data.n - start) as u64;
-                len.div_ceil(4).div_ceil(u64::from(WORKGROUP)).min(u64::from(REDUCE_GROUPS)) as usize
-            })
-            .sum()
     }
 }
 
@@ -1528,9 +1633,12 @@ mod tests {
         ("m = max(x - y)", &[], &[]),
     ];
 
-    fn check_all(backend: &WgpuBackend, lengths: &[usize]) {
+    fn check_all(backend: &WgpuBackend, lengths: &[usize], reductions_only: bool) {
         for (source, scalars, values) in CASES {
             let program = Arc::new(Expr::parse(source).unwrap().bind(scalars).unwrap());
+            if reductions_only && program.reduction.is_none() {
+                continue;
+            }
             for (&n, dtype) in lengths.iter().flat_map(|n| Dtype::ALL.map(|d| (n, d))) {
                 let params = ExprParams::new(Arc::clone(&program), n, values.to_vec()).in_dtype(dtype);
                 let input = Expression::generate(&params, 5).unwrap();
@@ -1543,16 +1651,24 @@ mod tests {
         }
     }
 
-    /// Every case at every conformance length, and past a binding (a cap of 1 MiB makes chunks of 262144 elements).
+    /// Every case at every conformance length, and past a binding (a cap of 1 MiB makes chunks of 262144 elements);
+    /// the reductions in both forms of their finish, whichever this adapter uses.
     #[test]
     fn generated_shaders_match_the_reference_at_every_length_and_across_chunks() {
-        let Some(backend) = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new()) else {
+        let Some(mut backend) = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new()) else {
             return;
         };
-        check_all(&backend, &CONFORMANCE_LENGTHS);
         let options = crate::WgpuOptions { binding_cap: Some(1 << 20), ..crate::WgpuOptions::from_env().unwrap() };
-        let chunked = WgpuBackend::with_options(&options).unwrap();
-        check_all(&chunked, &[(1 << 18) * 2 + 5]);
+        let mut chunked = WgpuBackend::with_options(&options).unwrap();
+        let native = backend.reduction_finish;
+        check_all(&backend, &CONFORMANCE_LENGTHS, false);
+        check_all(&chunked, &[(1 << 18) * 2 + 5], false);
+        for other in [ReductionFinish::SecondPass, ReductionFinish::LastWorkgroup].into_iter().filter(|&f| f != native)
+        {
+            (backend.reduction_finish, chunked.reduction_finish) = (other, other);
+            check_all(&backend, &CONFORMANCE_LENGTHS, true);
+            check_all(&chunked, &[(1 << 18) * 2 + 5], true);
+        }
     }
 
     #[test]
@@ -1570,26 +1686,44 @@ mod tests {
     }
 
     /// The dispatches made on the first launch serve every later one: launching resident data again gives the same
-    /// result, for a map over several chunks and for a reduction.
+    /// result, for a map over several chunks and for a reduction in either form of its finish. Each launch computes
+    /// the result afresh (the partials and the result are spoiled before the last), and a one-pass reduction leaves
+    /// its counter of finished workgroups at zero for the next.
     #[test]
     fn launching_resident_data_again_reuses_its_dispatches_and_gives_the_same_result() {
         let options = crate::WgpuOptions { binding_cap: Some(1 << 20), ..crate::WgpuOptions::from_env().unwrap() };
-        let Some(backend) = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::with_options(&options))
+        let Some(mut backend) =
+            gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::with_options(&options))
         else {
             return;
         };
-        for source in ["y = x * 3 + z", "s = sum(x * z)"] {
+        let cases = [
+            ("y = x * 3 + z", ReductionFinish::SecondPass, 3),
+            ("s = sum(x * z)", ReductionFinish::SecondPass, 4),
+            ("s = sum(x * z)", ReductionFinish::LastWorkgroup, 3),
+        ];
+        for (source, finish, dispatches) in cases {
+            backend.reduction_finish = finish;
             let program = Arc::new(Expr::parse(source).unwrap().bind(&[]).unwrap());
             let params = ExprParams::new(program, (1 << 18) * 2 + 7, vec![]);
             let input = Expression::generate(&params, 9).unwrap();
             let expected = Expression::reference(&input).unwrap();
             let mut resident = Implements::<Expression>::upload(&backend, &input).unwrap();
-            for _ in 0..3 {
+            for launch in 0..3 {
+                if launch == 2 && input.params.program.reduction.is_some() {
+                    let spoiled = vec![0xffu8; resident.outputs[0].size() as usize];
+                    backend.queue().write_buffer(&resident.outputs[0], 0, &spoiled);
+                }
                 Implements::<Expression>::launch(&backend, "generated", &mut resident).unwrap();
             }
-            assert_eq!(resident.plan.as_ref().map(Vec::len), Some(if source.contains("sum") { 4 } else { 3 }));
+            assert_eq!(resident.plan.as_ref().map(Vec::len), Some(dispatches), "{source}, {finish:?}");
             let output = Implements::<Expression>::download(&backend, &mut resident).unwrap();
-            Expression::check(&input, &expected, &output, Precision::Fp32).unwrap_or_else(|e| panic!("{source}: {e}"));
+            Expression::check(&input, &expected, &output, Precision::Fp32)
+                .unwrap_or_else(|e| panic!("{source}, {finish:?}: {e}"));
+            if finish == ReductionFinish::LastWorkgroup {
+                let counter: Vec<u32> = backend.read_buffers(&[(&resident.outputs[1], 4)]).unwrap();
+                assert_eq!(counter, [0], "{source}: the counter of finished workgroups was not reset");
+            }
         }
     }
 
@@ -1645,7 +1779,10 @@ mod tests {
     /// after it either way.
     #[test]
     fn a_reduction_whose_terms_need_no_test_has_no_branch_in_its_main_loop() {
-        let source = |text: &str| reduction_source(&Expr::parse(text).unwrap().bind(&[]).unwrap(), false, Dtype::F32);
+        let source = |text: &str| {
+            let program = Expr::parse(text).unwrap().bind(&[]).unwrap();
+            reduction_source(&program, false, Dtype::F32, ReductionFinish::LastWorkgroup)
+        };
         let plain = source("s = sum(x*x)");
         assert!(!plain.contains("t0.special ||") && plain.contains("acc = gw_fold(acc, 4u * q,"), "{plain}");
         let tested = source("m = max(abs(x - z))");
@@ -1686,10 +1823,10 @@ mod tests {
     }
 
     /// A workgroup's combine (through subgroup operations where the device has them) keeps the language's results
-    /// for special values wherever they fall: in any lane, subgroup or workgroup, and in the finish.
+    /// for special values wherever they fall: in any lane, subgroup or workgroup, and in the finish, in either form.
     #[test]
     fn special_values_anywhere_give_the_languages_reduction() {
-        let Some(backend) = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new()) else {
+        let Some(mut backend) = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::new()) else {
             return;
         };
         let n = 300_000;
@@ -1705,7 +1842,11 @@ mod tests {
             ("m = max(x)", &[(299_998, inf)]),
             ("m = max(x)", &[(131_072, nan), (7, -inf)]),
         ];
-        for (source, specials) in cases {
+        for (finish, (source, specials)) in [ReductionFinish::SecondPass, ReductionFinish::LastWorkgroup]
+            .into_iter()
+            .flat_map(|f| cases.map(|c| (f, c)))
+        {
+            backend.reduction_finish = finish;
             let mut values: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32 - 500.0) * 1e-3).collect();
             for &(at, value) in specials {
                 values[at] = value;
@@ -1715,7 +1856,7 @@ mod tests {
             let expected = Expression::reference(&input).unwrap();
             let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
             Expression::check(&input, &expected, &output, Precision::Fp32)
-                .unwrap_or_else(|e| panic!("{source} with {specials:?}: {e}"));
+                .unwrap_or_else(|e| panic!("{source} with {specials:?}, {finish:?}: {e}"));
         }
     }
 
@@ -1729,8 +1870,11 @@ mod tests {
         crate::validate_wgsl(&source, "expr_map").unwrap();
         let sum = Expr::parse("s = sqrt(sum(x * x))").unwrap().bind(&[]).unwrap();
         for subgroups in [false, true] {
-            crate::validate_wgsl(&reduction_source(&sum, subgroups, Dtype::F32), "expr_partials").unwrap();
-            crate::validate_wgsl(&reduction_source(&sum, subgroups, Dtype::F32), "expr_finish").unwrap();
+            let two_pass = reduction_source(&sum, subgroups, Dtype::F32, ReductionFinish::SecondPass);
+            crate::validate_wgsl(&two_pass, "expr_partials").unwrap();
+            crate::validate_wgsl(&two_pass, "expr_finish").unwrap();
+            let one_pass = reduction_source(&sum, subgroups, Dtype::F32, ReductionFinish::LastWorkgroup);
+            crate::validate_wgsl(&one_pass, "expr_reduce").unwrap();
         }
     }
 }

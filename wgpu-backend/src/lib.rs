@@ -114,6 +114,8 @@ pub struct WgpuBackend {
     elementwise_workgroup: u32,
     /// Whether the cooperative-matrix rung of matmul runs here, or why not ([`cooperative_f16`]).
     cooperative_f16: std::result::Result<(), String>,
+    /// How the expressions' reductions combine their partials on this adapter's backend.
+    pub(crate) reduction_finish: expr::ReductionFinish,
 }
 
 /// The loop trips Mesa's llvmpipe lets one shader invocation run, summed over all its loops: past it, every loop
@@ -382,6 +384,7 @@ impl WgpuBackend {
                 ),
             ],
         };
+        let reduction_finish = expr::ReductionFinish::for_backend(adapter_info.backend);
         Ok(WgpuBackend {
             device,
             queue,
@@ -402,6 +405,7 @@ impl WgpuBackend {
             queue_lock: QueueLock::default(),
             elementwise_workgroup: DEFAULT_ELEMENTWISE_WORKGROUP,
             cooperative_f16,
+            reduction_finish,
         })
     }
 
