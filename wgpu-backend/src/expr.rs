@@ -1169,12 +1169,28 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
     let _ = writeln!(s, "    acc = {};", join(kind, "acc", &lanes));
     s.push_str(&workgroup_total);
     // The finish: one workgroup combines `count` partials, read by `partial(i)`, applies the post-map and stores
-    // the result after them.
+    // the result after them. Each invocation issues its LOADS_IN_FLIGHT loads of a trip before combining any (an
+    // index past the end reads the last partial again, left out of the combine), so that a workgroup's reading of
+    // 1024 partials costs one trip to memory rather than four one after another: it is the tail of the reduction,
+    // which nothing else overlaps.
     let post = statements(program, &program.reached(&[reduction.post]), &|_| "nan_f()".to_owned());
     let finish_body = |count: &str, partial: &dyn Fn(&str) -> String, store: &dyn Fn(&str, &str) -> String| {
         let mut f = String::new();
-        let _ = writeln!(f, "    for (var i = local; i < {count}; i = i + {WORKGROUP}u) {{");
-        let _ = writeln!(f, "        acc = {};\n    }}", join(kind, "acc", &partial("i")));
+        let _ = writeln!(f, "    for (var i = local; i < {count}; i = i + {}u) {{", LOADS_IN_FLIGHT * WORKGROUP);
+        for j in 0..LOADS_IN_FLIGHT {
+            let index = if j == 0 { "i".to_owned() } else { format!("min(i + {}u, {count} - 1u)", j * WORKGROUP) };
+            let _ = writeln!(f, "        let p{j} = {};", partial(&index));
+        }
+        let _ = writeln!(f, "        acc = {};", join(kind, "acc", "p0"));
+        for j in 1..LOADS_IN_FLIGHT {
+            let _ = writeln!(
+                f,
+                "        if (i + {}u < {count}) {{ acc = {}; }}",
+                j * WORKGROUP,
+                join(kind, "acc", &format!("p{j}"))
+            );
+        }
+        f.push_str("    }\n");
         f.push_str(&workgroup_total);
         f.push_str("    if (local == 0u) {\n        let reduced = shared_values[0];\n");
         for line in post.lines() {
