@@ -343,6 +343,29 @@ fn fpow(x: f32, y: f32) -> f32 {
     if (negative && odd) { r = fneg(r); }
     return r;
 }
+// Twins of the helpers above for the common path of a vec4 (Vec4's calls): no branch, and the same result as the
+// helper for every finite argument, which is all the common path keeps (a NaN or an infinity argument sends the vec4
+// to the guarded path). Zeros are told by their bits, as `is_zero` tells them.
+fn is_zero4(x: vec4<f32>) -> vec4<bool> { return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u); }
+fn reduce_angle4(x: vec4<f32>) -> vec4<f32> {
+    let k = round(x * 0.15915493667125702);
+    let r = ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
+    return select(r, x, abs(x) > vec4<f32>(262144.0));
+}
+fn fsin4(x: vec4<f32>) -> vec4<f32> { return select(sin(reduce_angle4(x)), x, is_zero4(x)); }
+fn fcos4(x: vec4<f32>) -> vec4<f32> { return cos(reduce_angle4(x)); }
+fn ftan4(x: vec4<f32>) -> vec4<f32> { return select(tan(reduce_angle4(x)), x, is_zero4(x)); }
+fn fexp4(x: vec4<f32>) -> vec4<f32> {
+    return select(select(exp(x), vec4<f32>(inf_f()), x > vec4<f32>(88.8)), vec4<f32>(0.0), x < vec4<f32>(-104.0));
+}
+fn fexp24(x: vec4<f32>) -> vec4<f32> {
+    return select(select(exp2(x), vec4<f32>(inf_f()), x >= vec4<f32>(128.0)), vec4<f32>(0.0), x < vec4<f32>(-150.0));
+}
+fn ftanh4(x: vec4<f32>) -> vec4<f32> { return select(tanh(x), sign(x), abs(x) > vec4<f32>(10.0)); }
+fn fsign4(x: vec4<f32>) -> vec4<f32> {
+    return select(select(vec4<f32>(-1.0), vec4<f32>(1.0), x > vec4<f32>(0.0)), x, x == vec4<f32>(0.0));
+}
+fn fabs4(x: vec4<f32>) -> vec4<f32> { return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)); }
 "#;
 
 /// A number as WGSL source: its exact bits, so that no rounding of a decimal printout and no text of the user's can
@@ -467,7 +490,8 @@ fn statements(program: &Program, which: &[bool], input_name: &dyn Fn(usize) -> S
 
 /// WGSL as the shared lowering writes it for four elements at once (`vec4<f32>`, or `vec4<bool>`), values named
 /// `w<k>`, with WGSL's own operators: right wherever every value on the way is finite and no division has a zero
-/// operand, which [`vec4_statements`] tests. Calls go through the helpers lane by lane.
+/// operand, which [`vec4_statements`] tests. Calls take the four lanes at once where a branch-free twin of the helper
+/// exists, and go through the helpers lane by lane elsewhere.
 struct Vec4;
 
 impl Dialect for Vec4 {
@@ -516,8 +540,32 @@ impl Dialect for Vec4 {
     }
 
     fn call(&self, func: Func, a: &[String]) -> String {
-        if func == Func::Where {
-            return format!("select({}, {}, {})", a[2], a[1], a[0]);
+        // The functions with a branch-free twin ([`HELPERS`]) or a WGSL builtin that agrees with the helper on
+        // finite arguments (the only ones the common path keeps) take all four lanes at once: the helpers' branches,
+        // lane by lane, made `exp(-x*x) * sin(3*x)` 5% slower through Vulkan on an H200
+        // (`docs/results/nvidia-h200/half/tuning/7-vec4-helpers-lab.txt`). The others go through the helpers lane by
+        // lane.
+        let whole = match func {
+            Func::Where => return format!("select({}, {}, {})", a[2], a[1], a[0]),
+            Func::Exp => "fexp4",
+            Func::Exp2 => "fexp24",
+            Func::Sin => "fsin4",
+            Func::Cos => "fcos4",
+            Func::Tan => "ftan4",
+            Func::Tanh => "ftanh4",
+            Func::Sign => "fsign4",
+            Func::Abs => "fabs4",
+            Func::Floor => "floor",
+            Func::Ceil => "ceil",
+            Func::Round => "round",
+            Func::Trunc => "trunc",
+            Func::Min => "min",
+            Func::Max => "max",
+            Func::Clamp => return format!("min(max({}, {}), {})", a[0], a[1], a[2]),
+            _ => "",
+        };
+        if !whole.is_empty() {
+            return format!("{whole}({})", a.join(", "));
         }
         let lanes: Vec<String> = ["x", "y", "z", "w"]
             .iter()
@@ -1699,6 +1747,25 @@ mod tests {
         // A division's zero operands send the vec4 to the guarded path too.
         assert!(common.contains("0x7fffffffu)) == vec4<u32>(0u)"), "{map}");
         assert_eq!(map.matches("gw_element(").count(), 4, "{map}");
+    }
+
+    /// A call whose helper has a branch-free twin takes the four lanes at once on the common path; a call without
+    /// one goes through its helper lane by lane; the guarded path calls the helpers either way.
+    #[test]
+    fn calls_with_a_branch_free_twin_take_the_four_lanes_at_once() {
+        let program =
+            Expr::parse("y = exp(-x*x) * sin(3*x) + clamp(floor(x), -1, 1) + log(x)").unwrap().bind(&[]).unwrap();
+        let source = elementwise_source(&program, Dtype::F32, F16Narrowing::Integer);
+        crate::validate_wgsl(&source, "expr_map").unwrap();
+        let map = &source[source.find("fn expr_map").unwrap()..];
+        let common = &map[..map.find("if (worst == 0x7f800000u)").unwrap()];
+        for twin in ["fexp4(w", "fsin4(w", "floor(w", "min(max(w"] {
+            assert!(common.contains(twin), "{twin} missing from {common}");
+        }
+        assert!(!common.contains("fexp(w") && !common.contains("fsin(w"), "{common}");
+        assert!(common.contains("flog(w") && common.contains(".x), flog(w"), "{common}");
+        let element = &source[source.find("fn gw_element").unwrap()..source.find("fn expr_map").unwrap()];
+        assert!(element.contains("fexp(") && element.contains("fsin(") && !element.contains("fexp4("), "{element}");
     }
 
     /// The dispatches made on the first launch serve every later one: launching resident data again gives the same
