@@ -92,3 +92,60 @@ fn e_vec4(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     out0[q] = w9;
 }
+// Eight elements an invocation: e_x2 reads two neighbouring vec4s (32 bytes), e_halves one vec4 in each half of the
+// array (P3 = the number of vec4s in the first half), each with its own guarded fallback.
+struct E2Out { value: vec4<f32>, worst: u32 }
+fn e2_common(x0: vec4<f32>) -> E2Out {
+    var special = vec4<u32>(0u);
+    special = max(special, bitcast<vec4<u32>>(x0) & vec4<u32>(0x7f800000u));
+    let w3: vec4<f32> = ((-x0) * x0);
+    special = max(special, bitcast<vec4<u32>>(w3) & vec4<u32>(0x7f800000u));
+    let w4: vec4<f32> = fexp4(w3);
+    special = max(special, bitcast<vec4<u32>>(w4) & vec4<u32>(0x7f800000u));
+    let w7: vec4<f32> = (vec4<f32>(bitcast<f32>(0x40400000u)) * x0);
+    special = max(special, bitcast<vec4<u32>>(w7) & vec4<u32>(0x7f800000u));
+    let w8: vec4<f32> = fsin4(w7);
+    special = max(special, bitcast<vec4<u32>>(w8) & vec4<u32>(0x7f800000u));
+    let w9: vec4<f32> = (w4 * w8);
+    special = max(special, bitcast<vec4<u32>>(w9) & vec4<u32>(0x7f800000u));
+    return E2Out(w9, max(max(special.x, special.y), max(special.z, special.w)));
+}
+fn e2_guarded(x0: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(gw_element(x0.x)[0], gw_element(x0.y)[0], gw_element(x0.z)[0], gw_element(x0.w)[0]);
+}
+@compute @workgroup_size(256)
+fn e_x2(@builtin(global_invocation_id) id: vec3<u32>) {
+    let p = id.x + id.y * params.row;
+    let quads = (params.n + 3u) / 4u;
+    let q0 = 2u * p;
+    if (q0 >= quads) { return; }
+    let q1 = min(q0 + 1u, quads - 1u);
+    let x0 = in0[q0];
+    let x1 = in0[q1];
+    let a = e2_common(x0);
+    let b = e2_common(x1);
+    var y0 = a.value;
+    if (a.worst == 0x7f800000u) { y0 = e2_guarded(x0); }
+    var y1 = b.value;
+    if (b.worst == 0x7f800000u) { y1 = e2_guarded(x1); }
+    out0[q0] = y0;
+    out0[q1] = y1;
+}
+@compute @workgroup_size(256)
+fn e_halves(@builtin(global_invocation_id) id: vec3<u32>) {
+    let p = id.x + id.y * params.row;
+    let quads = (params.n + 3u) / 4u;
+    let half = params.base;
+    if (p >= half) { return; }
+    let q1 = min(p + half, quads - 1u);
+    let x0 = in0[p];
+    let x1 = in0[q1];
+    let a = e2_common(x0);
+    let b = e2_common(x1);
+    var y0 = a.value;
+    if (a.worst == 0x7f800000u) { y0 = e2_guarded(x0); }
+    var y1 = b.value;
+    if (b.worst == 0x7f800000u) { y1 = e2_guarded(x1); }
+    out0[p] = y0;
+    out0[q1] = y1;
+}
