@@ -1,7 +1,7 @@
 """Shapes of the CUDA backend's one-kernel reduction, timed without rebuilding the Rust workspace.
 
 Starts from `s = sum(x*x)` as the backend generated it before its reductions took the shapes this lab found
-(`lab/sum_xx_f32.cu`, printed by the CUDA crate's `expr_source` example), applies each edit to its text, compiles it with CuPy's NVRTC, checks its value against
+(`lab/sum_xx_f32.cu`, printed by the CUDA crate's `expr_cuda_source` example), applies each edit to its text, compiles it with CuPy's NVRTC, checks its value against
 float64, and times it in batches of 20 back-to-back launches between two CUDA events (as gpuworthy's `kernel`
 column is timed), beside `torch.compile`'s `(x*x).sum()` and a device copy of the same bytes in batches, in the same
 run. Each shape is timed in several rounds, interleaved, and the median of each round printed.

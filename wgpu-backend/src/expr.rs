@@ -12,7 +12,7 @@
 //! now reaches (`docs/results/nvidia-h200/README.md`, "Why the code is shaped so"). In a reduction every workgroup
 //! combines its threads' grid-stride terms in shared memory and writes one partial; then one workgroup combines the
 //! partials and applies the post-map: the last to finish, where a storage barrier orders memory for the whole device
-//! (Vulkan, DX12), or a second dispatch elsewhere ([`ReductionFinish`]).
+//! (Vulkan), or a second dispatch elsewhere ([`ReductionFinish`]).
 //!
 //! Arrays of 16-bit elements (`--dtype f16|bf16`) are bound as two words per four elements, widened to `f32` as they
 //! are read and rounded to nearest even as they are written (`Stored`). WGSL's `f16` type needs the `shader-f16`
@@ -50,12 +50,14 @@ const REDUCE_GROUPS: u32 = 1024;
 /// A second dispatch of one workgroup is the portable way, but a dispatch costs a few microseconds of its own: on the
 /// H200 a 16-bit `sum(x*x)` at 1024 elements took 8.14 µs where a map of the same bytes took 4.68
 /// (`docs/results/nvidia-h200/half/reduction-floor.txt`), and at 2^26 elements that difference kept the reduction
-/// below the copy. The last workgroup to finish can combine the partials itself, as CUDA's reductions do, where
-/// a storage barrier orders memory for the whole device: naga writes WGSL's `storageBarrier()` as a
-/// device-scoped acquire-release barrier for Vulkan (SPIR-V's `OpControlBarrier` at `Device` scope) and as
-/// `DeviceMemoryBarrierWithGroupSync` for DX12, but as a threadgroup barrier for Metal and a buffer barrier for GL,
-/// which order memory for one workgroup only. WGSL itself promises no more than the workgroup, so the one-pass form
-/// is chosen by the backend, never assumed.
+/// below the copy. The last workgroup to finish can combine the partials itself, as CUDA's reductions do, where a
+/// storage barrier orders memory for the whole device and the partials' atomic loads and stores reach it. WGSL itself
+/// promises no more than the workgroup, so the one-pass form is chosen by the backend, never assumed: naga writes
+/// `storageBarrier()` for Vulkan as SPIR-V's `OpControlBarrier` with `Device` memory scope and the atomics as
+/// device-scoped `OpAtomicLoad` and `OpAtomicStore`, which the Vulkan memory model orders across workgroups. For DX12
+/// it writes the barrier as `DeviceMemoryBarrierWithGroupSync` but the atomic loads and stores as plain loads and
+/// stores of a buffer that is not `globallycoherent`, which another workgroup may read from a stale cache; for Metal
+/// it writes a threadgroup barrier, and for GL a buffer barrier. Those keep the second dispatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReductionFinish {
     /// A second dispatch of one workgroup reads every partial (`expr_partials`, then `expr_finish`).
@@ -65,10 +67,11 @@ pub enum ReductionFinish {
 }
 
 impl ReductionFinish {
-    /// The form for an adapter on `backend`: one pass where a storage barrier reaches the whole device.
+    /// The form for an adapter on `backend`: one pass on Vulkan, where the barrier and the atomics reach the whole
+    /// device.
     pub fn for_backend(backend: wgpu::Backend) -> Self {
         match backend {
-            wgpu::Backend::Vulkan | wgpu::Backend::Dx12 => ReductionFinish::LastWorkgroup,
+            wgpu::Backend::Vulkan => ReductionFinish::LastWorkgroup,
             _ => ReductionFinish::SecondPass,
         }
     }
@@ -1260,7 +1263,7 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
         return s;
     }
     // One pass: every workgroup stores its partial; in the last chunk's dispatch (`params.row` = 1) each then
-    // releases it (a storage barrier, device-scoped on Vulkan and DX12) before counting itself done, and the
+    // releases it (a storage barrier, device-scoped on Vulkan) before counting itself done, and the
     // workgroup that counts last acquires every partial (a second barrier) and finishes. It resets the counter for
     // the next launch.
     s.push_str(

@@ -1,4 +1,4 @@
-// s = sum(x*x) on f32 arrays as the CUDA backend generates it now (expr_source), launched on four blocks an SM.
+// s = sum(x*x) on f32 arrays as the CUDA backend generates it now (expr_cuda_source), launched on four blocks an SM.
 static __device__ __forceinline__ float gw_sign(float x) {
     return (isnan(x) || x == 0.0f) ? x : (x > 0.0f ? 1.0f : -1.0f);
 }

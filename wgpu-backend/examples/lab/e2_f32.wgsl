@@ -1,4 +1,4 @@
-// y = exp(-x*x) * sin(3*x) on f32 arrays: e_now as the backend generated it (expr_source 'y = exp(-x*x) *
+// y = exp(-x*x) * sin(3*x) on f32 arrays: e_now as the backend generated it (expr_wgsl_source 'y = exp(-x*x) *
 // sin(3*x)' - f32), which calls the guarded helpers lane by lane on its common path, and e_vec4, which calls
 // branch-free vec4 twins of them there (equal for every finite argument; a NaN or an infinity argument sends the vec4
 // to the guarded path either way). With expr_helpers.wgsl (wgsl_lab expr_helpers.wgsl+e2_f32.wgsl).

@@ -1,4 +1,4 @@
-// What the expression kernels of the lab's files share, as the backend generated it (expr_source): the parameters, the
+// What the expression kernels of the lab's files share, as the backend generated it (expr_wgsl_source): the parameters, the
 // helpers that spell out the language's semantics, and bf16's widening and rounding, the widening in the lab's form
 // (each f32 word's upper half for both of its elements: the lab's inputs are f32 words in [0, 1), whose lower halves
 // would be bf16 values of any exponent, NaN included). wgsl_lab reads it with each file: `expr_helpers.wgsl+FILE`.

@@ -1,4 +1,4 @@
-// The Horner polynomial of the expression peers on bf16 arrays, as the backend generated it (expr_source), with the
+// The Horner polynomial of the expression peers on bf16 arrays, as the backend generated it (expr_wgsl_source), with the
 // lab's bindings and inputs (each f32 word's upper half for both its elements: values in [0, 1)): p_now rounds with
 // the NaN case on every path; p_finite and p_pair leave it out on the common path (p_pair also packs each pair as it
 // takes the upper halves, as the backend now does), p_extract takes the parity bit with extractBits; p_copy copies.

@@ -1,4 +1,4 @@
-// s = sum(x*x) on bf16 arrays as the backend generated it (expr_source): the first pass s_now at several grids, the
+// s = sum(x*x) on bf16 arrays as the backend generated it (expr_wgsl_source): the first pass s_now at several grids, the
 // finish s_finish, and finishes cut down to find the second dispatch's cost (f_loads, f_empty, f_combine).
 // With expr_helpers.wgsl (wgsl_lab expr_helpers.wgsl+half_sum.wgsl).
 @group(0) @binding(1) var<storage, read> in0: array<vec2<u32>>;

@@ -1,4 +1,4 @@
-// s = sum(x*x) on bf16 arrays in one dispatch, as the backend generated it (expr_source 's = sum(x*x)' - bf16
+// s = sum(x*x) on bf16 arrays in one dispatch, as the backend generated it (expr_wgsl_source 's = sum(x*x)' - bf16
 // subgroups): every workgroup writes its partial, and with P1 = 1 the last to finish adds them. The lab binds one
 // output, so the counter of finished workgroups is its word 16383 (the backend binds it on its own); with P1 = 0 the
 // kernel is the first pass alone, which says what the finish costs at each grid.

@@ -3,7 +3,7 @@
 //! expression became. Needs no GPU: nothing is compiled or run.
 //!
 //! ```text
-//! cargo run -p gpuworthy-cuda --example expr_source -- 's = sum(x*x)' - [f32|f16|bf16]
+//! cargo run -p gpuworthy-cuda --example expr_cuda_source -- 's = sum(x*x)' - [f32|f16|bf16]
 //! ```
 //!
 //! The second argument names the scalars (`-` for none). An elementwise expression prints the kernel its launches
@@ -16,7 +16,7 @@ use gpuworthy_cuda::expr::{elementwise_source, reduction_source};
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(source), Some(scalars)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: expr_source EXPRESSION SCALARS|- [f32|f16|bf16]");
+        eprintln!("usage: expr_cuda_source EXPRESSION SCALARS|- [f32|f16|bf16]");
         return std::process::ExitCode::FAILURE;
     };
     let scalars: Vec<&str> = if scalars == "-" { Vec::new() } else { scalars.split(',').collect() };
@@ -25,14 +25,14 @@ fn main() -> std::process::ExitCode {
         Some("f16") => Dtype::F16,
         Some("bf16") => Dtype::Bf16,
         Some(other) => {
-            eprintln!("expr_source: `{other}` is not f32, f16 or bf16");
+            eprintln!("expr_cuda_source: `{other}` is not f32, f16 or bf16");
             return std::process::ExitCode::FAILURE;
         }
     };
     let program = match Expr::parse(source).and_then(|expr| expr.bind(&scalars)) {
         Ok(program) => program,
         Err(e) => {
-            eprintln!("expr_source: {e}");
+            eprintln!("expr_cuda_source: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };
