@@ -2,7 +2,8 @@
 
 Reads the CUDA sweep of `nvidia-h200/guide/block-size.txt` (`naive` and `vec4`, 32 to 1024 threads per block) and the
 wgpu sweep of the same GPU in `nvidia-h200/guide/block-size-wgpu.txt` (the WGSL shaders' workgroup size), and plots each
-variant's kernel median against the block size, both axes logarithmic.
+variant's kernel median against the block size, both axes logarithmic. A second panel draws the tail: square 2^16's
+`naive` kernel at 32, 256 and 1024 threads per block (the same file), with the blocks each grid has on 132 SMs.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ for variant in ("naive", "vec4"):
 wgpu = sweep(_chart.read(WGPU), "gpuworthy run square --size 2^26 --backend wgpu --quick --no-validate "
                                 "--block-size 32,64,128,256,512,1024")
 
-figure, ax = plt.subplots()
+figure, (ax, tail) = plt.subplots(1, 2, figsize=(12, 5.2), gridspec_kw={"width_ratios": [2, 1]})
 styles = {"naive": "o", "vec4": "s"}
 for backend, lines, colour, dash in [("cuda", cuda, _chart.COLOURS["cuda"], "-"),
                                      ("wgpu", wgpu, _chart.COLOURS["wgpu"], "--")]:
@@ -61,9 +62,16 @@ ax.set_yticks([m * 10 ** e for e in range(int(math.log10(low)), int(math.log10(h
 ax.set_xlabel("threads per block (CUDA) or invocations per workgroup (wgpu)")
 ax.set_ylabel("kernel time, square 2^26 (µs, logarithmic)")
 ax.legend()
+small = sweep(_chart.read(CUDA), "gpuworthy run square --size 2^16 --backend cuda --variant naive --quick "
+                                 "--block-size 32,256,1024")["naive"]
+labels = [f"{b} threads\n{65536 // b} blocks" for b, _ in small]
+_chart.bars(tail, labels, [t * 1e6 for _, t in small], [_chart.COLOURS["cuda"]] * len(small), "µs")
+tail.set_xlim(0, max(t for _, t in small) * 1e6 * 1.35)
+tail.set_title("the tail: square 2^16, naive, on 132 SMs", fontsize=10, loc="left")
+tail.set_xlabel("kernel time (µs)")
 figure.suptitle(
-    "One thread per element needs large blocks to keep the memory busy;\n"
-    "CUDA's grid-stride vec4 kernel hardly depends on the block size",
+    "One thread per element needs large blocks to keep the memory busy; CUDA's grid-stride vec4 kernel hardly\n"
+    "depends on the block size. On a small grid, how the blocks spread over the SMs decides instead",
     fontsize=12,
 )
 _chart.save(figure, "13-block-size", f"{CUDA} and docs/results/{WGPU}")
