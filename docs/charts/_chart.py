@@ -63,12 +63,14 @@ def save(figure: "plt.Figure", name: str, source: str) -> pathlib.Path:
     return path
 
 
-def bars(ax: "plt.Axes", labels: List[str], values: List[float], colours: List[str], unit: str) -> None:
-    """Horizontal bars with their values written at their ends."""
+def bars(
+    ax: "plt.Axes", labels: List[str], values: List[float], colours: List[str], unit: str, digits: str = ".3g"
+) -> None:
+    """Horizontal bars with their values written at their ends, in the format `digits` (`.0f` for whole GB/s)."""
     ax.barh(labels, values, color=colours)
     ax.invert_yaxis()
     for y, v in enumerate(values):
-        ax.text(v, y, f" {v:.3g} {unit}", va="center", fontsize=9)
+        ax.text(v, y, f" {v:{digits}} {unit}".rstrip(), va="center", fontsize=9)
     ax.set_xlabel(unit)
 
 

@@ -49,10 +49,7 @@ def draw(name: str, workload: str, size: str, torch_prefix: str, torch_label: st
     values = [r for _, r in cuda] + [r for _, r in wgpu] + [torch]
     colours = [_chart.COLOURS["cuda"]] * len(cuda) + [_chart.COLOURS["wgpu"]] * len(wgpu) + [_chart.COLOURS["torch"]]
     figure, ax = plt.subplots(figsize=(9, 1.6 + 0.45 * len(labels)))
-    ax.barh(labels, values, color=colours)
-    ax.invert_yaxis()
-    for y, v in enumerate(values):
-        ax.text(v, y, f" {v:.0f}", va="center", fontsize=9)
+    _chart.bars(ax, labels, values, colours, "", digits=".0f")
     for peak, colour, who in ((cuda_peak, _chart.COLOURS["cuda"], "CUDA"), (wgpu_peak, _chart.COLOURS["wgpu"], "wgpu")):
         ax.axvline(peak, color=colour, linestyle="--", linewidth=1, label=f"{who}'s copy peak, {peak:.0f} GB/s")
     ax.legend(loc="lower right", fontsize=8)
