@@ -2,8 +2,9 @@
 
 Reads the CUDA sweep of `nvidia-h200/guide/block-size.txt` (`naive` and `vec4`, 32 to 1024 threads per block) and the
 wgpu sweep of the same GPU in `nvidia-h200/guide/block-size-wgpu.txt` (the WGSL shaders' workgroup size), and plots each
-variant's kernel median against the block size, both axes logarithmic. A second panel draws the tail: square 2^16's
-`naive` kernel at 32, 256 and 1024 threads per block (the same file), with the blocks each grid has on 132 SMs.
+variant's kernel median against the block size, both axes logarithmic. A second panel draws the tail
+(`nvidia-h200/guide/tail-waves.txt`): mandelbrot's inside region, every block of the same long work, its kernel time
+against the number of blocks, with the full waves (1056 and 2112 blocks on 132 SMs) marked.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import _chart
 
 CUDA = "nvidia-h200/guide/block-size.txt"
 WGPU = "nvidia-h200/guide/block-size-wgpu.txt"
+TAIL = "nvidia-h200/guide/tail-waves.txt"
 
 
 def sweep(text: str, command: str) -> Dict[str, List[Tuple[int, float]]]:
@@ -39,7 +41,7 @@ for variant in ("naive", "vec4"):
 wgpu = sweep(_chart.read(WGPU), "gpuworthy run square --size 2^26 --backend wgpu --quick --no-validate "
                                 "--block-size 32,64,128,256,512,1024")
 
-figure, (ax, tail) = plt.subplots(1, 2, figsize=(12, 5.2), gridspec_kw={"width_ratios": [2, 1]})
+figure, (ax, tail) = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1.7, 1]})
 styles = {"naive": "o", "vec4": "s"}
 for backend, lines, colour, dash in [("cuda", cuda, _chart.COLOURS["cuda"], "-"),
                                      ("wgpu", wgpu, _chart.COLOURS["wgpu"], "--")]:
@@ -62,16 +64,24 @@ ax.set_yticks([m * 10 ** e for e in range(int(math.log10(low)), int(math.log10(h
 ax.set_xlabel("threads per block (CUDA) or invocations per workgroup (wgpu)")
 ax.set_ylabel("kernel time, square 2^26 (µs, logarithmic)")
 ax.legend()
-small = sweep(_chart.read(CUDA), "gpuworthy run square --size 2^16 --backend cuda --variant naive --quick "
-                                 "--block-size 32,256,1024")["naive"]
-labels = [f"{b} threads\n{65536 // b} blocks" for b, _ in small]
-_chart.bars(tail, labels, [t * 1e6 for _, t in small], [_chart.COLOURS["cuda"]] * len(small), "µs")
-tail.set_xlim(0, max(t for _, t in small) * 1e6 * 1.35)
-tail.set_title("the tail: square 2^16, naive, on 132 SMs", fontsize=10, loc="left")
-tail.set_xlabel("kernel time (µs)")
+waves = [
+    (int(b), _chart.times_in(re.sub(r"±[0-9]+%", "", row))[3] * 1e6)
+    for b, row in re.findall(r"# B = (\d+) blocks\n.*\n\s+(naive .*)", _chart.read(TAIL))
+]
+blocks, times = zip(*waves)
+tail.plot(blocks, times, "-o", color=_chart.COLOURS["cuda"], markersize=4)
+for wave in (1056, 2112):
+    tail.axvline(wave, color="#555555", linestyle=":", linewidth=1)
+at = dict(waves)
+tail.text(0.03, 0.97, "\n".join(f"{b} blocks: {at[b]:g} µs" for b in (1056, 1057, 1188, 2112, 2113)),
+          transform=tail.transAxes, va="top", fontsize=8, family="monospace")
+tail.set_xlabel("blocks of 256 threads (dotted: full waves)")
+tail.set_ylabel("kernel time (µs)")
+tail.set_ylim(0, max(times) * 1.15)
+tail.set_title("the tail: mandelbrot inside, 1000 iterations a pixel", fontsize=10, loc="left")
 figure.suptitle(
     "One thread per element needs large blocks to keep the memory busy; CUDA's grid-stride vec4 kernel hardly\n"
-    "depends on the block size. On a small grid, how the blocks spread over the SMs decides instead",
+    "depends on the block size. With long blocks, one block past a full wave costs as much as one more on every SM",
     fontsize=12,
 )
-_chart.save(figure, "13-block-size", f"{CUDA} and docs/results/{WGPU}")
+_chart.save(figure, "13-block-size", f"{CUDA}, docs/results/{WGPU} and docs/results/{TAIL}")

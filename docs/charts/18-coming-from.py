@@ -5,7 +5,7 @@ Left: square 2^26, the kernel time of gpuworthy's CUDA `naive` and `vec4` (the f
 lines of the same file).
 
 Right: the host's cost of one Python call on 1024 floats resident on the GPU, `gpuworthy.expr(...)` against CuPy's
-`ElementwiseKernel`, in runs 1 and 2 of `nvidia-h200/python/overhead.txt`.
+`ElementwiseKernel`, in every run of `nvidia-h200/python/overhead.txt` (each run a build of its own).
 """
 
 from __future__ import annotations
@@ -34,16 +34,18 @@ for name, label, shade in [("torch.square, 2^26", "torch.square", _chart.COLOURS
     line = next(l for l in text.splitlines() if l.startswith(name))
     bars.append((label, re.findall(TIME, line[len(name):])[0], shade))
 
-# Right: the first two runs of the call-cost bench.
-runs = re.split(r"\n(?=\$ )", _chart.read(CALLS))[:2]
+# Right: every run of the call-cost bench (each a build of its own: compare the two calls within a run).
 calls = []  # (run, gpuworthy's time, CuPy's time, as the file writes them)
-for block in runs:
-    run = re.search(r"# (run \d+)", block).group(1)  # type: ignore[union-attr]
-    ours = re.search(rf"^gpuworthy\.expr.*:\s*{TIME} per call", block, re.M).group(1)  # type: ignore[union-attr]
-    theirs = re.search(rf"^cupy\.ElementwiseKernel.*:\s*{TIME} per call", block, re.M).group(1)  # type: ignore[union-attr]
-    calls.append((run, ours, theirs))
+for block in re.split(r"\n(?=\$ )", _chart.read(CALLS)):
+    label = re.search(r"# runs? (\d+)(?:-(\d+))?", block)
+    if not label:
+        continue
+    ours = re.findall(rf"^gpuworthy\.expr.*:\s*{TIME} per call", block, re.M)
+    theirs = re.findall(rf"^cupy\.ElementwiseKernel.*:\s*{TIME} per call", block, re.M)
+    for k, (o, t) in enumerate(zip(ours, theirs)):
+        calls.append((f"run {int(label.group(1)) + k}", o, t))
 
-figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1.7, 1]})
+figure, (left, right) = plt.subplots(1, 2, figsize=(11, 6.4), gridspec_kw={"width_ratios": [1.7, 1]})
 
 
 
