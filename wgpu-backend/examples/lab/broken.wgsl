@@ -11,7 +11,7 @@ struct Params { n: u32, p1: u32, p2: u32, p3: u32 }
 fn square_broken(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i < params.n) {
-        // BUG: the index is a u32 and the product is assigned to an i32.
+        // BUG: the product of two f32 values is assigned to an i32 (the u32 index is fine).
         let v: i32 = input[i] * input[i];
         output[i] = f32(v);
     }
