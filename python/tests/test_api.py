@@ -108,6 +108,15 @@ def test_run_gives_phases_medians_spread_and_check():
     assert {x.variant for x in every} >= {"scalar", "simd"}
 
 
+def test_a_result_prints_as_its_table():
+    r = gpuworthy.run("square", 4096, backend="cpu", quick=True)
+    lines = str(r).splitlines()
+    assert lines[0].startswith(f"square 4096 on cpu ({r.device_name}), {r.variant}: ") and lines[0].endswith("check passed")
+    assert [line.split()[0] for line in lines[1:7]] == ["compile", "first", "upload", "kernel", "download", "end"]
+    # Each phase's median as a person reads it, then its spread.
+    assert gpuworthy._plot.seconds(r.kernel.median_s) in lines[4] and "to" in lines[4]
+
+
 def test_run_on_auto_says_why():
     r = gpuworthy.run("sum", "1K", quick=True)
     assert r.reason

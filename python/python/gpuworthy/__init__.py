@@ -157,6 +157,23 @@ class RunResult:
         matplotlib; :func:`plot_runs` puts several results side by side. Returns the axes."""
         return _plot.phases_chart([self], ax=ax, path=path)
 
+    def __str__(self) -> str:
+        """The result as ``print`` shows it: a title line, then each phase's median with its spread (p25 to p75), as
+        the command line's ``gpuworthy run`` prints its table."""
+        lines = [
+            f"{self.workload} {self.size} on {self.device} ({self.device_name}), {self.variant}: "
+            f"{self.kernel_gb_per_s:.1f} GB/s, {self.kernel_gflop_per_s:.1f} GFLOP/s, check {self.check}",
+            f"  compile     {_plot.seconds(self.compile_s):>10}",
+            f"  first call  {_plot.seconds(self.first_call_s):>10}",
+        ]
+        for name in ("upload", "kernel", "download", "end_to_end"):
+            phase = getattr(self, name)
+            lines.append(f"  {name.replace('_', ' '):11} {_plot.seconds(phase.median_s):>10}   "
+                         f"({_plot.seconds(phase.p25_s)} to {_plot.seconds(phase.p75_s)})")
+        if self.reason:
+            lines.append(f"  {self.reason}")
+        return "\n".join(lines)
+
     def _repr_html_(self) -> str:
         """The result as Jupyter shows it: every phase's median and spread, the throughput and the check."""
         rows = [("compile", _plot.seconds(self.compile_s), "", ""), ("first call", _plot.seconds(self.first_call_s), "", "")]
