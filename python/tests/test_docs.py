@@ -79,11 +79,11 @@ def needs_cuda(block):
     return re.search(r"""backend=["']cuda|pinned=True|pipelined=True""", block) is not None
 
 
+COMMANDS = chapter_commands()
+
+
 def test_the_chapters_have_python_commands():
     assert len(COMMANDS) >= AT_LEAST, [c for c, _, _ in COMMANDS]
-
-
-COMMANDS = chapter_commands()
 
 
 @pytest.mark.parametrize("chapter, index, block", COMMANDS, ids=[f"{c}:{i}" for c, i, _ in COMMANDS])
