@@ -22,7 +22,9 @@ use gpuworthy::core::expr::ExprInput;
 use gpuworthy::core::{Backend, BackendKind, Dtype, Error, Precision};
 use gpuworthy::device::dispatch::{CommandLineWorkload, WorkloadVisitor, visit_workload_named};
 use gpuworthy::device::group::DeviceGroup;
-use gpuworthy::measure::size::{Ladder, ParseSize, SizeRequest};
+use gpuworthy::measure::size::{
+    Ladder, ParseSize, SizeRequest, WorkloadOptions, parse_bins, parse_distribution, parse_max_iter, parse_region,
+};
 use gpuworthy::measure::{MeasureOptions, Measurement, Stats};
 use gpuworthy::model::Placement;
 use gpuworthy::model::reference::WhatIf;
@@ -170,15 +172,21 @@ struct RunRequest<'a> {
     precisions: Vec<gpuworthy::core::Precision>,
     /// The relative error accepted (`tolerance=`).
     tolerance: Option<f64>,
+    /// The workload's own parameters (`bins=`, `distribution=`, `region=`, `max_iter=`).
+    workload_options: WorkloadOptions,
 }
 
 impl WorkloadVisitor for RunRequest<'_> {
     type Output = gpuworthy::core::Result<Vec<Value>>;
     fn visit<W: CommandLineWorkload>(&mut self) -> Self::Output {
-        let params = match self.size {
+        let mut params = match self.size {
             Some(s) => W::Params::parse_size(s)?,
             None => W::quick_ladder().pop().ok_or_else(|| Error::invalid("the workload has no default size"))?,
         };
+        params.apply(&self.workload_options).map_err(|e| match e {
+            Error::InvalidInput(message) => Error::InvalidInput(python_option_names(&message)),
+            other => other,
+        })?;
         // A precision's bound depends on the size's cost, computed only for a size the machine could hold.
         let allowed = if self.precisions.is_empty() && self.tolerance.is_none() {
             None
@@ -254,8 +262,10 @@ impl WorkloadVisitor for RunRequest<'_> {
 /// and `--pipelined`); `launches` also times that many kernels between one upload and one download. `precision`
 /// (comma-separated names) and `tolerance` (a relative error) allow auto lower precisions, as `--precision` and
 /// `--tolerance` do, and filter `variant="all"`.
+/// `bins`, `distribution`, `region` and `max_iter` set the workload's own parameters (histogram's and mandelbrot's),
+/// as the command line's options of those names do; one the workload does not have is an error that names it.
 #[pyfunction]
-#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None, precision=None, tolerance=None))]
+#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None, precision=None, tolerance=None, bins=None, distribution=None, region=None, max_iter=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -270,7 +280,18 @@ fn run(
     launches: Option<usize>,
     precision: Option<&str>,
     tolerance: Option<f64>,
+    bins: Option<i64>,
+    distribution: Option<&str>,
+    region: Option<&str>,
+    max_iter: Option<i64>,
 ) -> PyResult<String> {
+    let named = |e: Error| PyValueError::new_err(python_option_names(&e.to_string()));
+    let workload_options = WorkloadOptions {
+        bins: bins.map(|b| parse_bins(&b.to_string())).transpose().map_err(named)?,
+        distribution: distribution.map(parse_distribution).transpose().map_err(named)?,
+        region: region.map(parse_region).transpose().map_err(named)?,
+        max_iter: max_iter.map(|m| parse_max_iter(&m.to_string())).transpose().map_err(named)?,
+    };
     let precisions = gpuworthy::core::Precision::parse_list(precision.unwrap_or_default()).map_err(to_python)?;
     if tolerance.is_some_and(|t| !(t > 0.0 && t < 1.0)) {
         return Err(PyValueError::new_err(format!(
@@ -297,10 +318,19 @@ fn run(
     }
     let options = MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
     let records = py.detach(|| {
-        let mut request = RunRequest { size, device, variant, options, launches, precisions, tolerance };
+        let mut request =
+            RunRequest { size, device, variant, options, launches, precisions, tolerance, workload_options };
         visit_workload_named(workload, &mut request)?
     });
     Ok(Value::Array(records.map_err(to_python)?).to_string())
+}
+
+/// A message about the workload's own options, with each option as `run` takes it (`max_iter`) rather than as the
+/// command line spells it (`--max-iter`).
+fn python_option_names(message: &str) -> String {
+    [("--bins", "bins"), ("--distribution", "distribution"), ("--region", "region"), ("--max-iter", "max_iter")]
+        .iter()
+        .fold(message.to_owned(), |text, (flag, name)| text.replace(flag, name))
 }
 
 /// What `run_group` asked for.

@@ -252,3 +252,23 @@ def test_precision_and_tolerance_choose_among_the_variants() -> None:
         gpuworthy.run("matmul", 64, backend="cpu", variant="all", precision="fp64")
     with pytest.raises(ValueError, match="too large"):
         gpuworthy.run("sum", "2^62", backend="cpu", variant="all", tolerance=1e-2)
+
+
+def test_a_workloads_own_options_reach_it_and_others_are_refused_by_name():
+    uniform = gpuworthy.run("histogram", "2^16", backend="cpu", variant="scalar", quick=True, bins=16)
+    skewed = gpuworthy.run("histogram", "2^16", backend="cpu", variant="scalar", quick=True, bins=16,
+                           distribution="skewed")
+    assert uniform.passed and skewed.passed
+    # Mandelbrot's flops count the iterations its pixels took: inside the set every pixel runs to the limit.
+    inside = gpuworthy.run("mandelbrot", 64, backend="cpu", quick=True, region="inside", max_iter=50)
+    boundary = gpuworthy.run("mandelbrot", 64, backend="cpu", quick=True, region="boundary", max_iter=50)
+    assert inside.passed and boundary.passed
+    assert inside.flops == 64 * 64 * 50 * 8 and boundary.flops < inside.flops
+    with pytest.raises(ValueError, match="bins"):
+        gpuworthy.run("square", 4096, backend="cpu", quick=True, bins=16)
+    with pytest.raises(ValueError, match="max_iter"):
+        gpuworthy.run("mandelbrot", 64, backend="cpu", quick=True, max_iter=0)
+    with pytest.raises(ValueError, match="unknown distribution"):
+        gpuworthy.run("histogram", 4096, backend="cpu", quick=True, distribution="wide")
+    with pytest.raises(ValueError, match="region"):
+        gpuworthy.run("mandelbrot", 64, backend="cpu", quick=True, region="1,0,0,1")

@@ -234,6 +234,10 @@ def run(  # type: ignore[overload-overlap]
     launches: Optional[int] = ...,
     precision: Union[str, Sequence[str], None] = ...,
     tolerance: Optional[float] = ...,
+    bins: Optional[int] = ...,
+    distribution: Optional[str] = ...,
+    region: Optional[str] = ...,
+    max_iter: Optional[int] = ...,
 ) -> List[RunResult]: ...
 
 
@@ -250,6 +254,10 @@ def run(
     launches: Optional[int] = ...,
     precision: Union[str, Sequence[str], None] = ...,
     tolerance: Optional[float] = ...,
+    bins: Optional[int] = ...,
+    distribution: Optional[str] = ...,
+    region: Optional[str] = ...,
+    max_iter: Optional[int] = ...,
 ) -> RunResult: ...
 
 
@@ -265,6 +273,10 @@ def run(
     launches: Optional[int] = None,
     precision: Union[str, Sequence[str], None] = None,
     tolerance: Optional[float] = None,
+    bins: Optional[int] = None,
+    distribution: Optional[str] = None,
+    region: Optional[str] = None,
+    max_iter: Optional[int] = None,
 ) -> Union[RunResult, List[RunResult]]:
     """Measures a built-in workload (``square``, ``saxpy``, ``sum``, ``softmax``, ``matmul``, ``mandelbrot``,
     ``histogram``, ``stencil``) at ``size`` (``1 << 24``, ``(1024, 1024)``, ``(M, K, N)`` or the command line's
@@ -281,6 +293,11 @@ def run(
     size (the root-mean-square error relative to the products' norms) is within it; as ``--precision`` and
     ``--tolerance`` do on the command line. With ``variant="all"`` they keep the device's variants in those precisions.
 
+    A workload's own parameters, as the command line's options of the same names: histogram's ``bins`` (1 to 65536)
+    and ``distribution`` (``"uniform"``, or ``"skewed"``: 90% of the values in one bin, the atomics' contention),
+    mandelbrot's ``region`` (``"whole"``, ``"inside"``, ``"boundary"`` or ``"XMIN,XMAX,YMIN,YMAX"``) and ``max_iter``
+    (1 to 2^20). An option the workload does not have is a ``ValueError`` that names it.
+
     Raises ``ValueError`` for a bad request (an unknown workload, variant or device, a malformed size, a size too
     large for this machine's memory or the device's limits, a bad ``GPUWORTHY_*`` variable), :class:`Unavailable` for
     a backend that cannot run here, ``RuntimeError`` for a device's failure.
@@ -288,7 +305,8 @@ def run(
     precisions = precision if precision is None or isinstance(precision, str) else ",".join(precision)
     records = json.loads(
         _gpuworthy.run(
-            workload, _size_text(size), backend, variant, quick, seed, pinned, pipelined, launches, precisions, tolerance
+            workload, _size_text(size), backend, variant, quick, seed, pinned, pipelined, launches, precisions, tolerance,
+            bins, distribution, region, max_iter,
         )
     )
     results = [RunResult._from(r) for r in records]

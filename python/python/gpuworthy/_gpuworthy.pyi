@@ -41,6 +41,10 @@ def run(
     launches: Optional[int] = None,
     precision: Optional[str] = None,
     tolerance: Optional[float] = None,
+    bins: Optional[int] = None,
+    distribution: Optional[str] = None,
+    region: Optional[str] = None,
+    max_iter: Optional[int] = None,
 ) -> str:
     """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
 
