@@ -264,8 +264,10 @@ impl WorkloadVisitor for RunRequest<'_> {
 /// `--tolerance` do, and filter `variant="all"`.
 /// `bins`, `distribution`, `region` and `max_iter` set the workload's own parameters (histogram's and mandelbrot's),
 /// as the command line's options of those names do; one the workload does not have is an error that names it.
+/// `block_size` sets the threads per block (CUDA) or invocations per workgroup (wgpu) of the elementwise kernels on a
+/// device opened for the call, as `--block-size` does.
 #[pyfunction]
-#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None, precision=None, tolerance=None, bins=None, distribution=None, region=None, max_iter=None))]
+#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None, precision=None, tolerance=None, bins=None, distribution=None, region=None, max_iter=None, block_size=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -284,6 +286,7 @@ fn run(
     distribution: Option<&str>,
     region: Option<&str>,
     max_iter: Option<i64>,
+    block_size: Option<u32>,
 ) -> PyResult<String> {
     let named = |e: Error| PyValueError::new_err(python_option_names(&e.to_string()));
     let workload_options = WorkloadOptions {
@@ -299,18 +302,33 @@ fn run(
             tolerance.unwrap_or_default()
         )));
     }
-    let device = match (pinned, pipelined) {
-        (false, false) => device_named(backend)?,
+    let device = match (pinned, pipelined, block_size) {
+        (false, false, None) => device_named(backend)?,
         _ => {
-            let memory = if pipelined { HostMemory::Pipelined } else { HostMemory::Pinned };
+            if backend == "auto" {
+                return Err(PyValueError::new_err(
+                    "pinned, pipelined and block_size set up one device: name it (backend=\"cuda\", \"wgpu\" ...), \
+                     not \"auto\"",
+                ));
+            }
+            let memory = match (pinned, pipelined) {
+                (_, true) => HostMemory::Pipelined,
+                (true, false) => HostMemory::Pinned,
+                (false, false) => HostMemory::Pageable,
+            };
             let spec: DeviceSpec = backend.parse().map_err(to_python)?;
-            if !matches!(spec, DeviceSpec::Cuda { .. }) {
+            if memory != HostMemory::Pageable && !matches!(spec, DeviceSpec::Cuda { .. }) {
                 return Err(PyValueError::new_err(format!(
                     "pinned and pipelined move a CUDA device's data through pinned memory: pass backend=\"cuda\" \
                      (or \"cuda:N\"), not {backend:?}"
                 )));
             }
-            Some(Device::open_with_host_memory(spec, memory).map_err(to_python)?)
+            // A device of its own, not the one `device_named` shares: its block size is set as it is opened.
+            let device = Device::open_with_host_memory(spec, memory).map_err(to_python)?;
+            Some(match block_size {
+                Some(threads) => device.with_elementwise_block_size(threads).map_err(to_python)?,
+                None => device,
+            })
         }
     };
     if launches == Some(0) {

@@ -272,3 +272,13 @@ def test_a_workloads_own_options_reach_it_and_others_are_refused_by_name():
         gpuworthy.run("histogram", 4096, backend="cpu", quick=True, distribution="wide")
     with pytest.raises(ValueError, match="region"):
         gpuworthy.run("mandelbrot", 64, backend="cpu", quick=True, region="1,0,0,1")
+
+
+def test_a_block_size_needs_a_named_gpu_backend():
+    with pytest.raises(ValueError, match="name it"):
+        gpuworthy.run("square", 4096, quick=True, block_size=256)
+    with pytest.raises(ValueError, match="no block size"):
+        gpuworthy.run("square", 4096, backend="cpu", quick=True, block_size=256)
+    if any(d.backend == "wgpu" and d.available for d in gpuworthy.devices()):
+        small = gpuworthy.run("square", 4096, backend="wgpu", variant="naive", quick=True, block_size=64)
+        assert small.passed

@@ -238,6 +238,7 @@ def run(  # type: ignore[overload-overlap]
     distribution: Optional[str] = ...,
     region: Optional[str] = ...,
     max_iter: Optional[int] = ...,
+    block_size: Optional[int] = ...,
 ) -> List[RunResult]: ...
 
 
@@ -258,6 +259,7 @@ def run(
     distribution: Optional[str] = ...,
     region: Optional[str] = ...,
     max_iter: Optional[int] = ...,
+    block_size: Optional[int] = ...,
 ) -> RunResult: ...
 
 
@@ -277,6 +279,7 @@ def run(
     distribution: Optional[str] = None,
     region: Optional[str] = None,
     max_iter: Optional[int] = None,
+    block_size: Optional[int] = None,
 ) -> Union[RunResult, List[RunResult]]:
     """Measures a built-in workload (``square``, ``saxpy``, ``sum``, ``softmax``, ``matmul``, ``mandelbrot``,
     ``histogram``, ``stencil``) at ``size`` (``1 << 24``, ``(1024, 1024)``, ``(M, K, N)`` or the command line's
@@ -298,6 +301,10 @@ def run(
     mandelbrot's ``region`` (``"whole"``, ``"inside"``, ``"boundary"`` or ``"XMIN,XMAX,YMIN,YMAX"``) and ``max_iter``
     (1 to 2^20). An option the workload does not have is a ``ValueError`` that names it.
 
+    ``block_size`` sets the threads per block (CUDA) or invocations per workgroup (wgpu) of the elementwise kernels,
+    ``square`` and ``saxpy``, on a device opened for the call (the command line's ``--block-size``; chapter 13's
+    lesson); it needs a named GPU backend.
+
     Raises ``ValueError`` for a bad request (an unknown workload, variant or device, a malformed size, a size too
     large for this machine's memory or the device's limits, a bad ``GPUWORTHY_*`` variable), :class:`Unavailable` for
     a backend that cannot run here, ``RuntimeError`` for a device's failure.
@@ -306,7 +313,7 @@ def run(
     records = json.loads(
         _gpuworthy.run(
             workload, _size_text(size), backend, variant, quick, seed, pinned, pipelined, launches, precisions, tolerance,
-            bins, distribution, region, max_iter,
+            bins, distribution, region, max_iter, block_size,
         )
     )
     results = [RunResult._from(r) for r in records]

@@ -45,6 +45,7 @@ def run(
     distribution: Optional[str] = None,
     region: Optional[str] = None,
     max_iter: Optional[int] = None,
+    block_size: Optional[int] = None,
 ) -> str:
     """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
 
