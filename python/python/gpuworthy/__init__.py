@@ -157,30 +157,33 @@ class RunResult:
         matplotlib; :func:`plot_runs` puts several results side by side. Returns the axes."""
         return _plot.phases_chart([self], ax=ax, path=path)
 
+    def _phase_rows(self) -> List[Tuple[str, str, str, str]]:
+        """Each phase as people read it: its name, median, p25 and p75 (the spread empty for the single-shot
+        compile and first call)."""
+        rows = [("compile", _plot.seconds(self.compile_s), "", ""), ("first call", _plot.seconds(self.first_call_s), "", "")]
+        for name in ("upload", "kernel", "download", "end_to_end"):
+            phase = getattr(self, name)
+            rows.append((name.replace("_", " "), _plot.seconds(phase.median_s), _plot.seconds(phase.p25_s),
+                         _plot.seconds(phase.p75_s)))
+        return rows
+
     def __str__(self) -> str:
         """The result as ``print`` shows it: a title line, then each phase's median with its spread (p25 to p75), as
         the command line's ``gpuworthy run`` prints its table."""
         lines = [
             f"{self.workload} {self.size} on {self.device} ({self.device_name}), {self.variant}: "
-            f"{self.kernel_gb_per_s:.1f} GB/s, {self.kernel_gflop_per_s:.1f} GFLOP/s, check {self.check}",
-            f"  compile     {_plot.seconds(self.compile_s):>10}",
-            f"  first call  {_plot.seconds(self.first_call_s):>10}",
+            f"{self.kernel_gb_per_s:.1f} GB/s, {self.kernel_gflop_per_s:.1f} GFLOP/s, check {self.check}"
         ]
-        for name in ("upload", "kernel", "download", "end_to_end"):
-            phase = getattr(self, name)
-            lines.append(f"  {name.replace('_', ' '):11} {_plot.seconds(phase.median_s):>10}   "
-                         f"({_plot.seconds(phase.p25_s)} to {_plot.seconds(phase.p75_s)})")
+        for name, median, p25, p75 in self._phase_rows():
+            spread = f"   ({p25} to {p75})" if p25 else ""
+            lines.append(f"  {name:11} {median:>10}{spread}")
         if self.reason:
             lines.append(f"  {self.reason}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         """The result as Jupyter shows it: every phase's median and spread, the throughput and the check."""
-        rows = [("compile", _plot.seconds(self.compile_s), "", ""), ("first call", _plot.seconds(self.first_call_s), "", "")]
-        for name in ("upload", "kernel", "download", "end_to_end"):
-            phase = getattr(self, name)
-            rows.append((name.replace("_", " "), _plot.seconds(phase.median_s), _plot.seconds(phase.p25_s),
-                         _plot.seconds(phase.p75_s)))
+        rows = self._phase_rows()
         caption = (
             f"{self.workload} {self.size} on {self.device} ({self.device_name}), {self.variant}: "
             f"{self.kernel_gb_per_s:.1f} GB/s, check {self.check}"
