@@ -6,8 +6,8 @@
 //! outside their domains, division by zero, `sign` of a NaN), and a WGSL implementation may assume no NaN or infinity
 //! occurs, so the generated code spells each case out with bit tests rather than `x != x`. Those guards cost a
 //! branch per operation; an elementwise kernel therefore computes its four elements first with WGSL's own operators
-//! on `vec4`s, folds the exponent bits of the values that could hide a special one into one test
-//! (`tested_values`), and takes the guarded path only for a `vec4` where a NaN, an infinity or a division by zero
+//! on `vec4`s, adds the magnitudes of the values that could hide a special one into one probe (`tested_values`,
+//! `vec4_statements`), and takes the guarded path only for a `vec4` where a NaN, an infinity or a division by zero
 //! appeared: the guarded path for every element made the Horner polynomial three times slower than the copy peak it
 //! now reaches (`docs/results/nvidia-h200/README.md`, "Why the code is shaped so"). In a reduction every workgroup
 //! combines its threads' grid-stride terms in shared memory and writes one partial; then one workgroup combines the
@@ -600,8 +600,9 @@ impl Dialect for Vec4 {
 /// WGSL's operators), at the accumulator, which carries the NaN or the infinity to the result as the language says.
 /// An input or a scalar that needs a test is tested once, whichever of its mentions needs it; a constant only when
 /// it is itself a NaN or an infinity. The Horner polynomial of eight terms tests two values an element this way (its
-/// input and its result) instead of 29: the tests are integer operations, and two for each of 29 values made the
-/// kernel compute-bound (the figures are in `docs/results/nvidia-h200/README.md`). `s = sum(x*x)` tests none.
+/// input and its result) instead of 29: the tests were then two integer operations a value, and 29 of them made the
+/// kernel compute-bound (the figures are in `docs/results/nvidia-h200/README.md`); a test is now one addition into
+/// [`vec4_statements`]' probe. `s = sum(x*x)` tests none.
 fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_on: bool) -> Vec<bool> {
     let nodes = &program.nodes;
     let mut uses: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -657,12 +658,20 @@ fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_
     tested
 }
 
-/// The statements computing the nodes marked in `which` for four elements at once ([`Vec4`]), the
-/// exponent bits of the values marked in `tested` ([`tested_values`]) folded into `special` with a `max`: `special`
-/// ends with a lane at `0x7f800000` exactly when a value on the way is a NaN or an infinity, or a division has a zero
-/// operand, in that lane.
+/// The statements computing the nodes marked in `which` for four elements at once ([`Vec4`]), the magnitudes of the
+/// values marked in `tested` ([`tested_values`]) added into `probe`, which [`PROBE_TEST`] reads: a lane of `probe` is
+/// a NaN or an infinity when a value on the way is one in that lane, or a division has a zero operand there.
+///
+/// The sum of magnitudes never cancels: an infinity keeps it infinite and a NaN makes it a NaN (IEEE `+` passes both
+/// on, which [`tested_values`] relies on too), and finite values that overflow it only send their `vec4` to the
+/// guarded path, which is exact. Because every term is non-negative, a compiler that fuses a product into the
+/// addition cannot bring an overflowed product back into range either. One `f32` addition a value (the absolute value
+/// is an operand modifier on GPUs) replaced an integer `and` and `max` a value, which the SMs issue at half the rate:
+/// on an H200 through Vulkan, `y = exp(-x*x) * sin(3*x)` tests six values an element, and the integer tests held its
+/// kernel at 145.9 µs on 2^26 `f32` elements against 139.3 with the probe and 137.5 for a copy of the same bytes
+/// (`docs/results/nvidia-h200/special-functions/probe-lab.txt`).
 fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String {
-    let mut out = String::from("    var special = vec4<u32>(0u);\n");
+    let mut out = String::from("    var probe = vec4<f32>(0.0);\n");
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         if program.types[id] == Type::Boolean {
             let _ = writeln!(out, "    let w{id}: vec4<bool> = {};", codegen::expression(&Vec4, program, id));
@@ -670,7 +679,7 @@ fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String
         }
         let _ = writeln!(out, "    let w{id}: vec4<f32> = {};", codegen::expression(&Vec4, program, id));
         if tested[id] {
-            let _ = writeln!(out, "    special = max(special, bitcast<vec4<u32>>(w{id}) & vec4<u32>(0x7f800000u));");
+            let _ = writeln!(out, "    probe = probe + abs(w{id});");
         }
         // A zero on either side of a division takes the guarded path too: a compiler that assumes finite values may
         // fold `x / 0` to 0 (llvmpipe did), and `0 / x` keeps its sign only there. So does a divisor of 2^126 or more,
@@ -678,15 +687,20 @@ fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String
         if let Node::Arith(Arith::Div, a, b) = &program.nodes[id] {
             let _ = writeln!(
                 out,
-                "    special = max(special, select(vec4<u32>(0u), vec4<u32>(0x7f800000u), \
+                "    probe = probe + select(vec4<f32>(0.0), vec4<f32>(inf_f()), \
                  (bitcast<vec4<u32>>(w{a}) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u) | \
                  (bitcast<vec4<u32>>(w{b}) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u) | \
-                 (bitcast<vec4<u32>>(w{b}) & vec4<u32>(0x7fffffffu)) >= vec4<u32>(0x7e800000u)));"
+                 (bitcast<vec4<u32>>(w{b}) & vec4<u32>(0x7fffffffu)) >= vec4<u32>(0x7e800000u));"
             );
         }
     }
     out
 }
+
+/// The statement after [`vec4_statements`] that reads its `probe`: `worst` is `0x7f800000` exactly when a lane of
+/// `probe` is a NaN or an infinity, that is when the `vec4` must take the guarded path.
+const PROBE_TEST: &str = "    let probe_bits = bitcast<vec4<u32>>(probe) & vec4<u32>(0x7f800000u);\n    \
+                          let worst = max(max(probe_bits.x, probe_bits.y), max(probe_bits.z, probe_bits.w));\n";
 
 /// The uniform block every generated shader reads: the chunk's length, the row width of a 2D grid (for a one-pass
 /// reduction, 1 in the last chunk's dispatch, whose last workgroup finishes), a run-time zero, the index of the
@@ -957,7 +971,7 @@ pub fn elementwise_source(program: &Program, dtype: Dtype, narrowing: F16Narrowi
     }
     let reached = program.reached(&roots);
     s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, &roots, false)));
-    s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
+    s.push_str(PROBE_TEST);
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
         let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).collect();
@@ -988,7 +1002,7 @@ fn half_map(program: &Program, stored: Stored, targets: &[String], roots: &[usiz
     let _ = writeln!(s, "fn gw_quad({}) -> array<vec2<u32>, {outputs}> {{", vectors.join(", "));
     let reached = program.reached(roots);
     s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, roots, false)));
-    s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
+    s.push_str(PROBE_TEST);
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
         let args: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}.{lane}")).collect();
@@ -1150,7 +1164,7 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
     let tested = tested_values(program, &reached, &[reduction.body], terms_pass_on);
     let terms_tested = tested.contains(&true);
     s.push_str(&vec4_statements(program, &reached, &tested));
-    s.push_str("    let worst = max(max(special.x, special.y), max(special.z, special.w));\n");
+    s.push_str(PROBE_TEST);
     let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
     let combine4 = |a: &str, b: &str| match kind {
         Reduce::Sum => format!("({a} + {b})"),
@@ -1895,6 +1909,12 @@ mod tests {
             "s = sum(x*1e30*1e30)",
             "m = min(1 / (x*1e30*1e30))",
             "p = prod(x*1e30)",
+            // A NaN on the way, hidden by a comparison: the probe adds magnitudes, and a NaN makes it a NaN.
+            "y = where(sqrt(x - 2) > 0, 1, 0)",
+            // Infinities of both signs on the way, whose sum would be a NaN rather than an infinity.
+            "y = where(x*1e30*1e30 > 1, 1, 0) + where(-x*1e30*1e30 > 1, 2, 0)",
+            // Finite values whose magnitudes add past f32's range: the vec4 takes the guarded path, which is exact.
+            "y = where(x*3e37 > 1e38, 1, 0) + where(x*3e37 > 1e38, 2, 0)",
         ];
         // Every lane of a vec4 differs: some overflow, some do not, one is zero.
         let values: Vec<f32> = vec![1.0, -1.0, 1e-30, 0.0, 3.0, -2.5, 1e-20, 0.5, 1e10, -1e-10, 7.0, 1e-38];
