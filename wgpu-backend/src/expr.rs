@@ -668,7 +668,7 @@ fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_
 /// addition cannot bring an overflowed product back into range either. One `f32` addition a value (the absolute value
 /// is an operand modifier on GPUs) replaced an integer `and` and `max` a value, which the SMs issue at half the rate:
 /// on an H200 through Vulkan, `y = exp(-x*x) * sin(3*x)` tests six values an element, and the integer tests held its
-/// kernel at 145.9 µs on 2^26 `f32` elements against 139.3 with the probe and 137.5 for a copy of the same bytes
+/// kernel at 145.9 µs on 2^26 `f32` elements against 139.3 with the probe and 137.6 for a copy of the same bytes
 /// (`docs/results/nvidia-h200/special-functions/probe-lab.txt`).
 fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String {
     let mut out = String::from("    var probe = vec4<f32>(0.0);\n");
