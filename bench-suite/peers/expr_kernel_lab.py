@@ -6,8 +6,10 @@ it, each compiled by CuPy's NVRTC and run on the same 2^26 float32 inputs, unifo
 line gives the largest error against a float64 reference, in units of the f32 result's spacing (ulp) and absolute.
 
     python3 bench-suite/peers/expr_kernel_lab.py [LOG2_N]
+    BATCH=20 python3 bench-suite/peers/expr_kernel_lab.py [LOG2_N]   # each sample 20 back-to-back calls, per call
 """
 
+import os
 import statistics
 import sys
 
@@ -76,6 +78,95 @@ extern "C" __global__ void expr_map(const float* __restrict__ p_in0, float* __re
 }
 """
 
+# Eight a thread, each of a block's two loads 16 bytes a thread side by side (every load of a warp 512 contiguous
+# bytes): thread t of block b reads float4s 512 b + t and 512 b + 256 + t, where EIGHT's read 2 t and 2 t + 1.
+EIGHT_INTERLEAVED = ELEMENT + r"""
+extern "C" __global__ void expr_map(const float* __restrict__ p_in0, float* __restrict__ p_out0, long long n) {
+    const unsigned q = blockIdx.x * (2 * blockDim.x) + threadIdx.x;
+    const unsigned r = q + blockDim.x;
+    if (4ll * r + 4 > n) return;
+    const float4 a = reinterpret_cast<const float4*>(p_in0)[q];
+    const float4 b = reinterpret_cast<const float4*>(p_in0)[r];
+    float4 ya, yb;
+    gw_element(a.x, ya.x); gw_element(a.y, ya.y); gw_element(a.z, ya.z); gw_element(a.w, ya.w);
+    gw_element(b.x, yb.x); gw_element(b.y, yb.y); gw_element(b.z, yb.z); gw_element(b.w, yb.w);
+    reinterpret_cast<float4*>(p_out0)[q] = ya;
+    reinterpret_cast<float4*>(p_out0)[r] = yb;
+}
+"""
+
+# Eight a thread, one float4 in each half of the array.
+EIGHT_HALVES = ELEMENT + r"""
+extern "C" __global__ void expr_map(const float* __restrict__ p_in0, float* __restrict__ p_out0, long long n) {
+    const unsigned q = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned half = (unsigned)(n / 8);
+    if (q >= half) return;
+    const float4 a = reinterpret_cast<const float4*>(p_in0)[q];
+    const float4 b = reinterpret_cast<const float4*>(p_in0)[q + half];
+    float4 ya, yb;
+    gw_element(a.x, ya.x); gw_element(a.y, ya.y); gw_element(a.z, ya.z); gw_element(a.w, ya.w);
+    gw_element(b.x, yb.x); gw_element(b.y, yb.y); gw_element(b.z, yb.z); gw_element(b.w, yb.w);
+    reinterpret_cast<float4*>(p_out0)[q] = ya;
+    reinterpret_cast<float4*>(p_out0)[q + half] = yb;
+}
+"""
+
+# As the generator writes the shape of EIGHT_HALVES (`gpuworthy_cuda::expr::elementwise_source`): 64-bit indices, the
+# thread whose second float4 is partial or past the end taking its elements one by one.
+GENERATED_HALVES = ELEMENT + r"""
+extern "C" __global__ void expr_map(const float* __restrict__ p_in0, float* __restrict__ p_out0, long long n) {
+    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long half = ((n + 3) / 4 + 1) / 2;
+    if (q >= half) return;
+    const long long ia = 4 * q;
+    const long long ib = 4 * (q + half);
+    const bool whole = ib + 4 <= n;
+    float x0_0, x0_1, x0_2, x0_3, x0_4, x0_5, x0_6, x0_7;
+    if (whole) {
+        const float4 x0a = reinterpret_cast<const float4*>(p_in0)[q];
+        const float4 x0b = reinterpret_cast<const float4*>(p_in0)[q + half];
+        x0_0 = x0a.x; x0_1 = x0a.y; x0_2 = x0a.z; x0_3 = x0a.w; x0_4 = x0b.x; x0_5 = x0b.y; x0_6 = x0b.z; x0_7 = x0b.w;
+    } else {
+        x0_0 = ia + 0 < n ? p_in0[ia + 0] : 0.0f;
+        x0_1 = ia + 1 < n ? p_in0[ia + 1] : 0.0f;
+        x0_2 = ia + 2 < n ? p_in0[ia + 2] : 0.0f;
+        x0_3 = ia + 3 < n ? p_in0[ia + 3] : 0.0f;
+        x0_4 = ib + 0 < n ? p_in0[ib + 0] : 0.0f;
+        x0_5 = ib + 1 < n ? p_in0[ib + 1] : 0.0f;
+        x0_6 = ib + 2 < n ? p_in0[ib + 2] : 0.0f;
+        x0_7 = ib + 3 < n ? p_in0[ib + 3] : 0.0f;
+    }
+    float y0_0, y0_1, y0_2, y0_3, y0_4, y0_5, y0_6, y0_7;
+    gw_element(x0_0, y0_0);
+    gw_element(x0_1, y0_1);
+    gw_element(x0_2, y0_2);
+    gw_element(x0_3, y0_3);
+    gw_element(x0_4, y0_4);
+    gw_element(x0_5, y0_5);
+    gw_element(x0_6, y0_6);
+    gw_element(x0_7, y0_7);
+    if (whole) {
+        const float4 y0a = make_float4(y0_0, y0_1, y0_2, y0_3);
+        reinterpret_cast<float4*>(p_out0)[q] = y0a;
+        const float4 y0b = make_float4(y0_4, y0_5, y0_6, y0_7);
+        reinterpret_cast<float4*>(p_out0)[q + half] = y0b;
+    } else {
+        if (ia + 0 < n) p_out0[ia + 0] = y0_0;
+        if (ia + 1 < n) p_out0[ia + 1] = y0_1;
+        if (ia + 2 < n) p_out0[ia + 2] = y0_2;
+        if (ia + 3 < n) p_out0[ia + 3] = y0_3;
+        if (ib + 0 < n) p_out0[ib + 0] = y0_4;
+        if (ib + 1 < n) p_out0[ib + 1] = y0_5;
+        if (ib + 2 < n) p_out0[ib + 2] = y0_6;
+    }
+}
+"""
+
+# The same with 32-bit indices.
+GENERATED_HALVES32 = GENERATED_HALVES.replace("const long long q = (long long)blockIdx.x", "const unsigned q = blockIdx.x").replace(
+    "const long long half = ((n + 3) / 4 + 1) / 2;", "const unsigned half = (unsigned)(((n + 3) / 4 + 1) / 2);"
+)
+
 # The grid-stride loop with 32-bit indices (n < 2^31 here).
 GENERATED32 = GENERATED.replace("long long q", "unsigned q").replace("const long long i", "const unsigned i").replace(
     "const long long stride = (long long)gridDim.x * blockDim.x", "const unsigned stride = gridDim.x * blockDim.x"
@@ -93,28 +184,33 @@ def main():
     spacing = numpy.spacing(numpy.abs(reference).astype(numpy.float32)).astype(numpy.float64)
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
 
+    batch = int(os.environ.get("BATCH", "1"))
+
     def median_us(launch):
         for _ in range(5):
             launch()
         times = []
         for _ in range(30):
             start.record()
-            launch()
+            for _ in range(batch):
+                launch()
             stop.record()
             stop.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, stop) * 1e3)
+            times.append(cupy.cuda.get_elapsed_time(start, stop) * 1e3 / batch)
         return statistics.median(times)
 
     moved = 8.0 * n
     sms = cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    print(f"y = exp(-x*x) * sin(3*x), n = 2^{log2} float32, {sms} SMs; median of 30, CUDA events")
+    timing = f"batches of {batch} calls between two events, per call" if batch > 1 else "CUDA events around one call"
+    print(f"y = exp(-x*x) * sin(3*x), n = 2^{log2} float32, {sms} SMs; median of 30, {timing}")
     copy = median_us(lambda: y.__setitem__(slice(None), x))
     print(f"  {'device copy':44} {copy:8.1f} us  {moved / copy / 1e3:7.1f} GB/s")
     f = torch.compile(lambda x: torch.exp(-x * x) * torch.sin(3 * x))
     y_t = f(x_t)
     t = median_us(lambda: f(x_t))
     err = numpy.abs(y_t.cpu().numpy().astype(numpy.float64) - reference)
-    print(f"  {'torch.compile (events include its launch)':44} {t:8.1f} us  {moved / t / 1e3:7.1f} GB/s  "
+    label = "torch.compile, in batches" if batch > 1 else "torch.compile (events include its launch)"
+    print(f"  {label:44} {t:8.1f} us  {moved / t / 1e3:7.1f} GB/s  "
           f"max {numpy.max(err / spacing):.2f} ulp, {err.max():.2e} abs")
     grid_stride = ((65535,), (256,))
     eight = (((n // 8 + 255) // 256,), (256,))
@@ -124,6 +220,13 @@ def main():
         ("generated, 32-bit indices", GENERATED32, (), grid_stride),
         ("eight a thread, no loop", EIGHT, (), eight),
         ("eight a thread, -ftz=true", EIGHT, ("-ftz=true",), eight),
+        ("eight a thread, a block's loads side by side", EIGHT_INTERLEAVED, (), eight),
+        ("eight a thread, one float4 in each half", EIGHT_HALVES, (), eight),
+        ("eight a thread, no loop (again)", EIGHT, (), eight),
+        ("eight a thread, each half, as generated", GENERATED_HALVES, (), eight),
+        ("the same, -lineinfo", GENERATED_HALVES, ("-lineinfo",), eight),
+        ("the same, 32-bit indices", GENERATED_HALVES32, (), eight),
+        ("eight a thread, one float4 in each half (again)", EIGHT_HALVES, (), eight),
         ("generated, --use_fast_math", GENERATED, ("--use_fast_math",), grid_stride),
     ]
     for label, source, options, (grid, block) in shapes:

@@ -449,47 +449,88 @@ fn eight_names(name: &str) -> String {
     (0..8).map(|e| format!("{name}_{e}")).collect::<Vec<_>>().join(", ")
 }
 
-/// The statements that read the last, partial group of eight elements at `i` element by element, zeros past `n`,
-/// into `x{k}_0` to `x{k}_7`, each line indented by `indent`.
-fn partial_group_loads(s: &mut String, program: &Program, stored: Stored, indent: &str) {
+/// Where element `e` (0 to 7) of a thread's group lies: eight in a row from `i` ([`in_a_row`]), or four from `ia` and
+/// four from `ib` ([`in_two_halves`]), as a CUDA expression.
+type GroupIndex = fn(usize) -> String;
+
+/// A group of eight elements in a row, from `i`.
+fn in_a_row(e: usize) -> String {
+    format!("i + {e}")
+}
+
+/// A group of two `float4`s, one in each half of the array: elements `ia` to `ia + 3` and `ib` to `ib + 3`.
+fn in_two_halves(e: usize) -> String {
+    if e < 4 { format!("ia + {e}") } else { format!("ib + {}", e - 4) }
+}
+
+/// The statements that read the last, partial group of eight elements (placed by `index`) element by element, zeros
+/// past `n`, into `x{k}_0` to `x{k}_7`, each line indented by `indent`.
+fn partial_group_loads(s: &mut String, program: &Program, stored: Stored, indent: &str, index: GroupIndex) {
     for k in 0..program.inputs.len() {
         for e in 0..8 {
-            let load = stored.load(&format!("p_in{k}"), &format!("i + {e}"));
-            let _ = writeln!(s, "{indent}x{k}_{e} = i + {e} < n ? {load} : 0.0f;");
+            let at = index(e);
+            let load = stored.load(&format!("p_in{k}"), &at);
+            let _ = writeln!(s, "{indent}x{k}_{e} = {at} < n ? {load} : 0.0f;");
         }
     }
 }
 
-/// The statements that write the last, partial group's `y{j}_0` to `y{j}_6` element by element below `n` (a
-/// partial group has seven elements at most), each line indented by `indent`.
-fn partial_group_stores(s: &mut String, targets: &[String], stored: Stored, indent: &str) {
+/// The statements that write the last, partial group's `y{j}_0` to `y{j}_6` (placed by `index`) element by element
+/// below `n` (a partial group has seven elements at most), each line indented by `indent`.
+fn partial_group_stores(s: &mut String, targets: &[String], stored: Stored, indent: &str, index: GroupIndex) {
     for (j, target) in targets.iter().enumerate() {
         for e in 0..7 {
             let value = stored.narrow(&format!("y{j}_{e}"));
-            let _ = writeln!(s, "{indent}if (i + {e} < n) {target}[i + {e}] = {value};");
+            let at = index(e);
+            let _ = writeln!(s, "{indent}if ({at} < n) {target}[{at}] = {value};");
         }
     }
 }
 
-/// [`elementwise_source`] where the element is inlined eight times, on `f32` arrays: no loop; thread `q` of the grid
-/// reads elements `8q` to `8q + 7` of each input as two `float4`s before any is used, computes them through eight
-/// copies of the element function and writes two `float4`s of each output; the thread with the last, partial group
-/// reads and writes it element by element, and threads past the end return. Index arithmetic is done once a thread:
-/// a kernel bound by the instructions it issues, as one that calls two special functions is on an H200, spends none
-/// on a loop (docs/results/nvidia-h200/special-functions/README.md).
+/// [`elementwise_source`] where the element is inlined eight times, on `f32` arrays: no loop; of the array's
+/// `float4`s (the last one partial), thread `q` of the grid reads the `q`-th of each half of each input before any is
+/// used, computes their eight elements through eight copies of the element function and writes the same two
+/// `float4`s of each output; the thread whose second `float4` is partial, or past the end, reads and writes its
+/// elements one by one, and threads past the first half return. Index arithmetic is done once a thread: a kernel
+/// bound by the instructions it issues, as one that calls two special functions is on an H200, spends none on a
+/// loop (docs/results/nvidia-h200/special-functions/README.md). One `float4` in each half, rather than two side by
+/// side, took `exp(-x*x) * sin(3*x)` at 2^26 from 133.3-134.6 µs to 129.7-131.0 in the lab on an H200, beside a copy's
+/// 128.6-130.6 (docs/results/nvidia-h200/special-functions/kernel-shapes-lab-batches.txt): each of a warp's loads
+/// then reads 512 bytes in a row, where with two side by side each load spans 1024 bytes and uses half of them. With
+/// 64-bit indices the generated kernel lost that lead (133.4 µs, 130.5 with 32-bit ones:
+/// docs/results/nvidia-h200/special-functions/kernel-shapes-lab-generated-halves.txt), so it takes 32-bit indices
+/// wherever they reach and 64-bit ones past that, in a branch every thread of a launch takes alike.
 fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
     let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
-    s.push_str("    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
-    s.push_str("    const long long i = 8 * q;\n    if (i >= n) return;\n    const bool whole = i + 8 <= n;\n");
+    s.push_str("    const long long halves = ((n + 3) / 4 + 1) / 2;\n");
+    // 32-bit indices wherever they reach (half the array's float4s below 2^31, 2^34 elements): 64-bit ones cost an
+    // instruction-bound kernel its lead (130.5 µs against 133.4 in the lab).
+    s.push_str("    if (halves <= 0x7fffffffLL) {\n");
+    eight_a_thread_body(&mut s, program, stored, &targets, "unsigned");
+    s.push_str("    } else {\n");
+    eight_a_thread_body(&mut s, program, stored, &targets, "long long");
+    s.push_str("    }\n}\n");
+    s
+}
+
+/// The body of [`eight_a_thread_source`]'s kernel with indices of the C type `index` (`unsigned` or `long long`),
+/// indented for its branch. A `float4` is whole where its index is below `n / 4`; the partial thread's element
+/// indices (`ia`, `ib`) are 64-bit.
+fn eight_a_thread_body(s: &mut String, program: &Program, stored: Stored, targets: &[String], index: &str) {
+    let _ = writeln!(s, "        const {index} q = ({index})blockIdx.x * blockDim.x + threadIdx.x;");
+    let _ = writeln!(s, "        const {index} half = ({index})halves;\n        if (q >= half) return;");
+    let _ = writeln!(s, "        const bool whole = q + half < ({index})(n / 4);");
+    let partial_indices = "            const long long ia = 4 * (long long)q;\n            \
+                           const long long ib = 4 * ((long long)q + half);\n";
     for k in 0..program.inputs.len() {
-        let _ = writeln!(s, "    float {};", eight_names(&format!("x{k}")));
+        let _ = writeln!(s, "        float {};", eight_names(&format!("x{k}")));
     }
-    s.push_str("    if (whole) {\n");
+    s.push_str("        if (whole) {\n");
     for k in 0..program.inputs.len() {
         let pointer = format!("p_in{k}");
-        for (half, first) in [("a", "2 * q"), ("b", "2 * q + 1")] {
-            let _ = writeln!(s, "        const float4 x{k}{half} = {};", stored.load4(&pointer, first));
+        for (half, first) in [("a", "q"), ("b", "q + half")] {
+            let _ = writeln!(s, "            const float4 x{k}{half} = {};", stored.load4(&pointer, first));
         }
         let lanes: Vec<String> = ["a", "b"]
             .iter()
@@ -497,13 +538,14 @@ fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
             .enumerate()
             .map(|(e, value)| format!("x{k}_{e} = {value};"))
             .collect();
-        let _ = writeln!(s, "        {}", lanes.join(" "));
+        let _ = writeln!(s, "            {}", lanes.join(" "));
     }
-    s.push_str("    } else {\n");
-    partial_group_loads(&mut s, program, stored, "        ");
-    s.push_str("    }\n");
+    s.push_str("        } else {\n");
+    s.push_str(partial_indices);
+    partial_group_loads(s, program, stored, "            ", in_two_halves);
+    s.push_str("        }\n");
     for j in 0..program.outputs.len() {
-        let _ = writeln!(s, "    float {};", eight_names(&format!("y{j}")));
+        let _ = writeln!(s, "        float {};", eight_names(&format!("y{j}")));
     }
     for e in 0..8 {
         let args: Vec<String> = (0..program.inputs.len())
@@ -511,20 +553,20 @@ fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
             .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
             .chain((0..program.outputs.len()).map(|j| format!("y{j}_{e}")))
             .collect();
-        let _ = writeln!(s, "    gw_element({});", args.join(", "));
+        let _ = writeln!(s, "        gw_element({});", args.join(", "));
     }
-    s.push_str("    if (whole) {\n");
+    s.push_str("        if (whole) {\n");
     for (j, target) in targets.iter().enumerate() {
-        for (half, first, lanes) in [("a", "2 * q", 0..4), ("b", "2 * q + 1", 4..8)] {
+        for (half, first, lanes) in [("a", "q", 0..4), ("b", "q + half", 4..8)] {
             let values: Vec<String> = lanes.map(|e| format!("y{j}_{e}")).collect();
-            let _ = writeln!(s, "        const float4 y{j}{half} = make_float4({});", values.join(", "));
-            let _ = writeln!(s, "        {}", stored.store4(target, first, &format!("y{j}{half}")));
+            let _ = writeln!(s, "            const float4 y{j}{half} = make_float4({});", values.join(", "));
+            let _ = writeln!(s, "            {}", stored.store4(target, first, &format!("y{j}{half}")));
         }
     }
-    s.push_str("    } else {\n");
-    partial_group_stores(&mut s, &targets, stored, "        ");
-    s.push_str("    }\n}\n");
-    s
+    s.push_str("        } else {\n");
+    s.push_str(partial_indices);
+    partial_group_stores(s, targets, stored, "            ", in_two_halves);
+    s.push_str("        }\n");
 }
 
 /// [`elementwise_source`] on 16-bit arrays: eight elements a thread, one `uint4` of each input read before any is
@@ -552,7 +594,7 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
         }
     }
     s.push_str("        } else {\n");
-    partial_group_loads(&mut s, program, stored, "            ");
+    partial_group_loads(&mut s, program, stored, "            ", in_a_row);
     s.push_str("        }\n");
     for j in 0..program.outputs.len() {
         let _ = writeln!(s, "        float {};", eight_names(&format!("y{j}")));
@@ -591,7 +633,7 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
         let _ = writeln!(s, "            {}", stored.store8(target, "q", &format!("y{j}")));
     }
     s.push_str("        } else {\n");
-    partial_group_stores(&mut s, &targets, stored, "            ");
+    partial_group_stores(&mut s, &targets, stored, "            ", in_a_row);
     s.push_str("        }\n    }\n}\n");
     s
 }
@@ -1528,17 +1570,23 @@ mod tests {
 
     /// The element function is inlined twice (NVRTC's time grows with each copy), inside one loop that also takes
     /// the partial last `float4` (no second loop for a tail), or eight times with no loop where the element calls two
-    /// special functions or more.
+    /// special functions or more, a `float4` from each half of the array.
     #[test]
     fn an_elementwise_kernel_inlines_its_element_function_as_often_as_it_pays() {
         let heavy = Expr::parse("y = exp(-x*x) * sin(3*x)").unwrap().bind(&[]).unwrap();
         let source = elementwise_source(&heavy, Dtype::F32);
-        assert_eq!((element_copies(&heavy), source.matches("gw_element(").count()), (8, 9), "{source}");
+        // A definition, and eight calls in each of the two index widths' branches.
+        assert_eq!((element_copies(&heavy), source.matches("gw_element(").count()), (8, 17), "{source}");
         assert_eq!(source.matches("for (").count(), 0, "no loop: {source}");
-        assert!(source.contains("if (i >= n) return;"), "{source}");
-        assert!(source.contains("x0_7 = i + 7 < n ? p_in0[i + 7] : 0.0f;"), "{source}");
-        assert!(source.contains("if (i + 6 < n) p_out0[i + 6] = y0_6;"), "{source}");
-        assert!(!source.contains("p_out0[i + 7]"), "a whole group is written by float4s: {source}");
+        // One float4 in each half of the array; the thread whose second one is partial or past the end takes its
+        // elements one by one.
+        assert!(source.contains("if (q >= half) return;"), "{source}");
+        assert!(source.contains("const unsigned q =") && source.contains("const long long q ="), "{source}");
+        assert!(source.contains("reinterpret_cast<const float4*>(p_in0)[q + half]"), "{source}");
+        assert!(source.contains("x0_3 = ia + 3 < n ? p_in0[ia + 3] : 0.0f;"), "{source}");
+        assert!(source.contains("x0_7 = ib + 3 < n ? p_in0[ib + 3] : 0.0f;"), "{source}");
+        assert!(source.contains("if (ib + 2 < n) p_out0[ib + 2] = y0_6;"), "{source}");
+        assert!(!source.contains("p_out0[ib + 3]"), "a whole group is written by float4s: {source}");
         let light = Expr::parse("y = tanh(x) * 0.75").unwrap().bind(&[]).unwrap();
         assert_eq!(element_copies(&light), 2);
         let program = Expr::parse("u = x*c - y*s; v = x*s + y*c").unwrap().bind(&["c", "s"]).unwrap();
