@@ -174,6 +174,8 @@ struct RunRequest<'a> {
     tolerance: Option<f64>,
     /// The workload's own parameters (`bins=`, `distribution=`, `region=`, `max_iter=`).
     workload_options: WorkloadOptions,
+    /// Whether to time one launch three ways as well (the command line's `--no-sync`).
+    no_sync: bool,
 }
 
 impl WorkloadVisitor for RunRequest<'_> {
@@ -250,6 +252,14 @@ impl WorkloadVisitor for RunRequest<'_> {
                         "one_per_transfer_s": one.median.as_secs_f64(),
                     });
                 }
+                if self.no_sync {
+                    let clocks = device.compare_clocks::<W>(v, &input, &self.options)?;
+                    record["clocks"] = json!({
+                        "host_unsynchronised": stats(&clocks.launch_unsynchronised),
+                        "host_synchronised": stats(&clocks.launch_synchronised),
+                        "device_timer": stats(&clocks.device_timer),
+                    });
+                }
                 Ok(record)
             })
             .collect()
@@ -265,9 +275,10 @@ impl WorkloadVisitor for RunRequest<'_> {
 /// `bins`, `distribution`, `region` and `max_iter` set the workload's own parameters (histogram's and mandelbrot's),
 /// as the command line's options of those names do; one the workload does not have is an error that names it.
 /// `block_size` sets the threads per block (CUDA) or invocations per workgroup (wgpu) of the elementwise kernels on a
-/// device opened for the call, as `--block-size` does.
+/// device opened for the call, as `--block-size` does. `no_sync` also times one launch on resident data three ways
+/// (the host's clock without and with a synchronisation, and the device's timer), as `--no-sync` does.
 #[pyfunction]
-#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None, precision=None, tolerance=None, bins=None, distribution=None, region=None, max_iter=None, block_size=None))]
+#[pyo3(signature = (workload, size=None, backend="auto", variant=None, quick=false, seed=1, pinned=false, pipelined=false, launches=None, precision=None, tolerance=None, bins=None, distribution=None, region=None, max_iter=None, block_size=None, no_sync=false))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -287,6 +298,7 @@ fn run(
     region: Option<&str>,
     max_iter: Option<i64>,
     block_size: Option<u32>,
+    no_sync: bool,
 ) -> PyResult<String> {
     let named = |e: Error| PyValueError::new_err(python_option_names(&e.to_string()));
     let workload_options = WorkloadOptions {
@@ -337,7 +349,7 @@ fn run(
     let options = MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
     let records = py.detach(|| {
         let mut request =
-            RunRequest { size, device, variant, options, launches, precisions, tolerance, workload_options };
+            RunRequest { size, device, variant, options, launches, precisions, tolerance, workload_options, no_sync };
         visit_workload_named(workload, &mut request)?
     });
     Ok(Value::Array(records.map_err(to_python)?).to_string())

@@ -282,3 +282,18 @@ def test_a_block_size_needs_a_named_gpu_backend():
     if any(d.backend == "wgpu" and d.available for d in gpuworthy.devices()):
         small = gpuworthy.run("square", 4096, backend="wgpu", variant="naive", quick=True, block_size=64)
         assert small.passed
+
+
+def test_no_sync_times_one_launch_three_ways_and_a_gpus_host_clock_reads_the_queueing():
+    """Chapter 10's lesson: on a GPU the launch call returns before the kernel runs, so the host's clock without a
+    synchronisation reads less than with one; on the CPU the call does the work before it returns."""
+    assert gpuworthy.run("square", 1 << 12, backend="cpu", quick=True).clocks is None
+    for backend in backends():
+        variant = "simd" if backend == "cpu" else "vec4"
+        r = gpuworthy.run("square", 1 << 20, backend=backend, variant=variant, quick=True, no_sync=True)
+        assert r.clocks is not None and set(r.clocks) == {"host_unsynchronised", "host_synchronised", "device_timer"}
+        assert all(c.median_s > 0 and c.samples > 0 for c in r.clocks.values()), r.clocks
+        assert "launch, host clock, no sync (wrong)" in str(r) and "launch, device timer" in r._repr_html_()
+        if backend != "cpu":
+            unsynchronised, synchronised = r.clocks["host_unsynchronised"], r.clocks["host_synchronised"]
+            assert unsynchronised.median_s < synchronised.median_s, r.clocks

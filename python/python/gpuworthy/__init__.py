@@ -133,10 +133,14 @@ class RunResult:
     check: str
     reason: Optional[str] = None
     launches: Optional[Dict[str, Any]] = None
+    clocks: Optional[Dict[str, Phase]] = None
 
     @staticmethod
     def _from(record: Dict[str, Any]) -> "RunResult":
         phases = {k: Phase(**record[k]) for k in ("upload", "kernel", "download", "end_to_end")}
+        clocks = record.get("clocks")
+        if clocks is not None:
+            phases["clocks"] = {name: Phase(**times) for name, times in clocks.items()}
         return RunResult(**{**record, **phases})
 
     @property
@@ -165,6 +169,15 @@ class RunResult:
             phase = getattr(self, name)
             rows.append((name.replace("_", " "), _plot.seconds(phase.median_s), _plot.seconds(phase.p25_s),
                          _plot.seconds(phase.p75_s)))
+        # With no_sync, one launch timed three ways, in chapter 10's order.
+        clocks = self.clocks or {}
+        for name, label in (("host_unsynchronised", "launch, host clock, no sync (wrong)"),
+                            ("host_synchronised", "launch, host clock, synchronised"),
+                            ("device_timer", "launch, device timer")):
+            if name in clocks:
+                phase = clocks[name]
+                rows.append((label, _plot.seconds(phase.median_s), _plot.seconds(phase.p25_s),
+                             _plot.seconds(phase.p75_s)))
         return rows
 
     def __str__(self) -> str:
@@ -174,9 +187,11 @@ class RunResult:
             f"{self.workload} {self.size} on {self.device} ({self.device_name}), {self.variant}: "
             f"{self.kernel_gb_per_s:.1f} GB/s, {self.kernel_gflop_per_s:.1f} GFLOP/s, check {self.check}"
         ]
-        for name, median, p25, p75 in self._phase_rows():
+        rows = self._phase_rows()
+        width = max([11] + [len(name) for name, _, _, _ in rows])
+        for name, median, p25, p75 in rows:
             spread = f"   ({p25} to {p75})" if p25 else ""
-            lines.append(f"  {name:11} {median:>10}{spread}")
+            lines.append(f"  {name:{width}} {median:>10}{spread}")
         if self.reason:
             lines.append(f"  {self.reason}")
         return "\n".join(lines)
@@ -242,6 +257,7 @@ def run(  # type: ignore[overload-overlap]
     region: Optional[str] = ...,
     max_iter: Optional[int] = ...,
     block_size: Optional[int] = ...,
+    no_sync: bool = ...,
 ) -> List[RunResult]: ...
 
 
@@ -263,6 +279,7 @@ def run(
     region: Optional[str] = ...,
     max_iter: Optional[int] = ...,
     block_size: Optional[int] = ...,
+    no_sync: bool = ...,
 ) -> RunResult: ...
 
 
@@ -283,6 +300,7 @@ def run(
     region: Optional[str] = None,
     max_iter: Optional[int] = None,
     block_size: Optional[int] = None,
+    no_sync: bool = False,
 ) -> Union[RunResult, List[RunResult]]:
     """Measures a built-in workload (``square``, ``saxpy``, ``sum``, ``softmax``, ``matmul``, ``mandelbrot``,
     ``histogram``, ``stencil``) at ``size`` (``1 << 24``, ``(1024, 1024)``, ``(M, K, N)`` or the command line's
@@ -308,6 +326,11 @@ def run(
     ``square`` and ``saxpy``, on a device opened for the call (the command line's ``--block-size``; chapter 13's
     lesson); it needs a named GPU backend.
 
+    ``no_sync=True`` also times one launch on resident data three ways, in ``clocks``: the host's clock around the
+    launch call alone (``host_unsynchronised``: wrong on purpose, it reads how long queueing the kernel took), the
+    host's clock around the launch and a synchronisation (``host_synchronised``), and the device's own timer
+    (``device_timer``); the command line's ``--no-sync``, chapter 10's lesson.
+
     Raises ``ValueError`` for a bad request (an unknown workload, variant or device, a malformed size, a size too
     large for this machine's memory or the device's limits, a bad ``GPUWORTHY_*`` variable), :class:`Unavailable` for
     a backend that cannot run here, ``RuntimeError`` for a device's failure.
@@ -316,7 +339,7 @@ def run(
     records = json.loads(
         _gpuworthy.run(
             workload, _size_text(size), backend, variant, quick, seed, pinned, pipelined, launches, precisions, tolerance,
-            bins, distribution, region, max_iter, block_size,
+            bins, distribution, region, max_iter, block_size, no_sync,
         )
     )
     results = [RunResult._from(r) for r in records]

@@ -46,6 +46,7 @@ def run(
     region: Optional[str] = None,
     max_iter: Optional[int] = None,
     block_size: Optional[int] = None,
+    no_sync: bool = False,
 ) -> str:
     """Measures a built-in workload phase by phase: a JSON list of records, one per variant."""
 
