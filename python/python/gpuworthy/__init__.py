@@ -137,7 +137,7 @@ class RunResult:
 
     @staticmethod
     def _from(record: Dict[str, Any]) -> "RunResult":
-        phases = {k: Phase(**record[k]) for k in ("upload", "kernel", "download", "end_to_end")}
+        phases: Dict[str, Any] = {k: Phase(**record[k]) for k in ("upload", "kernel", "download", "end_to_end")}
         clocks = record.get("clocks")
         if clocks is not None:
             phases["clocks"] = {name: Phase(**times) for name, times in clocks.items()}
