@@ -1630,6 +1630,68 @@ impl RawKernel {
         let record = json!({ "device": label, "device_name": name, "variant": "raw", "reason": reason });
         Ok((outputs, record.to_string()))
     }
+
+    /// Measures the kernel over `size` (`"2^20"` for a line, `"512x512"` for a grid) on `device` (or where auto
+    /// places it) with generated inputs and these scalars by name, phase by phase and checked against its reference,
+    /// as [`run`] measures a built-in workload: JSON, a list of one record.
+    #[pyo3(signature = (size, device="auto", quick=false, seed=1, scalars=Vec::new()))]
+    fn measure(
+        &self,
+        py: Python<'_>,
+        size: &str,
+        device: &str,
+        quick: bool,
+        seed: u64,
+        scalars: Vec<(String, f32)>,
+    ) -> PyResult<String> {
+        use gpuworthy::core::Workload;
+        use gpuworthy::core::raw::{Raw, RawParams, Shape};
+        let chosen = device_named(device)?;
+        let options =
+            MeasureOptions { seed, ..if quick { MeasureOptions::quick() } else { MeasureOptions::default() } };
+        let kernel = &self.kernel;
+        let record = py.detach(|| -> gpuworthy::core::Result<Value> {
+            let shape = Shape::parse(size)?;
+            // The scalars in the kernel's order; one missing, unknown or given twice is named.
+            let mut values = Vec::with_capacity(kernel.scalars().len());
+            for name in kernel.scalars() {
+                match scalars.iter().filter(|(given, _)| given == name).collect::<Vec<_>>().as_slice() {
+                    [(_, value)] => values.push(*value),
+                    [] => {
+                        return Err(Error::invalid(format!(
+                            "`{}` needs scalar `{name}`, which was not given",
+                            kernel.name()
+                        )));
+                    }
+                    _ => return Err(Error::invalid(format!("scalar `{name}` is given twice"))),
+                }
+            }
+            if let Some((unknown, _)) = scalars.iter().find(|(given, _)| !kernel.scalars().contains(given)) {
+                return Err(Error::invalid(format!(
+                    "`{unknown}` is given as a scalar, but `{}` takes no scalar of that name (it takes {})",
+                    kernel.name(),
+                    if kernel.scalars().is_empty() { "none".to_owned() } else { kernel.scalars().join(", ") }
+                )));
+            }
+            let params = RawParams::new(Arc::clone(kernel), shape, values)?;
+            let (device, reason) = match chosen {
+                Some(device) => (device, None),
+                None => {
+                    let choice = gpuworthy::choose::auto::global()?.decide::<Raw>(&params, Placement::Host, None)?;
+                    (choice.device, Some(choice.reason))
+                }
+            };
+            device.check_size::<Raw>(&params)?;
+            let input = Raw::generate(&params, seed)?;
+            let variant = device.best_variant::<Raw>(&params);
+            let mut record =
+                measurement(&device, &device.measure::<Raw>(variant, &input, &options)?, reason.as_deref());
+            // The kernel's own name, where the record would say `raw`.
+            record["workload"] = json!(kernel.name());
+            Ok(record)
+        });
+        Ok(Value::Array(vec![record.map_err(to_python)?]).to_string())
+    }
 }
 
 /// The `gpuworthy` command line, run in this process with `argv` (the program's name first): the tool of the

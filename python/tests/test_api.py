@@ -297,3 +297,4 @@ def test_no_sync_times_one_launch_three_ways_and_a_gpus_host_clock_reads_the_que
         if backend != "cpu":
             unsynchronised, synchronised = r.clocks["host_unsynchronised"], r.clocks["host_synchronised"]
             assert unsynchronised.median_s < synchronised.median_s, r.clocks
+

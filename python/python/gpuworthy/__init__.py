@@ -1139,3 +1139,28 @@ class RawKernel:
         if len(outputs) == 1:
             return next(iter(outputs.values()))
         return dict(outputs)
+
+    def measure(
+        self, size: Size, device: str = "auto", quick: bool = False, seed: int = 1, **scalars: float
+    ) -> RunResult:
+        """Measures the kernel as :func:`run` measures a built-in workload: over ``size`` (``1 << 20`` or ``"2^20"``
+        for a line; ``(height, width)`` as a call's ``shape``, or the command line's ``"WIDTHxHEIGHT"``, for a grid)
+        with generated inputs, uniform in [-1, 1), and
+        its scalars by name, on ``device`` (or where auto places it); every phase timed (the kernel by the device's
+        own timer) and the output checked against the reference.
+
+        Raises ``ValueError`` for a malformed size, a scalar missing, unknown or not a number, a device the kernel has
+        no body for, a body that does not compile; :class:`Unavailable` for a device that cannot run here."""
+        for name, value in scalars.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"scalar `{name}` is a {type(value).__name__}, not a number")
+        # A (height, width) grid, as a call's shape, is the command line's WIDTHxHEIGHT.
+        if isinstance(size, (tuple, list)) and len(size) == 2:
+            size = (size[1], size[0])
+        text = _size_text(size)
+        if text is None:
+            raise ValueError("measure needs a size: a number of elements, or (height, width) for a grid")
+        records = json.loads(
+            self._compiled.measure(text, device, quick, seed, [(n, float(v)) for n, v in scalars.items()])
+        )
+        return RunResult._from(records[0])

@@ -184,3 +184,8 @@ class _RawKernel:
         self, device: str = "auto", shape: Optional[Tuple[int, int]] = None, **kwargs: Any
     ) -> Tuple[Dict[str, Any], str]:
         """Runs it over a line (shape None) or a (height, width) grid: the outputs by name and a JSON record."""
+    def measure(
+        self, size: str, device: str = "auto", quick: bool = False, seed: int = 1, scalars: List[Tuple[str, float]] = ...
+    ) -> str:
+        """Measures it over a size ("2^20", "512x512") with generated inputs, phase by phase: a JSON list of one
+        record."""
