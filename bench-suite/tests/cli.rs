@@ -383,6 +383,7 @@ fn explain_without_a_trusted_calibration_warns_and_uses_the_default() {
             gpuworthy_with(&[("GPUWORTHY_CALIBRATION", path)], &["run", "sum", "--size", "4K", "--backend", "auto"]);
         expect(&out, &format!("run --backend auto with {path}"), 0, needle);
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

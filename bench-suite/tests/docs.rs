@@ -314,6 +314,7 @@ fn every_documented_command_parses_and_the_cheap_ones_run() {
         }
     }
     println!("{parsed} gpuworthy commands parsed, {ran} of them run, {cargo} cargo commands checked");
+    let _ = std::fs::remove_dir_all(&scratch);
     assert!(failures.is_empty(), "{} documented commands fail:\n{}", failures.len(), failures.join("\n"));
     assert!(
         parsed >= 40 && ran >= 5 && cargo >= 10,

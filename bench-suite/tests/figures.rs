@@ -1595,6 +1595,7 @@ fn a_planted_second_value_of_one_quantity_is_found_unless_its_run_is_named() {
     // The same value quoted twice, or two quantities of one record (the kernel and the upload), are not two values.
     let upload = "At 2^24 the CPU's `simd` upload took 1.00 ms ([csv](results/m/run-2/sweep.csv)).";
     assert!(second_values(&guide(&[one, one, upload]), &results).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `number` changed as a reviewer would change it to test the check: times 1.5, or its last digit moved by one,
@@ -1705,4 +1706,5 @@ fn a_figure_that_is_not_in_its_file_is_found_and_a_hedged_one_is_not() {
     assert!(found.len() == 1 && found[0].contains("crossover 128x128x128"), "{found:?}");
     let found = misquoted("Resident from 64x64 (cuda) ([run](results/run.txt)).", &dir, &results);
     assert!(found.len() == 1 && found[0].contains("crossover 64x64 "), "{found:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

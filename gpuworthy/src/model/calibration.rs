@@ -762,6 +762,11 @@ mod tests {
         path
     }
 
+    /// Removes the folder [`saved`] made for `path` (a failing test leaves it, to be looked at).
+    fn forget(path: &std::path::Path) {
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+
     fn calibration(fingerprint: MachineFingerprint) -> Calibration {
         Calibration { fingerprint, measured_utc: utc_now(), took_s: 1.0, sizes: Vec::new(), model: Model::default() }
     }
@@ -770,6 +775,7 @@ mod tests {
     fn a_calibration_of_this_machine_round_trips() {
         let path = saved("round", &calibration(machine()));
         assert!(matches!(Calibration::load(&path, &machine()), Loaded::Calibrated(_)));
+        forget(&path);
     }
 
     #[test]
@@ -780,6 +786,7 @@ mod tests {
             Loaded::Ignored(why) => assert!(why.contains("corrupt"), "{why}"),
             other => panic!("{other:?}"),
         }
+        forget(&path);
     }
 
     #[test]
@@ -790,12 +797,14 @@ mod tests {
             Loaded::Ignored(why) => assert!(why.contains("another machine"), "{why}"),
             other => panic!("{other:?}"),
         }
+        forget(&path);
         let old = MachineFingerprint { gpuworthy_version: "0.0.1".into(), ..machine() };
         let path = saved("stale", &calibration(old));
         match Calibration::load(&path, &machine()) {
             Loaded::Ignored(why) => assert!(why.contains("gpuworthy 0.0.1"), "{why}"),
             other => panic!("{other:?}"),
         }
+        forget(&path);
     }
 
     /// Every workload's calibration ladder: its extra sizes in it, in order of bytes; then the pipelined path's
