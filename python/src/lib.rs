@@ -1652,27 +1652,8 @@ impl RawKernel {
         let kernel = &self.kernel;
         let record = py.detach(|| -> gpuworthy::core::Result<Value> {
             let shape = Shape::parse(size)?;
-            // The scalars in the kernel's order; one missing, unknown or given twice is named.
-            let mut values = Vec::with_capacity(kernel.scalars().len());
-            for name in kernel.scalars() {
-                match scalars.iter().filter(|(given, _)| given == name).collect::<Vec<_>>().as_slice() {
-                    [(_, value)] => values.push(*value),
-                    [] => {
-                        return Err(Error::invalid(format!(
-                            "`{}` needs scalar `{name}`, which was not given",
-                            kernel.name()
-                        )));
-                    }
-                    _ => return Err(Error::invalid(format!("scalar `{name}` is given twice"))),
-                }
-            }
-            if let Some((unknown, _)) = scalars.iter().find(|(given, _)| !kernel.scalars().contains(given)) {
-                return Err(Error::invalid(format!(
-                    "`{unknown}` is given as a scalar, but `{}` takes no scalar of that name (it takes {})",
-                    kernel.name(),
-                    if kernel.scalars().is_empty() { "none".to_owned() } else { kernel.scalars().join(", ") }
-                )));
-            }
+            let named: Vec<(&str, f32)> = scalars.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+            let values = gpuworthy::user_code::raw::raw_scalars(kernel, &named)?;
             let params = RawParams::new(Arc::clone(kernel), shape, values)?;
             let (device, reason) = match chosen {
                 Some(device) => (device, None),

@@ -14,6 +14,35 @@ use crate::Device;
 use crate::choose::catalog::WorkloadOf;
 use crate::user_code::expression::{ExprOutputs, ExprValue};
 
+/// Where each of `names` (the kernel's arrays or scalars, `kind` as `("an array", "array")`) is among `given`: one
+/// index per name, in the kernel's order; an error names a value given that the kernel does not take, one it takes
+/// that was not given, or one given twice.
+fn pick(kernel: &RawKernel, kind: (&str, &str), names: &[String], given: &[&str]) -> Result<Vec<usize>> {
+    let (what, noun) = kind;
+    if let Some(unknown) = given.iter().find(|g| !names.iter().any(|n| n == *g)) {
+        return Err(Error::invalid(format!(
+            "`{unknown}` is given as {what}, but `{}` takes no {noun} of that name (it takes {})",
+            kernel.name(),
+            if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+        )));
+    }
+    names
+        .iter()
+        .map(|name| match given.iter().enumerate().filter(|(_, g)| *g == name).collect::<Vec<_>>().as_slice() {
+            [(i, _)] => Ok(*i),
+            [] => Err(Error::invalid(format!("`{}` needs {what} `{name}`, which was not given", kernel.name()))),
+            _ => Err(Error::invalid(format!("{what} `{name}` is given twice"))),
+        })
+        .collect()
+}
+
+/// The values of `kernel`'s scalars in its order, from these named ones; an error names one missing, unknown or given
+/// twice.
+pub fn raw_scalars(kernel: &RawKernel, scalars: &[(&str, f32)]) -> Result<Vec<f32>> {
+    let names: Vec<&str> = scalars.iter().map(|(n, _)| *n).collect();
+    Ok(pick(kernel, ("a scalar", "scalar"), kernel.scalars(), &names)?.into_iter().map(|i| scalars[i].1).collect())
+}
+
 /// The input of the [`Raw`] workload for `kernel` over `shape` with these named arrays and scalars: every input the
 /// kernel declares given once, of the shape's length, and a value for every scalar; an error names what is missing,
 /// unknown or of another length.
@@ -23,27 +52,11 @@ pub fn raw_input(
     inputs: &[(&str, &[f32])],
     scalars: &[(&str, f32)],
 ) -> Result<RawInput> {
-    let pick = |what: &str, names: &[String], given: &[&str]| -> Result<Vec<usize>> {
-        if let Some(unknown) = given.iter().find(|g| !names.iter().any(|n| n == *g)) {
-            return Err(Error::invalid(format!(
-                "`{unknown}` is given as {what}, but `{}` takes no {what} of that name (it takes {})",
-                kernel.name(),
-                if names.is_empty() { "none".to_owned() } else { names.join(", ") }
-            )));
-        }
-        names
-            .iter()
-            .map(|name| match given.iter().enumerate().filter(|(_, g)| *g == name).collect::<Vec<_>>().as_slice() {
-                [(i, _)] => Ok(*i),
-                [] => Err(Error::invalid(format!("`{}` needs {what} `{name}`, which was not given", kernel.name()))),
-                _ => Err(Error::invalid(format!("{what} `{name}` is given twice"))),
-            })
-            .collect()
-    };
     let array_names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
-    let scalar_names: Vec<&str> = scalars.iter().map(|(n, _)| *n).collect();
-    let arrays = pick("an array", kernel.inputs(), &array_names)?.into_iter().map(|i| inputs[i].1.to_vec()).collect();
-    let values = pick("a scalar", kernel.scalars(), &scalar_names)?.into_iter().map(|i| scalars[i].1).collect();
+    let arrays =
+        pick(kernel, ("an array", "array"), kernel.inputs(), &array_names)?.into_iter().map(|i| inputs[i].1.to_vec());
+    let arrays = arrays.collect();
+    let values = raw_scalars(kernel, scalars)?;
     let input = RawInput { params: RawParams::new(Arc::clone(kernel), shape, values)?, arrays };
     <Raw as gpuworthy_core::Workload>::validate(&input)?;
     Ok(input)
