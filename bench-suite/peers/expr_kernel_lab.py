@@ -111,8 +111,9 @@ extern "C" __global__ void expr_map(const float* __restrict__ p_in0, float* __re
 }
 """
 
-# As the generator writes the shape of EIGHT_HALVES (`gpuworthy_cuda::expr::elementwise_source`): 64-bit indices, the
-# thread whose second float4 is partial or past the end taking its elements one by one.
+# The generator's first kernel of EIGHT_HALVES' shape, pasted as that build wrote it: 64-bit indices, the thread whose
+# second float4 is partial or past the end taking its elements one by one. (The generator now takes 32-bit indices
+# wherever they reach, as GENERATED_HALVES32 does here, after this lab found the 64-bit ones cost the gain.)
 GENERATED_HALVES = ELEMENT + r"""
 extern "C" __global__ void expr_map(const float* __restrict__ p_in0, float* __restrict__ p_out0, long long n) {
     const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
