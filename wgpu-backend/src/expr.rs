@@ -58,6 +58,10 @@ const REDUCE_GROUPS: u32 = 1024;
 /// it writes the barrier as `DeviceMemoryBarrierWithGroupSync` but the atomic loads and stores as plain loads and
 /// stores of a buffer that is not `globallycoherent`, which another workgroup may read from a stale cache; for Metal
 /// it writes a threadgroup barrier, and for GL a buffer barrier. Those keep the second dispatch.
+///
+/// On the H200 the last workgroup's chain costs about 3 µs: about 1.2 µs of fences and counter, the rest the reading
+/// and combining of the partials; a finish by one subgroup, with no workgroup barrier, was slower
+/// (`docs/results/nvidia-h200/half/README.md`, tuning 15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReductionFinish {
     /// A second dispatch of one workgroup reads every partial (`expr_partials`, then `expr_finish`).
