@@ -75,8 +75,8 @@ def chapter_commands():
 
 
 def needs_cuda(block):
-    """Whether a command asks for CUDA: a `cuda` backend, or a transfer mode only CUDA has."""
-    return re.search(r"""backend=["']cuda|pinned=True|pipelined=True""", block) is not None
+    """Whether a command asks for CUDA: a `cuda` backend or device, or a transfer mode only CUDA has."""
+    return re.search(r"""(backend|device)=["']cuda|pinned=True|pipelined=True""", block) is not None
 
 
 COMMANDS = chapter_commands()
