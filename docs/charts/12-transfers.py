@@ -1,11 +1,12 @@
-"""Chapter 12: where the time of a run from the host goes, and what k kernels per transfer do to it.
+"""Chapter 12, two charts, one per idea: where the time of a run from the host goes (12-transfers.svg), and what k
+kernels per transfer do to it (12-reuse.svg).
 
-Left: square 2^26 on CUDA from `nvidia-h200/performance-goals-5.txt`, the run that measured the pageable, pinned and
+12-transfers: square 2^26 on CUDA from `nvidia-h200/performance-goals-5.txt`, the run that measured the pageable, pinned and
 pipelined paths one after another with one build: the upload, kernel and download of the pageable and pinned paths
 stacked, the end-to-end time of each as a mark, and the pipelined path's end-to-end time (its phases overlap, so they
 are not stacked), into a fresh output and into a kept one.
 
-Right: sum 2^24 from `nvidia-h200/guide/transfers.txt`: the cost per kernel with the data uploaded once and downloaded
+12-reuse: sum 2^24 from `nvidia-h200/guide/transfers.txt`: the cost per kernel with the data uploaded once and downloaded
 once around k kernels, one transfer divided by k plus the kernel, for CUDA's `warp` and wgpu's `subgroup`, the
 measured points at 1 and 16 kernels per transfer, and the CPU's kernel (its data is already there).
 """
@@ -60,9 +61,9 @@ cuda = sums["gpuworthy run sum --size 2^24 --backend cuda --quick --no-validate 
 wgpu = sums["gpuworthy run sum --size 2^24 --backend wgpu --quick --no-validate --launches 16"]
 cpu = sums["gpuworthy run sum --size 2^24 --backend cpu --quick --no-validate --launches 16"]
 
-figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5.4), gridspec_kw={"width_ratios": [1.15, 1]})
+figure, left = plt.subplots(figsize=(7.5, 4.6))
 
-# Left: the three paths.
+# The three paths.
 labels = ["pageable", "pinned", "pipelined,\nfresh output", "pipelined,\nkept output"]
 phases = [("upload", 2, "#1f77b4"), ("kernel", 3, "#2ca02c"), ("download", 4, "#ff7f0e")]
 for y, times in enumerate([pageable, pinned]):
@@ -84,8 +85,11 @@ left.set_xlim(0, pageable[5] * 1e3 * 1.25)
 left.set_xlabel("ms")
 left.set_title("square 2^26 on CUDA, data in host memory", fontsize=10, loc="left")
 left.legend(fontsize=8, loc="lower right")
+figure.suptitle("Pinned and pipelined copies shorten a run from the host; the kernel is too short to see", fontsize=11)
+_chart.save(figure, "12-transfers", MODES)
 
-# Right: k kernels per transfer.
+# k kernels per transfer.
+figure, right = plt.subplots(figsize=(7.5, 4.8))
 cpu_kernel = row(cpu, "simd")[3]
 ks = [2 ** (i / 8) for i in range(0, 8 * 7 + 1)]  # 1 to 128 kernels per transfer
 for name, output, variant, colour in [("cuda warp", cuda, "warp", _chart.COLOURS["cuda"]),
@@ -109,9 +113,5 @@ right.set_ylabel("cost per kernel (µs)")
 right.set_title("sum 2^24: the transfer shared by k kernels", fontsize=10, loc="left")
 right.legend(fontsize=8)
 
-figure.suptitle(
-    "Pinned and pipelined copies shorten a run from the host, but only many kernels per transfer\n"
-    "bring the GPU's cost per kernel under the CPU's",
-    fontsize=12,
-)
-_chart.save(figure, "12-transfers", f"{MODES} and docs/results/{AMORTISED}")
+figure.suptitle("Only many kernels per transfer bring the GPU's cost per kernel under the CPU's", fontsize=11)
+_chart.save(figure, "12-reuse", AMORTISED)

@@ -1,8 +1,9 @@
-"""Chapter 13: square 2^26's kernel time against the threads per block.
+"""Chapter 13, two charts, one per idea: square 2^26's kernel time against the threads per block (13-block-size.svg),
+and the tail (13-tail.svg).
 
 Reads the CUDA sweep of `nvidia-h200/guide/block-size.txt` (`naive` and `vec4`, 32 to 1024 threads per block) and the
 wgpu sweep of the same GPU in `nvidia-h200/guide/block-size-wgpu.txt` (the WGSL shaders' workgroup size), and plots each
-variant's kernel median against the block size, both axes logarithmic. A second panel draws the tail
+variant's kernel median against the block size, both axes logarithmic. The second chart draws the tail
 (`nvidia-h200/guide/tail-waves.txt`): mandelbrot's inside region, every block of the same long work, its kernel time
 against the number of blocks, with the full waves (1056 and 2112 blocks on 132 SMs) marked.
 """
@@ -41,7 +42,7 @@ for variant in ("naive", "vec4"):
 wgpu = sweep(_chart.read(WGPU), "gpuworthy run square --size 2^26 --backend wgpu --quick --no-validate "
                                 "--block-size 32,64,128,256,512,1024")
 
-figure, (ax, tail) = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1.7, 1]})
+figure, ax = plt.subplots(figsize=(8.5, 5.0))
 styles = {"naive": "o", "vec4": "s"}
 for backend, lines, colour, dash in [("cuda", cuda, _chart.COLOURS["cuda"], "-"),
                                      ("wgpu", wgpu, _chart.COLOURS["wgpu"], "--")]:
@@ -64,6 +65,11 @@ ax.set_yticks([m * 10 ** e for e in range(int(math.log10(low)), int(math.log10(h
 ax.set_xlabel("threads per block (CUDA) or invocations per workgroup (wgpu)")
 ax.set_ylabel("kernel time, square 2^26 (µs, logarithmic)")
 ax.legend()
+figure.suptitle("One thread per element needs large blocks to keep the memory busy;\n"
+                "CUDA's grid-stride vec4 kernel hardly depends on the block size", fontsize=11)
+_chart.save(figure, "13-block-size", f"{CUDA} and docs/results/{WGPU}")
+
+figure, tail = plt.subplots(figsize=(7.0, 4.6))
 waves = [
     (int(b), _chart.times_in(re.sub(r"±[0-9]+%", "", row))[3] * 1e6)
     for b, row in re.findall(r"# B = (\d+) blocks\n.*\n\s+(naive .*)", _chart.read(TAIL))
@@ -79,9 +85,5 @@ tail.set_xlabel("blocks of 256 threads (dotted: full waves)")
 tail.set_ylabel("kernel time (µs)")
 tail.set_ylim(0, max(times) * 1.15)
 tail.set_title("the tail: mandelbrot inside, 1000 iterations a pixel", fontsize=10, loc="left")
-figure.suptitle(
-    "One thread per element needs large blocks to keep the memory busy; CUDA's grid-stride vec4 kernel hardly\n"
-    "depends on the block size. With long blocks, one block past a full wave costs as much as one more on every SM",
-    fontsize=12,
-)
-_chart.save(figure, "13-block-size", f"{CUDA}, docs/results/{WGPU} and docs/results/{TAIL}")
+figure.suptitle("With long blocks, one block past a full wave costs as much as one more on every SM", fontsize=11)
+_chart.save(figure, "13-tail", TAIL)
