@@ -59,10 +59,27 @@ fn number(value: f32) -> String {
 }
 
 /// CUDA C as the shared lowering writes it ([`codegen`]): CUDA's math library by name, `where` as `?:`, `clamp` as
-/// `fminf(fmaxf(...))`, and the helpers of [`HELPERS`] where C's functions differ from the language.
-struct CudaC;
+/// `fminf(fmaxf(...))`, and the helpers of [`HELPERS`] where C's functions differ from the language; with
+/// `sixteen_bit`, `exp`, `sin` and `cos` in their storage-sized forms ([`SIXTEEN_BIT_HELPERS`]).
+struct CudaC {
+    sixteen_bit: bool,
+}
 
 impl CudaC {
+    /// CUDA's math library for every function, as on `f32` arrays.
+    const LIBRARY: CudaC = CudaC { sixteen_bit: false };
+
+    /// The storage-sized form of `func` on 16-bit arrays, and whether it sets the element's `far` flag (an argument
+    /// its reduction does not reach).
+    fn sixteen_bit_form(func: Func) -> Option<(&'static str, bool)> {
+        match func {
+            Func::Exp => Some(("gw_exp16", false)),
+            Func::Sin => Some(("gw_sin16", true)),
+            Func::Cos => Some(("gw_cos16", true)),
+            _ => None,
+        }
+    }
+
     /// The math library's (or a helper's) name of each function that is a plain call.
     fn function(func: Func) -> &'static str {
         match func {
@@ -120,7 +137,11 @@ impl Dialect for CudaC {
         match func {
             Func::Where => format!("({} ? {} : {})", a[0], a[1], a[2]),
             Func::Clamp => format!("fminf(fmaxf({}, {}), {})", a[0], a[1], a[2]),
-            _ => format!("{}({})", CudaC::function(func), a.join(", ")),
+            _ => match CudaC::sixteen_bit_form(func).filter(|_| self.sixteen_bit) {
+                Some((name, true)) => format!("{name}({}, far)", a.join(", ")),
+                Some((name, false)) => format!("{name}({})", a.join(", ")),
+                None => format!("{}({})", CudaC::function(func), a.join(", ")),
+            },
         }
     }
 
@@ -233,7 +254,48 @@ impl Stored {
 }
 
 fn statements(program: &Program, roots: &[usize]) -> String {
-    codegen::statements(&CudaC, program, &program.reached(roots))
+    codegen::statements(&CudaC::LIBRARY, program, &program.reached(roots))
+}
+
+/// The storage-sized forms of `exp`, `sin` and `cos` that kernels on 16-bit arrays call, whose results are rounded to
+/// 8 bits (bf16) or 11 (f16): CUDA's `expf` and `sinf` are exact to a few units in the last place of an `f32`, and
+/// their range reductions and polynomials cost about 40 instructions an element, which bound the kernel on an H200
+/// (`y = exp(-x*x) * sin(3*x)` on bf16 arrays took 103 µs against a copy's 66 at 2^26). Here `exp` is the
+/// special-function unit's `2^(x log2 e)` (`__expf`: 2 + 1.173|x| ulp), and `sin` and `cos` reduce the angle by half
+/// turns (three parts of pi, the first times any multiple up to the reach exact, so that the reduced angle is exact
+/// up to the last part's rounding), then take `sin.approx` (about 2^-21 absolute) on [-pi/2, pi/2], or `r - r^3/6`
+/// below 1/16 in magnitude, where an absolute error would be a large relative one; the sign from the half turns'
+/// parity. On 2^26 bf16 elements uniform in [-1, 1) the kernel took 79 µs and its results were within 0.5 units of
+/// the 16-bit spacing of the exact values, as the math library's (`sin.approx` alone near zero: 192 units;
+/// docs/results/nvidia-h200/half/functions-lab.txt). An argument past the reduction's reach (2^18), or not finite,
+/// sets `far`, and the kernel recomputes that thread's elements by the math library (`gw_element_far`): the bounds
+/// of the function table's `cuda_sixteen_bit` column hold for every argument.
+const SIXTEEN_BIT_HELPERS: &str = "static __device__ __forceinline__ float gw_exp16(float x) { return __expf(x); }\n\
+// sin x = (-1)^k sin(x - k pi), k = rint(x / pi).\n\
+static __device__ __forceinline__ float gw_sin16(float x, bool& far) {\n    \
+    far |= !(fabsf(x) <= 262144.0f);\n    \
+    const float t = fmaf(x, 0.318309886f, 12582912.0f);\n    \
+    const float k = t - 12582912.0f;\n    \
+    const float r = fmaf(-k, 1.50995799e-7f, fmaf(-k, 9.67502594e-4f, fmaf(-k, 3.140625f, x)));\n    \
+    const float v = fabsf(r) < 0.0625f ? fmaf(r * r * r, -0.166666667f, r) : __sinf(r);\n    \
+    return __int_as_float(__float_as_int(v) ^ (__float_as_int(t) << 31));\n}\n\
+// cos x = (-1)^(m + 1) sin(x - (m + 1/2) pi), m = rint(x / pi - 1/2).\n\
+static __device__ __forceinline__ float gw_cos16(float x, bool& far) {\n    \
+    far |= !(fabsf(x) <= 262144.0f);\n    \
+    const float t = fmaf(x, 0.318309886f, -0.5f) + 12582912.0f;\n    \
+    const float j = (t - 12582912.0f) + 0.5f;\n    \
+    const float r = fmaf(-j, 1.50995799e-7f, fmaf(-j, 9.67502594e-4f, fmaf(-j, 3.140625f, x)));\n    \
+    const float v = fabsf(r) < 0.0625f ? fmaf(r * r * r, -0.166666667f, r) : __sinf(r);\n    \
+    return __int_as_float(__float_as_int(v) ^ (~__float_as_int(t) << 31));\n}\n";
+
+/// The element function's statements in the storage-sized dialect, where they differ from the math library's: the
+/// program calls `exp`, `sin` or `cos` and its arrays are 16-bit.
+fn sixteen_bit_statements(program: &Program, stored: Stored, roots: &[usize]) -> Option<String> {
+    if !stored.0.is_half() || program.reduction.is_some() {
+        return None;
+    }
+    let sized = codegen::statements(&CudaC { sixteen_bit: true }, program, &program.reached(roots));
+    (sized != statements(program, roots)).then_some(sized)
 }
 
 const HELPERS: &str = "static __device__ __forceinline__ float gw_sign(float x) {\n    \
@@ -281,6 +343,9 @@ struct Elementwise {
     s: String,
     kernel_parameters: Vec<String>,
     targets: Vec<String>,
+    /// Whether the element is computed by `gw_element_sized` with its `far` flag, `gw_element_far` (the math
+    /// library's) recomputing a thread's elements where it is set ([`sixteen_bit_statements`]).
+    sized: bool,
 }
 
 fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
@@ -292,10 +357,32 @@ fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
     let _ = writeln!(s, "static __device__ __forceinline__ void gw_element({}) {{", parameters.join(", "));
     let roots: Vec<usize> = program.outputs.iter().map(|o| o.node).collect();
     s.push_str(&statements(program, &roots));
-    for (j, output) in program.outputs.iter().enumerate() {
-        let _ = writeln!(s, "    o{j} = v{};", output.node);
+    let assign_outputs = |s: &mut String| {
+        for (j, output) in program.outputs.iter().enumerate() {
+            let _ = writeln!(s, "    o{j} = v{};", output.node);
+        }
+        s.push_str("}\n");
+    };
+    assign_outputs(&mut s);
+    let sized = sixteen_bit_statements(program, stored, &roots);
+    if let Some(sized) = &sized {
+        s.push_str(SIXTEEN_BIT_HELPERS);
+        let _ = writeln!(
+            s,
+            "static __device__ __forceinline__ void gw_element_sized({}, bool& far) {{",
+            parameters.join(", ")
+        );
+        s.push_str(sized);
+        assign_outputs(&mut s);
+        // The math library's element, called (not inlined) where an argument is beyond the sized forms' reach.
+        let names: Vec<String> = parameters.iter().map(|p| p.rsplit([' ', '&']).next().unwrap().to_owned()).collect();
+        let _ = writeln!(
+            s,
+            "static __device__ __noinline__ void gw_element_far({}) {{\n    gw_element({});\n}}",
+            parameters.join(", "),
+            names.join(", ")
+        );
     }
-    s.push_str("}\n");
     let in_place = program.outputs.iter().any(|o| program.overwrites(o).is_some());
     let restrict = if in_place { "" } else { " __restrict__" };
     let written: Vec<bool> = program.overwritten_inputs();
@@ -321,7 +408,7 @@ fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
         .collect();
     kernel_parameters.extend((0..program.scalars.len()).map(|k| format!("float s{k}")));
     kernel_parameters.push("long long n".to_owned());
-    Elementwise { s, kernel_parameters, targets }
+    Elementwise { s, kernel_parameters, targets, sized: sized.is_some() }
 }
 
 /// Whether an elementwise program's first calls in a process run a kernel that NVRTC compiles faster
@@ -338,7 +425,7 @@ pub fn compiles_a_first_call_kernel(program: &Program) -> bool {
 /// is ready.
 pub fn first_call_source(program: &Program, dtype: Dtype) -> String {
     let stored = Stored(dtype);
-    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
+    let Elementwise { mut s, kernel_parameters, targets, sized } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {\n");
@@ -350,7 +437,12 @@ pub fn first_call_source(program: &Program, dtype: Dtype) -> String {
         .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
         .chain((0..program.outputs.len()).map(|j| format!("y{j}")))
         .collect();
-    let _ = writeln!(s, "        gw_element({});", args.join(", "));
+    if sized {
+        let _ = writeln!(s, "        bool far = false;\n        gw_element_sized({}, far);", args.join(", "));
+        let _ = writeln!(s, "        if (far) gw_element_far({});", args.join(", "));
+    } else {
+        let _ = writeln!(s, "        gw_element({});", args.join(", "));
+    }
     for (j, target) in targets.iter().enumerate() {
         let _ = writeln!(s, "        {target}[i] = {};", stored.narrow(&format!("y{j}")));
     }
@@ -374,7 +466,7 @@ pub fn elementwise_source(program: &Program, dtype: Dtype) -> String {
     if eight_a_thread_without_a_loop(program, dtype) {
         return eight_a_thread_source(program, stored);
     }
-    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
+    let Elementwise { mut s, kernel_parameters, targets, .. } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
@@ -501,7 +593,7 @@ fn partial_group_stores(s: &mut String, targets: &[String], stored: Stored, inde
 /// docs/results/nvidia-h200/special-functions/kernel-shapes-lab-generated-halves.txt), so it takes 32-bit indices
 /// wherever they reach and 64-bit ones past that, in a branch every thread of a launch takes alike.
 fn eight_a_thread_source(program: &Program, stored: Stored) -> String {
-    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
+    let Elementwise { mut s, kernel_parameters, targets, .. } = elementwise_parts(program, stored);
     let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long halves = ((n + 3) / 4 + 1) / 2;\n");
     // 32-bit indices wherever they reach (half the array's float4s below 2^31, 2^34 elements): 64-bit ones cost an
@@ -574,7 +666,7 @@ fn eight_a_thread_body(s: &mut String, program: &Program, stored: Stored, target
 /// eight (not unrolled, each trip's elements chosen by selects, so that they stay in registers); the last, partial
 /// group element by element.
 fn half_elementwise_source(program: &Program, stored: Stored) -> String {
-    let Elementwise { mut s, kernel_parameters, targets } = elementwise_parts(program, stored);
+    let Elementwise { mut s, kernel_parameters, targets, sized } = elementwise_parts(program, stored);
     // Eight copies, no loop, where no special function makes NVRTC's time grow with them: the loop's selects cost a
     // cheap element as much as its arithmetic.
     let copies = if program.cost_per_element().special == 0 { 8 } else { element_copies(program) };
@@ -607,6 +699,9 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
         }
         chosen
     };
+    if sized {
+        s.push_str("        bool far = false;\n");
+    }
     s.push_str("#pragma unroll 1\n");
     let _ = writeln!(s, "        for (int t = 0; t < {trips}; ++t) {{");
     debug_assert!(copies * trips == 8);
@@ -620,7 +715,11 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
             .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
             .chain((0..program.outputs.len()).map(|j| format!("o{j}_{copy}")))
             .collect();
-        let _ = writeln!(s, "            gw_element({});", args.join(", "));
+        if sized {
+            let _ = writeln!(s, "            gw_element_sized({}, far);", args.join(", "));
+        } else {
+            let _ = writeln!(s, "            gw_element({});", args.join(", "));
+        }
     }
     for t in 0..trips {
         let assign: Vec<String> = (0..program.outputs.len())
@@ -628,7 +727,21 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
             .collect();
         let _ = writeln!(s, "            if (t == {t}) {{ {} }}", assign.join(" "));
     }
-    s.push_str("        }\n        if (whole) {\n");
+    s.push_str("        }\n");
+    if sized {
+        // A thread with an argument past the sized forms' reach recomputes its eight by the math library.
+        s.push_str("        if (far) {\n");
+        for e in 0..8 {
+            let args: Vec<String> = (0..program.inputs.len())
+                .map(|k| format!("x{k}_{e}"))
+                .chain((0..program.scalars.len()).map(|k| format!("s{k}")))
+                .chain((0..program.outputs.len()).map(|j| format!("y{j}_{e}")))
+                .collect();
+            let _ = writeln!(s, "            gw_element_far({});", args.join(", "));
+        }
+        s.push_str("        }\n");
+    }
+    s.push_str("        if (whole) {\n");
     for (j, target) in targets.iter().enumerate() {
         let _ = writeln!(s, "            {}", stored.store8(target, "q", &format!("y{j}")));
     }
@@ -1704,7 +1817,7 @@ mod tests {
     fn every_function_has_a_cuda_spelling() {
         for (func, name, arity) in Func::ALL {
             let args: Vec<String> = (0..arity).map(|k| format!("v{k}")).collect();
-            let call = CudaC.call(func, &args);
+            let call = CudaC::LIBRARY.call(func, &args);
             assert!(args.iter().all(|a| call.contains(a.as_str())), "{name}: {call}");
             let callee = call.split('(').next().unwrap();
             assert!(!callee.is_empty() || func == Func::Where, "{name} has no name in CUDA C: {call}");
@@ -1777,6 +1890,31 @@ mod tests {
         }
     }
 
+    /// On 16-bit arrays `exp`, `sin` and `cos` take their storage-sized forms, and a thread whose arguments are past
+    /// their reach recomputes its elements by the math library; on `f32` arrays, in a reduction and in an element
+    /// that calls none of the three, the math library computes every function.
+    #[test]
+    fn sixteen_bit_kernels_size_exp_sin_and_cos_to_their_storage() {
+        let program = |text: &str| Expr::parse(text).unwrap().bind(&[]).unwrap();
+        let e2 = program("y = exp(-x * x) * sin(3 * x) + cos(x)");
+        for dtype in [Dtype::Bf16, Dtype::F16] {
+            for source in [elementwise_source(&e2, dtype), first_call_source(&e2, dtype)] {
+                for call in ["gw_exp16(", "gw_sin16(", "gw_cos16(", "if (far)", "gw_element_far("] {
+                    assert!(source.contains(call), "{call}: {source}");
+                }
+                let sized = source.split("gw_element_sized(").nth(1).unwrap().split("gw_element_far(").next().unwrap();
+                assert!(!sized.contains(" expf(") && !sized.contains(" sinf(") && !sized.contains(" cosf("), "{sized}");
+            }
+            let library = elementwise_source(&program("y = log(x) * tanh(x) + 2 * x"), dtype);
+            assert!(!library.contains("gw_sin16") && !library.contains("far"), "{library}");
+            let sum = reduction_source(&program("s = sum(sin(x))"), dtype);
+            assert!(sum.contains("sinf(") && !sum.contains("gw_sin16"), "{sum}");
+        }
+        for source in [elementwise_source(&e2, Dtype::F32), first_call_source(&e2, Dtype::F32)] {
+            assert!(source.contains("expf(") && source.contains("sinf(") && !source.contains("gw_sin16"), "{source}");
+        }
+    }
+
     /// On 16-bit arrays a thread moves 16 bytes a load as on f32 ones: a `uint4` of eight elements of each input
     /// and each output, the element function inlined eight times where it calls no special function or two or more,
     /// else as often as on f32 arrays in a loop over the eight; a
@@ -1789,7 +1927,10 @@ mod tests {
                 let source = elementwise_source(&program, dtype);
                 assert_eq!(source.matches("reinterpret_cast<const uint4*>").count(), 2, "{source}");
                 assert_eq!(source.matches("reinterpret_cast<uint4*>").count(), 1, "{source}");
-                assert_eq!(source.matches("gw_element(").count(), 1 + copies, "{text}: {source}");
+                // The element as defined and each inlined copy: the storage-sized one where the element calls `exp`,
+                // `sin` or `cos`.
+                let element = if text.contains("sin") { "gw_element_sized(" } else { "gw_element(" };
+                assert_eq!(source.matches(element).count(), 1 + copies, "{text}: {source}");
                 assert!(!source.contains("float4"), "{source}");
             }
             let sum = Expr::parse("s = sum(x * x)").unwrap().bind(&[]).unwrap();

@@ -362,6 +362,72 @@ fn every_function_meets_its_backends_accuracy_over_every_binade() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Every function of one argument over every bit pattern of each 16-bit type, on every available device with every
+/// variant: each stored result is the rounding to the storage type of a value within the accuracy the function table
+/// gives that device's backend on that type (`Accuracy::of_stored`: on CUDA, `exp`, `sin` and `cos` take their
+/// storage-sized forms there), at the argument itself and at the argument times 1.2345679 (an `f32` with a full
+/// mantissa, as `sin(3*x)` computes one). Every binade of `f32` is among bf16's patterns, so this is the sweep over
+/// every binade for the kernels on 16-bit arrays. A subnormal argument may be read as zero, as the check allows.
+#[test]
+fn every_function_meets_its_sixteen_bit_accuracy_over_every_bit_pattern() {
+    let mut failures = Vec::new();
+    for device in devices() {
+        let kind = device.kind();
+        for spec in FUNCTIONS.iter().filter(|spec| spec.arity == 1) {
+            for (dtype, factor) in [Dtype::Bf16, Dtype::F16].into_iter().flat_map(|d| [(d, 1.0f32), (d, 1.2345679)]) {
+                let bound = spec.accuracy.of_stored(kind, dtype);
+                let source = format!("y = {}(x * m)", spec.name);
+                let program = Arc::new(Expr::parse(&source).unwrap().bind(&["m"]).unwrap());
+                let bits: Vec<u16> = (0..=u16::MAX).collect();
+                let params = ExprParams::new(Arc::clone(&program), bits.len(), vec![factor]).in_dtype(dtype);
+                let input = ExprInput { params, arrays: vec![HostArray::from_bits(dtype, bits).unwrap()] };
+                let x = input.arrays[0].values();
+                for variant in device.variants::<Expression>() {
+                    let output = device
+                        .run::<Expression>(variant, &input)
+                        .unwrap_or_else(|e| panic!("{} {variant}: `{source}` in {dtype}: {e}", device.label()));
+                    let Outputs::Half { arrays, .. } = output else {
+                        panic!("{}: `{source}` in {dtype}: not 16-bit outputs", device.label());
+                    };
+                    let mut failed = 0;
+                    for (&got, &x) in arrays[0].iter().zip(x.iter()) {
+                        let argument = x * factor;
+                        let mut candidates = vec![argument];
+                        if argument.is_subnormal() || x.is_subnormal() {
+                            candidates.push(0.0f32.copysign(argument));
+                        }
+                        let got = dtype.decode(got);
+                        let within = |a: f32| {
+                            let within = allowed(spec, &bound, &[f64::from(a)]);
+                            let gives_up = matches!(spec.func, Func::Sin | Func::Cos) && within.error >= 2.0;
+                            !within.error.is_finite() || gives_up || within.accepts_stored(got, dtype)
+                        };
+                        if !candidates.iter().any(|&a| within(a)) {
+                            failed += 1;
+                            if failed <= 3 {
+                                let want = (spec.reference)(&[f64::from(argument)]);
+                                failures.push(format!(
+                                    "{} {variant}: {}({argument:e}) in {dtype} = {got:e}, expected {want:e} (the {kind} \
+                                     column of the function table on {dtype})",
+                                    device.label(),
+                                    spec.name,
+                                ));
+                            }
+                        }
+                    }
+                    if failed > 3 {
+                        failures.push(format!(
+                            "{} {variant}: `{source}` in {dtype}: {failed} out of bound",
+                            device.label()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// 16-bit arrays are widened exactly and rounded to nearest even on every backend, as the CPU's conversions round:
 /// every bit pattern of each type times factors that make ties, overflow past f16's 65504, subnormals and NaN,
 /// compared bit for bit with the rounding of the same `f32` product (where the product or the input is an `f32`

@@ -7,6 +7,7 @@
 //! Adding a function is one row here, one variant of [`Func`], and a spelling in each backend's table.
 
 use crate::BackendKind;
+use crate::dtype::Dtype;
 
 /// One `f32` unit of least precision at `v`, as an `f64` (that of the smallest normal below it).
 pub fn ulp(v: f64) -> f64 {
@@ -142,19 +143,26 @@ pub enum Cost {
 /// bounds where a driver's builtin is used. CUDA's
 /// column is the maximum error the CUDA C Programming Guide documents for its math library (NVRTC's defaults: no fast
 /// math, correctly rounded `sqrtf`), which the same sweep holds it to where CUDA runs. The check
-/// ([`super::FunctionBounds::of`]) allows the loosest of the three, since one reference serves every backend.
+/// ([`super::FunctionBounds::of`]) allows the loosest of the columns, since one reference serves every backend.
+///
+/// CUDA has a fourth column, for kernels on 16-bit arrays: there the generator computes `exp`, `sin` and `cos` by the
+/// special-function unit's approximations (`ex2.approx`, `sin.approx`) after a reduction of its own, sized to a result
+/// that is rounded to 8 or 11 bits (see `gpuworthy_cuda::expr`); every other function is the math library's, as on
+/// `f32` arrays. That column is no looser than the wgpu one, so the check's bounds do not move with the storage type.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Accuracy {
     /// This crate's CPU evaluator (vectorised forms and the standard library's).
     pub cpu: FunctionBound,
     /// CUDA's math library.
     pub cuda: FunctionBound,
+    /// CUDA's kernels on 16-bit arrays: the math library's, or the storage-sized form where the function has one.
+    pub cuda_sixteen_bit: FunctionBound,
     /// The generated WGSL: a driver's builtins where Vulkan bounds them well, helpers of the generator's otherwise.
     pub wgpu: FunctionBound,
 }
 
 impl Accuracy {
-    /// The column of `backend`.
+    /// The column of `backend` on `f32` arrays.
     pub fn of(&self, backend: BackendKind) -> FunctionBound {
         match backend {
             BackendKind::Cpu => self.cpu,
@@ -163,15 +171,19 @@ impl Accuracy {
         }
     }
 
-    /// The loosest of the three columns, bound by bound.
+    /// The column of `backend` on arrays stored as `dtype`.
+    pub fn of_stored(&self, backend: BackendKind, dtype: Dtype) -> FunctionBound {
+        if backend == BackendKind::Cuda && dtype.is_half() { self.cuda_sixteen_bit } else { self.of(backend) }
+    }
+
+    /// The loosest of the columns, bound by bound.
     pub fn loosest(&self) -> FunctionBound {
-        let [a, b, c] = [self.cpu, self.cuda, self.wgpu];
-        FunctionBound {
-            ulps: a.ulps.max(b.ulps).max(c.ulps),
-            ulps_per_magnitude: a.ulps_per_magnitude.max(b.ulps_per_magnitude).max(c.ulps_per_magnitude),
-            absolute: a.absolute.max(b.absolute).max(c.absolute),
-            reach: a.reach.min(b.reach).min(c.reach),
-        }
+        [self.cuda, self.cuda_sixteen_bit, self.wgpu].iter().fold(self.cpu, |a, b| FunctionBound {
+            ulps: a.ulps.max(b.ulps),
+            ulps_per_magnitude: a.ulps_per_magnitude.max(b.ulps_per_magnitude),
+            absolute: a.absolute.max(b.absolute),
+            reach: a.reach.min(b.reach),
+        })
     }
 }
 
@@ -209,15 +221,21 @@ const fn reaching(bound: FunctionBound, reach: f64) -> FunctionBound {
 const TRIG_REACH: f64 = 262_144.0;
 
 /// Exact on every backend.
-const EXACT: Accuracy = Accuracy { cpu: bound(0.0, 0.0, 0.0), cuda: bound(0.0, 0.0, 0.0), wgpu: bound(0.0, 0.0, 0.0) };
+const EXACT: Accuracy = accuracy(bound(0.0, 0.0, 0.0), bound(0.0, 0.0, 0.0), bound(0.0, 0.0, 0.0));
 
 /// 2^-20, 2^-21, 2^-22: absolute errors near a zero of the result.
 const P20: f64 = 1.0 / (1u64 << 20) as f64;
 const P21: f64 = 1.0 / (1u64 << 21) as f64;
 const P22: f64 = 1.0 / (1u64 << 22) as f64;
 
+/// The columns of a function that CUDA computes alike on every storage type.
 const fn accuracy(cpu: FunctionBound, cuda: FunctionBound, wgpu: FunctionBound) -> Accuracy {
-    Accuracy { cpu, cuda, wgpu }
+    Accuracy { cpu, cuda, cuda_sixteen_bit: cuda, wgpu }
+}
+
+/// `columns` with CUDA's storage-sized form on 16-bit arrays bounded by `sixteen_bit`.
+const fn on_sixteen_bit_cuda(columns: Accuracy, sixteen_bit: FunctionBound) -> Accuracy {
+    Accuracy { cuda_sixteen_bit: sixteen_bit, ..columns }
 }
 
 /// Every function of the language, in the order of [`Func`]'s variants.
@@ -275,8 +293,11 @@ pub const FUNCTIONS: [FuncSpec; 30] = [
         reference: |x| x[0].exp(),
         scalar: |x| x[0].exp(),
         cost: Cost::Special,
-        // Vulkan: 3 + 2|x| ulp.
-        accuracy: accuracy(bound(2.0, 0.0, 0.0), bound(2.0, 0.0, 0.0), bound(3.0, 2.0, 0.0)),
+        // Vulkan: 3 + 2|x| ulp. CUDA on 16-bit arrays, `__expf`: 2 + 1.173|x| ulp (the CUDA C Programming Guide).
+        accuracy: on_sixteen_bit_cuda(
+            accuracy(bound(2.0, 0.0, 0.0), bound(2.0, 0.0, 0.0), bound(3.0, 2.0, 0.0)),
+            bound(2.0, 1.173, 0.0),
+        ),
     },
     FuncSpec {
         func: Func::Exp2,
@@ -323,8 +344,13 @@ pub const FUNCTIONS: [FuncSpec; 30] = [
         reference: |x| x[0].sin(),
         scalar: |x| x[0].sin(),
         cost: Cost::Special,
-        // Vulkan drivers compute sin and cos on [-pi, pi] by the hardware's approximation: about 2^-21 absolute.
-        accuracy: accuracy(bound(2.0, 0.0, 0.0), bound(2.0, 0.0, 0.0), reaching(bound(4.0, 2.0, P20), TRIG_REACH)),
+        // Vulkan drivers compute sin and cos on [-pi, pi] by the hardware's approximation: about 2^-21 absolute. So
+        // does CUDA on 16-bit arrays after its own reduction (relative below 1/16 in magnitude, where it is a
+        // polynomial), and by the math library past the reduction's reach.
+        accuracy: on_sixteen_bit_cuda(
+            accuracy(bound(2.0, 0.0, 0.0), bound(2.0, 0.0, 0.0), reaching(bound(4.0, 2.0, P20), TRIG_REACH)),
+            bound(4.0, 0.0, P20),
+        ),
     },
     FuncSpec {
         func: Func::Cos,
@@ -333,7 +359,10 @@ pub const FUNCTIONS: [FuncSpec; 30] = [
         reference: |x| x[0].cos(),
         scalar: |x| x[0].cos(),
         cost: Cost::Special,
-        accuracy: accuracy(bound(2.0, 0.0, 0.0), bound(2.0, 0.0, 0.0), reaching(bound(4.0, 2.0, P20), TRIG_REACH)),
+        accuracy: on_sixteen_bit_cuda(
+            accuracy(bound(2.0, 0.0, 0.0), bound(2.0, 0.0, 0.0), reaching(bound(4.0, 2.0, P20), TRIG_REACH)),
+            bound(4.0, 0.0, P20),
+        ),
     },
     FuncSpec {
         func: Func::Tan,
