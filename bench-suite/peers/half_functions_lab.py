@@ -6,12 +6,20 @@ math library (`expf`, `sinf`: a few units in the last place of an f32 result) th
 by memory: the 16-bit arrays halve the bytes but not the instructions. This lab pastes that kernel's shape and times
 three element functions, each compiled by CuPy's NVRTC and run on the same 2^26 inputs:
 
-- `library`: `expf` and `sinf`, as the generator writes every kernel today;
+- `library`: `expf` and `sinf`, as the generator wrote every kernel before this lab;
 - `hardware`: `__expf` (`ex2.approx` of `x log2 e`) and the angle reduced exactly to [-pi, pi] (three products of
   2 pi's parts, as the WGSL generator's `reduce_angle`) before `__sinf` (`sin.approx`): the special-function unit's
-  approximations, which Vulkan drivers use for `exp` and `sin`;
-- `polynomial`: `__expf`, and `sin` by a quarter-turn reduction (three parts of pi / 2) and Cephes' single-precision
-  sine and cosine polynomials, chosen by the quadrant: relative accuracy near every zero of the result.
+  approximations, which Vulkan drivers use for `exp` and `sin`; `sinf` past 2^18;
+- `hardware, far call`: the same, `sinf` past 2^18 in a function of its own (`__noinline__`), not inlined eight times;
+- `relative`: `__expf`, and the angle reduced by half turns (three parts of pi) to [-pi/2, pi/2], `sin.approx` there
+  except below 1/16 in magnitude, where `r - r^3/6` keeps the relative accuracy that an absolute error loses;
+- `polynomial`, `polynomial, far call`: `__expf`, and `sin` by a quarter-turn reduction (three parts of pi / 2) and
+  Cephes' single-precision sine and cosine polynomials, chosen by the quadrant;
+- `relative, far flag`: `relative` as the generator now writes it: an argument past 2^18 (or not finite) sets a flag
+  instead of branching each element, and a thread whose flag is set recomputes its eight elements by `expf` and
+  `sinf`;
+- `relative, far flag, by reference`: the same, the recomputed element written through a reference to the caller's
+  variable across the call, as the generator's first form of it was.
 
 Beside them, a kernel copying the same bytes (`uint4` in, `uint4` out) and torch's copy of the tensor, timed the same
 way: CUDA events around batches of 20 back-to-back calls, the median of 30 batches, per call. Each line gives, over
@@ -72,6 +80,62 @@ static __device__ __forceinline__ float gw_sin(float x) {
     const float v = fabsf(r) < 0.0625f ? fmaf(r * r * r, -0.16666667f, r) : __sinf(r);
     return __int_as_float(__float_as_int(v) ^ (__float_as_int(t) << 31));
 }
+"""
+
+# As the generator writes it (`gpuworthy_cuda::expr`, `SIXTEEN_BIT_HELPERS`): RELATIVE's forms, with an argument
+# past the reach (or not finite) setting a flag instead of branching each element, and the thread recomputing its
+# eight elements by the math library where it is set (FLAGGED_KERNEL).
+FLAGGED = r"""
+static __device__ __forceinline__ float gw_exp(float x) { return __expf(x); }
+static __device__ __forceinline__ float gw_sin(float x, bool& far) {
+    far |= !(fabsf(x) <= 262144.0f);
+    const float t = fmaf(x, 0.318309886f, 12582912.0f);
+    const float k = t - 12582912.0f;
+    const float r = fmaf(-k, 1.50995799e-7f, fmaf(-k, 9.67502594e-4f, fmaf(-k, 3.140625f, x)));
+    const float v = fabsf(r) < 0.0625f ? fmaf(r * r * r, -0.166666667f, r) : __sinf(r);
+    return __int_as_float(__float_as_int(v) ^ (__float_as_int(t) << 31));
+}
+static __device__ __forceinline__ float gw_element(float x, bool& far) { return gw_exp(-x * x) * gw_sin(3.0f * x, far); }
+static __device__ __noinline__ float gw_element_far(float x) { return expf(-x * x) * sinf(3.0f * x); }
+static __device__ __forceinline__ float gw_element(float x) { bool far = false; const float y = gw_element(x, far); return far ? gw_element_far(x) : y; }
+"""
+
+FLAGGED_KERNEL = r"""
+extern "C" __global__ void expr_map(const unsigned short* __restrict__ p_in0, unsigned short* __restrict__ p_out0,
+                                    long long n) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < n / 8; q += stride) {
+        const uint4 r = reinterpret_cast<const uint4*>(p_in0)[q];
+        const unsigned w[4] = {r.x, r.y, r.z, r.w};
+        float x[8], y[8];
+        bool far = false;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            x[2 * k] = gw_widen(w[k] & 0xffffu);
+            x[2 * k + 1] = gw_widen(w[k] >> 16);
+        }
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = gw_element(x[e], far);
+        if (far) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) y[e] = gw_element_far(x[e]);
+        }
+        unsigned o[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) o[k] = gw_narrow(y[2 * k]) | (gw_narrow(y[2 * k + 1]) << 16);
+        reinterpret_cast<uint4*>(p_out0)[q] = make_uint4(o[0], o[1], o[2], o[3]);
+    }
+}
+extern "C" __global__ void expr_f32(const float* __restrict__ x, float* __restrict__ y, long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = gw_element(x[i]);
+}
+"""
+
+# The same, the far path's result passed back through a reference to the caller's variable, as the generator's first
+# form of it did.
+FLAGGED_BY_REFERENCE = FLAGGED + r"""
+static __device__ __noinline__ void gw_element_far_by_reference(float x, float& y) { y = expf(-x * x) * sinf(3.0f * x); }
 """
 
 POLYNOMIAL = r"""
@@ -225,9 +289,19 @@ def main():
             ("relative", RELATIVE),
             ("polynomial", POLYNOMIAL),
             ("polynomial, far call", FAR + POLYNOMIAL.replace("return sinf(x);", "return gw_sin_far(x);")),
+            ("relative, far flag", FLAGGED),
+            ("relative, far flag, by reference", FLAGGED_BY_REFERENCE),
         )
         for name, functions in variants:
-            source = WIDEN[dtype] + functions + ELEMENT + KERNEL
+            if functions is FLAGGED:
+                source = WIDEN[dtype] + functions + FLAGGED_KERNEL
+            elif functions is FLAGGED_BY_REFERENCE:
+                by_reference = FLAGGED_KERNEL.replace(
+                    "y[e] = gw_element_far(x[e]);", "gw_element_far_by_reference(x[e], y[e]);"
+                )
+                source = WIDEN[dtype] + functions + by_reference
+            else:
+                source = WIDEN[dtype] + functions + ELEMENT + KERNEL
             module = cupy.RawModule(code=source)
             counts = sass_counts(source) if dtype == "bf16" else None
             kernel = module.get_function("expr_map")
