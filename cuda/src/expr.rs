@@ -696,16 +696,7 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     // cheap element as much as its arithmetic.
     let copies = if program.cost_per_element().special == 0 { 8 } else { element_copies(program) };
     let trips = 8 / copies;
-    // Where a thread's eight elements of each array fit in 32 registers with room to spare (two arrays or fewer),
-    // the sized kernel asks for eight blocks an SM, all 2048 threads: the partial group's code after the loop had
-    // taken it to 40 registers and six blocks (78.4 µs against 73.8 with 32 registers and no partial group, in the
-    // lab on an H200: docs/results/nvidia-h200/half/functions-lab-generated-2.txt).
-    let bounds = if sized && program.inputs.len() + program.outputs.len() <= 2 {
-        format!("__launch_bounds__({BLOCK}, {}) ", 2048 / BLOCK)
-    } else {
-        String::new()
-    };
-    let _ = writeln!(s, "extern \"C\" __global__ void {bounds}expr_map({}) {{", kernel_parameters.join(", "));
+    let _ = writeln!(s, "extern \"C\" __global__ void expr_map({}) {{", kernel_parameters.join(", "));
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     // With the storage-sized functions the loop takes whole groups only, and the last, partial one goes element by
