@@ -254,9 +254,10 @@ def sass_counts(source):
     return len(lines), sum("MUFU" in line for line in lines)
 
 
-# The generator's kernel for `y = exp(-x*x) * sin(3*x)` on bf16 arrays, as `elementwise_source` writes it, and shapes
-# of it: the far path's function returning a float instead of a struct, inlined instead of called, and without the
-# partial group's branch (2^26 is a multiple of eight).
+# The generator's kernel for `y = exp(-x*x) * sin(3*x)` on bf16 arrays, as `elementwise_source` wrote it when this
+# lab found its partial group's branch costly (the generator now takes that group after the loop), and shapes of it:
+# the far path's function returning a float instead of a struct, inlined instead of called, and without the partial
+# group's branch (2^26 is a multiple of eight).
 GENERATED = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab", "half_e2_generated_bf16.cu")).read()
 GENERATED_SHAPES = {
     "as generated": GENERATED,
@@ -268,6 +269,10 @@ GENERATED_SHAPES = {
     .replace("= r.o0;", "= r;"),
     "generated, far path inlined": GENERATED.replace("__noinline__ gw_far_outputs", "__forceinline__ gw_far_outputs"),
     "generated, no partial group": GENERATED.replace("const bool whole = i + 8 <= n;", "const bool whole = true;"),
+    # The generator's next form: the loop over whole groups only, the partial group element by element after it.
+    "generated, partial group after the loop": open(
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab", "half_e2_generated_bf16_tail_after.cu")
+    ).read(),
 }
 
 

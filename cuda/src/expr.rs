@@ -265,9 +265,9 @@ fn statements(program: &Program, roots: &[usize]) -> String {
 /// turns (three parts of pi, the first times any multiple up to the reach exact, so that the reduced angle is exact
 /// up to the last part's rounding), then take `sin.approx` (about 2^-21 absolute) on [-pi/2, pi/2], or `r - r^3/6`
 /// below 1/16 in magnitude, where an absolute error would be a large relative one; the sign from the half turns'
-/// parity. On 2^26 bf16 elements uniform in [-1, 1) the kernel took 79 µs and its results were within 0.5 units of
-/// the 16-bit spacing of the exact values, as the math library's (`sin.approx` alone near zero: 192 units;
-/// docs/results/nvidia-h200/half/functions-lab.txt). An argument past the reduction's reach (2^18), or not finite,
+/// parity. On 2^26 bf16 elements uniform in [-1, 1) the lab's kernel of these forms took 73.7 µs against the math
+/// library's 102.7 and a copy's 66.4, its results within 0.5 units of the 16-bit spacing of the exact values, as the
+/// math library's (`sin.approx` alone near zero: 192 units; docs/results/nvidia-h200/half/functions-lab.txt). An argument past the reduction's reach (2^18), or not finite,
 /// sets `far`, and the kernel recomputes that thread's elements by the math library (`gw_element_far`): the bounds
 /// of the function table's `cuda_sixteen_bit` column hold for every argument.
 const SIXTEEN_BIT_HELPERS: &str = "static __device__ __forceinline__ float gw_exp16(float x) { return __expf(x); }\n\
@@ -383,8 +383,8 @@ fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
         assign_outputs(&mut s);
         // The math library's element, called (not inlined) where an argument is beyond the sized forms' reach. Its
         // arguments and results pass by value: a reference to a caller's variable across a call that is not inlined
-        // would keep that variable in local memory on the common path too (119 µs against 107 for `exp(-x*x) *
-        // sin(3*x)` on bf16 arrays at 2^26 on an H200, when it did).
+        // keeps that variable in local memory on the common path too (`exp(-x*x) * sin(3*x)` on bf16 arrays at 2^26
+        // on an H200, 117.5 µs against 73.7 in the lab: docs/results/nvidia-h200/half/functions-lab.txt).
         let values: Vec<&String> = parameters.iter().filter(|p| !p.contains('&')).collect();
         let names: Vec<&str> = values.iter().map(|p| p.rsplit(' ').next().unwrap()).collect();
         let outputs: Vec<String> = (0..program.outputs.len()).map(|j| format!("r.o{j}")).collect();
@@ -700,9 +700,10 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     // With the storage-sized functions the loop takes whole groups only, and the last, partial one goes element by
-    // element after it: its branch in the loop held registers that cost the kernel its occupancy (`exp(-x*x) *
-    // sin(3*x)` on bf16 arrays at 2^26, 78.0 µs with it and 72.9 without in the lab on an H200, beside a copy's 65.8:
-    // docs/results/nvidia-h200/half/functions-lab-generated.txt).
+    // element after it. The partial group's code costs such a kernel registers, and so occupancy, wherever it is:
+    // `exp(-x*x) * sin(3*x)` on bf16 arrays at 2^26 took 78.0 µs in the lab on an H200 with the group's branch in
+    // the loop (36 registers), 78.4 with it after the loop (40) and 72.9 with no code for it (32), beside a copy's
+    // 65.8 (docs/results/nvidia-h200/half/functions-lab-generated.txt, functions-lab-generated-2.txt).
     if sized {
         s.push_str("    for (long long q = first; q < n / 8; q += stride) {\n");
     } else {
