@@ -12,6 +12,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -66,11 +67,13 @@ AT_LEAST = 10
 
 
 def chapter_commands():
-    """Each chapter's Python commands, as (chapter, index, block): the blocks whose first line is `import gpuworthy`."""
+    """Each chapter's Python commands, as (chapter, index, block): the blocks whose first line is `import gpuworthy`,
+    those of an exercise (indented under its number) included, dedented."""
     found = []
     for path in CHAPTERS:
-        blocks = re.findall(r"```python\n(import gpuworthy\n.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
-        found += [(path.name, i, block) for i, block in enumerate(blocks)]
+        pattern = r"^( *)```python\n(\1import gpuworthy\n.*?)^\1```"
+        blocks = re.findall(pattern, path.read_text(encoding="utf-8"), flags=re.S | re.M)
+        found += [(path.name, i, textwrap.dedent(block)) for i, (_, block) in enumerate(blocks)]
     return found
 
 
