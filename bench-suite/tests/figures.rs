@@ -359,6 +359,9 @@ struct Source {
     /// The expression a run's rows measure, by row: the one in backticks that starts their title (`` `y = a*x + b` at
     /// 67108864 on cuda``), without spaces.
     expressions: std::collections::BTreeMap<usize, String>,
+    /// The backend a run's rows ran on, by row: the word after the last ` on ` of their title that names one
+    /// (`` `y = a*x + b` on bf16 arrays at 67108864 on cuda (...)``, `square 65536 on wgpu (...)`).
+    title_backends: std::collections::BTreeMap<usize, &'static str>,
     /// The variant each share of a run's copy peak is labelled with (`naive 66%, vec4 97%`), by its index in
     /// `written`.
     share_labels: std::collections::BTreeMap<usize, String>,
@@ -398,6 +401,7 @@ impl Source {
             runs: Default::default(),
             share_labels: Default::default(),
             expressions: Default::default(),
+            title_backends: Default::default(),
             sections: Vec::new(),
             records: Default::default(),
             variants: Default::default(),
@@ -523,6 +527,7 @@ impl Source {
     fn read_written(&mut self, text: &str, prose: bool) {
         let mut headers: Vec<(&'static str, usize, usize, Option<usize>)> = Vec::new();
         let mut title_expression: Option<String> = None;
+        let mut title_backend: Option<&'static str> = None;
         // The columns of a sweep's table (`size  cpu kernel  cuda kernel  cuda e2e ...`) or of a run's (`variant
         // compile  first  upload  kernel ...`): each column's backend and phase, and its span in the header line.
         let mut columns: Vec<(Column, usize, usize)> = Vec::new();
@@ -532,6 +537,7 @@ impl Source {
                 headers.clear();
                 title.clear();
                 title_expression = None;
+                title_backend = None;
                 columns.clear();
                 self.rows.push(Default::default()); // a row a line, so that a README's sections are its lines
                 continue;
@@ -547,9 +553,18 @@ impl Source {
             if heading {
                 title = keys(line);
                 headers.clear();
+                title_backend = line
+                    .split(" on ")
+                    .skip(1)
+                    .filter_map(|after| {
+                        let word: String = after.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+                        BACKENDS.iter().copied().find(|b| *b == word)
+                    })
+                    .last();
             } else if trimmed.starts_with("==") || trimmed.starts_with('#') {
                 title.clear();
                 title_expression = None;
+                title_backend = None;
                 headers.clear();
                 columns.clear();
             } else if trimmed.starts_with('$') {
@@ -580,6 +595,9 @@ impl Source {
             }
             if let Some(expression) = title_expression.as_ref().filter(|_| indented) {
                 self.expressions.insert(row_index, expression.clone());
+            }
+            if let Some(backend) = title_backend.filter(|_| indented) {
+                self.title_backends.insert(row_index, backend);
             }
             let chars: Vec<char> = line.chars().collect();
             let sweep_header = trimmed.starts_with("size ") && trimmed.contains(" kernel");
@@ -984,8 +1002,11 @@ fn matches(
                     _ => false,
                 }
             };
-            // In a sweep's row, the column of the backend the quotation names before the figure.
-            let same_backend = column.backend.is_none() || quoted_backend.is_none() || column.backend == quoted_backend;
+            // In a sweep's row, the column of the backend the quotation names before the figure; in a run's, the
+            // backend its title names.
+            let same_backend = quoted_backend.is_none()
+                || (column.backend.is_none_or(|b| Some(b) == quoted_backend)
+                    && source.title_backends.get(row).is_none_or(|b| Some(*b) == quoted_backend));
             let same_phase = column.phase.is_none() || quoted_phase.is_none() || column.phase == quoted_phase;
             // A run's row of one expression is not the figure of another the quotation names in backticks.
             let same_expression = quoted_expressions.is_empty()
