@@ -544,21 +544,31 @@ impl RawKernel {
         self
     }
 
-    /// Sets the arithmetic operations one element costs, for the roofline (0 unless set).
+    /// Sets the arithmetic operations one element costs, for the roofline: unless set, its reference expression's,
+    /// counted as an expression's cost counts them (special functions apart); 0 where it has neither.
     ///
     /// ```
     /// use gpuworthy_core::Workload;
     /// use gpuworthy_core::raw::{Raw, RawKernel, RawParams, Shape};
     ///
     /// let kernel = RawKernel::new("axpy", &["x", "y"], &["z"], &["a"])?.reference("z = a * x + y")?;
-    /// let params = RawParams::new(kernel.flops_per_element(2).into(), Shape::Line(1000), vec![2.0])?;
-    /// let cost = Raw::cost(&params);
-    /// assert_eq!((cost.flops, cost.bytes), (2000, 12000)); // three arrays of 1000 f32 move
+    /// let cost = |kernel: RawKernel| Raw::cost(&RawParams::new(kernel.into(), Shape::Line(1000), vec![2.0]).unwrap());
+    /// assert_eq!((cost(kernel.clone()).flops, cost(kernel.clone()).bytes), (2000, 12000)); // the reference's two
+    /// assert_eq!(cost(kernel.flops_per_element(5)).flops, 5000); // as set
     /// # Ok::<(), gpuworthy_core::Error>(())
     /// ```
     pub fn flops_per_element(mut self, flops: u64) -> RawKernel {
         self.flops_per_element = flops;
         self
+    }
+
+    /// The arithmetic operations one element costs ([`RawKernel::flops_per_element`]): as set, else its reference
+    /// expression's, else 0.
+    pub fn element_flops(&self) -> u64 {
+        if self.flops_per_element > 0 {
+            return self.flops_per_element;
+        }
+        self.reference.as_ref().map_or(0, |r| r.program.cost_per_element().flops)
     }
 
     /// The kernel's name.
@@ -995,7 +1005,7 @@ impl Workload for Raw {
     fn cost(params: &RawParams) -> Cost {
         let n = params.len() as u64;
         let arrays = (params.kernel.inputs.len() + params.kernel.outputs.len()) as u64;
-        Cost { bytes: 4 * arrays * n, flops: params.kernel.flops_per_element * n, elements: n }
+        Cost { bytes: 4 * arrays * n, flops: params.kernel.element_flops() * n, elements: n }
     }
 
     /// Not used: a raw kernel's ladder depends on its shape ([`raw_ladder`]).
