@@ -713,19 +713,19 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     for k in 0..program.inputs.len() {
         let _ = writeln!(s, "        float {};", eight_names(&format!("x{k}")));
     }
-    if sized {
+    // Each input's group of eight, one `uint4`, each line indented by `indent`.
+    let whole_group_loads = |s: &mut String, indent: &str| {
         for k in 0..program.inputs.len() {
             for line in stored.load8(&format!("p_in{k}"), "q", &format!("x{k}")).lines() {
-                let _ = writeln!(s, "        {line}");
+                let _ = writeln!(s, "{indent}{line}");
             }
         }
+    };
+    if sized {
+        whole_group_loads(&mut s, "        ");
     } else {
         s.push_str("        if (whole) {\n");
-        for k in 0..program.inputs.len() {
-            for line in stored.load8(&format!("p_in{k}"), "q", &format!("x{k}")).lines() {
-                let _ = writeln!(s, "            {line}");
-            }
-        }
+        whole_group_loads(&mut s, "            ");
         s.push_str("        } else {\n");
         partial_group_loads(&mut s, program, stored, "            ", in_a_row);
         s.push_str("        }\n");
