@@ -689,7 +689,7 @@ fn eight_a_thread_body(s: &mut String, program: &Program, stored: Stored, target
 /// [`elementwise_source`] on 16-bit arrays: eight elements a thread, one `uint4` of each input read before any is
 /// used and one of each output written, the element function inlined [`element_copies`] times in a loop over the
 /// eight (not unrolled, each trip's elements chosen by selects, so that they stay in registers); the last, partial
-/// group element by element.
+/// group element by element (with the storage-sized functions, before the loop, by the grid's first thread).
 fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     let Elementwise { mut s, kernel_parameters, targets, sized } = elementwise_parts(program, stored);
     // Eight copies, no loop, where no special function makes NVRTC's time grow with them: the loop's selects cost a
@@ -700,11 +700,17 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
     s.push_str("    const long long stride = (long long)gridDim.x * blockDim.x;\n");
     s.push_str("    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     // With the storage-sized functions the loop takes whole groups only, and the last, partial one goes element by
-    // element after it. The partial group's code costs such a kernel registers, and so occupancy, wherever it is:
-    // `exp(-x*x) * sin(3*x)` on bf16 arrays at 2^26 took 78.0 µs in the lab on an H200 with the group's branch in
-    // the loop (36 registers), 78.4 with it after the loop (40) and 72.9 with no code for it (32), beside a copy's
-    // 65.8 (docs/results/nvidia-h200/half/functions-lab-generated.txt, functions-lab-generated-2.txt).
+    // element before it, in the grid's first thread. Code for that group in the loop or after it costs such a kernel
+    // registers, and so occupancy; before the loop it costs none: `exp(-x*x) * sin(3*x)` on bf16 arrays takes 36
+    // registers with the group's branch in the loop, 40 with the group after the loop (however little that code
+    // does), 32 with it before the loop or with no code for it. At 2^26 on an H200 in the lab, 78.5 µs after the loop,
+    // 74.5 before it and 74.1 with no code for it, beside a copy's 67.0
+    // (docs/results/nvidia-h200/half/kernel-shapes-lab-4.txt).
     if sized {
+        s.push_str("    if (first == 0) {\n#pragma unroll 1\n");
+        s.push_str("        for (long long i = n / 8 * 8; i < n; ++i) {\n");
+        one_element(&mut s, program, stored, &targets, true, "            ");
+        s.push_str("        }\n    }\n");
         s.push_str("    for (long long q = first; q < n / 8; q += stride) {\n");
     } else {
         s.push_str("    for (long long q = first; q < (n + 7) / 8; q += stride) {\n");
@@ -785,11 +791,7 @@ fn half_elementwise_source(program: &Program, stored: Stored) -> String {
         for (j, target) in targets.iter().enumerate() {
             let _ = writeln!(s, "        {}", stored.store8(target, "q", &format!("y{j}")));
         }
-        // The last, partial group: the first thread of the grid, element by element.
-        s.push_str("    }\n    if (first == 0) {\n#pragma unroll 1\n");
-        s.push_str("        for (long long i = n / 8 * 8; i < n; ++i) {\n");
-        one_element(&mut s, program, stored, &targets, true, "            ");
-        s.push_str("        }\n    }\n}\n");
+        s.push_str("    }\n}\n");
         return s;
     }
     s.push_str("        if (whole) {\n");
@@ -1966,6 +1968,21 @@ mod tests {
         }
     }
 
+    /// A 16-bit kernel with the storage-sized functions takes its last, partial group before its loop, where that
+    /// group's code costs the loop no registers (after the loop it took `exp(-x*x) * sin(3*x)` on bf16 from 32 to
+    /// 40), and its loop takes whole groups only.
+    #[test]
+    fn sixteen_bit_sized_kernels_take_the_partial_group_before_the_loop() {
+        let e2 = Expr::parse("y = exp(-x * x) * sin(3 * x)").unwrap().bind(&[]).unwrap();
+        for dtype in [Dtype::Bf16, Dtype::F16] {
+            let source = elementwise_source(&e2, dtype);
+            let partial = source.find("for (long long i = n / 8 * 8; i < n; ++i)").expect("the partial group's loop");
+            let groups = source.find("for (long long q = first; q < n / 8; q += stride)").expect("the groups' loop");
+            assert!(partial < groups, "{source}");
+            assert_eq!(source.matches("gw_element_sized(").count(), 1 + 8 + 1, "{source}");
+        }
+    }
+
     /// On 16-bit arrays a thread moves 16 bytes a load as on f32 ones: a `uint4` of eight elements of each input
     /// and each output, the element function inlined eight times where it calls no special function or two or more,
     /// else as often as on f32 arrays in a loop over the eight; a
@@ -1979,7 +1996,7 @@ mod tests {
                 assert_eq!(source.matches("reinterpret_cast<const uint4*>").count(), 2, "{source}");
                 assert_eq!(source.matches("reinterpret_cast<uint4*>").count(), 1, "{source}");
                 // The element as defined and each inlined copy: the storage-sized one where the element calls `exp`,
-                // `sin` or `cos`, with one more copy for the last, partial group after the loop.
+                // `sin` or `cos`, with one more copy for the last, partial group before the loop.
                 let (element, tail) = if text.contains("sin") { ("gw_element_sized(", 1) } else { ("gw_element(", 0) };
                 assert_eq!(source.matches(element).count(), 1 + copies + tail, "{text}: {source}");
                 assert!(!source.contains("float4"), "{source}");
