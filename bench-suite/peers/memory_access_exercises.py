@@ -1,4 +1,4 @@
-"""Chapter 22's exercises 3 to 5 on a CUDA GPU, without rebuilding the Rust workspace.
+"""Chapter 23's exercises 3 to 5 on a CUDA GPU, without rebuilding the Rust workspace.
 
 The example `gpuworthy/examples/09_memory_access.rs` times four raw kernels (a copy, a naive transpose, a tiled one
 and a padded one). The exercises change them: a tile padded to 34 floats a row (exercise 3), the naive transpose

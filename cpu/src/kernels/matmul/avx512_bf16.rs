@@ -2,7 +2,7 @@
 //! Cooper Lake and Sapphire Rapids, AMD from Zen 4). One `vdpbf16ps` multiplies 32 pairs of bf16 values and adds
 //! each lane's two products to an `f32` sum: twice the multiply-adds of an `f32` FMA per instruction, on half the
 //! bytes. It is what a CPU's bf16 GEMM is built from (oneDNN's AVX512-BF16 kernels), and the CPU's answer to the
-//! GPU's tensor cores in the guide's chapter 26 (`docs/26-precision.md`); AMX, a further step, is not used.
+//! GPU's tensor cores in the guide's chapter 27 (`docs/27-precision.md`); AMX, a further step, is not used.
 //!
 //! The shape follows the instruction. Both operands are consumed in pairs along `k`: A is packed as one 32-bit word
 //! per pair (`A[i][2p]` in the low half, `A[i][2p+1]` in the high), broadcast to every lane; B is packed into panels of

@@ -1,4 +1,4 @@
-"""Chapter 25: square 2^26 from the host on one GPU, on two GPUs, and on the CPU beside a GPU.
+"""Chapter 26: square 2^26 from the host on one GPU, on two GPUs, and on the CPU beside a GPU.
 
 Reads the two-H200 host's group runs (`nvidia-h200-x2/groups/groups-runs.txt`, the groups' first build) and the
 one-H200 host's `cpu+cuda` run (`nvidia-h200/groups/cpu-plus-cuda.txt`, a later build). For each group it plots the
@@ -93,4 +93,4 @@ figure.suptitle(
     "but the host's cut and join make every group slower than one GPU alone",
     fontsize=12,
 )
-_chart.save(figure, "25-device-groups", f"{TWO_GPUS} and docs/results/{ONE_GPU}")
+_chart.save(figure, "26-device-groups", f"{TWO_GPUS} and docs/results/{ONE_GPU}")

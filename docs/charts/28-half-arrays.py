@@ -1,4 +1,4 @@
-"""Chapter 27: expressions at 2^26 on f32, bf16 and f16 arrays, kernel time with the data resident, CUDA and Vulkan.
+"""Chapter 28: expressions at 2^26 on f32, bf16 and f16 arrays, kernel time with the data resident, CUDA and Vulkan.
 
 Reads the first section of `nvidia-h200/half/half-goals-9.txt` (`== gpuworthy at 2^26`): one `run` table per
 expression, dtype and backend, whose kernel column is the fourth time of its row.
@@ -62,4 +62,4 @@ figure.suptitle(
     "where memory bounds the kernel; exp·sin and Vulkan's reduction, with its finish, gain less",
     fontsize=12,
 )
-_chart.save(figure, "27-half-arrays", SOURCE)
+_chart.save(figure, "28-half-arrays", SOURCE)

@@ -1,4 +1,4 @@
-"""Chapter 25: with the data resident, a second H200 against one, for sum 2^30 (run 8), and matmul
+"""Chapter 26: with the data resident, a second H200 against one, for sum 2^30 (run 8), and matmul
 16384x16384x16384 and the stencil at 32768x32768 (run 10): a resident step with its download, on the host's clock.
 
 Reads `nvidia-h200-x2/groups/groups-runs-8.txt` and `groups-runs-10.txt`: the line `resident, a launch with its
@@ -45,4 +45,4 @@ for ax, (name, (alone, two)) in zip(axes, cases):
     ax.set_xlim(0, alone * scale * 1.35)
     ax.set_title(f"{name}: {alone / two:.2f}x", fontsize=10, loc="left")
 figure.suptitle("Data resident, a step and its download on the host's clock: a second GPU pays nearly twice", fontsize=11)
-_chart.save(figure, "25-resident", f"{RUN8} and docs/results/{RUN10}")
+_chart.save(figure, "26-resident", f"{RUN8} and docs/results/{RUN10}")

@@ -1,4 +1,4 @@
-"""Chapter 25: two answers the device groups chapter reads off tables, drawn: where one value's combine belongs (on
+"""Chapter 26: two answers the device groups chapter reads off tables, drawn: where one value's combine belongs (on
 the host, or through NCCL on the GPUs), and what the CPU adds beside a GPU from page-locked host arrays.
 
 Reads `nvidia-h200-x2/groups/collectives-run-2.txt` (`run sum --size 2^30 --backend cuda:0,1`: the resident step of
@@ -68,4 +68,4 @@ figure.suptitle(
     fontsize=11,
 )
 figure.tight_layout()
-_chart.save(figure, "25-one-value-and-the-cpu", f"{COLLECTIVES} and docs/results/{RUNS}")
+_chart.save(figure, "26-one-value-and-the-cpu", f"{COLLECTIVES} and docs/results/{RUNS}")

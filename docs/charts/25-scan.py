@@ -1,4 +1,4 @@
-"""Chapter 24: the inclusive scan of 2^26 floats on one H200, data resident: gpuworthy's three CUDA kernels
+"""Chapter 25: the inclusive scan of 2^26 floats on one H200, data resident: gpuworthy's three CUDA kernels
 (`gpuworthy run scan --size 2^26 --backend cuda`) beside torch's and CuPy's `cumsum` and a device-to-device copy of
 the same bytes (`scan_peers.py`)."""
 
@@ -43,4 +43,4 @@ copy = _chart.seconds(peers["copy (device to device)"])
 ax.set_title(f"Scan of 2^26 floats on one H200, data resident: reduce-then-scan takes\n"
              f"{_chart.seconds(kernels['reduce_then_scan']) / copy:.1f}x a copy's time, "
              f"the naive Hillis–Steele scan {_chart.seconds(kernels['naive']) / copy:.0f}x")
-_chart.save(fig, "24-scan", f"{RUN} and {PEERS}")
+_chart.save(fig, "25-scan", f"{RUN} and {PEERS}")

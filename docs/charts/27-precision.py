@@ -1,4 +1,4 @@
-"""Chapter 26: matmul 8192x8192x8192 on an H200, TFLOP/s of each precision's fastest rung of ours beside cuBLAS in
+"""Chapter 27: matmul 8192x8192x8192 on an H200, TFLOP/s of each precision's fastest rung of ours beside cuBLAS in
 that precision.
 
 Reads `nvidia-h200/precision/precision-8192-fragments.txt`: the variant rows of its `run` tables (the section headed
@@ -61,4 +61,4 @@ ax.set_title(
     "fed by the tensor memory accelerator, our Hopper rung matches cuBLAS in bf16 and fp16, 0.90x in TF32",
     fontsize=11,
 )
-_chart.save(figure, "26-precision", SOURCE)
+_chart.save(figure, "27-precision", SOURCE)

@@ -1,4 +1,4 @@
-"""Chapter 22: the transpose of a 4096 x 4096 float32 matrix four ways on one H200, each kernel's GB/s against the
+"""Chapter 23: the transpose of a 4096 x 4096 float32 matrix four ways on one H200, each kernel's GB/s against the
 copy of the same matrix, through CUDA and through wgpu (Vulkan), from `09_memory_access`."""
 
 import re
@@ -34,4 +34,4 @@ share = {k: round(100 * rate[("cuda", k)] / rate[("cuda", "copy")]) for k in ker
 ax.set_title(f"A 4096 x 4096 transpose on one H200: uncoalesced stores reach {share['transpose_naive']}% of\n"
              f"CUDA's copy, tiles {share['transpose_tiled']}%, tiles with padded rows {share['transpose_padded']}%")
 ax.legend(loc="lower right")
-_chart.save(fig, "22-memory-access", SOURCE)
+_chart.save(fig, "23-memory-access", SOURCE)

@@ -1,4 +1,4 @@
-"""Chapter 26: what each precision buys and what it costs, matmul 8192x8192x8192 on an H200 through cuBLAS (PyTorch):
+"""Chapter 27: what each precision buys and what it costs, matmul 8192x8192x8192 on an H200 through cuBLAS (PyTorch):
 the rate against the relative error of the product, one point per precision.
 
 Reads the PyTorch section of `nvidia-h200/precision/precision-8192-fragments.txt` (the lines after `matmul 8192^3,
@@ -49,4 +49,4 @@ ax.set_title(
     "bf16 runs 15 times as fast as fp32 with 1650 times its error, fp16 nearly as fast with an eighth of bf16's",
     fontsize=11,
 )
-_chart.save(figure, "26-speed-and-error", SOURCE)
+_chart.save(figure, "27-speed-and-error", SOURCE)

@@ -1,4 +1,4 @@
-"""Chapter 28: the seeds' `square_matrix_kernel` as a raw kernel on one H200 and its host's 16-core Xeon, time per run
+"""Chapter 22: the seeds' `square_matrix_kernel` as a raw kernel on one H200 and its host's 16-core Xeon, time per run
 against size, kernel alone (data resident) and from the host (`cargo run --release -p gpuworthy --example
 08_raw_kernel`, its sweep lines)."""
 
@@ -36,4 +36,4 @@ ax.set_ylabel("time per run, µs (log scale; lower is better)")
 ax.set_title("square_matrix as a raw kernel on an H200: resident, CUDA wins from 512x512;\n"
              "from the host, the CPU wins at every size measured")
 ax.legend(fontsize=8)
-_chart.save(fig, "28-raw-kernels", RUN)
+_chart.save(fig, "22-raw-kernels", RUN)

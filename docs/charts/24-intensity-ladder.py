@@ -1,4 +1,4 @@
-"""Chapter 23: the ridge, measured. An expression of D chained multiply-adds (`p = p*x + 0.5`, 2*D flops on 8 bytes
+"""Chapter 24: the ridge, measured. An expression of D chained multiply-adds (`p = p*x + 0.5`, 2*D flops on 8 bytes
 an element) on 2^26 float32, for D from 1 to 255, on the H200 through CUDA and through Vulkan, and on its host's CPU.
 
 Left: the kernel time against D: flat while the memory decides, then growing with the flops. Right: the same runs as
@@ -65,4 +65,4 @@ right.set_title("the same runs under the roofs they measured", fontsize=10, loc=
 right.legend(fontsize=8, loc="lower right")
 figure.suptitle("Arithmetic is free until the ridge: an elementwise kernel on the H200 stays at the copy's time up to "
                 "about 16 multiply-adds an element", fontsize=11)
-_chart.save(figure, "23-intensity-ladder", SOURCE)
+_chart.save(figure, "24-intensity-ladder", SOURCE)

@@ -1,4 +1,4 @@
-"""Chapter 25: square from the host on one H200 and on two, with the arrays page-locked, beside PyTorch and beside
+"""Chapter 26: square from the host on one H200 and on two, with the arrays page-locked, beside PyTorch and beside
 what the host's links carry both ways at once.
 
 Reads `nvidia-h200-x2/groups/groups-runs-5.txt`: gpuworthy's `run square --backend cuda:0,1 --pipelined
@@ -69,4 +69,4 @@ figure.suptitle(
     fontsize=11,
 )
 figure.tight_layout()
-_chart.save(figure, "25-host-links", RUNS)
+_chart.save(figure, "26-host-links", RUNS)
