@@ -34,13 +34,13 @@ driver's; SASS counts are nvcc's, for the device's architecture.
 """
 
 import os
-import shutil
 import statistics
-import subprocess
-import tempfile
 
 import cupy
 import torch
+
+# Timed and counted as the functions lab times and counts: batches of back-to-back calls, nvcc's SASS.
+from half_functions_lab import BATCH, SAMPLES, per_call_us, sass_counts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The generator's kernel as it is now (the partial group before the loop) and as it was (after the loop).
@@ -49,8 +49,6 @@ GENERATED_BEFORE = open(os.path.join(HERE, "lab", "half_e2_generated_bf16_tail_a
 PRELUDE, _ = GENERATED_BEFORE.split('extern "C" __global__')
 
 BLOCK = 256
-BATCH = 20
-SAMPLES = 30
 SINGLE_SAMPLES = 200
 
 
@@ -265,22 +263,6 @@ extern "C" __global__ void copy16(const uint4* __restrict__ a, uint4* __restrict
 """
 
 
-def batched_us(launch):
-    """Per call: CUDA events around BATCH back-to-back calls, the median (min, max) of SAMPLES batches."""
-    for _ in range(3):
-        launch()
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(SAMPLES):
-        start.record()
-        for _ in range(BATCH):
-            launch()
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop) * 1000.0 / BATCH)
-    return statistics.median(times), min(times), max(times)
-
-
 def single_us(launch):
     """One call between two events, after the stream has drained: the median of SINGLE_SAMPLES."""
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
@@ -293,22 +275,6 @@ def single_us(launch):
         stop.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, stop) * 1000.0)
     return statistics.median(times)
-
-
-def sass_count(source):
-    """SASS instructions of `expr_map` (all, MUFU), by nvcc for the device; None without nvcc and cuobjdump."""
-    if not (shutil.which("nvcc") and shutil.which("cuobjdump")):
-        return None
-    major, minor = torch.cuda.get_device_capability(0)
-    with tempfile.TemporaryDirectory() as folder:
-        cu, cubin = os.path.join(folder, "k.cu"), os.path.join(folder, "k.cubin")
-        with open(cu, "w") as f:
-            f.write(source)
-        # The generator's helpers that an expression does not call draw nvcc's "declared but never referenced".
-        subprocess.run(["nvcc", "-cubin", f"-arch=sm_{major}{minor}", "-diag-suppress", "177", "-o", cubin, cu], check=True)
-        sass = subprocess.run(["cuobjdump", "-sass", "-fun", "expr_map", cubin], capture_output=True, text=True).stdout
-    lines = [line for line in sass.splitlines() if line.strip().startswith("/*") and "*/" in line and ";" in line]
-    return len(lines), sum("MUFU" in line for line in lines)
 
 
 def main():
@@ -330,7 +296,7 @@ def main():
     y = torch.empty_like(x)
     torch_launch = lambda: y.copy_(x)  # noqa: E731
     for name, launch in (("copy kernel (uint4)", copy_launch), ("torch copy_", torch_launch)):
-        median, low, high = batched_us(launch)
+        median, low, high = per_call_us(launch)
         alone = single_us(launch)
         print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
               f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s")
@@ -345,9 +311,9 @@ def main():
         if reference is None:
             reference = result
         differs = int(cupy.count_nonzero(result != reference))
-        median, low, high = batched_us(launch)
+        median, low, high = per_call_us(launch)
         alone = single_us(launch)
-        counts = sass_count(source)
+        counts = sass_counts(source)
         sass = f", SASS {counts[0]} ({counts[1]} MUFU)" if counts else ""
         print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
               f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s   {blocks} blocks,"
