@@ -157,9 +157,12 @@ fn ffma(a: f32, b: f32, c: f32) -> f32 {
 // The angle reduced to [-pi, pi] before a driver's sin, cos or tan, which Vulkan bounds only there (a driver may
 // reduce by one f32 multiplication, off by |x| 2^-23): Cody and Waite's reduction, 2 pi as three constants of which
 // the first has 8 significant bits and the second 12, so that k times the first is exact for k < 2^16, that is up to
-// |x| = 2^18 (the function table's reach), and the rest is off by less than an ulp of the result.
+// |x| = 2^18 (the function table's reach), and the rest is off by less than an ulp of the result. Past the reach the
+// result is not determined, but it stays in [-pi, pi] (the turns' fraction, however inexact), so that sin and cos of
+// any finite argument are in [-1, 1], which lets the common path leave their results untested (`finite_ranges`).
+fn far_angle(x: f32) -> f32 { return 6.2831855 * (fract(x * 0.15915493667125702 + 0.5) - 0.5); }
 fn reduce_angle(x: f32) -> f32 {
-    if (abs(x) > 262144.0) { return x; }
+    if (abs(x) > 262144.0) { return far_angle(x); }
     let k = round(x * 0.15915493667125702);
     return ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
 }
@@ -357,7 +360,8 @@ fn is_zero4(x: vec4<f32>) -> vec4<bool> { return (bitcast<vec4<u32>>(x) & vec4<u
 fn reduce_angle4(x: vec4<f32>) -> vec4<f32> {
     let k = round(x * 0.15915493667125702);
     let r = ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
-    return select(r, x, abs(x) > vec4<f32>(262144.0));
+    let far = 6.2831855 * (fract(x * 0.15915493667125702 + 0.5) - 0.5);
+    return select(r, far, abs(x) > vec4<f32>(262144.0));
 }
 fn fsin4(x: vec4<f32>) -> vec4<f32> { return select(sin(reduce_angle4(x)), x, is_zero4(x)); }
 fn fcos4(x: vec4<f32>) -> vec4<f32> { return cos(reduce_angle4(x)); }
@@ -618,8 +622,7 @@ impl Dialect for Vec4 {
 /// tested, or testing every input and scalar where it is read, after which only the values that may overflow or leave
 /// a domain are special. The second wins where the storage type bounds the inputs: on f16 arrays (at most 65504)
 /// `y = exp(-x*x) * sin(3*x)` tests its input alone; on f32 and bf16 arrays, whose `x*x` and `3*x` may overflow, the
-/// first tests `-x*x`, `3*x` and `sin(3*x)` (`sin` is bounded only where its argument is within the reach of the
-/// exact reduction). The tests were first two integer operations a value, and 29 of them made the Horner polynomial's
+/// first tests `-x*x` and `3*x` (`sin` and `cos` of any finite argument are in [-1, 1], [`finite_ranges`]). The tests were first two integer operations a value, and 29 of them made the Horner polynomial's
 /// kernel compute-bound (the figures are in `docs/results/nvidia-h200/README.md`); a test is now one addition into
 /// [`vec4_statements`]' probe, but on 16-bit arrays, where a kernel computes twice the elements per byte, each still
 /// costs: on an H200 through Vulkan the bf16 kernel of `y = exp(-x*x) * sin(3*x)` took 105.3 µs with six tests, 96.0
@@ -736,8 +739,8 @@ struct ValueRange {
 /// The bounds are computed in `f64` and widened for the `f32` roundings on the way (2^-20 of a value; a rounding
 /// never changes a value's sign), and a function's result for its error bound on Vulkan (2^-8, far beyond `exp`'s
 /// 3 + 2|x| units in the last place at an argument below 88); a bound past `f32::MAX` is an overflow. `sin` and `cos`
-/// are bounded by 1 only where the argument is within 2^18, the reach of the exact reduction ([`HELPERS`]); past it
-/// the driver's own may return anything.
+/// are bounded by 1 for every finite argument because the helpers reduce every one to [-pi, pi], past the reach of
+/// the exact reduction too ([`HELPERS`]' `reduce_angle`), where Vulkan bounds the driver's functions.
 fn finite_ranges(program: &Program, which: &[bool], dtype: Dtype) -> Vec<ValueRange> {
     const MAX: f64 = f32::MAX as f64;
     let storage_max = if dtype == Dtype::F16 { 65504.0 } else { MAX };
@@ -811,7 +814,7 @@ fn finite_ranges(program: &Program, which: &[bool], dtype: Dtype) -> Vec<ValueRa
                     // A subnormal argument may be flushed to zero, whose logarithm is an infinity.
                     Func::Log | Func::Log2 => bounded(lo >= f64::from(f32::MIN_POSITIVE), -150.0, hi.max(1.0).log2()),
                     Func::Log1p => bounded(lo > -1.0 + arithmetic, -150.0, hi.max(0.0).ln_1p()),
-                    Func::Sin | Func::Cos => bounded(lo >= -262144.0 && hi <= 262144.0, -1.0, 1.0),
+                    Func::Sin | Func::Cos => bounded(true, -1.0, 1.0),
                     Func::Tanh | Func::Erf => bounded(true, -1.0, 1.0),
                     Func::Atan | Func::Atan2 => bounded(true, -std::f64::consts::PI, std::f64::consts::PI),
                     Func::Asin | Func::Acos => bounded(lo >= -1.0 && hi <= 1.0, -4.0, 4.0),
@@ -2065,10 +2068,14 @@ mod tests {
         assert_eq!(tests_in("y = tanh(x) * 2 + 1", &[], false), 1);
         assert_eq!(tests_in("y = sqrt(x*x + 1)", &[], false), 1);
         assert_eq!(tests_in("y = sqrt(x - 1)", &[], false), 2);
-        // The peers' expression: `-x*x`, `3*x`, `sin(3*x)` (3*x may be past the reduction's reach) and the
-        // result on f32 and bf16 arrays; on f16 arrays the input alone.
-        assert_eq!(tests_in("y = exp(-x*x) * sin(3*x)", &[], false), 4);
-        assert_eq!(tests_in_dtype("y = exp(-x*x) * sin(3*x)", &[], false, Dtype::Bf16), 4);
+        // The peers' expression: `-x*x` and `3*x`, which may overflow, on f32 and bf16 arrays; on f16 arrays the
+        // input alone. `sin` of a finite value is in [-1, 1], past the exact reduction's reach too.
+        assert_eq!(tests_in("y = exp(-x*x) * sin(3*x)", &[], false), 2);
+        assert_eq!(tests_in_dtype("y = exp(-x*x) * sin(3*x)", &[], false, Dtype::Bf16), 2);
+        // A bounded value times a large constant stays finite; times the input, whose magnitude reaches f32::MAX,
+        // it may not (the bound of `sin` is widened for the driver's error).
+        assert_eq!(tests_in("y = sin(x) * cos(x) * 1e38", &[], false), 1);
+        assert_eq!(tests_in("y = sin(x) * x", &[], false), 2);
         assert_eq!(tests_in_dtype("y = exp(-x*x) * sin(3*x)", &[], false, Dtype::F16), 1);
         // The terms of a sum or a product pass on to the accumulator; a min's or a max's do not, but `abs` of a
         // tested difference is finite.
