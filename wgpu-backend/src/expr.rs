@@ -38,6 +38,10 @@ use crate::WgpuBackend;
 use crate::custom::CustomPipeline;
 use crate::workloads::grid_1d;
 
+/// The largest magnitude the helpers' exact reduction of an angle reaches (`reduce_angle` in [`HELPERS`]), the
+/// function table's reach for `sin` and `cos` on Vulkan.
+const TRIG_REACH: f64 = 262_144.0;
+
 /// Invocations per workgroup of the generated shaders.
 const WORKGROUP: u32 = 256;
 
@@ -158,11 +162,11 @@ fn ffma(a: f32, b: f32, c: f32) -> f32 {
 // reduce by one f32 multiplication, off by |x| 2^-23): Cody and Waite's reduction, 2 pi as three constants of which
 // the first has 8 significant bits and the second 12, so that k times the first is exact for k < 2^16, that is up to
 // |x| = 2^18 (the function table's reach), and the rest is off by less than an ulp of the result. Past the reach the
-// result is not determined, but it stays in [-pi, pi] (the turns' fraction, however inexact), so that sin and cos of
-// any finite argument are in [-1, 1], which lets the common path leave their results untested (`finite_ranges`).
-fn far_angle(x: f32) -> f32 { return 6.2831855 * (fract(x * 0.15915493667125702 + 0.5) - 0.5); }
+// result is not determined, but it stays in [-pi, pi] (the turns' fraction, however inexact, times a constant just
+// below 2 pi), so that sin and cos of any finite argument are in [-1, 1], which lets the common path leave their
+// results untested (`finite_ranges`).
 fn reduce_angle(x: f32) -> f32 {
-    if (abs(x) > 262144.0) { return far_angle(x); }
+    if (abs(x) > 262144.0) { let turns = x * 0.15915493667125702; return (turns - round(turns)) * 6.283185; }
     let k = round(x * 0.15915493667125702);
     return ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
 }
@@ -358,11 +362,19 @@ fn fpow(x: f32, y: f32) -> f32 {
 // to the guarded path). Zeros are told by their bits, as `is_zero` tells them.
 fn is_zero4(x: vec4<f32>) -> vec4<bool> { return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u); }
 fn reduce_angle4(x: vec4<f32>) -> vec4<f32> {
-    let k = round(x * 0.15915493667125702);
+    let turns = x * 0.15915493667125702;
+    let k = round(turns);
     let r = ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
-    let far = 6.2831855 * (fract(x * 0.15915493667125702 + 0.5) - 0.5);
-    return select(r, far, abs(x) > vec4<f32>(262144.0));
+    return select(r, (turns - k) * 6.283185, abs(x) > vec4<f32>(262144.0));
 }
+// The same for arguments known to be within the exact reduction's reach (`finite_ranges`: `sin(3*x)` of an f16 `x`),
+// which need neither the far reduction nor the choice between the two.
+fn reduce_angle4_within_reach(x: vec4<f32>) -> vec4<f32> {
+    let k = round(x * 0.15915493667125702);
+    return ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
+}
+fn fsin4_within_reach(x: vec4<f32>) -> vec4<f32> { return select(sin(reduce_angle4_within_reach(x)), x, is_zero4(x)); }
+fn fcos4_within_reach(x: vec4<f32>) -> vec4<f32> { return cos(reduce_angle4_within_reach(x)); }
 fn fsin4(x: vec4<f32>) -> vec4<f32> { return select(sin(reduce_angle4(x)), x, is_zero4(x)); }
 fn fcos4(x: vec4<f32>) -> vec4<f32> { return cos(reduce_angle4(x)); }
 fn ftan4(x: vec4<f32>) -> vec4<f32> { return select(tan(reduce_angle4(x)), x, is_zero4(x)); }
@@ -846,15 +858,30 @@ fn finite_ranges(program: &Program, which: &[bool], dtype: Dtype) -> Vec<ValueRa
 /// is an operand modifier on GPUs) replaced an integer `and` and `max` a value, which the SMs issue at half the rate:
 /// on an H200 through Vulkan, `y = exp(-x*x) * sin(3*x)` tests six values an element, and the integer tests held its
 /// kernel at 145.9 µs on 2^26 `f32` elements against 139.3 with the probe and 137.6 for a copy of the same bytes
-/// (`docs/results/nvidia-h200/special-functions/probe-lab.txt`).
-fn vec4_statements(program: &Program, which: &[bool], tested: &[bool]) -> String {
+/// (`docs/results/nvidia-h200/special-functions/probe-lab.txt`). `sin` and `cos` of an argument whose range
+/// ([`finite_ranges`]) is within the exact reduction's reach skip the far reduction and the choice between the two:
+/// on an H200 through Vulkan, `y = exp(-x*x) * sin(3*x)` on f16 arrays took 77.6 µs with them and 71.5 µs with the
+/// choice alone (`docs/results/nvidia-h200/half/half-goals-11.txt`, `half-goals-10.txt`).
+fn vec4_statements(program: &Program, which: &[bool], tested: &[bool], dtype: Dtype) -> String {
+    let ranges = finite_ranges(program, which, dtype);
     let mut out = String::from("    var probe = vec4<f32>(0.0);\n");
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         if program.types[id] == Type::Boolean {
             let _ = writeln!(out, "    let w{id}: vec4<bool> = {};", codegen::expression(&Vec4, program, id));
             continue;
         }
-        let _ = writeln!(out, "    let w{id}: vec4<f32> = {};", codegen::expression(&Vec4, program, id));
+        let value = match &program.nodes[id] {
+            // On the common path every value is finite, so an argument whose range is within the exact reduction's
+            // reach is within it there.
+            Node::Call(func @ (Func::Sin | Func::Cos), args)
+                if ranges[args[0]].lo >= -TRIG_REACH && ranges[args[0]].hi <= TRIG_REACH =>
+            {
+                let name = if *func == Func::Sin { "fsin4_within_reach" } else { "fcos4_within_reach" };
+                format!("{name}(w{})", args[0])
+            }
+            _ => codegen::expression(&Vec4, program, id),
+        };
+        let _ = writeln!(out, "    let w{id}: vec4<f32> = {value};");
         if tested[id] {
             let _ = writeln!(out, "    probe = probe + abs(w{id});");
         }
@@ -1151,7 +1178,7 @@ pub fn elementwise_source(program: &Program, dtype: Dtype, narrowing: F16Narrowi
         let _ = writeln!(s, "    let x{k} = {};", stored.load(&format!("in{k}[q]")));
     }
     let reached = program.reached(&roots);
-    s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, &roots, false, dtype)));
+    s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, &roots, false, dtype), dtype));
     s.push_str(PROBE_TEST);
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
@@ -1182,7 +1209,12 @@ fn half_map(program: &Program, stored: Stored, targets: &[String], roots: &[usiz
     let vectors: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}: vec4<f32>")).collect();
     let _ = writeln!(s, "fn gw_quad({}) -> array<vec2<u32>, {outputs}> {{", vectors.join(", "));
     let reached = program.reached(roots);
-    s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, roots, false, stored.0)));
+    s.push_str(&vec4_statements(
+        program,
+        &reached,
+        &tested_values(program, &reached, roots, false, stored.0),
+        stored.0,
+    ));
     s.push_str(PROBE_TEST);
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
@@ -1344,7 +1376,7 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
     let reached = program.reached(&[reduction.body]);
     let tested = tested_values(program, &reached, &[reduction.body], terms_pass_on, dtype);
     let terms_tested = tested.contains(&true);
-    s.push_str(&vec4_statements(program, &reached, &tested));
+    s.push_str(&vec4_statements(program, &reached, &tested, dtype));
     s.push_str(PROBE_TEST);
     let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
     let combine4 = |a: &str, b: &str| match kind {
@@ -2136,6 +2168,20 @@ mod tests {
             let expected = Expression::reference(&input).unwrap();
             let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
             Expression::check(&input, &expected, &output, Precision::Fp32).unwrap_or_else(|e| panic!("{source}: {e}"));
+        }
+    }
+
+    /// `sin` and `cos` take the twin without the far reduction exactly where their argument's range is within its
+    /// reach: `3*x` of an f16 `x` is, of a bf16 or f32 `x` is not.
+    #[test]
+    fn trig_functions_skip_the_far_reduction_only_within_its_reach() {
+        let program = Expr::parse("y = exp(-x*x) * sin(3*x) + cos(x)").unwrap().bind(&[]).unwrap();
+        let half = elementwise_source(&program, Dtype::F16, F16Narrowing::Integer);
+        assert!(half.contains("= fsin4_within_reach(w") && half.contains("= fcos4_within_reach(w"), "{half}");
+        for dtype in [Dtype::F32, Dtype::Bf16] {
+            let source = elementwise_source(&program, dtype, F16Narrowing::Integer);
+            assert!(source.contains("= fsin4(w") && source.contains("= fcos4(w"), "{source}");
+            assert!(!source.contains("= fsin4_within_reach(") && !source.contains("= fcos4_within_reach("), "{source}");
         }
     }
 
