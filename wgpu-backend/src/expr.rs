@@ -162,11 +162,12 @@ fn ffma(a: f32, b: f32, c: f32) -> f32 {
 // reduce by one f32 multiplication, off by |x| 2^-23): Cody and Waite's reduction, 2 pi as three constants of which
 // the first has 8 significant bits and the second 12, so that k times the first is exact for k < 2^16, that is up to
 // |x| = 2^18 (the function table's reach), and the rest is off by less than an ulp of the result. Past the reach the
-// result is not determined, but it stays in [-pi, pi] (the turns' fraction, however inexact, times a constant just
+// result is not determined, but it stays in [-pi, pi] (the turns' fraction, however inexact, times the `f32` just
 // below 2 pi), so that sin and cos of any finite argument are in [-1, 1], which lets the common path leave their
 // results untested (`finite_ranges`).
+fn far_angle(x: f32) -> f32 { return 6.283185 * (fract(x * 0.15915493667125702 + 0.5) - 0.5); }
 fn reduce_angle(x: f32) -> f32 {
-    if (abs(x) > 262144.0) { let turns = x * 0.15915493667125702; return (turns - round(turns)) * 6.283185; }
+    if (abs(x) > 262144.0) { return far_angle(x); }
     let k = round(x * 0.15915493667125702);
     return ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
 }
@@ -361,11 +362,14 @@ fn fpow(x: f32, y: f32) -> f32 {
 // helper for every finite argument, which is all the common path keeps (a NaN or an infinity argument sends the vec4
 // to the guarded path). Zeros are told by their bits, as `is_zero` tells them.
 fn is_zero4(x: vec4<f32>) -> vec4<bool> { return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) == vec4<u32>(0u); }
+// The far reduction is the turns' fraction: the build that reused the near reduction's rounded turns instead, two
+// operations where this takes five, ran `y = exp(-x*x) * sin(3*x)` on bf16 arrays slower on an H200 through Vulkan,
+// 89.3 µs against 84.3 (one run each, `docs/results/nvidia-h200/half/half-goals-12.txt` and `half-goals-11.txt`).
 fn reduce_angle4(x: vec4<f32>) -> vec4<f32> {
-    let turns = x * 0.15915493667125702;
-    let k = round(turns);
+    let k = round(x * 0.15915493667125702);
     let r = ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
-    return select(r, (turns - k) * 6.283185, abs(x) > vec4<f32>(262144.0));
+    let far = 6.283185 * (fract(x * 0.15915493667125702 + 0.5) - 0.5);
+    return select(r, far, abs(x) > vec4<f32>(262144.0));
 }
 // The same for arguments known to be within the exact reduction's reach (`finite_ranges`: `sin(3*x)` of an f16 `x`),
 // which need neither the far reduction nor the choice between the two.
