@@ -635,14 +635,15 @@ impl Dialect for Vec4 {
 /// mentions needs it.
 ///
 /// Two placements are sound, and the one with fewer tests is taken: following special values to where they must be
-/// tested, or testing every input and scalar where it is read, after which only the values that may overflow or leave
-/// a domain are special. The second wins where the storage type bounds the inputs: on f16 arrays (at most 65504)
-/// `y = exp(-x*x) * sin(3*x)` tests its input alone; on f32 and bf16 arrays, whose `x*x` and `3*x` may overflow, the
-/// first tests `-x*x` and `3*x` (`sin` and `cos` of any finite argument are in [-1, 1], [`finite_ranges`]). The tests were first two integer operations a value, and 29 of them made the Horner polynomial's
-/// kernel compute-bound (the figures are in `docs/results/nvidia-h200/README.md`); a test is now one addition into
-/// [`vec4_statements`]' probe, but on 16-bit arrays, where a kernel computes twice the elements per byte, each still
-/// costs: on an H200 through Vulkan the bf16 kernel of `y = exp(-x*x) * sin(3*x)` took 105.3 µs with six tests, 96.0
-/// with three and 82.3 with none (`docs/results/nvidia-h200/half/half-e2-lab.txt`). `s = sum(x*x)` tests none.
+/// tested, or testing every input and scalar where it is read, after which only the values that may overflow or leave a
+/// domain are special. The second wins where the storage type bounds the inputs: on f16 arrays (at most 65504) `y =
+/// exp(-x*x) * sin(3*x)` tests its input alone; on f32 and bf16 arrays, whose `x*x` and `3*x` may overflow, the first
+/// tests `-x*x` and `3*x` (`sin` and `cos` of any finite argument are in [-1, 1], [`finite_ranges`]). The tests were
+/// first two integer operations a value, and 29 of them made the Horner polynomial's kernel compute-bound (the figures
+/// are in `docs/results/nvidia-h200/README.md`); a test is now one addition into [`vec4_statements`]' probe, but on
+/// 16-bit arrays, where a kernel computes twice the elements per byte, each still costs: on an H200 through Vulkan the
+/// bf16 kernel of `y = exp(-x*x) * sin(3*x)` took 105.2-105.4 µs with six tests, 96.0 with three and 82.3 with none
+/// (`docs/results/nvidia-h200/half/half-e2-lab.txt`). `s = sum(x*x)` tests none.
 fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_on: bool, dtype: Dtype) -> Vec<bool> {
     let following = placed_tests(program, which, roots, roots_pass_on, dtype, false);
     let at_inputs = placed_tests(program, which, roots, roots_pass_on, dtype, true);
@@ -909,8 +910,8 @@ fn vec4_statements(program: &Program, which: &[bool], tested: &[bool], dtype: Dt
 /// `probe`'s lanes is a NaN or an infinity, that is when a lane is one (the lanes are non-negative, so they cannot
 /// cancel), or when finite lanes add past `f32::MAX`, which only sends the `vec4` to the guarded path, which is exact.
 /// Three additions and one integer test, where testing the four lanes' exponents took four integer `and`s and three
-/// `max`es: on an H200 through Vulkan the bf16 kernel of `y = exp(-x*x) * sin(3*x)` went from 105.3 to 102.6 µs
-/// (`docs/results/nvidia-h200/half/half-e2-lab.txt`).
+/// `max`es: on an H200 through Vulkan the bf16 kernel of `y = exp(-x*x) * sin(3*x)` went from 105.2-105.4 to
+/// 102.5-102.7 µs (`docs/results/nvidia-h200/half/half-e2-lab.txt`).
 const PROBE_TEST: &str = "    let probe_sum = (probe.x + probe.y) + (probe.z + probe.w);\n    \
                           let worst = bitcast<u32>(probe_sum) & 0x7f800000u;\n";
 
@@ -1255,13 +1256,13 @@ fn elements_per_invocation(dtype: Dtype) -> u64 {
 
 /// The WGSL that combines every invocation's `acc` of a workgroup into `shared_values[0]`, for invocation 0 to read.
 ///
-/// Without `subgroups`, a tree in workgroup memory: eight halvings, a barrier each. With them (a `sum`, `min` or
-/// `max` on a device that has subgroup operations), each subgroup combines its lanes' values at once, its first lane
-/// publishes the result, and one more subgroup operation combines those: one barrier instead of eight, which is how
-/// the built-in `sum`'s `subgroup` variant outruns its `workgroup` variant (`docs/results/cpu-2-core-lavapipe/`). Special values keep the
-/// language's results: a subgroup operation's answer for NaN and infinities is left to the driver, so a `sum` takes
-/// NaN where a lane is NaN or infinities of both signs meet, an infinity where one sign does, and a `min` or `max` NaN
-/// where a lane is NaN (flags gathered with `subgroupAny`).
+/// Without `subgroups`, a tree in workgroup memory: eight halvings, a barrier each. With them (a `sum`, `min` or `max`
+/// on a device that has subgroup operations), each subgroup combines its lanes' values at once, its first lane
+/// publishes the result, and one more subgroup operation combines those: one barrier instead of eight, which is how the
+/// built-in `sum`'s `subgroup` variant outruns its `workgroup` variant (`docs/results/cpu-2-core-lavapipe/`). Special
+/// values keep the language's results: a subgroup operation's answer for NaN and infinities is left to the driver, so a
+/// `sum` takes NaN where a lane is NaN or infinities of both signs meet, an infinity where one sign does, and a `min`
+/// or `max` NaN where a lane is NaN (flags gathered with `subgroupAny`).
 fn workgroup_combine(kind: Reduce, subgroups: bool) -> String {
     if !subgroups {
         return format!(
