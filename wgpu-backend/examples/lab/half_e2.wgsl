@@ -1,5 +1,6 @@
 // y = exp(-x*x) * sin(3*x) on bf16 and f16 arrays through Vulkan, eight elements an invocation, as the backend
-// generated it (expr_wgsl_source 'y = exp(-x*x) * sin(3*x)' - bf16), with the lab's bindings, beside shapes of it that
+// generated it before it tested values by their ranges (expr_wgsl_source 'y = exp(-x*x) * sin(3*x)' - bf16 on that
+// build; docs/results/nvidia-h200/half/README.md, tuning 18), with the lab's bindings, beside shapes of it that
 // each leave one part out, to measure what that part costs: the rounding to bf16 (e_trunc: the upper halves kept as
 // they are), the probe and its guarded path (e_noprobe), both, a probe of three values instead of six (e_probe3), four
 // elements an invocation instead of eight (e_four), and the f16 form this adapter takes (its pack2x16float rounding,
