@@ -648,9 +648,17 @@ impl Dialect for Vec4 {
 /// 16-bit arrays, where a kernel computes twice the elements per byte, each still costs: on an H200 through Vulkan the
 /// bf16 kernel of `y = exp(-x*x) * sin(3*x)` took 105.2-105.4 µs with six tests, 96.0 with three and 82.3 with none
 /// (`docs/results/nvidia-h200/half/half-e2-lab.txt`). `s = sum(x*x)` tests none.
-fn tested_values(program: &Program, which: &[bool], roots: &[usize], roots_pass_on: bool, dtype: Dtype) -> Vec<bool> {
-    let following = placed_tests(program, which, roots, roots_pass_on, dtype, false);
-    let at_inputs = placed_tests(program, which, roots, roots_pass_on, dtype, true);
+///
+/// `ranges` are [`finite_ranges`]' for the same nodes.
+fn tested_values(
+    program: &Program,
+    which: &[bool],
+    roots: &[usize],
+    roots_pass_on: bool,
+    ranges: &[ValueRange],
+) -> Vec<bool> {
+    let following = placed_tests(program, which, roots, roots_pass_on, ranges, false);
+    let at_inputs = placed_tests(program, which, roots, roots_pass_on, ranges, true);
     let count = |tested: &[bool]| tested.iter().filter(|t| **t).count();
     if count(&at_inputs) < count(&following) { at_inputs } else { following }
 }
@@ -678,7 +686,7 @@ fn placed_tests(
     which: &[bool],
     roots: &[usize],
     roots_pass_on: bool,
-    dtype: Dtype,
+    ranges: &[ValueRange],
     at_inputs: bool,
 ) -> Vec<bool> {
     let nodes = &program.nodes;
@@ -713,7 +721,6 @@ fn placed_tests(
         }
         _ => false,
     };
-    let ranges = finite_ranges(program, which, dtype);
     let mut special = vec![false; nodes.len()];
     let mut tested = vec![false; nodes.len()];
     for id in (0..nodes.len()).filter(|&id| which[id] && program.types[id] != Type::Boolean) {
@@ -871,8 +878,7 @@ fn finite_ranges(program: &Program, which: &[bool], dtype: Dtype) -> Vec<ValueRa
 /// ([`finite_ranges`]) is within the exact reduction's reach skip the far reduction and the choice between the two:
 /// on an H200 through Vulkan, `y = exp(-x*x) * sin(3*x)` on f16 arrays took 77.6 µs with them and 71.5 µs with the
 /// choice alone (`docs/results/nvidia-h200/half/half-goals-11.txt`, `half-goals-10.txt`).
-fn vec4_statements(program: &Program, which: &[bool], tested: &[bool], dtype: Dtype) -> String {
-    let ranges = finite_ranges(program, which, dtype);
+fn vec4_statements(program: &Program, which: &[bool], tested: &[bool], ranges: &[ValueRange]) -> String {
     let mut out = String::from("    var probe = vec4<f32>(0.0);\n");
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         if program.types[id] == Type::Boolean {
@@ -1187,7 +1193,9 @@ pub fn elementwise_source(program: &Program, dtype: Dtype, narrowing: F16Narrowi
         let _ = writeln!(s, "    let x{k} = {};", stored.load(&format!("in{k}[q]")));
     }
     let reached = program.reached(&roots);
-    s.push_str(&vec4_statements(program, &reached, &tested_values(program, &reached, &roots, false, dtype), dtype));
+    let ranges = finite_ranges(program, &reached, dtype);
+    let tested = tested_values(program, &reached, &roots, false, &ranges);
+    s.push_str(&vec4_statements(program, &reached, &tested, &ranges));
     s.push_str(PROBE_TEST);
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
@@ -1218,12 +1226,9 @@ fn half_map(program: &Program, stored: Stored, targets: &[String], roots: &[usiz
     let vectors: Vec<String> = (0..program.inputs.len()).map(|k| format!("x{k}: vec4<f32>")).collect();
     let _ = writeln!(s, "fn gw_quad({}) -> array<vec2<u32>, {outputs}> {{", vectors.join(", "));
     let reached = program.reached(roots);
-    s.push_str(&vec4_statements(
-        program,
-        &reached,
-        &tested_values(program, &reached, roots, false, stored.0),
-        stored.0,
-    ));
+    let ranges = finite_ranges(program, &reached, stored.0);
+    let tested = tested_values(program, &reached, roots, false, &ranges);
+    s.push_str(&vec4_statements(program, &reached, &tested, &ranges));
     s.push_str(PROBE_TEST);
     s.push_str("    if (worst == 0x7f800000u) {\n");
     for lane in ["x", "y", "z", "w"] {
@@ -1383,9 +1388,10 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
     // infinity to the result; a min or a max does not (WGSL's `min` of a NaN may be either operand).
     let terms_pass_on = matches!(kind, Reduce::Sum | Reduce::Prod);
     let reached = program.reached(&[reduction.body]);
-    let tested = tested_values(program, &reached, &[reduction.body], terms_pass_on, dtype);
+    let ranges = finite_ranges(program, &reached, dtype);
+    let tested = tested_values(program, &reached, &[reduction.body], terms_pass_on, &ranges);
     let terms_tested = tested.contains(&true);
-    s.push_str(&vec4_statements(program, &reached, &tested, dtype));
+    s.push_str(&vec4_statements(program, &reached, &tested, &ranges));
     s.push_str(PROBE_TEST);
     let _ = writeln!(s, "    return GwTerms(w{}, worst == 0x7f800000u);\n}}", reduction.body);
     let combine4 = |a: &str, b: &str| match kind {
@@ -2062,7 +2068,9 @@ mod tests {
             Some(reduction) => vec![reduction.body],
             None => program.outputs.iter().map(|o| o.node).collect(),
         };
-        tested_values(&program, &program.reached(&roots), &roots, roots_pass_on, dtype).iter().filter(|t| **t).count()
+        let reached = program.reached(&roots);
+        let ranges = finite_ranges(&program, &reached, dtype);
+        tested_values(&program, &reached, &roots, roots_pass_on, &ranges).iter().filter(|t| **t).count()
     }
 
     /// A value is left untested where it cannot be special while the tested values are finite, or where its one use
@@ -2171,13 +2179,19 @@ mod tests {
         // Every lane of a vec4 differs: some overflow, some do not, one is zero.
         let values: Vec<f32> = vec![1.0, -1.0, 1e-30, 0.0, 3.0, -2.5, 1e-20, 0.5, 1e10, -1e-10, 7.0, 1e-38];
         for source in cases {
-            let program = Arc::new(Expr::parse(source).unwrap().bind(&[]).unwrap());
-            let params = ExprParams::new(program, values.len(), vec![]);
-            let input = ExprInput { params, arrays: vec![values.clone().into()] };
-            let expected = Expression::reference(&input).unwrap();
-            let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
-            Expression::check(&input, &expected, &output, Precision::Fp32).unwrap_or_else(|e| panic!("{source}: {e}"));
+            check_generated(&backend, source, &values, Dtype::F32);
         }
+    }
+
+    /// Runs `source`'s generated kernel on `values` stored as `dtype`, and checks it against the reference.
+    fn check_generated(backend: &WgpuBackend, source: &str, values: &[f32], dtype: Dtype) {
+        let program = Arc::new(Expr::parse(source).unwrap().bind(&[]).unwrap());
+        let params = ExprParams::new(program, values.len(), vec![]).in_dtype(dtype);
+        let input = ExprInput { params, arrays: vec![HostArray::rounded(dtype, values)] };
+        let expected = Expression::reference(&input).unwrap();
+        let output = Implements::<Expression>::run(backend, "generated", &input).unwrap();
+        Expression::check(&input, &expected, &output, Precision::Fp32)
+            .unwrap_or_else(|e| panic!("{source} in {dtype}: {e}"));
     }
 
     /// `sin` and `cos` take the twin without the far reduction exactly where their argument's range is within its
@@ -2220,13 +2234,7 @@ mod tests {
         ];
         for dtype in Dtype::ALL {
             for source in cases {
-                let program = Arc::new(Expr::parse(source).unwrap().bind(&[]).unwrap());
-                let params = ExprParams::new(program, values.len(), vec![]).in_dtype(dtype);
-                let input = ExprInput { params, arrays: vec![HostArray::rounded(dtype, &values)] };
-                let expected = Expression::reference(&input).unwrap();
-                let output = Implements::<Expression>::run(&backend, "generated", &input).unwrap();
-                Expression::check(&input, &expected, &output, Precision::Fp32)
-                    .unwrap_or_else(|e| panic!("{source} in {dtype}: {e}"));
+                check_generated(&backend, source, &values, dtype);
             }
         }
     }
