@@ -1,7 +1,7 @@
-//! Every figure the guide quotes beside a results file is what that file says: in `docs/*.md` and the README, each
-//! paragraph (list item, or table row) that cites files under `docs/results/` (a Markdown link, or a file name in
-//! backticks that names one file) has each of its measured figures (a number with a unit of time, bandwidth, rate or
-//! size: `2.95 ms`, `2957 GB/s`; a percentage: `97%`; a spread: `±4%`; or a crossover, a size written before its
+//! Every figure the guide quotes beside a results file is what that file says: in `docs/*.md`, the READMEs under
+//! `docs/results/` (whose links are relative to their own folder) and the project's README, each paragraph (list
+//! item, or table row) that cites files under `docs/results/` (a Markdown link, or a file name in backticks that
+//! names one file) has each of its measured figures (a number with a unit of time, bandwidth, rate or size: `2.95 ms`, `2957 GB/s`; a percentage: `97%`; a spread: `±4%`; or a crossover, a size written before its
 //! backend: `64x64x64 (cuda)`) in the files it cites, matched as a reviewer would match it:
 //!
 //! - the same quantity: the number with its unit beside it or heading its column, not the same digits inside a
@@ -1099,6 +1099,21 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// `path` with its `.` and `..` components resolved by their names alone.
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    normal
+}
+
 /// The results files `unit` cites: Markdown links into a `results/` folder (relative to `base`), and file names in
 /// backticks (`sweep.csv`, `run-2/sweep.csv`): the one file under `results` whose path ends so, or, where several
 /// do, those in a folder the unit links to, or in the document's own folder. A name that still fits several files is
@@ -1107,9 +1122,10 @@ fn cited(unit: &str, base: &Path, results: &[PathBuf]) -> (Vec<PathBuf>, Vec<Str
     let mut files = Vec::new();
     for link in unit.split("](").skip(1) {
         let target = link.split(')').next().unwrap_or_default().split('#').next().unwrap_or_default();
-        if target.contains("results/") && [".txt", ".json", ".csv", ".md"].iter().any(|e| target.ends_with(e)) {
-            let path = base.join(target);
-            if path.exists() {
+        if [".txt", ".json", ".csv", ".md"].iter().any(|e| target.ends_with(e)) && !target.contains("://") {
+            // Relative to the document, `..` resolved, so that a results README's `../scan/README.md` is the file.
+            let path = lexically_normal(&base.join(target));
+            if path.components().any(|c| c.as_os_str() == "results") && path.exists() {
                 files.push(path);
             }
         }
@@ -1485,14 +1501,12 @@ fn misquoted(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<String> {
     wrong
 }
 
-/// The guide's documents: `docs/*.md` and the README.
+/// The guide's documents: `docs/*.md`, the READMEs of `docs/results/` and the project's README.
 fn documents() -> Vec<PathBuf> {
-    let mut documents: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
+    let markdown = |p: &PathBuf| p.extension().is_some_and(|e| e == "md");
+    let mut documents: Vec<PathBuf> =
+        std::fs::read_dir(root().join("docs")).unwrap().flatten().map(|e| e.path()).filter(markdown).collect();
+    documents.extend(files_under(&root().join("docs").join("results")).into_iter().filter(markdown));
     documents.push(root().join("README.md"));
     documents.sort();
     documents
