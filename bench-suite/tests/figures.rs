@@ -12,7 +12,9 @@
 //! - the row cited: a row of a table keyed by size (a sweep's) or a run's variant under its heading counts only if
 //!   the quotation names that size (`2^24` is `16777216`, `2048` names `2048x2048x2048`); an export's record only if
 //!   its workload, variant and device are among those the quotation names, and its phase (upload, kernel, ...) the one
-//!   the sentence names before the figure.
+//!   the sentence names before the figure; a row of one storage type (its line's, `bf16: ...`, or its run title's,
+//!   `... on bf16 arrays at ...`; `f32` under a title that names none, in a file of 16-bit runs) only for a figure
+//!   whose clause names that type or none.
 //!
 //! - the column: a bare number in a table takes the unit heading its column (the cell of the same index in a Markdown
 //!   table, the heading its characters lie under in a fixed-width one, or, in a row shifted by a prefix of its own,
@@ -365,6 +367,10 @@ struct Source {
     /// The variant each share of a run's copy peak is labelled with (`naive 66%, vec4 97%`), by its index in
     /// `written`.
     share_labels: std::collections::BTreeMap<usize, String>,
+    /// The storage type of each run's row (by row): the one its own line names (`bf16: device-to-device copy`) or
+    /// its run's title (`` `y = a*x + b` on bf16 arrays at 67108864 on cuda``); in a file whose titles name 16-bit
+    /// types, the rows under a title that names none are `f32`'s.
+    dtypes: std::collections::BTreeMap<usize, &'static str>,
     /// The runs a row of prose names by their files (`nvidia-h200-35.txt` in a README's table), by row.
     runs: std::collections::BTreeMap<usize, std::collections::BTreeSet<String>>,
     /// For an export's record (by row): its variant and its device's label, lower-cased.
@@ -399,6 +405,7 @@ impl Source {
             exported: Vec::new(),
             rows: Vec::new(),
             runs: Default::default(),
+            dtypes: Default::default(),
             share_labels: Default::default(),
             expressions: Default::default(),
             title_backends: Default::default(),
@@ -532,12 +539,16 @@ impl Source {
         // compile  first  upload  kernel ...`): each column's backend and phase, and its span in the header line.
         let mut columns: Vec<(Column, usize, usize)> = Vec::new();
         let mut title = std::collections::BTreeSet::new();
+        // The storage type the current run's title names (`Some(None)`: a title that names none).
+        let mut title_dtype: Option<Option<&'static str>> = None;
+        let mut unnamed_dtype = Vec::new();
         for line in text.lines() {
             if line.trim().is_empty() {
                 headers.clear();
                 title.clear();
                 title_expression = None;
                 title_backend = None;
+                title_dtype = None;
                 columns.clear();
                 self.rows.push(Default::default()); // a row a line, so that a README's sections are its lines
                 continue;
@@ -546,12 +557,13 @@ impl Source {
             // (`$ gpuworthy ...`), or a run's heading (`matmul 8192x8192x8192 on cuda (...)`, a size before " on ").
             let trimmed = line.trim_start();
             let heading = !prose
-                && line.split_once(" on ").is_some_and(|(before, _)| {
-                    keys(before).iter().any(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                && line.match_indices(" on ").any(|(at, _)| {
+                    keys(&line[..at]).iter().any(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
                 });
             // A title also starts a new table: the columns of the one before it no longer head anything.
             if heading {
                 title = keys(line);
+                title_dtype = Some(one_dtype(line));
                 headers.clear();
                 title_backend = line
                     .split(" on ")
@@ -565,6 +577,7 @@ impl Source {
                 title.clear();
                 title_expression = None;
                 title_backend = None;
+                title_dtype = None;
                 headers.clear();
                 columns.clear();
             } else if trimmed.starts_with('$') {
@@ -598,6 +611,15 @@ impl Source {
             }
             if let Some(backend) = title_backend.filter(|_| indented) {
                 self.title_backends.insert(row_index, backend);
+            }
+            if !prose {
+                match (one_dtype(line), title_dtype.filter(|_| indented)) {
+                    (Some(own), _) | (None, Some(Some(own))) => {
+                        self.dtypes.insert(row_index, own);
+                    }
+                    (None, Some(None)) => unnamed_dtype.push(row_index),
+                    (None, None) => {}
+                }
             }
             let chars: Vec<char> = line.chars().collect();
             let sweep_header = trimmed.starts_with("size ") && trimmed.contains(" kernel");
@@ -752,6 +774,9 @@ impl Source {
                 headers = headed;
             }
         }
+        if self.dtypes.values().any(|d| *d != "f32") {
+            self.dtypes.extend(unnamed_dtype.into_iter().map(|row| (row, "f32")));
+        }
     }
 }
 
@@ -812,6 +837,42 @@ fn numbers_of(chars: &[char]) -> Vec<(usize, usize, String, Option<&'static str>
 struct Column {
     backend: Option<&'static str>,
     phase: Option<&'static str>,
+}
+
+/// The storage type a word names (`bf16`, `f16`, `fp16`, `f32`, `float32`, ...), as runs and quotations write it.
+fn dtype_named(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "bf16" | "bfloat16" => "bf16",
+        "f16" | "fp16" | "float16" => "f16",
+        "f32" | "fp32" | "float32" => "f32",
+        _ => return None,
+    })
+}
+
+/// The one storage type `text` names, where it names exactly one.
+fn one_dtype(text: &str) -> Option<&'static str> {
+    let named: std::collections::BTreeSet<&'static str> =
+        text.split(|c: char| !c.is_alphanumeric()).filter_map(|w| dtype_named(&w.to_lowercase())).collect();
+    if named.len() == 1 { named.into_iter().next() } else { None }
+}
+
+/// The one storage type the clause of the figure at `at` names, before it or just after it (`78.1 µs on bf16
+/// arrays`, `| bf16 | 78.1 µs |`), up to the clause's end (a `,`, `;`, a bracket, a cell's `|`, a sentence's end, a
+/// word that joins the next figure).
+fn dtype_around(text: &[char], at: usize) -> Option<&'static str> {
+    let end = (at..text.len())
+        .find(|&i| {
+            matches!(text[i], ',' | ';' | '(' | ')' | '|')
+                || (text[i] == '.' && text.get(i + 1).is_none_or(|c| c.is_whitespace()))
+        })
+        .unwrap_or(text.len());
+    let after: String = text[at..end].iter().collect();
+    // ... and before the next figure's joining word (`78.0 µs and the f16 one 77.7`).
+    let after: Vec<&str> = after
+        .split_whitespace()
+        .take_while(|w| !matches!(w.to_lowercase().as_str(), "and" | "against" | "vs" | "than" | "to" | "or" | "but"))
+        .collect();
+    one_dtype(&format!("{} {}", clause_before(text, at), after.join(" ")))
 }
 
 /// The backends a sweep's columns and a quotation's words name.
@@ -978,6 +1039,7 @@ fn matches(
     let quoted_backend =
         quote.iter().find_map(|w| w.strip_prefix('@')).and_then(|b| BACKENDS.iter().find(|k| **k == b).copied());
     let quoted_phase = quote.iter().find_map(|w| w.strip_prefix('%')).and_then(phase_named);
+    let quoted_dtype = quote.iter().find_map(|w| w.strip_prefix("dtype:"));
     for source in sources {
         let in_row = |row: usize| !names_a_row || same_row(&source.rows[row], quote);
         // A quotation that links a section of a README (`README.md#anchor`) quotes that section.
@@ -1017,7 +1079,10 @@ fn matches(
             let same_run = |row: usize| {
                 quoted_runs.is_empty() || source.runs.get(&row).is_none_or(|runs| !runs.is_disjoint(&quoted_runs))
             };
+            // A figure said to be of one storage type is not another's (`78.1 µs on bf16` is not an f16 run's).
+            let same_dtype = quoted_dtype.is_none_or(|d| source.dtypes.get(row).is_none_or(|r| *r == d));
             if same
+                && same_dtype
                 && same_backend
                 && same_phase
                 && same_expression
@@ -1311,6 +1376,7 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
             })
             .collect();
         let figure_expressions = located.iter().map(|(at, _, _)| expressions_in(&clause_before(&chars, *at))).collect();
+        let figure_dtypes = located.iter().map(|(at, _, _)| dtype_around(&chars, *at)).collect();
         let figures = located.into_iter().map(|(at, number, unit)| (number, unit, phase_before(&chars, at))).collect();
         // A table row is read with the paragraph before its table, which names what its rows measure.
         let mut words = keys(unit);
@@ -1346,6 +1412,7 @@ fn quotations(markdown: &str, base: &Path, results: &[PathBuf]) -> Vec<Quotation
             figure_runs,
             figure_columns,
             figure_expressions,
+            figure_dtypes,
         });
     }
     quoted
@@ -1427,6 +1494,8 @@ struct Quotation {
     figure_columns: Vec<Column>,
     /// For each figure, the expressions its clause names in backticks before it ([`expressions_in`]).
     figure_expressions: Vec<Vec<String>>,
+    /// For each figure, the storage type its clause names ([`dtype_around`]).
+    figure_dtypes: Vec<Option<&'static str>>,
 }
 
 impl Quotation {
@@ -1448,6 +1517,7 @@ impl Quotation {
         words.extend(self.figure_columns[i].backend.map(|b| format!("@{b}")));
         words.extend(self.figure_columns[i].phase.map(|p| format!("%{p}")));
         words.extend(self.figure_expressions[i].iter().map(|e| format!("={e}")));
+        words.extend(self.figure_dtypes[i].map(|d| format!("dtype:{d}")));
         words
     }
 
@@ -1744,5 +1814,38 @@ fn a_figure_that_is_not_in_its_file_is_found_and_a_hedged_one_is_not() {
     assert!(found.len() == 1 && found[0].contains("crossover 128x128x128"), "{found:?}");
     let found = misquoted("Resident from 64x64 (cuda) ([run](results/run.txt)).", &dir, &results);
     assert!(found.len() == 1 && found[0].contains("crossover 64x64 "), "{found:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_figure_of_one_storage_type_is_not_found_in_another_types_run() {
+    let dir = std::env::temp_dir().join(format!("gpuworthy-dtypes-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("results")).unwrap();
+    let file = dir.join("results").join("half.txt");
+    let heading = "  variant       compile      first         upload         kernel";
+    let run = |dtype: &str, kernel: &str| {
+        let on = if dtype.is_empty() { String::new() } else { format!(" on {dtype} arrays") };
+        format!(
+            "`y = a*x + b`{on} at 67108864 on cuda (H200)\n{heading}\n  generated     93.9 ms    42.6 ms    17.4 ms ±3%    {kernel} µs ±0%\n"
+        )
+    };
+    let peers = "== peers\nbf16: device-to-device copy        74.3 us    3612.7 GB/s\n";
+    std::fs::write(&file, format!("{}{}{}{peers}", run("bf16", "65.8"), run("f16", "66.1"), run("", "128"))).unwrap();
+    let results = vec![file];
+    let quote = |text: &str| misquoted(&format!("{text} (`half.txt`)."), &dir, &results);
+    // Each run's figure under its own type, before or after it, or with no type named.
+    assert!(quote("On bf16 arrays CUDA's kernel takes 65.8 µs").is_empty());
+    assert!(quote("CUDA's kernel takes 66.1 µs on f16 arrays").is_empty());
+    assert!(quote("CUDA's kernel takes 65.8 µs").is_empty());
+    assert!(quote("CUDA's kernel takes 128 µs on f32 arrays").is_empty());
+    // Another type's figure is not this one's: f16's 66.1 µs is not bf16's, nor the f32 run's 128 µs an f16 one's.
+    assert_eq!(quote("CUDA's kernel takes 66.1 µs on bf16 arrays").len(), 1);
+    assert_eq!(quote("CUDA's kernel takes 128 µs on f16 arrays").len(), 1);
+    // Two figures joined by `and` each take the type written beside them.
+    assert!(quote("CUDA's kernel takes 65.8 µs on bf16 and 66.1 µs on f16").is_empty());
+    assert_eq!(quote("CUDA's kernel takes 66.1 µs on bf16 and 65.8 µs on f16").len(), 2);
+    // A peer's line says its type too.
+    assert!(quote("torch's copy of the bf16 tensor took 74.3 µs").is_empty());
+    assert_eq!(quote("torch's copy of the f16 tensor took 74.3 µs").len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
