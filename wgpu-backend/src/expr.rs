@@ -46,6 +46,12 @@ use crate::workloads::grid_1d;
 /// function table's reach for `sin` and `cos` on Vulkan.
 const TRIG_REACH: f64 = 262_144.0;
 
+/// 2^110 as a WGSL `f32`: a magnitude of 2^18 ([`TRIG_REACH`]) or more times it is past `f32::MAX`, one below it is
+/// not, so an argument of `sin` or `cos` added into [`vec4_statements`]' probe so scaled overflows it exactly when it
+/// is past the exact reduction's reach (or when finite terms add past `f32::MAX`, which only sends the `vec4` to the
+/// guarded path, which is exact). A power of two, the product is exact.
+const FAR_SCALE: &str = "bitcast<f32>(0x76800000u)";
+
 /// Invocations per workgroup of the generated shaders.
 const WORKGROUP: u32 = 256;
 
@@ -375,16 +381,15 @@ fn reduce_angle4(x: vec4<f32>) -> vec4<f32> {
     let far = 6.283185 * (fract(x * 0.15915493667125702 + 0.5) - 0.5);
     return select(r, far, abs(x) > vec4<f32>(262144.0));
 }
-// The same for arguments known to be within the exact reduction's reach (`finite_ranges`: `sin(3*x)` of an f16 `x`),
-// which need neither the far reduction nor the choice between the two.
+// The same for arguments within the exact reduction's reach, which need neither the far reduction nor the choice
+// between the two: `sin` and `cos` take it on the common path, where every argument is within the reach, by its range
+// (`finite_ranges`: `sin(3*x)` of an f16 `x`) or by its test against the reach (`vec4_statements`). `tan` keeps both.
 fn reduce_angle4_within_reach(x: vec4<f32>) -> vec4<f32> {
     let k = round(x * 0.15915493667125702);
     return ((x - k * 6.28125) - k * 0.0019350051879882812) - k * 3.019916050561733e-7;
 }
 fn fsin4_within_reach(x: vec4<f32>) -> vec4<f32> { return select(sin(reduce_angle4_within_reach(x)), x, is_zero4(x)); }
 fn fcos4_within_reach(x: vec4<f32>) -> vec4<f32> { return cos(reduce_angle4_within_reach(x)); }
-fn fsin4(x: vec4<f32>) -> vec4<f32> { return select(sin(reduce_angle4(x)), x, is_zero4(x)); }
-fn fcos4(x: vec4<f32>) -> vec4<f32> { return cos(reduce_angle4(x)); }
 fn ftan4(x: vec4<f32>) -> vec4<f32> { return select(tan(reduce_angle4(x)), x, is_zero4(x)); }
 fn fexp4(x: vec4<f32>) -> vec4<f32> {
     return select(select(exp(x), vec4<f32>(inf_f()), x > vec4<f32>(88.8)), vec4<f32>(0.0), x < vec4<f32>(-104.0));
@@ -582,8 +587,10 @@ impl Dialect for Vec4 {
             Func::Where => return format!("select({}, {}, {})", a[2], a[1], a[0]),
             Func::Exp => "fexp4",
             Func::Exp2 => "fexp24",
-            Func::Sin => "fsin4",
-            Func::Cos => "fcos4",
+            // Every argument is within the exact reduction's reach on the common path: by its range, or by its test
+            // against the reach ([`vec4_statements`]).
+            Func::Sin => "fsin4_within_reach",
+            Func::Cos => "fcos4_within_reach",
             Func::Tan => "ftan4",
             Func::Tanh => "ftanh4",
             Func::Sign => "fsign4",
@@ -944,27 +951,29 @@ fn finite_ranges(program: &Program, which: &[bool], dtype: Dtype) -> Vec<ValueRa
 /// (`docs/results/nvidia-h200/special-functions/probe-lab.txt`). `sin` and `cos` of an argument whose range
 /// ([`finite_ranges`]) is within the exact reduction's reach skip the far reduction and the choice between the two:
 /// on an H200 through Vulkan, `y = exp(-x*x) * sin(3*x)` on f16 arrays took 77.6 µs with them and 71.5 µs with the
-/// choice alone (`docs/results/nvidia-h200/half/half-goals-11.txt`, `half-goals-10.txt`).
+/// choice alone (`docs/results/nvidia-h200/half/half-goals-11.txt`, `half-goals-10.txt`). An argument whose range
+/// passes the reach is added into the probe times 2^110 ([`FAR_SCALE`]), which overflows it from 2^18 on: a `vec4`
+/// with a far argument takes the guarded path, whose scalar helpers reduce it exactly, as CUDA's kernels send a far
+/// argument to their far path, and the common path never needs the far reduction either.
 fn vec4_statements(program: &Program, which: &[bool], tested: &[bool], ranges: &[ValueRange]) -> String {
     let mut out = String::from("    var probe = vec4<f32>(0.0);\n");
+    // The arguments of `sin` and `cos` that may pass the exact reduction's reach.
+    let mut far = vec![false; program.nodes.len()];
+    for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
+        if let Node::Call(Func::Sin | Func::Cos, args) = &program.nodes[id] {
+            far[args[0]] |= !(ranges[args[0]].lo >= -TRIG_REACH && ranges[args[0]].hi <= TRIG_REACH);
+        }
+    }
     for (id, _) in which.iter().enumerate().filter(|(_, used)| **used) {
         if program.types[id] == Type::Boolean {
             let _ = writeln!(out, "    let w{id}: vec4<bool> = {};", codegen::expression(&Vec4, program, id));
             continue;
         }
-        let value = match &program.nodes[id] {
-            // On the common path every value is finite, so an argument whose range is within the exact reduction's
-            // reach is within it there.
-            Node::Call(func @ (Func::Sin | Func::Cos), args)
-                if ranges[args[0]].lo >= -TRIG_REACH && ranges[args[0]].hi <= TRIG_REACH =>
-            {
-                let name = if *func == Func::Sin { "fsin4_within_reach" } else { "fcos4_within_reach" };
-                format!("{name}(w{})", args[0])
-            }
-            _ => codegen::expression(&Vec4, program, id),
-        };
-        let _ = writeln!(out, "    let w{id}: vec4<f32> = {value};");
-        if tested[id] {
+        let _ = writeln!(out, "    let w{id}: vec4<f32> = {};", codegen::expression(&Vec4, program, id));
+        if far[id] {
+            // Its NaN or infinity too: the scaled magnitude keeps both.
+            let _ = writeln!(out, "    probe = probe + abs(w{id}) * {FAR_SCALE};");
+        } else if tested[id] {
             let _ = writeln!(out, "    probe = probe + abs(w{id});");
         }
         // A zero on either side of a division takes the guarded path too: a compiler that assumes finite values may
@@ -2071,7 +2080,7 @@ mod tests {
         crate::validate_wgsl(&source, "expr_map").unwrap();
         let map = &source[source.find("fn expr_map").unwrap()..];
         let common = &map[..map.find("if (worst == 0x7f800000u)").unwrap()];
-        for twin in ["fexp4(w", "fsin4(w", "floor(w", "min(max(w"] {
+        for twin in ["fexp4(w", "fsin4_within_reach(w", "floor(w", "min(max(w"] {
             assert!(common.contains(twin), "{twin} missing from {common}");
         }
         assert!(!common.contains("fexp(w") && !common.contains("fsin(w"), "{common}");
@@ -2270,17 +2279,18 @@ mod tests {
             .unwrap_or_else(|e| panic!("{source} in {dtype}: {e}"));
     }
 
-    /// `sin` and `cos` take the twin without the far reduction exactly where their argument's range is within its
-    /// reach: `3*x` of an f16 `x` is, of a bf16 or f32 `x` is not.
+    /// `sin` and `cos` take the twin without the far reduction on every storage type; an argument whose range may
+    /// pass its reach is added into the probe scaled to overflow it there: `3*x` of a bf16 or f32 `x`, not of an f16
+    /// one.
     #[test]
-    fn trig_functions_skip_the_far_reduction_only_within_its_reach() {
+    fn trig_arguments_past_the_reduction_reach_take_the_guarded_path() {
         let program = Expr::parse("y = exp(-x*x) * sin(3*x) + cos(x)").unwrap().bind(&[]).unwrap();
-        let half = elementwise_source(&program, Dtype::F16, F16Narrowing::Integer);
-        assert!(half.contains("= fsin4_within_reach(w") && half.contains("= fcos4_within_reach(w"), "{half}");
-        for dtype in [Dtype::F32, Dtype::Bf16] {
+        for dtype in Dtype::ALL {
             let source = elementwise_source(&program, dtype, F16Narrowing::Integer);
-            assert!(source.contains("= fsin4(w") && source.contains("= fcos4(w"), "{source}");
-            assert!(!source.contains("= fsin4_within_reach(") && !source.contains("= fcos4_within_reach("), "{source}");
+            assert!(source.contains("= fsin4_within_reach(w") && source.contains("= fcos4_within_reach(w"), "{source}");
+            assert!(!source.contains("= fsin4(") && !source.contains("= fcos4("), "{source}");
+            let scaled = source.matches(&format!(") * {FAR_SCALE};")).count();
+            assert_eq!(scaled, if dtype == Dtype::F16 { 0 } else { 2 }, "{dtype:?}: {source}");
         }
     }
 
