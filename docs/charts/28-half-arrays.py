@@ -59,7 +59,7 @@ for ax, (backend, title) in zip(axes, BACKENDS):
 axes[1].legend(loc="lower right")
 figure.suptitle(
     "Expressions on an H200 at 2^26: 16-bit arrays take about half the f32 kernel time\n"
-    "where memory bounds the kernel; exp·sin and Vulkan's reduction, with its finish, gain less",
+    "where memory bounds the kernel; CUDA's exp·sin and Vulkan's reduction, with its finish, gain less",
     fontsize=12,
 )
 _chart.save(figure, "28-half-arrays", SOURCE)
