@@ -167,21 +167,16 @@ impl Stored {
         if self.0.is_half() { "unsigned short" } else { "float" }
     }
 
-    /// The helpers the reads and writes call.
-    fn helpers(self) -> &'static str {
-        match self.0 {
-            Dtype::F32 => "",
+    /// The helpers the reads and writes call: the widening and rounding of one element, and of a pair of neighbours
+    /// into one word ([`Stored::NARROW2`], with the type's `cvt`).
+    fn helpers(self) -> String {
+        let one = match self.0 {
+            Dtype::F32 => return String::new(),
             Dtype::F16 => {
                 "static __device__ __forceinline__ float gw_widen(unsigned short h) {\n    \
                  float f;\n    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n    return f;\n}\n\
                  static __device__ __forceinline__ unsigned short gw_narrow(float f) {\n    \
-                 unsigned short h;\n    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n    return h;\n}\n\
-                 static __device__ __forceinline__ unsigned gw_narrow2(float lo, float hi) {\n\
-                 #if __CUDA_ARCH__ >= 800\n    \
-                 unsigned r;\n    asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n    return r;\n\
-                 #else\n    \
-                 return gw_narrow(lo) | ((unsigned)gw_narrow(hi) << 16);\n\
-                 #endif\n}\n"
+                 unsigned short h;\n    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n    return h;\n}\n"
             }
             Dtype::Bf16 => {
                 "static __device__ __forceinline__ float gw_widen(unsigned short h) {\n    \
@@ -192,16 +187,21 @@ impl Stored {
                  #else\n    \
                  const unsigned b = __float_as_uint(f);\n    \
                  return (unsigned short)(isnan(f) ? ((b >> 16) | 0x40u) : ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16));\n\
-                 #endif\n}\n\
-                 static __device__ __forceinline__ unsigned gw_narrow2(float lo, float hi) {\n\
-                 #if __CUDA_ARCH__ >= 800\n    \
-                 unsigned r;\n    asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n    return r;\n\
-                 #else\n    \
-                 return gw_narrow(lo) | ((unsigned)gw_narrow(hi) << 16);\n\
                  #endif\n}\n"
             }
-        }
+        };
+        let pair = if self.0 == Dtype::F16 { "f16x2" } else { "bf16x2" };
+        format!("{one}{}", Self::NARROW2.replace("{pair}", pair))
     }
+
+    /// `gw_narrow2(lo, hi)`: two floats rounded and packed into one word, `lo` in the low half; `{pair}` is the
+    /// packed type's `cvt` suffix (`f16x2`, `bf16x2`), from sm_80 on; before, two `gw_narrow`s.
+    const NARROW2: &'static str = "static __device__ __forceinline__ unsigned gw_narrow2(float lo, float hi) {\n\
+                 #if __CUDA_ARCH__ >= 800\n    \
+                 unsigned r;\n    asm(\"cvt.rn.{pair}.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n    return r;\n\
+                 #else\n    \
+                 return gw_narrow(lo) | ((unsigned)gw_narrow(hi) << 16);\n\
+                 #endif\n}\n";
 
     /// The four `f32` elements at `q` (counted in fours) of array `pointer`, as a `float4`.
     fn load4(self, pointer: &str, q: &str) -> String {
@@ -369,7 +369,7 @@ struct Elementwise {
 
 fn elementwise_parts(program: &Program, stored: Stored) -> Elementwise {
     let mut s = String::from(HELPERS);
-    s.push_str(stored.helpers());
+    s.push_str(&stored.helpers());
     let element = stored.element();
     let mut parameters = element_parameters(program);
     parameters.extend((0..program.outputs.len()).map(|j| format!("float& o{j}")));
@@ -868,7 +868,7 @@ pub fn reduction_source(program: &Program, dtype: Dtype) -> String {
     let kind = reduction.kind;
     let identity = number(kind.identity());
     let mut s = String::from(HELPERS);
-    s.push_str(stored.helpers());
+    s.push_str(&stored.helpers());
     let _ =
         writeln!(s, "static __device__ __forceinline__ float gw_term({}) {{", element_parameters(program).join(", "));
     s.push_str(&statements(program, &[reduction.body]));

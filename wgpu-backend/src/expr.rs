@@ -2196,7 +2196,8 @@ mod tests {
         assert_eq!(tests_in("y = sqrt(x*x + 1)", &[], false), 1);
         assert_eq!(tests_in("y = sqrt(x - 1)", &[], false), 2);
         // The peers' expression: `3*x`, which may overflow, on f32 and bf16 arrays (`-x*x` may too, but `exp` takes
-        // its infinity exactly to 0, and a special `x` reaches `3*x`); on f16 arrays the input alone. `sin` of a finite value is in [-1, 1], past the exact reduction's reach too.
+        // its infinity exactly to 0, and a special `x` reaches `3*x`); on f16 arrays the input alone. `sin` of a
+        // finite value is in [-1, 1], past the exact reduction's reach too.
         assert_eq!(tests_in("y = exp(-x*x) * sin(3*x)", &[], false), 1);
         assert_eq!(tests_in_dtype("y = exp(-x*x) * sin(3*x)", &[], false, Dtype::Bf16), 1);
         // The operand of `exp`, `exp2` or `tanh` may be left to an infinity the function maps exactly, where the
