@@ -273,31 +273,35 @@ fn statements(program: &Program, roots: &[usize]) -> String {
 /// 8 bits (bf16) or 11 (f16): CUDA's `expf` and `sinf` are exact to a few units in the last place of an `f32`, and
 /// their range reductions and polynomials cost about 40 instructions an element, which bound the kernel on an H200
 /// (`y = exp(-x*x) * sin(3*x)` on bf16 arrays took 103 µs against a copy's 66 at 2^26). Here `exp` is the
-/// special-function unit's `2^(x log2 e)` (`__expf`: 2 + 1.173|x| ulp), and `sin` and `cos` reduce the angle by half
-/// turns (three parts of pi, the first times any multiple up to the reach exact, so that the reduced angle is exact
-/// up to the last part's rounding), then take `sin.approx` (about 2^-21 absolute) on [-pi/2, pi/2], or `r - r^3/6`
-/// below 1/16 in magnitude, where an absolute error would be a large relative one; the sign from the half turns'
-/// parity. On 2^26 bf16 elements uniform in [-1, 1) the lab's kernel of these forms took 73.7 µs against the math
-/// library's 102.7 and a copy's 66.4, its results within 0.5 units of the 16-bit spacing of the exact values, as the
-/// math library's (`sin.approx` alone near zero: 192 units; docs/results/nvidia-h200/half/functions-lab.txt). An argument past the reduction's reach (2^18), or not finite,
-/// sets `far`, and the kernel recomputes that thread's elements by the math library (`gw_element_far`): the bounds
-/// of the function table's `cuda_sixteen_bit` column hold for every argument.
+/// special-function unit's `2^(x log2 e)` (`__expf`: 2 + 1.173|x| ulp). `sin` reduces the angle by whole turns (2 pi
+/// in three parts, the first times any multiple up to the reach exact, so that the reduced angle is exact up to the
+/// last part's rounding, as the WGSL kernels reduce it; `k` rounded by adding 1.5 x 2^23, which keeps the sign of a
+/// zero argument where `rintf` would not), then takes `sin.approx` (about 2^-21 absolute) on
+/// [-pi, pi], or `r` itself below 1/64 in magnitude, where an absolute error would be a large relative one and the
+/// cubic term is under 2^-14 of `r`. `cos` reduces by half turns from pi/2 (three parts of pi), so that its zeros
+/// fall where `r` is small, and takes the sine of `r` the same way, the sign from the turns' parity. Near the zeros
+/// of `sin` at odd multiples of pi the error is the unit's absolute one, within the function table's bound; there
+/// only, half turns would keep it relative, at two integer operations an element for the sign. On 2^26 bf16 elements
+/// uniform in [-1, 1) the lab's kernel of these forms took 68.8 µs against 74.4 for the half-turn sine with the cubic
+/// below 1/16 and 67.1 for a copy (docs/results/nvidia-h200/half/sine-lab.txt); the half-turn forms took 73.7 µs
+/// against the math library's 102.7 (docs/results/nvidia-h200/half/functions-lab.txt). An argument past the
+/// reduction's reach (2^18), or not finite, sets `far`, and the kernel recomputes that thread's elements by the math
+/// library (`gw_element_far`): the bounds of the function table's `cuda_sixteen_bit` column hold for every argument.
 const SIXTEEN_BIT_HELPERS: &str = "static __device__ __forceinline__ float gw_exp16(float x) { return __expf(x); }\n\
-// sin x = (-1)^k sin(x - k pi), k = rint(x / pi).\n\
+// sin x = sin(x - 2 pi k), k = rint(x / (2 pi)).\n\
 static __device__ __forceinline__ float gw_sin16(float x, bool& far) {\n    \
     far |= !(fabsf(x) <= 262144.0f);\n    \
-    const float t = fmaf(x, 0.318309886f, 12582912.0f);\n    \
+    const float t = fmaf(x, 0.159154943f, 12582912.0f);\n    \
     const float k = t - 12582912.0f;\n    \
-    const float r = fmaf(-k, 1.50995799e-7f, fmaf(-k, 9.67502594e-4f, fmaf(-k, 3.140625f, x)));\n    \
-    const float v = fabsf(r) < 0.0625f ? fmaf(r * r * r, -0.166666667f, r) : __sinf(r);\n    \
-    return __int_as_float(__float_as_int(v) ^ (__float_as_int(t) << 31));\n}\n\
+    const float r = fmaf(-k, 3.019916050561733e-7f, fmaf(-k, 0.0019350051879882812f, fmaf(-k, 6.28125f, x)));\n    \
+    return fabsf(r) < 0.015625f ? r : __sinf(r);\n}\n\
 // cos x = (-1)^(m + 1) sin(x - (m + 1/2) pi), m = rint(x / pi - 1/2).\n\
 static __device__ __forceinline__ float gw_cos16(float x, bool& far) {\n    \
     far |= !(fabsf(x) <= 262144.0f);\n    \
     const float t = fmaf(x, 0.318309886f, -0.5f) + 12582912.0f;\n    \
     const float j = (t - 12582912.0f) + 0.5f;\n    \
     const float r = fmaf(-j, 1.50995799e-7f, fmaf(-j, 9.67502594e-4f, fmaf(-j, 3.140625f, x)));\n    \
-    const float v = fabsf(r) < 0.0625f ? fmaf(r * r * r, -0.166666667f, r) : __sinf(r);\n    \
+    const float v = fabsf(r) < 0.015625f ? r : __sinf(r);\n    \
     return __int_as_float(__float_as_int(v) ^ (~__float_as_int(t) << 31));\n}\n";
 
 /// The statement that computes one element by the math library (`gw_element_far`, of [`elementwise_parts`]) from the

@@ -345,8 +345,8 @@ pub const FUNCTIONS: [FuncSpec; 30] = [
         scalar: |x| x[0].sin(),
         cost: Cost::Special,
         // Vulkan drivers compute sin and cos on [-pi, pi] by the hardware's approximation: about 2^-21 absolute. So
-        // does CUDA on 16-bit arrays after its own reduction (relative below 1/16 in magnitude, where it is a
-        // polynomial), and by the math library past the reduction's reach.
+        // does CUDA on 16-bit arrays after its own reduction (relative below 1/64 in magnitude, where the result is
+        // the reduced argument itself), and by the math library past the reduction's reach.
         accuracy: on_sixteen_bit_cuda(
             accuracy(bound(2.0, 0.0, 0.0), bound(2.0, 0.0, 0.0), reaching(bound(4.0, 2.0, P20), TRIG_REACH)),
             bound(4.0, 0.0, P20),

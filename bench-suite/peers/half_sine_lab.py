@@ -1,0 +1,172 @@
+"""What the storage-sized sine and the far path cost CUDA's kernel of `y = exp(-x*x) * sin(3*x)` on bf16 arrays.
+
+half_kernel_shapes_lab.py took the kernel's shape apart (registers, the partial group, bytes in flight) and found no
+shape faster than about 0.9x a copy of the same bytes. This lab takes apart what every shape kept: the element's own
+code. Each entry is the shapes lab's `no partial-group code` kernel (2^26 is a multiple of eight) with one part
+changed:
+
+- `small sine linear`: below 2^-9 in magnitude, `sin r` is `r` (the cubic term is under 2^-20 of it, far below a
+  16-bit rounding), and `sin.approx` from there up (its 2^-21 absolute is under 2^-12 of the result): one compare and
+  one select an element where the cubic below 1/16 took three more operations;
+- `whole turns, small sine linear`: as `small sine linear`, with the angle reduced by whole turns, as the WGSL kernels reduce it, so that no sign is fixed
+  afterwards (two integer operations an element fewer); the result keeps only `sin.approx`'s absolute error near the
+  zeros at odd multiples of pi, which a relative bound would notice (the check's sine bound is absolute there);
+  (this lab rounds `k` by `rintf` and takes `r` below 2^-9; the generator adds 1.5 x 2^23, which keeps a zero's
+  sign, and takes `r` below 1/64, where the cubic term is still under 2^-14 of it: the same instructions, timed with
+  their errors by half_functions_lab.py's `whole turns, far flag`);
+- `no far path`: the flag and the math library's recomputation removed, which no correct kernel may do: the floor the
+  far path's registers and call stand on;
+- `far path inlined`: the recomputation as one inlined copy of the math library's element in a loop over the eight,
+  in place of a call that is not inlined (whose stack is the kernel's 32 bytes of local memory).
+
+Each is timed as the shapes lab times (events around 20 back-to-back calls, the median of 30 batches, per call; and
+alone, events around one call after the stream drained, the median of 200) beside a copy kernel of the same bytes
+and torch's copy of the tensor, and checked: `err` is the largest error of every element against a float64 reference
+of the same bf16 inputs, in units of the bf16 rounding (relative, with 2^-14 as the smallest magnitude, as
+half_peers.py measures torch), and `differs` counts the elements that are not bit for bit the first entry's.
+
+    python3 bench-suite/peers/half_sine_lab.py
+"""
+
+import cupy
+import torch
+
+from half_functions_lab import per_call_us, sass_counts
+from half_kernel_shapes_lab import BLOCK, GRID_STRIDE, PRELUDE, SIGNATURE, SIN16_SMALL, covering, single_us
+
+SIN16_LINEAR = "    const float v = fabsf(r) < 0.001953125f ? r : __sinf(r);\n"
+
+# The generator's sine, reduced by half turns with the sign from the turns' parity.
+SIN16_HALF_TURNS = (
+    "    const float t = fmaf(x, 0.318309886f, 12582912.0f);\n"
+    "    const float k = t - 12582912.0f;\n"
+    "    const float r = fmaf(-k, 1.50995799e-7f, fmaf(-k, 9.67502594e-4f, fmaf(-k, 3.140625f, x)));\n"
+    + SIN16_SMALL
+    + "    return __int_as_float(__float_as_int(v) ^ (__float_as_int(t) << 31));\n"
+)
+assert SIN16_HALF_TURNS in PRELUDE
+# By whole turns: 2 pi in three parts (the WGSL kernels' `reduce_angle4_within_reach`), the first exact times any
+# multiple up to the reach; no sign to fix.
+SIN16_WHOLE_TURNS = (
+    "    const float k = rintf(x * 0.159154943f);\n"
+    "    const float r = fmaf(-k, 3.019916051e-7f, fmaf(-k, 1.935005188e-3f, fmaf(-k, 6.28125f, x)));\n"
+    + SIN16_LINEAR
+    + "    return v;\n"
+)
+
+def group(r, out_index, far):
+    """The shapes lab's group of eight, with the far path `far`: "call" (the generator's), "inline" or "none"."""
+    x = [f"{r}_x{e}" for e in range(8)]
+    y = [f"{r}_y{e}" for e in range(8)]
+    lanes = ["x", "y", "z", "w"]
+    lines = [f"float {', '.join(x)};"]
+    for k, lane in enumerate(lanes):
+        lines.append(f"{x[2 * k]} = gw_widen({r}.{lane} & 0xffffu); {x[2 * k + 1]} = gw_widen({r}.{lane} >> 16);")
+    lines.append(f"float {', '.join(y)};")
+    lines.append(f"bool {r}_far = false;")
+    for e in range(8):
+        lines.append(f"gw_element_sized({x[e]}, {y[e]}, {r}_far);")
+    if far == "call":
+        lines.append(f"if ({r}_far) {{")
+        for e in range(8):
+            lines.append(f"    {{ const gw_far_outputs f = gw_element_far({x[e]}); {y[e]} = f.o0; }}")
+        lines.append("}")
+    elif far == "inline":
+        # The eight through one inlined copy of the math library's element, in a loop that is not unrolled.
+        # The element picked by selects, not an indexed array, which would live in local memory.
+        pick = x[7]
+        for e in range(6, -1, -1):
+            pick = f"(e == {e} ? {x[e]} : {pick})"
+        lines.append(f"if ({r}_far) {{")
+        lines.append("#pragma unroll 1")
+        lines.append("    for (int e = 0; e < 8; ++e) {")
+        lines.append(f"        float ye; gw_element({pick}, ye);")
+        lines.append("        " + " ".join(f"if (e == {e}) {y[e]} = ye;" for e in range(8)))
+        lines.append("    }")
+        lines.append("}")
+    packed = ", ".join(f"gw_narrow({y[2 * k]}) | ((unsigned)gw_narrow({y[2 * k + 1]}) << 16)" for k in range(4))
+    lines.append(f"reinterpret_cast<uint4*>(p_out0)[{out_index}] = make_uint4({packed});")
+    return "".join(f"        {line}\n" for line in lines)
+
+
+def kernel(sine=None, far="call"):
+    prelude = PRELUDE if sine is None else PRELUDE.replace(SIN16_HALF_TURNS, sine)
+    body = (
+        "    const long long stride = (long long)gridDim.x * blockDim.x;\n"
+        "    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    for (long long q = first; q < n / 8; q += stride) {\n"
+        "        const uint4 g = reinterpret_cast<const uint4*>(p_in0)[q];\n" + group("g", "q", far) + "    }\n"
+    )
+    return prelude + 'extern "C" __global__ ' + SIGNATURE.format(bounds="") + " {\n" + body + "}\n"
+
+
+SMALL_LINEAR = SIN16_HALF_TURNS.replace(SIN16_SMALL, SIN16_LINEAR)
+assert kernel() == PRELUDE + 'extern "C" __global__ ' + SIGNATURE.format(bounds="") + " {\n" + GRID_STRIDE + "}\n"
+
+SHAPES = {
+    "as generated (no partial-group code)": kernel(),
+    "small sine linear": kernel(SMALL_LINEAR),
+    "whole turns, small sine linear": kernel(SIN16_WHOLE_TURNS),
+    "no far path": kernel(far="none"),
+    "small sine linear, no far path": kernel(SMALL_LINEAR, far="none"),
+    "whole turns, linear, no far path": kernel(SIN16_WHOLE_TURNS, far="none"),
+    "far path inlined": kernel(far="inline"),
+    "small sine linear, far path inlined": kernel(SMALL_LINEAR, far="inline"),
+    "whole turns, linear, far inlined": kernel(SIN16_WHOLE_TURNS, far="inline"),
+}
+
+COPY = r"""
+extern "C" __global__ void copy16(const uint4* __restrict__ a, uint4* __restrict__ b, long long groups) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < groups; q += stride) b[q] = a[q];
+}
+"""
+
+
+def main():
+    n = 1 << 26
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"device: {torch.cuda.get_device_name(0)} ({sms} SMs), CuPy {cupy.__version__}, torch {torch.__version__}")
+    print(f"y = exp(-x*x) * sin(3*x) on bf16 arrays, n = 2^26, x uniform in [-1, 1), {BLOCK} threads a block")
+    generator = torch.Generator(device="cuda").manual_seed(1)
+    x = (torch.rand(n, device="cuda", generator=generator) * 2 - 1).to(torch.bfloat16)
+    wide = x.double()
+    want = (-wide * wide).exp() * (3 * wide).sin()
+    x_bits = cupy.asarray(x.view(torch.int16)).view(cupy.uint16)
+    bytes_moved = 2 * 2 * n
+    groups = n // 8
+    out = cupy.empty(n, dtype=cupy.uint16)
+    copy = cupy.RawModule(code=COPY).get_function("copy16")
+    copy_blocks = min(65535, (groups + BLOCK - 1) // BLOCK)
+    copy_launch = lambda: copy((copy_blocks,), (BLOCK,), (x_bits, out, cupy.int64(groups)))  # noqa: E731
+    y = torch.empty_like(x)
+    torch_launch = lambda: y.copy_(x)  # noqa: E731
+    for name, launch in (("copy kernel (uint4)", copy_launch), ("torch copy_", torch_launch)):
+        median, low, high = per_call_us(launch)
+        alone = single_us(launch)
+        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
+              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s")
+    reference = None
+    for name, source in SHAPES.items():
+        function = cupy.RawModule(code=source).get_function("expr_map")
+        blocks = covering(groups, sms, function.num_regs)
+        launch = lambda: function((blocks,), (BLOCK,), (x_bits, out, cupy.int64(n)))  # noqa: E731
+        out.fill(0)
+        launch()
+        result = out.copy()
+        if reference is None:
+            reference = result
+        differs = int(cupy.count_nonzero(result != reference))
+        got = torch.as_tensor(result.view(cupy.int16), device="cuda").view(torch.bfloat16).double()
+        err = float(((got - want).abs() / want.abs().clamp(min=2.0**-14)).max()) / 2.0**-8
+        median, low, high = per_call_us(launch)
+        alone = single_us(launch)
+        counts = sass_counts(source)
+        sass = f", SASS {counts[0]} ({counts[1]} MUFU)" if counts else ""
+        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
+              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s   {function.num_regs} registers,"
+              f" {function.local_size_bytes} B local{sass}, err {err:.2f} units, differs {differs}")
+
+
+if __name__ == "__main__":
+    main()
