@@ -1,6 +1,6 @@
 """Chapter 28: expressions at 2^26 on f32, bf16 and f16 arrays, kernel time with the data resident, CUDA and Vulkan.
 
-Reads the first section of `nvidia-h200/half/half-goals-16.txt` (`== gpuworthy at 2^26`): one `run` table per
+Reads the first section of `nvidia-h200/half/half-goals-17.txt` (`== gpuworthy at 2^26`): one `run` table per
 expression, dtype and backend, whose kernel column is the fourth time of its row.
 """
 
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 
 import _chart
 
-SOURCE = "nvidia-h200/half/half-goals-16.txt"
+SOURCE = "nvidia-h200/half/half-goals-17.txt"
 DTYPES = [("f32", _chart.COLOURS["cpu"]), ("bf16", _chart.COLOURS["cuda"]), ("f16", _chart.COLOURS["wgpu"])]
 BACKENDS = [("cuda", "CUDA"), ("wgpu", "Vulkan (wgpu)")]
 
@@ -59,7 +59,7 @@ for ax, (backend, title) in zip(axes, BACKENDS):
 axes[1].legend(loc="lower right")
 figure.suptitle(
     "Expressions on an H200 at 2^26: 16-bit arrays take about half the f32 kernel time\n"
-    "where memory bounds the kernel; CUDA's exp·sin and Vulkan's reduction, with its finish, gain less",
+    "where memory bounds the kernel, exp·sin too; Vulkan's reduction, with its finish, gains less",
     fontsize=12,
 )
 _chart.save(figure, "28-half-arrays", SOURCE)
