@@ -52,9 +52,11 @@ BLOCK = 256
 SINGLE_SAMPLES = 200
 
 
-def group(r, out_index, indent):
+def group(r, out_index, indent, far="call"):
     """The generator's code for one group of eight: widen the `uint4` named `r`, the sized element eight times, the
-    far path where a flag is set, and the store at `out_index`."""
+    far path where a flag is set, and the store at `out_index`. `far` is the far path: "call" (the generator's, a
+    call that is not inlined), "inline" (one inlined copy of the math library's element in a loop over the eight) or
+    "none" (left out, which no correct kernel may do: half_sine_lab.py's floor)."""
     x = [f"{r}_x{e}" for e in range(8)]
     y = [f"{r}_y{e}" for e in range(8)]
     lanes = ["x", "y", "z", "w"]
@@ -65,10 +67,23 @@ def group(r, out_index, indent):
     lines.append(f"bool {r}_far = false;")
     for e in range(8):
         lines.append(f"gw_element_sized({x[e]}, {y[e]}, {r}_far);")
-    lines.append(f"if ({r}_far) {{")
-    for e in range(8):
-        lines.append(f"    {{ const gw_far_outputs f = gw_element_far({x[e]}); {y[e]} = f.o0; }}")
-    lines.append("}")
+    if far == "call":
+        lines.append(f"if ({r}_far) {{")
+        for e in range(8):
+            lines.append(f"    {{ const gw_far_outputs f = gw_element_far({x[e]}); {y[e]} = f.o0; }}")
+        lines.append("}")
+    elif far == "inline":
+        # The element picked by selects, not an indexed array, which would live in local memory.
+        pick = x[7]
+        for e in range(6, -1, -1):
+            pick = f"(e == {e} ? {x[e]} : {pick})"
+        lines.append(f"if ({r}_far) {{")
+        lines.append("#pragma unroll 1")
+        lines.append("    for (int e = 0; e < 8; ++e) {")
+        lines.append(f"        float ye; gw_element({pick}, ye);")
+        lines.append("        " + " ".join(f"if (e == {e}) {y[e]} = ye;" for e in range(8)))
+        lines.append("    }")
+        lines.append("}")
     packed = ", ".join(f"gw_narrow({y[2 * k]}) | ((unsigned)gw_narrow({y[2 * k + 1]}) << 16)" for k in range(4))
     lines.append(f"reinterpret_cast<uint4*>(p_out0)[{out_index}] = make_uint4({packed});")
     return "".join(f"{indent}{line}\n" for line in lines)
@@ -277,6 +292,23 @@ def single_us(launch):
     return statistics.median(times)
 
 
+def time_the_copies(x, x_bits, out):
+    """Times and prints, batched and alone, a kernel copying the bf16 tensor `x` (its bits `x_bits`) into `out` one
+    `uint4` a thread, and torch's copy of `x`: the bar every shape is read against."""
+    bytes_moved = 2 * 2 * x.numel()
+    groups = x.numel() // 8
+    copy = cupy.RawModule(code=COPY).get_function("copy16")
+    copy_blocks = min(65535, (groups + BLOCK - 1) // BLOCK)
+    copy_launch = lambda: copy((copy_blocks,), (BLOCK,), (x_bits, out, cupy.int64(groups)))  # noqa: E731
+    y = torch.empty_like(x)
+    torch_launch = lambda: y.copy_(x)  # noqa: E731
+    for name, launch in (("copy kernel (uint4)", copy_launch), ("torch copy_", torch_launch)):
+        median, low, high = per_call_us(launch)
+        alone = single_us(launch)
+        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
+              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s")
+
+
 def main():
     n = 1 << 26
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -290,16 +322,7 @@ def main():
     bytes_moved = 2 * 2 * n
     groups = n // 8
     out = cupy.empty(n, dtype=cupy.uint16)
-    copy = cupy.RawModule(code=COPY).get_function("copy16")
-    copy_blocks = min(65535, (groups + BLOCK - 1) // BLOCK)
-    copy_launch = lambda: copy((copy_blocks,), (BLOCK,), (x_bits, out, cupy.int64(groups)))  # noqa: E731
-    y = torch.empty_like(x)
-    torch_launch = lambda: y.copy_(x)  # noqa: E731
-    for name, launch in (("copy kernel (uint4)", copy_launch), ("torch copy_", torch_launch)):
-        median, low, high = per_call_us(launch)
-        alone = single_us(launch)
-        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
-              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s")
+    time_the_copies(x, x_bits, out)
     reference = None
     for name, (source, grid) in SHAPES.items():
         function = cupy.RawModule(code=source).get_function("expr_map")

@@ -32,7 +32,17 @@ import cupy
 import torch
 
 from half_functions_lab import per_call_us, sass_counts
-from half_kernel_shapes_lab import BLOCK, GRID_STRIDE, PRELUDE, SIGNATURE, SIN16_SMALL, covering, single_us
+from half_kernel_shapes_lab import (
+    BLOCK,
+    GRID_STRIDE,
+    PRELUDE,
+    SIGNATURE,
+    SIN16_SMALL,
+    covering,
+    group,
+    single_us,
+    time_the_copies,
+)
 
 SIN16_LINEAR = "    const float v = fabsf(r) < 0.001953125f ? r : __sinf(r);\n"
 
@@ -54,48 +64,13 @@ SIN16_WHOLE_TURNS = (
     + "    return v;\n"
 )
 
-def group(r, out_index, far):
-    """The shapes lab's group of eight, with the far path `far`: "call" (the generator's), "inline" or "none"."""
-    x = [f"{r}_x{e}" for e in range(8)]
-    y = [f"{r}_y{e}" for e in range(8)]
-    lanes = ["x", "y", "z", "w"]
-    lines = [f"float {', '.join(x)};"]
-    for k, lane in enumerate(lanes):
-        lines.append(f"{x[2 * k]} = gw_widen({r}.{lane} & 0xffffu); {x[2 * k + 1]} = gw_widen({r}.{lane} >> 16);")
-    lines.append(f"float {', '.join(y)};")
-    lines.append(f"bool {r}_far = false;")
-    for e in range(8):
-        lines.append(f"gw_element_sized({x[e]}, {y[e]}, {r}_far);")
-    if far == "call":
-        lines.append(f"if ({r}_far) {{")
-        for e in range(8):
-            lines.append(f"    {{ const gw_far_outputs f = gw_element_far({x[e]}); {y[e]} = f.o0; }}")
-        lines.append("}")
-    elif far == "inline":
-        # The eight through one inlined copy of the math library's element, in a loop that is not unrolled.
-        # The element picked by selects, not an indexed array, which would live in local memory.
-        pick = x[7]
-        for e in range(6, -1, -1):
-            pick = f"(e == {e} ? {x[e]} : {pick})"
-        lines.append(f"if ({r}_far) {{")
-        lines.append("#pragma unroll 1")
-        lines.append("    for (int e = 0; e < 8; ++e) {")
-        lines.append(f"        float ye; gw_element({pick}, ye);")
-        lines.append("        " + " ".join(f"if (e == {e}) {y[e]} = ye;" for e in range(8)))
-        lines.append("    }")
-        lines.append("}")
-    packed = ", ".join(f"gw_narrow({y[2 * k]}) | ((unsigned)gw_narrow({y[2 * k + 1]}) << 16)" for k in range(4))
-    lines.append(f"reinterpret_cast<uint4*>(p_out0)[{out_index}] = make_uint4({packed});")
-    return "".join(f"        {line}\n" for line in lines)
-
-
 def kernel(sine=None, far="call"):
     prelude = PRELUDE if sine is None else PRELUDE.replace(SIN16_HALF_TURNS, sine)
     body = (
         "    const long long stride = (long long)gridDim.x * blockDim.x;\n"
         "    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
         "    for (long long q = first; q < n / 8; q += stride) {\n"
-        "        const uint4 g = reinterpret_cast<const uint4*>(p_in0)[q];\n" + group("g", "q", far) + "    }\n"
+        "        const uint4 g = reinterpret_cast<const uint4*>(p_in0)[q];\n" + group("g", "q", "        ", far) + "    }\n"
     )
     return prelude + 'extern "C" __global__ ' + SIGNATURE.format(bounds="") + " {\n" + body + "}\n"
 
@@ -115,14 +90,6 @@ SHAPES = {
     "whole turns, linear, far inlined": kernel(SIN16_WHOLE_TURNS, far="inline"),
 }
 
-COPY = r"""
-extern "C" __global__ void copy16(const uint4* __restrict__ a, uint4* __restrict__ b, long long groups) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < groups; q += stride) b[q] = a[q];
-}
-"""
-
-
 def main():
     n = 1 << 26
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -136,16 +103,7 @@ def main():
     bytes_moved = 2 * 2 * n
     groups = n // 8
     out = cupy.empty(n, dtype=cupy.uint16)
-    copy = cupy.RawModule(code=COPY).get_function("copy16")
-    copy_blocks = min(65535, (groups + BLOCK - 1) // BLOCK)
-    copy_launch = lambda: copy((copy_blocks,), (BLOCK,), (x_bits, out, cupy.int64(groups)))  # noqa: E731
-    y = torch.empty_like(x)
-    torch_launch = lambda: y.copy_(x)  # noqa: E731
-    for name, launch in (("copy kernel (uint4)", copy_launch), ("torch copy_", torch_launch)):
-        median, low, high = per_call_us(launch)
-        alone = single_us(launch)
-        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
-              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s")
+    time_the_copies(x, x_bits, out)
     reference = None
     for name, source in SHAPES.items():
         function = cupy.RawModule(code=source).get_function("expr_map")

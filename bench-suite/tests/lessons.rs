@@ -44,6 +44,11 @@ fn prose_lines(text: &str) -> Vec<(usize, &str)> {
     lines
 }
 
+/// Whether `line` starts a numbered item at the left margin (`2. Run ...`): an exercise, in the Exercises section.
+fn starts_an_exercise(line: &str) -> bool {
+    line.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
 /// What a chapter's text lacks of the lesson's shape, one sentence each; empty for a whole lesson.
 fn lesson_defects(text: &str) -> Vec<String> {
     let lines = prose_lines(text);
@@ -72,27 +77,17 @@ fn lesson_defects(text: &str) -> Vec<String> {
         let end = section.iter().position(|(_, line)| line.starts_with("## ")).unwrap_or(section.len());
         let section = &section[..end];
         // An exercise is a numbered item at the left margin; its answer, a `<details>` block, is indented under it.
+        let items: Vec<usize> = (0..section.len()).filter(|&k| starts_an_exercise(section[k].1)).collect();
         let mut unanswered = Vec::new();
-        let mut exercises = 0;
-        for (k, (number, line)) in section.iter().enumerate() {
-            let starts_an_item =
-                line.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-            if !starts_an_item {
-                continue;
-            }
-            exercises += 1;
-            let next = section[k + 1..]
-                .iter()
-                .position(|(_, l)| {
-                    l.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-                })
-                .map_or(section.len(), |p| k + 1 + p);
-            let answered = section[k + 1..next].iter().any(|(_, l)| l.contains("<details>"))
-                && section[k + 1..next].iter().any(|(_, l)| l.contains("</details>"));
+        for (j, &item) in items.iter().enumerate() {
+            let body = &section[item + 1..items.get(j + 1).copied().unwrap_or(section.len())];
+            let answered =
+                body.iter().any(|(_, l)| l.contains("<details>")) && body.iter().any(|(_, l)| l.contains("</details>"));
             if !answered {
-                unanswered.push(format!("line {number}"));
+                unanswered.push(format!("line {}", section[item].0));
             }
         }
+        let exercises = items.len();
         if exercises == 0 {
             defects.push("no exercise".to_owned());
         }
