@@ -73,6 +73,32 @@ pub const VARIABLES: &[Variable] = &[
         purpose: "the largest chunk a wgpu kernel binds (default: the adapter's limit)",
     },
     Variable {
+        name: "GPUWORTHY_WAIT_LIMIT",
+        values: "a number of seconds above 0 and at most 86400, such as 0.5 or 600",
+        purpose: "how long a GPU backend waits for its device before it gives up with an error: a kernel that never \
+                  ends (default: 600)",
+    },
+    Variable {
+        name: "GPUWORTHY_RANK",
+        values: "0 to the world size - 1",
+        purpose: "this process's rank in a world of processes that run one computation together (default: not a rank)",
+    },
+    Variable {
+        name: "GPUWORTHY_WORLD_SIZE",
+        values: "a number of processes from 1 to 4096",
+        purpose: "how many processes the world has (set with GPUWORTHY_RANK and GPUWORTHY_RENDEZVOUS)",
+    },
+    Variable {
+        name: "GPUWORTHY_RENDEZVOUS",
+        values: "a directory every rank can reach",
+        purpose: "where the ranks of a world meet (set with GPUWORTHY_RANK and GPUWORTHY_WORLD_SIZE)",
+    },
+    Variable {
+        name: "GPUWORTHY_RENDEZVOUS_TIMEOUT",
+        values: "a number of seconds above 0 and at most a day",
+        purpose: "how long a rank waits for the others at the rendezvous (default: 120)",
+    },
+    Variable {
         name: "GPUWORTHY_BENCH_FULL",
         values: "1, true, yes, on, 0, false, no or off",
         purpose: "the long criterion run: every ladder size, criterion's default times (default: off, the short run)",

@@ -39,6 +39,7 @@ pub mod rng;
 pub mod shard;
 pub mod traffic;
 pub mod variants;
+pub mod wait;
 pub mod workload;
 pub mod workloads;
 
@@ -51,6 +52,7 @@ pub use error::{Error, Result};
 pub use kind::BackendKind;
 pub use precision::Precision;
 pub use variants::{KernelSource, Variant, VariantTable};
+pub use wait::WaitLimit;
 pub use workload::{Cost, InPlace, Mismatch, PartOutput, Resemblance, Sharding, Tolerance, Workload};
 
 /// The one list of workloads: calls the macro `$callback` with every workload's name and type, so that code which

@@ -149,7 +149,7 @@ impl Collective {
         if values.len() != comms.len() {
             return Err(Error::invalid(format!("{} values for {} members", values.len(), comms.len())));
         }
-        let _queues: Vec<_> = self.members.iter().map(|m| m.hold_queue()).collect();
+        let _queues = self.members.iter().map(|m| m.hold_queue()).collect::<Result<Vec<_>>>()?;
         grouped(|| {
             for (comm, value) in comms.iter().zip(values) {
                 match value {
@@ -180,7 +180,7 @@ impl Collective {
             let started = Instant::now();
             {
                 let comms = lock(&self.comms);
-                let _queues: Vec<_> = self.members.iter().map(|m| m.hold_queue()).collect();
+                let _queues = self.members.iter().map(|m| m.hold_queue()).collect::<Result<Vec<_>>>()?;
                 grouped(|| {
                     for (comm, buffer) in comms.iter().zip(buffers.iter_mut()) {
                         comm.all_reduce_in_place(buffer, &ReduceOp::Sum)
@@ -223,11 +223,11 @@ impl Collective {
         let copy = |received: &mut CudaSlice<u32>| -> Result<Duration> {
             let started = Instant::now();
             {
-                let _queue = target.hold_queue();
+                let _queue = target.hold_queue()?;
                 target.stream().memcpy_dtod(&sent, received).map_err(driver_error("copying between devices"))?;
             }
-            let _queue = target.hold_queue();
-            target.stream().synchronize().map_err(driver_error("copying between devices"))?;
+            let _queue = target.hold_queue()?;
+            target.wait_for_stream("copying between devices")?;
             Ok(started.elapsed())
         };
         copy(&mut received)?;
@@ -243,8 +243,8 @@ impl Collective {
     /// Waits for every member's stream.
     fn synchronize(&self) -> Result<()> {
         for member in &self.members {
-            let _queue = member.hold_queue();
-            member.stream().synchronize().map_err(driver_error("waiting for a collective"))?;
+            let _queue = member.hold_queue()?;
+            member.wait_for_stream("waiting for a collective")?;
         }
         Ok(())
     }

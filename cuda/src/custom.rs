@@ -91,7 +91,7 @@ impl CudaBackend {
     /// waits for them instead of timing them. Enqueueing does not wait for the work: [`gpuworthy_core::Backend::synchronize`]
     /// does.
     pub fn with_stream<T>(&self, enqueue: impl FnOnce(&Arc<CudaStream>) -> Result<T>) -> Result<T> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         enqueue(&self.stream)
     }
 

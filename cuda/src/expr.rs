@@ -1692,7 +1692,7 @@ impl Implements<Expression> for CudaBackend {
             // total, rather than the blocks' partials (4 KiB) into a fresh vector with it.
             let mut value = [0.0f32];
             let what = "copying an expression's reduction to the host";
-            let _queue = self.hold_queue();
+            let _queue = self.hold_queue()?;
             self.stream.memcpy_dtoh(&partials.slice(count..count + 1), &mut value).map_err(driver_error(what))?;
             self.stream.synchronize().map_err(driver_error(what))?;
             return Ok(Outputs::Reduction(value[0]));

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, sys};
 use gpuworthy_core::{
-    Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result, env,
+    Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueGuard, QueueLock, Result, WaitLimit, env,
 };
 
 pub mod collective;
@@ -89,6 +89,8 @@ pub struct CudaBackend {
     /// Keeps other threads' work off the stream while a timing window is open: CUDA events time everything the
     /// stream runs between them.
     queue_lock: QueueLock,
+    /// The bound on every wait for the stream, and whether one has run past it ([`WaitLimit`]).
+    wait: WaitLimit,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -206,6 +208,7 @@ impl CudaBackend {
             .max(0) as u64;
         keep_freed_memory(&context, memory_bytes / FREED_MEMORY_KEPT_DIVISOR)?;
         let disk_cache = DiskCache::from_env()?;
+        let wait = WaitLimit::from_env()?;
         Ok(CudaBackend {
             context,
             stream,
@@ -228,6 +231,7 @@ impl CudaBackend {
             memory_bytes,
             l2_bytes,
             queue_lock: QueueLock::default(),
+            wait,
         })
     }
 
@@ -264,9 +268,56 @@ impl CudaBackend {
         &self.stream
     }
 
+    /// This backend with every wait for its stream bounded by `limit` instead of `GPUWORTHY_WAIT_LIMIT`'s
+    /// ([`WaitLimit`]).
+    pub fn with_wait_limit(mut self, limit: Duration) -> Self {
+        self.wait = WaitLimit::new(limit);
+        self
+    }
+
+    /// The bound on every wait for the stream.
+    pub fn wait_limit(&self) -> Duration {
+        self.wait.limit()
+    }
+
     /// Holds the stream against other threads' timing windows while work is enqueued on it (see [`QueueLock`]).
-    pub(crate) fn hold_queue(&self) -> QueueGuard<'_> {
-        self.queue_lock.hold()
+    /// Fails at once where a wait has run past the wait limit: the stream is still busy with that work, and anything
+    /// enqueued behind it would wait for it.
+    pub(crate) fn hold_queue(&self) -> Result<QueueGuard<'_>> {
+        self.wait.check(BackendKind::Cuda)?;
+        Ok(self.queue_lock.hold())
+    }
+
+    /// Waits, at most the wait limit, for everything enqueued on the stream so far, by an event recorded after it.
+    /// `cuStreamSynchronize` would wait for ever for a kernel that never ends.
+    pub(crate) fn wait_for_stream(&self, what: &str) -> Result<()> {
+        self.wait.check(BackendKind::Cuda)?;
+        let untimed = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        let done = self.stream.record_event(untimed).map_err(driver_error(what))?;
+        self.wait_for_event(&done, what)
+    }
+
+    /// Waits, at most the wait limit, for the work recorded in `event`.
+    pub(crate) fn wait_for_event(&self, event: &cudarc::driver::CudaEvent, what: &str) -> Result<()> {
+        self.wait.poll_until(BackendKind::Cuda, what, || event.try_is_complete().map_err(driver_error(what)))
+    }
+}
+
+impl Drop for CudaBackend {
+    /// Where a wait ran past the limit, the stream may still be running that kernel, and unloading a module,
+    /// destroying the cuBLAS handle or releasing the context would wait for it: everything that holds the device is
+    /// left to the driver, which frees it when the process ends.
+    fn drop(&mut self) {
+        if self.wait.is_expired() {
+            std::mem::forget(Arc::clone(&self.context));
+            std::mem::forget(Arc::clone(&self.stream));
+            std::mem::forget(Arc::clone(&self.modules));
+            std::mem::forget(std::mem::take(self.functions.get_mut().unwrap_or_else(PoisonError::into_inner)));
+            std::mem::forget(std::mem::take(self.faster_kernels.get_mut().unwrap_or_else(PoisonError::into_inner)));
+            std::mem::forget(std::mem::take(&mut self.staging));
+            std::mem::forget(std::mem::take(&mut self.lanes));
+            std::mem::forget(std::mem::take(&mut self.blas));
+        }
     }
 }
 
@@ -332,7 +383,7 @@ impl Backend for CudaBackend {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(driver_error("synchronising the stream"))
+        self.wait_for_stream("synchronising the stream")
     }
 
     fn kernel_clock(&self) -> KernelClock {
@@ -350,11 +401,12 @@ impl Backend for CudaBackend {
     /// Records an event before and after `work` on the backend's stream and returns the time between them.
     fn time_on_device(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
         // Held until the end event: another thread's launch between the events would be timed as this work.
-        let _window = self.hold_queue();
+        let _window = self.hold_queue()?;
         let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.stream.record_event(timed).map_err(driver_error("recording the start event"))?;
         work()?;
         let end = self.stream.record_event(timed).map_err(driver_error("recording the end event"))?;
+        self.wait_for_event(&end, "waiting for the timed work")?;
         let ms = start.elapsed_ms(&end).map_err(driver_error("reading the events"))?;
         Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }

@@ -123,7 +123,7 @@ pub struct TransferRates {
 impl CudaBackend {
     /// A device buffer of `len` zeros (at least one element: the driver refuses empty allocations).
     pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         self.stream
             .alloc_zeros(len.max(1))
             .map_err(driver_error(format!("allocating {} bytes on the device", len * size_of::<T>())))
@@ -134,7 +134,7 @@ impl CudaBackend {
         if host.is_empty() {
             return self.zeros(1);
         }
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         // SAFETY: the copy below writes every element before any kernel reads the buffer (same stream, in order).
         let mut device = unsafe { self.stream.alloc::<T>(host.len()) }
             .map_err(driver_error(format!("allocating {} bytes on the device", std::mem::size_of_val(host))))?;
@@ -175,7 +175,7 @@ impl CudaBackend {
             let half = i % 2;
             if i >= 2 {
                 // The copy engine must be done reading this half (chunk i - 2) before it is overwritten.
-                events[half].synchronize().map_err(driver_error(what))?;
+                self.wait_for_event(&events[half], what)?;
             }
             let stage = &mut halves[half][..part.len()];
             stage.par_chunks_mut(1 << 16).zip(part.par_chunks(1 << 16)).for_each(|(to, from)| to.copy_from_slice(from));
@@ -187,7 +187,7 @@ impl CudaBackend {
             events[half].record(&self.stream).map_err(driver_error(what))?;
         }
         for event in events.iter() {
-            event.synchronize().map_err(driver_error(what))?;
+            self.wait_for_event(event, what)?;
         }
         Ok(())
     }
@@ -215,7 +215,7 @@ impl CudaBackend {
                 events[half].record(&self.stream).map_err(driver_error(what))?;
             }
             if let Some((previous, out)) = pending.take() {
-                events[previous].synchronize().map_err(driver_error(what))?;
+                self.wait_for_event(&events[previous], what)?;
                 let stage = &halves[previous][..out.len()];
                 out.par_chunks_mut(1 << 16)
                     .zip(stage.par_chunks(1 << 16))
@@ -261,7 +261,10 @@ impl CudaBackend {
             )));
         }
         let what = format!("copying {} bytes to the host", std::mem::size_of_val(host));
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
+        // The kernels before the copy finish first, within the wait limit: the copy itself would wait for them
+        // without one.
+        self.wait_for_stream(&what)?;
         let view = device.slice(from..from + host.len());
         if self.host_memory == HostMemory::Pageable || self.is_page_locked(host) {
             self.stream.memcpy_dtoh(&view, host).map_err(driver_error(&what))?;

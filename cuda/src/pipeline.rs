@@ -218,7 +218,7 @@ impl CudaBackend {
         devices: &mut [CudaSlice<f32>],
         launch: &mut ChunkLaunch<'_, O>,
     ) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         rayon::scope(|_| self.pipelined_on_pool(job, devices, launch))
     }
 
@@ -351,7 +351,9 @@ impl CudaBackend {
             lane.follow(&self.stream, what)?;
         }
         // Every lane is synchronised before this returns, whether the chunks were all enqueued or one failed: a copy
-        // still in flight must not outlive the caller's borrow of its host memory.
+        // still in flight must not outlive the caller's borrow of its host memory. So this wait, alone of the
+        // backend's, is not bounded by the wait limit: returning early would leave the copies writing into memory
+        // the caller may free.
         let enqueued = self.enqueue_direct(&mut job, devices, launch, &lanes, what);
         let synchronised: Result<()> =
             lanes.iter().try_for_each(|lane| lane.stream.synchronize().map_err(driver_error(what)));

@@ -50,7 +50,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use gpuworthy_core::{Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueLock, Result, spin_up};
+use gpuworthy_core::{
+    Backend, BackendKind, DeviceInfo, DeviceType, Error, KernelClock, QueueLock, Result, WaitLimit, spin_up,
+};
 
 mod checks;
 mod custom;
@@ -116,6 +118,20 @@ pub struct WgpuBackend {
     cooperative_f16: std::result::Result<(), String>,
     /// How the expressions' reductions combine their partials on this adapter's backend.
     pub(crate) reduction_finish: expr::ReductionFinish,
+    /// The bound on every wait for the device, and whether one has run past it ([`WaitLimit`]).
+    wait: WaitLimit,
+}
+
+impl Drop for WgpuBackend {
+    /// Where a wait ran past the limit, the device may still be running that work, and dropping the queue would wait
+    /// for it to go idle (wgpu's queue waits for its device on drop): the device and the queue are left to the
+    /// driver, which frees them when the process ends.
+    fn drop(&mut self) {
+        if self.wait.is_expired() {
+            std::mem::forget(self.device.clone());
+            std::mem::forget(self.queue.clone());
+        }
+    }
 }
 
 /// The loop trips Mesa's llvmpipe lets one shader invocation run, summed over all its loops: past it, every loop
@@ -277,6 +293,7 @@ impl WgpuBackend {
     }
 
     fn on(adapter: &wgpu::Adapter, options: &WgpuOptions) -> Result<Self> {
+        let wait = WaitLimit::from_env()?;
         let adapter_info = adapter.get_info();
         // The adapter's own limits, not wgpu's conservative defaults: the largest buffers and bindings it allows.
         let limits = adapter.limits();
@@ -406,6 +423,7 @@ impl WgpuBackend {
             elementwise_workgroup: DEFAULT_ELEMENTWISE_WORKGROUP,
             cooperative_f16,
             reduction_finish,
+            wait,
         })
     }
 
@@ -481,9 +499,23 @@ impl WgpuBackend {
         }
     }
 
-    /// Holds the queue against other threads' timing windows while work is enqueued (see [`QueueLock`]).
-    pub(crate) fn hold_queue(&self) -> gpuworthy_core::QueueGuard<'_> {
-        self.queue_lock.hold()
+    /// Holds the queue against other threads' timing windows while work is enqueued (see [`QueueLock`]). Fails at
+    /// once where a wait has run past the wait limit: the device is still busy with that work.
+    pub(crate) fn hold_queue(&self) -> Result<gpuworthy_core::QueueGuard<'_>> {
+        self.wait.check(BackendKind::Wgpu)?;
+        Ok(self.queue_lock.hold())
+    }
+
+    /// This backend with every wait for the device bounded by `limit` instead of `GPUWORTHY_WAIT_LIMIT`'s
+    /// ([`WaitLimit`]).
+    pub fn with_wait_limit(mut self, limit: Duration) -> Self {
+        self.wait = WaitLimit::new(limit);
+        self
+    }
+
+    /// The bound on every wait for the device.
+    pub fn wait_limit(&self) -> Duration {
+        self.wait.limit()
     }
 
     pub(crate) fn device_handle(&self) -> &wgpu::Device {
@@ -516,7 +548,8 @@ impl WgpuBackend {
         prepare: impl FnOnce(&mut wgpu::CommandEncoder),
         record: impl FnOnce(&mut wgpu::ComputePass<'_>),
     ) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
+        self.settle_before_submit()?;
         self.scoped(what, || {
             let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
             prepare(&mut encoder);
@@ -531,9 +564,26 @@ impl WgpuBackend {
         })
     }
 
-    /// Waits for all submitted work, returning any error the device reported meanwhile.
+    /// On llvmpipe, waits for the work already submitted (within the wait limit) before more is submitted: there
+    /// `vkQueueSubmit` itself blocks until every earlier submission has run to its end (one thread runs each
+    /// submission to completion, and a submission waits for the one before it), so a submission behind a kernel that
+    /// runs long would block past any limit. Elsewhere a submission is queued and returns at once: nothing to do.
+    pub(crate) fn settle_before_submit(&self) -> Result<()> {
+        if self.loop_trip_limit.is_some() { self.wait() } else { Ok(()) }
+    }
+
+    /// Waits for all submitted work, at most the wait limit ([`WaitLimit`]), returning any error the device reported
+    /// meanwhile.
     fn wait(&self) -> Result<()> {
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| device_error(format!("waiting: {e}")))?;
+        self.wait.check(BackendKind::Wgpu)?;
+        let bounded = wgpu::PollType::Wait { submission_index: None, timeout: Some(self.wait.limit()) };
+        match self.device.poll(bounded) {
+            Ok(_) => {}
+            Err(wgpu::PollError::Timeout) => {
+                return Err(self.wait.expire(BackendKind::Wgpu, "waiting for the submitted work"));
+            }
+            Err(e) => return Err(device_error(format!("waiting: {e}"))),
+        }
         let errors = std::mem::take(&mut *lock(&self.uncaptured));
         if errors.is_empty() { Ok(()) } else { Err(device_error(errors.join("; "))) }
     }
@@ -604,7 +654,7 @@ impl Backend for WgpuBackend {
         match &self.timer {
             Some(timer) => self.time_with_queries(timer, work),
             None => {
-                let _window = self.hold_queue();
+                let _window = self.hold_queue()?;
                 self.wait()?;
                 let start = Instant::now();
                 work()?;

@@ -47,7 +47,7 @@ impl WgpuBackend {
 
     pub(crate) fn time_with_queries(&self, timer: &Timer, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
         // Held until the timestamps are read: the query set and the readback buffer serve one window at a time.
-        let _window = self.hold_queue();
+        let _window = self.hold_queue()?;
         *lock(&timer.passes) = Some(0);
         let result = work();
         let passes = lock(&timer.passes).take().unwrap_or(0);
@@ -62,6 +62,7 @@ impl WgpuBackend {
             )));
         }
         let bytes = 16 * passes as u64;
+        self.settle_before_submit()?;
         self.scoped("reading timestamps", || {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             encoder.resolve_query_set(&timer.queries, 0..2 * passes, &timer.resolve, 0);

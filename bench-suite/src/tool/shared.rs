@@ -19,6 +19,7 @@ pub(crate) fn check_environment() -> Result<(), Error> {
     DeviceSpec::from_env()?;
     gpuworthy::model::calibration::default_path()?;
     gpuworthy::cpu::simd::requested_level()?;
+    gpuworthy::core::wait::limit_from_env()?;
     gpuworthy::wgpu::check_environment()
 }
 

@@ -102,7 +102,7 @@ impl CudaBackend {
         };
         let mut r = ElementwiseResident { n: x.len(), a: a.unwrap_or(0.0), x: self.to_device(x)?, y };
         {
-            let _queue = self.hold_queue();
+            let _queue = self.hold_queue()?;
             self.launch_resident(variant, a.is_some(), &mut r)?;
         }
         self.copy_to_host(&r.y, out)

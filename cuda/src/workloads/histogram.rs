@@ -83,7 +83,7 @@ impl Implements<Histogram> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut HistogramResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Histogram, _>(self, variant)?;
         self.stream.memset_zeros(&mut r.counts).map_err(driver_error("zeroing the counts"))?;
         self.launch_histogram(&self.stream, variant, &r.x.slice(..), &mut r.counts.slice_mut(..), r.n, r.bins)

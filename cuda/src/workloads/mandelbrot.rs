@@ -58,7 +58,7 @@ impl Implements<Mandelbrot> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MandelbrotResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Mandelbrot, _>(self, variant)?;
         self.launch_mandelbrot(&self.stream, variant, &r.params, &mut r.counts, 0..r.params.height)
     }

@@ -696,7 +696,7 @@ impl Implements<Matmul> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut MatmulResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = self.matmul_variant(variant)?;
         Implements::<Matmul>::prepare(self, variant.name)?;
         if r.m == 0 || r.n == 0 {

@@ -103,7 +103,7 @@ impl CudaBackend {
     /// A device buffer of `len` elements (at least one), not initialised: for buffers that a copy or a kernel fills
     /// completely before anything reads them.
     pub(crate) fn uninit<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         // SAFETY: the callers (the pipelined runs) write every element, by an upload or a kernel ordered before any
         // read of it, before the buffer is read; the memory is never read as a value of `T` before that.
         unsafe { self.stream.alloc::<T>(len.max(1)) }

@@ -54,7 +54,7 @@ impl Implements<Saxpy> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Saxpy, _>(self, variant)?;
         self.launch_resident(variant, true, r)
     }

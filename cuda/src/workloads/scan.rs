@@ -172,7 +172,7 @@ impl Implements<Scan> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut ScanResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Scan, _>(self, variant)?;
         if r.n == 0 {
             return Ok(());

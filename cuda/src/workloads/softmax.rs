@@ -133,7 +133,7 @@ impl Implements<Softmax> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SoftmaxResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Softmax, _>(self, variant)?;
         let views = SoftmaxViews {
             rows: r.rows,

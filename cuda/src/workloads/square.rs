@@ -47,7 +47,7 @@ impl Implements<Square> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut ElementwiseResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Square, _>(self, variant)?;
         self.launch_resident(variant, false, r)
     }

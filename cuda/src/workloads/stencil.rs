@@ -74,7 +74,7 @@ impl Implements<Stencil> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut StencilResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Stencil, _>(self, variant)?;
         let shape = (r.height, r.width);
         self.launch_stencil(&self.stream, variant, &r.src, &mut r.dst, shape, 0..r.height)

@@ -80,14 +80,14 @@ impl Implements<Sum> for CudaBackend {
     }
 
     fn launch(&self, variant: &str, r: &mut SumResident) -> Result<()> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let variant = VARIANTS.lookup::<Sum, _>(self, variant)?;
         self.stream.memset_zeros(&mut r.total).map_err(driver_error("zeroing the sum"))?;
         self.launch_sum(&self.stream, variant, &r.x.slice(..), &mut r.total.slice_mut(..), r.n)
     }
 
     fn download(&self, r: &mut SumResident) -> Result<f64> {
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let mut total = [0.0f64];
         self.stream.memcpy_dtoh(&r.total, &mut total).map_err(driver_error("copying the sum to the host"))?;
         self.stream.synchronize().map_err(driver_error("copying the sum to the host"))?;
@@ -120,7 +120,7 @@ impl Implements<Sum> for CudaBackend {
             let r = ranges[c].clone();
             self.launch_sum(stream, variant, &devices[0].slice(r.clone()), &mut totals.slice_mut(c..c + 1), r.len())
         })?;
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         let what = "copying the chunks' sums to the host";
         let totals = self.stream.clone_dtoh(&totals.slice(..ranges.len())).map_err(driver_error(what))?;
         Ok(totals.iter().sum())

@@ -101,7 +101,7 @@ impl WgpuBackend {
         // A queue write is whole words: an array of an odd number of 16-bit elements is written with zeros after it.
         let words = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let Some(size) = wgpu::BufferSize::new(words) else { return Ok(buffer) };
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
         self.scoped(&format!("uploading {label}"), || {
             let Some(mut view) = self.queue().write_buffer_with(&buffer, 0, size) else { return };
             let mut whole = view.slice(..);
@@ -227,7 +227,8 @@ impl WgpuBackend {
             )
         })
         .collect::<Result<_>>()?;
-        let _queue = self.hold_queue();
+        let _queue = self.hold_queue()?;
+        self.settle_before_submit()?;
         self.scoped("reading results back", || {
             let mut encoder = self.device_handle().create_command_encoder(&Default::default());
             for ((buffer, _), (target, &size)) in parts.iter().zip(staging.iter().zip(&sizes)) {
