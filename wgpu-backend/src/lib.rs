@@ -246,11 +246,22 @@ impl WgpuBackend {
         Self::sorted_adapters(&Self::instance()).into_iter().map(|a| a.get_info()).collect()
     }
 
+    /// The process's one wgpu instance, made on first use and never destroyed: every backend and adapter list
+    /// shares it. On NVIDIA's Linux driver, destroying a Vulkan instance (`vkDestroyInstance`, when the last device
+    /// made from it is dropped) while another thread that had called into Vulkan was exiting deadlocked both threads
+    /// inside the driver, the one in `vkDestroyInstance` and the other in the driver's thread-exit destructor. It
+    /// happened about once in ten runs of the raw-kernel tests, whose test threads each open and drop devices
+    /// (`docs/results/nvidia-h200/driver-deadlock/`). One instance for the process has no destruction to race.
     fn instance() -> wgpu::Instance {
-        quiet_window_system_on_a_headless_machine();
-        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
-        descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
-        wgpu::Instance::new(descriptor)
+        static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
+        INSTANCE
+            .get_or_init(|| {
+                quiet_window_system_on_a_headless_machine();
+                let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+                descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
+                wgpu::Instance::new(descriptor)
+            })
+            .clone()
     }
 
     fn sorted_adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
