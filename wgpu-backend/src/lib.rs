@@ -56,6 +56,7 @@ use gpuworthy_core::{
 
 mod checks;
 mod custom;
+mod devices;
 pub mod expr;
 mod options;
 mod pipelines;
@@ -110,8 +111,10 @@ pub struct WgpuBackend {
     uncaptured: Arc<Mutex<Vec<String>>>,
     /// The most loop trips one shader invocation may run on this driver, where it has such a limit.
     loop_trip_limit: Option<u64>,
-    /// Keeps other threads' submissions out of a timing window.
-    queue_lock: QueueLock,
+    /// Keeps other threads' and other backends' submissions out of a timing window: the lock of the shared device.
+    queue_lock: Arc<QueueLock>,
+    /// The adapter's device, shared with every other backend on it ([`devices`]).
+    shared: Arc<devices::SharedDevice>,
     /// Threads per workgroup of the elementwise shaders (`square`, `saxpy`): their overridable constant `WG`.
     elementwise_workgroup: u32,
     /// Whether the cooperative-matrix rung of matmul runs here, or why not ([`cooperative_f16`]).
@@ -247,11 +250,8 @@ impl WgpuBackend {
     }
 
     /// The process's one wgpu instance, made on first use and never destroyed: every backend and adapter list
-    /// shares it. On NVIDIA's Linux driver, destroying a Vulkan instance (`vkDestroyInstance`, when the last device
-    /// made from it is dropped) while another thread that had called into Vulkan was exiting deadlocked both threads
-    /// inside the driver, the one in `vkDestroyInstance` and the other in the driver's thread-exit destructor. It
-    /// happened about once in ten runs of the raw-kernel tests, whose test threads each open and drop devices
-    /// (`docs/results/nvidia-h200/driver-deadlock/`). One instance for the process has no destruction to race.
+    /// shares it, as the backends on one adapter share its device ([`devices`] says why: on NVIDIA's driver a
+    /// Vulkan instance or device destroyed while another thread exits can deadlock).
     fn instance() -> wgpu::Instance {
         static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
         INSTANCE
@@ -337,12 +337,10 @@ impl WgpuBackend {
             experimental_features,
             ..Default::default()
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
-            .map_err(|e| unavailable(format!("adapter {} refused a device: {e}", adapter_info.name)))?;
-
-        let uncaptured = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&uncaptured);
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| lock(&sink).push(e.to_string())));
+        // The adapter's one device for the process ([`devices`] says why it is shared and never destroyed).
+        let shared = devices::device_for(adapter, &descriptor)?;
+        let (device, queue) = (shared.device.clone(), shared.queue.clone());
+        let uncaptured = Arc::clone(&shared.uncaptured);
 
         let timer = features.contains(wgpu::Features::TIMESTAMP_QUERY).then(|| Timer {
             queries: device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -430,7 +428,8 @@ impl WgpuBackend {
             binding_cap: options.binding_cap,
             uncaptured,
             loop_trip_limit,
-            queue_lock: QueueLock::default(),
+            queue_lock: Arc::clone(&shared.queue_lock),
+            shared,
             elementwise_workgroup: DEFAULT_ELEMENTWISE_WORKGROUP,
             cooperative_f16,
             reduction_finish,
@@ -591,6 +590,8 @@ impl WgpuBackend {
         match self.device.poll(bounded) {
             Ok(_) => {}
             Err(wgpu::PollError::Timeout) => {
+                // The device's queue is stuck behind that work: a backend opened from now on gets a new device.
+                devices::retire(&self.shared);
                 return Err(self.wait.expire(BackendKind::Wgpu, "waiting for the submitted work"));
             }
             Err(e) => return Err(device_error(format!("waiting: {e}"))),
