@@ -1,11 +1,13 @@
 //! Devices opened, used and dropped on many threads at once, while the threads that used them exit, all finish.
 //!
-//! On NVIDIA's Linux driver, destroying a Vulkan instance while another thread that had called into Vulkan was
-//! exiting deadlocked both threads inside the driver: the raw-kernel tests, whose test threads each open and drop
-//! their devices, hung about once in ten runs (`docs/results/nvidia-h200/driver-deadlock/`). The wgpu backend now keeps
-//! one instance for the process. This test does what those tests did, many times over and on more threads, and a
-//! watchdog turns a deadlock into a failure instead of a hang. On lavapipe and without a GPU it checks only that the
-//! devices open, run and drop on many threads; the deadlock needs NVIDIA's driver.
+//! On NVIDIA's Linux driver, destroying a Vulkan device or instance while another thread that had called into Vulkan
+//! was exiting deadlocked both threads inside the driver: the raw-kernel tests, whose test threads each open and drop
+//! their devices, hung about once in ten runs, and this test hung in every run on the H200 until the wgpu backend
+//! stopped destroying devices: it keeps them for the process and hands an idle one to the next backend
+//! (`docs/results/nvidia-h200/driver-deadlock/`). It does what those tests did, many times over and on more threads,
+//! and a watchdog turns a deadlock into a failure instead of a hang.
+//! On lavapipe and without a GPU it checks only that the devices open, run and drop on many threads; the deadlock
+//! needs NVIDIA's driver.
 
 use std::sync::mpsc;
 use std::thread;

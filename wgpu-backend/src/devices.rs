@@ -1,5 +1,5 @@
-//! One wgpu device per adapter for the whole process, shared by every backend opened on that adapter and never
-//! destroyed while the process runs.
+//! The wgpu devices of this process, kept for its whole life: a backend takes an idle device of its adapter, or a new
+//! one, and gives it back when dropped, so that no device is ever destroyed while the process runs.
 //!
 //! On NVIDIA's Linux driver (580.159.04, on an H200), destroying a Vulkan device while another thread that had called
 //! into Vulkan was exiting deadlocked both threads inside the driver: the one in `vkDestroyDevice` or
@@ -7,15 +7,15 @@
 //! (`docs/results/nvidia-h200/driver-deadlock/`). A program whose threads each open and drop a backend (a test
 //! harness, a thread pool serving requests) meets it: the raw-kernel tests hung about once in ten runs, and a test
 //! that opens and drops devices on eight threads at once hung every time. One Vulkan instance for the process did
-//! not stop it, since the devices were still destroyed; with each adapter's device kept, nothing is destroyed.
+//! not stop it, since the devices were still destroyed.
 //!
-//! The backends on one adapter share its device, its queue, the sink of errors that no error scope caught, and the
-//! queue's lock, so that a timing window on one backend keeps the others' work out as it keeps other threads' (wgpu's
-//! error scopes are per thread, so each caller's stay its own). Everything a backend makes on the device (buffers,
-//! pipelines, timestamp queries) is its own and is freed with it. A second device on one adapter would isolate
-//! nothing a user needs: the memory is the adapter's either way. A device whose work ran past the wait limit
-//! ([`gpuworthy_core::WaitLimit`]) is taken out of the list ([`retire`]), so that a backend opened afterwards gets a
-//! fresh one; the stuck one is left to the driver.
+//! Why a pool and not one device shared by every backend on an adapter: one shared device stopped the hangs, but one
+//! run of the raw-kernel tests in 38 then ended in a segmentation fault, whose cause was not found; sharing had made
+//! one device the driver's for every backend's threads at once, which no run before had done. From the pool each live
+//! backend has a device of its own, as when every backend made its own, and the pool holds as many devices as the
+//! most backends the process has had open on the adapter at one time. A device whose work ran
+//! past the wait limit ([`gpuworthy_core::WaitLimit`]) is never given back: its queue is stuck behind that work, and
+//! the driver frees it when the process ends.
 
 use std::sync::{Arc, Mutex};
 
@@ -23,52 +23,49 @@ use gpuworthy_core::{QueueLock, Result};
 
 use crate::{lock, unavailable};
 
-/// An adapter's device and what the backends on it share.
-pub(crate) struct SharedDevice {
+/// A device with its queue, the sink of the errors no error scope caught, and the lock that keeps other threads'
+/// submissions out of a timing window.
+pub(crate) struct KeptDevice {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
-    /// Errors no error scope caught, reported by the next synchronisation of any backend on the device.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
-    /// Keeps other threads' and other backends' submissions out of a timing window.
     pub(crate) queue_lock: Arc<QueueLock>,
 }
 
-/// The devices opened so far, by [`adapter_key`].
-static DEVICES: Mutex<Vec<(String, Arc<SharedDevice>)>> = Mutex::new(Vec::new());
+/// Devices no backend holds, each with its [`adapter_key`].
+static IDLE: Mutex<Vec<(String, KeptDevice)>> = Mutex::new(Vec::new());
 
 /// What tells one adapter from another: its API, name, ids, PCI bus (which tells two GPUs of one model apart where
 /// the driver reports it) and driver.
-fn adapter_key(info: &wgpu::AdapterInfo) -> String {
+pub(crate) fn adapter_key(info: &wgpu::AdapterInfo) -> String {
     format!(
         "{:?}|{}|{:#x}:{:#x}|{}|{}|{}",
         info.backend, info.name, info.vendor, info.device, info.device_pci_bus_id, info.driver, info.driver_info
     )
 }
 
-/// The device of `adapter`: the one already open in this process, or a new one made with `descriptor` (the same for
-/// every backend on one adapter, since it follows from the adapter alone).
-pub(crate) fn device_for(
-    adapter: &wgpu::Adapter,
-    descriptor: &wgpu::DeviceDescriptor<'_>,
-) -> Result<Arc<SharedDevice>> {
+/// An idle device of `adapter`, or a new one made with `descriptor` (the same for every backend on one adapter,
+/// since it follows from the adapter alone).
+pub(crate) fn take(adapter: &wgpu::Adapter, descriptor: &wgpu::DeviceDescriptor<'_>) -> Result<KeptDevice> {
     let info = adapter.get_info();
     let key = adapter_key(&info);
-    // Held while a device is made, so that two threads opening one adapter make one device.
-    let mut devices = lock(&DEVICES);
-    if let Some((_, shared)) = devices.iter().find(|(k, _)| *k == key) {
-        return Ok(Arc::clone(shared));
+    {
+        let mut idle = lock(&IDLE);
+        if let Some(at) = idle.iter().position(|(k, _)| *k == key) {
+            let (_, kept) = idle.swap_remove(at);
+            lock(&kept.uncaptured).clear();
+            return Ok(kept);
+        }
     }
     let (device, queue) = pollster::block_on(adapter.request_device(descriptor))
         .map_err(|e| unavailable(format!("adapter {} refused a device: {e}", info.name)))?;
     let uncaptured = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&uncaptured);
     device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| lock(&sink).push(e.to_string())));
-    let shared = Arc::new(SharedDevice { device, queue, uncaptured, queue_lock: Arc::default() });
-    devices.push((key, Arc::clone(&shared)));
-    Ok(shared)
+    Ok(KeptDevice { device, queue, uncaptured, queue_lock: Arc::default() })
 }
 
-/// Takes `shared` out of the list: its queue is stuck behind work that ran past the wait limit.
-pub(crate) fn retire(shared: &Arc<SharedDevice>) {
-    lock(&DEVICES).retain(|(_, kept)| !Arc::ptr_eq(kept, shared));
+/// Gives `kept`, a device of the adapter `key` names, back for the next backend on that adapter.
+pub(crate) fn give_back(key: String, kept: KeptDevice) {
+    lock(&IDLE).push((key, kept));
 }

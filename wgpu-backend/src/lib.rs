@@ -111,10 +111,10 @@ pub struct WgpuBackend {
     uncaptured: Arc<Mutex<Vec<String>>>,
     /// The most loop trips one shader invocation may run on this driver, where it has such a limit.
     loop_trip_limit: Option<u64>,
-    /// Keeps other threads' and other backends' submissions out of a timing window: the lock of the shared device.
+    /// Keeps other threads' submissions out of a timing window (the device's, kept with it in [`devices`]).
     queue_lock: Arc<QueueLock>,
-    /// The adapter's device, shared with every other backend on it ([`devices`]).
-    shared: Arc<devices::SharedDevice>,
+    /// The adapter the device belongs to, for giving the device back when the backend is dropped ([`devices`]).
+    adapter_key: String,
     /// Threads per workgroup of the elementwise shaders (`square`, `saxpy`): their overridable constant `WG`.
     elementwise_workgroup: u32,
     /// Whether the cooperative-matrix rung of matmul runs here, or why not ([`cooperative_f16`]).
@@ -126,14 +126,22 @@ pub struct WgpuBackend {
 }
 
 impl Drop for WgpuBackend {
-    /// Where a wait ran past the limit, the device may still be running that work, and dropping the queue would wait
-    /// for it to go idle (wgpu's queue waits for its device on drop): the device and the queue are left to the
-    /// driver, which frees them when the process ends.
+    /// Gives the device back for the next backend on the adapter ([`devices`]: no device is destroyed while the
+    /// process runs). Where a wait ran past the limit, the device may still be running that work: it is left to the
+    /// driver, which frees it when the process ends.
     fn drop(&mut self) {
         if self.wait.is_expired() {
             std::mem::forget(self.device.clone());
             std::mem::forget(self.queue.clone());
+            return;
         }
+        let kept = devices::KeptDevice {
+            device: self.device.clone(),
+            queue: self.queue.clone(),
+            uncaptured: Arc::clone(&self.uncaptured),
+            queue_lock: Arc::clone(&self.queue_lock),
+        };
+        devices::give_back(std::mem::take(&mut self.adapter_key), kept);
     }
 }
 
@@ -250,8 +258,8 @@ impl WgpuBackend {
     }
 
     /// The process's one wgpu instance, made on first use and never destroyed: every backend and adapter list
-    /// shares it, as the backends on one adapter share its device ([`devices`] says why: on NVIDIA's driver a
-    /// Vulkan instance or device destroyed while another thread exits can deadlock).
+    /// shares it, as no device is destroyed either ([`devices`] says why: on NVIDIA's driver a Vulkan instance or
+    /// device destroyed while another thread exits can deadlock).
     fn instance() -> wgpu::Instance {
         static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
         INSTANCE
@@ -337,10 +345,11 @@ impl WgpuBackend {
             experimental_features,
             ..Default::default()
         };
-        // The adapter's one device for the process ([`devices`] says why it is shared and never destroyed).
-        let shared = devices::device_for(adapter, &descriptor)?;
-        let (device, queue) = (shared.device.clone(), shared.queue.clone());
-        let uncaptured = Arc::clone(&shared.uncaptured);
+        // A device kept for the process, given back when the backend is dropped ([`devices`] says why none is
+        // ever destroyed).
+        let kept = devices::take(adapter, &descriptor)?;
+        let (device, queue) = (kept.device.clone(), kept.queue.clone());
+        let uncaptured = Arc::clone(&kept.uncaptured);
 
         let timer = features.contains(wgpu::Features::TIMESTAMP_QUERY).then(|| Timer {
             queries: device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -411,6 +420,7 @@ impl WgpuBackend {
             ],
         };
         let reduction_finish = expr::ReductionFinish::for_backend(adapter_info.backend);
+        let adapter_key = devices::adapter_key(&adapter_info);
         Ok(WgpuBackend {
             device,
             queue,
@@ -428,8 +438,8 @@ impl WgpuBackend {
             binding_cap: options.binding_cap,
             uncaptured,
             loop_trip_limit,
-            queue_lock: Arc::clone(&shared.queue_lock),
-            shared,
+            queue_lock: Arc::clone(&kept.queue_lock),
+            adapter_key,
             elementwise_workgroup: DEFAULT_ELEMENTWISE_WORKGROUP,
             cooperative_f16,
             reduction_finish,
@@ -590,8 +600,6 @@ impl WgpuBackend {
         match self.device.poll(bounded) {
             Ok(_) => {}
             Err(wgpu::PollError::Timeout) => {
-                // The device's queue is stuck behind that work: a backend opened from now on gets a new device.
-                devices::retire(&self.shared);
                 return Err(self.wait.expire(BackendKind::Wgpu, "waiting for the submitted work"));
             }
             Err(e) => return Err(device_error(format!("waiting: {e}"))),
