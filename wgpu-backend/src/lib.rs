@@ -538,6 +538,12 @@ impl WgpuBackend {
         self.wait.limit()
     }
 
+    /// The wgpu device this backend runs on: one of the devices the process keeps, its own while the backend lives
+    /// and handed to the next backend on the adapter once it is dropped ([`devices`]).
+    pub fn wgpu_device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
     pub(crate) fn device_handle(&self) -> &wgpu::Device {
         &self.device
     }
