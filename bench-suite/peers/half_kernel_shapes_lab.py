@@ -292,6 +292,30 @@ def single_us(launch):
     return statistics.median(times)
 
 
+def measure(source, grid, x_bits, out, n, groups, sms):
+    """Compiles `source`'s `expr_map`, launches it once on `x_bits` over `grid(groups, sms, registers)` blocks and
+    times it, batched and alone: its output, the blocks, the function (for its registers and local memory), the
+    batched median with its range, the lone call's median, and its SASS counts described."""
+    function = cupy.RawModule(code=source).get_function("expr_map")
+    blocks = grid(groups, sms, function.num_regs)
+    launch = lambda: function((blocks,), (BLOCK,), (x_bits, out, cupy.int64(n)))  # noqa: E731
+    out.fill(0)
+    launch()
+    result = out.copy()
+    median, low, high = per_call_us(launch)
+    alone = single_us(launch)
+    counts = sass_counts(source)
+    sass = f", SASS {counts[0]} ({counts[1]} MUFU)" if counts else ""
+    return result, blocks, function, (median, low, high), alone, sass
+
+
+def rate_line(name, bytes_moved, times, alone):
+    """A shape's name and times, batched and alone, with the rates they give for `bytes_moved` bytes."""
+    median, low, high = times
+    return (f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
+            f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s")
+
+
 def time_the_copies(x, x_bits, out):
     """Times and prints, batched and alone, a kernel copying the bf16 tensor `x` (its bits `x_bits`) into `out` one
     `uint4` a thread, and torch's copy of `x`: the bar every shape is read against."""
@@ -303,10 +327,7 @@ def time_the_copies(x, x_bits, out):
     y = torch.empty_like(x)
     torch_launch = lambda: y.copy_(x)  # noqa: E731
     for name, launch in (("copy kernel (uint4)", copy_launch), ("torch copy_", torch_launch)):
-        median, low, high = per_call_us(launch)
-        alone = single_us(launch)
-        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
-              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s")
+        print(rate_line(name, bytes_moved, per_call_us(launch), single_us(launch)))
 
 
 def main():
@@ -325,21 +346,11 @@ def main():
     time_the_copies(x, x_bits, out)
     reference = None
     for name, (source, grid) in SHAPES.items():
-        function = cupy.RawModule(code=source).get_function("expr_map")
-        blocks = grid(groups, sms, function.num_regs)
-        launch = lambda: function((blocks,), (BLOCK,), (x_bits, out, cupy.int64(n)))  # noqa: E731
-        out.fill(0)
-        launch()
-        result = out.copy()
+        result, blocks, function, times, alone, sass = measure(source, grid, x_bits, out, n, groups, sms)
         if reference is None:
             reference = result
         differs = int(cupy.count_nonzero(result != reference))
-        median, low, high = per_call_us(launch)
-        alone = single_us(launch)
-        counts = sass_counts(source)
-        sass = f", SASS {counts[0]} ({counts[1]} MUFU)" if counts else ""
-        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
-              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s   {blocks} blocks,"
+        print(f"{rate_line(name, bytes_moved, times, alone)}   {blocks} blocks,"
               f" {function.num_regs} registers, {function.local_size_bytes} B local{sass}, differs {differs}")
 
 

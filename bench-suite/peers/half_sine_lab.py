@@ -31,7 +31,6 @@ half_peers.py measures torch), and `differs` counts the elements that are not bi
 import cupy
 import torch
 
-from half_functions_lab import per_call_us, sass_counts
 from half_kernel_shapes_lab import (
     BLOCK,
     GRID_STRIDE,
@@ -40,7 +39,8 @@ from half_kernel_shapes_lab import (
     SIN16_SMALL,
     covering,
     group,
-    single_us,
+    measure,
+    rate_line,
     time_the_copies,
 )
 
@@ -106,25 +106,14 @@ def main():
     time_the_copies(x, x_bits, out)
     reference = None
     for name, source in SHAPES.items():
-        function = cupy.RawModule(code=source).get_function("expr_map")
-        blocks = covering(groups, sms, function.num_regs)
-        launch = lambda: function((blocks,), (BLOCK,), (x_bits, out, cupy.int64(n)))  # noqa: E731
-        out.fill(0)
-        launch()
-        result = out.copy()
+        result, _, function, times, alone, sass = measure(source, covering, x_bits, out, n, groups, sms)
         if reference is None:
             reference = result
         differs = int(cupy.count_nonzero(result != reference))
         got = torch.as_tensor(result.view(cupy.int16), device="cuda").view(torch.bfloat16).double()
         err = float(((got - want).abs() / want.abs().clamp(min=2.0**-14)).max()) / 2.0**-8
-        median, low, high = per_call_us(launch)
-        alone = single_us(launch)
-        counts = sass_counts(source)
-        sass = f", SASS {counts[0]} ({counts[1]} MUFU)" if counts else ""
-        print(f"{name:<40} {median:6.1f} us ({low:.1f}-{high:.1f}) {bytes_moved / median / 1e3:7.1f} GB/s"
-              f"   alone {alone:6.1f} us {bytes_moved / alone / 1e3:7.1f} GB/s   {function.num_regs} registers,"
+        print(f"{rate_line(name, bytes_moved, times, alone)}   {function.num_regs} registers,"
               f" {function.local_size_bytes} B local{sass}, err {err:.2f} units, differs {differs}")
-
 
 if __name__ == "__main__":
     main()

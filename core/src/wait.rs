@@ -26,8 +26,8 @@ use crate::kind::BackendKind;
 /// The variable that sets the limit, in seconds.
 pub const WAIT_LIMIT_VAR: &str = "GPUWORTHY_WAIT_LIMIT";
 
-/// The limit when the variable is unset: ten minutes, above the longest single launch the tool makes (a matmul of
-/// 16384 on a CPU adapter) and far above any GPU's.
+/// The limit when the variable is unset: ten minutes, far above any launch a GPU needs here; a slow adapter (a large
+/// matmul on a CPU's Vulkan driver) may need it raised.
 pub const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The largest limit the variable accepts: one day.
