@@ -13,7 +13,8 @@
 //! run of the raw-kernel tests in 38 then ended in a segmentation fault, whose cause was not found; sharing had made
 //! one device the driver's for every backend's threads at once, which no run before had done. From the pool each live
 //! backend has a device of its own, as when every backend made its own, and the pool holds as many devices as the
-//! most backends the process has had open on the adapter at one time. A device whose work ran
+//! most backends the process has had open on the adapter at one time. On the H200 the raw-kernel tests then ran 54
+//! times without a hang or a fault, and the eight-thread test passed three times of three. A device whose work ran
 //! past the wait limit ([`gpuworthy_core::WaitLimit`]) is never given back: its queue is stuck behind that work, and
 //! the driver frees it when the process ends.
 
