@@ -1215,7 +1215,14 @@ fn cited(unit: &str, base: &Path, results: &[PathBuf]) -> (Vec<PathBuf>, Vec<Str
     for (k, span) in unit.split('`').enumerate() {
         if k % 2 == 1 && [".txt", ".json", ".csv"].iter().any(|e| span.ends_with(e)) && !span.contains(' ') {
             let suffix = format!("/{}", span.trim_start_matches("./"));
-            let fits: Vec<&PathBuf> = results.iter().filter(|p| p.to_string_lossy().ends_with(&suffix)).collect();
+            let mut fits: Vec<&PathBuf> = results.iter().filter(|p| p.to_string_lossy().ends_with(&suffix)).collect();
+            // A results folder's README names its own files: a name there is a file of that folder or one below it,
+            // never a file of the same name in another machine's folder, whose figures come from other runs. A name
+            // found in neither is a file its README keeps in git history, as a name found nowhere is.
+            if base.components().any(|c| c.as_os_str() == "results") {
+                let own = lexically_normal(&base.join(span));
+                fits.retain(|p| **p == own || p.starts_with(base));
+            }
             let near = |folders: &[PathBuf]| -> Vec<&PathBuf> {
                 fits.iter().filter(|p| p.parent().is_some_and(|d| folders.iter().any(|f| f == d))).copied().collect()
             };
@@ -1814,6 +1821,28 @@ fn a_figure_that_is_not_in_its_file_is_found_and_a_hedged_one_is_not() {
     assert!(found.len() == 1 && found[0].contains("crossover 128x128x128"), "{found:?}");
     let found = misquoted("Resident from 64x64 (cuda) ([run](results/run.txt)).", &dir, &results);
     assert!(found.len() == 1 && found[0].contains("crossover 64x64 "), "{found:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_results_readme_names_its_own_folders_files_not_another_machines() {
+    let dir = std::env::temp_dir().join(format!("gpuworthy-folders-{}", std::process::id()));
+    let (h100, h200) = (dir.join("results").join("h100"), dir.join("results").join("h200"));
+    std::fs::create_dir_all(&h100).unwrap();
+    std::fs::create_dir_all(h200.join("guide")).unwrap();
+    // The H200's run of that name holds other figures; the H100's README's own file is kept in git history.
+    let elsewhere = h200.join("guide").join("first-call-2.txt");
+    std::fs::write(&elsewhere, "compile 97.5 ms\n").unwrap();
+    let own = h100.join("run.txt");
+    std::fs::write(&own, "compile 170 ms\n").unwrap();
+    let results = vec![elsewhere, own];
+    // In the H100's README, a name not of its folder is not checked against the H200's file of that name.
+    assert!(misquoted("| `first-call-2.txt` | 170 ms in the first process |", &h100, &results).is_empty());
+    // Its own file is checked, a wrong figure found.
+    assert!(misquoted("| `run.txt` | 170 ms in the first process |", &h100, &results).is_empty());
+    assert_eq!(misquoted("| `run.txt` | 107 ms in the first process |", &h100, &results).len(), 1);
+    // A chapter outside the results (the guide) still finds the one file of that name, wherever it is.
+    assert_eq!(misquoted("It compiled in 107 ms (`first-call-2.txt`).", &dir, &results).len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
