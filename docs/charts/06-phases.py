@@ -1,5 +1,7 @@
-"""Chapter 6: mandelbrot 8192x8192 on an H200, phase by phase: the upload is only the parameters, the kernel a
-compute-bound 1.4 ms, and the download of the 256 MiB image from pageable memory is most of a run from the host.
+"""Chapter 6: mandelbrot 8192x8192 on an H200, phase by phase: with no input array the upload times making the device
+buffers, above all the width x height counts buffer (CUDA checks the parameters and allocates the counts zero-filled;
+wgpu makes the counts buffers band by band and a small buffer of parameters), the kernel is a compute-bound 1.4 ms,
+and the download of the 256 MiB image from pageable memory is most of a run from the host.
 
 Reads the `mandelbrot 8192x8192 on cuda|wgpu` blocks of `nvidia-h200/variants-and-torch.txt` (`naive`, the one
 variant): their upload, kernel and download medians as written.
@@ -31,7 +33,7 @@ text = _chart.read(SOURCE)
 backends = ["cuda", "wgpu"]
 measured = [phases(text, b) for b in backends]
 figure, ax = plt.subplots(figsize=(11, 3.4))
-names = ["upload (no input: the parameters)", "kernel", "download (the image, 256 MiB, pageable)"]
+names = ["upload (no input: the counts buffer made on the device)", "kernel", "download (the image, 256 MiB, pageable)"]
 colours = ["#9467bd", "#2ca02c", "#1f77b4"]
 _chart.grouped_bars(ax, len(backends), [(n, [m[k] for m in measured], c) for k, (n, c) in enumerate(zip(names, colours))], "ms")
 ax.set_yticks(range(len(backends)))
@@ -41,5 +43,5 @@ ax.set_xscale("log")
 ax.set_xlim(0.1, 150)
 ax.set_xlabel("median time of each phase (ms, logarithmic)")
 ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
-ax.set_title("mandelbrot 8192x8192 on an NVIDIA H200: nothing to upload, a short kernel, a long download", fontsize=10, loc="left")
+ax.set_title("mandelbrot 8192x8192 on an NVIDIA H200: no input to upload, a short kernel, a long download", fontsize=10, loc="left")
 _chart.save(figure, "06-phases", SOURCE)

@@ -5,7 +5,8 @@ Left: square 2^26, the kernel time of gpuworthy's CUDA `naive` and `vec4` (the f
 lines of the same file).
 
 Right: the host's cost of one Python call on 1024 floats resident on the GPU, `gpuworthy.expr(...)` against CuPy's
-`ElementwiseKernel`, in every run of `nvidia-h200/python/overhead.txt` (each run a build of its own).
+`ElementwiseKernel`, in the last run of `nvidia-h200/python/overhead.txt` (run 8, the latest build measured there; the
+file's earlier runs are earlier builds, and only the two calls of one run compare).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ for name, label, shade in [("torch.square, 2^26", "torch.square", _chart.COLOURS
     line = next(l for l in text.splitlines() if l.startswith(name))
     bars.append((label, re.findall(TIME, line[len(name):])[0], shade))
 
-# Right: every run of the call-cost bench (each a build of its own: compare the two calls within a run).
+# Right: the last run of the call-cost bench (each run a build of its own: compare the two calls within a run).
 calls = []  # (run, gpuworthy's time, CuPy's time, as the file writes them)
 for block in re.split(r"\n(?=\$ )", _chart.read(CALLS)):
     label = re.search(r"# runs? (\d+)(?:-(\d+))?", block)
@@ -44,8 +45,9 @@ for block in re.split(r"\n(?=\$ )", _chart.read(CALLS)):
     theirs = re.findall(rf"^cupy\.ElementwiseKernel.*:\s*{TIME} per call", block, re.M)
     for k, (o, t) in enumerate(zip(ours, theirs)):
         calls.append((f"run {int(label.group(1)) + k}", o, t))
+run, ours_latest, theirs_latest = calls[-1]
 
-figure, (left, right) = plt.subplots(1, 2, figsize=(11, 6.4), gridspec_kw={"width_ratios": [1.7, 1]})
+figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8), gridspec_kw={"width_ratios": [1.7, 1]})
 
 
 
@@ -67,19 +69,14 @@ left.set_xlim(right=max(micro(t) for _, t, _ in bars) * 1.2)
 left.set_xlabel("kernel µs on the GPU")
 left.set_title("square 2^26 on the H200", fontsize=10, loc="left")
 
-height = 0.38
-for k, (who, colour) in enumerate([("gpuworthy.expr", _chart.COLOURS["cuda"]), ("CuPy ElementwiseKernel", "#9467bd")]):
-    ys = [i + (k - 0.5) * height for i in range(len(calls))]
-    written = [call[1 + k] for call in calls]
-    right.barh(ys, [micro(t) for t in written], height=height, color=colour, label=who)
-    for y, t in zip(ys, written):
-        right.text(micro(t), y, shown(t), va="center", fontsize=9)
-right.set_yticks(range(len(calls)), [run for run, _, _ in calls])
+pair = [("gpuworthy.expr", ours_latest, _chart.COLOURS["cuda"]), ("CuPy\nElementwiseKernel", theirs_latest, "#9467bd")]
+right.barh([who for who, _, _ in pair], [micro(t) for _, t, _ in pair], color=[c for _, _, c in pair])
 right.invert_yaxis()
-right.set_xlim(right=max(max(micro(o), micro(t)) for _, o, t in calls) * 1.35)
+for y, (_, t, _) in enumerate(pair):
+    right.text(micro(t), y, shown(t), va="center", fontsize=9)
+right.set_xlim(right=max(micro(t) for _, t, _ in pair) * 1.35)
 right.set_xlabel("host µs per Python call, 1024 floats")
-right.set_title("one call from Python", fontsize=10, loc="left")
-right.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+right.set_title(f"one call from Python,\n{run} (the latest build)", fontsize=10, loc="left")
 
 figure.suptitle("gpuworthy's vec4 square takes the time of torch.square and of a copy of the same bytes,\n"
                 "and its Python call costs what CuPy's does", fontsize=12)
