@@ -3,7 +3,7 @@ resident. Saxpy moves 12 bytes an element (reads x and y, writes y) where square
 square's time, and the measured ratio is written beside each pair.
 
 Reads the first `square 67108864 on cuda|wgpu` and `saxpy 67108864 on cuda|wgpu` blocks of
-`nvidia-h200/variants-and-torch.txt`: the `vec4` row's kernel median, as written.
+`nvidia-h200/guide/variants-2.txt`: the `vec4` row's kernel median, as written.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 
 import _chart
 
-SOURCE = "nvidia-h200/variants-and-torch.txt"
+SOURCE = "nvidia-h200/guide/variants-2.txt"
 
 
 def kernel_us(text: str, workload: str, backend: str) -> float:

@@ -1,8 +1,8 @@
 """Chapter 18: what gpuworthy costs against the libraries a reader comes from, on the H200.
 
-Left: square 2^26, the kernel time of gpuworthy's CUDA `naive` and `vec4` (the first run of square on cuda in
-`nvidia-h200/variants-and-torch.txt`) beside `torch.square` and a device-to-device copy of the same bytes (the torch
-lines of the same file).
+Left: square 2^26, the kernel time of gpuworthy's CUDA `naive` and `vec4` (the run of square on cuda in
+`nvidia-h200/guide/variants-2.txt`) beside `torch.square` and a device-to-device copy of the same bytes (the torch
+lines of the same file, the same run).
 
 Right: the host's cost of one Python call on 1024 floats resident on the GPU, `gpuworthy.expr(...)` against CuPy's
 `ElementwiseKernel`, in the last run of `nvidia-h200/python/overhead.txt` (run 8, the latest build measured there; the
@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 
 import _chart
 
-KERNELS = "nvidia-h200/variants-and-torch.txt"
+KERNELS = "nvidia-h200/guide/variants-2.txt"
 CALLS = "nvidia-h200/python/overhead.txt"
 
 # Left: the first square 2^26 run on cuda, and the torch lines.

@@ -23,7 +23,9 @@ for row in re.findall(r"^(\d+)\s+(.*)$", text, re.M):
     if len(times) == len(COLUMNS):
         for column, seconds in zip(COLUMNS, times):
             lines[column].append((size, seconds))
-crossover = int(re.search(r"crossover, data resident on the GPU: (\d+)", text).group(1))  # type: ignore[union-attr]
+found = re.search(r"crossover, data resident on the GPU: (\d+) \((\w+)\)", text)
+assert found, f"no resident crossover in {SOURCE}"
+crossover, crossover_backend = int(found.group(1)), found.group(2)
 
 figure, ax = plt.subplots(figsize=(9, 5.2))
 for (backend, phase), points in lines.items():
@@ -31,7 +33,7 @@ for (backend, phase), points in lines.items():
     ax.plot(sizes, [s * 1e6 for s in seconds], "-o" if phase == "kernel" else "--", color=_chart.COLOURS[backend],
             linewidth=2.2 if phase == "kernel" else 1.0, markersize=3, label=f"{backend} {phase}")
 ax.axvline(crossover, color="#555555", linestyle=":", linewidth=1)
-ax.text(crossover * 1.1, 0.97, f"resident crossover: {crossover} (cuda)", transform=ax.get_xaxis_transform(),
+ax.text(crossover * 1.1, 0.97, f"resident crossover: {crossover} ({crossover_backend})", transform=ax.get_xaxis_transform(),
         va="top", fontsize=8)
 ax.set_xscale("log", base=2)
 ax.set_yscale("log")

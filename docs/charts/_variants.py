@@ -1,7 +1,7 @@
 """What the variant charts of chapters 1-4, 7 and 8 share: one workload's kernels at one size on an H200, CUDA's and
 WGSL's variants and PyTorch's own call, as the bandwidth each reaches against the copy peak measured beside them.
 
-Reads `nvidia-h200/variants-and-torch.txt` unless a chart names another run: `gpuworthy run W --size S --backend
+Reads `nvidia-h200/guide/variants-2.txt` unless a chart names another run: `gpuworthy run W --size S --backend
 cuda|wgpu` (each block's variants, their `GB/s` column and the `measured copy peak` line under them), then
 `gpu_peers.py`'s PyTorch lines, whose TB/s count the same bytes as the tool does. A chapter's chart draws its own
 workload's first blocks.
@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 
 import _chart
 
-SOURCE = "nvidia-h200/variants-and-torch.txt"
+SOURCE = "nvidia-h200/guide/variants-2.txt"
 
 
 def variants(text: str, title: str) -> Tuple[List[Tuple[str, float]], float]:
@@ -55,7 +55,7 @@ def draw(
 ) -> None:
     """Writes `NAME.svg`: `workload` at `size` on CUDA and wgpu beside PyTorch, against each backend's copy peak. The
     variants come from `source`, PyTorch's line from `torch_source` (pass the same file to draw one run's figures
-    only); both default to `variants-and-torch.txt`."""
+    only); both default to `guide/variants-2.txt`."""
     text = _chart.read(source)
     cuda, cuda_peak = variants(text, f"{workload} {size} on cuda")
     wgpu, wgpu_peak = variants(text, f"{workload} {size} on wgpu")
