@@ -1,7 +1,8 @@
 //! A raw kernel: the `square_matrix_kernel` of torch's `load_inline` tutorial (CUDA C over a 2D grid of 16 x 16
 //! blocks), ported as it is, with a WGSL twin and a CPU function beside it. Each backend runs its own body, is checked
 //! against the reference expression `result = matrix * matrix`, and is timed phase by phase; then the kernel is
-//! swept to its crossover, calibrated, and placed by `auto`, which says why.
+//! swept to its crossover, calibrated, and placed by `auto`, which says why. `mean3`, a kernel that reads its
+//! neighbours (what no expression can say, so its CPU function is its reference), is swept after it.
 //!
 //! ```text
 //! cargo run --release -p gpuworthy --example 08_raw_kernel
@@ -15,14 +16,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gpuworthy::Device;
 use gpuworthy::choose::auto::Auto;
+use gpuworthy::choose::catalog::{WorkloadEntry, WorkloadOf};
 use gpuworthy::core::raw::{Raw, RawKernel, RawParams, Shape};
 use gpuworthy::core::{Error, Result, Workload};
 use gpuworthy::measure::size::SizeRequest;
 use gpuworthy::measure::{MeasureOptions, duration};
 use gpuworthy::model::Placement;
 use gpuworthy::model::sweep::SweepOptions;
-use gpuworthy::{Device, choose::catalog::WorkloadEntry};
 
 /// The tutorial's kernel, unchanged but for `extern "C"` (NVRTC looks entry points up by their C name).
 const CUDA: &str = r#"
@@ -64,6 +66,49 @@ fn square_matrix() -> Result<RawKernel> {
         })
         .reference("result = matrix * matrix")?
         .flops_per_element(1))
+}
+
+/// A kernel that needs its own indexing: `y[i]` the mean of `x[i-1]`, `x[i]` and `x[i+1]` (the ends repeat their
+/// edge). An expression reads only element `i` of each input, so this one has no expression for a reference: its CPU
+/// function is the reference, and the test suite checks that function against a mean computed apart in `f64`.
+fn neighbourhood_mean() -> Result<RawKernel> {
+    Ok(RawKernel::new("mean3", &["x"], &["y"], &[])?
+        .cuda(
+            r#"extern "C" __global__ void mean3(const float* x, float* y, int n) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) {
+                    float left = x[i > 0 ? i - 1 : 0], right = x[i + 1 < n ? i + 1 : n - 1];
+                    y[i] = (left + x[i] + right) / 3.0f;
+                }
+            }"#,
+            "mean3",
+            (128, 1),
+        )?
+        .wgsl(
+            "struct Params { n: u32, height: u32, row: u32 }
+             @group(0) @binding(0) var<uniform> p: Params;
+             @group(0) @binding(1) var<storage, read> x: array<f32>;
+             @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+             @compute @workgroup_size(128)
+             fn mean3(@builtin(global_invocation_id) id: vec3<u32>) {
+                 let i = id.x + id.y * p.row;
+                 if (i < p.n) {
+                     let left = x[select(0u, i - 1u, i > 0u)];
+                     let right = x[select(p.n - 1u, i + 1u, i + 1u < p.n)];
+                     y[i] = (left + x[i] + right) / 3.0;
+                 }
+             }",
+            "mean3",
+        )?
+        .cpu(|args, outputs| {
+            use gpuworthy::cpu::rayon::prelude::*;
+            let x = args.inputs[0];
+            let n = x.len();
+            outputs[0].par_iter_mut().enumerate().with_min_len(1 << 14).for_each(|(i, y)| {
+                *y = (x[i.saturating_sub(1)] + x[i] + x[(i + 1).min(n - 1)]) / 3.0;
+            });
+        })
+        .flops_per_element(3))
 }
 
 fn main() -> ExitCode {
@@ -122,10 +167,38 @@ fn run() -> Result<()> {
     }
 
     // The sweep over square grids: from what size does a GPU win?
-    let entry = gpuworthy::user_code::raw::raw_entry(&params);
+    let entry = sweep(&params, &devices)?;
+
+    // The kernel that needs a raw kernel, `mean3` (its neighbours), swept the same way over lines.
+    let mean3 = RawParams::new(Arc::new(neighbourhood_mean()?), Shape::Line(1 << 20), vec![])?;
+    sweep(&mean3, &devices)?;
+
+    // Calibrate the kernel and let auto place it, with its reason.
+    let calibration = gpuworthy::choose::catalog::calibrate(&devices, &[&entry], &());
+    println!("\ncalibrated {} in {:.1} s", kernel.name(), calibration.took_s);
+    let auto = Auto::with_model(devices.clone(), calibration.model);
+    for (side, placement) in [(64, Placement::Host), (4096, Placement::Host), (4096, Placement::Resident)] {
+        let at = params.with_shape(Shape::Grid { width: side, height: side });
+        let choice = auto.choose::<Raw>(&at, placement)?;
+        let pipelined = if choice.pipelined { ", pipelined" } else { "" };
+        println!("auto, {at}, {placement}: {}{pipelined} ({})", choice.device.label(), choice.reason);
+    }
+    println!("({} moves {} bytes per element)", Raw::NAME, Raw::cost(&params).bytes / params.len().max(1) as u64);
+    Ok(())
+}
+
+/// Sweeps `params`'s kernel over its size ladder on every device, prints each size's best kernel and run from the
+/// host per device, the crossover and the verdict, and returns the kernel's entry for calibration.
+fn sweep(params: &RawParams, devices: &[Device]) -> Result<WorkloadOf<Raw>> {
+    let t = |d: Duration| duration(d);
+    let entry = gpuworthy::user_code::raw::raw_entry(params);
     let options = SweepOptions { budget: Duration::from_secs(2), ..SweepOptions::default() };
-    println!("\nsweep over {:?} (kernel | data from the host):", entry.sizes(&SizeRequest::quick())?);
-    let sweep = entry.sweep(&devices, &SizeRequest::quick(), &options, &())?;
+    println!(
+        "\n{}: sweep over {:?} (kernel | data from the host):",
+        params.kernel.name(),
+        entry.sizes(&SizeRequest::quick())?
+    );
+    let sweep = entry.sweep(devices, &SizeRequest::quick(), &options, &())?;
     for size in gpuworthy::model::rows::sizes(&sweep.rows) {
         let cells: Vec<String> = gpuworthy::model::rows::labels(&sweep.rows, |_| true)
             .iter()
@@ -153,17 +226,5 @@ fn run() -> Result<()> {
         }
         None => println!("crossover: no GPU here to compare with the CPU"),
     }
-
-    // Calibrate the kernel and let auto place it, with its reason.
-    let calibration = gpuworthy::choose::catalog::calibrate(&devices, &[&entry], &());
-    println!("\ncalibrated {} in {:.1} s", kernel.name(), calibration.took_s);
-    let auto = Auto::with_model(devices.clone(), calibration.model);
-    for (side, placement) in [(64, Placement::Host), (4096, Placement::Host), (4096, Placement::Resident)] {
-        let at = params.with_shape(Shape::Grid { width: side, height: side });
-        let choice = auto.choose::<Raw>(&at, placement)?;
-        let pipelined = if choice.pipelined { ", pipelined" } else { "" };
-        println!("auto, {at}, {placement}: {}{pipelined} ({})", choice.device.label(), choice.reason);
-    }
-    println!("({} moves {} bytes per element)", Raw::NAME, Raw::cost(&params).bytes / params.len().max(1) as u64);
-    Ok(())
+    Ok(entry)
 }
