@@ -1,4 +1,4 @@
-"""Chapter 22: the seeds' `square_matrix_kernel` as a raw kernel on one H200 and its host's 16-core Xeon, time per run
+"""Chapter 22: the seeds' `square_matrix_kernel` as a raw kernel on one H200 and its host's 16-thread Xeon, time per run
 against size, kernel alone (data resident) and from the host (`cargo run --release -p gpuworthy --example
 08_raw_kernel`, its sweep lines)."""
 
@@ -6,7 +6,7 @@ import re
 
 import _chart
 
-RUN = "nvidia-h200/expressions/example-08_raw_kernel.txt"
+RUN = "nvidia-h200/expressions/example-08_raw_kernel-2.txt"
 TIME = r"[0-9.]+ (?:ns|µs|us|ms|s)"
 
 # `    512x512: cpu 27.2 µs | 27.2 µs   cuda 4.87 µs | 472 µs   wgpu 5.01 µs | 886 µs`
