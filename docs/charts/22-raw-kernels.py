@@ -9,7 +9,8 @@ import _chart
 RUN = "nvidia-h200/expressions/example-08_raw_kernel-2.txt"
 TIME = r"[0-9.]+ (?:ns|µs|us|ms|s)"
 
-# `    512x512: cpu 27.2 µs | 27.2 µs   cuda 4.87 µs | 472 µs   wgpu 5.01 µs | 886 µs`
+# `    512x512: cpu 39.0 µs | 39.0 µs   cuda 4.88 µs | 415 µs   wgpu 4.97 µs | 1.04 ms` (mean3's lines, sizes without
+# an `x`, are not matched)
 sides, curves = [], {}
 for line in _chart.read(RUN).splitlines():
     match = re.match(r"^\s+(\d+)x\d+:\s+(.*)$", line)
