@@ -17,6 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gpuworthy::Device;
+
+#[path = "kernels/mean3.rs"]
+mod mean3;
 use gpuworthy::choose::auto::Auto;
 use gpuworthy::choose::catalog::{WorkloadEntry, WorkloadOf};
 use gpuworthy::core::raw::{Raw, RawKernel, RawParams, Shape};
@@ -25,6 +28,7 @@ use gpuworthy::measure::size::SizeRequest;
 use gpuworthy::measure::{MeasureOptions, duration};
 use gpuworthy::model::Placement;
 use gpuworthy::model::sweep::SweepOptions;
+use mean3::neighbourhood_mean;
 
 /// The tutorial's kernel, unchanged but for `extern "C"` (NVRTC looks entry points up by their C name).
 const CUDA: &str = r#"
@@ -66,49 +70,6 @@ fn square_matrix() -> Result<RawKernel> {
         })
         .reference("result = matrix * matrix")?
         .flops_per_element(1))
-}
-
-/// A kernel that needs its own indexing: `y[i]` the mean of `x[i-1]`, `x[i]` and `x[i+1]` (the ends repeat their
-/// edge). An expression reads only element `i` of each input, so this one has no expression for a reference: its CPU
-/// function is the reference, and the test suite checks that function against a mean computed apart in `f64`.
-fn neighbourhood_mean() -> Result<RawKernel> {
-    Ok(RawKernel::new("mean3", &["x"], &["y"], &[])?
-        .cuda(
-            r#"extern "C" __global__ void mean3(const float* x, float* y, int n) {
-                int i = blockIdx.x * blockDim.x + threadIdx.x;
-                if (i < n) {
-                    float left = x[i > 0 ? i - 1 : 0], right = x[i + 1 < n ? i + 1 : n - 1];
-                    y[i] = (left + x[i] + right) / 3.0f;
-                }
-            }"#,
-            "mean3",
-            (128, 1),
-        )?
-        .wgsl(
-            "struct Params { n: u32, height: u32, row: u32 }
-             @group(0) @binding(0) var<uniform> p: Params;
-             @group(0) @binding(1) var<storage, read> x: array<f32>;
-             @group(0) @binding(2) var<storage, read_write> y: array<f32>;
-             @compute @workgroup_size(128)
-             fn mean3(@builtin(global_invocation_id) id: vec3<u32>) {
-                 let i = id.x + id.y * p.row;
-                 if (i < p.n) {
-                     let left = x[select(0u, i - 1u, i > 0u)];
-                     let right = x[select(p.n - 1u, i + 1u, i + 1u < p.n)];
-                     y[i] = (left + x[i] + right) / 3.0;
-                 }
-             }",
-            "mean3",
-        )?
-        .cpu(|args, outputs| {
-            use gpuworthy::cpu::rayon::prelude::*;
-            let x = args.inputs[0];
-            let n = x.len();
-            outputs[0].par_iter_mut().enumerate().with_min_len(1 << 14).for_each(|(i, y)| {
-                *y = (x[i.saturating_sub(1)] + x[i] + x[(i + 1).min(n - 1)]) / 3.0;
-            });
-        })
-        .flops_per_element(3))
 }
 
 fn main() -> ExitCode {

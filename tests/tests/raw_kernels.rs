@@ -10,6 +10,9 @@
 use std::sync::Arc;
 
 use gpuworthy::Device;
+
+#[path = "../../gpuworthy/examples/kernels/mean3.rs"]
+mod mean3;
 use gpuworthy::core::raw::{Raw, RawKernel, RawParams, Shape, conformance_shapes};
 use gpuworthy::core::{Backend, BackendKind, Error, Precision, Workload};
 
@@ -105,45 +108,9 @@ fn rotation() -> RawKernel {
 }
 
 /// `y[i]` the mean of `x[i-1], x[i], x[i+1]` (the ends repeat their edge): neighbours, which expressions cannot read.
+/// The kernel example `08_raw_kernel` sweeps, so that the kernel measured there is the one checked here.
 fn neighbourhood_mean() -> RawKernel {
-    RawKernel::new("mean3", &["x"], &["y"], &[])
-        .unwrap()
-        .cuda(
-            r#"extern "C" __global__ void mean3(const float* x, float* y, int n) {
-                int i = blockIdx.x * blockDim.x + threadIdx.x;
-                if (i < n) {
-                    float left = x[i > 0 ? i - 1 : 0], right = x[i + 1 < n ? i + 1 : n - 1];
-                    y[i] = (left + x[i] + right) / 3.0f;
-                }
-            }"#,
-            "mean3",
-            (128, 1),
-        )
-        .unwrap()
-        .wgsl(
-            "struct Params { n: u32, height: u32, row: u32 }
-             @group(0) @binding(0) var<uniform> p: Params;
-             @group(0) @binding(1) var<storage, read> x: array<f32>;
-             @group(0) @binding(2) var<storage, read_write> y: array<f32>;
-             @compute @workgroup_size(128)
-             fn mean3(@builtin(global_invocation_id) id: vec3<u32>) {
-                 let i = id.x + id.y * p.row;
-                 if (i < p.n) {
-                     let left = x[select(0u, i - 1u, i > 0u)];
-                     let right = x[select(p.n - 1u, i + 1u, i + 1u < p.n)];
-                     y[i] = (left + x[i] + right) / 3.0;
-                 }
-             }",
-            "mean3",
-        )
-        .unwrap()
-        .cpu(|args, out| {
-            let x = args.inputs[0];
-            let n = x.len();
-            for (i, y) in out[0].iter_mut().enumerate() {
-                *y = (x[i.saturating_sub(1)] + x[i] + x[(i + 1).min(n - 1)]) / 3.0;
-            }
-        })
+    mean3::neighbourhood_mean().expect("mean3 compiles into a raw kernel")
 }
 
 /// The neighbourhood mean of `x` computed apart from the kernel's own CPU function, in `f64`.
