@@ -18,11 +18,10 @@
 //! - **Pipelines** are created once per entry point and cached for the life of the backend; [`Implements::prepare`]
 //!   creates them, so their cost is measured as the first-call phase, never inside a timed loop.
 //! - **Phases.** Upload writes through wgpu's staging belt and submits; launch encodes one compute pass (with every
-//!   dispatch of the variant) and submits without waiting (inside a timing window, it joins the window's command
-//!   buffer); download copies into a mappable buffer, maps and polls.
-//! - **Timing.** Where the adapter has `TIMESTAMP_QUERY`, a timing window's launches run back to back in one command
-//!   buffer between two timestamps, as CUDA events bracket a batch (`timer.rs` says why); otherwise the wall clock
-//!   times a synchronised batch, and [`Backend::kernel_clock`] says which.
+//!   dispatch of the variant) and submits without waiting; download copies into a mappable buffer, maps and polls.
+//! - **Timing.** Kernel time comes from timestamp queries at the start and end of each compute pass where the adapter
+//!   has `TIMESTAMP_QUERY`; otherwise from the wall clock around a synchronised launch, and
+//!   [`Backend::kernel_clock`] says which.
 //! - **Limits.** Inputs larger than `max_storage_buffer_binding_size` (128 MiB on lavapipe) are split into chunks,
 //!   each in its own buffer; dispatches of more than 65535 workgroups are folded into two dimensions.
 //! - **Runtime checks.** wgpu clamps every array index in a shader, guards integer division and bounds every loop
@@ -37,8 +36,7 @@
 //!   iterations.
 //! - **Threads.** One backend may be shared by threads. A timing window holds the backend's [`QueueLock`] from its
 //!   first timestamp until they are read, and every submission holds it while it encodes, so another thread's pass
-//!   never lands in a window (one query set and readback buffer serve every window in turn, and only the window's
-//!   own thread adds to its command buffer).
+//!   never lands in a window (one query set and readback buffer serve every window in turn).
 //! - **Errors.** Validation and out-of-memory errors are captured with error scopes and returned as
 //!   [`Error::Device`]; errors that escape a scope are recorded by an uncaptured-error handler and returned by the
 //!   next synchronisation, never panicked.
@@ -76,7 +74,7 @@ pub use wgpu;
 
 use options::device_rank;
 pub use shaders::SHADERS;
-use timer::{MAX_TIMED_SEGMENTS, Timer};
+use timer::{MAX_TIMED_PASSES, Timer};
 pub use workloads::variant_kernels;
 
 fn unavailable(reason: impl Into<String>) -> Error {
@@ -357,22 +355,22 @@ impl WgpuBackend {
             queries: device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("kernel timestamps"),
                 ty: wgpu::QueryType::Timestamp,
-                count: 2 * MAX_TIMED_SEGMENTS,
+                count: 2 * MAX_TIMED_PASSES,
             }),
             resolve: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("timestamp resolve"),
-                size: 16 * MAX_TIMED_SEGMENTS as u64,
+                size: 16 * MAX_TIMED_PASSES as u64,
                 usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             }),
             readback: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("timestamp readback"),
-                size: 16 * MAX_TIMED_SEGMENTS as u64,
+                size: 16 * MAX_TIMED_PASSES as u64,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
             period: queue.get_timestamp_period() as f64,
-            window: Mutex::new(None),
+            passes: Mutex::new(None),
         });
 
         let shader_checks = options.shader_checks;
@@ -568,8 +566,8 @@ impl WgpuBackend {
         }
     }
 
-    /// Encodes one compute pass with `record` after `prepare` (copies and clears outside the pass) and submits it
-    /// without waiting; inside a timing window it joins the window's open segment instead (`timer.rs`).
+    /// Encodes one compute pass with `record` (timed when a timing window is open) after `prepare` (copies and
+    /// clears outside the pass), and submits it without waiting.
     pub(crate) fn submit_pass(
         &self,
         what: &str,
@@ -577,17 +575,17 @@ impl WgpuBackend {
         record: impl FnOnce(&mut wgpu::ComputePass<'_>),
     ) -> Result<()> {
         let _queue = self.hold_queue()?;
-        let encode = |encoder: &mut wgpu::CommandEncoder| {
-            prepare(encoder);
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(what), timestamp_writes: None });
-            record(&mut pass);
-        };
-        let Some(encode) = self.encode_in_window(what, encode)? else { return Ok(()) };
         self.settle_before_submit()?;
         self.scoped(what, || {
             let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
-            encode(&mut encoder);
+            prepare(&mut encoder);
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(what),
+                    timestamp_writes: self.timestamp_writes(),
+                });
+                record(&mut pass);
+            }
             self.queue.submit([encoder.finish()]);
         })
     }
@@ -604,7 +602,6 @@ impl WgpuBackend {
     /// meanwhile.
     fn wait(&self) -> Result<()> {
         self.wait.check(BackendKind::Wgpu)?;
-        self.submit_segment()?;
         let bounded = wgpu::PollType::Wait { submission_index: None, timeout: Some(self.wait.limit()) };
         match self.device.poll(bounded) {
             Ok(_) => {}

@@ -1,16 +1,13 @@
-//! Kernel timing with timestamp queries, shaped like CUDA events around a batch of launches.
+//! Kernel timing with timestamp queries: one query set and readback buffer per backend, written at the start and end
+//! of every compute pass encoded while a timing window is open, and read when the window closes. The window holds the
+//! backend's queue lock throughout, so another thread's passes never land in it.
 //!
-//! A timing window opens with [`WgpuBackend::time_with_queries`]. While it is open, launches are not submitted one by
-//! one: each is encoded into the window's open *segment*, one command buffer that starts with an empty compute pass
-//! writing a timestamp and, when something needs the work on the device (the window's end, an upload, a read, a
-//! wait), ends with an empty pass writing another and is submitted. The window's time is the sum of its segments'.
-//!
-//! Why so: timing every launch's own pass, as this backend first did, put the cost of two timestamps and of each
-//! dispatch's start from an idle queue into every launch, about 4 µs a launch more through NVIDIA's Vulkan driver than
-//! CUDA's events around a batch (docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). A segment runs its
-//! launches back to back, as a CUDA stream does, and puts its clears and barriers between them in the time, as a
-//! CUDA batch puts its memsets. The window holds the backend's queue lock throughout, so another thread's work never
-//! lands in it.
+//! Each launch is timed by its own pass's timestamps, the dispatch alone, as CUDA's events time a kernel. The other
+//! form, a window's launches run back to back in one command buffer between two timestamps, was measured: through
+//! NVIDIA's Vulkan driver on an H200 it took about 3 µs more a launch: the barriers wgpu records between dispatches
+//! that write the same buffer, which a pass's timestamps leave out (measured:
+//! docs/results/nvidia-h200/README.md#why-the-code-is-shaped-so). That cost belongs to a sequence of dependent
+//! dispatches, not to the kernel, and the results say how large it is.
 
 use std::time::Duration;
 
@@ -18,7 +15,7 @@ use gpuworthy_core::Result;
 
 use crate::{WgpuBackend, device_error, lock};
 
-/// The timestamp queries of every timing window, and the one open now.
+/// The timestamp queries of one timing window.
 #[derive(Debug)]
 pub(crate) struct Timer {
     pub(crate) queries: wgpu::QuerySet,
@@ -26,110 +23,56 @@ pub(crate) struct Timer {
     pub(crate) readback: wgpu::Buffer,
     /// Nanoseconds per timestamp tick.
     pub(crate) period: f64,
-    /// The open window; `None` when none is open.
-    pub(crate) window: std::sync::Mutex<Option<Window>>,
+    /// Passes encoded in the current window (timed up to [`MAX_TIMED_PASSES`]); `None` when no window is open.
+    pub(crate) passes: std::sync::Mutex<Option<u32>>,
 }
 
-/// An open timing window.
-#[derive(Debug, Default)]
-pub(crate) struct Window {
-    /// The open segment's command buffer, holding the launches encoded since the window's last submission.
-    segment: Option<wgpu::CommandEncoder>,
-    /// Segments begun in this window (timed up to [`MAX_TIMED_SEGMENTS`]).
-    segments: u32,
-}
+/// How many compute passes one timing window can hold.
+pub(crate) const MAX_TIMED_PASSES: u32 = 256;
 
-/// How many segments one timing window can time: two timestamps each.
-pub(crate) const MAX_TIMED_SEGMENTS: u32 = 256;
-
-// At worst every launch of a window is its own segment (something between launches needed the work submitted).
-const _: () = assert!(MAX_TIMED_SEGMENTS as usize >= gpuworthy_core::MAX_LAUNCHES_PER_TIMING);
+// One pass per launch: a window must hold the launches callers may time together.
+const _: () = assert!(MAX_TIMED_PASSES as usize >= gpuworthy_core::MAX_LAUNCHES_PER_TIMING);
 
 impl WgpuBackend {
-    /// Encodes a launch into the open timing window's segment (beginning one when none is open), or hands `encode`
-    /// back when no window is open. The caller holds the queue.
-    pub(crate) fn encode_in_window<F: FnOnce(&mut wgpu::CommandEncoder)>(
-        &self,
-        what: &str,
-        encode: F,
-    ) -> Result<Option<F>> {
-        let Some(timer) = &self.timer else { return Ok(Some(encode)) };
-        let mut window = lock(&timer.window);
-        let Some(open) = window.as_mut() else { return Ok(Some(encode)) };
-        self.scoped(what, || {
-            let segment = open.segment.get_or_insert_with(|| {
-                let mut encoder = self
-                    .device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("timed launches") });
-                // Counted even when the query set is full, so that the window reports the segments it could not time.
-                open.segments += 1;
-                if open.segments <= MAX_TIMED_SEGMENTS {
-                    drop(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("segment start"),
-                        timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                            query_set: &timer.queries,
-                            beginning_of_pass_write_index: Some(2 * (open.segments - 1)),
-                            end_of_pass_write_index: None,
-                        }),
-                    }));
-                }
-                encoder
-            });
-            encode(segment);
-        })?;
-        Ok(None)
-    }
-
-    /// Ends the open timing window's segment, if any, and submits it: called before anything that needs the work
-    /// encoded so far on the device (a submission of other work, a queued write, a wait).
-    pub(crate) fn submit_segment(&self) -> Result<()> {
-        let Some(timer) = &self.timer else { return Ok(()) };
-        let (mut segment, index) = {
-            let mut window = lock(&timer.window);
-            let Some(open) = window.as_mut() else { return Ok(()) };
-            let Some(segment) = open.segment.take() else { return Ok(()) };
-            (segment, open.segments)
-        };
-        self.settle_before_submit()?;
-        self.scoped("the timed launches", || {
-            if index <= MAX_TIMED_SEGMENTS {
-                drop(segment.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("segment end"),
-                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                        query_set: &timer.queries,
-                        beginning_of_pass_write_index: None,
-                        end_of_pass_write_index: Some(2 * index - 1),
-                    }),
-                }));
-            }
-            self.queue.submit([segment.finish()]);
+    /// The timestamp writes for the next compute pass, when a timing window is open.
+    pub(crate) fn timestamp_writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let timer = self.timer.as_ref()?;
+        let mut passes = lock(&timer.passes);
+        let used = passes.as_mut()?;
+        // Counted even when the query set is full, so that the window reports the passes it could not time.
+        *used += 1;
+        if *used > MAX_TIMED_PASSES {
+            return None;
+        }
+        let index = 2 * (*used - 1);
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: &timer.queries,
+            beginning_of_pass_write_index: Some(index),
+            end_of_pass_write_index: Some(index + 1),
         })
     }
 
     pub(crate) fn time_with_queries(&self, timer: &Timer, work: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
         // Held until the timestamps are read: the query set and the readback buffer serve one window at a time.
         let _window = self.hold_queue()?;
-        *lock(&timer.window) = Some(Window::default());
+        *lock(&timer.passes) = Some(0);
         let result = work();
-        // The launches encoded are submitted even when one failed, as they would have been outside a window.
-        let submitted = self.submit_segment();
-        let segments = lock(&timer.window).take().map_or(0, |open| open.segments);
+        let passes = lock(&timer.passes).take().unwrap_or(0);
         result?;
-        submitted?;
-        if segments == 0 {
+        if passes == 0 {
             // Nothing was launched (an empty input): no device time.
             return Ok(Duration::ZERO);
         }
-        if segments > MAX_TIMED_SEGMENTS {
+        if passes > MAX_TIMED_PASSES {
             return Err(device_error(format!(
-                "the timed work was submitted in {segments} parts; one timing window times {MAX_TIMED_SEGMENTS}"
+                "the timed work encoded {passes} compute passes; one timing window holds {MAX_TIMED_PASSES}"
             )));
         }
-        let bytes = 16 * segments as u64;
+        let bytes = 16 * passes as u64;
         self.settle_before_submit()?;
         self.scoped("reading timestamps", || {
             let mut encoder = self.device.create_command_encoder(&Default::default());
-            encoder.resolve_query_set(&timer.queries, 0..2 * segments, &timer.resolve, 0);
+            encoder.resolve_query_set(&timer.queries, 0..2 * passes, &timer.resolve, 0);
             encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, bytes);
             self.queue.submit([encoder.finish()]);
         })?;

@@ -1,7 +1,7 @@
-//! A timing window ([`Backend::time_on_device`]) encodes its launches into segments submitted when something needs
-//! them on the device (`wgpu-backend/src/timer.rs`): a read, an upload or a wait inside the window sees every launch
-//! before it, the window's time covers every launch of every segment, and a window split into more segments than its
-//! query set can time is refused, naming the limit.
+//! A timing window ([`Backend::time_on_device`]) times each launch's compute pass by its own timestamps
+//! (`wgpu-backend/src/timer.rs`): a read, an upload or a wait inside the window sees every launch before it, the
+//! window's time covers every launch whether or not the device waits between them, and a window of more passes than
+//! its query set can time is refused, naming the limit.
 
 use std::time::Duration;
 
@@ -50,11 +50,11 @@ fn reads_and_uploads_inside_a_window_see_the_launches_before_them() {
     assert_eq!(first_wrong(&outputs[0], &expected), None, "a read after three launches in one window");
     let expected = Square::reference(&second).unwrap();
     assert_eq!(first_wrong(&outputs[1], &expected), None, "an upload, a launch and a wait in the same window");
-    assert!(time > Duration::ZERO, "two segments of launches timed as {time:?}");
+    assert!(time > Duration::ZERO, "four launches timed as {time:?}");
 }
 
 #[test]
-fn a_windows_time_covers_every_launch_in_one_segment_or_in_many() {
+fn a_windows_time_covers_every_launch_with_or_without_waits_between_them() {
     let Some(wgpu) = timed_backend() else { return };
     let input = Square::generate(&Len(1 << 21), 3).unwrap();
     let mut resident = Implements::<Square>::upload(&wgpu, &input).unwrap();
@@ -79,17 +79,17 @@ fn a_windows_time_covers_every_launch_in_one_segment_or_in_many() {
     };
     median_of_three(1, false);
     let one = median_of_three(1, false);
-    let one_segment = median_of_three(launches, false);
-    let segments = median_of_three(launches, true);
+    let back_to_back = median_of_three(launches, false);
+    let waited = median_of_three(launches, true);
     // Eight launches take about eight times one; half that bound leaves room for any machine's spread, and fails a
-    // window that timed only its first or last launch or segment.
+    // window that timed only its first or last launch.
     let least = one * launches as u32 / 2;
-    assert!(one_segment >= least, "{launches} launches in one segment: {one_segment:?}; one launch {one:?}");
-    assert!(segments >= least, "{launches} launches, one segment each: {segments:?}; one launch {one:?}");
+    assert!(back_to_back >= least, "{launches} launches back to back: {back_to_back:?}; one launch {one:?}");
+    assert!(waited >= least, "{launches} launches, a wait after each: {waited:?}; one launch {one:?}");
 }
 
 #[test]
-fn a_window_split_past_its_query_set_is_refused_naming_the_limit() {
+fn a_window_of_more_passes_than_its_query_set_is_refused_naming_the_limit() {
     let Some(wgpu) = timed_backend() else { return };
     let input = Square::generate(&Len(1024), 3).unwrap();
     let mut resident = Implements::<Square>::upload(&wgpu, &input).unwrap();
@@ -97,13 +97,12 @@ fn a_window_split_past_its_query_set_is_refused_naming_the_limit() {
         .time_on_device(&mut || {
             for _ in 0..300 {
                 Implements::<Square>::launch(&wgpu, "naive", &mut resident)?;
-                wgpu.synchronize()?;
             }
             Ok(())
         })
         .unwrap_err()
         .to_string();
-    assert!(err.contains("300 parts") && err.contains("256"), "{err}");
+    assert!(err.contains("300 compute passes") && err.contains("256"), "{err}");
     // The backend times windows again afterwards.
     let time = wgpu.time_on_device(&mut || Implements::<Square>::launch(&wgpu, "naive", &mut resident)).unwrap();
     assert!(time > Duration::ZERO);

@@ -102,9 +102,6 @@ impl WgpuBackend {
         let words = (data.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let Some(size) = wgpu::BufferSize::new(words) else { return Ok(buffer) };
         let _queue = self.hold_queue()?;
-        // A queued write reaches the device before the next submission: the launches of a timing window encoded
-        // before it go first, as they would outside a window.
-        self.submit_segment()?;
         self.scoped(&format!("uploading {label}"), || {
             let Some(mut view) = self.queue().write_buffer_with(&buffer, 0, size) else { return };
             let mut whole = view.slice(..);
@@ -231,7 +228,6 @@ impl WgpuBackend {
         })
         .collect::<Result<_>>()?;
         let _queue = self.hold_queue()?;
-        self.submit_segment()?;
         self.settle_before_submit()?;
         self.scoped("reading results back", || {
             let mut encoder = self.device_handle().create_command_encoder(&Default::default());
