@@ -245,6 +245,7 @@ fn bad_inputs_are_refused_with_a_message_and_the_right_exit_code() {
         (&[("GPUWORTHY_WGPU_UNCHECKED", "maybe")], &["devices"], 2, "GPUWORTHY_WGPU_UNCHECKED=maybe"),
         (&[("GPUWORTHY_WGPU_CHECKS", "speed")], &["devices"], 2, "GPUWORTHY_WGPU_CHECKS=speed"),
         (&[("GPUWORTHY_WGPU_MAX_BINDING", "1K")], &["devices"], 2, "GPUWORTHY_WGPU_MAX_BINDING=1K"),
+        (&[("GPUWORTHY_WGPU_SUM_ORDER", "sideways")], &["devices"], 2, "GPUWORTHY_WGPU_SUM_ORDER=sideways"),
         (&[("GPUWORTHY_REQUIRE", "cpu,tpu")], &["devices"], 2, "GPUWORTHY_REQUIRE=cpu,tpu"),
         (&[], &["sweep", "sum", "--sizes", "1K", "--json", under_a_file], 2, "--json"),
         (&[], &["sweep", "sum", "--sizes", "1K", "--csv", under_a_file], 2, "--csv"),

@@ -73,6 +73,12 @@ pub const VARIABLES: &[Variable] = &[
         purpose: "the largest chunk a wgpu kernel binds (default: the adapter's limit)",
     },
     Variable {
+        name: "GPUWORTHY_WGPU_SUM_ORDER",
+        values: "fixed or any",
+        purpose: "the order in which a wgpu expression's plain sum adds its workgroups' totals: any lets each add with \
+                  a float atomic where the adapter has them, faster but not the same bits on every run (default: fixed)",
+    },
+    Variable {
         name: "GPUWORTHY_WAIT_LIMIT",
         values: "a number of seconds above 0 and at most 86400, such as 0.5 or 600",
         purpose: "how long a GPU backend waits for its device before it gives up with an error: a kernel that never \

@@ -82,9 +82,25 @@ pub enum ReductionFinish {
     SecondPass,
     /// One dispatch per chunk (`expr_reduce`); in the last, the last workgroup to finish combines the partials.
     LastWorkgroup,
+    /// One dispatch per chunk (`expr_reduce`) whose workgroups each add their total to the result with a
+    /// floating-point atomic, in the order they finish: no workgroup waits for the others, and the result's last bits
+    /// may differ between runs. Only for a plain `sum`, and only where asked for ([`crate::SumOrder::Any`]).
+    ///
+    /// With no last workgroup, none knows when to zero the result for the next launch: the result has two slots,
+    /// and a launch adds into one while its first workgroup zeroes the other, which the next launch adds into. The
+    /// launches of one resident alternate, and a download reads the last launch's slot.
+    FloatAtomic,
 }
 
 impl ReductionFinish {
+    /// Whether `program`'s reduction may be finished with float atomics: a `sum` with no function applied after it.
+    pub fn float_atomic_applies(program: &Program) -> bool {
+        program
+            .reduction
+            .as_ref()
+            .is_some_and(|r| r.kind == Reduce::Sum && matches!(program.nodes[r.post], Node::Reduced))
+    }
+
     /// The form for an adapter on `backend`: one pass on Vulkan, where the barrier and the atomics reach the whole
     /// device.
     pub fn for_backend(backend: wgpu::Backend) -> Self {
@@ -1419,7 +1435,11 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
     }
     let partials = program.inputs.len() + 1;
     let one_pass = finish == ReductionFinish::LastWorkgroup;
-    if one_pass {
+    let float_atomic = finish == ReductionFinish::FloatAtomic;
+    if float_atomic {
+        // The result's two slots, one added into by this launch (`params.row`), the other zeroed for the next.
+        let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> sums: array<atomic<f32>, 2>;");
+    } else if one_pass {
         // The partials are written and read as atomics, which every workgroup sees at once; the counter of the
         // workgroups that have written theirs follows them.
         let _ = writeln!(s, "@group(0) @binding({partials}) var<storage, read_write> partials: array<atomic<u32>>;");
@@ -1479,7 +1499,7 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
         Reduce::Max => format!("max({a}, {b})"),
     };
     let _ = writeln!(s, "@compute @workgroup_size({WORKGROUP})");
-    let first_entry = if one_pass { "expr_reduce" } else { "expr_partials" };
+    let first_entry = if one_pass || float_atomic { "expr_reduce" } else { "expr_partials" };
     let _ = write!(
         s,
         "fn {first_entry}(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, \
@@ -1570,6 +1590,15 @@ pub fn reduction_source(program: &Program, subgroups: bool, dtype: Dtype, finish
         let _ = writeln!(f, "{}    }}", store(count, &format!("v{}", reduction.post)));
         f
     };
+    if float_atomic {
+        // The first workgroup of the first chunk zeroes the slot the next launch adds into; the slot this launch adds
+        // into was zeroed by the launch before (or is the buffer's first zero).
+        s.push_str(
+            "    if (local == 0u) {\n        atomicAdd(&sums[params.row], shared_values[0]);\n        \
+             if (params.base == 0u && wid.x == 0u) { atomicStore(&sums[1u - params.row], 0.0); }\n    }\n}\n",
+        );
+        return s;
+    }
     if !one_pass {
         s.push_str("    if (local == 0u) { partials[params.base + wid.x] = shared_values[0]; }\n}\n");
         // The finish: params.n is the number of partials; the result goes after them.
@@ -1618,9 +1647,22 @@ pub struct ExprOnDevice {
     finish: ReductionFinish,
     /// The dispatches of a launch, made on the first ([`WgpuBackend::plan_expression`]).
     plan: Option<Vec<Dispatch>>,
+    /// With [`ReductionFinish::FloatAtomic`], the dispatches of every second launch, which add into the other slot.
+    alternate_plan: Option<Vec<Dispatch>>,
+    /// Launches enqueued on this data.
+    launches: u64,
 }
 
 impl WgpuBackend {
+    /// How `program`'s reduction is finished here: float atomics only for a plain `sum` where they were asked for,
+    /// the backend's fixed-order finish otherwise.
+    fn finish_for(&self, program: &Program) -> ReductionFinish {
+        match self.reduction_finish {
+            ReductionFinish::FloatAtomic if !ReductionFinish::float_atomic_applies(program) => self.fixed_finish,
+            finish => finish,
+        }
+    }
+
     /// The elements of one chunk of arrays stored as `dtype`: as many as one storage binding holds, at an offset
     /// every binding may start at.
     fn expression_chunk(&self, dtype: Dtype) -> usize {
@@ -1656,7 +1698,9 @@ impl WgpuBackend {
                     self.generated_pipeline(&source, "expr_partials")?,
                     self.generated_pipeline(&source, "expr_finish")?,
                 ]),
-                ReductionFinish::LastWorkgroup => Ok(vec![self.generated_pipeline(&source, "expr_reduce")?]),
+                ReductionFinish::LastWorkgroup | ReductionFinish::FloatAtomic => {
+                    Ok(vec![self.generated_pipeline(&source, "expr_reduce")?])
+                }
             }
         } else {
             let source = elementwise_source(program, dtype, self.f16_narrowing());
@@ -1664,9 +1708,10 @@ impl WgpuBackend {
         }
     }
 
-    /// The dispatches of one launch of `data`: one per chunk, and a reduction's finish where it is a second pass.
-    /// Made on the first launch and kept, so that a launch on resident data records a pass and allocates nothing.
-    fn plan_expression(&self, data: &ExprOnDevice) -> Result<Vec<Dispatch>> {
+    /// The dispatches of one launch of `data`: one per chunk, and a reduction's finish where it is a second pass;
+    /// `slot` is the result slot a [`ReductionFinish::FloatAtomic`] launch adds into (0 otherwise). Made on the first
+    /// launch and kept, so that a launch on resident data records a pass and allocates nothing.
+    fn plan_expression(&self, data: &ExprOnDevice, slot: u32) -> Result<Vec<Dispatch>> {
         let program = &data.program;
         let pipelines = &data.pipelines;
         let width = Stored(data.dtype).bytes();
@@ -1684,9 +1729,13 @@ impl WgpuBackend {
             for (index, &(start, len, groups)) in chunks.iter().enumerate() {
                 self.check_grid((groups, 1, 1))?;
                 // `row` tells the one-pass kernel that this dispatch is the last chunk's, whose last workgroup
-                // finishes; the two-pass kernel ignores it.
-                let finishes = u32::from(index == last && data.finish == ReductionFinish::LastWorkgroup);
-                let uniform = self.uniform_words(program, len as u32, finishes, partial_base, &data.scalars)?;
+                // finishes, and the float-atomic kernel which slot it adds into; the two-pass kernel ignores it.
+                let row = match data.finish {
+                    ReductionFinish::LastWorkgroup => u32::from(index == last),
+                    ReductionFinish::FloatAtomic => slot,
+                    ReductionFinish::SecondPass => 0,
+                };
+                let uniform = self.uniform_words(program, len as u32, row, partial_base, &data.scalars)?;
                 let mut ranges: Vec<(u32, &wgpu::Buffer, u64, Option<u64>)> = vec![(0, &uniform, 0, None)];
                 let size = (len > 0).then(|| (len as u64).div_ceil(4) * quad_bytes);
                 for (k, buffer) in data.inputs.iter().enumerate() {
@@ -1759,10 +1808,15 @@ impl WgpuBackend {
     /// One launch: every dispatch of the plan in one compute pass (one submission, timed as one), as the built-in
     /// `sum` records its two passes. wgpu orders the dispatches, so a finish reads the partials every chunk wrote.
     fn run_expression(&self, data: &mut ExprOnDevice) -> Result<()> {
-        if data.plan.is_none() {
-            data.plan = Some(self.plan_expression(data)?);
+        let alternate = data.finish == ReductionFinish::FloatAtomic && data.launches % 2 == 1;
+        if alternate && data.alternate_plan.is_none() {
+            data.alternate_plan = Some(self.plan_expression(data, 1)?);
         }
-        let (Some(plan), pipelines) = (&data.plan, &data.pipelines) else { return Ok(()) };
+        if !alternate && data.plan.is_none() {
+            data.plan = Some(self.plan_expression(data, 0)?);
+        }
+        let plan = if alternate { &data.alternate_plan } else { &data.plan };
+        let (Some(plan), pipelines) = (plan, &data.pipelines) else { return Ok(()) };
         self.submit_pass(
             pipelines[0].entry(),
             |_| {},
@@ -1773,7 +1827,9 @@ impl WgpuBackend {
                     pass.dispatch_workgroups(dispatch.grid.0, dispatch.grid.1, 1);
                 }
             },
-        )
+        )?;
+        data.launches += 1;
+        Ok(())
     }
 }
 
@@ -1828,7 +1884,7 @@ impl Implements<Expression> for WgpuBackend {
     /// Generates, validates and builds the program's pipelines: the compile phase.
     fn prepare_for(&self, variant: &str, params: &ExprParams) -> Result<()> {
         Implements::<Expression>::prepare(self, variant)?;
-        self.expression_pipelines(&params.program, params.dtype, self.reduction_finish).map(drop)
+        self.expression_pipelines(&params.program, params.dtype, self.finish_for(&params.program)).map(drop)
     }
 
     fn upload(&self, input: &ExprInput) -> Result<ExprOnDevice> {
@@ -1837,7 +1893,7 @@ impl Implements<Expression> for WgpuBackend {
         let program = std::sync::Arc::clone(&input.params.program);
         // Compile first, so that an expression the shader compiler refuses is an error before any data moves.
         let dtype = input.params.dtype;
-        let finish = self.reduction_finish;
+        let finish = self.finish_for(&program);
         let pipelines = self.expression_pipelines(&program, dtype, finish)?;
         let n = input.params.n;
         let inputs = input
@@ -1846,7 +1902,9 @@ impl Implements<Expression> for WgpuBackend {
             .enumerate()
             .map(|(k, a)| self.storage_with(&format!("expression input {k}"), a.as_bytes()))
             .collect::<Result<Vec<_>>>()?;
-        let outputs = if program.reduction.is_some() {
+        let outputs = if finish == ReductionFinish::FloatAtomic && program.reduction.is_some() {
+            vec![self.storage_zeroed("expression result slots", 8)?]
+        } else if program.reduction.is_some() {
             let partials = self.reduction_chunks(n, dtype).iter().map(|c| c.2 as usize).sum::<usize>() + 1;
             let mut buffers = vec![self.storage_zeroed("expression partials", 4 * partials as u64)?];
             if finish == ReductionFinish::LastWorkgroup {
@@ -1863,7 +1921,19 @@ impl Implements<Expression> for WgpuBackend {
         };
         self.flush_uploads();
         let scalars = input.params.scalars.clone();
-        Ok(ExprOnDevice { program, dtype, pipelines, n, scalars, inputs, outputs, finish, plan: None })
+        Ok(ExprOnDevice {
+            program,
+            dtype,
+            pipelines,
+            n,
+            scalars,
+            inputs,
+            outputs,
+            finish,
+            plan: None,
+            alternate_plan: None,
+            launches: 0,
+        })
     }
 
     fn launch(&self, variant: &str, data: &mut ExprOnDevice) -> Result<()> {
@@ -1878,6 +1948,11 @@ impl Implements<Expression> for WgpuBackend {
 
     fn download(&self, data: &mut ExprOnDevice) -> Result<Outputs> {
         let program = &data.program;
+        if program.reduction.is_some() && data.finish == ReductionFinish::FloatAtomic {
+            // The last launch's slot: 0, 1, 0, ... (and slot 0, zero, before any launch).
+            let slots: Vec<f32> = self.read_buffers(&[(&data.outputs[0], 8)])?;
+            return Ok(Outputs::Reduction(slots[(data.launches.max(1) - 1) as usize % 2]));
+        }
         if program.reduction.is_some() {
             // The finish writes the result after the partials it combined.
             let count: usize = self.reduction_chunks(data.n, data.dtype).iter().map(|c| c.2 as usize).sum();
@@ -2056,6 +2131,48 @@ mod tests {
             check_all(&backend, &CONFORMANCE_LENGTHS, true);
             check_all(&chunked, &[(1 << 18) * 2 + 5], true);
         }
+    }
+
+    /// With the sum order left free ([`crate::SumOrder::Any`]) on an adapter with float atomics, a plain `sum` adds its
+    /// workgroups' totals into one of two slots: the reductions match the reference at every conformance length and
+    /// across chunks, a reduction that is not a plain `sum` keeps the fixed order, and launches on resident data
+    /// alternate slots, each download giving the last launch's result (a slot left unzeroed, or the other slot read,
+    /// gives twice the sum or zero).
+    #[test]
+    fn sums_in_any_order_alternate_slots_and_match_the_reference() {
+        let options = crate::WgpuOptions { sum_order: crate::SumOrder::Any, ..crate::WgpuOptions::from_env().unwrap() };
+        let Some(backend) = gpuworthy_core::BackendKind::Wgpu.opened_or_skipped(WgpuBackend::with_options(&options))
+        else {
+            return;
+        };
+        if !backend.features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC) {
+            assert_eq!(backend.reduction_finish, backend.fixed_finish);
+            eprintln!("skipping: {} has no float atomics, so its sums keep the fixed order", backend.device().name);
+            return;
+        }
+        assert_eq!(backend.reduction_finish, ReductionFinish::FloatAtomic);
+        let chunked_options = crate::WgpuOptions { binding_cap: Some(1 << 20), ..options };
+        let chunked = WgpuBackend::with_options(&chunked_options).unwrap();
+        check_all(&backend, &CONFORMANCE_LENGTHS, true);
+        check_all(&chunked, &[(1 << 18) * 2 + 5], true);
+        for (source, atomic) in
+            [("s = sum(x * z)", true), ("r = sqrt(sum(x * x)) / 2", false), ("m = max(x - y)", false)]
+        {
+            let program = Expr::parse(source).unwrap().bind(&[]).unwrap();
+            assert_eq!(chunked.finish_for(&program) == ReductionFinish::FloatAtomic, atomic, "{source}");
+        }
+        let program = Arc::new(Expr::parse("s = sum(x * z)").unwrap().bind(&[]).unwrap());
+        let input = Expression::generate(&ExprParams::new(program, (1 << 18) * 2 + 7, vec![]), 9).unwrap();
+        let expected = Expression::reference(&input).unwrap();
+        let mut resident = Implements::<Expression>::upload(&chunked, &input).unwrap();
+        for launch in 1..=4 {
+            Implements::<Expression>::launch(&chunked, "generated", &mut resident).unwrap();
+            let output = Implements::<Expression>::download(&chunked, &mut resident).unwrap();
+            Expression::check(&input, &expected, &output, Precision::Fp32)
+                .unwrap_or_else(|e| panic!("launch {launch}: {e}"));
+        }
+        assert_eq!(resident.plan.as_ref().map(Vec::len), Some(3));
+        assert_eq!(resident.alternate_plan.as_ref().map(Vec::len), Some(3));
     }
 
     #[test]

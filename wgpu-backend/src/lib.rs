@@ -67,7 +67,7 @@ mod workloads;
 
 pub use checks::ShaderChecks;
 pub use custom::{CustomPipeline, validate_wgsl};
-pub use options::{AdapterChoice, WgpuOptions, check_environment};
+pub use options::{AdapterChoice, SumOrder, WgpuOptions, check_environment};
 pub use raw::RawOnDevice;
 /// The wgpu crate this backend is built on, whose buffers and bind groups the extension points take.
 pub use wgpu;
@@ -119,8 +119,11 @@ pub struct WgpuBackend {
     elementwise_workgroup: u32,
     /// Whether the cooperative-matrix rung of matmul runs here, or why not ([`cooperative_f16`]).
     cooperative_f16: std::result::Result<(), String>,
-    /// How the expressions' reductions combine their partials on this adapter's backend.
+    /// How the expressions' reductions combine their partials on this adapter's backend, and with the sum order
+    /// asked for ([`SumOrder`]).
     pub(crate) reduction_finish: expr::ReductionFinish,
+    /// The finish of a reduction that is not a plain sum: the fixed-order one of this adapter's backend.
+    pub(crate) fixed_finish: expr::ReductionFinish,
     /// The bound on every wait for the device, and whether one has run past it ([`WaitLimit`]).
     wait: WaitLimit,
 }
@@ -316,9 +319,12 @@ impl WgpuBackend {
         let adapter_info = adapter.get_info();
         // The adapter's own limits, not wgpu's conservative defaults: the largest buffers and bindings it allows.
         let limits = adapter.limits();
+        // Float atomics are asked for wherever the adapter has them, whatever the sum order: a kept device serves every
+        // later backend on the adapter ([`devices`]), whose options may differ.
         let wanted = wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::SUBGROUP
             | wgpu::Features::SHADER_F16
+            | wgpu::Features::SHADER_FLOAT32_ATOMIC
             | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
         let mut features = adapter.features() & wanted;
         let cooperative_f16 = cooperative_f16(adapter, features, &limits);
@@ -376,6 +382,12 @@ impl WgpuBackend {
         let shader_checks = options.shader_checks;
         let loop_trip_limit = loop_trip_limit(&adapter_info);
         let mib = |bytes: u64| format!("{} MiB", bytes >> 20);
+        let fixed_finish = expr::ReductionFinish::for_backend(adapter_info.backend);
+        let float_atomics = features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC);
+        let reduction_finish = match options.sum_order {
+            SumOrder::Any if float_atomics => expr::ReductionFinish::FloatAtomic,
+            _ => fixed_finish,
+        };
         let info = DeviceInfo {
             name: adapter_info.name.clone(),
             device_type: match adapter_info.device_type {
@@ -412,6 +424,17 @@ impl WgpuBackend {
                         Err(why) => format!("none ({why})"),
                     },
                 ),
+                (
+                    "sum_order".into(),
+                    match (options.sum_order, float_atomics) {
+                        (SumOrder::Any, true) => "any (float atomics: a sum's last bits may differ between runs)",
+                        (SumOrder::Any, false) => {
+                            "fixed (GPUWORTHY_WGPU_SUM_ORDER=any needs float atomics, absent here)"
+                        }
+                        (SumOrder::Fixed, _) => "fixed",
+                    }
+                    .to_owned(),
+                ),
                 ("shader_checks".into(), shader_checks.to_string()),
                 (
                     "max_loop_trips_per_invocation".into(),
@@ -419,7 +442,6 @@ impl WgpuBackend {
                 ),
             ],
         };
-        let reduction_finish = expr::ReductionFinish::for_backend(adapter_info.backend);
         let adapter_key = devices::adapter_key(&adapter_info);
         Ok(WgpuBackend {
             device,
@@ -443,6 +465,7 @@ impl WgpuBackend {
             elementwise_workgroup: DEFAULT_ELEMENTWISE_WORKGROUP,
             cooperative_f16,
             reduction_finish,
+            fixed_finish,
             wait,
         })
     }

@@ -78,8 +78,45 @@ pub(crate) fn device_rank(kind: wgpu::DeviceType) -> u8 {
 /// The variable naming the adapter.
 const ADAPTER: &str = "GPUWORTHY_WGPU_ADAPTER";
 
-/// How to open the wgpu backend: which adapter, which of wgpu's run-time shader checks, and the largest chunk a kernel
-/// binds.
+/// The order in which an expression's `sum` adds its workgroups' totals ([`WgpuOptions::sum_order`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SumOrder {
+    /// Always the same order: the same inputs give the same bits on every run. The last workgroup to finish adds
+    /// the others' totals (Vulkan), or a second dispatch does.
+    #[default]
+    Fixed,
+    /// The order the workgroups finish in: each adds its total to the result with a floating-point atomic, where
+    /// the adapter has them (`SHADER_FLOAT32_ATOMIC`), and none waits for the others. The result may differ in its
+    /// last bits from run to run, as a sum by `atomicAdd` in CUDA does; it is checked against the reference like any
+    /// other. Only a plain `sum` (no function applied to it after) is added so; other reductions keep the fixed
+    /// order.
+    Any,
+}
+
+impl SumOrder {
+    /// The order named by `GPUWORTHY_WGPU_SUM_ORDER` (`fixed` or `any`), [`SumOrder::Fixed`] when it is unset.
+    pub fn from_env() -> Result<Self> {
+        const NAME: &str = "GPUWORTHY_WGPU_SUM_ORDER";
+        let Some(text) = env::read(NAME)? else { return Ok(SumOrder::Fixed) };
+        match text.trim().to_ascii_lowercase().as_str() {
+            "fixed" => Ok(SumOrder::Fixed),
+            "any" => Ok(SumOrder::Any),
+            _ => Err(env::invalid_value(NAME, &text, "fixed or any")),
+        }
+    }
+}
+
+impl fmt::Display for SumOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SumOrder::Fixed => "fixed",
+            SumOrder::Any => "any",
+        })
+    }
+}
+
+/// How to open the wgpu backend: which adapter, which of wgpu's run-time shader checks, the largest chunk a kernel
+/// binds, and the order of a sum's additions.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WgpuOptions {
     /// The adapter.
@@ -89,17 +126,20 @@ pub struct WgpuOptions {
     /// A chunk size below the adapter's binding limit, in bytes (a multiple of 16, at least 1 MiB); `None` for the
     /// adapter's limit.
     pub binding_cap: Option<u64>,
+    /// The order of an expression's `sum`: fixed (the default), or any, for floating-point atomics.
+    pub sum_order: SumOrder,
 }
 
 impl WgpuOptions {
     /// The options the environment asks for: `GPUWORTHY_WGPU_ADAPTER`, `GPUWORTHY_WGPU_CHECKS` (or
-    /// `GPUWORTHY_WGPU_UNCHECKED`) and `GPUWORTHY_WGPU_MAX_BINDING`; the defaults where they are unset. A bad value is
-    /// an error naming the variable and its valid values.
+    /// `GPUWORTHY_WGPU_UNCHECKED`), `GPUWORTHY_WGPU_MAX_BINDING` and `GPUWORTHY_WGPU_SUM_ORDER`; the defaults where
+    /// they are unset. A bad value is an error naming the variable and its valid values.
     pub fn from_env() -> Result<Self> {
         Ok(WgpuOptions {
             adapter: AdapterChoice::from_env()?,
             shader_checks: ShaderChecks::from_env()?,
             binding_cap: binding_cap_from_env()?,
+            sum_order: SumOrder::from_env()?,
         })
     }
 
@@ -110,7 +150,7 @@ impl WgpuOptions {
 }
 
 /// Parses every environment variable this backend reads (`GPUWORTHY_WGPU_ADAPTER`, `GPUWORTHY_WGPU_CHECKS`,
-/// `GPUWORTHY_WGPU_UNCHECKED`, `GPUWORTHY_WGPU_MAX_BINDING`) without opening an adapter: an error names the first bad
+/// `GPUWORTHY_WGPU_UNCHECKED`, `GPUWORTHY_WGPU_MAX_BINDING`, `GPUWORTHY_WGPU_SUM_ORDER`) without opening an adapter: an error names the first bad
 /// one and its valid values. [`crate::WgpuBackend::new`] refuses the same values.
 pub fn check_environment() -> Result<()> {
     WgpuOptions::from_env().map(drop)
