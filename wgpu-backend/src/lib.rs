@@ -9,9 +9,10 @@
 //! - **Adapter choice.** A discrete GPU first, then integrated, virtual, and CPU adapters; overridable with
 //!   [`AdapterChoice`] or the environment variable `GPUWORTHY_WGPU_ADAPTER` (an index into `gpuworthy devices`' list,
 //!   a wgpu backend name such as `vulkan`, or part of the adapter's name such as `llvmpipe`).
-//! - **Options.** The adapter, the shader checks and the chunk size are one [`WgpuOptions`] value, read from the
-//!   environment in one place ([`WgpuOptions::from_env`], which [`WgpuBackend::new`] uses) and given in code with
-//!   [`WgpuBackend::with_options`], which no environment variable changes.
+//! - **Options.** The adapter, the shader checks, the chunk size and the order of a sum's additions ([`SumOrder`])
+//!   are one [`WgpuOptions`] value, read from the environment in one place ([`WgpuOptions::from_env`], which
+//!   [`WgpuBackend::new`] uses) and given in code with [`WgpuBackend::with_options`], which no environment variable
+//!   changes.
 //! - **Rooms.** `options.rs` (what to open), `pipelines.rs` (shader modules and pipelines), `timer.rs` (timestamp
 //!   queries), `shaders.rs` (the WGSL sources), `workloads/` (one table and implementation per workload); this file
 //!   opens the device and owns submission, synchronisation and error capture.
