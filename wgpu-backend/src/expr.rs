@@ -1808,13 +1808,14 @@ impl WgpuBackend {
     /// One launch: every dispatch of the plan in one compute pass (one submission, timed as one), as the built-in
     /// `sum` records its two passes. wgpu orders the dispatches, so a finish reads the partials every chunk wrote.
     fn run_expression(&self, data: &mut ExprOnDevice) -> Result<()> {
-        let alternate = data.finish == ReductionFinish::FloatAtomic && data.launches % 2 == 1;
-        if alternate && data.alternate_plan.is_none() {
-            data.alternate_plan = Some(self.plan_expression(data, 1)?);
-        }
-        if !alternate && data.plan.is_none() {
+        // Both slots' plans are made on the first launch, so that no later launch (which may be timed) allocates.
+        if data.plan.is_none() {
             data.plan = Some(self.plan_expression(data, 0)?);
+            if data.finish == ReductionFinish::FloatAtomic {
+                data.alternate_plan = Some(self.plan_expression(data, 1)?);
+            }
         }
+        let alternate = data.finish == ReductionFinish::FloatAtomic && data.launches % 2 == 1;
         let plan = if alternate { &data.alternate_plan } else { &data.plan };
         let (Some(plan), pipelines) = (plan, &data.pipelines) else { return Ok(()) };
         self.submit_pass(
